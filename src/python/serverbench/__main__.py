@@ -1,0 +1,5 @@
+import sys
+
+from serverbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Analysis: statistics, processed tables, figures, the paper's claims, reference data."""

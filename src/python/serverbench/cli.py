@@ -1,0 +1,101 @@
+"""`python -m serverbench`: one command line over the package.
+
+Thin by design (as benchstat's main): parse, dispatch, map errors to exit codes.
+Sub-commands live beside the code they drive; each such module has
+`register(subparsers)` adding parsers whose `func(args, stdout, stderr) -> int` runs it.
+Exit codes: 0 success, 1 the work failed, 2 bad input (usage, unknown names, bad files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from serverbench import __version__, records
+
+# Modules that add sub-commands: the harness (run, ...) and the analysis (process, figures, claims, report).
+COMMAND_MODULES = ("serverbench.harness.cli", "serverbench.analysis.cli")
+
+
+class UsageError(Exception):
+    """Bad input from the user: exit 2 with a clear message."""
+
+
+def _cmd_validate(args, stdout, stderr) -> int:
+    total_bad = 0
+    for src in args.paths:
+        try:
+            recs, skipped = records.load_records([src], skip_bad=True)
+        except FileNotFoundError as e:
+            raise UsageError(str(e)) from None
+        for f, line, reason in skipped:
+            print(f"{f}:{line}: {reason}", file=stderr)
+        total_bad += len(skipped)
+        print(f"{src}: {len(recs)} valid line(s), {len(skipped)} bad", file=stdout)
+    return 1 if total_bad else 0
+
+
+def _cmd_validate_native(args, stdout, stderr) -> int:
+    """Check native records (one JSON object a line) read from files or stdin."""
+    streams = [open(p, encoding="utf-8") for p in args.paths] if args.paths else [sys.stdin]
+    bad = 0
+    for s in streams:
+        for no, line in enumerate(s, start=1):
+            if not line.strip():
+                continue
+            try:
+                err = records.native_errors(json.loads(line))
+            except json.JSONDecodeError as e:
+                err = f"not valid JSON ({e.msg})"
+            if err:
+                bad += 1
+                print(f"{getattr(s, 'name', '<stdin>')}:{no}: {err}", file=stderr)
+    return 1 if bad else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m serverbench",
+        description="Reproduce Valkov, Chechina & Trinder (SAC 2018): run sweeps of the native "
+        "Erlang, Go and Scala/Akka benchmarks, keep raw logs, derive tables, figures and the claims report.",
+    )
+    p.add_argument("--version", action="version", version=f"serverbench {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    v = sub.add_parser("validate", help="check raw logs (files or sweep folders) against the raw-record schema")
+    v.add_argument("paths", nargs="+", help="runs.jsonl files, sweep folders or data/raw")
+    v.set_defaults(func=_cmd_validate)
+
+    vn = sub.add_parser("validate-native", help="check native records (one JSON object a line) from files or stdin")
+    vn.add_argument("paths", nargs="*")
+    vn.set_defaults(func=_cmd_validate_native)
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return p
+
+
+def run(argv, stdout=sys.stdout, stderr=sys.stderr) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse already printed its message
+        return 0 if e.code in (0, None) else 2
+    try:
+        return int(args.func(args, stdout, stderr) or 0)
+    except UsageError as e:
+        print(f"error: {e}", file=stderr)
+        return 2
+    except records.RawLogError as e:
+        print(f"error: {e}", file=stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=stderr)
+        return 130
+
+
+def main(argv=None) -> int:
+    return run(sys.argv[1:] if argv is None else argv)

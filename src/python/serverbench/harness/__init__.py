@@ -1,0 +1,1 @@
+"""The sweep harness: fresh, pinned, capped native runs -> append-only raw logs."""

@@ -1,0 +1,222 @@
+"""The two records of the contract (spec/*.schema.json): validation and loading.
+
+A native record is what one run of a benchmark program prints; a raw record is one
+line of data/raw/<sweep-id>/runs.jsonl. Loading is strict by default: a corrupt or
+schema-violating line raises RawLogError naming the file and line. skip_bad=True
+skips such lines but counts and reports them (df.attrs["skipped"] and a warning),
+never silently.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import jsonschema
+
+from serverbench import paths
+
+NATIVE_SCHEMA = "native-record.schema.json"
+RAW_SCHEMA = "raw-record.schema.json"
+RAW_LOG_NAME = "runs.jsonl"
+NATIVE_KEYS = ("benchmark", "language", "variant", "params", "metrics", "validation", "runtime")
+
+
+class RecordError(ValueError):
+    """A record that does not meet its schema."""
+
+
+@dataclass
+class RawLogError(ValueError):
+    path: Path
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict:
+    with open(paths.spec_dir() / name, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str) -> jsonschema.protocols.Validator:
+    schema = load_schema(name)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def _first_error(name: str, obj) -> str | None:
+    errors = sorted(_validator(name).iter_errors(obj), key=lambda e: (len(list(e.absolute_path)), str(e.message)))
+    if not errors:
+        return None
+    best = jsonschema.exceptions.best_match(errors)
+    where = "/".join(str(p) for p in best.absolute_path) or "(record)"
+    return f"{where}: {best.message}"
+
+
+def _finite(obj, where="") -> str | None:
+    """JSON Schema cannot say 'no NaN or Infinity'; Python's json parser accepts them."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return f"{where or '(record)'}: non-finite number {obj!r}"
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            err = _finite(v, f"{where}/{k}" if where else str(k))
+            if err:
+                return err
+    if isinstance(obj, list):
+        for i, v in enumerate(obj):
+            err = _finite(v, f"{where}/{i}" if where else str(i))
+            if err:
+                return err
+    return None
+
+
+def native_errors(record) -> str | None:
+    """None if record is a valid native record, else the first problem found."""
+    return _finite(record) or _first_error(NATIVE_SCHEMA, record)
+
+
+def validate_native(record) -> dict:
+    err = native_errors(record)
+    if err:
+        raise RecordError(f"native record: {err}")
+    return record
+
+
+def raw_errors(record) -> str | None:
+    """None if record is a valid raw-log line, else the first problem found.
+
+    Besides the raw schema, a line that carries a native result (metrics not null) must
+    hold a complete, valid native record, and that record must be about the run the
+    harness asked for."""
+    err = _finite(record) or _first_error(RAW_SCHEMA, record)
+    if err:
+        return err
+    if record.get("metrics") is not None:
+        native = {k: record[k] for k in NATIVE_KEYS}
+        err = native_errors(native)
+        if err:
+            return f"native part: {err}"
+    return None
+
+
+def validate_raw(record) -> dict:
+    err = raw_errors(record)
+    if err:
+        raise RecordError(f"raw record: {err}")
+    return record
+
+
+def iter_raw_lines(path: Path) -> Iterator[tuple[int, str]]:
+    with open(path, encoding="utf-8", errors="strict") as f:
+        for no, line in enumerate(f, start=1):
+            yield no, line
+
+
+def parse_raw_file(path: Path, skip_bad: bool = False, skipped: list | None = None) -> list[dict]:
+    """Every record of one JSON Lines file, checked against the raw schema."""
+    path = Path(path)
+    out = []
+    try:
+        lines = list(iter_raw_lines(path))
+    except UnicodeDecodeError as e:
+        raise RawLogError(path, 0, f"not UTF-8 text ({e})") from None
+    for no, line in lines:
+        if not line.strip():
+            continue
+        reason = None
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            reason = f"not valid JSON ({e.msg} at column {e.colno})"
+        else:
+            if not line.endswith("\n"):
+                # A line without its newline was cut off mid-write; the harness always ends lines.
+                reason = "last line has no newline (interrupted write?)"
+            else:
+                reason = raw_errors(rec)
+        if reason:
+            if not skip_bad:
+                raise RawLogError(path, no, reason)
+            if skipped is not None:
+                skipped.append((str(path), no, reason))
+            continue
+        out.append(rec)
+    return out
+
+
+def raw_files(source) -> list[Path]:
+    """The raw JSON Lines files under a file, a sweep folder or a folder of sweeps."""
+    p = Path(source)
+    if p.is_file():
+        return [p]
+    if p.is_dir():
+        files = sorted(p.glob(f"**/{RAW_LOG_NAME}"))
+        if files:
+            return files
+        files = sorted(p.glob("*.jsonl"))
+        if files:
+            return files
+        raise FileNotFoundError(f"no raw log ({RAW_LOG_NAME}) under {p}")
+    raise FileNotFoundError(f"no such raw log or folder: {p}")
+
+
+def load_records(sources, skip_bad: bool = False) -> tuple[list[dict], list[tuple[str, int, str]]]:
+    if isinstance(sources, (str, Path)):
+        sources = [sources]
+    skipped: list[tuple[str, int, str]] = []
+    recs: list[dict] = []
+    for src in sources:
+        for f in raw_files(src):
+            recs.extend(parse_raw_file(f, skip_bad=skip_bad, skipped=skipped))
+    if skipped:
+        warnings.warn(
+            f"skipped {len(skipped)} bad raw line(s); first: {skipped[0][0]}:{skipped[0][1]}: {skipped[0][2]}",
+            stacklevel=2,
+        )
+    return recs, skipped
+
+
+def flatten(records: Iterable[dict]):
+    """Records -> DataFrame; nested objects become dotted columns (params.message_bytes,
+    metrics.elapsed_s, host.cpu_model ...). Lists (samples, command, pinned_cpus) stay
+    as Python lists in one cell."""
+    import pandas as pd
+
+    rows = []
+    for rec in records:
+        row = {}
+        _flatten_into(row, "", rec)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _flatten_into(row: dict, prefix: str, obj) -> None:
+    for k, v in obj.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            _flatten_into(row, key + ".", v)
+        else:
+            row[key] = v
+
+
+def load_raw(sources, skip_bad: bool = False):
+    """Read one or more raw logs (file, sweep folder or folder of sweeps) into a DataFrame.
+
+    Strict by default: the first corrupt or schema-violating line raises RawLogError
+    naming file and line. With skip_bad=True bad lines are skipped, counted in
+    df.attrs['skipped'] (file, line, reason) and reported with a warning."""
+    recs, skipped = load_records(sources, skip_bad=skip_bad)
+    df = flatten(recs)
+    df.attrs["skipped"] = skipped
+    return df
