@@ -81,9 +81,41 @@ def _finite(obj, where="") -> str | None:
     return None
 
 
+@lru_cache(maxsize=None)
+def _native_validator_for(benchmark: str) -> jsonschema.protocols.Validator:
+    """The native schema narrowed to one benchmark's $defs entry, so that errors name the
+    field at fault instead of 'not valid under any of the given schemas' (oneOf)."""
+    root = load_schema(NATIVE_SCHEMA)
+    narrowed = {k: v for k, v in root.items() if k != "oneOf"}
+    narrowed["$ref"] = f"#/$defs/{benchmark}"
+    cls = jsonschema.validators.validator_for(root)
+    return cls(narrowed)
+
+
 def native_errors(record) -> str | None:
     """None if record is a valid native record, else the first problem found."""
-    return _finite(record) or _first_error(NATIVE_SCHEMA, record)
+    err = _finite(record)
+    if err:
+        return err
+    bench = record.get("benchmark") if isinstance(record, dict) else None
+    if isinstance(bench, str) and bench in load_schema(NATIVE_SCHEMA)["$defs"] and bench != "version_info":
+        errors = list(_native_validator_for(bench).iter_errors(record))
+        if errors:
+            best = jsonschema.exceptions.best_match(errors)
+            where = "/".join(str(p) for p in best.absolute_path) or "(record)"
+            return f"{where}: {best.message}"
+    return _first_error(NATIVE_SCHEMA, record)
+
+
+def version_errors(obj) -> str | None:
+    """None if obj is what `<exe> --version` must print ($defs/version_info)."""
+    if not isinstance(obj, dict):
+        return "(record): not a JSON object"
+    errors = list(_native_validator_for("version_info").iter_errors(obj))
+    if not errors:
+        return None
+    best = jsonschema.exceptions.best_match(errors)
+    return f"{'/'.join(str(p) for p in best.absolute_path) or '(record)'}: {best.message}"
 
 
 def validate_native(record) -> dict:

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Build the native benchmark programs to the paths spec/cli.json names.
+# usage: scripts/build.sh [go|erlang|scala ...]   (default: all three)
+# A language is rebuilt only when a source file is newer than its output.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+log() { printf 'build: %s\n' "$*" >&2; }
+
+# up_to_date OUTPUT DIR...: OUTPUT exists and no file under DIRs is newer.
+up_to_date() {
+  local out="$1"; shift
+  [ -e "$out" ] || return 1
+  [ -z "$(find "$@" -type f -newer "$out" -print -quit 2>/dev/null)" ]
+}
+
+build_go() {
+  local d="$ROOT/src/go"
+  if up_to_date "$d/bin/serverbench" "$d/go.mod" "$d/cmd" "$d/internal"; then return; fi
+  log "go build -> src/go/bin/serverbench"
+  (cd "$d" && go build -o bin/serverbench ./cmd/serverbench)
+}
+
+build_erlang() {
+  local d="$ROOT/src/erlang"
+  if up_to_date "$d/_build/default/bin/serverbench" "$d/rebar.config" "$d/src"; then return; fi
+  log "rebar3 escriptize -> src/erlang/_build/default/bin/serverbench"
+  (cd "$d" && rebar3 escriptize >/dev/null)
+}
+
+build_scala() {
+  local d="$ROOT/src/scala"
+  if up_to_date "$d/target/serverbench.jar" "$d/pom.xml" "$d/src/main"; then return; fi
+  log "mvn package -> src/scala/target/serverbench.jar"
+  (cd "$d" && mvn -q -B -DskipTests package)
+}
+
+langs=("$@")
+[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala)
+for l in "${langs[@]}"; do
+  case "$l" in
+    go) build_go ;;
+    erlang) build_erlang ;;
+    scala|scala_akka) build_scala ;;
+    *) printf 'build: error: unknown language %q (known: go, erlang, scala)\n' "$l" >&2; exit 2 ;;
+  esac
+done

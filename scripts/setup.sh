@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Set-up shared by ./run_all.sh and scripts/test.sh: install what is missing, create the
+# Python virtual environment, register the Jupyter kernel, build the native programs.
+# Idempotent: every step checks first and a second run does no work already done.
+#
+# Environment:
+#   SERVERBENCH_NO_VENV=1   use the current python (e.g. an activated conda env from
+#                           environment.yml) instead of creating .venv
+#   SERVERBENCH_SKIP_BUILD=1  do not build the native programs
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [ "$(id -u)" = 0 ]; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# --- 1. system toolchains -------------------------------------------------------------
+java_major() {
+  java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
+}
+python_ok() {
+  "$1" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 1)' >/dev/null 2>&1
+}
+
+missing_pkgs=()   # Debian packages to install
+missing_why=()    # what is missing, for the error message
+have erl    || { missing_pkgs+=(erlang-nox erlang-dev); missing_why+=("Erlang/OTP (erl)"); }
+have rebar3 || { missing_pkgs+=(rebar3);               missing_why+=("rebar3"); }
+have go     || { missing_pkgs+=(golang-go);            missing_why+=("Go (go)"); }
+if ! have javac || [ "$(java_major 2>/dev/null || echo 0)" -lt 17 ] 2>/dev/null; then
+  missing_pkgs+=(openjdk-17-jdk-headless); missing_why+=("a JDK 17 or newer (java, javac)")
+fi
+have mvn    || { missing_pkgs+=(maven);                missing_why+=("Maven (mvn)"); }
+PY="${SERVERBENCH_PYTHON:-python3}"
+if [ "${SERVERBENCH_NO_VENV:-0}" != 1 ] && ! python_ok "$PY"; then
+  missing_pkgs+=(python3 python3-venv); missing_why+=("Python 3.10+ with the venv module")
+fi
+# rebar3 eunit needs OTP's eunit application (a separate Debian package on some releases).
+if have erl && ! erl -noshell -eval 'case code:which(eunit) of non_existing -> halt(1); _ -> halt(0) end.' >/dev/null 2>&1; then
+  missing_pkgs+=(erlang-eunit); missing_why+=("Erlang's eunit")
+fi
+
+if [ ${#missing_pkgs[@]} -gt 0 ]; then
+  if is_root && have apt-get; then
+    log "installing Debian packages: ${missing_pkgs[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_pkgs[@]}" >/dev/null
+  else
+    die "missing: $(IFS=', '; echo "${missing_why[*]}").
+  On Debian/Ubuntu, as root:  apt-get update && apt-get install -y ${missing_pkgs[*]}
+  Or with conda:              conda env create -f environment.yml && conda activate serverbench
+                              then run again with SERVERBENCH_NO_VENV=1"
+  fi
+fi
+
+# --- 2. Python virtual environment ---------------------------------------------------------
+if [ "${SERVERBENCH_NO_VENV:-0}" = 1 ]; then
+  VPY="$(command -v python3)"
+  log "using $VPY (SERVERBENCH_NO_VENV=1)"
+else
+  VPY="$ROOT/.venv/bin/python"
+  if [ ! -x "$VPY" ]; then
+    log "creating .venv"
+    "$PY" -m venv "$ROOT/.venv"
+  fi
+fi
+# Reinstall only when the pins or the package metadata changed.
+stamp="$ROOT/.venv/.serverbench-installed"
+[ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && stamp="${TMPDIR:-/tmp}/.serverbench-installed-$(id -u)-$(echo "$VPY" | md5sum | cut -c1-8)"
+want="$(cat requirements.txt pyproject.toml | md5sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "installing Python packages (requirements.txt)"
+  "$VPY" -m pip install -q --disable-pip-version-check --upgrade pip
+  "$VPY" -m pip install -q --disable-pip-version-check -r requirements.txt -e .
+  echo "$want" > "$stamp"
+fi
+
+# --- 3. Jupyter kernel -------------------------------------------------------------------
+if ! "$VPY" -m jupyter kernelspec list 2>/dev/null | awk '{print $1}' | grep -qx serverbench; then
+  log "registering Jupyter kernel 'serverbench'"
+  "$VPY" -m ipykernel install --user --name serverbench --display-name "Python (serverbench)" >/dev/null
+fi
+
+# --- 4. native programs --------------------------------------------------------------------
+if [ "${SERVERBENCH_SKIP_BUILD:-0}" != 1 ]; then
+  "$ROOT/scripts/build.sh"
+fi

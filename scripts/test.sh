@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The test command: set-up (so it works on a fresh machine), then all four suites.
+# Every suite runs even if an earlier one failed; the exit status is non-zero if any failed.
+# usage: scripts/test.sh [python|go|erlang|scala ...]   (default: all four)
+# Extra pytest arguments can be passed with PYTEST_ARGS (e.g. PYTEST_ARGS="-m 'not e2e'").
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+"$ROOT/scripts/setup.sh"
+
+VPY="$ROOT/.venv/bin/python"
+[ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && VPY="$(command -v python3)"
+
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(go erlang scala python)
+
+failed=()
+passed=()
+run_suite() {
+  local name="$1"; shift
+  printf '\n=== %s: %s\n' "$name" "$*"
+  local t0=$SECONDS
+  if "$@"; then passed+=("$name ($((SECONDS - t0)) s)"); else failed+=("$name"); fi
+}
+
+for s in "${suites[@]}"; do
+  case "$s" in
+    go)     run_suite go     bash -c 'cd src/go && go test -count=1 ./...' ;;
+    erlang) run_suite erlang bash -c 'cd src/erlang && rebar3 eunit' ;;
+    scala)  run_suite scala  bash -c 'cd src/scala && mvn -q -B test' ;;
+    python) eval "pyargs=(${PYTEST_ARGS:-})"
+            run_suite python "$VPY" -m pytest -q -p no:cacheprovider "${pyargs[@]}" ;;
+    *) printf 'test: error: unknown suite %q (known: python, go, erlang, scala)\n' "$s" >&2; exit 2 ;;
+  esac
+done
+
+printf '\n=== test suites\n'
+for p in "${passed[@]}"; do printf '  ok      %s\n' "$p"; done
+for f in "${failed[@]}"; do printf '  FAILED  %s\n' "$f"; done
+[ ${#failed[@]} -eq 0 ]

@@ -1,0 +1,47 @@
+"""spec/cli.json and the native schema describe the same records; native_args follows them."""
+
+import pytest
+
+from serverbench import contract, records
+
+
+def test_every_flag_param_is_a_schema_param_and_back():
+    schema = records.load_schema(records.NATIVE_SCHEMA)["$defs"]
+    for bench in contract.BENCHMARKS:
+        flag_params = {s["param"] for s in contract.benchmark_flags(bench).values() if s["param"]}
+        schema_params = set(schema[bench]["properties"]["params"]["properties"])
+        assert flag_params == schema_params, bench
+        assert set(schema[bench]["properties"]["params"]["required"]) == schema_params, bench
+
+
+def test_enums_agree_between_cli_and_schema():
+    defs = records.load_schema(records.NATIVE_SCHEMA)["$defs"]
+    flags = contract.benchmark_flags("throughput")
+    assert flags["--payload"]["values"] == defs["payload"]["enum"]
+    assert flags["--variant"]["values"] == defs["variant"]["enum"]
+    assert sorted(contract.cli_contract()["languages"]) == sorted(defs["language"]["enum"]) == sorted(contract.LANGUAGES)
+
+
+def test_native_args_passes_every_flag_explicitly():
+    args = contract.native_args("throughput", {"pairs": 4, "message_bytes": 500, "duration_s": 2.0})
+    assert args == ["throughput", "--pairs", "4", "--message-bytes", "500", "--duration-s", "2",
+                    "--report-every", "10000", "--payload", "copy", "--variant", "fair"]
+    assert contract.native_args("spawn", {"processes": 10}, variant="paper") == ["spawn", "--processes", "10", "--variant", "paper"]
+
+
+def test_native_args_names_a_missing_parameter():
+    with pytest.raises(ValueError, match="repetitions"):
+        contract.native_args("pingping", {"message_bytes": 5})
+
+
+def test_unknown_names_are_errors():
+    with pytest.raises(ValueError, match="unknown language 'rust'"):
+        contract.language("rust")
+    with pytest.raises(ValueError, match="unknown benchmark"):
+        contract.benchmark_flags("pingpong")
+
+
+def test_executables_live_where_the_spec_says():
+    assert str(contract.executable("go")).endswith("src/go/bin/serverbench")
+    assert str(contract.executable("erlang")).endswith("src/erlang/_build/default/bin/serverbench")
+    assert str(contract.executable("scala_akka")).endswith("src/scala/target/serverbench.jar")
