@@ -1,0 +1,60 @@
+%% @doc spawn (docs/spec.md 2): N dormant processes; spawn-loop time, time until all
+%% have run and signalled readiness, and RSS per process.
+-module(sb_spawn).
+-export([run/1, dormant/3]).
+
+-spec run(map()) -> {ok, term(), boolean()} | {error, string()}.
+run(#{processes := N} = P) ->
+    Counter = atomics:new(1, []),
+    Main = self(),
+    Args = [Counter, N, Main],
+    Before = sb_sys:rss_bytes(),
+    T0 = sb_sys:now_ns(),
+    %% The process table is full: fail cleanly (exit 1, one error line), never crash
+    %% the VM, so no crash dump is written whatever ERL_CRASH_DUMP_BYTES says.
+    try spawn_loop(N, Args) of
+        ok ->
+            T1 = sb_sys:now_ns(),
+            receive all_ready -> ok end,
+            T2 = sb_sys:now_ns(),
+            After = sb_sys:rss_bytes(),
+            Ready = atomics:get(Counter, 1),
+            PerProc = case {Before, After} of
+                          {B0, A0} when is_integer(B0), is_integer(A0) -> (A0 - B0) / N;
+                          _ -> null
+                      end,
+            Ok = Ready =:= N,
+            Record =
+                {[{benchmark, <<"spawn">>},
+                  {language, <<"erlang">>},
+                  {variant, maps:get(variant, P)},
+                  {params, {[{processes, N}]}},
+                  {metrics, {[{spawn_call_s, sb_sys:seconds(T1 - T0)},
+                              {all_ready_s, sb_sys:seconds(T2 - T0)},
+                              {rss_bytes_before, Before},
+                              {rss_bytes_after, After},
+                              {bytes_per_process, PerProc},
+                              {runtime_memory_bytes, erlang:memory(processes)}]}},
+                  {validation, {[{ok, Ok}, {ready, Ready}]}},
+                  {runtime, sb_sys:runtime()}]},
+            {ok, Record, Ok}
+    catch
+        error:system_limit ->
+            {error, lists:flatten(
+                      io_lib:format("system_limit: cannot spawn ~b processes (process limit ~b; raise +P)",
+                                    [N, erlang:system_info(process_limit)]))}
+    end.
+
+spawn_loop(0, _Args) -> ok;
+spawn_loop(I, Args) ->
+    _ = spawn(?MODULE, dormant, Args),
+    spawn_loop(I - 1, Args).
+
+%% Signal readiness exactly once (the N-th wakes main), then wait for a message that
+%% never comes.
+dormant(Counter, N, Main) ->
+    case atomics:add_get(Counter, 1, 1) of
+        N -> Main ! all_ready;
+        _ -> ok
+    end,
+    receive after infinity -> ok end.
