@@ -1,0 +1,3 @@
+module serverbench
+
+go 1.19

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"time"
+
+	"serverbench/internal/cli"
+)
+
+// PingpingResult is what the pingping run measured and counted.
+type PingpingResult struct {
+	Elapsed       time.Duration
+	ReceivedA     int64
+	ReceivedB     int64
+	PayloadErrors int64
+}
+
+type pingResult struct {
+	received, errors int64
+}
+
+// Pingping runs two processes that each send r messages of b bytes to the
+// other, starting at the same time (IMB PingPing).
+func Pingping(b int, r int64, copyPayload bool) PingpingResult {
+	inA := make(chan []byte, mailbox)
+	inB := make(chan []byte, mailbox)
+	start := make(chan struct{})
+	doneA := make(chan pingResult, 1)
+	doneB := make(chan pingResult, 1)
+	// Buffers are built here, before the clock: the first message under copy,
+	// every message under share.
+	bufA := NewBuffer(b, cli.MarkerPingpingA)
+	bufB := NewBuffer(b, cli.MarkerPingpingB)
+	go pinger(cli.MarkerPingpingA, cli.MarkerPingpingB, inA, inB, bufA, b, r, copyPayload, start, doneA)
+	go pinger(cli.MarkerPingpingB, cli.MarkerPingpingA, inB, inA, bufB, b, r, copyPayload, start, doneB)
+
+	t0 := time.Now()
+	close(start) // start signal to both at once
+	ra := <-doneA
+	rb := <-doneB
+	elapsed := time.Since(t0)
+	return PingpingResult{Elapsed: elapsed, ReceivedA: ra.received, ReceivedB: rb.received, PayloadErrors: ra.errors + rb.errors}
+}
+
+// pinger cannot deadlock with capacity-1 channels: each send follows one
+// receive, so both mailboxes are never full while both sides are sending.
+func pinger(me, peer byte, in <-chan []byte, out chan<- []byte, own []byte, b int, r int64, copyPayload bool, start <-chan struct{}, done chan<- pingResult) {
+	<-start
+	out <- own
+	sent := int64(1)
+	var received, errors int64
+	for received < r {
+		m := <-in
+		if !CheckMessage(m, b, peer) {
+			errors++
+		}
+		received++
+		if sent < r {
+			out <- reply(m, own, copyPayload, me)
+			sent++
+		}
+	}
+	done <- pingResult{received: received, errors: errors}
+}

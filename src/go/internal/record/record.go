@@ -1,0 +1,149 @@
+// Package record holds the JSON records the program prints. Field names and
+// nesting follow spec/native-record.schema.json exactly; the tests validate
+// real output against that schema, so a renamed field fails there.
+package record
+
+import (
+	"encoding/json"
+	"io"
+	"runtime"
+)
+
+const (
+	Program        = "serverbench"
+	ProgramVersion = "0.1.0"
+	Language       = "go"
+)
+
+// Runtime describes what the Go runtime actually uses (not what was asked for),
+// so the harness can check that GOMAXPROCS took effect.
+type Runtime struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	Schedulers int    `json:"schedulers"`
+}
+
+func CurrentRuntime() Runtime {
+	return Runtime{Name: "go", Version: runtime.Version(), Schedulers: runtime.GOMAXPROCS(0)}
+}
+
+type VersionInfo struct {
+	Program        string  `json:"program"`
+	ProgramVersion string  `json:"program_version"`
+	Language       string  `json:"language"`
+	Runtime        Runtime `json:"runtime"`
+}
+
+func CurrentVersion() VersionInfo {
+	return VersionInfo{Program: Program, ProgramVersion: ProgramVersion, Language: Language, Runtime: CurrentRuntime()}
+}
+
+// ---- pingping ----
+
+type PingpingParams struct {
+	MessageBytes int64  `json:"message_bytes"`
+	Repetitions  int64  `json:"repetitions"`
+	Payload      string `json:"payload"`
+}
+
+type PingpingMetrics struct {
+	ElapsedS     float64 `json:"elapsed_s"`
+	Messages     int64   `json:"messages"`
+	NsPerMessage float64 `json:"ns_per_message"`
+}
+
+type PingpingValidation struct {
+	OK            bool  `json:"ok"`
+	ReceivedA     int64 `json:"received_a"`
+	ReceivedB     int64 `json:"received_b"`
+	PayloadErrors int64 `json:"payload_errors"`
+}
+
+type Pingping struct {
+	Benchmark  string             `json:"benchmark"`
+	Language   string             `json:"language"`
+	Variant    string             `json:"variant"`
+	Params     PingpingParams     `json:"params"`
+	Metrics    PingpingMetrics    `json:"metrics"`
+	Validation PingpingValidation `json:"validation"`
+	Runtime    Runtime            `json:"runtime"`
+}
+
+// ---- spawn ----
+
+type SpawnParams struct {
+	Processes int64 `json:"processes"`
+}
+
+// Pointers: a value that could not be measured is null, never -1.
+type SpawnMetrics struct {
+	SpawnCallS         float64  `json:"spawn_call_s"`
+	AllReadyS          float64  `json:"all_ready_s"`
+	RSSBytesBefore     *int64   `json:"rss_bytes_before"`
+	RSSBytesAfter      *int64   `json:"rss_bytes_after"`
+	BytesPerProcess    *float64 `json:"bytes_per_process"`
+	RuntimeMemoryBytes *int64   `json:"runtime_memory_bytes"`
+}
+
+type SpawnValidation struct {
+	OK    bool  `json:"ok"`
+	Ready int64 `json:"ready"`
+}
+
+type Spawn struct {
+	Benchmark  string          `json:"benchmark"`
+	Language   string          `json:"language"`
+	Variant    string          `json:"variant"`
+	Params     SpawnParams     `json:"params"`
+	Metrics    SpawnMetrics    `json:"metrics"`
+	Validation SpawnValidation `json:"validation"`
+	Runtime    Runtime         `json:"runtime"`
+}
+
+// ---- throughput ----
+
+type ThroughputParams struct {
+	Pairs        int64   `json:"pairs"`
+	MessageBytes int64   `json:"message_bytes"`
+	DurationS    float64 `json:"duration_s"`
+	ReportEvery  int64   `json:"report_every"`
+	Payload      string  `json:"payload"`
+}
+
+type ThroughputMetrics struct {
+	Exchanges       int64        `json:"exchanges"`
+	ElapsedS        float64      `json:"elapsed_s"`
+	ExchangesPerS   float64      `json:"exchanges_per_s"`
+	PaperMsgsPerMin float64      `json:"paper_msgs_per_min"`
+	Samples         [][2]float64 `json:"samples"`
+}
+
+type ThroughputValidation struct {
+	OK                bool  `json:"ok"`
+	ReportedExchanges int64 `json:"reported_exchanges"`
+	CountedExchanges  int64 `json:"counted_exchanges"`
+	PayloadErrors     int64 `json:"payload_errors"`
+	MinPairExchanges  int64 `json:"min_pair_exchanges"`
+}
+
+type Throughput struct {
+	Benchmark  string               `json:"benchmark"`
+	Language   string               `json:"language"`
+	Variant    string               `json:"variant"`
+	Params     ThroughputParams     `json:"params"`
+	Metrics    ThroughputMetrics    `json:"metrics"`
+	Validation ThroughputValidation `json:"validation"`
+	Runtime    Runtime              `json:"runtime"`
+}
+
+// WriteLine prints v as exactly one line of JSON (json.Marshal never emits a
+// newline inside a value).
+func WriteLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
