@@ -1,0 +1,81 @@
+package serverbench
+
+import java.io.PrintStream
+
+import scala.concurrent.Await
+import scala.concurrent.duration.Duration
+
+import akka.actor.ActorSystem
+import com.typesafe.config.{Config, ConfigFactory}
+
+object Main {
+  val ProgramVersion = "0.1.0"
+  val Language = "scala_akka"
+  val ExitOk = 0
+  val ExitRunFailed = 1
+  val ExitUsage = 2
+
+  def main(args: Array[String]): Unit = {
+    val out = System.out
+    // stdout carries only the record: anything else that writes to System.out (or to
+    // Scala's Console, created from it on first use) lands on stderr instead.
+    System.setOut(System.err)
+    val code = run(args, out, System.err)
+    out.flush()
+    sys.exit(code) // only now: the record is out and the ActorSystem has terminated
+  }
+
+  /** Everything but the process exit, so that tests can call it. */
+  def run(args: Array[String], out: PrintStream, err: PrintStream, config: => Config = ConfigFactory.load()): Int =
+    Cli.parse(args.toSeq) match {
+      case Left(msg) =>
+        err.println(s"error: $msg")
+        ExitUsage
+      case Right(Cli.Help) =>
+        out.println(Cli.usage)
+        out.flush()
+        ExitOk
+      case Right(cmd) =>
+        var system: ActorSystem = null
+        try {
+          // Created before any clock starts (start-up is outside the timed region).
+          system = ActorSystem("serverbench", config)
+          val (line, code) = cmd match {
+            case Cli.Version =>
+              (Json.Obj(
+                "program" -> Json.Str("serverbench"),
+                "program_version" -> Json.Str(ProgramVersion),
+                "language" -> Json.Str(Language),
+                "runtime" -> RuntimeInfo.json(system)), ExitOk)
+            case c =>
+              val (bench, variant, o) = c match {
+                case a: Cli.PingPingArgs => ("pingping", a.variant, PingPing.run(system, a))
+                case a: Cli.SpawnArgs => ("spawn", a.variant, Spawn.run(system, a))
+                case a: Cli.ThroughputArgs => ("throughput", a.variant, Throughput.run(system, a))
+                case other => throw new IllegalStateException(s"unexpected command $other")
+              }
+              (Json.Obj(
+                "benchmark" -> Json.Str(bench),
+                "language" -> Json.Str(Language),
+                "variant" -> Json.Str(variant),
+                "params" -> o.params,
+                "metrics" -> o.metrics,
+                "validation" -> o.validation,
+                "runtime" -> RuntimeInfo.json(system)), if (o.ok) ExitOk else ExitRunFailed)
+          }
+          out.println(Json.encode(line))
+          out.flush()
+          code
+        } catch {
+          // A runtime failure (e.g. OutOfMemoryError while spawning): one line, no record.
+          case e: Throwable =>
+            err.println(s"error: ${e.getClass.getName}: ${e.getMessage}")
+            ExitRunFailed
+        } finally {
+          if (system != null) {
+            system.terminate()
+            Await.result(system.whenTerminated, Duration.Inf)
+          }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package serverbench
+
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.atomic.AtomicLongArray
+
+import akka.actor.{Actor, ActorRef, ActorSystem, Props}
+
+/** docs/spec.md "pingping": A and B each send R messages to the other; each receive is
+  * checked and answered while the receiver has sent fewer than R. */
+object PingPing {
+  sealed trait Msg
+  final case class Peer(ref: ActorRef) extends Msg
+  case object Start extends Msg
+  final case class Data(buf: Array[Byte]) extends Msg
+
+  /** Slots in the shared result array: (received, payload errors) of A, then of B. */
+  final class Side(me: Byte, peerMarker: Byte, bytes: Int, reps: Int, copy: Boolean,
+                   results: AtomicLongArray, slot: Int, done: CountDownLatch) extends Actor {
+    // share: this side's own buffer, built once before the clock starts.
+    private val own = Payload.build(bytes, me)
+    private var peer: ActorRef = ActorRef.noSender
+    private var sent = 0
+    private var received = 0
+    private var errors = 0L
+
+    def receive: Receive = {
+      case Data(buf) =>
+        if (!Payload.check(buf, bytes, peerMarker)) errors += 1
+        received += 1
+        if (sent < reps) {
+          peer.tell(Data(if (copy) Payload.copy(buf, me) else own), self)
+          sent += 1
+        }
+        if (received == reps) {
+          results.set(slot, received)
+          results.set(slot + 1, errors)
+          done.countDown() // tells main; the latch also publishes the two writes above
+        }
+      case Peer(ref) => peer = ref
+      case Start =>
+        peer.tell(Data(own), self)
+        sent = 1
+    }
+  }
+
+  def run(system: ActorSystem, a: Cli.PingPingArgs): Outcome = {
+    val results = new AtomicLongArray(4)
+    val done = new CountDownLatch(2)
+    val sideA = system.actorOf(Props(new Side(Payload.PingA, Payload.PingB, a.messageBytes, a.repetitions,
+      a.payloadCopy, results, 0, done)), "a")
+    val sideB = system.actorOf(Props(new Side(Payload.PingB, Payload.PingA, a.messageBytes, a.repetitions,
+      a.payloadCopy, results, 2, done)), "b")
+    sideA ! Peer(sideB)
+    sideB ! Peer(sideA)
+
+    val t0 = System.nanoTime()
+    sideA ! Start
+    sideB ! Start
+    Waits.latch(system, done)
+    val elapsedNs = System.nanoTime() - t0
+
+    val messages = 2L * a.repetitions
+    val recA = results.get(0)
+    val recB = results.get(2)
+    val errors = results.get(1) + results.get(3)
+    val ok = recA == a.repetitions && recB == a.repetitions && errors == 0
+    val params = Json.Obj(
+      "message_bytes" -> Json.int(a.messageBytes),
+      "repetitions" -> Json.int(a.repetitions),
+      "payload" -> Json.Str(if (a.payloadCopy) "copy" else "share"))
+    val metrics = Json.Obj(
+      "elapsed_s" -> Json.num(elapsedNs / 1e9),
+      "messages" -> Json.int(messages),
+      "ns_per_message" -> Json.num(elapsedNs.toDouble / messages))
+    val validation = Json.Obj(
+      "ok" -> Json.Bool(ok),
+      "received_a" -> Json.int(recA),
+      "received_b" -> Json.int(recB),
+      "payload_errors" -> Json.int(errors))
+    Outcome(params, metrics, validation, ok)
+  }
+}
