@@ -1,0 +1,382 @@
+"""Sweep definitions as data: TOML profiles, overrides, validation and expansion.
+
+A profile (see profiles/quick.toml for the annotated layout) has top-level settings
+(name, description, seed, variant, languages), a [defaults] table of run settings, and
+one table per benchmark: [pingping], [spawn] (Fig. 4b, fixed N), [spawn_max] (the
+Fig. 4a max-processes search) and [throughput]. A benchmark table holds its parameter
+lists (every combination is a configuration) and may override any [defaults] key.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import os
+import re
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover (Python 3.10)
+    import tomli as tomllib  # type: ignore
+
+from serverbench import contract, paths
+
+GiB = 1024**3
+MiB = 1024**2
+BENCHMARKS = ("pingping", "spawn", "spawn_max", "throughput")
+PROFILES = ("smoke", "quick", "paper")
+ERLANG_MAX_PROCESSES = 134_217_727  # the largest +P the BEAM accepts
+
+TOP_KEYS = {"name", "description", "seed", "variant", "languages", "defaults", *BENCHMARKS}
+DEFAULT_KEYS = {
+    "trials": 3, "warmup": False, "timeout_s": 300.0, "memory_budget_bytes": 4 * GiB,
+    "heap_fraction": 0.6, "process_limit": 1_048_576, "memory_enforcement": "auto",
+    "watchdog_interval_s": 0.05, "cores": ["max"], "skip_unavailable_cores": False,
+}
+COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages"}
+PARAM_KEYS = {
+    "pingping": ("message_bytes", "repetitions", "payload"),
+    "spawn": ("processes",),
+    "throughput": ("pairs", "message_bytes", "duration_s", "report_every", "payload"),
+    "spawn_max": (),
+}
+SEARCH_KEYS = {"start", "factor", "max_steps", "refine_steps", "budget_bytes"}
+SEARCH_DEFAULTS = {"start": 100_000, "factor": 2.0, "max_steps": 12, "refine_steps": 0, "budget_bytes": 8 * GiB}
+
+
+class ProfileError(ValueError):
+    """A profile or an override that cannot be run: a clear message for the user."""
+
+
+# ---------------------------------------------------------------------------------------
+def profile_path(name_or_path) -> Path:
+    p = Path(str(name_or_path))
+    if str(name_or_path) in PROFILES or (p.suffix != ".toml" and not p.exists()):
+        cand = paths.profiles_dir() / f"{name_or_path}.toml"
+        if cand.exists():
+            return cand
+        raise ProfileError(f"unknown profile {str(name_or_path)!r}; known: {', '.join(available_profiles())} "
+                           "(or give a path to a .toml file)")
+    if not p.exists():
+        raise ProfileError(f"no such profile file: {p}")
+    return p
+
+
+def available_profiles() -> list[str]:
+    return sorted(p.stem for p in paths.profiles_dir().glob("*.toml"))
+
+
+def parse_value(text: str):
+    """A --set value as a TOML literal (42, 1.5, true, [1, 2], "x"); a bare word stays a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.+-]*", text.strip()):
+            return text.strip()
+        raise ProfileError(f"cannot parse {text!r} as a TOML value (e.g. 5, 1.5, true, [1000, 10000], \"copy\")")
+
+
+def parse_set(items) -> dict:
+    """['pingping.repetitions=[1000,10000]', ...] -> {'pingping.repetitions': [1000, 10000]}."""
+    out = {}
+    for item in items or []:
+        key, eq, val = item.partition("=")
+        if not eq or not key.strip():
+            raise ProfileError(f"--set wants key=value, got {item!r}")
+        out[key.strip()] = parse_value(val)
+    return out
+
+
+def _flatten_overrides(overrides, prefix="") -> dict:
+    out = {}
+    for k, v in (overrides or {}).items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and (key in TOP_KEYS and key in ("defaults", *BENCHMARKS)):
+            out.update(_flatten_overrides(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def apply_overrides(prof: dict, overrides) -> dict:
+    prof = copy.deepcopy(prof)
+    for key, value in _flatten_overrides(overrides).items():
+        parts = key.split(".")
+        if parts[0] not in TOP_KEYS:
+            raise ProfileError(f"unknown setting {key!r}; top-level keys: {', '.join(sorted(TOP_KEYS))}")
+        if len(parts) == 1:
+            if parts[0] in ("defaults", *BENCHMARKS) and not isinstance(value, dict):
+                raise ProfileError(f"{key!r} is a table; set one of its keys, e.g. {key}.trials=3")
+            prof[parts[0]] = value
+            continue
+        if len(parts) != 2 or parts[0] not in ("defaults", *BENCHMARKS):
+            raise ProfileError(f"unknown setting {key!r}")
+        table, sub = parts
+        allowed = _allowed_keys(table)
+        if sub not in allowed:
+            raise ProfileError(f"unknown setting {key!r}; {table} keys: {', '.join(sorted(allowed))}")
+        prof.setdefault(table, {})[sub] = value
+    return prof
+
+
+def _allowed_keys(table: str) -> set:
+    if table == "defaults":
+        return set(DEFAULT_KEYS)
+    keys = COMMON_BENCH_KEYS | set(PARAM_KEYS[table])
+    if table == "spawn_max":
+        keys |= SEARCH_KEYS
+    return keys
+
+
+def load_profile(name_or_path="quick", overrides=None) -> dict:
+    """The resolved profile: file, then overrides; every key checked, defaults filled in.
+
+    Core counts stay as written (with "max"); expansion against the machine is plan()."""
+    path = profile_path(name_or_path)
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{path}: not valid TOML ({e})") from None
+    raw.setdefault("name", path.stem)
+    prof = apply_overrides(raw, overrides)
+    return resolve(prof, source=str(path))
+
+
+def resolve(prof: dict, source: str = "<dict>") -> dict:
+    for k in prof:
+        if k not in TOP_KEYS:
+            raise ProfileError(f"{source}: unknown top-level key {k!r}")
+    out = {
+        "name": str(prof.get("name", "custom")),
+        "description": str(prof.get("description", "")),
+        "source": source,
+        "seed": _int(prof.get("seed", 2018), "seed", minimum=0),
+        "variant": prof.get("variant", "fair"),
+        "languages": _langs(prof.get("languages", list(contract.LANGUAGES)), "languages"),
+    }
+    if out["variant"] not in ("fair", "paper"):
+        raise ProfileError(f"variant must be 'fair' or 'paper', got {out['variant']!r}")
+    if out["variant"] not in contract.cli_contract().get("implemented_variants", ["fair"]):
+        raise ProfileError(f"variant {out['variant']!r} is not built yet (spec/cli.json implemented_variants)")
+    defaults = dict(DEFAULT_KEYS)
+    for k, v in (prof.get("defaults") or {}).items():
+        if k not in DEFAULT_KEYS:
+            raise ProfileError(f"{source}: unknown key defaults.{k}; known: {', '.join(sorted(DEFAULT_KEYS))}")
+        defaults[k] = v
+    out["defaults"] = _check_settings(defaults, "defaults")
+    for bench in BENCHMARKS:
+        table = prof.get(bench)
+        if table is None:
+            out[bench] = {"enabled": False}
+            continue
+        allowed = _allowed_keys(bench)
+        for k in table:
+            if k not in allowed:
+                raise ProfileError(f"{source}: unknown key {bench}.{k}; known: {', '.join(sorted(allowed))}")
+        b = {"enabled": bool(table.get("enabled", True))}
+        settings = {k: table.get(k, out["defaults"][k]) for k in DEFAULT_KEYS}
+        b.update(_check_settings(settings, bench))
+        b["languages"] = _langs(table.get("languages", out["languages"]), f"{bench}.languages")
+        if bench == "spawn_max":
+            for k, dv in SEARCH_DEFAULTS.items():
+                b[k] = table.get(k, dv)
+            b["start"] = _int(b["start"], "spawn_max.start", minimum=1)
+            b["max_steps"] = _int(b["max_steps"], "spawn_max.max_steps", minimum=1)
+            b["refine_steps"] = _int(b["refine_steps"], "spawn_max.refine_steps", minimum=0)
+            b["budget_bytes"] = _bytes(b["budget_bytes"], "spawn_max.budget_bytes")
+            if not isinstance(b["factor"], (int, float)) or isinstance(b["factor"], bool) or b["factor"] <= 1:
+                raise ProfileError(f"spawn_max.factor must be a number above 1, got {b['factor']!r}")
+            b["factor"] = float(b["factor"])
+            b["memory_budget_bytes"] = b["budget_bytes"]
+        else:
+            flags = contract.benchmark_flags(bench)
+            by_param = {s["param"]: (flag, s) for flag, s in flags.items() if s.get("param")}
+            for key in PARAM_KEYS[bench]:
+                flag, spec = by_param[key]
+                if key in table:
+                    values = table[key]
+                elif "default" in spec:
+                    values = spec["default"]
+                else:
+                    raise ProfileError(f"{source}: {bench}.{key} is required (flag {flag})")
+                b[key] = _param_values(values, f"{bench}.{key}", spec)
+        out[bench] = b
+    return out
+
+
+def _check_settings(s: dict, where: str) -> dict:
+    s = dict(s)
+    s["trials"] = _int(s["trials"], f"{where}.trials", minimum=1)
+    if not isinstance(s["warmup"], bool):
+        raise ProfileError(f"{where}.warmup must be true or false, got {s['warmup']!r}")
+    s["timeout_s"] = _pos_number(s["timeout_s"], f"{where}.timeout_s")
+    s["memory_budget_bytes"] = _bytes(s["memory_budget_bytes"], f"{where}.memory_budget_bytes", allow_none=True)
+    hf = s["heap_fraction"]
+    if isinstance(hf, bool) or not isinstance(hf, (int, float)) or not 0 < hf <= 1:
+        raise ProfileError(f"{where}.heap_fraction must be a number in (0, 1], got {hf!r}")
+    s["process_limit"] = _int(s["process_limit"], f"{where}.process_limit", minimum=1024)
+    if s["memory_enforcement"] not in ("auto", "cgroup", "watchdog", "none"):
+        raise ProfileError(f"{where}.memory_enforcement must be auto, cgroup, watchdog or none")
+    s["watchdog_interval_s"] = _pos_number(s["watchdog_interval_s"], f"{where}.watchdog_interval_s")
+    if not isinstance(s["skip_unavailable_cores"], bool):
+        raise ProfileError(f"{where}.skip_unavailable_cores must be true or false")
+    cores = s["cores"]
+    if not isinstance(cores, list):
+        cores = [cores]
+    if not cores:
+        raise ProfileError(f"{where}.cores is empty")
+    for c in cores:
+        if c != "max" and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
+            raise ProfileError(f"{where}.cores: {c!r} is not a positive core count (or \"max\")")
+    s["cores"] = cores
+    return s
+
+
+def _langs(v, where):
+    if isinstance(v, str):
+        v = [x for x in v.split(",") if x]
+    if not isinstance(v, list) or not v:
+        raise ProfileError(f"{where} must be a non-empty list of languages")
+    for lang in v:
+        if lang not in contract.LANGUAGES:
+            raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.LANGUAGES)}")
+    return list(dict.fromkeys(v))
+
+
+def _int(v, where, minimum=1):
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        else:
+            raise ProfileError(f"{where} must be an integer, got {v!r}")
+    if v < minimum:
+        raise ProfileError(f"{where} must be >= {minimum}, got {v}")
+    return v
+
+
+def _pos_number(v, where):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise ProfileError(f"{where} must be a positive number, got {v!r}")
+    return float(v)
+
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": MiB,
+          "g": 1000**3, "gb": 1000**3, "gib": GiB}
+
+
+def _bytes(v, where, allow_none=False):
+    if v is None or (isinstance(v, str) and v.lower() in ("none", "")):
+        if allow_none:
+            return None
+        raise ProfileError(f"{where} is required")
+    if isinstance(v, str):
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", v)
+        if not m or m.group(2).lower() not in _UNITS:
+            raise ProfileError(f"{where}: cannot read {v!r} as a size (e.g. 2147483648, \"2GiB\", \"512MiB\")")
+        v = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    return _int(v, where, minimum=1)
+
+
+def _param_values(values, where, spec) -> list:
+    if not isinstance(values, list):
+        values = [values]
+    if not values:
+        raise ProfileError(f"{where} is an empty list")
+    out = []
+    for v in values:
+        t = spec["type"]
+        if t == "int":
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ProfileError(f"{where}: {v!r} is not an integer")
+            if v < spec.get("min", 1):
+                raise ProfileError(f"{where}: {v} is not a positive size (minimum {spec.get('min', 1)})")
+            if "max" in spec and v > spec["max"]:
+                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
+        elif t == "number":
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ProfileError(f"{where}: {v!r} is not a number")
+            if v <= spec.get("min_exclusive", 0):
+                raise ProfileError(f"{where}: {v} must be positive")
+            if "max" in spec and v > spec["max"]:
+                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
+        elif t == "enum":
+            if v not in spec["values"]:
+                raise ProfileError(f"{where}: {v!r} is not one of {spec['values']}")
+        out.append(v)
+    return list(dict.fromkeys(out))
+
+
+# ---------------------------------------------------------------------------------------
+def machine_cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def resolve_cores(spec_cores: list, machine: int, oversubscribe: bool, skip: bool, where: str):
+    """(runnable core counts, not runnable ones). 'max' is the harness's CPU count."""
+    run, skipped = [], []
+    for c in spec_cores:
+        c = machine if c == "max" else c
+        if c > machine and not oversubscribe:
+            if skip:
+                skipped.append(c)
+                continue
+            raise ProfileError(f"{where}: {c} cores asked but this machine lets the harness use {machine} CPU(s); "
+                               "use --oversubscribe to run anyway, or skip_unavailable_cores = true")
+        run.append(c)
+    return sorted(dict.fromkeys(run)), sorted(dict.fromkeys(skipped))
+
+
+def grid(bench: str, b: dict) -> list[dict]:
+    keys = PARAM_KEYS[bench]
+    combos = itertools.product(*(b[k] for k in keys))
+    return [dict(zip(keys, c)) for c in combos]
+
+
+def fmt_value(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def config_id(bench: str, language: str, variant: str, cores: int, params: dict, budget: int | None = None) -> str:
+    """A stable, readable identity of a configuration (what is measured, not the limits)."""
+    ps = ",".join(f"{k}={fmt_value(params[k])}" for k in sorted(params))
+    if bench == "spawn_max":
+        return f"spawn_max/{language}/{variant}/c{cores}/budget_bytes={budget}/{ps}"
+    return f"{bench}/{language}/{variant}/c{cores}/{ps}"
+
+
+def heap_mb(budget: int | None, fraction: float) -> int:
+    if not budget:
+        return 1024
+    return max(64, int(budget * fraction / MiB))
+
+
+def process_limit(bench: str, params: dict, default: int) -> int:
+    if bench == "spawn":
+        n = params["processes"]
+        return min(ERLANG_MAX_PROCESSES, max(default, n + max(n // 10, 4096)))
+    return default
+
+
+# Rough per-run costs on this 2-core machine, for estimates only (seconds).
+STARTUP_S = {"go": 0.03, "erlang": 0.3, "scala_akka": 1.5}
+
+
+def estimate_run_s(bench: str, language: str, params: dict) -> float:
+    s = STARTUP_S.get(language, 1.0)
+    if bench == "pingping":
+        per = 0.4e-6 + params["message_bytes"] / 4e9
+        if language == "scala_akka":
+            per *= 3
+        elif language == "erlang":
+            per *= 2
+        return s + 2 * params["repetitions"] * per
+    if bench in ("spawn", "spawn_max"):
+        return s + params["processes"] * (1.3e-4 if language == "scala_akka" else 2e-6)
+    if bench == "throughput":
+        return s + params["duration_s"] + 0.3
+    return s
