@@ -28,18 +28,48 @@ func CheckMessage(m []byte, b int, peer byte) bool {
 	return b < 2 || m[b-1] == byte(b-1)
 }
 
-// reply is what a receiver sends on: under copy one fresh allocation holding
-// the received bytes with its own marker in byte 0 (make+copy; the received
-// buffer is never written, since its sender may still hold it); under share
-// its own pre-built buffer.
-func reply(m []byte, own []byte, copyPayload bool, marker byte) []byte {
-	if !copyPayload {
-		return own
+// owned is a process's own set of buffers. Under copy the receiver copies the
+// bytes it received into the next one of them (B bytes moved, no allocation: "the
+// receiver copies into its own buffer"), writes its marker into byte 0 and sends
+// that buffer on; under share it always sends buffer 0 unchanged.
+//
+// A buffer is rewritten only when the peer has provably finished copying out of
+// it (the channel receive that precedes the write orders it after the peer's
+// copy). In throughput one message is in flight per pair, so one buffer is
+// enough. In pingping both sides send at once, so message k+1 reuses the buffer
+// of message k-1, which the peer copied before it sent the message k that was
+// just received: two buffers, used in turn.
+type owned struct {
+	bufs   [][]byte
+	next   int
+	copyIn bool
+	marker byte
+}
+
+func newOwned(b int, marker byte, n int, copyPayload bool) *owned {
+	o := &owned{copyIn: copyPayload, marker: marker}
+	for i := 0; i < n; i++ {
+		o.bufs = append(o.bufs, NewBuffer(b, marker))
 	}
-	c := make([]byte, len(m))
-	copy(c, m)
+	return o
+}
+
+// first is the first message a process sends: its buffer 0 as built.
+func (o *owned) first() []byte {
+	o.next = 1 % len(o.bufs)
+	return o.bufs[0]
+}
+
+// reply is what a process sends after receiving m.
+func (o *owned) reply(m []byte) []byte {
+	if !o.copyIn {
+		return o.bufs[0]
+	}
+	c := o.bufs[o.next]
+	o.next = (o.next + 1) % len(o.bufs)
+	copy(c, m) // a short m was already counted as a payload error by the check
 	if len(c) > 0 {
-		c[0] = marker
+		c[0] = o.marker
 	}
 	return c
 }

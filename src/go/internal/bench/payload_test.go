@@ -40,18 +40,26 @@ func TestCheckMessage(t *testing.T) {
 	}
 }
 
-func TestReplyCopyIsFresh(t *testing.T) {
-	own := NewBuffer(100, 67)
+func TestCopyReplyMovesBytesIntoOwnBuffers(t *testing.T) {
+	o := newOwned(100, 67, 2, true)
+	first := o.first()
 	in := NewBuffer(100, 83)
-	out := reply(in, own, true, 67)
-	if &out[0] == &in[0] || &out[0] == &own[0] {
-		t.Fatal("copy reply reuses a buffer")
+	in[50] = 0xEE // a byte only the received message has
+	a := o.reply(in)
+	b := o.reply(in)
+	c := o.reply(in)
+	if &a[0] == &in[0] || &first[0] != &o.bufs[0][0] {
+		t.Fatal("copy reply is not one of the process's own buffers")
 	}
-	if in[0] != 83 || !CheckMessage(out, 100, 67) {
-		t.Fatal("copy reply wrote the received buffer or lost the marker")
+	if &a[0] != &o.bufs[1][0] || &b[0] != &o.bufs[0][0] || &c[0] != &o.bufs[1][0] {
+		t.Fatal("own buffers are not used in turn after the first message")
 	}
-	if s := reply(in, own, false, 67); &s[0] != &own[0] {
-		t.Fatal("share reply is not the own buffer")
+	if in[0] != 83 || !CheckMessage(a, 100, 67) || a[50] != 0xEE {
+		t.Fatal("copy reply wrote the received buffer, lost the marker or did not copy the bytes")
+	}
+	s := newOwned(100, 67, 1, false)
+	if x := s.reply(in); &x[0] != &s.bufs[0][0] || x[50] == 0xEE {
+		t.Fatal("share reply is not the own, unchanged buffer")
 	}
 }
 

@@ -26,12 +26,11 @@ func Pingping(b int, r int64, copyPayload bool) PingpingResult {
 	start := make(chan struct{})
 	doneA := make(chan pingResult, 1)
 	doneB := make(chan pingResult, 1)
-	// Buffers are built here, before the clock: the first message under copy,
-	// every message under share.
-	bufA := NewBuffer(b, cli.MarkerPingpingA)
-	bufB := NewBuffer(b, cli.MarkerPingpingB)
-	go pinger(cli.MarkerPingpingA, cli.MarkerPingpingB, inA, inB, bufA, b, r, copyPayload, start, doneA)
-	go pinger(cli.MarkerPingpingB, cli.MarkerPingpingA, inB, inA, bufB, b, r, copyPayload, start, doneB)
+	// Each side's own buffers are built here, before the clock (two each: see owned).
+	ownA := newOwned(b, cli.MarkerPingpingA, 2, copyPayload)
+	ownB := newOwned(b, cli.MarkerPingpingB, 2, copyPayload)
+	go pinger(cli.MarkerPingpingB, inA, inB, ownA, b, r, start, doneA)
+	go pinger(cli.MarkerPingpingA, inB, inA, ownB, b, r, start, doneB)
 
 	t0 := time.Now()
 	close(start) // start signal to both at once
@@ -43,9 +42,9 @@ func Pingping(b int, r int64, copyPayload bool) PingpingResult {
 
 // pinger cannot deadlock with capacity-1 channels: each send follows one
 // receive, so both mailboxes are never full while both sides are sending.
-func pinger(me, peer byte, in <-chan []byte, out chan<- []byte, own []byte, b int, r int64, copyPayload bool, start <-chan struct{}, done chan<- pingResult) {
+func pinger(peer byte, in <-chan []byte, out chan<- []byte, own *owned, b int, r int64, start <-chan struct{}, done chan<- pingResult) {
 	<-start
-	out <- own
+	out <- own.first()
 	sent := int64(1)
 	var received, errors int64
 	for received < r {
@@ -55,7 +54,7 @@ func pinger(me, peer byte, in <-chan []byte, out chan<- []byte, own []byte, b in
 		}
 		received++
 		if sent < r {
-			out <- reply(m, own, copyPayload, me)
+			out <- own.reply(m)
 			sent++
 		}
 	}

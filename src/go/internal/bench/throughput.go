@@ -54,9 +54,9 @@ func Throughput(p int, b int, d time.Duration, k int64, copyPayload bool) Throug
 }
 
 func server(toClient chan<- []byte, toServer <-chan []byte, clientErrs <-chan int64, agg chan<- report, stop *atomic.Bool, start <-chan struct{}, b int, k int64, copyPayload bool) {
-	own := NewBuffer(b, cli.MarkerThroughputServer)
+	own := newOwned(b, cli.MarkerThroughputServer, 1, copyPayload)
 	<-start
-	msg := own
+	msg := own.first()
 	var count, errors int64
 	untilReport := k // a countdown, not count%k: no division per exchange
 	for {
@@ -73,7 +73,7 @@ func server(toClient chan<- []byte, toServer <-chan []byte, clientErrs <-chan in
 		if stop.Load() { // read once per exchange
 			break
 		}
-		msg = reply(m, own, copyPayload, cli.MarkerThroughputServer)
+		msg = own.reply(m)
 	}
 	close(toClient)
 	errors += <-clientErrs
@@ -81,13 +81,13 @@ func server(toClient chan<- []byte, toServer <-chan []byte, clientErrs <-chan in
 }
 
 func client(toClient <-chan []byte, toServer chan<- []byte, errs chan<- int64, b int, copyPayload bool) {
-	own := NewBuffer(b, cli.MarkerThroughputClient)
+	own := newOwned(b, cli.MarkerThroughputClient, 1, copyPayload)
 	var errors int64
 	for m := range toClient {
 		if !CheckMessage(m, b, cli.MarkerThroughputServer) {
 			errors++
 		}
-		toServer <- reply(m, own, copyPayload, cli.MarkerThroughputClient)
+		toServer <- own.reply(m)
 	}
 	errs <- errors
 }

@@ -22,11 +22,36 @@ object Payload {
     buf != null && buf.length == bytes && buf(0) == peerMarker &&
       (bytes < 2 || buf(bytes - 1) == (bytes - 1).toByte)
 
-  /** One fresh allocation and B bytes moved, then the new sender's marker. The received
-    * buffer is never written, so no buffer changes after it has been sent. */
-  def copy(buf: Array[Byte], marker: Byte): Array[Byte] = {
-    val c = java.util.Arrays.copyOf(buf, buf.length)
-    c(0) = marker
-    c
+  /** Copy the B bytes received into `into` (a buffer the receiver owns; no allocation),
+    * then write the receiver's marker: "the receiver copies into its own buffer". */
+  def copyInto(buf: Array[Byte], into: Array[Byte], marker: Byte): Array[Byte] = {
+    System.arraycopy(buf, 0, into, 0, math.min(buf.length, into.length)) // a short buf was already counted by check
+    into(0) = marker
+    into
   }
+}
+
+/** A process's own buffers. Under copy the received bytes are copied into the next one
+  * and that one is sent on; under share buffer 0 is always sent unchanged.
+  *
+  * A buffer is rewritten only when the peer has provably finished copying out of it
+  * (Akka's actor send rule orders the peer's copy before our receive of its next message).
+  * In throughput one message is in flight per pair, so one buffer is enough. In pingping
+  * both sides send at once, so message k+1 reuses the buffer of message k-1, which the
+  * peer copied before sending the message k just received: two buffers, used in turn. */
+final class Owned(bytes: Int, marker: Byte, n: Int, copy: Boolean) {
+  private[serverbench] val bufs: Array[Array[Byte]] = Array.fill(n)(Payload.build(bytes, marker))
+  private var next = 0
+
+  /** The first message a process sends: its buffer 0 as built. */
+  def first(): Array[Byte] = { next = 1 % n; bufs(0) }
+
+  /** What a process sends after receiving buf. */
+  def reply(buf: Array[Byte]): Array[Byte] =
+    if (!copy) bufs(0)
+    else {
+      val into = bufs(next)
+      next = (next + 1) % n
+      Payload.copyInto(buf, into, marker)
+    }
 }

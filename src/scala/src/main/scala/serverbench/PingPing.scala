@@ -16,8 +16,8 @@ object PingPing {
   /** Slots in the shared result array: (received, payload errors) of A, then of B. */
   final class Side(me: Byte, peerMarker: Byte, bytes: Int, reps: Int, copy: Boolean,
                    results: AtomicLongArray, slot: Int, done: CountDownLatch) extends Actor {
-    // share: this side's own buffer, built once before the clock starts.
-    private val own = Payload.build(bytes, me)
+    // This side's own buffers (two: see Owned), built before the clock starts.
+    private val own = new Owned(bytes, me, 2, copy)
     private var peer: ActorRef = ActorRef.noSender
     private var sent = 0
     private var received = 0
@@ -28,7 +28,7 @@ object PingPing {
         if (!Payload.check(buf, bytes, peerMarker)) errors += 1
         received += 1
         if (sent < reps) {
-          peer.tell(Data(if (copy) Payload.copy(buf, me) else own), self)
+          peer.tell(Data(own.reply(buf)), self)
           sent += 1
         }
         if (received == reps) {
@@ -38,7 +38,7 @@ object PingPing {
         }
       case Peer(ref) => peer = ref
       case Start =>
-        peer.tell(Data(own), self)
+        peer.tell(Data(own.first()), self)
         sent = 1
     }
   }

@@ -29,17 +29,17 @@ object Throughput {
   final case class Result(endNanos: Long, reported: Long, counted: Long, minPair: Long, samples: Vector[(Double, Long)])
 
   final class Client(bytes: Int, copy: Boolean, shared: Shared) extends Actor {
-    private val own = Payload.build(bytes, Payload.Client)
+    private val own = new Owned(bytes, Payload.Client, 1, copy)
     def receive: Receive = {
       case Data(buf) =>
         if (!Payload.check(buf, bytes, Payload.Server)) shared.payloadErrors.incrementAndGet()
-        sender().tell(Data(if (copy) Payload.copy(buf, Payload.Client) else own), self)
+        sender().tell(Data(own.reply(buf)), self)
     }
   }
 
   final class Server(client: ActorRef, aggregator: ActorRef, bytes: Int, k: Long, copy: Boolean, shared: Shared)
       extends Actor {
-    private val own = Payload.build(bytes, Payload.Server)
+    private val own = new Owned(bytes, Payload.Server, 1, copy)
     private var count = 0L
 
     def receive: Receive = {
@@ -50,8 +50,8 @@ object Throughput {
         if (shared.stop) {
           aggregator ! Final(count % k, count)
           context.become(Actor.emptyBehavior) // stopped: sends nothing more
-        } else client.tell(Data(if (copy) Payload.copy(buf, Payload.Server) else own), self)
-      case Start => client.tell(Data(own), self)
+        } else client.tell(Data(own.reply(buf)), self)
+      case Start => client.tell(Data(own.first()), self)
     }
   }
 

@@ -25,14 +25,24 @@ class PayloadTest {
     assertFalse(Payload.check(one, 1, Payload.PingA))
   }
 
-  @Test def copyIsFreshAndStamped(): Unit = {
-    val b = Payload.build(100, Payload.PingA)
-    val c = Payload.copy(b, Payload.PingB)
-    assertNotSame(b, c)
-    assertEquals(65, b(0).toInt, "the received buffer is never written")
-    assertEquals(66, c(0).toInt)
-    assertTrue(Payload.check(c, 100, Payload.PingB))
-    assertArrayEquals(b.drop(1), c.drop(1))
+  @Test def copyMovesBytesIntoOwnBuffersInTurn(): Unit = {
+    val o = new Owned(100, Payload.PingB, 2, true)
+    val first = o.first()
+    val in = Payload.build(100, Payload.PingA)
+    in(50) = 0xEE.toByte // a byte only the received message has
+    val a = o.reply(in); val b = o.reply(in); val c = o.reply(in)
+    assertSame(o.bufs(0), first)
+    assertSame(o.bufs(1), a, "after the first message the own buffers are used in turn")
+    assertSame(o.bufs(0), b)
+    assertSame(o.bufs(1), c)
+    assertNotSame(in, a)
+    assertEquals(65, in(0).toInt, "the received buffer is never written")
+    assertEquals(66, a(0).toInt)
+    assertEquals(0xEE.toByte, a(50), "the bytes really moved")
+    assertTrue(Payload.check(a, 100, Payload.PingB))
+    val s = new Owned(100, Payload.PingB, 1, false)
+    assertSame(s.bufs(0), s.reply(in), "share always sends its own buffer")
+    assertEquals(50.toByte, s.bufs(0)(50), "and never writes it")
   }
 
   /** A benchmark counts a corrupted message and fails validation (exit 1, record printed). */
