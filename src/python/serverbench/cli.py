@@ -16,7 +16,7 @@ import sys
 from serverbench import __version__, records
 
 # Modules that add sub-commands: the harness (run, ...) and the analysis (process, figures, claims, report).
-COMMAND_MODULES = ("serverbench.harness.cli", "serverbench.analysis.cli")
+COMMAND_MODULES = ("serverbench.harness.cli", "serverbench.analysis.cli", "serverbench.targets")
 
 
 class UsageError(Exception):
