@@ -23,7 +23,7 @@ java_major() {
   java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
 }
 python_ok() {
-  "$1" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 1)' >/dev/null 2>&1
+  "$1" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1
 }
 
 missing_pkgs=()   # Debian packages to install
@@ -37,7 +37,7 @@ fi
 have mvn    || { missing_pkgs+=(maven);                missing_why+=("Maven (mvn)"); }
 PY="${SERVERBENCH_PYTHON:-python3}"
 if [ "${SERVERBENCH_NO_VENV:-0}" != 1 ] && ! python_ok "$PY"; then
-  missing_pkgs+=(python3 python3-venv); missing_why+=("Python 3.10+ with the venv module")
+  missing_pkgs+=(python3 python3-venv); missing_why+=("Python 3.11+ with the venv module")
 fi
 # rebar3 eunit needs OTP's eunit application (a separate Debian package on some releases).
 if have erl && ! erl -noshell -eval 'case code:which(eunit) of non_existing -> halt(1); _ -> halt(0) end.' >/dev/null 2>&1; then
