@@ -1,5 +1,134 @@
-"""Sub-commands of this part of the package (filled in by its issue)."""
+"""Sub-commands of the analysis: process, figures, claims, notebooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from serverbench import paths
+
+
+def _usage(msg):
+    from serverbench.cli import UsageError
+
+    return UsageError(msg)
+
+
+def _sweep_dir(arg: str) -> Path:
+    p = Path(arg)
+    if p.is_dir():
+        return p
+    q = paths.raw_dir() / arg
+    if q.is_dir():
+        return q
+    raise _usage(f"no sweep folder {arg!r} (neither a folder nor a sweep id under {paths.raw_dir()})")
+
+
+def _processed(args):
+    """Processed tables for a sweep id / raw folder / processed folder (processing if needed)."""
+    from serverbench.analysis import process
+
+    p = Path(args.sweep)
+    if (p / "summary.csv").exists():
+        return process.Processed(p)
+    sweep = _sweep_dir(args.sweep)
+    written = process.process_sweep(sweep, getattr(args, "out", None))
+    return process.Processed(written["runs"].parent)
+
+
+def _cmd_process(args, stdout, stderr) -> int:
+    from serverbench.analysis import claims, process
+
+    sweep = _sweep_dir(args.sweep)
+    try:
+        written = process.process_sweep(sweep, args.out, skip_bad=args.skip_bad)
+    except (FileNotFoundError, ValueError) as e:
+        raise _usage(str(e)) from None
+    P = process.Processed(written["runs"].parent)
+    written.update(claims.write_claims(P, spawn_metric=args.spawn_metric))
+    for name, p in written.items():
+        print(f"{name}: {p}", file=stdout)
+    return 0
+
+
+def _cmd_figures(args, stdout, stderr) -> int:
+    from serverbench.analysis import figures
+
+    P = _processed(args)
+    out = figures.draw_all(P, args.out_figures, show_reference=not args.no_reference, spawn_metric=args.spawn_metric)
+    for key, d in out.items():
+        for ext, p in d.items():
+            print(f"{key} {ext}: {p}", file=stdout)
+    return 0
+
+
+def _cmd_claims(args, stdout, stderr) -> int:
+    from serverbench.analysis import claims
+
+    P = _processed(args)
+    V = claims.check_all(P, spawn_metric=args.spawn_metric)
+    claims.write_claims(P, spawn_metric=args.spawn_metric)
+    w = max(len(v.id) for v in V)
+    for v in V:
+        print(f"{v.id:<{w}}  {v.verdict:<18} {v.claim}", file=stdout)
+        print(f"{'':<{w}}  {'':<18} {v.summary}", file=stdout)
+    print(f"tables: {P.folder / 'claims.csv'}, {P.folder / 'claims_evidence.csv'}", file=stdout)
+    return 0
+
+
+def _cmd_notebooks(args, stdout, stderr) -> int:
+    from serverbench.analysis import pipeline
+
+    langs = [x for x in args.languages.split(",") if x] if args.languages else None
+    try:
+        out = pipeline.run_notebooks(profile=args.profile, sweep_id=args.sweep_id, run=not args.no_run,
+                                     languages=langs, show_reference=not args.no_reference,
+                                     out_paper=args.paper_dir, kernel_name=args.kernel,
+                                     spawn_metric=args.spawn_metric,
+                                     log=lambda m: print(m, file=stderr, flush=True))
+    except FileNotFoundError as e:
+        raise _usage(str(e)) from None
+    except Exception as e:  # papermill's PapermillExecutionError names the failing cell
+        print(f"error: {type(e).__name__}: {e}", file=stderr)
+        return 1
+    for k, v in out.items():
+        if isinstance(v, list):
+            for x in v:
+                print(f"{k}: {x}", file=stdout)
+        else:
+            print(f"{k}: {v}", file=stdout)
+    return 0
 
 
 def register(subparsers) -> None:
-    pass
+    metric_help = "spawn time: all_ready_s (default) or spawn_call_s (what the original programs timed)"
+
+    p = subparsers.add_parser("process", help="raw sweep -> processed tables and claims in data/processed/<sweep-id>/")
+    p.add_argument("sweep", help="sweep folder, or a sweep id under data/raw")
+    p.add_argument("--out", help="output folder (default data/processed/<sweep-id>)")
+    p.add_argument("--skip-bad", action="store_true", help="skip (and count) corrupt raw lines instead of failing")
+    p.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    p.set_defaults(func=_cmd_process)
+
+    f = subparsers.add_parser("figures", help="draw Figures 3-5 (PNG and PDF) from a sweep")
+    f.add_argument("sweep", help="sweep folder, sweep id, or processed folder")
+    f.add_argument("--out-figures", help="output folder (default paper/figures)")
+    f.add_argument("--no-reference", action="store_true", help="hide the paper's own values")
+    f.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    f.set_defaults(func=_cmd_figures)
+
+    c = subparsers.add_parser("claims", help="check the paper's conclusions on a sweep and print the verdicts")
+    c.add_argument("sweep", help="sweep folder, sweep id, or processed folder")
+    c.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    c.set_defaults(func=_cmd_claims)
+
+    n = subparsers.add_parser("notebooks", help="run the figure notebooks and the report with papermill; "
+                                                "render paper/report.html")
+    n.add_argument("--profile", default="quick")
+    n.add_argument("--sweep-id", default=None, help="with --no-run: the sweep to analyse (default: newest of the profile)")
+    n.add_argument("--no-run", action="store_true", help="only analyse existing raw logs")
+    n.add_argument("--no-reference", action="store_true", help="hide the paper's own values in the figures")
+    n.add_argument("--languages", default=None, help="comma-separated subset: erlang,go,scala_akka")
+    n.add_argument("--paper-dir", default=None, help="output folder instead of paper/")
+    n.add_argument("--kernel", default=None, help="Jupyter kernel (default: serverbench if registered, else python3)")
+    n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    n.set_defaults(func=_cmd_notebooks)

@@ -1,0 +1,90 @@
+"""The paper's own recorded values (data/reference/) run through the same checks, as a
+test of the check definitions: a definition that contradicts the paper on the paper's
+own data would be a bad reading of the paper.
+
+The reference tables are turned into raw-log-shaped records (host 'paper', marked as
+such) and processed like a sweep:
+* Fig. 3 values -> PingPing, one trial per point (so never decisive: inconclusive);
+* Fig. 4 run rows -> the max-processes search (runs = trials; a 'crashes' or
+  'cant alloc heap' cell = a failed step, which establishes the limit), Fig. 4 (b)
+  values -> fixed-N spawn (one value per N);
+* Fig. 5 runs -> throughput, three trials per (cores, pairs), 60 s runs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from serverbench.analysis import claims, reference, synthetic
+
+SWEEP_ID = "paper-reference"
+PAPER_HOST = {"hostname": "paper", "cpu_model": "the paper's machines (see data/reference/README.md)",
+              "logical_cpus": 32, "memory_bytes": 64 * 2**30, "os": "as in the paper", "kernel": "n/a"}
+BUDGET = 8 * 2**30
+
+
+def _rec(*a, **kw) -> dict:
+    r = synthetic.raw_record(*a, sweep_id=SWEEP_ID, validate=False, **kw)
+    r["host"] = PAPER_HOST
+    r["runtime"] = r["runtime"] and {**r["runtime"], "name": "paper", "version": "as in the paper"}
+    return r
+
+
+def paper_records() -> list[dict]:
+    recs = []
+    for r in reference.fig3().itertuples():
+        recs.append(_rec("pingping", r.language, {"message_bytes": int(r.message_bytes), "repetitions": int(r.repetitions)},
+                         {"elapsed_s": float(r.time_s)}))
+    for r in reference.fig4b().itertuples():
+        recs.append(_rec("spawn", r.language, {"processes": int(r.processes)}, {"all_ready_s": float(r.time_s),
+                                                                                "spawn_call_s": float(r.time_s)}))
+    runs = reference.load("fig4_runs")
+    for lang, g in runs.groupby("language"):
+        for step, (n, gn) in enumerate(sorted(g.groupby("processes"), key=lambda x: x[0])):
+            search = {"name": "max_processes", "step": step, "budget_bytes": BUDGET}
+            for r in gn.itertuples():
+                if r.status == "ok" and pd.notna(r.time_s):
+                    recs.append(_rec("spawn", lang, {"processes": int(n)}, {"all_ready_s": float(r.time_s),
+                                                                            "spawn_call_s": float(r.time_s)},
+                                     trial=int(r.run), search=search))
+                else:
+                    recs.append(_rec("spawn", lang, {"processes": int(n)}, None, status="crashed", trial=int(r.run),
+                                     search=search, status_reason=str(r.status_raw)))
+    for r in reference.fig5_runs().itertuples():
+        recs.append(_rec("throughput", r.language, {"pairs": int(r.pairs), "duration_s": 60.0},
+                         {"paper_msgs_per_min": float(r.messages_per_min)}, cores=int(r.cores), trial=int(r.run)))
+    return recs
+
+
+def paper_verdicts(workdir=None) -> pd.DataFrame:
+    """The claims table computed on the paper's own data: id, verdict, numbers."""
+    if workdir is None:
+        with tempfile.TemporaryDirectory() as d:
+            return paper_verdicts(d)
+    P = synthetic.processed_from(paper_records(), Path(workdir), {"profile": {"name": "paper data"}})
+    t = claims.claims_table(claims.check_all(P))
+    return t[["id", "verdict", "numbers"]]
+
+
+def paper_verdicts_cached() -> pd.DataFrame:
+    """paper_verdicts(), kept in data/processed/paper-reference/ and recomputed when the
+    reference tables or the check code are newer than the cached table."""
+    from serverbench import paths
+
+    out = paths.processed_dir() / SWEEP_ID
+    cached = out / "claims.csv"
+    sources = [reference.reference_dir() / f for f in reference.FILES.values()]
+    sources += [Path(claims.__file__), Path(__file__), Path(claims.stats.__file__)]
+    if cached.exists() and cached.stat().st_mtime >= max(p.stat().st_mtime for p in sources if p.exists()):
+        return pd.read_csv(cached)[["id", "verdict", "numbers"]]
+    with tempfile.TemporaryDirectory() as work:
+        P = synthetic.processed_from(paper_records(), Path(work), {"profile": {"name": "paper data"}})
+        V = claims.check_all(P)
+    t = claims.claims_table(V)
+    out.mkdir(parents=True, exist_ok=True)
+    t.to_csv(cached, index=False)
+    claims.evidence_table(V).to_csv(out / "claims_evidence.csv", index=False)
+    return t[["id", "verdict", "numbers"]]

@@ -1,0 +1,430 @@
+"""Raw logs -> processed tables (data/processed/<sweep-id>/).
+
+Tables written (CSV, one header line, units in column names):
+* runs.csv       every attempt, one row each, flattened; `selected` marks the attempt
+                 that stands for its (config_id, trial) (the ok one when a failed run was
+                 retried), `failed_attempts` counts the others.
+* summary.csv    per configuration and metric: trials, ok/invalid/failed counts, median
+                 and its order-statistic 95% interval (stats.median_ci).
+* ratios.csv     per configuration (language removed) and metric: ratio of medians
+                 between each pair of languages with a bootstrap interval.
+* spawn_max.csv  the Fig. 4 (a) max-processes search, one row per language and step;
+  spawn_max_limits.csv per language: largest N that ran ok, first failing N and why.
+* failures.csv   every non-ok attempt by benchmark, language, status and reason.
+* cpu_time.csv   where the time went: wall vs user vs system CPU per benchmark/language.
+* sweep.json     profile, host, runtime versions, unrunnable core counts, counts.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from serverbench import paths, records
+from serverbench.analysis import stats
+
+LANGUAGES = ("erlang", "go", "scala_akka")
+LANGUAGE_LABELS = {"erlang": "Erlang", "go": "Go", "scala_akka": "Scala/Akka"}
+
+# Configuration keys (besides language) and the metrics summarised, per figure table.
+KEYS = {
+    "pingping": ["variant", "payload", "cores", "message_bytes", "repetitions"],
+    "spawn": ["variant", "cores", "processes"],
+    "spawn_max": ["variant", "cores", "budget_bytes", "processes"],
+    "throughput": ["variant", "payload", "cores", "message_bytes", "duration_s", "pairs"],
+}
+METRICS = {
+    "pingping": ["elapsed_s", "ns_per_message"],
+    "spawn": ["all_ready_s", "spawn_call_s", "bytes_per_process"],
+    "spawn_max": ["all_ready_s", "spawn_call_s", "bytes_per_process"],
+    "throughput": ["paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"],
+}
+FAILED_STATUSES = ("timeout", "over_memory_budget", "crashed", "failed_to_start")
+# a max-processes search step failing with one of these establishes the limit (docs/statistics.md)
+LIMIT_STATUSES = ("over_memory_budget", "crashed", "invalid")
+
+_RENAME = {
+    "params.message_bytes": "message_bytes", "params.repetitions": "repetitions", "params.payload": "payload",
+    "params.processes": "processes", "params.pairs": "pairs", "params.duration_s": "duration_s",
+    "params.report_every": "report_every",
+    "metrics.elapsed_s": "elapsed_s", "metrics.ns_per_message": "ns_per_message",
+    "metrics.spawn_call_s": "spawn_call_s", "metrics.all_ready_s": "all_ready_s",
+    "metrics.bytes_per_process": "bytes_per_process", "metrics.rss_bytes_after": "rss_bytes_after",
+    "metrics.rss_bytes_before": "rss_bytes_before", "metrics.runtime_memory_bytes": "runtime_memory_bytes",
+    "metrics.exchanges": "exchanges", "metrics.exchanges_per_s": "exchanges_per_s",
+    "metrics.paper_msgs_per_min": "paper_msgs_per_min",
+    "search.name": "search_name", "search.step": "search_step", "search.budget_bytes": "search_budget_bytes",
+    "runtime.name": "runtime_name", "runtime.version": "runtime_version", "runtime.schedulers": "runtime_schedulers",
+}
+
+
+def steady_rate_per_min(samples, skip_fraction: float = 0.5) -> float:
+    """Exchanges per minute over the last (1 - skip_fraction) of a run's samples
+    [[t_s, cumulative], ...]: the steady state without start-up. NaN if too few samples."""
+    if not isinstance(samples, (list, tuple)) or len(samples) < 3:
+        return float("nan")
+    s = np.asarray(samples, dtype=float)
+    t_end = s[-1, 0]
+    i = int(np.searchsorted(s[:, 0], skip_fraction * t_end))
+    i = min(i, len(s) - 2)
+    dt = s[-1, 0] - s[i, 0]
+    if dt <= 0:
+        return float("nan")
+    return float((s[-1, 1] - s[i, 1]) / dt * 60.0)
+
+
+def table_of(df: pd.DataFrame) -> pd.Series:
+    """Which figure table a run belongs to: pingping, spawn, spawn_max, throughput."""
+    t = df["benchmark"].astype(str).copy()
+    if "search_name" in df:
+        t[(df["benchmark"] == "spawn") & df["search_name"].notna()] = "spawn_max"
+    return t
+
+
+def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
+    """The flattened raw log -> one row per attempt with short column names, the
+    figure table, the attempt number, `selected` and `failed_attempts`."""
+    if raw.empty:
+        raise ValueError("the raw log holds no runs")
+    df = raw.rename(columns=_RENAME).copy()
+    for col in set(_RENAME.values()) | {"search_name"}:
+        if col not in df:
+            df[col] = np.nan
+    if "metrics.samples" in df:
+        df["steady_msgs_per_min"] = [steady_rate_per_min(s) for s in df["metrics.samples"]]
+    else:
+        df["steady_msgs_per_min"] = np.nan
+    df["table"] = table_of(df)
+    df["budget_bytes"] = df["search_budget_bytes"]
+    df["order"] = np.arange(len(df))
+    key = ["sweep_id", "config_id", "trial", "warmup"]
+    df = df.sort_values(["started_utc", "order"]).reset_index(drop=True)
+    df["attempt"] = df.groupby(key).cumcount() + 1
+    df["is_ok"] = df["status"] == "ok"
+    # the attempt that stands for (config_id, trial): the last ok one, else the last one
+    df["_rank"] = df["is_ok"].astype(int) * 1_000_000 + df["attempt"]
+    best = df.groupby(key)["_rank"].transform("max")
+    df["selected"] = df["_rank"] == best
+    df["failed_attempts"] = df.groupby(key)["is_ok"].transform(lambda s: int((~s).sum()))
+    df.loc[~df["selected"], "failed_attempts"] = 0
+    drop = [c for c in df.columns if c.startswith(("metrics.", "validation.", "env.", "params."))
+            or c in ("_rank", "order", "command", "pinned_cpus", "stdout_tail", "stderr_tail")]
+    out = df.drop(columns=drop)
+    out["stderr_last_line"] = [_last_line(s) for s in df.get("stderr_tail", pd.Series([""] * len(df)))]
+    return out
+
+
+def _last_line(s) -> str:
+    if not isinstance(s, str):
+        return ""
+    lines = [ln for ln in s.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def _keys(table: str, df: pd.DataFrame) -> list[str]:
+    return [k for k in KEYS[table] if k in df.columns]
+
+
+def trial_values(runs: pd.DataFrame, table: str, metric: str) -> pd.DataFrame:
+    """Selected, non-warm-up, ok runs of one table: keys + language + value."""
+    d = runs[(runs["table"] == table) & runs["selected"] & ~runs["warmup"].astype(bool) & runs["is_ok"]]
+    d = d[["language", *_keys(table, runs), metric]].rename(columns={metric: "value"})
+    return d[d["value"].notna()]
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration (table, language, keys) and metric: counts and median with CI."""
+    rows = []
+    base = runs[runs["selected"] & ~runs["warmup"].astype(bool)]
+    allruns = runs[~runs["warmup"].astype(bool)]
+    for table in KEYS:
+        d = base[base["table"] == table]
+        if d.empty:
+            continue
+        keys = ["language", *_keys(table, runs)]
+        fa = allruns[allruns["table"] == table].groupby(keys, dropna=False)
+        for kv, g in d.groupby(keys, dropna=False):
+            key = dict(zip(keys, kv))
+            attempts = fa.get_group(kv) if kv in fa.groups else g
+            counts = {
+                "n_trials": int(g["trial"].nunique()),
+                "n_ok": int(g["is_ok"].sum()),
+                "n_invalid": int((g["status"] == "invalid").sum()),
+                "n_failed": int(g["status"].isin(FAILED_STATUSES).sum()),
+                "n_failed_attempts": int((attempts["status"] != "ok").sum()),
+                "statuses": ";".join(f"{k}:{v}" for k, v in sorted(attempts["status"].value_counts().items())),
+            }
+            ok = g[g["is_ok"]]
+            for metric in METRICS[table]:
+                vals = ok[metric].dropna().astype(float).to_numpy() if metric in ok else np.array([])
+                ci = stats.median_ci(vals)
+                rows.append({"table": table, **key, **counts, "metric": metric, "n": ci.n, "median": ci.median,
+                             "ci_lo": ci.lo, "ci_hi": ci.hi, "ci_level": round(ci.level, 4),
+                             "min": float(vals.min()) if len(vals) else np.nan,
+                             "max": float(vals.max()) if len(vals) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def ratios(runs: pd.DataFrame, seed: int = stats.SEED) -> pd.DataFrame:
+    """For every configuration measured in two languages: median(lang A)/median(lang B)."""
+    rows = []
+    for table in ("pingping", "spawn", "throughput"):
+        keys = _keys(table, runs)
+        metric = {"pingping": "elapsed_s", "spawn": "all_ready_s", "throughput": "paper_msgs_per_min"}[table]
+        metrics = [metric] + (["spawn_call_s"] if table == "spawn" else [])
+        for m in metrics:
+            d = trial_values(runs, table, m)
+            if d.empty:
+                continue
+            for kv, g in d.groupby(keys, dropna=False):
+                by = {lang: gg["value"].to_numpy() for lang, gg in g.groupby("language")}
+                for a, b in combinations(sorted(by), 2):
+                    r = stats.bootstrap_ratio(by[a], by[b], seed=seed)
+                    rows.append({"table": table, **dict(zip(keys, kv if isinstance(kv, tuple) else (kv,))),
+                                 "metric": m, "numerator": a, "denominator": b, "ratio": r.ratio,
+                                 "ci_lo": r.lo, "ci_hi": r.hi, "n_num": r.n_num, "n_den": r.n_den})
+    return pd.DataFrame(rows)
+
+
+def spawn_max_tables(runs: pd.DataFrame, metric: str = "all_ready_s") -> tuple[pd.DataFrame, pd.DataFrame]:
+    d = runs[(runs["table"] == "spawn_max") & runs["selected"] & ~runs["warmup"].astype(bool)]
+    cols = ["language", "budget_bytes", "search_step", "processes", "trial", "status", "status_reason",
+            "all_ready_s", "spawn_call_s", "bytes_per_process", "peak_rss_bytes", "wall_s", "user_cpu_s", "system_cpu_s"]
+    steps = d[[c for c in cols if c in d]].sort_values(["language", "processes", "trial"]).reset_index(drop=True)
+    lim = []
+    for lang, g in steps.groupby("language"):
+        per_n = g.groupby("processes")["status"].apply(lambda s: bool((s == "ok").all())).sort_index()
+        ok_ns = [n for n, ok in per_n.items() if ok]
+        bad = [n for n, ok in per_n.items() if not ok]
+        first_bad = min(bad) if bad else None
+        max_ok = max([n for n in ok_ns if first_bad is None or n < first_bad], default=None)
+        reason, fstatus = "", None
+        if first_bad is not None:
+            gb = g[(g["processes"] == first_bad) & (g["status"] != "ok")].iloc[0]
+            fstatus = gb["status"]
+            reason = f"{gb['status']}: {gb['status_reason'] or ''}".strip(": ")
+        t = g[(g["processes"] == max_ok) & (g["status"] == "ok")][metric].median() if max_ok else np.nan
+        lim.append({"language": lang, "budget_bytes": g["budget_bytes"].dropna().iloc[0] if g["budget_bytes"].notna().any() else np.nan,
+                    "max_ok_processes": max_ok, "first_failed_processes": first_bad, "failure_status": fstatus,
+                    # only a run that hit memory or a runtime limit establishes the limit; a timeout or a
+                    # failure to start says nothing about how many processes fit
+                    "limit_found": fstatus in LIMIT_STATUSES, "failure": reason, f"{metric}_at_max": t,
+                    "steps": int(len(per_n))})
+    return steps, pd.DataFrame(lim)
+
+
+def failures(runs: pd.DataFrame) -> pd.DataFrame:
+    d = runs[runs["status"] != "ok"]
+    if d.empty:
+        return pd.DataFrame(columns=["table", "language", "status", "count", "retried_ok", "example_reason"])
+    ok_keys = set(map(tuple, runs[runs["is_ok"]][["config_id", "trial"]].itertuples(index=False)))
+    d = d.assign(retried_ok=[(c, t) in ok_keys for c, t in zip(d["config_id"], d["trial"])])
+    out = d.groupby(["table", "language", "status"], as_index=False).agg(
+        count=("status", "size"), retried_ok=("retried_ok", "sum"),
+        example_reason=("status_reason", lambda s: next((str(x) for x in s if isinstance(x, str) and x), "")),
+        example_stderr=("stderr_last_line", lambda s: next((x for x in s if x), "")))
+    return out
+
+
+def cpu_time(runs: pd.DataFrame) -> pd.DataFrame:
+    d = runs[~runs["warmup"].astype(bool)].copy()
+    ready = d["all_ready_s"] if "all_ready_s" in d else np.nan
+    d["timed_s"] = np.where(d["table"].isin(["spawn", "spawn_max"]), ready, d["elapsed_s"])
+    g = d.groupby(["table", "language"], as_index=False).agg(
+        runs=("status", "size"), wall_s=("wall_s", "sum"), user_cpu_s=("user_cpu_s", "sum"),
+        system_cpu_s=("system_cpu_s", "sum"), timed_s=("timed_s", "sum"))
+    cpu = g["user_cpu_s"] + g["system_cpu_s"]
+    g["system_share_of_cpu"] = (g["system_cpu_s"] / cpu).where(cpu > 0)
+    g["cpu_per_wall"] = (cpu / g["wall_s"]).where(g["wall_s"] > 0)
+    g["timed_share_of_wall"] = (g["timed_s"] / g["wall_s"]).where(g["wall_s"] > 0)
+    return g
+
+
+def read_manifest(sweep_dir: Path) -> dict:
+    p = Path(sweep_dir) / "manifest.json"
+    if not p.exists():
+        return {}
+    with open(p, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def read_sessions(sweep_dir: Path) -> list[dict]:
+    """sessions.jsonl of a sweep (one line per harness session), [] if absent."""
+    p = Path(sweep_dir) / "sessions.jsonl"
+    out = []
+    if p.exists():
+        for line in p.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def not_runnable(manifest: dict, sessions: list[dict] | None = None) -> list[dict]:
+    """[{benchmark, cores, reason}] the harness recorded as not runnable on this machine:
+    the manifest's `not_runnable` plus every session's (the manifest is written by the
+    first session only; later sessions may add benchmarks)."""
+    seen, out = set(), []
+    for src in [manifest or {}] + list(sessions or []):
+        for item in src.get("not_runnable") or []:
+            if isinstance(item, dict) and "cores" in item:
+                key = (item.get("benchmark"), int(item["cores"]))
+                if key not in seen:
+                    seen.add(key)
+                    out.append({"benchmark": item.get("benchmark"), "cores": int(item["cores"]),
+                                "reason": item.get("reason", "")})
+            elif isinstance(item, (int, float)):
+                key = (None, int(item))
+                if key not in seen:
+                    seen.add(key)
+                    out.append({"benchmark": None, "cores": int(item), "reason": ""})
+    return out
+
+
+def unrunnable_cores(manifest: dict, sessions: list[dict] | None = None, benchmark: str | None = None) -> list[int]:
+    return sorted({x["cores"] for x in not_runnable(manifest, sessions)
+                   if benchmark is None or x["benchmark"] in (None, benchmark)})
+
+
+def logical_cpus(manifest: dict, runs: pd.DataFrame | None) -> int | None:
+    if runs is not None and "host.logical_cpus" in runs and runs["host.logical_cpus"].notna().any():
+        return int(runs["host.logical_cpus"].dropna().iloc[0])
+    h = manifest.get("host") if isinstance(manifest, dict) else None
+    if isinstance(h, dict) and h.get("logical_cpus"):
+        return int(h["logical_cpus"])
+    return None
+
+
+def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
+    manifest = read_manifest(sweep_dir)
+    sessions = read_sessions(sweep_dir)
+    host = {}
+    for c in runs.columns:
+        if c.startswith("host.") and runs[c].notna().any():
+            v = runs[c].dropna().iloc[0]
+            host[c[5:]] = v.item() if hasattr(v, "item") else v
+    versions = {}
+    ok = runs[runs["is_ok"]]
+    for lang, g in ok.groupby("language"):
+        versions[lang] = sorted({f"{n} {v}" for n, v in zip(g["runtime_name"], g["runtime_version"]) if isinstance(v, str)})
+    nw = runs[~runs["warmup"].astype(bool)]
+    return {
+        "sweep_id": str(runs["sweep_id"].iloc[0]),
+        "sweep_dir": str(sweep_dir),
+        "profile": manifest.get("profile") if isinstance(manifest.get("profile"), str) else
+        (manifest.get("profile", {}) or {}).get("name") if isinstance(manifest.get("profile"), dict) else None,
+        "host": host,
+        "runtime_versions": versions,
+        "unrunnable_cores": unrunnable_cores(manifest, sessions),
+        "not_runnable": not_runnable(manifest, sessions),
+        "runtime_versions_manifest": manifest.get("runtime_versions"),
+        "sessions": len([x for x in sessions if x.get("event") == "start"]),
+        "logical_cpus": logical_cpus(manifest, runs),
+        "cores_measured": sorted(int(c) for c in runs["cores"].dropna().unique()),
+        "languages": sorted(runs["language"].unique()),
+        "tables": sorted(runs["table"].unique()),
+        "attempts": int(len(runs)),
+        "warmups": int(runs["warmup"].astype(bool).sum()),
+        "trials_selected": int((nw["selected"]).sum()),
+        "ok": int((nw["selected"] & nw["is_ok"]).sum()),
+        "status_counts": {k: int(v) for k, v in nw["status"].value_counts().items()},
+        "skipped_bad_lines": len(raw.attrs.get("skipped", [])),
+        "memory_budget_bytes": _first(runs, "memory_budget_bytes"),
+        "memory_enforcement": _first(runs, "memory_enforcement"),
+        "timeout_s_max": float(runs["timeout_s"].max()) if "timeout_s" in runs else None,
+        "first_started_utc": str(runs["started_utc"].min()),
+        "last_started_utc": str(runs["started_utc"].max()),
+        "manifest": manifest,
+    }
+
+
+def _first(runs, col):
+    if col not in runs or not runs[col].notna().any():
+        return None
+    v = runs[col].dropna().iloc[0]
+    return v.item() if hasattr(v, "item") else v
+
+
+def _jsonable(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, (np.bool_,)):
+        return bool(o)
+    return str(o)
+
+
+def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False, seed: int = stats.SEED) -> dict:
+    """Read data/raw/<sweep-id>/ and write every processed table to out_dir (default
+    data/processed/<sweep-id>/). Returns {name: path}."""
+    sweep_dir = Path(sweep_dir)
+    raw = records.load_raw(sweep_dir, skip_bad=skip_bad)
+    runs = runs_table(raw)
+    sweep_id = str(runs["sweep_id"].iloc[0])
+    out = Path(out_dir) if out_dir else paths.processed_dir() / sweep_id
+    out.mkdir(parents=True, exist_ok=True)
+    written = {}
+
+    def put(name, df):
+        p = out / f"{name}.csv"
+        df.to_csv(p, index=False)
+        written[name] = p
+
+    put("runs", runs)
+    put("summary", summarize(runs))
+    put("ratios", ratios(runs, seed=seed))
+    steps, limits = spawn_max_tables(runs)
+    put("spawn_max", steps)
+    put("spawn_max_limits", limits)
+    put("failures", failures(runs))
+    put("cpu_time", cpu_time(runs))
+    info = sweep_info(sweep_dir, runs, raw)
+    p = out / "sweep.json"
+    p.write_text(json.dumps(info, indent=2, default=_jsonable) + "\n", encoding="utf-8")
+    written["sweep"] = p
+    return written
+
+
+class Processed:
+    """The processed tables of one sweep, read back from disk."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        if not (self.folder / "summary.csv").exists():
+            raise FileNotFoundError(f"no processed tables in {self.folder} (run `python -m serverbench process` first)")
+        self.runs = self._read("runs")
+        self.summary = self._read("summary")
+        self.ratios = self._read("ratios")
+        self.spawn_max = self._read("spawn_max")
+        self.spawn_max_limits = self._read("spawn_max_limits")
+        self.failures = self._read("failures")
+        self.cpu_time = self._read("cpu_time")
+        self.info = json.loads((self.folder / "sweep.json").read_text(encoding="utf-8"))
+        if not self.runs.empty:
+            for c in ("warmup", "selected", "is_ok"):
+                if c in self.runs:
+                    self.runs[c] = self.runs[c].astype(str).str.lower() == "true"
+
+    def _read(self, name):
+        p = self.folder / f"{name}.csv"
+        try:
+            return pd.read_csv(p)
+        except (pd.errors.EmptyDataError, FileNotFoundError):
+            return pd.DataFrame()
+
+    def values(self, table: str, metric: str) -> pd.DataFrame:
+        if self.runs.empty:
+            return pd.DataFrame(columns=["language", "value"])
+        return trial_values(self.runs, table, metric)
+
+    def stat(self, table: str, metric: str) -> pd.DataFrame:
+        s = self.summary
+        if s.empty:
+            return s
+        return s[(s["table"] == table) & (s["metric"] == metric)].copy()

@@ -1,0 +1,161 @@
+"""Tables for the rendered report, computed from processed data (never typed numbers,
+except the paper's documented set-up, quoted from data/reference/README.md)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from serverbench.analysis import reference
+from serverbench.analysis.process import LANGUAGE_LABELS, Processed
+
+# The paper's set-up, as data/reference/README.md and docs/spec.md state it.
+PAPER_SETUP = {
+    "machine": "Fig. 3-4: Intel Core i5-3230M 2.6 GHz, 8 GB, Windows 10; Fig. 5: Xeon E5-2640v2 (16 cores), 64 GB, Scientific Linux 6",
+    "versions": "Erlang/OTP 19.0, Go 1.7.1, Scala 2.12.0 + Akka 2.4.12",
+    "programs": "the authors' original programs (timing and copying quirks differ by language)",
+    "trials": "7 per point, median (Fig. 5 sheet: 3 runs)",
+    "throughput_run_s": 60.0,
+    "pingping_max_repetitions": 1_000_000,
+    "spawn_fixed_max": 100_000,
+    "spawn_max_budget": "8 GB machine (up to ~11 M processes)",
+    "cores": "1, 2, 4, 8, 16, 32",
+}
+
+
+def _fmt_bytes(b) -> str:
+    if b is None or pd.isna(b):
+        return "unknown"
+    b = float(b)
+    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= f:
+            return f"{b / f:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def machine_table(P: Processed) -> pd.DataFrame:
+    i = P.info
+    h = i.get("host", {})
+    rows = [
+        ("sweep", i.get("sweep_id")),
+        ("profile", i.get("profile")),
+        ("runs (first - last start, UTC)", f"{i.get('first_started_utc')} - {i.get('last_started_utc')}"),
+        ("CPU", h.get("cpu_model")),
+        ("logical CPUs", h.get("logical_cpus")),
+        ("memory", _fmt_bytes(h.get("memory_bytes"))),
+        ("OS / kernel", f"{h.get('os')} / {h.get('kernel')}"),
+        ("memory limit per run", f"{_fmt_bytes(i.get('memory_budget_bytes'))} ({i.get('memory_enforcement')})"),
+    ]
+    for lang, vs in sorted((i.get("runtime_versions") or {}).items()):
+        rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)}", ", ".join(vs)))
+    man = i.get("runtime_versions_manifest") or {}
+    for lang, v in sorted(man.items()) if isinstance(man, dict) else []:
+        if lang not in (i.get("runtime_versions") or {}):
+            rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)} (--version)", str(v)))
+    return pd.DataFrame(rows, columns=["item", "value"])
+
+
+def differences_table(P: Processed) -> pd.DataFrame:
+    i = P.info
+    r = P.runs
+    h = i.get("host", {})
+    nw = r[~r["warmup"]] if not r.empty else r
+
+    def trials(table):
+        d = P.summary[(P.summary["table"] == table)] if not P.summary.empty else P.summary
+        if d.empty:
+            return "not run"
+        lo, hi = int(d["n_trials"].min()), int(d["n_trials"].max())
+        return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+    tp = nw[nw["table"] == "throughput"] if not nw.empty else nw
+    dur = ", ".join(f"{x:g} s" for x in sorted(tp["duration_s"].dropna().unique())) if not tp.empty else "not run"
+    pp = nw[nw["table"] == "pingping"] if not nw.empty else nw
+    reps = f"{int(pp['repetitions'].max()):,}" if not pp.empty else "not run"
+    sp = nw[nw["table"] == "spawn"] if not nw.empty else nw
+    spn = f"{int(sp['processes'].max()):,}" if not sp.empty else "not run"
+    lim = P.spawn_max_limits
+    budget = _fmt_bytes(lim["budget_bytes"].dropna().iloc[0]) if lim is not None and not lim.empty and lim["budget_bytes"].notna().any() else "not run"
+    variants = ", ".join(sorted(nw["variant"].dropna().unique())) if not nw.empty else "?"
+    payloads = ", ".join(sorted(nw["payload"].dropna().unique())) if not nw.empty and "payload" in nw else "?"
+    cores = ", ".join(map(str, i.get("cores_measured") or []))
+    cpus = i.get("logical_cpus")
+    beyond = [c for c in (1, 2, 4, 8, 16, 32) if cpus and c > cpus]
+    unr = ", ".join(map(str, sorted(set(i.get("unrunnable_cores") or []) | set(beyond)))) or "none"
+    if cpus:
+        unr += f"; the machine has {cpus} logical CPUs"
+    rows = [
+        ("machine", PAPER_SETUP["machine"], f"{h.get('cpu_model')}, {h.get('logical_cpus')} logical CPUs, "
+                                            f"{_fmt_bytes(h.get('memory_bytes'))}, {h.get('os')}"),
+        ("runtime versions", PAPER_SETUP["versions"],
+         "; ".join(f"{LANGUAGE_LABELS.get(k, k)}: {', '.join(v)}" for k, v in sorted((i.get('runtime_versions') or {}).items()))),
+        ("programs", PAPER_SETUP["programs"], f"this project's programs, variant {variants} (same work in every "
+                                              f"language), payload {payloads}"),
+        ("start", "cold start (fresh VM) per run", "fresh OS process per run (cold start), pinned to the cores used"),
+        ("trials per point", PAPER_SETUP["trials"],
+         f"PingPing {trials('pingping')}, spawn {trials('spawn')}, throughput {trials('throughput')}"),
+        ("throughput run length", f"{PAPER_SETUP['throughput_run_s']:g} s", dur),
+        ("PingPing largest repetitions", f"{PAPER_SETUP['pingping_max_repetitions']:,}", reps),
+        ("spawn, Fig. 4 (b) largest N", f"{PAPER_SETUP['spawn_fixed_max']:,}", spn),
+        ("spawn, Fig. 4 (a) memory", PAPER_SETUP["spawn_max_budget"], f"budget {budget} per run"),
+        ("cores", PAPER_SETUP["cores"], f"{cores} (not runnable here: {unr})"),
+    ]
+    return pd.DataFrame(rows, columns=["aspect", "paper", "this sweep"])
+
+
+def failures_table(P: Processed) -> pd.DataFrame:
+    f = P.failures
+    if f is None or f.empty:
+        return pd.DataFrame(columns=["figure table", "language", "status", "runs", "of which retried ok", "reason"])
+    f = f.copy()
+    f["language"] = f["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
+    f["reason"] = [r if isinstance(r, str) and r else (e if isinstance(e, str) else "")
+                   for r, e in zip(f["example_reason"], f.get("example_stderr", [""] * len(f)))]
+    return f.rename(columns={"table": "figure table", "count": "runs", "retried_ok": "of which retried ok"})[
+        ["figure table", "language", "status", "runs", "of which retried ok", "reason"]]
+
+
+def status_counts(P: Processed) -> pd.DataFrame:
+    r = P.runs
+    if r.empty:
+        return pd.DataFrame()
+    nw = r[~r["warmup"]]
+    t = nw.groupby(["table", "status"]).size().unstack(fill_value=0)
+    t["all attempts"] = t.sum(axis=1)
+    return t.reset_index()
+
+
+def time_table(P: Processed) -> pd.DataFrame:
+    c = P.cpu_time
+    if c is None or c.empty:
+        return pd.DataFrame()
+    c = c.copy()
+    c["language"] = c["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
+    cols = {"table": "figure table", "language": "language", "runs": "runs", "wall_s": "wall (s)",
+            "user_cpu_s": "user CPU (s)", "system_cpu_s": "system CPU (s)",
+            "system_share_of_cpu": "system share of CPU", "cpu_per_wall": "CPU / wall",
+            "timed_share_of_wall": "timed region / wall"}
+    return c[list(cols)].rename(columns=cols).round(3)
+
+
+def reference_notes() -> list[str]:
+    """Caveats about the paper's values drawn in the figures (from the reference README)."""
+    pts, fails = reference.fig4a()
+    return [
+        "Fig. 3 paper values: one number per point; whether single runs or summaries is not recorded; "
+        "Erlang's small times are quantised to the 1/64 s Windows clock tick (0 s points are not drawn on log axes).",
+        "Fig. 4 (a) paper values are means (the sheet's AVERAGE block), not medians; the paper's failures: "
+        + ", ".join(f"{LANGUAGE_LABELS.get(r.language, r.language)} at {int(r.processes):,} ({r.status_raw})"
+                    for r in fails.itertuples()) + ".",
+        "Fig. 5 paper values: median of the sheet's 3 recorded runs, recomputed; the sheet's own median block "
+        "has one broken cell (Erlang, 1 core, 4 pairs).",
+    ]
+
+
+VERDICT_COLOURS = {"supported": "#d9f2d9", "contradicted": "#f8d0d0", "inconclusive": "#fff2cc",
+                   "not testable here": "#e6e6e6"}
+
+
+def verdict_style(value) -> str:
+    """CSS for a verdict cell in the claims table (pandas Styler.map)."""
+    c = VERDICT_COLOURS.get(value) if isinstance(value, str) else None
+    return f"background-color: {c}; font-weight: bold" if c else ""

@@ -1,0 +1,139 @@
+"""Raw logs -> processed tables: retries, warm-ups, counts, medians, failures, CLI."""
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from serverbench import cli, records
+from serverbench.analysis import process, synthetic
+
+
+def _pp(lang, t, trial, **kw):
+    return synthetic.raw_record("pingping", lang, {"message_bytes": 5000, "repetitions": 1000}, {"elapsed_s": t},
+                                trial=trial, **kw)
+
+
+def test_synthetic_records_are_schema_valid():
+    for rec in synthetic.paper_like_sweep(trials=1)[:50]:
+        assert records.raw_errors(rec) is None
+    bad = synthetic.raw_record("spawn", "go", {"processes": 10}, None, status="crashed")
+    assert records.raw_errors(bad) is None and bad["metrics"] is None
+
+
+def test_retry_selection_warmup_and_counts(tmp_path):
+    recs = [
+        _pp("go", 9.0, 0, warmup=True, started_utc="2026-01-01T00:00:00Z"),  # warm-up: never in statistics
+        synthetic.raw_record("pingping", "go", {"message_bytes": 5000, "repetitions": 1000}, None, trial=1,
+                             status="crashed", started_utc="2026-01-01T00:00:01Z"),
+        _pp("go", 1.0, 1, started_utc="2026-01-01T00:00:02Z"),  # the retry that succeeded
+        _pp("go", 2.0, 2, started_utc="2026-01-01T00:00:03Z"),
+        _pp("go", 3.0, 3, started_utc="2026-01-01T00:00:04Z"),
+        synthetic.raw_record("pingping", "go", {"message_bytes": 5000, "repetitions": 1000}, None, trial=4,
+                             status="timeout", started_utc="2026-01-01T00:00:05Z"),  # failed, never retried ok
+    ]
+    P = synthetic.processed_from(recs, tmp_path)
+    runs = P.runs
+    assert len(runs) == 6
+    sel = runs[runs["selected"] & ~runs["warmup"]]
+    assert sorted(sel["trial"]) == [1, 2, 3, 4]
+    assert sel[sel["trial"] == 1]["status"].item() == "ok"
+    assert sel[sel["trial"] == 1]["failed_attempts"].item() == 1
+    s = P.stat("pingping", "elapsed_s").iloc[0]
+    assert (s["n_trials"], s["n_ok"], s["n_failed"], s["n_invalid"], s["n_failed_attempts"]) == (4, 3, 1, 0, 2)
+    assert s["median"] == 2.0 and s["ci_lo"] == 1.0 and s["ci_hi"] == 3.0
+    assert s["statuses"] == "crashed:1;ok:3;timeout:1"
+    f = P.failures.set_index("status")
+    assert f.loc["crashed", "count"] == 1 and f.loc["crashed", "retried_ok"] == 1
+    assert f.loc["timeout", "retried_ok"] == 0
+
+
+def test_tables_from_paper_like_sweep(tmp_path):
+    recs = synthetic.paper_like_sweep(trials=3)
+    manifest = {"profile": {"name": "quick"},
+                "not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "2 CPUs"} for c in (4, 8, 16, 32)]}
+    P = synthetic.processed_from(recs, tmp_path, manifest)
+    assert P.info["profile"] == "quick"
+    assert P.info["unrunnable_cores"] == [4, 8, 16, 32]
+    assert P.info["logical_cpus"] == 2
+    assert set(P.summary["table"]) == {"pingping", "spawn", "spawn_max", "throughput"}
+    lim = P.spawn_max_limits.set_index("language")
+    assert lim.loc["scala_akka", "max_ok_processes"] == 800_000
+    assert lim.loc["go", "first_failed_processes"] == 400_000
+    assert bool(lim.loc["go", "limit_found"])
+    assert "over_memory_budget" in lim.loc["go", "failure"]
+    r = P.ratios
+    assert set(r["table"]) == {"pingping", "spawn", "throughput"}
+    assert (r["ci_lo"] <= r["ratio"]).all() and (r["ratio"] <= r["ci_hi"]).all()
+    ct = P.cpu_time
+    assert {"system_share_of_cpu", "timed_share_of_wall"} <= set(ct.columns)
+    tp = P.stat("throughput", "steady_msgs_per_min")
+    assert tp["median"].notna().all()
+    # processing is deterministic
+    again = synthetic.processed_from(recs, tmp_path / "again", manifest)
+    pd.testing.assert_frame_equal(P.ratios, again.ratios)
+
+
+def test_sessions_add_not_runnable(tmp_path):
+    recs = [_pp("go", 1.0, 0)]
+    sweep = synthetic.write_sweep(tmp_path / "raw" / "synthetic-1", recs, {"profile": {"name": "smoke"}, "not_runnable": []})
+    (sweep / "sessions.jsonl").write_text(json.dumps({"event": "start", "not_runnable": [
+        {"benchmark": "throughput", "cores": 4, "reason": "x"}]}) + "\n")
+    process.process_sweep(sweep, tmp_path / "p")
+    info = process.Processed(tmp_path / "p").info
+    assert info["unrunnable_cores"] == [4] and info["sessions"] == 1
+
+
+def test_steady_rate():
+    s = [[0.1 * i, 1000 * i] for i in range(1, 11)]
+    assert process.steady_rate_per_min(s) == pytest.approx(1000 / 0.1 * 60)
+    assert np.isnan(process.steady_rate_per_min([[1, 2]]))
+    assert np.isnan(process.steady_rate_per_min(None))
+
+
+def test_bad_raw_line_is_an_error_unless_skipped(tmp_path):
+    sweep = synthetic.write_sweep(tmp_path / "raw" / "s1", [_pp("go", 1.0, 0)])
+    with open(sweep / "runs.jsonl", "a") as f:
+        f.write("{not json\n")
+    with pytest.raises(records.RawLogError):
+        process.process_sweep(sweep, tmp_path / "p")
+    with pytest.warns(UserWarning, match="skipped 1 bad raw line"):
+        out = process.process_sweep(sweep, tmp_path / "p", skip_bad=True)
+    assert json.loads(out["sweep"].read_text())["skipped_bad_lines"] == 1
+
+
+def test_cli_process_figures_claims(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("SERVERBENCH_PAPER", str(tmp_path / "paper"))
+    sweep = synthetic.write_sweep(tmp_path / "data" / "raw" / "synthetic-1", synthetic.paper_like_sweep(trials=3))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["process", str(sweep)], out, err) == 0, err.getvalue()
+    assert (tmp_path / "data" / "processed" / "synthetic-1" / "claims.csv").exists()
+    out = io.StringIO()
+    assert cli.run(["claims", "synthetic-1"], out, err) == 0, err.getvalue()
+    assert "C1" in out.getvalue() and "supported" in out.getvalue()
+    assert cli.run(["figures", "synthetic-1", "--no-reference"], io.StringIO(), err) == 0, err.getvalue()
+    assert (tmp_path / "paper" / "figures" / "fig5_throughput.pdf").exists()
+    err = io.StringIO()
+    assert cli.run(["process", str(tmp_path / "nope")], io.StringIO(), err) == 2
+    assert "no sweep folder" in err.getvalue()
+
+
+def test_report_tables(tmp_path):
+    from serverbench.analysis import report
+
+    recs = synthetic.paper_like_sweep(trials=3) + [
+        synthetic.raw_record("throughput", "go", {"pairs": 1}, None, cores=1, trial=9, status="timeout")]
+    P = synthetic.processed_from(recs, tmp_path, {"profile": {"name": "quick"}, "runtime_versions": {}})
+    m = report.machine_table(P).set_index("item")["value"]
+    assert m["logical CPUs"] == 2 and "Synthetic CPU" in m["CPU"]
+    d = report.differences_table(P).set_index("aspect")
+    assert d.loc["trials per point", "this sweep"].startswith("PingPing 3, spawn 3")
+    assert "4, 8, 16, 32" in d.loc["cores", "this sweep"]
+    f = report.failures_table(P)
+    assert {"timeout", "over_memory_budget"} <= set(f["status"])
+    assert not report.time_table(P).empty and "all attempts" in report.status_counts(P).columns
+    assert report.verdict_style("supported").startswith("background-color")
+    assert len(report.reference_notes()) == 3
