@@ -80,9 +80,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 
 # --- 3. Jupyter kernel -------------------------------------------------------------------
-if ! "$VPY" -m jupyter kernelspec list 2>/dev/null | awk '{print $1}' | grep -qx serverbench; then
-  log "registering Jupyter kernel 'serverbench'"
-  "$VPY" -m ipykernel install --user --name serverbench --display-name "Python (serverbench)" >/dev/null
+# Registered inside the environment (--sys-prefix), so each checkout's kernel runs its own
+# Python and code; Jupyter in a virtual environment prefers the environment's kernels.
+# Re-registered when it points at another interpreter (a moved or copied checkout).
+read -r vprefix vexe < <("$VPY" -c 'import sys; print(sys.prefix, sys.executable)')
+kernel_json="$vprefix/share/jupyter/kernels/serverbench/kernel.json"
+if ! grep -qF "\"$vexe\"" "$kernel_json" 2>/dev/null; then
+  log "registering Jupyter kernel 'serverbench' for $vexe"
+  "$VPY" -m ipykernel install --sys-prefix --name serverbench --display-name "Python (serverbench)" >/dev/null
 fi
 
 # --- 4. native programs --------------------------------------------------------------------

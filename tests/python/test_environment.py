@@ -61,3 +61,17 @@ def test_the_parser_sees_a_missing_package(tmp_path, monkeypatch):
     fake.write_text(text)
     monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
     assert "seaborn" not in conda_pins() and "pandas" in conda_pins()
+
+
+def test_the_serverbench_kernel_runs_this_checkouts_python():
+    # set-up registers it inside the environment; a kernel of another checkout would run
+    # that checkout's code in the notebooks.
+    import sys
+
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec("serverbench")
+    except NoSuchKernel:
+        raise AssertionError("no Jupyter kernel 'serverbench': run scripts/setup.sh") from None
+    assert Path(spec.argv[0]).resolve() == Path(sys.executable).resolve()
