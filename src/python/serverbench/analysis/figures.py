@@ -309,7 +309,9 @@ def save(fig, name: str, out_dir=None) -> dict:
     written = {}
     for ext in ("png", "pdf"):
         p = out / f"{name}.{ext}"
-        fig.savefig(p, bbox_inches="tight")
+        # No creation date: the same raw logs give byte-identical figures.
+        meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
+        fig.savefig(p, bbox_inches="tight", metadata=meta)
         written[ext] = p
     return written
 

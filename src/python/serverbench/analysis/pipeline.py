@@ -87,14 +87,31 @@ def run_notebooks(profile: str = "quick", sweep_id: str | None = None, run: bool
     return out
 
 
+def _number_styler_ids(html: str) -> str:
+    """Replace each pandas Styler uuid (T_xxxxx) by T_tN in order of first appearance."""
+    import re
+
+    seen: dict[str, str] = {}
+
+    def sub(m):
+        return seen.setdefault(m.group(1), f"T_t{len(seen)}")
+
+    return re.sub(r"\b(T_[0-9a-f]{5})(?=[_\"\s])", sub, html)
+
+
 def render_html(notebook, html_path) -> Path:
     """nbconvert to HTML with every code cell's input hidden (as `--no-input`)."""
     import nbformat
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(str(notebook), as_version=4)
+    # Cell ids (papermill's injected cell) and pandas Styler table ids are random per
+    # execution; numbering them makes the same raw logs render to the same bytes.
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb)
+    body = _number_styler_ids(body)
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     html_path.write_text(body, encoding="utf-8")

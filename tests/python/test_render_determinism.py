@@ -1,0 +1,46 @@
+"""The same raw logs render to the same bytes: figures and the HTML report."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import nbformat
+import pandas as pd
+
+from serverbench.analysis import figures, pipeline
+
+
+def _figure():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [3, 1, 2])
+    return fig
+
+
+def test_saved_figures_are_byte_identical(tmp_path):
+    fig = _figure()
+    a = figures.save(fig, "f", tmp_path / "a")
+    b = figures.save(fig, "f", tmp_path / "b")
+    plt.close(fig)
+    for ext in ("png", "pdf"):
+        assert a[ext].read_bytes() == b[ext].read_bytes(), ext
+    # two saves within one second would match anyway: check the date is really absent
+    assert b"/CreationDate" not in a["pdf"].read_bytes()
+
+
+def _executed_notebook(path, seed):
+    # What an execution leaves behind: a random cell id and a Styler table with a random uuid.
+    html = pd.DataFrame({"x": [1, 2]}).style.set_uuid(f"{seed:05x}").to_html()
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("df.style")
+    cell["id"] = f"random{seed}"
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": html})]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Report"), cell]
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_report_html_does_not_depend_on_random_ids(tmp_path):
+    a = pipeline.render_html(_executed_notebook(tmp_path / "a.ipynb", 0xA1B2C), tmp_path / "a.html").read_text()
+    b = pipeline.render_html(_executed_notebook(tmp_path / "b.ipynb", 0x3D4E5), tmp_path / "b.html").read_text()
+    assert "T_a1b2c" not in a and "T_t0" in a
+    assert a == b
