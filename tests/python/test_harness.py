@@ -483,3 +483,21 @@ def test_torn_last_line_is_ended_not_glued(tmp_path):
         recs, skipped = records.load_records([d / "runs.jsonl"], skip_bad=True)
     assert len(recs) == 2 and len(skipped) == 1 and skipped[0][1] == 2
     assert sweep.read_lines(d / "sessions.jsonl")[-2]["repaired_torn_line"] == 2
+
+
+def test_unreadable_line_is_reported_and_kept(tmp_path, capsys):
+    ov = {**SMALL, "spawn.enabled": False}
+    d = run_sweep("smoke", sweep_id="c", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
+                  languages="go")
+    runs = d / "runs.jsonl"
+    good = runs.read_bytes()
+    runs.write_bytes(b'{"not": "closed"\n' + good)  # corrupt line 1 (e.g. edited by hand)
+    before = runs.read_bytes()
+    capsys.readouterr()
+    run_sweep("smoke", sweep_id="c", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
+              languages="go")
+    err = capsys.readouterr().err
+    assert "1 unreadable line(s) (line 1)" in err
+    assert runs.read_bytes() == before  # the ok run on line 2 still counts: nothing appended
+    bad: list[int] = []
+    assert len(sweep.read_lines(runs, bad)) == 1 and bad == [1]

@@ -315,18 +315,23 @@ class RawLog:
         os.close(self.fd)
 
 
-def read_lines(path: Path) -> list[dict]:
+def read_lines(path: Path, bad: list | None = None) -> list[dict]:
+    """The parsable lines of a JSON Lines file; the numbers of the others go to `bad`."""
     out = []
     if not path.exists():
         return out
     with open(path, "rb") as f:
-        for raw in f:
-            if not raw.endswith(b"\n"):
-                continue
+        for no, raw in enumerate(f, start=1):
             try:
-                out.append(json.loads(raw))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
+                if not raw.endswith(b"\n"):
+                    raise ValueError("no newline")
+                rec = json.loads(raw)
+                if not isinstance(rec, dict):
+                    raise ValueError("not an object")
+                out.append(rec)
+            except (ValueError, UnicodeDecodeError):  # JSONDecodeError is a ValueError
+                if bad is not None and raw.strip():
+                    bad.append(no)
     return out
 
 
@@ -500,7 +505,13 @@ def _run_locked(prof, plan, sweep_dir, sweep_id, commands, mode, cg_parent, how,
     runs_path = sweep_dir / records.RAW_LOG_NAME
     sessions_path = sweep_dir / SESSIONS_NAME
     log = RawLog(runs_path)
-    lines = read_lines(runs_path)
+    bad_lines: list[int] = []
+    lines = read_lines(runs_path, bad_lines)
+    if bad_lines:
+        # Kept as they are (the log is append-only); their runs just do not count as done.
+        print(f"warning: {runs_path}: {len(bad_lines)} unreadable line(s) (line {', '.join(map(str, bad_lines[:5]))}"
+              f"{' ...' if len(bad_lines) > 5 else ''}) left untouched; runs they recorded are not counted as done "
+              f"(python -m serverbench validate {sweep_dir} shows why)", file=sys.stderr)
     done = _done_set(lines)
     search_seen: dict[str, list] = {}
     for r in lines:
