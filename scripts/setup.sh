@@ -50,7 +50,8 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_pkgs[@]}" >/dev/null
   else
-    die "missing: $(IFS=', '; echo "${missing_why[*]}").
+    what="$(printf '%s, ' "${missing_why[@]}")"
+    die "missing: ${what%, }.
   On Debian/Ubuntu, as root:  apt-get update && apt-get install -y ${missing_pkgs[*]}
   Or with conda:              conda env create -f environment.yml && conda activate serverbench
                               then run again with SERVERBENCH_NO_VENV=1"
