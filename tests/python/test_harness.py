@@ -68,6 +68,8 @@ SMALL = {  # a tiny sweep: 3 languages x (1 pingping + 1 spawn) = 6 runs, 1 tria
     ("wrong_sched", "invalid", "schedulers"),
     ("wrong_params", "invalid", "params.repetitions"),
     ("fail", "invalid", "validation failed"),
+    ("jvm_oom", "over_memory_budget", "java.lang.OutOfMemoryError"),
+    ("go_oom", "over_memory_budget", "fatal error: out of memory"),
 ])
 def test_each_status(mode, status, reason):
     rec, _ = launcher(mode).run_one(spec(), 1, False)

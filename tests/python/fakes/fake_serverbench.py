@@ -107,6 +107,12 @@ elif mode == "crash":
 elif mode == "exit3":
     print("something went wrong", file=sys.stderr)
     sys.exit(3)
+elif mode == "jvm_oom":  # the JVM's own heap limit: exit 1, no record
+    print("Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space", file=sys.stderr)
+    sys.exit(1)
+elif mode == "go_oom":  # Go's runtime aborts with exit 2 (not a usage error)
+    print("fatal error: out of memory", file=sys.stderr)
+    sys.exit(2)
 elif mode == "garbage":
     print("this is not json {")
     sys.exit(0)

@@ -245,11 +245,7 @@ class Launcher:
             rec["stdout_tail"] = _tail(out_path, STDOUT_TAIL_CHARS)
             return
         if code not in (0, 1) or sig is not None:
-            oom = next((p for p in OOM_PATTERNS if p in stderr_tail), None) if budget else None
-            if oom:
-                rec["status"] = "over_memory_budget"
-                rec["status_reason"] = f"the runtime ran out of memory ({oom!r} on stderr; budget {budget} bytes)"
-            else:
+            if not _runtime_oom(rec, stderr_tail, budget):
                 rec["status"] = "crashed"
                 if sig is not None:
                     rec["status_reason"] = f"killed by signal {sig} ({_signame(sig)})"
@@ -263,11 +259,7 @@ class Launcher:
         native, problem = _read_record(out_path)
         if native is None:
             if code == 1:
-                oom = next((p for p in OOM_PATTERNS if p in stderr_tail), None) if budget else None
-                if oom:
-                    rec["status"] = "over_memory_budget"
-                    rec["status_reason"] = f"the runtime ran out of memory ({oom!r} on stderr; budget {budget} bytes)"
-                else:
+                if not _runtime_oom(rec, stderr_tail, budget):
                     rec["status"] = "crashed"
                     last = stderr_tail.strip().splitlines()[-1] if stderr_tail.strip() else ""
                     rec["status_reason"] = f"exit code 1 without a record: {last[:300]}" if last else \
@@ -305,6 +297,16 @@ class Launcher:
 
 
 # ---------------------------------------------------------------------------------------
+def _runtime_oom(rec: dict, stderr_tail: str, budget) -> bool:
+    """A run under a budget whose runtime reported running out of memory on its own:
+    mark it over_memory_budget and say so."""
+    oom = next((p for p in OOM_PATTERNS if p in stderr_tail), None) if budget else None
+    if oom:
+        rec["status"] = "over_memory_budget"
+        rec["status_reason"] = f"the runtime ran out of memory ({oom!r} on stderr; budget {budget} bytes)"
+    return oom is not None
+
+
 def _fill(template: str, subst: dict) -> str:
     for k, v in subst.items():
         template = template.replace("{" + k + "}", v)
