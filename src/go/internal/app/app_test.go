@@ -14,47 +14,14 @@ import (
 
 	"serverbench/internal/cli"
 	"serverbench/internal/jsonschema"
+	"serverbench/internal/spectest"
 )
 
-type flagContract struct {
-	Type     string       `json:"type"`
-	Min      *json.Number `json:"min"`
-	Max      *json.Number `json:"max"`
-	Values   []string     `json:"values"`
-	Required bool         `json:"required"`
-}
+type flagContract = spectest.Flag
+type contract = spectest.CLI
 
-type contract struct {
-	Benchmarks map[string]struct {
-		Flags map[string]flagContract `json:"flags"`
-	} `json:"benchmarks"`
-	ImplementedVariants []string       `json:"implemented_variants"`
-	ExitCodes           map[string]int `json:"exit_codes"`
-}
-
-func specDir(t *testing.T) string {
-	t.Helper()
-	dir, err := jsonschema.SpecDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func loadContract(t *testing.T) contract {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(specDir(t), "cli.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c contract
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func specDir(t *testing.T) string        { return spectest.Dir(t) }
+func loadContract(t *testing.T) contract { return spectest.LoadCLI(t) }
 
 func loadSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()

@@ -1,57 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"testing"
 
-	"serverbench/internal/jsonschema"
+	"serverbench/internal/spectest"
 )
 
-// contract is the part of spec/cli.json this package mirrors.
-type contract struct {
-	Benchmarks map[string]struct {
-		Flags map[string]struct {
-			Param        *string         `json:"param"`
-			Type         string          `json:"type"`
-			Min          *json.Number    `json:"min"`
-			Max          *json.Number    `json:"max"`
-			MinExclusive *json.Number    `json:"min_exclusive"`
-			Values       []string        `json:"values"`
-			Required     bool            `json:"required"`
-			Default      json.RawMessage `json:"default"`
-		} `json:"flags"`
-	} `json:"benchmarks"`
-	ImplementedVariants []string       `json:"implemented_variants"`
-	Markers             map[string]any `json:"markers"`
-	SampleInterval      float64        `json:"throughput_sample_min_interval_s"`
-	ExitCodes           map[string]int `json:"exit_codes"`
-	Languages           map[string]any `json:"languages"`
-}
+// contract is spec/cli.json, read once for every Go test package.
+type contract = spectest.CLI
 
-func loadContract(t *testing.T) contract {
-	t.Helper()
-	dir, err := jsonschema.SpecDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "cli.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c contract
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func loadContract(t *testing.T) contract { return spectest.LoadCLI(t) }
 
 func numInt(t *testing.T, n *json.Number) int64 {
 	t.Helper()
