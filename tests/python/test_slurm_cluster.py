@@ -1,0 +1,139 @@
+"""A real one-node SLURM cluster (scripts/slurm-local.sh): the smoke profile submitted
+as a 2-shard job array plus the dependent render job; one shard cancelled mid-run and
+resubmitted; nothing lost, nothing duplicated. The cluster is stopped whatever happens.
+
+Takes a few minutes (the smoke sweep runs once, the notebooks twice)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from serverbench import paths
+
+REPO = paths.repo_root()
+SCRIPT = REPO / "scripts" / "slurm-local.sh"
+WAIT_S = 900  # the whole flow's bound; a hang fails the test instead of the CI run
+
+pytestmark = [pytest.mark.slurm, pytest.mark.timeout(WAIT_S + 300)]
+
+
+def _can_run_cluster() -> str | None:
+    if shutil.which("slurmctld") and shutil.which("sbatch"):
+        return None
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        return None  # the script installs slurm-wlm
+    return "SLURM is not installed and this user cannot install it (apt-get install slurm-wlm as root)"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = _can_run_cluster()
+    if why:
+        pytest.skip(why)
+    state = tmp_path_factory.mktemp("slurm")
+    env = dict(os.environ, SLURM_LOCAL_DIR=str(state), SLURM_LOCAL_PORT_BASE=str(17000 + 2 * (os.getpid() % 400)))
+    try:
+        subprocess.run([str(SCRIPT), "start"], env=env, check=True, timeout=600)
+        env["SLURM_CONF"] = str(state / "slurm.conf")
+        yield env
+    finally:
+        subprocess.run([str(SCRIPT), "stop"], env=env, timeout=120)
+        for name in ("slurmctld", "slurmd"):
+            assert not (state / f"{name}.pid").exists(), f"{name} was not stopped"
+
+
+def _cli(env, *argv, check=True):
+    p = subprocess.run([sys.executable, "-m", "serverbench", *argv], env=env, capture_output=True, text=True,
+                       timeout=120)
+    if check and p.returncode != 0:
+        raise AssertionError(f"serverbench {' '.join(argv)} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+def _ids(out: str) -> tuple[str, str]:
+    a = re.search(r"^array_job_id=(\d+)$", out, re.M)
+    r = re.search(r"^render_job_id=(\d+)$", out, re.M)
+    assert a and r, out
+    return a.group(1), r.group(1)
+
+
+def _queue(env) -> list[str]:
+    p = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T"], env=env, capture_output=True, text=True, timeout=30)
+    return [line for line in p.stdout.splitlines() if line.strip()]
+
+
+def _wait(cond, env, what: str, deadline: float):
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}; queue: {_queue(env)}")
+
+
+def _records(sweep: Path) -> list[dict]:
+    out = []
+    for f in sorted(sweep.glob("runs*.jsonl")):
+        out += [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+    return out
+
+
+def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
+    root = tmp_path / "root"
+    env = dict(cluster, SERVERBENCH_ROOT=str(root), SERVERBENCH_CODE=str(REPO), SERVERBENCH_PYTHON=sys.executable)
+    deadline = time.monotonic() + WAIT_S
+    sweep_id = "smoke-slurm-test"
+    sweep = root / "data" / "raw" / sweep_id
+
+    first = _cli(env, "slurm", "submit", "--profile", "smoke", "--sweep-id", sweep_id, "--shards", "2",
+                 "--time", "00:20:00")
+    array_id, render_id = _ids(first.stdout)
+
+    # Cancel shard 0 once it has recorded a run: a shard killed mid-sweep.
+    shard0 = sweep / "runs.0.jsonl"
+    _wait(lambda: shard0.exists() and shard0.read_text().count("\n") >= 1, env, "shard 0's first run", deadline)
+    subprocess.run(["scancel", f"{array_id}_0"], env=env, check=True, timeout=30)
+    _wait(lambda: not any(line.split()[0].startswith((array_id, render_id)) for line in _queue(env)),
+          env, "the array and the render job to end", deadline)
+
+    status = _cli(env, "slurm", "status", sweep_id)
+    assert re.search(r"shard 0: \d+/\d+ runs done, unfinished", status.stdout), status.stdout
+    assert re.search(r"shard 1: (\d+)/\1 runs done, complete", status.stdout), status.stdout
+
+    again = _cli(env, "slurm", "submit", "--sweep-id", sweep_id)
+    assert "shards 0 of 2" in again.stdout, again.stdout
+    array2, render2 = _ids(again.stdout)
+    _wait(lambda: not any(line.split()[0].startswith((array2, render2)) for line in _queue(env)),
+          env, "the resubmitted shard and its render job", deadline)
+
+    # Every shard complete, as the harness counts it.
+    status = _cli(env, "slurm", "status", sweep_id)
+    assert status.stdout.count("complete") >= 2 and "unfinished" not in status.stdout, status.stdout
+
+    # Both shards ran as SLURM jobs (their job logs), shard 0 twice.
+    logs = sorted(p.name for p in (sweep / "slurm").glob("shard-*.out"))
+    assert [n.split(".")[0] for n in logs] == ["shard-0", "shard-0", "shard-1"], logs
+
+    # Nothing lost, nothing duplicated: every planned run is recorded ok exactly once.
+    recs = _records(sweep)
+    ok = Counter((r["config_id"], r["trial"], r["warmup"]) for r in recs
+                 if r["status"] == "ok" and not r.get("search"))
+    assert ok and max(ok.values()) == 1, [k for k, v in ok.items() if v > 1]
+    planned = sum(int(m) for m in re.findall(r"\d+/(\d+) runs done", status.stdout))
+    done = sum(int(m) for m in re.findall(r"(\d+)/\d+ runs done", status.stdout))
+    assert done == planned > 0
+
+    # The dependent job rendered the figures and the report from the whole sweep.
+    report = root / "paper" / "report.html"
+    assert report.exists()
+    assert list((sweep / "slurm").glob("render.job-*.out"))
+    assert sweep_id in report.read_text(encoding="utf-8")
