@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the native benchmark programs to the paths spec/cli.json names.
-# usage: scripts/build.sh [go|erlang|scala ...]   (default: all three)
+# usage: scripts/build.sh [go|erlang|scala|java|scala_actors ...]   (default: all five)
 # A language is rebuilt only when a source file is newer than its output.
 set -euo pipefail
 
@@ -35,13 +35,30 @@ build_scala() {
   (cd "$d" && mvn -q -B -DskipTests package)
 }
 
+# java and scala_actors implement pingping only; cli.json is built into their jars.
+build_java() {
+  local d="$ROOT/src/java"
+  if up_to_date "$d/target/serverbench-java.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
+  log "mvn package -> src/java/target/serverbench-java.jar"
+  (cd "$d" && mvn -q -B -DskipTests package)
+}
+
+build_scala_actors() {  # also compiles src/java's shared serverbench.jvm sources
+  local d="$ROOT/src/scala_actors"
+  if up_to_date "$d/target/serverbench-scala-actors.jar" "$d/pom.xml" "$d/src/main" "$ROOT/src/java/src/main" "$ROOT/spec/cli.json"; then return; fi
+  log "mvn package -> src/scala_actors/target/serverbench-scala-actors.jar"
+  (cd "$d" && mvn -q -B -DskipTests package)
+}
+
 langs=("$@")
-[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala)
+[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java)
 for l in "${langs[@]}"; do
   case "$l" in
     go) build_go ;;
     erlang) build_erlang ;;
     scala|scala_akka) build_scala ;;
-    *) printf 'build: error: unknown language %q (known: go, erlang, scala)\n' "$l" >&2; exit 2 ;;
+    java) build_java ;;
+    scala_actors) build_scala_actors ;;
+    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors)\n' "$l" >&2; exit 2 ;;
   esac
 done
