@@ -51,7 +51,7 @@ build_scala_actors() {  # also compiles src/java's shared serverbench.jvm source
 }
 
 langs=("$@")
-[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java)
+[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors)
 for l in "${langs[@]}"; do
   case "$l" in
     go) build_go ;;
