@@ -1,5 +1,5 @@
 """Every claim's verdict logic on synthetic data: supported, contradicted, inconclusive,
-not testable."""
+not testable, error."""
 
 import numpy as np
 import pytest
@@ -19,6 +19,10 @@ def P_of(tmp_path, recs, manifest=None):
     return S.processed_from(recs, tmp_path, manifest)
 
 
+def check(cid, P):
+    return claims.check(P, cid)
+
+
 # ------------------------------------------------------------------ C1 / C2 PingPing
 
 @pytest.mark.parametrize("go,erl,akka,v1,v2", [
@@ -31,7 +35,7 @@ def test_pingping_claims(tmp_path, go, erl, akka, v1, v2):
     recs = S.pingping_runs({"go": jit(go, spread=spread), "erlang": jit(erl, spread=spread),
                             "scala_akka": jit(akka, spread=spread)})
     P = P_of(tmp_path, recs)
-    c1, c2 = claims.claim_pingping_faster(P), claims.claim_go_erlang_similar(P)
+    c1, c2 = check("C1", P), check("C2", P)
     assert c1.verdict == v1, c1.summary
     assert c2.verdict == v2, c2.summary
     assert not c1.evidence.empty and {"ratio", "ci_lo", "ci_hi", "result"} <= set(c1.evidence.columns)
@@ -39,23 +43,30 @@ def test_pingping_claims(tmp_path, go, erl, akka, v1, v2):
 
 def test_pingping_too_few_trials_is_inconclusive(tmp_path):
     recs = S.pingping_runs({"go": [1.0], "erlang": [1.0], "scala_akka": [3.0]})
-    c = claims.claim_pingping_faster(P_of(tmp_path, recs))
-    assert c.verdict == INCONCLUSIVE and "no interval" in c.summary
+    c = check("C1", P_of(tmp_path, recs))
+    assert c.verdict == INCONCLUSIVE and "too few trials (1 vs 1 reaches at most 0%)" in c.why, c.why
+
+
+def test_three_vs_three_trials_never_decide(tmp_path):
+    """3 vs 3 trials reach at most 90 %: even a 3x difference stays inconclusive, and says why."""
+    recs = S.pingping_runs({"go": jit(1.0, n=3), "erlang": jit(1.0, n=3), "scala_akka": jit(3.0, n=3)})
+    c = check("C1", P_of(tmp_path, recs))
+    assert c.verdict == INCONCLUSIVE and "too few trials (3 vs 3 reaches at most 90%)" in c.why, c.why
 
 
 def test_pingping_uses_largest_repetitions(tmp_path):
     # at 1,000 repetitions Go is slower than Akka, at 10,000 faster: only the largest counts
     recs = S.pingping_runs({"go": jit(5.0), "erlang": jit(5.0), "scala_akka": jit(1.0)}, reps=1000) + \
         S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0), "scala_akka": jit(3.0)}, reps=10000)
-    assert claims.claim_pingping_faster(P_of(tmp_path, recs)).verdict == SUPPORTED
+    assert check("C1", P_of(tmp_path, recs)).verdict == SUPPORTED
 
 
 def test_pingping_not_testable_without_akka(tmp_path):
     recs = S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0)})
     P = P_of(tmp_path, recs)
-    c = claims.claim_pingping_faster(P)
+    c = check("C1", P)
     assert c.verdict == NOT_TESTABLE and "Scala/Akka" in c.summary
-    assert claims.claim_go_erlang_similar(P).verdict == SUPPORTED
+    assert check("C2", P).verdict == SUPPORTED
 
 
 # ------------------------------------------------------------------ C3 max processes
@@ -68,7 +79,7 @@ def test_akka_most_processes_supported(tmp_path, akka_fail, go_fail, expected):
     recs = S.search_runs({"scala_akka": [(1000, 0.1), (10000, 0.5), (100000, akka_fail)],
                           "go": [(1000, 0.1), (10000, go_fail)],
                           "erlang": [(1000, 0.1), (10000, "crashed")]}, budget=2**29)
-    c = claims.claim_akka_most_processes(P_of(tmp_path, recs))
+    c = check("C3", P_of(tmp_path, recs))
     assert c.verdict == expected, c.summary
     assert "reduced" in c.scope  # 512 MiB < the paper's 8 GiB
 
@@ -76,20 +87,20 @@ def test_akka_most_processes_supported(tmp_path, akka_fail, go_fail, expected):
 def test_akka_most_processes_contradicted_and_inconclusive(tmp_path):
     base = {"go": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")],
             "erlang": [(1000, 0.1), (10000, "over_memory_budget")]}
-    c = claims.claim_akka_most_processes(P_of(tmp_path / "a", S.search_runs(
+    c = check("C3", P_of(tmp_path / "a", S.search_runs(
         {**base, "scala_akka": [(1000, 0.1), (10000, "over_memory_budget")]})))
     assert c.verdict == CONTRADICTED, c.summary  # Go 10,000 > Akka 1,000, Akka's limit found
-    c = claims.claim_akka_most_processes(P_of(tmp_path / "b", S.search_runs(
+    c = check("C3", P_of(tmp_path / "b", S.search_runs(
         {**base, "scala_akka": [(1000, 0.1), (10000, "timeout")]})))
     assert c.verdict == INCONCLUSIVE, c.summary  # Akka stopped by a timeout: its limit is unknown
     assert "limit not established" in c.summary
-    c = claims.claim_akka_most_processes(P_of(tmp_path / "c", S.search_runs(
+    c = check("C3", P_of(tmp_path / "c", S.search_runs(
         {**base, "scala_akka": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")]})))
     assert c.verdict == INCONCLUSIVE, c.summary  # tie with Go at the same step
 
 
 def test_akka_most_processes_not_testable(tmp_path):
-    c = claims.claim_akka_most_processes(P_of(tmp_path, S.pingping_runs({"go": jit(1.0)})))
+    c = check("C3", P_of(tmp_path, S.pingping_runs({"go": jit(1.0)})))
     assert c.verdict == NOT_TESTABLE
 
 
@@ -106,14 +117,14 @@ def test_erlang_spawns_fastest(tmp_path, erl, expected):
     recs = _spawn(t)
     if expected == INCONCLUSIVE:  # Erlang = Go within noise
         recs = S.spawn_runs({**{k: jit(v, spread=0.3) for k, v in t.items()}})
-    c = claims.claim_erlang_spawns_fastest(P_of(tmp_path, recs))
+    c = check("C4", P_of(tmp_path, recs))
     assert c.verdict == expected, c.summary
     assert "100,000" in c.summary
 
 
 def test_erlang_spawns_fastest_not_testable(tmp_path):
     recs = _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.2})
-    assert claims.claim_erlang_spawns_fastest(P_of(tmp_path, recs)).verdict == NOT_TESTABLE
+    assert check("C4", P_of(tmp_path, recs)).verdict == NOT_TESTABLE
 
 
 def _growth(akka_jump: float, erl_jump: float = 1.0):
@@ -126,14 +137,14 @@ def _growth(akka_jump: float, erl_jump: float = 1.0):
 
 
 def test_spawn_growth(tmp_path):
-    assert claims.claim_spawn_growth(P_of(tmp_path / "a", _growth(3.0))).verdict == SUPPORTED
-    c = claims.claim_spawn_growth(P_of(tmp_path / "b", _growth(1.0)))
+    assert check("C5", P_of(tmp_path / "a", _growth(3.0))).verdict == SUPPORTED
+    c = check("C5", P_of(tmp_path / "b", _growth(1.0)))
     assert c.verdict == CONTRADICTED, c.summary  # Akka grows linearly: no jump
-    c = claims.claim_spawn_growth(P_of(tmp_path / "c", _growth(3.0, erl_jump=4.0)))
+    c = check("C5", P_of(tmp_path / "c", _growth(3.0, erl_jump=4.0)))
     assert c.verdict == CONTRADICTED  # Erlang jumps
-    c = claims.claim_spawn_growth(P_of(tmp_path / "d", _growth(1.5)))
+    c = check("C5", P_of(tmp_path / "d", _growth(1.5)))
     assert c.verdict == INCONCLUSIVE, c.summary  # Akka's step right at the threshold
-    c = claims.claim_spawn_growth(P_of(tmp_path / "e", _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.1,
+    c = check("C5", P_of(tmp_path / "e", _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.1,
                                                                    ("scala_akka", 1000): 0.1})))
     assert c.verdict == NOT_TESTABLE and "1,000" in c.summary
 
@@ -150,32 +161,32 @@ def test_go_throughput_2_5x(tmp_path):
         for c in (1, 2):
             for p in (1, 2, 4):
                 spec.update({("go", c, p): go, ("erlang", c, p): erl, ("scala_akka", c, p): akka})
-        return claims.claim_go_throughput_2_5x(P_of(tmp_path / sub, _tp(spec, spread)))
+        return check("C6", P_of(tmp_path / sub, _tp(spec, spread)))
 
     assert run("a", 30.0, 10.0, 8.0).verdict == SUPPORTED
     c = run("b", 12.0, 10.0, 8.0)
-    assert c.verdict == CONTRADICTED and "geometric mean" in c.summary
+    assert c.verdict == CONTRADICTED and "pooled" in c.summary
     assert run("c", 20.0, 10.0, 4.0, spread=0.5).verdict == INCONCLUSIVE  # Go/Erlang at the 2x edge
     assert "cores measured: 1, 2" in run("d", 30.0, 10.0, 8.0).scope
     P = P_of(tmp_path / "e", _tp({("go", 1, 1): 1.0}))
-    assert claims.claim_go_throughput_2_5x(P).verdict == NOT_TESTABLE
+    assert check("C6", P).verdict == NOT_TESTABLE
 
 
 def test_erlang_vs_akka_scale(tmp_path):
     spec = {("erlang", 2, p): 10.0 for p in (1, 2, 16)} | {("scala_akka", 2, p): 8.0 for p in (1, 2, 16)}
     spec |= {("erlang", 2, 64): 5.0, ("scala_akka", 2, 64): 9.0}  # pairs > 20 on 2 cores: neither region
     P = P_of(tmp_path / "a", _tp(spec), {"not_runnable": [{"benchmark": "throughput", "cores": 16, "reason": "2 CPUs"}]})
-    assert claims.claim_erlang_beats_akka_small(P).verdict == SUPPORTED
-    c = claims.claim_akka_beats_erlang_large(P)
+    assert check("C7a", P).verdict == SUPPORTED
+    c = check("C7b", P)
     assert c.verdict == NOT_TESTABLE and "more than 8 cores" in c.summary
     spec2 = {("erlang", 2, 1): 5.0, ("scala_akka", 2, 1): 8.0, ("erlang", 16, 32): 5.0, ("scala_akka", 16, 32): 9.0}
     P2 = P_of(tmp_path / "b", _tp(spec2))
-    assert claims.claim_erlang_beats_akka_small(P2).verdict == CONTRADICTED
-    assert claims.claim_akka_beats_erlang_large(P2).verdict == SUPPORTED
+    assert check("C7a", P2).verdict == CONTRADICTED
+    assert check("C7b", P2).verdict == SUPPORTED
     spec3 = {("erlang", 1, 1): 8.0, ("scala_akka", 1, 1): 8.1, ("erlang", 16, 32): 10.0, ("scala_akka", 16, 32): 5.0}
     P3 = P_of(tmp_path / "c", _tp(spec3, spread=0.3))
-    assert claims.claim_erlang_beats_akka_small(P3).verdict == INCONCLUSIVE
-    assert claims.claim_akka_beats_erlang_large(P3).verdict == CONTRADICTED
+    assert check("C7a", P3).verdict == INCONCLUSIVE
+    assert check("C7b", P3).verdict == CONTRADICTED
 
 
 def test_peak_at_pairs_equal_cores(tmp_path):
@@ -191,28 +202,28 @@ def test_peak_at_pairs_equal_cores(tmp_path):
         return _tp(s, spread)
 
     ok = {("erlang", 1): 1, ("erlang", 2): 2, ("go", 1): 1, ("go", 2): 2}
-    assert claims.claim_peak_pairs_eq_cores(P_of(tmp_path / "a", spec(ok))).verdict == SUPPORTED
+    assert check("C8", P_of(tmp_path / "a", spec(ok))).verdict == SUPPORTED
     bad = {**ok, ("go", 2): 8}
-    c = claims.claim_peak_pairs_eq_cores(P_of(tmp_path / "b", spec(bad)))
-    assert c.verdict == CONTRADICTED and "8 pairs" in c.summary
+    c = check("C8", P_of(tmp_path / "b", spec(bad)))
+    assert c.verdict == CONTRADICTED and "cores=2, P=8" in c.summary
     flat = S.throughput_runs({(lang, c, p): jit(10.0, spread=0.2) for lang in ("erlang", "go") for c in (1, 2)
                               for p in (1, 2, 4)})
-    assert claims.claim_peak_pairs_eq_cores(P_of(tmp_path / "c", flat)).verdict == INCONCLUSIVE
+    assert check("C8", P_of(tmp_path / "c", flat)).verdict == INCONCLUSIVE
     only = _tp({("erlang", 1, 2): 1.0, ("go", 1, 2): 1.0})
-    assert claims.claim_peak_pairs_eq_cores(P_of(tmp_path / "d", only)).verdict == NOT_TESTABLE
+    assert check("C8", P_of(tmp_path / "d", only)).verdict == NOT_TESTABLE
 
 
 def test_go_no_scaling_beyond_4(tmp_path):
     P = P_of(tmp_path / "a", _tp({("go", c, p): 10.0 for c in (1, 2) for p in (4, 8)}),
              {"not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "x"} for c in (4, 8)]})
-    c = claims.claim_go_no_scaling_beyond_4(P)
+    c = check("C9", P)
     assert c.verdict == NOT_TESTABLE and "2 logical CPUs" in c.summary
     flat = _tp({("go", c, p): 10.0 for c in (4, 8, 16) for p in (4, 8)})
-    assert claims.claim_go_no_scaling_beyond_4(P_of(tmp_path / "b", flat)).verdict == SUPPORTED
+    assert check("C9", P_of(tmp_path / "b", flat)).verdict == SUPPORTED
     scal = _tp({("go", c, p): 10.0 * c for c in (4, 8) for p in (4, 8)})
-    assert claims.claim_go_no_scaling_beyond_4(P_of(tmp_path / "c", scal)).verdict == CONTRADICTED
+    assert check("C9", P_of(tmp_path / "c", scal)).verdict == CONTRADICTED
     edge = _tp({("go", c, p): 10.0 * (1.1 if c == 8 else 1.0) for c in (4, 8) for p in (4, 8)}, spread=0.3)
-    assert claims.claim_go_no_scaling_beyond_4(P_of(tmp_path / "d", edge)).verdict == INCONCLUSIVE
+    assert check("C9", P_of(tmp_path / "d", edge)).verdict == INCONCLUSIVE
 
 
 # ------------------------------------------------------------------ all together
@@ -221,42 +232,149 @@ def test_check_all_on_paper_like_sweep(tmp_path):
     P = P_of(tmp_path, S.paper_like_sweep(trials=5))
     V = claims.check_all(P)
     table = claims.claims_table(V).set_index("id")
-    assert list(table.index) == ["C1", "C2", "C3", "C4", "C5", "C6", "C7a", "C7b", "C8", "C9"]
+    assert list(table.index)[:10] == ["C1", "C2", "C3", "C4", "C5", "C6", "C7a", "C7b", "C8", "C9"]
+    assert {"C10", "C11", "C12"} <= set(table.index)
     assert set(table["verdict"]) <= set(claims.VERDICTS)
     for cid in ("C1", "C2", "C3", "C4", "C5", "C6", "C7a"):
         assert table.loc[cid, "verdict"] == SUPPORTED, (cid, table.loc[cid, "numbers"])
     assert table.loc["C7b", "verdict"] == NOT_TESTABLE and table.loc["C9", "verdict"] == NOT_TESTABLE
+    assert table.loc["C10", "verdict"] == NOT_TESTABLE  # no Scala actors in this sweep
     out = claims.write_claims(P)
     assert out["claims"].exists() and out["claims_evidence"].exists()
     # deterministic: same verdicts and numbers again
     assert claims.claims_table(claims.check_all(P)).equals(claims.claims_table(V))
 
 
-def test_combine_and_classifiers():
+def test_combine_and_expectations():
+    from serverbench.analysis.claims.compare import RatioAbove, RatioBelow, RatioWithin
+    from serverbench.analysis.stats import RatioCI
+
     assert claims.combine([]) == NOT_TESTABLE
-    assert claims.combine(["yes", "yes"]) == SUPPORTED
+    assert claims.combine(["yes", "yes", "-"]) == SUPPORTED
     assert claims.combine(["yes", "unclear"]) == INCONCLUSIVE
     assert claims.combine(["unclear", "no"]) == CONTRADICTED
-    from serverbench.analysis.stats import RatioCI
-    assert claims.below(RatioCI(5, 5, 0.5, 0.4, 0.6, 0.95), 1.0) == "yes"
-    assert claims.below(RatioCI(2, 5, 0.5, 0.4, 0.6, 0.95), 1.0) == "unclear"  # too few trials
-    assert claims.within(RatioCI(5, 5, 3, 2.5, 3.5, 0.95), 2, 5) == "yes"
-    assert claims.within(RatioCI(5, 5, 6, 5.5, 6.5, 0.95), 2, 5) == "no"
-    assert claims.within(RatioCI(5, 5, 5, 4.5, 5.5, 0.95), 2, 5) == "unclear"
+    assert RatioBelow(1.0).judge(RatioCI(5, 5, 0.5, 0.4, 0.6, 0.99))[0] == "yes"
+    r, why = RatioBelow(1.0).judge(RatioCI(3, 3, 0.5, 0.4, 0.6, 0.90))
+    assert r == "unclear" and why == "too few trials (3 vs 3 reaches at most 90%)"
+    assert RatioAbove(1.0).judge(RatioCI(5, 5, 0.5, 0.4, 0.6, 0.99))[0] == "no"
+    assert RatioWithin(2, 5).judge(RatioCI(5, 5, 3, 2.5, 3.5, 0.99))[0] == "yes"
+    assert RatioWithin(2, 5).judge(RatioCI(5, 5, 6, 5.5, 6.5, 0.99))[0] == "no"
+    r, why = RatioWithin(2, 5).judge(RatioCI(5, 5, 5, 4.5, 5.5, 0.99))
+    assert r == "unclear" and "neither inside nor outside" in why
     assert np.isnan(RatioCI(1, 1, 1.0, float("nan"), float("nan"), 0.0).lo)
+
+
+def test_a_failing_check_is_an_error_not_a_verdict(tmp_path):
+    P = P_of(tmp_path, S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0)}))
+
+    def broken(data):
+        raise ZeroDivisionError("synthetic bug")
+
+    bad = claims.Claim(id="X1", sentence="s", source="nowhere", needs=claims.Needs("pingping", "elapsed_s"),
+                       compare=broken, definition="d")
+    v = claims.evaluate(bad, P)
+    assert v.verdict == claims.ERROR and "ZeroDivisionError: synthetic bug" in v.summary
+    assert claims.ERROR in claims.VERDICTS
+
+
+def test_claims_registered_from_another_module(tmp_path):
+    """A provider module registers a claim; check_all evaluates it with the others."""
+    from serverbench.analysis.claims import engine
+    from serverbench.analysis.claims.compare import RatioBelow, ratio_between_languages
+
+    P = P_of(tmp_path, S.pingping_runs({"go": jit(1.0), "erlang": jit(2.0)}))
+    extra = claims.Claim(
+        id="Z9", sentence="Go beats Erlang", source="test", needs=claims.Needs("pingping", "elapsed_s", ("go", "erlang")),
+        compare=lambda d: [ratio_between_languages(d.values, "go", "erlang", {"message_bytes": 5000}, RatioBelow(1))],
+        definition="Go/Erlang < 1")
+    claims.register(extra)
+    try:
+        v = {x.id: x for x in claims.check_all(P)}["Z9"]
+        assert v.verdict == SUPPORTED, v.summary
+    finally:
+        engine._CLAIMS.pop("Z9")
 
 
 def test_checks_on_the_papers_own_data(tmp_path):
     """The check definitions read the paper as it reads itself: on its own recorded values
-    the spawn and throughput claims it states are supported; the single-value figures
-    (3 and 4b) cannot decide anything; 'peak at pairs = cores' does not hold for Go even
-    in the paper's data."""
+    the spawn and scale claims it states are supported; the single-value figures (3 and
+    4b) cannot decide anything, nor can its 3 runs per throughput point (90 % at most);
+    Go/Akka's pooled throughput ratio straddles the 5x end of "2-5x"."""
     from serverbench.analysis import paperdata
 
     t = paperdata.paper_verdicts(tmp_path).set_index("id")["verdict"].to_dict()
-    for cid in ("C3", "C4", "C6", "C7a", "C7b"):
+    for cid in ("C3", "C4", "C7a", "C7b"):
         assert t[cid] == SUPPORTED, cid
-    for cid in ("C1", "C2", "C5"):
-        assert t[cid] == INCONCLUSIVE, cid  # one value per point
-    assert t["C8"] == CONTRADICTED
-    assert t["C9"] in (SUPPORTED, INCONCLUSIVE)
+    for cid in ("C1", "C2", "C5", "C6", "C8", "C9", "C11", "C12"):
+        assert t[cid] == INCONCLUSIVE, cid
+    assert t["C10"] == NOT_TESTABLE  # Fig. 3(a) was copied from another paper: no values
+
+
+# ------------------------------------------------------------------ C10-C12 (issue 14)
+
+@pytest.mark.parametrize("actors,n,expected,why", [
+    (3.0, 5, SUPPORTED, ""),                       # Akka 3x faster: direction and magnitude hold
+    (1.2, 5, CONTRADICTED, ""),                    # Akka faster, but 1.2x is not "about 3x"
+    (0.5, 5, CONTRADICTED, ""),                    # Akka slower
+    (3.0, 3, INCONCLUSIVE, "too few trials (3 vs 3 reaches at most 90%)"),
+])
+def test_c10_akka_speedup_over_scala_actors(tmp_path, actors, n, expected, why):
+    recs = S.pingping_runs({"scala_actors": jit(actors, n=n), "scala_akka": jit(1.0, n=n)}, size=5000, reps=100000)
+    recs += S.pingping_runs({"scala_actors": jit(9.0, n=n), "scala_akka": jit(1.0, n=n)}, size=5000, reps=1000)
+    c = check("C10", P_of(tmp_path, recs))
+    assert c.verdict == expected, c.summary
+    assert why in c.why
+    assert "direction" in c.summary and "magnitude" in c.summary and "100,000" in c.summary  # largest R only
+
+
+def test_c10_not_testable_without_5kb_or_scala_actors(tmp_path):
+    recs = S.pingping_runs({"scala_actors": jit(3.0), "scala_akka": jit(1.0)}, size=10000)
+    assert check("C10", P_of(tmp_path / "a", recs)).verdict == NOT_TESTABLE
+    recs = S.pingping_runs({"go": jit(3.0), "scala_akka": jit(1.0)})
+    c = check("C10", P_of(tmp_path / "b", recs))
+    assert c.verdict == NOT_TESTABLE and "Scala actors" in c.summary
+
+
+PAIRS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def _curve(peak_at, top=10.0, low=5.0):
+    return {p: (top if p == peak_at else low) for p in PAIRS}
+
+
+def test_c11_akka_peak_near_62_pairs(tmp_path):
+    def sweep(peaks, n=5, spread=0.01):
+        spec = {}
+        for c, peak in peaks.items():
+            for p, v in _curve(peak).items():
+                spec[("scala_akka", c, p)] = v
+                spec[("go", c, p)] = 3 * _curve(c)[p]
+        return S.throughput_runs({k: jit(v, n=n, spread=spread) for k, v in spec.items()})
+
+    c = check("C11", P_of(tmp_path / "a", sweep({1: 64, 2: 64})))
+    assert c.verdict == SUPPORTED, c.summary
+    assert "Go cores=2: peak at 2 pairs" in c.summary  # Go and Erlang shown beside
+    c = check("C11", P_of(tmp_path / "b", sweep({1: 64, 2: 2})))
+    assert c.verdict == CONTRADICTED, c.summary  # at 2 cores Akka peaks at 2 pairs
+    c = check("C11", P_of(tmp_path / "c", sweep({1: 64, 2: 64}, n=3)))
+    assert c.verdict == INCONCLUSIVE and "too few trials" in c.why, c.why
+    small = S.throughput_runs({("scala_akka", 1, p): jit(1.0) for p in (1, 2, 4)})
+    assert check("C11", P_of(tmp_path / "d", small)).verdict == NOT_TESTABLE
+
+
+def test_c12_erlang_drop_after_peak(tmp_path):
+    def sweep(last_value, n=5, spread=0.01):
+        spec = {}
+        for c in (1, 2):
+            for p in PAIRS:
+                spec[("erlang", c, p)] = 10.0 if p == c else (last_value if p == 128 else 8.0)
+        return S.throughput_runs({k: jit(v, n=n, spread=spread) for k, v in spec.items()})
+
+    c = check("C12", P_of(tmp_path / "a", sweep(4.0)))
+    assert c.verdict == SUPPORTED, c.summary  # 60 % drop at 128 pairs
+    c = check("C12", P_of(tmp_path / "b", sweep(9.8)))
+    assert c.verdict == CONTRADICTED, c.summary  # 2 % drop: not significant
+    c = check("C12", P_of(tmp_path / "c", sweep(4.0, n=3)))
+    assert c.verdict == INCONCLUSIVE and "3 vs 3 reaches at most 90%" in c.why, c.why
+    c = check("C12", P_of(tmp_path / "d", S.throughput_runs({("go", 1, 1): jit(1.0)})))
+    assert c.verdict == NOT_TESTABLE

@@ -77,7 +77,9 @@ def paper_verdicts_cached() -> pd.DataFrame:
     out = paths.processed_dir() / SWEEP_ID
     cached = out / "claims.csv"
     sources = [reference.reference_dir() / f for f in reference.FILES.values()]
-    sources += [Path(claims.__file__), Path(__file__), Path(claims.stats.__file__)]
+    from serverbench.analysis import stats
+
+    sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
     if cached.exists() and cached.stat().st_mtime >= max(p.stat().st_mtime for p in sources if p.exists()):
         return pd.read_csv(cached)[["id", "verdict", "numbers"]]
     with tempfile.TemporaryDirectory() as work:

@@ -25,24 +25,39 @@ import numpy as np
 import pandas as pd
 
 from serverbench import paths, records
-from serverbench.analysis import stats
+from serverbench.analysis import registry, stats
 
 LANGUAGES = ("erlang", "go", "scala_akka")
-LANGUAGE_LABELS = {"erlang": "Erlang", "go": "Go", "scala_akka": "Scala/Akka"}
+LANGUAGE_LABELS = {"erlang": "Erlang", "go": "Go", "scala_akka": "Scala/Akka", "java": "Java (threads)",
+                   "scala_actors": "Scala actors", "scala": "Scala (blocking sockets)", "c": "C",
+                   "nodejs": "Node.js", "twisted": "Twisted", "eventlet": "eventlet", "python_threads": "Python threads"}
 
-# Configuration keys (besides language) and the metrics summarised, per figure table.
-KEYS = {
-    "pingping": ["variant", "payload", "cores", "message_bytes", "repetitions"],
-    "spawn": ["variant", "cores", "processes"],
-    "spawn_max": ["variant", "cores", "budget_bytes", "processes"],
-    "throughput": ["variant", "payload", "cores", "message_bytes", "duration_s", "pairs"],
-}
-METRICS = {
-    "pingping": ["elapsed_s", "ns_per_message"],
-    "spawn": ["all_ready_s", "spawn_call_s", "bytes_per_process"],
-    "spawn_max": ["all_ready_s", "spawn_call_s", "bytes_per_process"],
-    "throughput": ["paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"],
-}
+# The built-in figure tables: configuration keys (besides language) and the metrics
+# summarised. Other modules register theirs with registry.table() (see registry.py).
+for _spec in (
+    registry.TableSpec("pingping", "pingping", ("variant", "payload", "cores", "message_bytes", "repetitions"),
+                       ("elapsed_s", "ns_per_message"), "elapsed_s"),
+    registry.TableSpec("spawn", "spawn", ("variant", "cores", "processes"),
+                       ("all_ready_s", "spawn_call_s", "bytes_per_process"), "all_ready_s"),
+    registry.TableSpec("spawn_max", "spawn", ("variant", "cores", "budget_bytes", "processes"),
+                       ("all_ready_s", "spawn_call_s", "bytes_per_process")),
+    registry.TableSpec("throughput", "throughput", ("variant", "payload", "cores", "message_bytes", "duration_s", "pairs"),
+                       ("paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"), "paper_msgs_per_min"),
+):
+    registry.table(_spec)
+
+
+def table_keys() -> dict[str, list[str]]:
+    """{table: configuration keys} of every registered table."""
+    return {t.name: list(t.keys) for t in registry.tables().values()}
+
+
+def table_metrics() -> dict[str, list[str]]:
+    return {t.name: list(t.metrics) for t in registry.tables().values()}
+
+
+KEYS = table_keys()  # the built-in tables (kept for callers that read them)
+METRICS = table_metrics()
 FAILED_STATUSES = ("timeout", "over_memory_budget", "crashed", "failed_to_start")
 # a max-processes search step failing with one of these establishes the limit (docs/statistics.md)
 LIMIT_STATUSES = ("over_memory_budget", "crashed", "invalid")
@@ -80,6 +95,10 @@ def steady_rate_per_min(samples, skip_fraction: float = 0.5) -> float:
 def table_of(df: pd.DataFrame) -> pd.Series:
     """Which figure table a run belongs to: pingping, spawn, spawn_max, throughput."""
     t = df["benchmark"].astype(str).copy()
+    by_benchmark = {}
+    for spec in registry.tables().values():
+        by_benchmark.setdefault(spec.benchmark, spec.name)
+    t = t.map(lambda b: by_benchmark.get(b, b))
     if "search_name" in df:
         t[(df["benchmark"] == "spawn") & df["search_name"].notna()] = "spawn_max"
     return t
@@ -91,6 +110,12 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
     if raw.empty:
         raise ValueError("the raw log holds no runs")
     df = raw.rename(columns=_RENAME).copy()
+    # every other params.X / metrics.X of a registered benchmark becomes column X
+    for c in list(df.columns):
+        if c.startswith(("params.", "metrics.")) and c != "metrics.samples":
+            short = c.split(".", 1)[1]
+            if "." not in short and short not in df.columns:
+                df[short] = df[c]
     for col in set(_RENAME.values()) | {"search_name"}:
         if col not in df:
             df[col] = np.nan
@@ -126,13 +151,16 @@ def _last_line(s) -> str:
 
 
 def _keys(table: str, df: pd.DataFrame) -> list[str]:
-    return [k for k in KEYS[table] if k in df.columns]
+    return [k for k in table_keys().get(table, []) if k in df.columns]
 
 
 def trial_values(runs: pd.DataFrame, table: str, metric: str) -> pd.DataFrame:
     """Selected, non-warm-up, ok runs of one table: keys + language + value."""
+    keys = _keys(table, runs)
+    if metric not in runs.columns:
+        return pd.DataFrame(columns=["language", *keys, "value"])
     d = runs[(runs["table"] == table) & runs["selected"] & ~runs["warmup"].astype(bool) & runs["is_ok"]]
-    d = d[["language", *_keys(table, runs), metric]].rename(columns={metric: "value"})
+    d = d[["language", *keys, metric]].rename(columns={metric: "value"})
     return d[d["value"].notna()]
 
 
@@ -141,11 +169,11 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     base = runs[runs["selected"] & ~runs["warmup"].astype(bool)]
     allruns = runs[~runs["warmup"].astype(bool)]
-    for table in KEYS:
+    for table, table_keys_ in table_keys().items():
         d = base[base["table"] == table]
         if d.empty:
             continue
-        keys = ["language", *_keys(table, runs)]
+        keys = ["language", *[k for k in table_keys_ if k in runs.columns]]
         fa = allruns[allruns["table"] == table].groupby(keys, dropna=False)
         for kv, g in d.groupby(keys, dropna=False):
             key = dict(zip(keys, kv))
@@ -159,7 +187,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
                 "statuses": ";".join(f"{k}:{v}" for k, v in sorted(attempts["status"].value_counts().items())),
             }
             ok = g[g["is_ok"]]
-            for metric in METRICS[table]:
+            for metric in table_metrics()[table]:
                 vals = ok[metric].dropna().astype(float).to_numpy() if metric in ok else np.array([])
                 ci = stats.median_ci(vals)
                 rows.append({"table": table, **key, **counts, "metric": metric, "n": ci.n, "median": ci.median,
@@ -169,24 +197,29 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def ratios(runs: pd.DataFrame, seed: int = stats.SEED) -> pd.DataFrame:
-    """For every configuration measured in two languages: median(lang A)/median(lang B)."""
+def ratios(runs: pd.DataFrame) -> pd.DataFrame:
+    """For every configuration measured in two languages: the ratio lang A / lang B
+    (Hodges-Lehmann, exact interval at its achieved confidence, stats.ratio_ci)."""
     rows = []
-    for table in ("pingping", "spawn", "throughput"):
-        keys = _keys(table, runs)
-        metric = {"pingping": "elapsed_s", "spawn": "all_ready_s", "throughput": "paper_msgs_per_min"}[table]
-        metrics = [metric] + (["spawn_call_s"] if table == "spawn" else [])
+    for spec in registry.tables().values():
+        if not spec.ratio_metric:
+            continue
+        keys = _keys(spec.name, runs)
+        metrics = [spec.ratio_metric] + (["spawn_call_s"] if spec.name == "spawn" else [])
         for m in metrics:
-            d = trial_values(runs, table, m)
+            if m not in runs.columns:
+                continue
+            d = trial_values(runs, spec.name, m)
             if d.empty:
                 continue
-            for kv, g in d.groupby(keys, dropna=False):
+            for kv, g in d.groupby(keys, dropna=False) if keys else [((), d)]:
                 by = {lang: gg["value"].to_numpy() for lang, gg in g.groupby("language")}
                 for a, b in combinations(sorted(by), 2):
-                    r = stats.bootstrap_ratio(by[a], by[b], seed=seed)
-                    rows.append({"table": table, **dict(zip(keys, kv if isinstance(kv, tuple) else (kv,))),
+                    r = stats.ratio_ci(by[a], by[b])
+                    rows.append({"table": spec.name, **dict(zip(keys, kv if isinstance(kv, tuple) else (kv,))),
                                  "metric": m, "numerator": a, "denominator": b, "ratio": r.ratio,
-                                 "ci_lo": r.lo, "ci_hi": r.hi, "n_num": r.n_num, "n_den": r.n_den})
+                                 "ci_lo": r.lo, "ci_hi": r.hi, "ci_level": round(r.level, 4),
+                                 "n_num": r.n_num, "n_den": r.n_den})
     return pd.DataFrame(rows)
 
 
@@ -360,9 +393,10 @@ def _jsonable(o):
     return str(o)
 
 
-def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False, seed: int = stats.SEED) -> dict:
+def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
     """Read data/raw/<sweep-id>/ and write every processed table to out_dir (default
     data/processed/<sweep-id>/). Returns {name: path}."""
+    registry.load()  # other modules' tables
     sweep_dir = Path(sweep_dir)
     raw = records.load_raw(sweep_dir, skip_bad=skip_bad)
     runs = runs_table(raw)
@@ -378,7 +412,7 @@ def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False, seed: int = s
 
     put("runs", runs)
     put("summary", summarize(runs))
-    put("ratios", ratios(runs, seed=seed))
+    put("ratios", ratios(runs))
     steps, limits = spawn_max_tables(runs)
     put("spawn_max", steps)
     put("spawn_max_limits", limits)

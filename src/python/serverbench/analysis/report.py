@@ -152,7 +152,7 @@ def reference_notes() -> list[str]:
 
 
 VERDICT_COLOURS = {"supported": "#d9f2d9", "contradicted": "#f8d0d0", "inconclusive": "#fff2cc",
-                   "not testable here": "#e6e6e6"}
+                   "not testable on this machine": "#e6e6e6", "error": "#ff9999"}
 
 
 def verdict_style(value) -> str:

@@ -1,27 +1,34 @@
 """Distribution-free statistics for benchmark trials (docs/statistics.md).
 
-* median_ci: the median with a confidence interval from binomial order statistics, as
-  benchstat (golang.org/x/perf/benchmath) does. No assumption about the distribution
-  beyond continuity; exact and conservative.
-* bootstrap_ratio: the ratio of two medians with a seeded percentile-bootstrap interval
-  (each group resampled independently).
-* bootstrap_geomean_ratio: the geometric mean, over several configurations, of per-
-  configuration ratios of medians, with the same kind of interval.
+* median_ci: one configuration's median with a confidence interval from binomial order
+  statistics, as benchstat (golang.org/x/perf/benchmath) does.
+* ratio_ci: two samples (e.g. two languages' times) compared as a ratio: the
+  Hodges-Lehmann shift of the log values, exp'd, with its exact Mann-Whitney (Moses)
+  interval.
+* pooled_ratio_ci: the same over several configurations at once (stratified
+  Hodges-Lehmann: one common log shift, the exact null distribution of the summed
+  Mann-Whitney statistics).
 
-Everything is deterministic for a given seed.
+Every interval reports the confidence it actually achieves (`level`), never a nominal
+one: with few trials an exact interval cannot reach 95 % (3 vs 3 trials: at most 90 %,
+the two-sided p of the most extreme rank order); callers must not call such a comparison
+decisive (claims: MIN_CONFIDENCE). The exact distribution of the Mann-Whitney U
+statistic comes from scipy (scipy.stats._mannwhitneyu._MWU, the code behind
+mannwhitneyu(method="exact"); scipy is pinned in requirements.txt). No resampling: every
+result is a pure function of the data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
+from functools import lru_cache
 from math import comb
 
 import numpy as np
+from scipy.stats import binom
+from scipy.stats._mannwhitneyu import _MWU
 
 CONFIDENCE = 0.95
-BOOTSTRAP_RESAMPLES = 2000
-SEED = 20180409  # SAC 2018; any fixed value would do
-MIN_TRIALS_FOR_COMPARISON = 3
 
 
 @dataclass(frozen=True)
@@ -40,30 +47,28 @@ def order_statistic_indices(n: int, confidence: float = CONFIDENCE) -> tuple[int
     """0-based indices (lo, hi) into the sorted sample and the coverage of
     [x_(lo), x_(hi)] as an interval for the median.
 
-    The interval [x_(k), x_(n+1-k)] (1-based) covers the true median with probability
-    1 - 2 * P(Binomial(n, 1/2) <= k - 1). We take the largest k (narrowest symmetric
-    interval) whose coverage is still >= confidence. If even [min, max] falls short
-    (n < 6 at 95%), we return [min, max] and its smaller coverage, as benchstat does."""
+    [x_(k), x_(n+1-k)] (1-based) covers the true median with probability
+    1 - 2 * P(Binomial(n, 1/2) <= k - 1). The largest k (narrowest symmetric interval)
+    whose coverage is still >= confidence; if even [min, max] falls short (n < 6 at
+    95 %), [min, max] with its smaller coverage, as benchstat does."""
     if n < 1:
         raise ValueError("need at least one value")
     if n == 1:
         return 0, 0, 0.0
-    total = 2.0**n
-    best_k, best_cov = 1, 1.0 - 2.0 / total
-    cdf = 0.0
-    for k in range(1, n // 2 + 1):
-        # coverage for k: 1 - 2 * P(X <= k-1)
-        cdf += comb(n, k - 1) / total
-        cov = 1.0 - 2.0 * cdf
-        if cov >= confidence:
-            best_k, best_cov = k, cov
-        else:
-            break
-    return best_k - 1, n - best_k, best_cov
+    cover = 1.0 - 2.0 * binom.cdf(np.arange(0, n // 2), n, 0.5)  # k = 1 .. n//2
+    ok = np.nonzero(cover >= confidence)[0]
+    k = int(ok[-1]) + 1 if len(ok) else 1
+    return k - 1, n - k, float(cover[k - 1])
+
+
+def clean(values) -> np.ndarray:
+    """Finite values as a float array (None and NaN dropped)."""
+    a = np.asarray([v for v in values if v is not None], dtype=float)
+    return a[np.isfinite(a)]
 
 
 def median_ci(values, confidence: float = CONFIDENCE) -> MedianCI:
-    x = np.sort(np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float))
+    x = np.sort(clean(values))
     n = len(x)
     if n == 0:
         nan = float("nan")
@@ -74,76 +79,98 @@ def median_ci(values, confidence: float = CONFIDENCE) -> MedianCI:
 
 @dataclass(frozen=True)
 class RatioCI:
+    """num / den as a ratio with an interval at the confidence it achieves (`level`)."""
+
     n_num: int
     n_den: int
     ratio: float
     lo: float
     hi: float
     level: float
-    method: str = "percentile bootstrap of the ratio of medians"
+    method: str = "Hodges-Lehmann ratio, exact Mann-Whitney interval"
+    strata: int = 1
 
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def overlaps(self, a: float, b: float) -> bool:
-        return self.hi >= a and self.lo <= b
+    def scaled(self, factor: float) -> "RatioCI":
+        """The same comparison divided by a known constant (e.g. N2/N1)."""
+        return RatioCI(self.n_num, self.n_den, self.ratio / factor, self.lo / factor, self.hi / factor, self.level,
+                       self.method, self.strata)
 
 
-def _clean(values) -> np.ndarray:
-    return np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+def max_confidence(n: int, m: int) -> float:
+    """The highest two-sided confidence any rank interval reaches with n vs m trials:
+    1 - 2 / C(n + m, n) (3 vs 3: 0.90; 4 vs 4: 0.971; 5 vs 5: 0.992)."""
+    if n < 1 or m < 1:
+        return 0.0
+    return 1.0 - 2.0 / comb(n + m, n)
 
 
-def _boot_medians(x: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    idx = rng.integers(0, len(x), size=(resamples, len(x)))
-    return np.median(x[idx], axis=1)
+@lru_cache(maxsize=256)
+def mann_whitney_pmf(n: int, m: int) -> np.ndarray:
+    """P(U = u) for u = 0 .. n*m under the null (no shift), from scipy's exact
+    distribution; symmetric about n*m/2."""
+    half = np.arange(0, n * m // 2 + 1)
+    left = np.asarray(_MWU(n, m).pmf(half), dtype=float)
+    pmf = np.zeros(n * m + 1)
+    pmf[: len(left)] = left
+    pmf[n * m - half] = left
+    return pmf
 
 
-def bootstrap_ratio(num, den, confidence: float = CONFIDENCE, resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = SEED) -> RatioCI:
-    """median(num) / median(den) with a percentile-bootstrap interval."""
-    a, b = _clean(num), _clean(den)
+def _rank_interval(diffs: np.ndarray, pmf: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """[d_(k), d_(N+1-k)] from the sorted differences, k the largest with coverage
+    1 - 2 P(U <= k-1) >= confidence (k = 1 and its coverage if none reaches it)."""
+    d = np.sort(diffs)
+    N = len(d)
+    cdf = np.cumsum(pmf)
+    cover = 1.0 - 2.0 * cdf[: (N + 1) // 2]  # k = 1 .. ceil(N/2)
+    ok = np.nonzero(cover >= confidence - 1e-12)[0]
+    k = int(ok[-1]) + 1 if len(ok) else 1
+    return float(d[k - 1]), float(d[N - k]), float(max(cover[k - 1], 0.0))
+
+
+def _positive_logs(values) -> np.ndarray:
+    a = clean(values)
+    return np.log(a[a > 0])
+
+
+def ratio_ci(num, den, confidence: float = CONFIDENCE) -> RatioCI:
+    """The ratio num/den: exp of the Hodges-Lehmann shift of log values (the median of
+    all n*m pairwise log ratios) with the exact Moses interval at the largest confidence
+    <= `confidence`... i.e. the narrowest whose achieved level is >= confidence, else the
+    widest one (all pairwise ratios) with the level it achieves. Non-positive values are
+    dropped (a time or a rate is positive)."""
+    a, b = _positive_logs(num), _positive_logs(den)
     nan = float("nan")
     if len(a) == 0 or len(b) == 0:
         return RatioCI(len(a), len(b), nan, nan, nan, 0.0)
-    rng = np.random.default_rng(seed)
-    ma, mb = _boot_medians(a, rng, resamples), _boot_medians(b, rng, resamples)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = ma / mb
-        point = float(np.median(a) / np.median(b)) if np.median(b) != 0 else float("inf")
-    if min(len(a), len(b)) < 2:  # one value per side: a ratio, but no interval
-        return RatioCI(len(a), len(b), point, nan, nan, 0.0)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(r, [alpha, 1 - alpha])
-    return RatioCI(len(a), len(b), point, float(lo), float(hi), confidence)
+    diffs = (a[:, None] - b[None, :]).ravel()
+    shift = float(np.median(diffs))
+    lo, hi, level = _rank_interval(diffs, mann_whitney_pmf(len(a), len(b)), confidence)
+    return RatioCI(len(a), len(b), float(np.exp(shift)), float(np.exp(lo)), float(np.exp(hi)), level)
 
 
-def bootstrap_geomean_ratio(groups, confidence: float = CONFIDENCE, resamples: int = BOOTSTRAP_RESAMPLES,
-                            seed: int = SEED) -> RatioCI:
-    """groups: list of (num_values, den_values), one per configuration. The geometric
-    mean of the per-configuration ratios of medians; each bootstrap replicate resamples
-    every configuration's two groups independently."""
-    pairs = [(_clean(a), _clean(b)) for a, b in groups]
-    pairs = [(a, b) for a, b in pairs if len(a) and len(b) and np.median(a) > 0 and np.median(b) > 0]
+def pooled_ratio_ci(groups, confidence: float = CONFIDENCE) -> RatioCI:
+    """groups: [(num_values, den_values), ...], one pair per configuration. One common
+    ratio over all of them: exp of the median of every configuration's pairwise log ratios
+    (stratified Hodges-Lehmann), interval from the exact null distribution of the sum of
+    the per-configuration Mann-Whitney statistics (their pmfs convolved). Many
+    configurations with few trials each can reach 95 % together."""
+    pairs = [(_positive_logs(a), _positive_logs(b)) for a, b in groups]
+    pairs = [(a, b) for a, b in pairs if len(a) and len(b)]
     nan = float("nan")
+    method = "pooled Hodges-Lehmann ratio over configurations, exact stratified Mann-Whitney interval"
     if not pairs:
-        return RatioCI(0, 0, nan, nan, nan, 0.0, "geometric mean of ratios of medians")
-    rng = np.random.default_rng(seed)
-    logs = np.zeros(resamples)
-    point = 0.0
+        return RatioCI(0, 0, nan, nan, nan, 0.0, method, 0)
+    diffs = np.concatenate([(a[:, None] - b[None, :]).ravel() for a, b in pairs])
+    pmf = np.array([1.0])
     for a, b in pairs:
-        ma, mb = _boot_medians(a, rng, resamples), _boot_medians(b, rng, resamples)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logs += np.log(ma) - np.log(mb)
-        point += np.log(np.median(a)) - np.log(np.median(b))
-    logs /= len(pairs)
-    point /= len(pairs)
-    if min(min(len(a), len(b)) for a, b in pairs) < 2:
-        return RatioCI(min(len(a) for a, _ in pairs), min(len(b) for _, b in pairs), float(np.exp(point)), nan, nan,
-                       0.0, "geometric mean of ratios of medians")
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(logs, [alpha, 1 - alpha])
-    return RatioCI(min(len(a) for a, _ in pairs), min(len(b) for _, b in pairs), float(np.exp(point)),
-                   float(np.exp(lo)), float(np.exp(hi)), confidence, "geometric mean of ratios of medians")
+        pmf = np.convolve(pmf, mann_whitney_pmf(len(a), len(b)))
+    lo, hi, level = _rank_interval(diffs, pmf, confidence)
+    return RatioCI(min(len(a) for a, _ in pairs), min(len(b) for _, b in pairs), float(np.exp(np.median(diffs))),
+                   float(np.exp(lo)), float(np.exp(hi)), level, method, len(pairs))
 
 
 def median_ci_coverage(sampler, true_median: float, n: int, reps: int = 2000, seed: int = 1,
@@ -153,3 +180,19 @@ def median_ci_coverage(sampler, true_median: float, n: int, reps: int = 2000, se
     lo_i, hi_i, _ = order_statistic_indices(n, confidence)
     x = np.sort(sampler(rng, (reps, n)), axis=1)
     return float(np.mean((x[:, lo_i] <= true_median) & (true_median <= x[:, hi_i])))
+
+
+def ratio_ci_coverage(sampler, true_ratio: float, n: int, m: int, reps: int = 2000, seed: int = 1,
+                      confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Simulate reps pairs of samples den ~ sampler, num = true_ratio * (independent draw
+    of sampler) and return (fraction of ratio_ci intervals covering true_ratio, the
+    achieved level they state). For the coverage test and docs/statistics.md."""
+    rng = np.random.default_rng(seed)
+    hit, level = 0, 1.0
+    for _ in range(reps):
+        den = sampler(rng, m)
+        num = true_ratio * sampler(rng, n)
+        ci = ratio_ci(num, den, confidence)
+        hit += ci.lo <= true_ratio <= ci.hi
+        level = min(level, ci.level)
+    return hit / reps, level

@@ -12,7 +12,8 @@ from serverbench import records
 
 HOST = {"hostname": "synthetic", "cpu_model": "Synthetic CPU", "logical_cpus": 2,
         "memory_bytes": 8 * 2**30, "os": "Linux", "kernel": "6.0"}
-RUNTIME = {"erlang": ("erlang", "OTP-27"), "go": ("go", "go1.23"), "scala_akka": ("akka", "2.8.0")}
+RUNTIME = {"erlang": ("erlang", "OTP-27"), "go": ("go", "go1.23"), "scala_akka": ("akka", "2.8.0"),
+           "java": ("java", "17"), "scala_actors": ("scala-actors", "2.11.12")}
 
 
 def raw_record(benchmark: str, language: str, params: dict, metrics: dict | None, *, cores: int = 1,

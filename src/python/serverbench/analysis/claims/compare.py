@@ -1,0 +1,177 @@
+"""Small helpers claim entries are built from: the expectation a ratio must meet
+(`RatioBelow`, `RatioAbove`, `RatioWithin`), the selection of trial values, and the
+comparison factories (`ratio_between_languages`, `pooled_ratio_between_languages`,
+`ratio_between_configs`) that return Comparison rows. Every ratio interval comes from
+stats.ratio_ci / stats.pooled_ratio_ci at its achieved confidence; below
+engine.MIN_CONFIDENCE a comparison is never decisive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from serverbench.analysis import stats
+from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison, label
+
+
+def too_few_trials(ci: stats.RatioCI) -> str:
+    """'' if ci reaches MIN_CONFIDENCE, else why not, with the best level these counts allow."""
+    if ci.level >= MIN_CONFIDENCE - 1e-12:
+        return ""
+    if ci.strata > 1:
+        return (f"too few trials ({ci.strata} configurations with >= {ci.n_num} vs {ci.n_den} trials reach "
+                f"{ci.level:.0%})")
+    best = stats.max_confidence(ci.n_num, ci.n_den)
+    return f"too few trials ({ci.n_num} vs {ci.n_den} reaches at most {best:.0%})"
+
+
+@dataclass(frozen=True)
+class RatioBelow:
+    threshold: float
+
+    @property
+    def text(self) -> str:
+        return f"< {self.threshold:g}"
+
+    def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
+        return _judge(ci, lambda: ci.hi < self.threshold, lambda: ci.lo > self.threshold, self.text)
+
+
+@dataclass(frozen=True)
+class RatioAbove:
+    threshold: float
+
+    @property
+    def text(self) -> str:
+        return f"> {self.threshold:g}"
+
+    def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
+        return _judge(ci, lambda: ci.lo > self.threshold, lambda: ci.hi < self.threshold, self.text)
+
+
+@dataclass(frozen=True)
+class RatioWithin:
+    lo: float
+    hi: float
+
+    @property
+    def text(self) -> str:
+        return f"in [{self.lo:.3g}, {self.hi:.3g}]"
+
+    def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
+        return _judge(ci, lambda: self.lo <= ci.lo and ci.hi <= self.hi, lambda: ci.hi < self.lo or ci.lo > self.hi,
+                      self.text)
+
+
+Expectation = RatioBelow | RatioAbove | RatioWithin
+
+
+def _judge(ci: stats.RatioCI, yes: Callable[[], bool], no: Callable[[], bool], text: str) -> tuple[str, str]:
+    if not np.isfinite(ci.ratio) or not np.isfinite(ci.lo):
+        return UNCLEAR, "no values to compare"
+    few = too_few_trials(ci)
+    if few:
+        return UNCLEAR, few
+    if yes():
+        return YES, ""
+    if no():
+        return NO, ""
+    return UNCLEAR, f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] is neither inside nor outside {text}"
+
+
+def judged(what: str, config: str, ci: stats.RatioCI, expect: Expectation, **extra) -> Comparison:
+    result, why = expect.judge(ci)
+    return Comparison(what, config, expect.text, result, ci, why, extra)
+
+
+# ------------------------------------------------------------------ selecting values
+
+def values_where(d: pd.DataFrame, **eq) -> np.ndarray:
+    """The `value` column of the rows of d where every column equals its given value."""
+    m = np.ones(len(d), dtype=bool)
+    for k, v in eq.items():
+        m &= (d[k] == v).to_numpy()
+    return d.loc[m, "value"].to_numpy(dtype=float)
+
+
+def config_text(cfg: dict) -> str:
+    def v(x):
+        if isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer()):
+            return f"{int(x):,}"
+        return x
+
+    return ", ".join(f"{k}={v(x)}" for k, x in cfg.items())
+
+
+def present_keys(d: pd.DataFrame, keys: Iterable[str]) -> list[str]:
+    return [k for k in keys if k in d.columns]
+
+
+def largest_common(d: pd.DataFrame, group_keys: Iterable[str], along: str, languages: Iterable[str]) -> list[dict]:
+    """Per group of `group_keys`: the configuration at the largest value of `along`
+    measured in every one of `languages` (groups where none is common are left out)."""
+    langs = set(languages)
+    keys = present_keys(d, group_keys)
+    out = []
+    for kv, g in d.groupby(keys) if keys else [((), d)]:
+        kv = kv if isinstance(kv, tuple) else (kv,)
+        common = [x for x, gx in g.groupby(along) if langs <= set(gx["language"])]
+        if common:
+            out.append({**dict(zip(keys, kv)), along: max(common)})
+    return out
+
+
+# ------------------------------------------------------------------ comparison factories
+
+def ratio_between_languages(d: pd.DataFrame, num: str, den: str, cfg: dict, expect: Expectation,
+                            what: str | None = None, config: str | None = None) -> Comparison | None:
+    """The ratio num/den of two languages' values at one configuration cfg (None if either
+    side has no value there); `config` is how the row names it (default: all of cfg)."""
+    a, b = values_where(d, language=num, **cfg), values_where(d, language=den, **cfg)
+    if len(a) == 0 or len(b) == 0:
+        return None
+    return judged(what or f"{label(num)}/{label(den)}", config or config_text(cfg), stats.ratio_ci(a, b), expect)
+
+
+def ratio_between_configs(d: pd.DataFrame, language: str, num_cfg: dict, den_cfg: dict, expect: Expectation,
+                          what: str, config: str, divide_by: float = 1.0) -> Comparison | None:
+    """One language's values at num_cfg over its values at den_cfg (optionally divided
+    by a known factor, e.g. N2/N1 for growth faster than linear)."""
+    a = values_where(d, language=language, **num_cfg)
+    b = values_where(d, language=language, **den_cfg)
+    if len(a) == 0 or len(b) == 0:
+        return None
+    return judged(what, config, stats.ratio_ci(a, b).scaled(divide_by), expect)
+
+
+def paired_groups(d: pd.DataFrame, num: str, den: str, keys: Iterable[str], mask=None):
+    """[(num values, den values)] and their configurations, for every configuration of
+    `keys` measured in both languages."""
+    dd = d if mask is None else d[mask]
+    keys = present_keys(dd, keys)
+    groups, cfgs = [], []
+    for kv, g in dd.groupby(keys):
+        kv = kv if isinstance(kv, tuple) else (kv,)
+        a = g.loc[g["language"] == num, "value"].to_numpy(float)
+        b = g.loc[g["language"] == den, "value"].to_numpy(float)
+        if len(a) and len(b):
+            groups.append((a, b))
+            cfgs.append(dict(zip(keys, kv)))
+    return groups, cfgs
+
+
+def pooled_ratio_between_languages(d: pd.DataFrame, num: str, den: str, keys: Iterable[str], expect: Expectation,
+                                   mask=None, where: str = "all configurations") -> list[Comparison]:
+    """One pooled ratio num/den over every configuration measured in both (decides), and
+    each configuration's own ratio (evidence only, result '-')."""
+    groups, cfgs = paired_groups(d, num, den, keys, mask)
+    if not groups:
+        return []
+    rows = [Comparison(f"{label(num)}/{label(den)}", config_text(c), expect.text, "-", stats.ratio_ci(a, b))
+            for (a, b), c in zip(groups, cfgs)]
+    pooled = judged(f"{label(num)}/{label(den)} pooled", f"{where} ({len(groups)})",
+                    stats.pooled_ratio_ci(groups), expect)
+    return [pooled, *rows]
