@@ -9,5 +9,5 @@ import (
 
 func main() {
 	// os.Exit also ends the spawn benchmark's goroutines, which block forever.
-	os.Exit(app.Run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(app.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

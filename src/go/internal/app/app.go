@@ -5,6 +5,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"serverbench/internal/bench"
@@ -12,10 +13,53 @@ import (
 	"serverbench/internal/record"
 )
 
-// Run executes one command line and returns the exit code. stdout receives at
-// most one line (the record or --version's object); errors go to stderr.
-func Run(args []string, stdout, stderr io.Writer) int {
-	action, cfg, err := cli.Parse(args)
+// IO is what a runner may read and write: stdout carries only what the
+// contract allows (the record; a server's listening line first), errors go
+// to stderr.
+type IO struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Runner runs one parsed command line and returns the exit code.
+type Runner func(cfg cli.Config, io IO) int
+
+// runners by benchmark, or "benchmark role" for benchmarks with roles.
+var runners = map[string]Runner{}
+
+// Register makes a benchmark (role "" when it has no roles) runnable; call it
+// from an init function in the file that implements the benchmark.
+func Register(benchmark, role string, r Runner) {
+	key := strings.TrimSpace(benchmark + " " + role)
+	if _, dup := runners[key]; dup {
+		panic("app.Register: " + key + " registered twice")
+	}
+	runners[key] = r
+}
+
+// Registered reports whether a runner exists for benchmark and role.
+func Registered(benchmark, role string) bool {
+	_, ok := runners[strings.TrimSpace(benchmark+" "+role)]
+	return ok
+}
+
+// Record runs a benchmark that prints just its record: emit() writes it.
+func Record[T any](run func(cli.Config) T, ok func(T) bool) Runner {
+	return func(cfg cli.Config, s IO) int {
+		rec := run(cfg)
+		return emit(rec, ok(rec), s.Stdout, s.Stderr)
+	}
+}
+
+func init() {
+	Register("pingping", "", Record(RunPingping, func(r record.Pingping) bool { return r.Validation.OK }))
+	Register("spawn", "", Record(RunSpawn, func(r record.Spawn) bool { return r.Validation.OK }))
+	Register("throughput", "", Record(RunThroughput, func(r record.Throughput) bool { return r.Validation.OK }))
+}
+
+// Run executes one command line and returns the exit code.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	action, cfg, err := cli.Parse(record.Language, args)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %s\n", err)
 		return cli.ExitUsage
@@ -24,22 +68,15 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	case cli.ActionVersion:
 		return emit(record.CurrentVersion(), true, stdout, stderr)
 	case cli.ActionHelp:
-		io.WriteString(stdout, cli.Usage)
+		_, _ = io.WriteString(stdout, cli.Embedded.Usage(record.Language))
 		return cli.ExitOK
 	}
-	switch cfg.Benchmark {
-	case "pingping":
-		rec := RunPingping(cfg)
-		return emit(rec, rec.Validation.OK, stdout, stderr)
-	case "spawn":
-		rec := RunSpawn(cfg)
-		return emit(rec, rec.Validation.OK, stdout, stderr)
-	case "throughput":
-		rec := RunThroughput(cfg)
-		return emit(rec, rec.Validation.OK, stdout, stderr)
+	r, ok := runners[strings.TrimSpace(cfg.Benchmark+" "+cfg.Role)]
+	if !ok {
+		fmt.Fprintf(stderr, "error: %s %s is listed for go in cli.json but not built into this program\n", cfg.Benchmark, cfg.Role)
+		return cli.ExitUsage
 	}
-	fmt.Fprintf(stderr, "error: unknown sub-command %q\n", cfg.Benchmark)
-	return cli.ExitUsage
+	return r(cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }
 
 func emit(v any, ok bool, stdout, stderr io.Writer) int {
@@ -62,18 +99,18 @@ func perUnit(total float64, n int64) float64 {
 }
 
 func RunPingping(cfg cli.Config) record.Pingping {
-	r := bench.Pingping(int(cfg.MessageBytes), cfg.Repetitions, cfg.Payload == "copy")
-	msgs := 2 * cfg.Repetitions
+	r := bench.Pingping(int(cfg.Int("message_bytes")), cfg.Int("repetitions"), cfg.Str("payload") == "copy")
+	msgs := 2 * cfg.Int("repetitions")
 	return record.Pingping{
 		Benchmark: "pingping", Language: record.Language, Variant: cfg.Variant,
-		Params: record.PingpingParams{MessageBytes: cfg.MessageBytes, Repetitions: cfg.Repetitions, Payload: cfg.Payload},
+		Params: record.PingpingParams{MessageBytes: cfg.Int("message_bytes"), Repetitions: cfg.Int("repetitions"), Payload: cfg.Str("payload")},
 		Metrics: record.PingpingMetrics{
 			ElapsedS:     r.Elapsed.Seconds(),
 			Messages:     msgs,
 			NsPerMessage: perUnit(float64(r.Elapsed.Nanoseconds()), msgs),
 		},
 		Validation: record.PingpingValidation{
-			OK:        r.ReceivedA == cfg.Repetitions && r.ReceivedB == cfg.Repetitions && r.PayloadErrors == 0,
+			OK:        r.ReceivedA == cfg.Int("repetitions") && r.ReceivedB == cfg.Int("repetitions") && r.PayloadErrors == 0,
 			ReceivedA: r.ReceivedA, ReceivedB: r.ReceivedB, PayloadErrors: r.PayloadErrors,
 		},
 		Runtime: record.CurrentRuntime(),
@@ -81,15 +118,15 @@ func RunPingping(cfg cli.Config) record.Pingping {
 }
 
 func RunSpawn(cfg cli.Config) record.Spawn {
-	r := bench.Spawn(cfg.Processes)
+	r := bench.Spawn(cfg.Int("processes"))
 	var bpp *float64
 	if r.RSSBefore != nil && r.RSSAfter != nil {
-		v := perUnit(float64(*r.RSSAfter-*r.RSSBefore), cfg.Processes)
+		v := perUnit(float64(*r.RSSAfter-*r.RSSBefore), cfg.Int("processes"))
 		bpp = &v
 	}
 	return record.Spawn{
 		Benchmark: "spawn", Language: record.Language, Variant: cfg.Variant,
-		Params: record.SpawnParams{Processes: cfg.Processes},
+		Params: record.SpawnParams{Processes: cfg.Int("processes")},
 		Metrics: record.SpawnMetrics{
 			SpawnCallS:         r.SpawnCall.Seconds(),
 			AllReadyS:          r.AllReady.Seconds(),
@@ -98,14 +135,14 @@ func RunSpawn(cfg cli.Config) record.Spawn {
 			BytesPerProcess:    bpp,
 			RuntimeMemoryBytes: r.RuntimeMemoryBytes,
 		},
-		Validation: record.SpawnValidation{OK: r.Ready == cfg.Processes, Ready: r.Ready},
+		Validation: record.SpawnValidation{OK: r.Ready == cfg.Int("processes"), Ready: r.Ready},
 		Runtime:    record.CurrentRuntime(),
 	}
 }
 
 func RunThroughput(cfg cli.Config) record.Throughput {
-	d := time.Duration(cfg.DurationS * float64(time.Second))
-	r := bench.Throughput(int(cfg.Pairs), int(cfg.MessageBytes), d, cfg.ReportEvery, cfg.Payload == "copy")
+	d := time.Duration(cfg.Float("duration_s") * float64(time.Second))
+	r := bench.Throughput(int(cfg.Int("pairs")), int(cfg.Int("message_bytes")), d, cfg.Int("report_every"), cfg.Str("payload") == "copy")
 	el := r.Elapsed.Seconds()
 	var perS float64
 	if el > 0 {
@@ -117,7 +154,7 @@ func RunThroughput(cfg cli.Config) record.Throughput {
 	}
 	return record.Throughput{
 		Benchmark: "throughput", Language: record.Language, Variant: cfg.Variant,
-		Params: record.ThroughputParams{Pairs: cfg.Pairs, MessageBytes: cfg.MessageBytes, DurationS: cfg.DurationS, ReportEvery: cfg.ReportEvery, Payload: cfg.Payload},
+		Params: record.ThroughputParams{Pairs: cfg.Int("pairs"), MessageBytes: cfg.Int("message_bytes"), DurationS: cfg.Float("duration_s"), ReportEvery: cfg.Int("report_every"), Payload: cfg.Str("payload")},
 		Metrics: record.ThroughputMetrics{
 			Exchanges:       r.ReportedExchanges,
 			ElapsedS:        el,

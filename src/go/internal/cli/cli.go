@@ -1,75 +1,104 @@
-// Package cli parses the serverbench command line as spec/cli.json fixes it.
-// The table below is hardcoded (the binary must not depend on a file at run
-// time); cli_test.go reads spec/cli.json and fails if the two ever differ.
+// Package cli parses the serverbench command line from spec/cli.json itself:
+// scripts/build.sh (or `go generate ./internal/cli`) copies spec/cli.json next
+// to this file before every build and test, and go:embed builds it into the
+// binary. There is no flag table in Go: a flag, benchmark, role or variant
+// added to cli.json is parsed here without a Go edit (spec_test.go fails when
+// the copy is older than spec/cli.json).
 package cli
 
+//go:generate cp ../../../../spec/cli.json cli.json
+
 import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 )
 
-type Kind int
+//go:embed cli.json
+var specJSON []byte
 
-const (
-	KindInt Kind = iota
-	KindNumber
-	KindEnum
-)
+// SpecJSON is the embedded copy of spec/cli.json.
+func SpecJSON() []byte { return specJSON }
 
-// FlagSpec mirrors one entry of benchmarks.<name>.flags in spec/cli.json.
+// FlagSpec is one entry of benchmarks.<b>.flags (or .roles.<r>.flags).
 type FlagSpec struct {
-	Name     string // "--message-bytes"
-	Param    string // record params key; "" where cli.json says null
-	Kind     Kind
-	Min, Max int64   // KindInt: inclusive range
-	MinExcl  float64 // KindNumber: value must be > MinExcl
-	NumMax   float64 // KindNumber: value must be <= NumMax
-	Values   []string
-	Required bool
-	Default  string // textual default, "" when Required
+	Name         string          `json:"-"`
+	Param        *string         `json:"param"`
+	Type         string          `json:"type"` // int | number | enum
+	Min          *json.Number    `json:"min"`
+	Max          *json.Number    `json:"max"`
+	MinExclusive *json.Number    `json:"min_exclusive"`
+	Values       []string        `json:"values"`
+	Required     bool            `json:"required"`
+	Default      json.RawMessage `json:"default"`
 }
 
-const (
-	maxBytes = 67108864
-)
+// Flags of one sub-command.
+type Flags map[string]*FlagSpec
 
-var (
-	flagMessageBytes = FlagSpec{Name: "--message-bytes", Param: "message_bytes", Kind: KindInt, Min: 1, Max: maxBytes, Required: true}
-	flagPayload      = FlagSpec{Name: "--payload", Param: "payload", Kind: KindEnum, Values: []string{"copy", "share"}, Default: "copy"}
-	flagVariant      = FlagSpec{Name: "--variant", Param: "", Kind: KindEnum, Values: []string{"fair", "paper"}, Default: "fair"}
-)
-
-// Benchmarks lists the sub-commands and their flags, in cli.json's order.
-var Benchmarks = map[string][]FlagSpec{
-	"pingping": {
-		flagMessageBytes,
-		{Name: "--repetitions", Param: "repetitions", Kind: KindInt, Min: 1, Max: 1000000000, Required: true},
-		flagPayload,
-		flagVariant,
-	},
-	"spawn": {
-		{Name: "--processes", Param: "processes", Kind: KindInt, Min: 1, Max: 200000000, Required: true},
-		flagVariant,
-	},
-	"throughput": {
-		{Name: "--pairs", Param: "pairs", Kind: KindInt, Min: 1, Max: 1000000, Required: true},
-		flagMessageBytes,
-		{Name: "--duration-s", Param: "duration_s", Kind: KindNumber, MinExcl: 0, NumMax: 86400, Required: true},
-		{Name: "--report-every", Param: "report_every", Kind: KindInt, Min: 1, Max: 1000000000, Default: "10000"},
-		flagPayload,
-		flagVariant,
-	},
+// Benchmark is benchmarks.<b>: flags, or roles each with their own flags.
+type Benchmark struct {
+	Flags Flags `json:"flags"`
+	Roles map[string]struct {
+		Flags Flags `json:"flags"`
+	} `json:"roles"`
 }
 
-// BenchmarkNames in a fixed order, for messages.
-var BenchmarkNames = []string{"pingping", "spawn", "throughput"}
+// Language is languages.<lang>.
+type Language struct {
+	Benchmarks []string            `json:"benchmarks"`
+	Variants   []string            `json:"variants"` // nil: implemented_variants
+	Roles      map[string][]string `json:"roles"`    // benchmark -> roles; absent: all
+}
 
-// ImplementedVariants mirrors cli.json implemented_variants.
-var ImplementedVariants = []string{"fair"}
+// Spec is the part of spec/cli.json the parser reads.
+type Spec struct {
+	Languages           map[string]Language  `json:"languages"`
+	Benchmarks          map[string]Benchmark `json:"benchmarks"`
+	ImplementedVariants []string             `json:"implemented_variants"`
+}
 
-// Markers mirror cli.json markers: byte 0 of every message is the sender's.
+// LoadSpec decodes cli.json bytes, keeping numbers exact.
+func LoadSpec(data []byte) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("cli.json: %w", err)
+	}
+	fill := func(fs Flags) {
+		for n, f := range fs {
+			f.Name = n
+		}
+	}
+	for _, b := range s.Benchmarks {
+		fill(b.Flags)
+		for _, r := range b.Roles {
+			fill(r.Flags)
+		}
+	}
+	return &s, nil
+}
+
+// Embedded is the spec built into the binary.
+var Embedded = mustLoad()
+
+func mustLoad() *Spec {
+	s, err := LoadSpec(specJSON)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Markers mirror cli.json markers: byte 0 of every message is the sender's
+// (spec_test.go checks them against the embedded cli.json).
 const (
 	MarkerPingpingA        = 65
 	MarkerPingpingB        = 66
@@ -88,18 +117,23 @@ const (
 )
 
 // Config is a parsed, range-checked command line for one benchmark.
-// Fields that do not belong to the benchmark stay zero.
 type Config struct {
-	Benchmark    string
-	MessageBytes int64
-	Repetitions  int64
-	Processes    int64
-	Pairs        int64
-	DurationS    float64
-	ReportEvery  int64
-	Payload      string
-	Variant      string
+	Benchmark string
+	Role      string // "" for benchmarks without roles
+	Variant   string // value of the flag whose param is null (--variant), "" if none
+	// Params maps each flag's param (cli.json) to its value: int64 for int,
+	// float64 for number, string for enum. Defaults are filled in.
+	Params map[string]any
 }
+
+// Int is an int flag's value by param name (panics if the spec has no such param).
+func (c Config) Int(param string) int64 { return c.Params[param].(int64) }
+
+// Float is a number flag's value by param name.
+func (c Config) Float(param string) float64 { return c.Params[param].(float64) }
+
+// Str is an enum flag's value by param name.
+func (c Config) Str(param string) string { return c.Params[param].(string) }
 
 // Action says what the command line asks for besides running a benchmark.
 type Action int
@@ -117,119 +151,136 @@ func (e *UsageError) Error() string { return e.Msg }
 
 func usagef(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
 
-// Usage is the --help text.
-const Usage = `usage:
-  serverbench pingping   --message-bytes B --repetitions R [--payload copy|share] [--variant fair|paper]
-  serverbench spawn      --processes N [--variant fair|paper]
-  serverbench throughput --pairs P --message-bytes B --duration-s T [--report-every K] [--payload copy|share] [--variant fair|paper]
-  serverbench --version
-  serverbench --help
+// Parse reads args (without the program name) for language lang using the
+// embedded spec.
+func Parse(lang string, args []string) (Action, Config, error) {
+	return Embedded.Parse(lang, args)
+}
 
-Flags are written --name value or --name=value, in any order, each at most once.
-Prints one JSON record on stdout. Scheduler threads are set from outside: GOMAXPROCS=C.
-Exit: 0 ok, 1 run failed (validation.ok false), 2 bad command line.
-`
-
-// Parse reads args (without the program name).
-func Parse(args []string) (Action, Config, error) {
+// Parse reads args (without the program name) for language lang.
+func (s *Spec) Parse(lang string, args []string) (Action, Config, error) {
 	var cfg Config
+	l := s.Languages[lang]
+	names := strings.Join(l.Benchmarks, ", ")
 	if len(args) == 0 {
-		return ActionRun, cfg, usagef("missing sub-command (expected one of: %s, --version, --help)", strings.Join(BenchmarkNames, ", "))
+		return ActionRun, cfg, usagef("missing sub-command (expected one of: %s, --version, --help)", names)
 	}
 	switch args[0] {
 	case "--version":
 		if len(args) > 1 {
-			return ActionRun, cfg, usagef("--version takes no arguments, got %q", args[1])
+			return ActionRun, cfg, usagef("--version takes no value or arguments, got %q", args[1])
 		}
 		return ActionVersion, cfg, nil
 	case "--help", "-h":
 		return ActionHelp, cfg, nil
 	}
-	specs, ok := Benchmarks[args[0]]
-	if !ok {
-		return ActionRun, cfg, usagef("unknown sub-command %q (expected one of: %s, --version, --help)", args[0], strings.Join(BenchmarkNames, ", "))
-	}
-	cfg.Benchmark = args[0]
-	byName := make(map[string]*FlagSpec, len(specs))
-	for i := range specs {
-		byName[specs[i].Name] = &specs[i]
-	}
-	raw := map[string]string{}
-	rest := args[1:]
-	for i := 0; i < len(rest); i++ {
-		tok := rest[i]
-		if tok == "--help" || tok == "-h" {
+	for _, a := range args[1:] {
+		if a == "--help" || a == "-h" {
 			return ActionHelp, cfg, nil
 		}
+	}
+	bench, known := s.Benchmarks[args[0]]
+	if !known {
+		return ActionRun, cfg, usagef("unknown sub-command %q (expected one of: %s, --version, --help)", args[0], names)
+	}
+	cfg.Benchmark = args[0]
+	if !contains(l.Benchmarks, cfg.Benchmark) {
+		return ActionRun, cfg, usagef("%s does not implement the benchmark %s (it implements: %s)", lang, cfg.Benchmark, names)
+	}
+	flags, rest := bench.Flags, args[1:]
+	if len(bench.Roles) > 0 {
+		roles := sortedKeys(bench.Roles)
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			return ActionRun, cfg, usagef("%s needs a role first: one of %s", cfg.Benchmark, strings.Join(roles, ", "))
+		}
+		r, ok := bench.Roles[rest[0]]
+		if !ok {
+			return ActionRun, cfg, usagef("unknown role %q for %s (expected one of: %s)", rest[0], cfg.Benchmark, strings.Join(roles, ", "))
+		}
+		if implemented, listed := l.Roles[cfg.Benchmark]; listed && !contains(implemented, rest[0]) {
+			return ActionRun, cfg, usagef("%s does not implement the benchmark %s role %s (it implements: %s)", lang, cfg.Benchmark, rest[0], strings.Join(implemented, ", "))
+		}
+		cfg.Role, flags, rest = rest[0], r.Flags, rest[1:]
+	}
+	params, variant, err := parseFlags(cfg.Benchmark, flags, rest)
+	if err != nil {
+		return ActionRun, cfg, err
+	}
+	cfg.Params, cfg.Variant = params, variant
+	if variant != "" {
+		implemented := l.Variants
+		if implemented == nil {
+			implemented = s.ImplementedVariants
+		}
+		if !contains(implemented, variant) {
+			return ActionRun, cfg, usagef("--variant %s is not implemented for %s %s (only: %s)", variant, lang, cfg.Benchmark, strings.Join(implemented, ", "))
+		}
+	}
+	return ActionRun, cfg, nil
+}
+
+func parseFlags(bench string, flags Flags, rest []string) (map[string]any, string, error) {
+	raw := map[string]string{}
+	for i := 0; i < len(rest); i++ {
+		tok := rest[i]
 		if !strings.HasPrefix(tok, "--") || tok == "--" {
-			return ActionRun, cfg, usagef("unexpected argument %q for %s (flags are --name value)", tok, cfg.Benchmark)
+			return nil, "", usagef("unexpected argument %q for %s (flags are --name value)", tok, bench)
 		}
 		name, val, hasEq := strings.Cut(tok, "=")
-		spec, known := byName[name]
-		if !known {
-			return ActionRun, cfg, usagef("unknown flag %s for %s", name, cfg.Benchmark)
+		if _, known := flags[name]; !known {
+			return nil, "", usagef("unknown flag %s for %s", name, bench)
 		}
 		if _, dup := raw[name]; dup {
-			return ActionRun, cfg, usagef("%s given more than once", name)
+			return nil, "", usagef("%s given more than once", name)
 		}
 		if !hasEq {
 			// A following "--flag" is never taken as this flag's value.
 			if i+1 >= len(rest) || strings.HasPrefix(rest[i+1], "--") {
-				return ActionRun, cfg, usagef("%s needs a value", name)
+				return nil, "", usagef("%s needs a value", name)
 			}
 			i++
 			val = rest[i]
 		}
 		if val == "" {
-			return ActionRun, cfg, usagef("%s needs a value", name)
-		}
-		if err := check(spec, val); err != nil {
-			return ActionRun, cfg, err
+			return nil, "", usagef("%s needs a value", name)
 		}
 		raw[name] = val
 	}
-	for i := range specs {
-		s := &specs[i]
-		if _, ok := raw[s.Name]; !ok {
-			if s.Required {
-				return ActionRun, cfg, usagef("missing required flag %s for %s", s.Name, cfg.Benchmark)
-			}
-			raw[s.Name] = s.Default
+	params := map[string]any{}
+	variant := ""
+	for _, name := range sortedKeys(flags) {
+		f := flags[name]
+		val, given := raw[name]
+		var v any
+		var err error
+		if given {
+			v, err = f.check(val)
+		} else if f.Required {
+			err = usagef("missing required flag %s for %s", name, bench)
+		} else {
+			v, err = f.defaultValue()
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if f.Param == nil {
+			variant, _ = v.(string)
+		} else if v != nil {
+			params[*f.Param] = v
 		}
 	}
-	// Values were checked above, so the conversions below cannot fail.
-	for name, val := range raw {
-		switch name {
-		case "--message-bytes":
-			cfg.MessageBytes = mustInt(val)
-		case "--repetitions":
-			cfg.Repetitions = mustInt(val)
-		case "--processes":
-			cfg.Processes = mustInt(val)
-		case "--pairs":
-			cfg.Pairs = mustInt(val)
-		case "--report-every":
-			cfg.ReportEvery = mustInt(val)
-		case "--duration-s":
-			cfg.DurationS, _ = strconv.ParseFloat(val, 64)
-		case "--payload":
-			cfg.Payload = val
-		case "--variant":
-			cfg.Variant = val
-		}
-	}
-	if !contains(ImplementedVariants, cfg.Variant) {
-		return ActionRun, cfg, usagef("--variant %s is not implemented yet (only: %s)", cfg.Variant, strings.Join(ImplementedVariants, ", "))
-	}
-	return ActionRun, cfg, nil
+	return params, variant, nil
 }
 
-func mustInt(s string) int64 {
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		panic(err)
+func (f *FlagSpec) defaultValue() (any, error) {
+	if len(f.Default) == 0 || string(f.Default) == "null" {
+		return nil, nil
 	}
-	return v
+	var s string
+	if json.Unmarshal(f.Default, &s) == nil {
+		return f.check(s)
+	}
+	return f.check(string(f.Default))
 }
 
 func isDigits(s string) bool {
@@ -254,30 +305,113 @@ func isDecimal(s string) bool {
 	return (intPart == "" || isDigits(intPart)) && (frac == "" || isDigits(frac))
 }
 
-func check(s *FlagSpec, val string) error {
-	switch s.Kind {
-	case KindInt:
+func bound(n *json.Number) *big.Rat {
+	if n == nil {
+		return nil
+	}
+	r, ok := new(big.Rat).SetString(n.String())
+	if !ok {
+		panic(fmt.Sprintf("cli.json: bad bound %s", n))
+	}
+	return r
+}
+
+// check converts a textual value; bounds are compared exactly (big.Rat).
+func (f *FlagSpec) check(val string) (any, error) {
+	lo, hi, loEx := bound(f.Min), bound(f.Max), bound(f.MinExclusive)
+	inRange := func(v *big.Rat) bool {
+		return (lo == nil || v.Cmp(lo) >= 0) && (hi == nil || v.Cmp(hi) <= 0) && (loEx == nil || v.Cmp(loEx) > 0)
+	}
+	switch f.Type {
+	case "int":
 		if !isDigits(val) {
-			return usagef("%s: %q is not a plain decimal integer", s.Name, val)
+			return nil, usagef("%s: %q is not a plain decimal integer", f.Name, val)
 		}
-		v, err := strconv.ParseInt(val, 10, 64)
-		if err != nil || v < s.Min || v > s.Max { // err: too many digits for int64, so above max
-			return usagef("%s: %s is out of range [%d, %d]", s.Name, val, s.Min, s.Max)
+		v, _ := new(big.Rat).SetString(val)
+		if !inRange(v) || !v.Num().IsInt64() {
+			return nil, usagef("%s: %s is out of range %s", f.Name, val, f.rangeText())
 		}
-	case KindNumber:
+		return v.Num().Int64(), nil
+	case "number":
 		if !isDecimal(val) {
-			return usagef("%s: %q is not a plain decimal number", s.Name, val)
+			return nil, usagef("%s: %q is not a plain decimal number", f.Name, val)
 		}
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || !(v > s.MinExcl) || v > s.NumMax {
-			return usagef("%s: %s is out of range (%g, %g]", s.Name, val, s.MinExcl, s.NumMax)
+		v, _ := new(big.Rat).SetString("0" + strings.TrimSuffix(val, "."))
+		x, _ := strconv.ParseFloat(val, 64)
+		if !inRange(v) || math.IsInf(x, 0) {
+			return nil, usagef("%s: %s is out of range %s", f.Name, val, f.rangeText())
 		}
-	case KindEnum:
-		if !contains(s.Values, val) {
-			return usagef("%s: %q is not one of %s", s.Name, val, strings.Join(s.Values, ", "))
+		return x, nil
+	case "enum":
+		if !contains(f.Values, val) {
+			return nil, usagef("%s: %q is not one of %s", f.Name, val, strings.Join(f.Values, ", "))
+		}
+		return val, nil
+	}
+	return nil, usagef("%s: cli.json type %q is not supported by this program", f.Name, f.Type)
+}
+
+func (f *FlagSpec) rangeText() string {
+	lo, open := "-inf", "("
+	if f.Min != nil {
+		lo, open = f.Min.String(), "["
+	} else if f.MinExclusive != nil {
+		lo = f.MinExclusive.String()
+	}
+	hi := "inf)"
+	if f.Max != nil {
+		hi = f.Max.String() + "]"
+	}
+	return open + lo + ", " + hi
+}
+
+// Usage is the --help text for language lang, generated from the spec.
+func (s *Spec) Usage(lang string) string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	line := func(cmd string, flags Flags) {
+		fmt.Fprintf(&b, "  serverbench %s", cmd)
+		for _, n := range sortedKeys(flags) {
+			f := flags[n]
+			arg := strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(n, "--"), "-", "_"))
+			if f.Type == "enum" {
+				arg = strings.Join(f.Values, "|")
+			}
+			if f.Required {
+				fmt.Fprintf(&b, " %s %s", n, arg)
+			} else {
+				fmt.Fprintf(&b, " [%s %s]", n, arg)
+			}
+		}
+		b.WriteString("\n")
+	}
+	for _, name := range s.Languages[lang].Benchmarks {
+		bench := s.Benchmarks[name]
+		if len(bench.Roles) == 0 {
+			line(name, bench.Flags)
+			continue
+		}
+		for _, r := range sortedKeys(bench.Roles) {
+			line(name+" "+r, bench.Roles[r].Flags)
 		}
 	}
-	return nil
+	b.WriteString(`  serverbench --version
+  serverbench --help
+
+Flags are written --name value or --name=value, in any order, each at most once.
+Prints one JSON record on stdout. Scheduler threads are set from outside: GOMAXPROCS=C.
+Exit: 0 ok, 1 run failed (validation.ok false), 2 bad command line.
+`)
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func contains(list []string, s string) bool {

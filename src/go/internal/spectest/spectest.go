@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"serverbench/internal/jsonschema"
 )
 
 // Flag is one flag of spec/cli.json.
@@ -39,11 +37,22 @@ type CLI struct {
 // Dir is the repository's spec/ folder.
 func Dir(t testing.TB) string {
 	t.Helper()
-	dir, err := jsonschema.SpecDir()
+	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	// go test runs in the package's folder: walk up to the repository's spec/.
+	for {
+		cand := filepath.Join(dir, "spec")
+		if _, err := os.Stat(filepath.Join(cand, "cli.json")); err == nil {
+			return cand
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("spec/cli.json not found above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // LoadCLI reads spec/cli.json, keeping numbers exact (json.Number).
