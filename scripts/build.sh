@@ -14,8 +14,16 @@ up_to_date() {
   [ -z "$(find "$@" -type f -newer "$out" -print -quit 2>/dev/null)" ]
 }
 
+# The Go, Erlang and Scala parsers read spec/cli.json built into the program: Go embeds
+# a copy (gitignored) that this refreshes before every build; `go test` checks it is current.
+sync_go_spec() {
+  cmp -s "$ROOT/spec/cli.json" "$ROOT/src/go/internal/cli/cli.json" ||
+    cp "$ROOT/spec/cli.json" "$ROOT/src/go/internal/cli/cli.json"
+}
+
 build_go() {
   local d="$ROOT/src/go"
+  sync_go_spec
   if up_to_date "$d/bin/serverbench" "$d/go.mod" "$d/cmd" "$d/internal"; then return; fi
   log "go build -> src/go/bin/serverbench"
   (cd "$d" && go build -o bin/serverbench ./cmd/serverbench)

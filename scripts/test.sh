@@ -26,7 +26,9 @@ run_suite() {
 
 for s in "${suites[@]}"; do
   case "$s" in
-    go)     run_suite go     bash -c 'cd src/go && go test -count=1 ./...' ;;
+    go)     run_suite go     bash -c 'scripts/build.sh go && cd src/go && go vet ./... &&
+                                      { f="$(gofmt -l .)"; [ -z "$f" ] || { printf "gofmt -l lists:\n%s\n" "$f"; exit 1; }; } &&
+                                      go test -count=1 ./...' ;;
     erlang) run_suite erlang bash -c 'cd src/erlang && rebar3 eunit' ;;
     scala)  run_suite scala  bash -c 'cd src/scala && mvn -q -B test' ;;
     java)   run_suite java   bash -c 'cd src/java && mvn -q -B test' ;;
