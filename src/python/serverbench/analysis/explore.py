@@ -1,0 +1,257 @@
+"""Exploring raw sweeps side by side (notebooks/explore.ipynb, the teaching labs).
+
+Everything here reads data/raw/<sweep-id>/ (runs.jsonl + manifest.json) directly, so it
+works on any sweep, finished or not, without the processed tables:
+
+* list_sweeps(): every sweep folder with its profile, date, host and run counts.
+* load_sweep(): one sweep's runs as a flat table with short column names.
+* compare(): per configuration present in two sweeps, the ratio of the medians
+  (B / A) with a rank interval at the confidence it actually achieves.
+* environment_diff(): host, kernel, runtime versions, commit... from the manifests,
+  with a column saying which differ.
+
+Bad input (no such folder, no valid record) raises SweepInputError with one sentence;
+its `_render_traceback_` makes Jupyter show only that sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from serverbench import paths, records
+from serverbench.analysis import stats
+
+# The metric a figure shows per benchmark (and whether larger is better).
+DEFAULT_METRIC = {"pingping": "ns_per_message", "spawn": "all_ready_s", "spawn_max": "bytes_per_process",
+                  "throughput": "exchanges_per_s", "tcp_pingpong": "ns_per_message", "echo_flood": "bytes_per_s"}
+X_AXIS = {"pingping": "message_bytes", "spawn": "processes", "spawn_max": "processes", "throughput": "pairs",
+          "tcp_pingpong": "message_bytes", "echo_flood": "connections"}
+# Parameters that do not change what a rate measures: ignored when matching configurations.
+RATE_INVARIANT = ("duration_s", "report_every")
+CONFIDENCE = 0.95
+
+
+class SweepInputError(ValueError):
+    """Bad input to a notebook: one clear sentence, no traceback wall in Jupyter."""
+
+    def _render_traceback_(self):  # IPython shows this instead of the traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+@dataclass
+class Sweep:
+    folder: Path
+    runs: pd.DataFrame
+    manifest: dict = field(default_factory=dict)
+    skipped_lines: int = 0
+
+    @property
+    def sweep_id(self) -> str:
+        return self.manifest.get("sweep_id") or self.folder.name
+
+    def ok(self) -> pd.DataFrame:
+        r = self.runs
+        return r[(r["status"] == "ok") & ~r["warmup"].astype(bool)]
+
+
+# ---------------------------------------------------------------------------------------
+def sweep_folder(sweep) -> Path:
+    """A sweep id under data/raw/ or a path to a sweep folder."""
+    if sweep is None or str(sweep).strip() == "":
+        raise SweepInputError("no sweep given: pass a sweep id under data/raw/ or a folder path")
+    p = Path(str(sweep)).expanduser()
+    if not p.is_dir():
+        cand = paths.raw_dir() / str(sweep)
+        if cand.is_dir():
+            p = cand
+        else:
+            raise SweepInputError(f"sweep folder {sweep!r} does not exist (looked in {paths.raw_dir()} too); "
+                                  f"known sweeps: {', '.join(s for s in sweep_ids()) or 'none'}")
+    return p
+
+
+def sweep_ids(raw_root=None) -> list[str]:
+    root = Path(raw_root) if raw_root else paths.raw_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "runs.jsonl").exists())
+
+
+def _short(col: str) -> str:
+    for prefix, repl in (("params.", ""), ("metrics.", ""), ("validation.", "valid_"), ("search.", "search_"),
+                         ("runtime.", "runtime_"), ("host.", "host_")):
+        if col.startswith(prefix):
+            return repl + col[len(prefix):]
+    return col
+
+
+def tidy(raw: pd.DataFrame) -> pd.DataFrame:
+    """The flattened raw log with short names (params/metrics unprefixed) and `table`:
+    spawn_max for the max-processes search steps, else the benchmark."""
+    keep = [c for c in raw.columns if c not in ("metrics", "validation", "runtime", "env", "params")]
+    df = raw[keep].copy()
+    seen = set(df.columns)
+    df = df.rename(columns={c: _short(c) for c in df.columns if _short(c) not in seen or _short(c) == c})
+    if "search_name" not in df:
+        df["search_name"] = np.nan
+    df["table"] = np.where((df["benchmark"] == "spawn") & df["search_name"].notna(), "spawn_max", df["benchmark"])
+    if "warmup" not in df:
+        df["warmup"] = False
+    df["warmup"] = df["warmup"].fillna(False).astype(bool)
+    return df
+
+
+def load_sweep(sweep) -> Sweep:
+    folder = sweep_folder(sweep)
+    if not (folder / "runs.jsonl").exists():
+        raise SweepInputError(f"sweep folder {str(folder)!r} has no runs.jsonl: not a sweep (or nothing ran yet)")
+    try:
+        with warnings.catch_warnings():  # the skipped lines are counted in Sweep.skipped_lines
+            warnings.simplefilter("ignore")
+            recs, skipped = records.load_records([folder], skip_bad=True)
+    except (records.RawLogError, records.RecordError, OSError, ValueError) as e:
+        raise SweepInputError(f"sweep folder {str(folder)!r}: cannot read its raw log ({e})") from None
+    if not recs:
+        why = f"; first problem: {skipped[0][2]}" if skipped else ""
+        raise SweepInputError(f"sweep folder {str(folder)!r} holds no valid records "
+                              f"({len(skipped)} unreadable line(s){why})")
+    raw = records.flatten(recs)
+    manifest = {}
+    mp = folder / "manifest.json"
+    if mp.exists():
+        try:
+            manifest = json.loads(mp.read_text(encoding="utf-8"))
+        except ValueError:
+            manifest = {}
+    return Sweep(folder, tidy(raw), manifest, len(skipped))
+
+
+def list_sweeps(raw_root=None) -> pd.DataFrame:
+    """One row per sweep folder: id, profile, created, host, benchmarks, run counts."""
+    rows = []
+    root = Path(raw_root) if raw_root else paths.raw_dir()
+    for sid in sweep_ids(root):
+        folder = root / sid
+        try:
+            m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            m = {}
+        statuses: dict = {}
+        benchmarks = set()
+        with open(folder / "runs.jsonl", encoding="utf-8") as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                statuses[r.get("status")] = statuses.get(r.get("status"), 0) + 1
+                benchmarks.add(r.get("benchmark"))
+        host = m.get("host") or {}
+        rows.append({"sweep_id": sid, "profile": (m.get("profile") or {}).get("name"),
+                     "created_utc": m.get("created_utc"), "cpu": host.get("cpu_model"),
+                     "cpus": host.get("logical_cpus"), "benchmarks": ",".join(sorted(b for b in benchmarks if b)),
+                     "runs": sum(statuses.values()), "ok": statuses.get("ok", 0)})
+    return pd.DataFrame(rows, columns=["sweep_id", "profile", "created_utc", "cpu", "cpus", "benchmarks", "runs", "ok"])
+
+
+# ---------------------------------------------------------------------------------------
+def param_columns(df: pd.DataFrame, table: str) -> list[str]:
+    """The parameter columns of a table's runs (those with a value in some row)."""
+    from serverbench.harness.profiles import PARAM_KEYS
+
+    cands = list(PARAM_KEYS.get(table, ())) or [X_AXIS.get(table, "")]
+    if table == "spawn_max":
+        cands = ["processes"]
+    return [c for c in cands if c in df and df[c].notna().any()]
+
+
+def config_key(df: pd.DataFrame, table: str, ignore=RATE_INVARIANT) -> pd.Series:
+    """A configuration's identity across sweeps: language/variant/cores + parameters
+    (minus `ignore`: a rate does not depend on how long it was measured)."""
+    params = [c for c in param_columns(df, table) if c not in ignore]
+
+    def fmt(v):
+        if isinstance(v, float) and v.is_integer():
+            return str(int(v))
+        return str(v)
+
+    def key(r):
+        ps = ",".join(f"{c}={fmt(r[c])}" for c in params)
+        return f"{r['language']}/{r.get('variant', 'fair')}/c{fmt(r.get('cores'))}/{ps}"
+
+    return df.apply(key, axis=1)
+
+
+def ratio_interval(num, den, confidence: float = CONFIDENCE) -> dict:
+    """num/den of two samples: the statistics module's rank interval (Hodges-Lehmann) if
+    it has one, else its bootstrap interval; with the level it achieves."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    if hasattr(stats, "ratio_ci"):
+        r = stats.ratio_ci(num, den, confidence)
+        return {"ratio": r.ratio, "ci_lo": r.lo, "ci_hi": r.hi, "ci_level": round(float(r.level), 4),
+                "method": getattr(r, "method", "rank interval")}
+    r = stats.bootstrap_ratio(num, den)
+    return {"ratio": r.ratio, "ci_lo": r.lo, "ci_hi": r.hi, "ci_level": confidence, "method": "bootstrap"}
+
+
+def compare(a: Sweep, b: Sweep, table: str, metric: str | None = None, ignore=RATE_INVARIANT) -> pd.DataFrame:
+    """Per configuration measured (ok) in both sweeps: medians and B/A with an interval."""
+    metric = metric or DEFAULT_METRIC.get(table)
+    out = []
+    da, db = a.ok(), b.ok()
+    da, db = da[da["table"] == table], db[db["table"] == table]
+    cols = ["config", "n_a", "n_b", "median_a", "median_b", "ratio", "ci_lo", "ci_hi", "ci_level", "method"]
+    if da.empty or db.empty or metric not in da or metric not in db:
+        return pd.DataFrame(columns=cols)
+    da = da.assign(config=config_key(da, table, ignore))
+    db = db.assign(config=config_key(db, table, ignore))
+    for cfg in sorted(set(da["config"]) & set(db["config"])):
+        va = da.loc[da["config"] == cfg, metric].dropna().to_numpy(float)
+        vb = db.loc[db["config"] == cfg, metric].dropna().to_numpy(float)
+        if len(va) == 0 or len(vb) == 0:
+            continue
+        out.append({"config": cfg, "n_a": len(va), "n_b": len(vb), "median_a": float(np.median(va)),
+                    "median_b": float(np.median(vb)), **ratio_interval(vb, va)})
+    return pd.DataFrame(out, columns=cols)
+
+
+# ---------------------------------------------------------------------------------------
+def environment(m: dict) -> dict:
+    """The facts of a manifest that can change a measurement."""
+    host = m.get("host") or {}
+    prof = m.get("resolved_profile") or {}
+    env = {
+        "profile": (m.get("profile") or {}).get("name"),
+        "created_utc": m.get("created_utc"),
+        "variant": prof.get("variant"),
+        "cpu_model": host.get("cpu_model"),
+        "logical_cpus": host.get("logical_cpus"),
+        "memory_bytes": host.get("memory_bytes"),
+        "os": host.get("os"),
+        "kernel": host.get("kernel"),
+        "allowed_cpus": ",".join(map(str, m.get("allowed_cpus") or [])) or None,
+        "memory_enforcement": (m.get("memory_enforcement") or {}).get("mode"),
+        "git_commit": ((m.get("git") or {}).get("commit") or "")[:12] or None,
+        "git_dirty": (m.get("git") or {}).get("dirty"),
+        "python": m.get("python"),
+        "serverbench_version": m.get("serverbench_version"),
+    }
+    for lang, info in sorted((m.get("runtime_versions") or {}).items()):
+        rt = (info or {}).get("runtime") or {}
+        env[f"runtime[{lang}]"] = rt.get("version") or (info or {}).get("error")
+    return env
+
+
+def environment_diff(a: Sweep, b: Sweep) -> pd.DataFrame:
+    ea, eb = environment(a.manifest), environment(b.manifest)
+    keys = list(dict.fromkeys([*ea, *eb]))
+    ca, cb = f"A: {a.sweep_id}", f"B: {b.sweep_id}"
+    rows = [{"what": k, ca: ea.get(k), cb: eb.get(k), "differs": ea.get(k) != eb.get(k)} for k in keys]
+    return pd.DataFrame(rows)
