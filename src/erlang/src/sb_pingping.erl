@@ -1,7 +1,12 @@
 %% @doc pingping (docs/spec.md 2): A and B each send R messages of B bytes to each
 %% other and receive R; the clock runs from the start signals until both are done.
 -module(sb_pingping).
+-behaviour(sb_benchmark).
+-export([name/0]).
 -export([run/1]).
+
+-spec name() -> binary().
+name() -> <<"pingping">>.
 
 -spec run(map()) -> {ok, term(), boolean()}.
 run(#{message_bytes := B, repetitions := R, payload := PayloadBin} = P) ->

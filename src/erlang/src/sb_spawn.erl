@@ -1,7 +1,12 @@
 %% @doc spawn (docs/spec.md 2): N dormant processes; spawn-loop time, time until all
 %% have run and signalled readiness, and RSS per process.
 -module(sb_spawn).
+-behaviour(sb_benchmark).
+-export([name/0]).
 -export([run/1, dormant/3]).
+
+-spec name() -> binary().
+name() -> <<"spawn">>.
 
 -spec run(map()) -> {ok, term(), boolean()} | {error, string()}.
 run(#{processes := N} = P) ->

@@ -1,10 +1,15 @@
 %% @doc throughput (docs/spec.md 2): P server/client pairs exchange messages for T
 %% seconds; one aggregator sums the servers' reports.
 -module(sb_throughput).
+-behaviour(sb_benchmark).
+-export([name/0]).
 -export([run/1]).
 
 %% spec/cli.json throughput_sample_min_interval_s (checked by a test).
 -define(SAMPLE_MIN_INTERVAL_NS, 100000000).
+
+-spec name() -> binary().
+name() -> <<"throughput">>.
 
 -spec run(map()) -> {ok, term(), boolean()}.
 run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K,

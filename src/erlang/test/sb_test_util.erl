@@ -1,7 +1,7 @@
 %% @doc Shared test helpers: where the repository and the built escript are, and
 %% running the escript as a separate OS process.
 -module(sb_test_util).
--export([repo_root/0, read_json/1, schema/0, escript/0, run/2, run_in/3, lines/1]).
+-export([repo_root/0, read_json/1, escript/0, run/2, run_in/3, lines/1]).
 
 %% Walk up from this source file to the directory that holds spec/cli.json.
 repo_root() -> up(filename:dirname(filename:absname(?FILE))).
@@ -15,9 +15,7 @@ up(Dir) ->
 
 read_json(Rel) ->
     {ok, Bin} = file:read_file(filename:join(repo_root(), Rel)),
-    sb_test_json:decode(Bin).
-
-schema() -> read_json("spec/native-record.schema.json").
+    sb_json_decode:decode(Bin).
 
 %% rebar.config builds the escript before eunit (provider hook), into the current
 %% profile's bin/ (test profile: _build/test/bin); fall back to the default build.

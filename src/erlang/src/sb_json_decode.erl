@@ -1,9 +1,14 @@
-%% @doc Small JSON decoder for the tests (OTP 25 has no json module).
+%% @doc Small JSON decoder (OTP 25 has no json module and hex.pm is not used): reads
+%% the spec/cli.json built into the escript (sb_cli) and records in the tests.
 %% Objects become maps with binary keys, arrays lists, strings binaries; numbers
 %% without fraction or exponent become integers.
--module(sb_test_json).
+-module(sb_json_decode).
 -export([decode/1]).
 
+-type json() :: #{binary() => json()} | [json()] | binary() | number() | true | false | null.
+-export_type([json/0]).
+
+-spec decode(iodata()) -> json().
 decode(Data) ->
     Bin = iolist_to_binary(Data),
     {V, Rest} = value(ws(Bin)),
