@@ -31,7 +31,8 @@ build_go() {
 
 build_erlang() {
   local d="$ROOT/src/erlang"
-  if up_to_date "$d/_build/default/bin/serverbench" "$d/rebar.config" "$d/src"; then return; fi
+  # rebar.config's pre-compile hook builds spec/cli.json into the escript (include/, gitignored)
+  if up_to_date "$d/_build/default/bin/serverbench" "$d/rebar.config" "$d/src" "$ROOT/spec/cli.json"; then return; fi
   log "rebar3 escriptize -> src/erlang/_build/default/bin/serverbench"
   (cd "$d" && rebar3 escriptize >/dev/null)
 }
