@@ -55,9 +55,36 @@ def test_fig5_unrunnable_panels_say_so(P):
     assert "(a) 1 core" in t and "(f) 32 cores" in t and "Exchanges per minute" in t
 
 
+def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
+    """Fig. 3 (a): 5 kB, Erlang vs Java threads vs Scala actors, the source cited on the panel,
+    no paper values; drawn only when the sweep has one of those languages."""
+    recs = []
+    for lang, t in (("erlang", 0.01), ("java", 0.05), ("scala_actors", 0.03), ("go", 0.01), ("scala_akka", 0.02)):
+        for reps in (1000, 10000):
+            recs += synthetic.pingping_runs({lang: [t * reps / 1000 * (1 + i / 100) for i in range(3)]}, reps=reps)
+    P = synthetic.processed_from(recs, tmp_path / "a")
+    fig = figures.fig3_pingping(P)
+    t = _texts(fig)
+    assert len(fig.axes) == 4 and "(a) PingPing, 5 kB" in t and "Java threads" in t
+    assert "da Silva, Lins & dos Santos (2013)" in t
+    a = fig.axes[0]
+    assert not any(ln.get_linestyle() == "--" for ln in a.lines)  # no paper line on (a)
+    assert sum(ln.get_linestyle() == "-" and ln.get_marker() not in (None, "None", "") for ln in a.lines) == 3
+    fig_b_only = figures.fig3_pingping(synthetic.processed_from(
+        synthetic.pingping_runs({"go": [1.0, 1.1], "erlang": [1.0, 1.2]}), tmp_path / "b"), show_reference=False)
+    assert len(fig_b_only.axes) == 1 and "(a)" not in _texts(fig_b_only)  # 5 kB only: no empty panels
+
+
+def test_a_figure_with_no_data_is_left_out(tmp_path):
+    P = synthetic.processed_from(synthetic.pingping_runs({"go": [1.0, 1.1]}), tmp_path / "p")
+    assert figures.fig5_throughput(P) is None and figures.fig4_spawn(P) is None
+    out = figures.draw_all(P, tmp_path / "figs")
+    assert set(out) == {"fig3_pingping"} and not (tmp_path / "figs" / "fig5_throughput.png").exists()
+
+
 def test_save_png_and_pdf(P, tmp_path):
     out = figures.draw_all(P, tmp_path, show_reference=False)
-    for key in ("fig3", "fig4", "fig5"):
+    for key in ("fig3_pingping", "fig4_spawn", "fig5_throughput"):
         for ext in ("png", "pdf"):
             p = out[key][ext]
             assert p.exists() and p.stat().st_size > 5000
@@ -65,10 +92,12 @@ def test_save_png_and_pdf(P, tmp_path):
 
 def test_figures_with_missing_benchmarks(tmp_path):
     recs = synthetic.pingping_runs({"go": [1.0, 1.1, 0.9], "erlang": [1.2, 1.1, 1.0]})
+    recs += synthetic.throughput_runs({("go", 1, 1): [1.0, 1.1]})
+    recs += synthetic.search_runs({"go": [(1000, 0.1)]})
     P = synthetic.processed_from(recs, tmp_path)
     out = figures.draw_all(P, tmp_path / "figs", languages=("erlang", "go"))
     assert all(out[k]["png"].exists() for k in out)
     t = _texts(figures.fig4_spawn(P))
-    assert "no max-processes search in this sweep" in t and "no fixed-N spawn runs" in t
+    assert "no fixed-N spawn runs" in t
     t5 = _texts(figures.fig5_throughput(P))
     assert "not measured in this sweep" in t5 and "not runnable on this machine" in t5

@@ -1,6 +1,7 @@
 """Figures 3-5 drawn like the paper's, from processed tables (and data/reference for the
-paper's own values). Every function returns the matplotlib Figure; save() writes PNG and
-PDF to paper/figures/ (paths.figures_dir())."""
+paper's own values). Each figure is drawn by one registered function (registry.figure);
+draw(name, P) is what notebooks, the report and `python -m serverbench figures` call, and
+save() writes PNG and PDF to paper/figures/ (paths.figures_dir())."""
 
 from __future__ import annotations
 
@@ -15,15 +16,30 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from serverbench import paths  # noqa: E402
-from serverbench.analysis import reference  # noqa: E402
+from serverbench.analysis import reference, registry  # noqa: E402
 from serverbench.analysis.process import LANGUAGE_LABELS, LANGUAGES, Processed  # noqa: E402
 
-COLORS = {"erlang": "#A2003E", "go": "#0077A8", "scala_akka": "#E07B00"}
-MARKERS = {"erlang": "o", "go": "s", "scala_akka": "^"}
+COLORS = {"erlang": "#A2003E", "go": "#0077A8", "scala_akka": "#E07B00", "java": "#5B8C00",
+          "scala_actors": "#7A4FB5", "scala": "#B5651D", "c": "#333333", "nodejs": "#3C873A",
+          "twisted": "#6E6E6E", "eventlet": "#C71585", "python_threads": "#1F3A93"}
+MARKERS = {"erlang": "o", "go": "s", "scala_akka": "^", "java": "D", "scala_actors": "v", "scala": "P",
+           "c": "X", "nodejs": "h", "twisted": "<", "eventlet": ">", "python_threads": "*"}
 FIG3_SIZES = (5000, 10000, 50000)
+FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
+FIG3A_BYTES = 5000
+FIG3A_SOURCE = ("(a) in the paper is copied from da Silva, Lins & dos Santos (2013); its values are not "
+                "drawn (no data was published), this sweep's runs are")
 FIG5_CORES = (1, 2, 4, 8, 16, 32)
 SPAWN_METRICS = {"all_ready_s": "until all processes are running", "spawn_call_s": "spawn calls only (as the original code timed)"}
 PAPER_LABEL = "paper (Valkov et al. 2018)"
+
+
+def color(lang: str) -> str:
+    return COLORS.get(lang, "0.4")
+
+
+def marker(lang: str) -> str:
+    return MARKERS.get(lang, "o")
 
 
 def _style():
@@ -33,14 +49,14 @@ def _style():
 
 
 def _legend_handles(langs, show_reference, measured_label="this sweep: median with interval (see caption)"):
-    h = [Line2D([], [], color=COLORS[lang], marker=MARKERS[lang], label=LANGUAGE_LABELS[lang]) for lang in langs]
+    h = [Line2D([], [], color=color(lang), marker=marker(lang), label=LANGUAGE_LABELS.get(lang, lang)) for lang in langs]
     h.append(Line2D([], [], color="0.3", marker="o", label=measured_label))
     if show_reference:
         h.append(Line2D([], [], color="0.3", ls="--", marker="o", mfc="none", label=PAPER_LABEL))
     return h
 
 
-DODGE = {"erlang": 0.96, "go": 1.0, "scala_akka": 1.04}
+DODGE = {"erlang": 0.96, "go": 1.0, "scala_akka": 1.04, "java": 1.0, "scala_actors": 1.04}
 
 
 def _plot_measured(ax, x, med, lo, hi, lang, label=None, dodge: bool = False):
@@ -51,16 +67,16 @@ def _plot_measured(ax, x, med, lo, hi, lang, label=None, dodge: bool = False):
         x = x * DODGE.get(lang, 1.0)
     order = np.argsort(x)
     x, med, lo, hi = x[order], med[order], lo[order], hi[order]
-    ax.plot(x, med, color=COLORS[lang], marker=MARKERS[lang], ms=4.5, lw=1.5, label=label)
+    ax.plot(x, med, color=color(lang), marker=marker(lang), ms=4.5, lw=1.5, label=label)
     yerr = np.vstack([np.clip(med - lo, 0, None), np.clip(hi - med, 0, None)])
-    ax.errorbar(x, med, yerr=yerr, fmt="none", ecolor=COLORS[lang], elinewidth=1, capsize=2.5, alpha=0.8)
+    ax.errorbar(x, med, yerr=yerr, fmt="none", ecolor=color(lang), elinewidth=1, capsize=2.5, alpha=0.8)
 
 
 def _plot_reference(ax, x, y, lang, positive_only=False):
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     m = np.isfinite(y) & (y > 0 if positive_only else np.isfinite(y))
     order = np.argsort(x[m])
-    ax.plot(x[m][order], y[m][order], ls="--", lw=1, color=COLORS[lang], marker=MARKERS[lang], mfc="none",
+    ax.plot(x[m][order], y[m][order], ls="--", lw=1, color=color(lang), marker=marker(lang), mfc="none",
             ms=5, alpha=0.75)
     return int((~m & np.isfinite(y)).sum())
 
@@ -109,51 +125,89 @@ def _pick(d: pd.DataFrame, col: str, want):
 
 # ------------------------------------------------------------------ Figure 3
 
-def fig3_pingping(P: Processed, languages=LANGUAGES, show_reference: bool = True, sizes=FIG3_SIZES,
-                  variant: str = "fair", payload: str = "copy", cores=None):
+def _fig3_panel(ax, s, ref, languages, size, title, hidden_ref: list) -> bool:
+    """One panel: time vs repetitions at one message size; False if nothing was drawn."""
+    ax.set_title(title)
+    drawn = False
+    for lang in languages:
+        g = s[(s["language"] == lang) & (s["message_bytes"] == size)] if not s.empty else s
+        g = g[g["median"].notna()] if not g.empty else g
+        if not g.empty:
+            drawn = True
+            _plot_measured(ax, g["repetitions"], g["median"], g["ci_lo"], g["ci_hi"], lang, dodge=True)
+        if ref is not None:
+            r = ref[(ref["language"] == lang) & (ref["message_bytes"] == size)]
+            if not r.empty:
+                drawn = True
+                hidden_ref.append(_plot_reference(ax, r["repetitions"], r["time_s"], lang, positive_only=True))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Repetitions (messages each way)")
+    ax.set_ylabel("Time (s)")
+    return drawn
+
+
+@registry.figure("fig3_pingping", title="Fig. 3: PingPing latency", tables=("pingping",), order=3)
+def fig3_pingping(P: Processed, languages=None, show_reference: bool = True, sizes=FIG3_SIZES,
+                  variant: str = "fair", payload: str = "copy", cores=None, **_):
+    """Panel (a) 5 kB Erlang vs Java threads vs Scala actors (only when the sweep has Java
+    or Scala actors runs), panels (b)-(d) Erlang, Go, Scala/Akka at 5, 10 and 50 kB (only
+    sizes with data, this sweep's or the paper's). None when there is nothing to draw."""
     _style()
     s = P.stat("pingping", "elapsed_s")
-    s = s[s["language"].isin(languages)] if not s.empty else s
+    if s.empty:
+        return None
     s, variant = _pick(s, "variant", variant)
     s, payload = _pick(s, "payload", payload)
     s, cores = _pick(s, "cores", cores)
+    main = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    a_langs = tuple(x for x in FIG3A_LANGUAGES if languages is None or x in languages)
+    have = set(s["language"])
     ref = reference.fig3() if show_reference else None
-    fig, axes = plt.subplots(1, len(sizes), figsize=(4.0 * len(sizes), 3.6), squeeze=False)
-    hidden = 0
-    for i, (ax, size) in enumerate(zip(axes[0], sizes)):
-        panel = "bcd"[i] if i < 3 else str(i)
-        ax.set_title(f"({panel}) PingPing, {size / 1000:g} kB messages")
-        any_data = False
-        for lang in languages:
-            g = s[(s["language"] == lang) & (s["message_bytes"] == size)] if not s.empty else s
-            g = g[g["median"].notna()] if not g.empty else g
-            if not g.empty:
-                any_data = True
-                _plot_measured(ax, g["repetitions"], g["median"], g["ci_lo"], g["ci_hi"], lang, dodge=True)
-            if ref is not None:
-                r = ref[(ref["language"] == lang) & (ref["message_bytes"] == size)]
-                hidden += _plot_reference(ax, r["repetitions"], r["time_s"], lang, positive_only=True)
-        if not any_data:
-            _panel_note(ax, "not measured in this sweep" + ("\n(paper's values only)" if show_reference else ""))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("Repetitions (messages each way)")
-        ax.set_ylabel("Time (s)")
+    panels = []
+    if have & (set(a_langs) - {"erlang"}):
+        panels.append(("a", FIG3A_BYTES, a_langs, None))
+    for i, size in enumerate(sizes):
+        measured = bool(have & set(main)) and (s["message_bytes"] == size).any()
+        if measured or (ref is not None and (ref["message_bytes"] == size).any()):
+            panels.append(("bcd"[i] if i < 3 else str(i), size, main, ref))
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.0 * len(panels), 3.6), squeeze=False)
+    hidden: list[int] = []
+    shown_langs: list[str] = []
+    for ax, (letter, size, langs, r) in zip(axes[0], panels):
+        title = f"({letter}) PingPing, {size / 1000:g} kB messages"
+        if letter == "a":
+            title += "\nErlang vs Java threads vs Scala actors"
+        _fig3_panel(ax, s, r, langs, size, title, hidden)
+        if letter == "a":
+            ax.text(0.02, 0.98, "source of the paper's (a):\nda Silva, Lins & dos Santos (2013);\nvalues not drawn",
+                    transform=ax.transAxes, va="top", fontsize=6.5, color="0.3")
+        shown_langs += [x for x in langs if x not in shown_langs and x in have]
     note = f"variant {variant}, payload {payload}, {cores} core(s)" if cores is not None else ""
     note += "; " + _ci_note(s) if _ci_note(s) else ""
-    if hidden:
-        note += f"; {hidden} paper value(s) of 0 s not drawn on the log axis"
-    fig.legend(handles=_legend_handles(languages, show_reference), loc="lower center", ncol=6, frameon=False)
+    if sum(hidden):
+        note += f"; {sum(hidden)} paper value(s) of 0 s not drawn on the log axis"
+    if panels[0][0] == "a":
+        note += "; " + FIG3A_SOURCE
+    fig.legend(handles=_legend_handles(shown_langs, show_reference), loc="lower center", ncol=7, frameon=False)
     fig.suptitle("Fig. 3: PingPing latency, time for R round trips (lower is better)", y=0.99)
-    fig.text(0.5, 0.065, _caption(P, note), ha="center", fontsize=7, color="0.35")
+    fig.text(0.5, 0.065, _caption(P, note), ha="center", fontsize=7, color="0.35", wrap=True)
     fig.tight_layout(rect=(0, 0.1, 1, 0.96))
     return fig
 
 
 # ------------------------------------------------------------------ Figure 4
 
-def fig4_spawn(P: Processed, languages=LANGUAGES, show_reference: bool = True, metric: str = "all_ready_s",
-               max_fixed: int = 100_000, cores=None):
+@registry.figure("fig4_spawn", title="Fig. 4: spawning dormant processes", tables=("spawn", "spawn_max"), order=4)
+def fig4_spawn(P: Processed, languages=None, show_reference: bool = True, metric: str | None = None,
+               max_fixed: int = 100_000, cores=None, spawn_metric: str = "all_ready_s", **_):
+    """(a) the max-processes search, (b) fixed N; None if the sweep has no spawn runs."""
+    metric = metric or spawn_metric
+    languages = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    if not {"spawn", "spawn_max"} & set(P.info.get("tables") or []):
+        return None
     if metric not in SPAWN_METRICS:
         raise ValueError(f"metric must be one of {sorted(SPAWN_METRICS)}")
     _style()
@@ -177,21 +231,21 @@ def fig4_spawn(P: Processed, languages=LANGUAGES, show_reference: bool = True, m
             if pd.notna(row["first_failed_processes"]):
                 any_a = True
                 found = bool(row["limit_found"])
-                axa.axvline(row["first_failed_processes"], color=COLORS[lang], ls=":", lw=1)
+                axa.axvline(row["first_failed_processes"], color=color(lang), ls=":", lw=1)
                 axa.plot([row["first_failed_processes"]], [0.02], marker="X" if found else "P", ms=9,
-                         color=COLORS[lang], transform=axa.get_xaxis_transform(), clip_on=False)
+                         color=color(lang), transform=axa.get_xaxis_transform(), clip_on=False)
                 status = str(row["failure"]).split(":")[0]
-                fail_notes.append(f"{LANGUAGE_LABELS[lang]}: ok to {_num(row['max_ok_processes'])}, "
+                fail_notes.append(f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row['max_ok_processes'])}, "
                                   + (f"fails at {int(row['first_failed_processes']):,} ({status})" if found else
                                      f"stopped at {int(row['first_failed_processes']):,}\n    ({status}: limit not established)"))
             elif pd.notna(row["max_ok_processes"]):
-                fail_notes.append(f"{LANGUAGE_LABELS[lang]}: ok to {_num(row['max_ok_processes'])}, no failure reached")
+                fail_notes.append(f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row['max_ok_processes'])}, no failure reached")
         if ra is not None:
             r = ra[ra["language"] == lang]
             _plot_reference(axa, r["processes"], r["time_s"], lang, positive_only=True)
             f = rfail[rfail["language"] == lang]
             for _, fr in f.iterrows():
-                axa.plot([fr["processes"]], [0.98], marker="x", ms=7, color=COLORS[lang], alpha=0.75,
+                axa.plot([fr["processes"]], [0.98], marker="x", ms=7, color=color(lang), alpha=0.75,
                          transform=axa.get_xaxis_transform(), clip_on=False)
     if fail_notes:
         axa.text(0.98, 0.1, "This sweep's search:\n" + "\n".join(fail_notes), transform=axa.transAxes, va="bottom",
@@ -241,9 +295,14 @@ def fig4_spawn(P: Processed, languages=LANGUAGES, show_reference: bool = True, m
 
 # ------------------------------------------------------------------ Figure 5
 
-def fig5_throughput(P: Processed, languages=LANGUAGES, show_reference: bool = True, cores=FIG5_CORES,
+@registry.figure("fig5_throughput", title="Fig. 5: throughput", tables=("throughput",), order=5)
+def fig5_throughput(P: Processed, languages=None, show_reference: bool = True, cores=FIG5_CORES,
                     metric: str = "paper_msgs_per_min", variant: str = "fair", payload: str = "copy",
-                    reference_as_plotted: bool = False):
+                    reference_as_plotted: bool = False, **_):
+    """One panel per core count; None if the sweep has no throughput runs."""
+    languages = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    if "throughput" not in set(P.info.get("tables") or []):
+        return None
     _style()
     s = P.stat("throughput", metric)
     s = s[s["language"].isin(languages)] if not s.empty else s
@@ -319,11 +378,32 @@ def save(fig, name: str, out_dir=None) -> dict:
 NAMES = {"fig3": "fig3_pingping", "fig4": "fig4_spawn", "fig5": "fig5_throughput"}
 
 
-def draw_all(P: Processed, out_dir=None, show_reference=True, languages=LANGUAGES, spawn_metric="all_ready_s") -> dict:
+def draw(name: str, P: Processed, languages=None, show_reference: bool = True, spawn_metric: str = "all_ready_s",
+         out_dir=None, save_files: bool = True):
+    """Draw the registered figure `name` (e.g. "fig3_pingping") and save it (PNG + PDF).
+    Returns the Figure, or None when the sweep has nothing for it (nothing is saved, and a
+    stale file of that name is removed)."""
+    spec = registry.load().figures.get(NAMES.get(name, name))
+    if spec is None:
+        raise KeyError(f"no figure {name!r}; registered: {', '.join(f.name for f in registry.figures())}")
+    fig = spec.draw(P, languages=languages, show_reference=show_reference, spawn_metric=spawn_metric)
+    out = Path(out_dir) if out_dir else paths.figures_dir()
+    if save_files:
+        if fig is None:
+            for ext in ("png", "pdf"):
+                (out / f"{spec.name}.{ext}").unlink(missing_ok=True)
+        else:
+            save(fig, spec.name, out)
+    return fig
+
+
+def draw_all(P: Processed, out_dir=None, show_reference=True, languages=None, spawn_metric="all_ready_s") -> dict:
+    """Every registered figure: {name: {"png": path, "pdf": path}} for those drawn."""
     out = {}
-    for key, fn, kw in (("fig3", fig3_pingping, {}), ("fig4", fig4_spawn, {"metric": spawn_metric}),
-                        ("fig5", fig5_throughput, {})):
-        fig = fn(P, languages=languages, show_reference=show_reference, **kw)
-        out[key] = save(fig, NAMES[key], out_dir)
-        plt.close(fig)
+    for spec in registry.figures():
+        fig = draw(spec.name, P, languages, show_reference, spawn_metric, out_dir)
+        if fig is not None:
+            d = Path(out_dir) if out_dir else paths.figures_dir()
+            out[spec.name] = {ext: d / f"{spec.name}.{ext}" for ext in ("png", "pdf")}
+            plt.close(fig)
     return out
