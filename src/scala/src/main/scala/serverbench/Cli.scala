@@ -1,89 +1,157 @@
 package serverbench
 
-/** The command line of spec/cli.json, parsed by hand so that every bad input gives the
-  * contract's answer: one `error: ...` line naming the flag, exit 2, nothing on stdout.
-  * The ranges are written here (a test reads spec/cli.json and checks every flag). */
+import scala.jdk.CollectionConverters._
+
+import com.typesafe.config.{ConfigFactory, ConfigList, ConfigObject, ConfigParseOptions, ConfigSyntax, ConfigValue, ConfigValueType}
+
+/** The command line parsed from spec/cli.json itself: Maven copies the file into the jar
+  * (resource serverbench/cli.json, see pom.xml) and it is read with Typesafe Config (Akka's,
+  * JSON syntax), so there is no flag table here. A flag, benchmark, role or variant added to
+  * cli.json is parsed without a Scala edit. Every bad input gives the contract's answer: one
+  * `error: ...` line naming the flag, exit 2, nothing on stdout. */
 object Cli {
-  sealed trait FlagType
-  final case class IntType(min: Long, max: Long) extends FlagType
-  final case class NumberType(minExclusive: Double, max: Double) extends FlagType
-  final case class EnumType(values: Seq[String]) extends FlagType
+  final case class Flag(name: String, param: Option[String], tpe: String, min: Option[BigDecimal],
+                        max: Option[BigDecimal], minExclusive: Option[BigDecimal], values: Seq[String],
+                        required: Boolean, default: Option[String])
+  final case class Benchmark(flags: Map[String, Flag], roles: Map[String, Map[String, Flag]])
+  final case class Language(benchmarks: Seq[String], variants: Option[Seq[String]], roles: Map[String, Seq[String]])
+  final case class Spec(languages: Map[String, Language], benchmarks: Map[String, Benchmark],
+                        implementedVariants: Seq[String])
 
-  final case class Flag(name: String, tpe: FlagType, required: Boolean, default: Option[String])
+  object Spec {
+    val Resource = "serverbench/cli.json"
+    private val json = ConfigParseOptions.defaults.setSyntax(ConfigSyntax.JSON).setAllowMissing(false)
 
-  private val variantFlag = Flag("--variant", EnumType(Seq("fair", "paper")), required = false, Some("fair"))
-  private val payloadFlag = Flag("--payload", EnumType(Seq("copy", "share")), required = false, Some("copy"))
+    def fromResource(): Spec = fromObject(ConfigFactory.parseResources(Resource, json).root)
+    def fromString(text: String): Spec = fromObject(ConfigFactory.parseString(text, json).root)
 
-  val benchmarks: Map[String, Seq[Flag]] = Map(
-    "pingping" -> Seq(
-      Flag("--message-bytes", IntType(1, 67108864), required = true, None),
-      Flag("--repetitions", IntType(1, 1000000000), required = true, None),
-      payloadFlag,
-      variantFlag),
-    "spawn" -> Seq(
-      Flag("--processes", IntType(1, 200000000), required = true, None),
-      variantFlag),
-    "throughput" -> Seq(
-      Flag("--pairs", IntType(1, 1000000), required = true, None),
-      Flag("--message-bytes", IntType(1, 67108864), required = true, None),
-      Flag("--duration-s", NumberType(0, 86400), required = true, None),
-      Flag("--report-every", IntType(1, 1000000000), required = false, Some("10000")),
-      payloadFlag,
-      variantFlag)
-  )
+    private def obj(v: ConfigValue): Map[String, ConfigValue] = v match {
+      case o: ConfigObject => o.asScala.toMap
+      case null => Map.empty
+      case other => throw new IllegalArgumentException(s"cli.json: object expected, got ${other.render}")
+    }
+    private def strings(v: ConfigValue): Seq[String] = v match {
+      case l: ConfigList => l.asScala.toSeq.map(_.unwrapped.toString)
+      case _ => Nil
+    }
+    private def num(v: ConfigValue): Option[BigDecimal] =
+      Option(v).filter(_.valueType == ConfigValueType.NUMBER).map(x => BigDecimal(x.unwrapped.toString))
+    private def flags(v: ConfigValue): Map[String, Flag] = obj(v).map { case (name, fv) =>
+      val f = obj(fv)
+      name -> Flag(name,
+        f.get("param").filter(_.valueType == ConfigValueType.STRING).map(_.unwrapped.toString),
+        f("type").unwrapped.toString, num(f.getOrElse("min", null)), num(f.getOrElse("max", null)),
+        num(f.getOrElse("min_exclusive", null)), strings(f.getOrElse("values", null)),
+        f.get("required").exists(_.unwrapped == java.lang.Boolean.TRUE),
+        f.get("default").filter(_.valueType != ConfigValueType.NULL).map(_.unwrapped.toString))
+    }
+    private def fromObject(root: ConfigObject): Spec = {
+      val r = obj(root)
+      Spec(
+        obj(r("languages")).map { case (l, lv) =>
+          val lo = obj(lv)
+          l -> Language(strings(lo.getOrElse("benchmarks", null)),
+            lo.get("variants").map(strings),
+            obj(lo.getOrElse("roles", null)).map { case (b, rs) => b -> strings(rs) })
+        },
+        obj(r("benchmarks")).map { case (b, bv) =>
+          val bo = obj(bv)
+          b -> Benchmark(flags(bo.getOrElse("flags", null)),
+            obj(bo.getOrElse("roles", null)).map { case (role, rv) => role -> flags(obj(rv).getOrElse("flags", null)) })
+        },
+        strings(r("implemented_variants")))
+    }
+  }
 
-  /** spec/cli.json implemented_variants. */
-  val implementedVariants: Set[String] = Set("fair")
+  /** spec/cli.json as built into the jar. */
+  lazy val spec: Spec = Spec.fromResource()
+
+  /** Parsed flag values by cli.json "param": Long (int), Double (number), String (enum). */
+  final case class Params(values: Map[String, Any]) {
+    def long(p: String): Long = values(p).asInstanceOf[Long]
+    def int(p: String): Int = Math.toIntExact(long(p))
+    def double(p: String): Double = values(p).asInstanceOf[Double]
+    def str(p: String): String = values(p).asInstanceOf[String]
+  }
 
   sealed trait Command
   case object Help extends Command
   case object Version extends Command
-  final case class PingPingArgs(messageBytes: Int, repetitions: Int, payloadCopy: Boolean, variant: String) extends Command
-  final case class SpawnArgs(processes: Int, variant: String) extends Command
+  /** role: for benchmarks with roles; variant: the value of the flag whose param is null. */
+  final case class Run(benchmark: String, role: Option[String], variant: Option[String], params: Params) extends Command
+
+  final case class PingPingArgs(messageBytes: Int, repetitions: Int, payloadCopy: Boolean, variant: String)
+  final case class SpawnArgs(processes: Int, variant: String)
   final case class ThroughputArgs(pairs: Int, messageBytes: Int, durationS: Double, reportEvery: Int,
-                                  payloadCopy: Boolean, variant: String) extends Command
-
-  val usage: String =
-    """usage:
-      |  serverbench pingping   --message-bytes B --repetitions R [--payload copy|share] [--variant fair|paper]
-      |  serverbench spawn      --processes N [--variant fair|paper]
-      |  serverbench throughput --pairs P --message-bytes B --duration-s T [--report-every K] [--payload copy|share] [--variant fair|paper]
-      |  serverbench --version
-      |  serverbench --help
-      |Prints one JSON record on stdout. Scheduler threads are set from outside:
-      |  java -XX:ActiveProcessorCount=C -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-min=C
-      |       -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-max=C -jar serverbench.jar ...""".stripMargin
-
-  private val IntRe = "[0-9]+".r
-  private val NumRe = "[0-9]+(\\.[0-9]+)?|\\.[0-9]+".r
-
-  /** Left is the error message without the "error: " prefix. */
-  def parse(args: Seq[String]): Either[String, Command] = args match {
-    case Seq() => Left("missing sub-command (pingping, spawn, throughput, --version, --help)")
-    case Seq("--help", _*) | Seq("-h", _*) => Right(Help)
-    case Seq("--version", _*) => Right(Version)
-    case Seq(cmd, rest @ _*) =>
-      benchmarks.get(cmd) match {
-        case None => Left(s"unknown sub-command '$cmd' (expected pingping, spawn or throughput)")
-        case Some(flags) =>
-          if (rest.contains("--help")) Right(Help)
-          else collect(cmd, flags, rest).flatMap(values => build(cmd, values))
-      }
+                                  payloadCopy: Boolean, variant: String)
+  object PingPingArgs {
+    def apply(r: Run): PingPingArgs = PingPingArgs(r.params.int("message_bytes"), r.params.int("repetitions"),
+      r.params.str("payload") == "copy", r.variant.getOrElse(""))
+  }
+  object SpawnArgs {
+    def apply(r: Run): SpawnArgs = SpawnArgs(r.params.int("processes"), r.variant.getOrElse(""))
+  }
+  object ThroughputArgs {
+    def apply(r: Run): ThroughputArgs = ThroughputArgs(r.params.int("pairs"), r.params.int("message_bytes"),
+      r.params.double("duration_s"), r.params.int("report_every"), r.params.str("payload") == "copy", r.variant.getOrElse(""))
   }
 
-  /** Raw values by flag name, after the checks that do not need types. */
-  private def collect(cmd: String, flags: Seq[Flag], rest: Seq[String]): Either[String, Map[String, String]] = {
-    val known = flags.map(f => f.name -> f).toMap
-    var values = Map.empty[String, String]
+  private val IntRe = "[0-9]+".r
+  private val NumRe = "[0-9]+(\\.[0-9]*)?|\\.[0-9]+".r
+
+  /** Left is the error message without the "error: " prefix. */
+  def parse(args: Seq[String], language: String = Main.Language, s: Spec = spec): Either[String, Command] = {
+    val lang = s.languages(language)
+    val listed = lang.benchmarks.mkString(", ")
+    args match {
+      case Seq() => Left(s"missing sub-command (expected one of: $listed, --version, --help)")
+      case Seq("--version") => Right(Version)
+      case Seq("--version", arg, _*) => Left(s"--version takes no value or arguments, got '$arg'")
+      case Seq("--help" | "-h", _*) => Right(Help)
+      case Seq(_, rest @ _*) if rest.exists(a => a == "--help" || a == "-h") => Right(Help)
+      case Seq(cmd, rest @ _*) =>
+        s.benchmarks.get(cmd) match {
+          case None => Left(s"unknown sub-command '$cmd' (expected one of: $listed, --version, --help)")
+          case Some(_) if !lang.benchmarks.contains(cmd) =>
+            Left(s"$language does not implement the benchmark $cmd (it implements: $listed)")
+          case Some(b) if b.roles.isEmpty => flags(cmd, b.flags, rest).flatMap(run(s, language, lang, cmd, None, _))
+          case Some(b) =>
+            val known = b.roles.keys.toSeq.sorted.mkString(", ")
+            rest match {
+              case Seq(role, more @ _*) if !role.startsWith("-") =>
+                val implemented = lang.roles.getOrElse(cmd, b.roles.keys.toSeq.sorted)
+                if (!b.roles.contains(role)) Left(s"unknown role '$role' for $cmd (expected one of: $known)")
+                else if (!implemented.contains(role))
+                  Left(s"$language does not implement the benchmark $cmd role $role (it implements: ${implemented.mkString(", ")})")
+                else flags(cmd, b.roles(role), more).flatMap(run(s, language, lang, cmd, Some(role), _))
+              case _ => Left(s"$cmd needs a role first: one of $known")
+            }
+        }
+    }
+  }
+
+  private def run(s: Spec, language: String, lang: Language, cmd: String, role: Option[String],
+                  parsed: (Option[String], Params)): Either[String, Command] = {
+    val (variant, params) = parsed
+    val implemented = lang.variants.getOrElse(s.implementedVariants)
+    variant match {
+      case Some(v) if !implemented.contains(v) =>
+        Left(s"--variant: '$v' is not implemented for $language $cmd (only: ${implemented.mkString(", ")})")
+      case _ => Right(Run(cmd, role, variant, params))
+    }
+  }
+
+  /** Raw values by flag name, then each flag checked, defaulted or reported missing. */
+  private def flags(cmd: String, known: Map[String, Flag], rest: Seq[String]): Either[String, (Option[String], Params)] = {
+    var raw = Map.empty[String, String]
     var i = 0
     while (i < rest.length) {
       val tok = rest(i)
-      if (!tok.startsWith("--")) return Left(s"unexpected argument '$tok' (flags are --name value)")
+      if (!tok.startsWith("--") || tok == "--") return Left(s"unexpected argument '$tok' for $cmd (flags are --name value)")
       val eq = tok.indexOf('=')
       val (name, inline) = if (eq >= 0) (tok.substring(0, eq), Some(tok.substring(eq + 1))) else (tok, None)
-      val flag = known.getOrElse(name, null)
-      if (flag == null) return Left(s"$name: unknown flag for $cmd")
-      if (values.contains(name)) return Left(s"$name: given more than once")
+      if (!known.contains(name)) return Left(s"$name: unknown flag for $cmd")
+      if (raw.contains(name)) return Left(s"$name: given more than once")
       val value = inline match {
         case Some(v) => i += 1; v
         case None =>
@@ -92,52 +160,66 @@ object Cli {
           i += 2; rest(i - 1)
       }
       if (value.isEmpty) return Left(s"$name: missing value")
-      checkValue(flag, value) match {
-        case Some(msg) => return Left(msg)
-        case None => values += name -> value
+      raw += name -> value
+    }
+    var variant: Option[String] = None
+    var params = Map.empty[String, Any]
+    for (name <- known.keys.toSeq.sorted) {
+      val f = known(name)
+      val text = raw.get(name).orElse(f.default)
+      if (text.isEmpty && f.required) return Left(s"$name: required flag missing for $cmd")
+      for (t <- text) convert(f, t) match {
+        case Left(msg) => return Left(msg)
+        case Right(v) => f.param match {
+          case None => variant = Some(v.toString)
+          case Some(p) => params += p -> v
+        }
       }
     }
-    flags.find(f => f.required && !values.contains(f.name)) match {
-      case Some(f) => Left(s"${f.name}: required flag missing")
-      case None =>
-        val withDefaults = flags.foldLeft(values)((m, f) => if (m.contains(f.name)) m else f.default.fold(m)(d => m + (f.name -> d)))
-        val variant = withDefaults("--variant")
-        if (!implementedVariants(variant)) Left(s"--variant: '$variant' is not built (implemented: ${implementedVariants.mkString(", ")})")
-        else Right(withDefaults)
+    Right((variant, Params(params)))
+  }
+
+  private def inRange(f: Flag, d: BigDecimal): Boolean =
+    f.min.forall(d >= _) && f.max.forall(d <= _) && f.minExclusive.forall(d > _)
+
+  private def range(f: Flag): String =
+    f.min.map(m => s"[$m").orElse(f.minExclusive.map(m => s"($m")).getOrElse("(-inf") + ", " + f.max.map(m => s"$m]").getOrElse("inf)")
+
+  private def convert(f: Flag, v: String): Either[String, Any] = f.tpe match {
+    case "int" =>
+      if (!IntRe.matches(v)) Left(s"${f.name}: '$v' is not a plain decimal integer")
+      else if (!inRange(f, BigDecimal(v)) || BigInt(v) > Long.MaxValue) Left(s"${f.name}: $v is out of range ${range(f)}")
+      else Right(v.toLong)
+    case "number" =>
+      if (!NumRe.matches(v)) Left(s"${f.name}: '$v' is not a plain decimal number")
+      else {
+        val d = BigDecimal(if (v.startsWith(".")) "0" + v else v.stripSuffix("."))
+        if (!inRange(f, d) || d.toDouble.isInfinite) Left(s"${f.name}: $v is out of range ${range(f)}")
+        else Right(d.toDouble)
+      }
+    case "enum" =>
+      if (f.values.contains(v)) Right(v) else Left(s"${f.name}: '$v' is not one of ${f.values.mkString(", ")}")
+    case other => Left(s"${f.name}: cli.json type '$other' is not supported by this program")
+  }
+
+  /** The --help text, generated from the spec. */
+  def usage(language: String = Main.Language, s: Spec = spec): String = {
+    def line(cmd: String, flags: Map[String, Flag]): String =
+      s"  serverbench $cmd" + flags.keys.toSeq.sorted.map { n =>
+        val f = flags(n)
+        val arg = if (f.tpe == "enum") f.values.mkString("|") else n.stripPrefix("--").replace('-', '_').toUpperCase
+        if (f.required) s" $n $arg" else s" [$n $arg]"
+      }.mkString
+    val lines = s.languages(language).benchmarks.flatMap { b =>
+      val bench = s.benchmarks(b)
+      if (bench.roles.isEmpty) Seq(line(b, bench.flags))
+      else bench.roles.keys.toSeq.sorted.map(r => line(s"$b $r", bench.roles(r)))
     }
-  }
-
-  private def checkValue(flag: Flag, v: String): Option[String] = flag.tpe match {
-    case IntType(min, max) =>
-      if (!IntRe.matches(v)) Some(s"${flag.name}: '$v' is not a plain decimal integer")
-      else {
-        val n = BigInt(v)
-        if (n < min) Some(s"${flag.name}: $v is below the minimum $min")
-        else if (n > max) Some(s"${flag.name}: $v is above the maximum $max")
-        else None
-      }
-    case NumberType(minEx, max) =>
-      if (!NumRe.matches(v)) Some(s"${flag.name}: '$v' is not a decimal number")
-      else {
-        val d = BigDecimal(v)
-        if (d <= minEx) Some(s"${flag.name}: $v must be greater than ${fmt(minEx)}")
-        else if (d > max) Some(s"${flag.name}: $v is above the maximum ${fmt(max)}")
-        else None
-      }
-    case EnumType(allowed) =>
-      if (allowed.contains(v)) None else Some(s"${flag.name}: '$v' is not one of ${allowed.mkString(", ")}")
-  }
-
-  private def fmt(d: Double): String = if (d == math.rint(d)) d.toLong.toString else d.toString
-
-  private def build(cmd: String, v: Map[String, String]): Either[String, Command] = {
-    def i(n: String) = v(n).toInt
-    Right(cmd match {
-      case "pingping" => PingPingArgs(i("--message-bytes"), i("--repetitions"), v("--payload") == "copy", v("--variant"))
-      case "spawn" => SpawnArgs(i("--processes"), v("--variant"))
-      case "throughput" =>
-        ThroughputArgs(i("--pairs"), i("--message-bytes"), v("--duration-s").toDouble, i("--report-every"),
-          v("--payload") == "copy", v("--variant"))
-    })
+    (("usage:" +: lines) ++ Seq(
+      "  serverbench --version",
+      "  serverbench --help",
+      "Prints one JSON record on stdout. Scheduler threads are set from outside:",
+      "  java -XX:ActiveProcessorCount=C -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-min=C",
+      "       -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-max=C -jar serverbench.jar ...")).mkString("\n")
   }
 }

@@ -27,6 +27,18 @@ object Main {
     sys.exit(code) // only now: the record is out and the ActorSystem has terminated
   }
 
+  /** A benchmark's runner: the parsed command line in, its outcome out. */
+  type Runner = (ActorSystem, Cli.Run) => Outcome
+
+  /** Runners by benchmark (or "benchmark role"); every benchmark cli.json lists for
+    * scala_akka needs one (CliTest checks). */
+  val runners: Map[String, Runner] = Map(
+    "pingping" -> ((s, r) => PingPing.run(s, Cli.PingPingArgs(r))),
+    "spawn" -> ((s, r) => Spawn.run(s, Cli.SpawnArgs(r))),
+    "throughput" -> ((s, r) => Throughput.run(s, Cli.ThroughputArgs(r))))
+
+  def runnerKey(benchmark: String, role: Option[String]): String = (benchmark +: role.toSeq).mkString(" ")
+
   /** Everything but the process exit, so that tests can call it. */
   def run(args: Array[String], out: PrintStream, err: PrintStream, config: => Config = ConfigFactory.load()): Int =
     Cli.parse(args.toSeq) match {
@@ -34,36 +46,34 @@ object Main {
         err.println(s"error: $msg")
         ExitUsage
       case Right(Cli.Help) =>
-        out.println(Cli.usage)
+        out.println(Cli.usage())
         out.flush()
         ExitOk
+      case Right(Cli.Run(bench, role, _, _)) if !runners.contains(runnerKey(bench, role)) =>
+        err.println(s"error: ${runnerKey(bench, role)} is listed for $Language in cli.json but not built into this program")
+        ExitUsage
       case Right(cmd) =>
         var system: ActorSystem = null
         try {
           // Created before any clock starts (start-up is outside the timed region).
           system = ActorSystem("serverbench", config)
           val (line, code) = cmd match {
-            case Cli.Version =>
+            case r: Cli.Run =>
+              val o = runners(runnerKey(r.benchmark, r.role))(system, r)
+              (Json.Obj(
+                "benchmark" -> Json.Str(r.benchmark),
+                "language" -> Json.Str(Language),
+                "variant" -> Json.Str(r.variant.getOrElse("")),
+                "params" -> o.params,
+                "metrics" -> o.metrics,
+                "validation" -> o.validation,
+                "runtime" -> RuntimeInfo.json(system)), if (o.ok) ExitOk else ExitRunFailed)
+            case _ => // --version
               (Json.Obj(
                 "program" -> Json.Str("serverbench"),
                 "program_version" -> Json.Str(ProgramVersion),
                 "language" -> Json.Str(Language),
                 "runtime" -> RuntimeInfo.json(system)), ExitOk)
-            case c =>
-              val (bench, variant, o) = c match {
-                case a: Cli.PingPingArgs => ("pingping", a.variant, PingPing.run(system, a))
-                case a: Cli.SpawnArgs => ("spawn", a.variant, Spawn.run(system, a))
-                case a: Cli.ThroughputArgs => ("throughput", a.variant, Throughput.run(system, a))
-                case other => throw new IllegalStateException(s"unexpected command $other")
-              }
-              (Json.Obj(
-                "benchmark" -> Json.Str(bench),
-                "language" -> Json.Str(Language),
-                "variant" -> Json.Str(variant),
-                "params" -> o.params,
-                "metrics" -> o.metrics,
-                "validation" -> o.validation,
-                "runtime" -> RuntimeInfo.json(system)), if (o.ok) ExitOk else ExitRunFailed)
           }
           out.println(Json.encode(line))
           out.flush()

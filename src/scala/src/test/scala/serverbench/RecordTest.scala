@@ -110,9 +110,9 @@ class RecordTest {
     broken(_.remove("metrics"))
     broken(_.put("extra", 1))
     broken(_.put("language", "cobol"))
-    broken(_.`with`("validation").put("received_a", -1))
-    broken(_.`with`("runtime").put("schedulers", 0))
-    broken(_.`with`("metrics").put("messages", "2"))
+    broken(_.get("validation").asInstanceOf[com.fasterxml.jackson.databind.node.ObjectNode].put("received_a", -1))
+    broken(_.get("runtime").asInstanceOf[com.fasterxml.jackson.databind.node.ObjectNode].put("schedulers", 0))
+    broken(_.get("metrics").asInstanceOf[com.fasterxml.jackson.databind.node.ObjectNode].put("messages", "2"))
     assertFalse(errors(versionSchema, good).isEmpty, "a run record is not a version_info")
   }
 }

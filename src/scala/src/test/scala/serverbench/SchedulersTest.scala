@@ -43,7 +43,7 @@ class SchedulersTest {
       val j = mapper.readTree(lines.head)
       assertTrue(errors(recordSchema, j).isEmpty)
       assertEquals(c, j.at("/runtime/schedulers").asInt)
-      assertEquals(64L * 1024 * 1024, j.at("/runtime/max_heap_bytes").asLong, 8.0 * 1024 * 1024)
+      assertEquals((64L * 1024 * 1024).toDouble, j.at("/runtime/max_heap_bytes").asLong.toDouble, 8.0 * 1024 * 1024)
     }
   }
 }
