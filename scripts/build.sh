@@ -39,7 +39,7 @@ build_erlang() {
 
 build_scala() {
   local d="$ROOT/src/scala"
-  if up_to_date "$d/target/serverbench.jar" "$d/pom.xml" "$d/src/main"; then return; fi
+  if up_to_date "$d/target/serverbench.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
   log "mvn package -> src/scala/target/serverbench.jar"
   (cd "$d" && mvn -q -B -DskipTests package)
 }
