@@ -129,6 +129,6 @@ def register(subparsers) -> None:
     n.add_argument("--no-reference", action="store_true", help="hide the paper's own values in the figures")
     n.add_argument("--languages", default=None, help="comma-separated subset: erlang,go,scala_akka")
     n.add_argument("--paper-dir", default=None, help="output folder instead of paper/")
-    n.add_argument("--kernel", default=None, help="Jupyter kernel (default: serverbench if registered, else python3)")
+    n.add_argument("--kernel", default=None, help="Jupyter kernel (default: the notebooks' own, serverbench, registered by scripts/setup.sh)")
     n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     n.set_defaults(func=_cmd_notebooks)

@@ -379,14 +379,15 @@ NAMES = {"fig3": "fig3_pingping", "fig4": "fig4_spawn", "fig5": "fig5_throughput
 
 
 def draw(name: str, P: Processed, languages=None, show_reference: bool = True, spawn_metric: str = "all_ready_s",
-         out_dir=None, save_files: bool = True):
-    """Draw the registered figure `name` (e.g. "fig3_pingping") and save it (PNG + PDF).
-    Returns the Figure, or None when the sweep has nothing for it (nothing is saved, and a
-    stale file of that name is removed)."""
+         out_dir=None, save_files: bool = True, **options):
+    """Draw the registered figure `name` (e.g. "fig3_pingping") and save it (PNG + PDF);
+    options go to the figure function (e.g. cores=[1, 2] for Fig. 5). Returns the Figure,
+    or None when the sweep has nothing for it (nothing is saved, and a stale file of that
+    name is removed)."""
     spec = registry.load().figures.get(NAMES.get(name, name))
     if spec is None:
         raise KeyError(f"no figure {name!r}; registered: {', '.join(f.name for f in registry.figures())}")
-    fig = spec.draw(P, languages=languages, show_reference=show_reference, spawn_metric=spawn_metric)
+    fig = spec.draw(P, languages=languages, show_reference=show_reference, spawn_metric=spawn_metric, **options)
     out = Path(out_dir) if out_dir else paths.figures_dir()
     if save_files:
         if fig is None:

@@ -1,77 +1,91 @@
-"""What the notebooks call: find or run the sweep, process it, hand back the tables.
-Keeps the notebooks thin (parameters, one call, a figure, a table)."""
+"""What the notebooks call: find the sweep, process it, hand back the tables. Keeps the
+notebooks thin and analysis-only (parameters, one call, a figure, a table); sweeps are
+run by `python -m serverbench run`, never from a notebook."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from serverbench import paths
 from serverbench.analysis import claims as claims_mod
 from serverbench.analysis import process
 
-# notebook benchmark names -> harness benchmark names
-FIGURE_BENCHMARKS = {"fig3": ["pingping"], "fig4": ["spawn", "spawn_max"], "fig5": ["throughput"]}
-
 
 class NoSweepError(FileNotFoundError):
     pass
 
 
-def resolve_sweep(profile: str = "quick", sweep_id: str | None = None, raw_folder: str | None = None,
-                  run_sweep: bool = False, benchmarks=None, languages=None, overrides=None) -> Path:
-    """The raw sweep folder to analyse. raw_folder wins; run_sweep runs (or resumes) the
-    harness for these benchmarks; otherwise sweep_id under data/raw/, or the newest sweep
-    of the profile."""
+def resolve_sweep(profile: str = "quick", sweep_id: str | None = None, raw_folder: str | None = None) -> Path:
+    """The raw sweep folder to analyse: raw_folder if given, else sweep_id under
+    data/raw/, else the newest sweep of the profile."""
     if raw_folder:
         p = Path(raw_folder)
         if not p.is_dir():
             raise NoSweepError(f"raw folder {p} does not exist")
         return p
-    if run_sweep:
-        from serverbench import harness
-
-        return Path(harness.run_sweep(profile, sweep_id=sweep_id, benchmarks=benchmarks, languages=languages,
-                                      overrides=overrides, progress=False))
     if sweep_id:
         p = paths.raw_dir() / sweep_id
         if not p.is_dir():
-            raise NoSweepError(f"no sweep {sweep_id!r} under {paths.raw_dir()}")
+            raise NoSweepError(f"no sweep {sweep_id!r} under data/raw/")
         return p
     from serverbench import harness
 
     p = harness.latest_sweep(profile)
     if p is None:
-        raise NoSweepError(f"no sweep of profile {profile!r} under {paths.raw_dir()}; run one first "
-                           f"(python -m serverbench run --profile {profile}) or pass run_sweep=True")
+        raise NoSweepError(f"no sweep of profile {profile!r} under data/raw/; run one first "
+                           f"(python -m serverbench run --profile {profile})")
     return Path(p)
 
 
-def _up_to_date(sweep_dir: Path, out: Path, spawn_metric: str) -> bool:
-    """The processed tables are newer than every raw file of the sweep (and made with
-    the same spawn metric): the notebooks after the first reuse them."""
-    stamp = out / ".processed_from"
-    if not stamp.exists() or not (out / "claims.csv").exists():
-        return False
-    raw_files = [p for p in Path(sweep_dir).iterdir() if p.is_file()]
-    newest = max((p.stat().st_mtime_ns for p in raw_files), default=0)
-    return stamp.read_text(encoding="utf-8") == f"{Path(sweep_dir).resolve()}|{newest}|{spawn_metric}"
+def _fingerprint(sweep_dir: Path, spawn_metric: str) -> str:
+    """What the processed tables were made from: the raw files' names and contents, and
+    the spawn metric (no paths or times, so it is the same in every checkout)."""
+    h = hashlib.sha256(spawn_metric.encode())
+    for p in sorted(q for q in Path(sweep_dir).iterdir() if q.is_file() and not q.name.startswith(".")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
 
 
 def prepare(sweep_dir, spawn_metric: str = "all_ready_s", force: bool = False) -> process.Processed:
     """Process the sweep into data/processed/<sweep-id>/ (tables and claims) and load them.
-    Skips the work when the tables are already up to date with the raw files."""
+    Skips the work when the tables were made from the same raw files (stamp
+    .processed_from, untracked)."""
     sweep_dir = Path(sweep_dir)
     out = paths.processed_dir() / sweep_dir.name
-    if not force and _up_to_date(sweep_dir, out, spawn_metric):
+    stamp = out / ".processed_from"
+    fp = _fingerprint(sweep_dir, spawn_metric)
+    if not force and stamp.exists() and (out / "claims.csv").exists() and stamp.read_text(encoding="utf-8") == fp:
         return process.Processed(out)
     written = process.process_sweep(sweep_dir)
     out = written["runs"].parent
     P = process.Processed(out)
     claims_mod.write_claims(P, spawn_metric=spawn_metric)
-    newest = max((p.stat().st_mtime_ns for p in sweep_dir.iterdir() if p.is_file()), default=0)
-    (out / ".processed_from").write_text(f"{sweep_dir.resolve()}|{newest}|{spawn_metric}", encoding="utf-8")
+    stamp.write_text(fp, encoding="utf-8")
     return P
+
+
+def load(profile: str = "quick", sweep_id: str | None = None, raw_folder: str | None = None,
+         spawn_metric: str = "all_ready_s") -> process.Processed:
+    """resolve_sweep + prepare: the processed tables of the sweep a notebook analyses."""
+    return prepare(resolve_sweep(profile, sweep_id, raw_folder), spawn_metric=spawn_metric)
+
+
+def claims_table(P: process.Processed, ids, spawn_metric: str = "all_ready_s"):
+    """The claims table restricted to some ids (for a figure notebook)."""
+    V = [v for v in claims_mod.check_all(P, spawn_metric) if v.id in set(ids)]
+    return claims_mod.claims_table(V)[["id", "claim", "verdict", "why", "numbers"]]
 
 
 def figures_dir(paper_dir=None) -> Path:
     return Path(paper_dir) / "figures" if paper_dir else paths.figures_dir()
+
+
+def relative(p) -> str:
+    """A path as the report shows it: relative to the project root when inside it."""
+    p = Path(p).resolve()
+    try:
+        return str(p.relative_to(paths.repo_root().resolve()))
+    except ValueError:
+        return p.name

@@ -1,5 +1,5 @@
-"""Run the notebooks with papermill and render the report (run_all.sh and the e2e test
-call run_notebooks)."""
+"""Run the notebooks with papermill and render the report, HTML and PDF (run_all.sh and
+the e2e test call run_notebooks)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,7 @@ def notebooks_dir() -> Path:
     return Path(__file__).resolve().parents[4] / "notebooks"
 
 
-def default_kernel() -> str:
-    try:
-        from jupyter_client.kernelspec import KernelSpecManager
-
-        if "serverbench" in KernelSpecManager().find_kernel_specs():
-            return "serverbench"
-    except Exception:  # pragma: no cover - no jupyter_client: papermill will say so
-        pass
-    return "python3"
+KERNEL_NAME = "serverbench"  # scripts/setup.sh registers it; every notebook's kernelspec names it
 
 
 def new_sweep_id(profile: str) -> str:
@@ -41,50 +33,79 @@ def _latest(profile: str) -> Path | None:
 
 def run_notebooks(profile: str = "quick", sweep_id: str | None = None, run: bool = True, languages=None,
                   show_reference: bool = True, out_paper=None, kernel_name: str | None = None,
-                  spawn_metric: str = "all_ready_s", progress: bool = False, log=None) -> dict:
-    """Execute the three figure notebooks and the report with papermill (executed copies
-    in <paper>/executed/), then render <paper>/report.html with nbconvert (code hidden).
-
-    run=True: the figure notebooks run the harness (one sweep id shared by all, new if
-    sweep_id is None). run=False: analyse sweep_id, or the newest sweep of the profile.
+                  spawn_metric: str = "all_ready_s", progress: bool = False, log=None, pdf: bool = True) -> dict:
+    """run=True: run (or resume) the whole sweep once, in this process, with the harness;
+    then, for run=True or False, execute the figure notebooks and the report with
+    papermill (analysis only; executed copies in <paper>/executed/), render
+    <paper>/report.html with nbconvert (code hidden) and print it to <paper>/report.pdf
+    with headless chromium. run=False analyses sweep_id, or the newest sweep of the profile.
     Returns {name: path} for the executed notebooks, figures, processed folder and report."""
     import papermill as pm
 
     paper = Path(out_paper) if out_paper else paths.paper_dir()
     if run:
+        from serverbench import harness
+
         sweep_id = sweep_id or new_sweep_id(profile)
+        if log:
+            log(f"sweep {sweep_id} (profile {profile}) ...")
+        harness.run_sweep(profile, sweep_id=sweep_id, languages=list(languages) if languages else None)
     elif sweep_id is None:
         latest = _latest(profile)
         if latest is None:
-            raise FileNotFoundError(f"no sweep of profile {profile!r} under {paths.raw_dir()} to analyse "
+            raise FileNotFoundError(f"no sweep of profile {profile!r} under data/raw/ to analyse "
                                     f"(run one, or call with run=True)")
         sweep_id = latest.name
     elif not (paths.raw_dir() / sweep_id).is_dir():
-        raise FileNotFoundError(f"no sweep {sweep_id!r} under {paths.raw_dir()}")
-    kernel = kernel_name or default_kernel()
+        raise FileNotFoundError(f"no sweep {sweep_id!r} under data/raw/")
     executed = paper / "executed"
     executed.mkdir(parents=True, exist_ok=True)
     common = {"profile": profile, "sweep_id": sweep_id, "languages": list(languages) if languages else None,
-              "show_reference": bool(show_reference), "paper_dir": str(paper)}
+              "show_reference": bool(show_reference), "paper_dir": str(paper), "spawn_metric": spawn_metric}
     out: dict = {"sweep_id": sweep_id, "timings_s": {}}
     src = notebooks_dir()
     for name in FIGURE_NOTEBOOKS + (REPORT_NOTEBOOK,):
-        params = dict(common, run_sweep=bool(run) and name != REPORT_NOTEBOOK)
-        if name in ("fig4_spawn", REPORT_NOTEBOOK):
-            params["spawn_metric"] = spawn_metric
         t0 = time.perf_counter()
         if log:
-            log(f"papermill {name}.ipynb ({'sweep + analysis' if params['run_sweep'] else 'analysis'}) ...")
-        pm.execute_notebook(str(src / f"{name}.ipynb"), str(executed / f"{name}.ipynb"), parameters=params,
-                            kernel_name=kernel, progress_bar=progress, cwd=str(src))
+            log(f"papermill {name}.ipynb ...")
+        pm.execute_notebook(str(src / f"{name}.ipynb"), str(executed / f"{name}.ipynb"), parameters=common,
+                            kernel_name=kernel_name, progress_bar=progress, cwd=str(src))
         out["timings_s"][name] = round(time.perf_counter() - t0, 2)
         out[name] = executed / f"{name}.ipynb"
     out["report_html"] = render_html(executed / f"{REPORT_NOTEBOOK}.ipynb", paper / "report.html")
+    if pdf:
+        out["report_pdf"] = print_pdf(out["report_html"], paper / "report.pdf")
     figs = paper / "figures"
     out["figures"] = sorted(figs.glob("fig*.png")) + sorted(figs.glob("fig*.pdf"))
     out["processed"] = paths.processed_dir() / sweep_id
     out["raw"] = paths.raw_dir() / sweep_id
     return out
+
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--no-pdf-header-footer")
+
+
+def print_pdf(html_path, pdf_path, timeout_s: float = 120.0) -> Path:
+    """report.html -> report.pdf with Debian's headless chromium (scripts/setup.sh installs
+    it). Raises RuntimeError naming the problem when chromium is missing or fails."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        raise RuntimeError("chromium not found: run scripts/setup.sh (Debian package 'chromium')")
+    html_path, pdf_path = Path(html_path).resolve(), Path(pdf_path).resolve()
+    pdf_path.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="serverbench-chromium-") as profile_dir:
+        cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}", f"--print-to-pdf={pdf_path}",
+               html_path.as_uri()]
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s)
+    if r.returncode != 0 or not pdf_path.exists():
+        tail = (r.stderr or "").strip().splitlines()[-3:]
+        raise RuntimeError(f"chromium could not print {html_path.name} (exit {r.returncode}): {' | '.join(tail)}")
+    return pdf_path
 
 
 def _number_styler_ids(html: str) -> str:

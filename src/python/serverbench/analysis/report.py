@@ -159,3 +159,95 @@ def verdict_style(value) -> str:
     """CSS for a verdict cell in the claims table (pandas Styler.map)."""
     c = VERDICT_COLOURS.get(value) if isinstance(value, str) else None
     return f"background-color: {c}; font-weight: bold" if c else ""
+
+
+# ------------------------------------------------------------------ contention
+
+# Raw-record fields (flattened) the harness records around each run, by what they mean;
+# the first one present is used. A run is flagged as taken under contention when the
+# machine was already busy before it started (1-minute load average >= its logical CPUs)
+# or the hypervisor took CPU time from it (steal >= STEAL_LIMIT of its CPU time).
+LOAD_FIELDS = ("load_avg_1m_before", "contention.load_avg_1m_before", "loadavg_1m_before", "load_avg_1m")
+STEAL_FIELDS = ("steal_share", "contention.steal_share", "cpu_steal_share")
+STEAL_LIMIT = 0.05
+
+
+def _first_col(runs: pd.DataFrame, names) -> str | None:
+    return next((c for c in names if c in runs.columns and runs[c].notna().any()), None)
+
+
+def contention_flags(P: Processed) -> pd.DataFrame:
+    """Per non-warm-up attempt: figure table, language, load and steal, and whether it ran
+    under contention. Empty when the raw records carry no such fields."""
+    r = P.runs
+    if r.empty:
+        return pd.DataFrame()
+    load_c, steal_c = _first_col(r, LOAD_FIELDS), _first_col(r, STEAL_FIELDS)
+    if load_c is None and steal_c is None:
+        return pd.DataFrame()
+    cpus = P.info.get("logical_cpus") or 1
+    d = r[~r["warmup"]].copy()
+    load = d[load_c] if load_c else pd.Series(float("nan"), index=d.index)
+    steal = d[steal_c] if steal_c else pd.Series(float("nan"), index=d.index)
+    d["load_avg_1m_before"], d["steal_share"] = load, steal
+    d["contended"] = (load >= cpus) | (steal >= STEAL_LIMIT)
+    return d[["table", "language", "load_avg_1m_before", "steal_share", "contended"]]
+
+
+def contention_table(P: Processed) -> pd.DataFrame:
+    f = contention_flags(P)
+    if f.empty:
+        return f
+    g = f.groupby(["table", "language"], as_index=False).agg(
+        runs=("contended", "size"), under_contention=("contended", "sum"),
+        max_load_avg_1m_before=("load_avg_1m_before", "max"), max_steal_share=("steal_share", "max"))
+    g["language"] = g["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
+    return g.round(3)
+
+
+def contention_note(P: Processed) -> str:
+    f = contention_flags(P)
+    if f.empty:
+        return ("The raw records of this sweep carry no load-average or CPU-steal fields, so runs taken while the "
+                "machine was busy cannot be flagged.")
+    n, k = len(f), int(f["contended"].sum())
+    cpus = P.info.get("logical_cpus")
+    rule = (f"1-minute load average before the run >= {cpus} (the logical CPUs) or CPU steal >= "
+            f"{STEAL_LIMIT:.0%} of the run's CPU time")
+    if k == 0:
+        return f"No run was taken under contention ({rule})."
+    return (f"**{k} of {n} runs were taken under contention** ({rule}); their values are in the statistics, "
+            f"which may be slower or more spread than on an idle machine.")
+
+
+# ------------------------------------------------------------------ registered sections
+
+def show_section(section, P: Processed, figdir) -> None:
+    """Render one registry.report_section in the report notebook."""
+    from pathlib import Path
+
+    from IPython.display import Image, Markdown, display
+
+    from serverbench.analysis import figures, registry
+
+    display(Markdown(f"## {section.title}"))
+    try:
+        blocks = section.render(P)
+    except Exception as e:  # shown, not hidden: the section's own error
+        display(Markdown(f"**error** in this section: `{type(e).__name__}: {e}`"))
+        return
+    for b in blocks or []:
+        if isinstance(b, str):
+            display(Markdown(b))
+        elif isinstance(b, pd.DataFrame):
+            display(b.style.hide(axis="index"))
+        elif isinstance(b, registry.FigureRef):
+            png = Path(figdir) / f"{b.name}.png"
+            if not png.exists():
+                fig = figures.draw(b.name, P, out_dir=figdir)
+                if fig is not None:
+                    figures.plt.close(fig)
+            if png.exists():
+                display(Image(filename=str(png)))
+        else:
+            display(b)
