@@ -35,6 +35,7 @@ if ! have javac || [ "$(java_major 2>/dev/null || echo 0)" -lt 17 ] 2>/dev/null;
   missing_pkgs+=(openjdk-17-jdk-headless); missing_why+=("a JDK 17 or newer (java, javac)")
 fi
 have mvn    || { missing_pkgs+=(maven);                missing_why+=("Maven (mvn)"); }
+have chromium || { missing_pkgs+=(chromium);           missing_why+=("chromium (prints paper/report.pdf)"); }
 PY="${SERVERBENCH_PYTHON:-python3}"
 if [ "${SERVERBENCH_NO_VENV:-0}" != 1 ] && ! python_ok "$PY"; then
   missing_pkgs+=(python3 python3-venv); missing_why+=("Python 3.11+ with the venv module")
