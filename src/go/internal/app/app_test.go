@@ -46,8 +46,9 @@ func TestEveryListedBenchmarkIsBuilt(t *testing.T) {
 }
 
 func TestUsageError(t *testing.T) {
-	code, out, errs := run("spawn", "--processes", "1", "--variant", "paper")
-	want := "error: --variant paper is not implemented for go spawn (only: fair)\n"
+	// A knob value that contradicts the variant (paper.go): refused, nothing run.
+	code, out, errs := run("spawn", "--processes", "1", "--variant", "fair", "--timer", "spawn_call")
+	want := "error: --timer spawn_call contradicts --variant fair (fair means all_ready; use --variant mixed)\n"
 	if code != 2 || out != "" || errs != want {
 		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
 	}

@@ -44,6 +44,10 @@ type owned struct {
 	next   int
 	copyIn bool
 	marker byte
+	// shared: one buffer written by many servers at once (the original Go
+	// throughput, see ThroughOpts). Byte 0 is never rewritten, so a reader
+	// sees the marker even while another server copies.
+	shared bool
 }
 
 func newOwned(b int, marker byte, n int, copyPayload bool) *owned {
@@ -56,6 +60,9 @@ func newOwned(b int, marker byte, n int, copyPayload bool) *owned {
 
 // first is the first message a process sends: its buffer 0 as built.
 func (o *owned) first() []byte {
+	if o.shared {
+		return o.bufs[0]
+	}
 	o.next = 1 % len(o.bufs)
 	return o.bufs[0]
 }
@@ -63,6 +70,10 @@ func (o *owned) first() []byte {
 // reply is what a process sends after receiving m.
 func (o *owned) reply(m []byte) []byte {
 	if !o.copyIn {
+		return o.bufs[0]
+	}
+	if o.shared {
+		copy(o.bufs[0][1:], m[1:])
 		return o.bufs[0]
 	}
 	c := o.bufs[o.next]

@@ -19,6 +19,9 @@ type SpawnResult struct {
 	RSSAfter           *int64
 	RuntimeMemoryBytes *int64
 	Ready              int64
+	// ReportedS is what the original printed: wall-clock ms around the spawn
+	// loop only (ProcessCreationLatency/go/maxBlockingProcesses.go lines 30-35).
+	ReportedS float64
 }
 
 // Spawn starts n goroutines that each signal readiness once and then block
@@ -33,11 +36,13 @@ func Spawn(n int64) SpawnResult {
 	var res SpawnResult
 	res.RSSBefore = VmRSS()
 
+	t0ms := time.Now().UnixMilli()
 	t0 := time.Now()
 	for i := int64(0); i < n; i++ {
 		go sleeper(st) // one argument: the smallest closure the go statement can make
 	}
 	res.SpawnCall = time.Since(t0)
+	res.ReportedS = ReportedSeconds(t0ms, time.Now().UnixMilli())
 	<-st.allReady
 	res.AllReady = time.Since(t0)
 

@@ -15,6 +15,27 @@ type ThroughputResult struct {
 	PayloadErrors     int64
 	MinPairExchanges  int64
 	Samples           [][2]float64 // [t_s, cumulative exchanges]
+	// What the original would have printed (knobs counting and window):
+	// WindowBatched is the sum of whole batches the aggregator held when the
+	// window ended; WindowReportedS the wall-clock ms from before the start
+	// signals to the end of the sleep, /1000 (ConcurrentProcessesThroughput/
+	// go/maxSpeakers.go lines 78-96).
+	WindowBatched   int64
+	WindowReportedS float64
+}
+
+// ThroughOpts are the knobs of throughput in Go. The original
+// (ConcurrentProcessesThroughput/go/maxSpeakers.go) uses one unbuffered
+// channel per pair both ways (line 27), every server copies replies into the
+// one message slice main gave them all (lines 35, 57, 65), servers report
+// batches of 10,000 (lines 38-41) to a channel of capacity 100 (line 17) and
+// never report the rest.
+type ThroughOpts struct {
+	Capacity     int   // 1: two channels of capacity 1; 0: one unbuffered channel both ways
+	Copy         bool  // replies copied into a buffer (else the own buffer sent unchanged)
+	SharedBuffer bool  // every server copies into one buffer
+	Batched      bool  // only whole batches counted; aggregator channel of 100
+	BatchSize    int64 // K; the report period
 }
 
 // report is a server's message to the aggregator: n exchanges, or, when final,
@@ -30,31 +51,58 @@ type report struct {
 // Throughput runs p server/client pairs exchanging b-byte messages for d, a
 // server reporting to one aggregator every k exchanges.
 func Throughput(p int, b int, d time.Duration, k int64, copyPayload bool) ThroughputResult {
+	return ThroughputWith(p, b, d, ThroughOpts{Capacity: mailbox, Copy: copyPayload, BatchSize: k})
+}
+
+// ThroughputWith is Throughput with every knob explicit.
+func ThroughputWith(p int, b int, d time.Duration, o ThroughOpts) ThroughputResult {
+	k, copyPayload := o.BatchSize, o.Copy
 	var stop atomic.Bool
 	start := make(chan struct{})
-	agg := make(chan report, mailbox)
+	aggCap := mailbox
+	if o.Batched {
+		aggCap = 100
+	}
+	agg := make(chan report, aggCap)
+	var batched atomic.Int64 // whole batches the aggregator holds (what the original printed)
+	var shared *owned
+	if o.SharedBuffer {
+		shared = newOwned(b, cli.MarkerThroughputServer, 1, true)
+		shared.shared = true
+	}
 	aggDone := make(chan ThroughputResult, 1)
 	var t0 time.Time // written before start is closed; the aggregator reads it after its first report
 
 	// Every process exists before the clock starts.
 	for i := 0; i < p; i++ {
-		toClient := make(chan []byte, mailbox)
-		toServer := make(chan []byte, mailbox)
+		toClient := make(chan []byte, o.Capacity)
+		toServer := toClient // unbuffered: one channel both ways, as the original
+		if o.Capacity > 0 {
+			toServer = make(chan []byte, o.Capacity)
+		}
 		clientErrs := make(chan int64, 1)
+		own := newOwned(b, cli.MarkerThroughputServer, 1, copyPayload)
+		if shared != nil {
+			own = shared
+		}
 		go client(toClient, toServer, clientErrs, b, copyPayload)
-		go server(toClient, toServer, clientErrs, agg, &stop, start, b, k, copyPayload)
+		go server(toClient, toServer, clientErrs, agg, &stop, start, own, b, k, copyPayload)
 	}
-	go aggregator(agg, p, &t0, aggDone)
+	go aggregator(agg, p, &t0, aggDone, &batched)
 
+	t0ms := time.Now().UnixMilli()
 	t0 = time.Now()
 	close(start) // the start signal to every server
 	time.Sleep(d)
+	// The original printed here: the batches its aggregator had summed.
+	windowBatched, t1ms := batched.Load(), time.Now().UnixMilli()
 	stop.Store(true)
-	return <-aggDone
+	res := <-aggDone
+	res.WindowBatched, res.WindowReportedS = windowBatched, ReportedSeconds(t0ms, t1ms)
+	return res
 }
 
-func server(toClient chan<- []byte, toServer <-chan []byte, clientErrs <-chan int64, agg chan<- report, stop *atomic.Bool, start <-chan struct{}, b int, k int64, copyPayload bool) {
-	own := newOwned(b, cli.MarkerThroughputServer, 1, copyPayload)
+func server(toClient chan<- []byte, toServer <-chan []byte, clientErrs <-chan int64, agg chan<- report, stop *atomic.Bool, start <-chan struct{}, own *owned, b int, k int64, copyPayload bool) {
 	<-start
 	msg := own.first()
 	var count, errors int64
@@ -92,7 +140,7 @@ func client(toClient <-chan []byte, toServer chan<- []byte, errs chan<- int64, b
 	errs <- errors
 }
 
-func aggregator(agg <-chan report, p int, t0 *time.Time, done chan<- ThroughputResult) {
+func aggregator(agg <-chan report, p int, t0 *time.Time, done chan<- ThroughputResult, batched *atomic.Int64) {
 	var res ThroughputResult
 	minInterval := time.Duration(cli.ThroughputSampleMinIntervalS * float64(time.Second))
 	var lastSample time.Duration // the clock's start counts as the previous sample
@@ -102,6 +150,9 @@ func aggregator(agg <-chan report, p int, t0 *time.Time, done chan<- ThroughputR
 	for finals < p {
 		r := <-agg
 		cumulative += r.n
+		if !r.final {
+			batched.Add(r.n)
+		}
 		if r.final {
 			finals++
 			res.CountedExchanges += r.total

@@ -50,6 +50,9 @@ type PingpingMetrics struct {
 	ElapsedS     float64 `json:"elapsed_s"`
 	Messages     int64   `json:"messages"`
 	NsPerMessage float64 `json:"ns_per_message"`
+	// Only in paper and mixed records (docs/spec.md "The paper variant").
+	ReportedElapsedS *float64 `json:"reported_elapsed_s,omitempty"`
+	TrueElapsedS     *float64 `json:"true_elapsed_s,omitempty"`
 }
 
 type PingpingValidation struct {
@@ -67,6 +70,9 @@ type Pingping struct {
 	Metrics    PingpingMetrics    `json:"metrics"`
 	Validation PingpingValidation `json:"validation"`
 	Runtime    Runtime            `json:"runtime"`
+	// Knobs: every knob of this language and benchmark, resolved (paper and
+	// mixed records only).
+	Knobs map[string]string `json:"knobs,omitempty"`
 }
 
 // ---- spawn ----
@@ -83,6 +89,9 @@ type SpawnMetrics struct {
 	RSSBytesAfter      *int64   `json:"rss_bytes_after"`
 	BytesPerProcess    *float64 `json:"bytes_per_process"`
 	RuntimeMemoryBytes *int64   `json:"runtime_memory_bytes"`
+	// Only in paper and mixed records.
+	ReportedElapsedS *float64 `json:"reported_elapsed_s,omitempty"`
+	TrueElapsedS     *float64 `json:"true_elapsed_s,omitempty"`
 }
 
 type SpawnValidation struct {
@@ -98,6 +107,9 @@ type Spawn struct {
 	Metrics    SpawnMetrics    `json:"metrics"`
 	Validation SpawnValidation `json:"validation"`
 	Runtime    Runtime         `json:"runtime"`
+	// Knobs: every knob of this language and benchmark, resolved (paper and
+	// mixed records only).
+	Knobs map[string]string `json:"knobs,omitempty"`
 }
 
 // ---- throughput ----
@@ -116,6 +128,17 @@ type ThroughputMetrics struct {
 	ExchangesPerS   float64      `json:"exchanges_per_s"`
 	PaperMsgsPerMin float64      `json:"paper_msgs_per_min"`
 	Samples         [][2]float64 `json:"samples"`
+	// Only in paper and mixed records: what the original would have printed
+	// (reported_printed false: nothing; then the other reported_* are null)
+	// and the exact figures measured alongside.
+	ReportedPrinted    *bool    `json:"reported_printed,omitempty"`
+	ReportedExchanges  *int64   `json:"reported_exchanges,omitempty"`
+	ReportedElapsedS   *float64 `json:"reported_elapsed_s,omitempty"`
+	ReportedMsgsPerMin *float64 `json:"reported_msgs_per_min,omitempty"`
+	TrueExchanges      *int64   `json:"true_exchanges,omitempty"`
+	TrueElapsedS       *float64 `json:"true_elapsed_s,omitempty"`
+	TrueMsgsPerMin     *float64 `json:"true_msgs_per_min,omitempty"`
+	BatchSize          *int64   `json:"batch_size,omitempty"`
 }
 
 type ThroughputValidation struct {
@@ -134,6 +157,9 @@ type Throughput struct {
 	Metrics    ThroughputMetrics    `json:"metrics"`
 	Validation ThroughputValidation `json:"validation"`
 	Runtime    Runtime              `json:"runtime"`
+	// Knobs: every knob of this language and benchmark, resolved (paper and
+	// mixed records only).
+	Knobs map[string]string `json:"knobs,omitempty"`
 }
 
 // WriteLine prints v as exactly one line of JSON (json.Marshal never emits a
