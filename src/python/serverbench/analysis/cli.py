@@ -99,6 +99,18 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
     return 0
 
 
+def _cmd_golden(args, stdout, stderr) -> int:
+    from serverbench.analysis import golden
+
+    return golden.check(update=args.update, stdout=stdout)
+
+
+def _cmd_docs(args, stdout, stderr) -> int:
+    from serverbench.analysis import docsgen
+
+    return docsgen.main(check=args.check, stdout=stdout)
+
+
 def register(subparsers) -> None:
     metric_help = "spawn time: all_ready_s (default) or spawn_call_s (what the original programs timed)"
 
@@ -132,3 +144,13 @@ def register(subparsers) -> None:
     n.add_argument("--kernel", default=None, help="Jupyter kernel (default: the notebooks' own, serverbench, registered by scripts/setup.sh)")
     n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     n.set_defaults(func=_cmd_notebooks)
+
+    g = subparsers.add_parser("golden", help="compare the golden raw sweep's processed tables and verdicts with "
+                                             "tests/golden/expected/ (print the diff; exit 1 if they differ)")
+    g.add_argument("--update", action="store_true", help="regenerate tests/golden/expected/ and print the diff")
+    g.set_defaults(func=_cmd_golden)
+
+    d = subparsers.add_parser("docs", help="regenerate the generated tables in docs/ (flags, profiles, defaults) "
+                                           "from spec/cli.json and the profile files")
+    d.add_argument("--check", action="store_true", help="change nothing; exit 1 if the committed docs differ")
+    d.set_defaults(func=_cmd_docs)

@@ -348,7 +348,7 @@ def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
     nw = runs[~runs["warmup"].astype(bool)]
     return {
         "sweep_id": str(runs["sweep_id"].iloc[0]),
-        "sweep_dir": str(sweep_dir),
+        "sweep_dir": f"data/raw/{Path(sweep_dir).name}",  # where it lives in a checkout (no machine path)
         "profile": manifest.get("profile") if isinstance(manifest.get("profile"), str) else
         (manifest.get("profile", {}) or {}).get("name") if isinstance(manifest.get("profile"), dict) else None,
         "host": host,
