@@ -9,7 +9,8 @@
 %% The command line as parsed from spec/cli.json: each flag's "param" as an atom key,
 %% its value as an integer (int), float (number) or binary (enum); `variant' (binary)
 %% when the benchmark has a --variant flag; `role' (binary) for a benchmark with roles.
--type params() :: #{atom() => integer() | float() | binary()}.
+%% `knobs' (a map param => binary) holds the paper variant's knobs, resolved by sb_knobs.
+-type params() :: #{atom() => integer() | float() | binary() | #{atom() => binary()}}.
 %% {ok, Record, ValidationOk}: the record is printed as one JSON line (exit 0 when
 %% ValidationOk, else 1); {error, Msg}: one error line, exit 1.
 -type result() :: {ok, Record :: term(), boolean()} | {error, string()}.

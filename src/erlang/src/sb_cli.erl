@@ -296,14 +296,21 @@ execute(Args) ->
 run(Bench, Params) ->
     case sb_benchmark:find(Bench) of
         {ok, Mod} ->
-            case Mod:run(Params) of
-                {ok, Record, Ok} ->
-                    Code = case Ok of true -> ?EXIT_OK; false -> ?EXIT_FAILED end,
-                    {Code, [sb_json:encode(Record), $\n], []};
-                {error, Msg} ->
-                    {?EXIT_FAILED, [], ["error: ", Msg, $\n]}
+            %% The paper variant's knobs (sb_knobs): a contradiction is a usage error.
+            case sb_knobs:resolve(spec(), Bench, ?LANGUAGE, Params) of
+                {error, KMsg} -> {?EXIT_USAGE, [], ["error: ", KMsg, $\n]};
+                {ok, Knobs} -> run_module(Mod, Params#{knobs => Knobs})
             end;
         error ->
             {?EXIT_USAGE, [], ["error: ", Bench, " is listed for erlang in cli.json but not built "
                                "into this program\n"]}
+    end.
+
+run_module(Mod, Params) ->
+    case Mod:run(Params) of
+        {ok, Record, Ok} ->
+            Code = case Ok of true -> ?EXIT_OK; false -> ?EXIT_FAILED end,
+            {Code, [sb_json:encode(Record), $\n], []};
+        {error, Msg} ->
+            {?EXIT_FAILED, [], ["error: ", Msg, $\n]}
     end.

@@ -9,26 +9,41 @@
 name() -> <<"pingping">>.
 
 -spec run(map()) -> {ok, term(), boolean()}.
-run(#{message_bytes := B, repetitions := R, payload := PayloadBin} = P) ->
-    Mode = binary_to_atom(PayloadBin, utf8),
+run(#{message_bytes := B, repetitions := R, payload := PayloadBin0} = P) ->
+    %% Knobs (sb_knobs; fair: send payload, match check, payload_build before_clock).
+    {Mode, PayloadBin} = case sb_knobs:get(send, P) of
+                             share -> {share, <<"share">>};
+                             S when S =:= copy; S =:= clone -> {copy, <<"copy">>};
+                             _ -> {binary_to_atom(PayloadBin0, utf8), PayloadBin0}
+                         end,
+    Match = sb_knobs:get(match, P),
+    Build = sb_knobs:get(payload_build, P),
     MA = sb_payload:marker(pingping_a),
-    MB = sb_payload:marker(pingping_b),
-    %% Buffers are built before the clock (under copy only the first message uses it).
-    BufA = sb_payload:build(MA, B),
-    BufB = sb_payload:build(MB, B),
+    %% A bound match needs both sides' payloads equal (the original's were all ones).
+    MB = case Match of bound -> MA; _ -> sb_payload:marker(pingping_b) end,
+    %% Buffers are built before the clock (under copy only the first message uses it),
+    %% unless payload_build is in_clock: then each process builds its own after start,
+    %% as ProcessCommunicationLatency/erlang/pingping.erl lines 5-6 do.
+    BufA = {MA, B},
+    BufB = {MB, B},
+    Pre = fun({M, Bytes}) -> case Build of in_clock -> {M, Bytes}; _ -> sb_payload:build(M, Bytes) end end,
     Main = self(),
-    {A, RefA} = spawn_monitor(fun() -> init(Main, MA, MB, B, R, Mode, BufA) end),
-    {Bp, RefB} = spawn_monitor(fun() -> init(Main, MB, MA, B, R, Mode, BufB) end),
+    PA = Pre(BufA),
+    PB = Pre(BufB),
+    {A, RefA} = spawn_monitor(fun() -> init(Main, MA, MB, B, R, {Mode, Match}, PA) end),
+    {Bp, RefB} = spawn_monitor(fun() -> init(Main, MB, MA, B, R, {Mode, Match}, PB) end),
     A ! {peer, Bp},
     Bp ! {peer, A},
     %% Both are running and know their peer before the clock starts.
     [receive {ready, Pid} -> ok end || Pid <- [A, Bp]],
+    T0ms = erlang:system_time(millisecond),
     T0 = sb_sys:now_ns(),
     A ! start,
     Bp ! start,
     {RecvA, ErrA} = wait_done(A, RefA),
     {RecvB, ErrB} = wait_done(Bp, RefB),
     T1 = sb_sys:now_ns(),
+    T1ms = erlang:system_time(millisecond),
     Ns = T1 - T0,
     Errors = ErrA + ErrB,
     Ok = RecvA =:= R andalso RecvB =:= R andalso Errors =:= 0,
@@ -39,11 +54,21 @@ run(#{message_bytes := B, repetitions := R, payload := PayloadBin} = P) ->
           {params, {[{message_bytes, B}, {repetitions, R}, {payload, PayloadBin}]}},
           {metrics, {[{elapsed_s, sb_sys:seconds(Ns)},
                       {messages, 2 * R},
-                      {ns_per_message, Ns / (2 * R)}]}},
+                      {ns_per_message, Ns / (2 * R)}]
+                     ++ paper_metrics(P, (T1ms - T0ms) / 1000, sb_sys:seconds(Ns))}},
           {validation, {[{ok, Ok}, {received_a, RecvA}, {received_b, RecvB},
                          {payload_errors, Errors}]}},
-          {runtime, sb_sys:runtime()}]},
+          {runtime, sb_sys:runtime()}]
+         ++ sb_knobs_record(P)},
     {ok, Record, Ok}.
+
+%% paper and mixed records: what the original printed (wall-clock ms, line 7-13)
+%% beside the true time, and the resolved knobs.
+paper_metrics(#{variant := <<"fair">>}, _, _) -> [];
+paper_metrics(_, Reported, True) -> [{reported_elapsed_s, Reported}, {true_elapsed_s, True}].
+
+sb_knobs_record(#{variant := <<"fair">>}) -> [];
+sb_knobs_record(P) -> [{knobs, {lists:sort(maps:to_list(maps:get(knobs, P)))}}].
 
 wait_done(Pid, Ref) ->
     receive
@@ -54,14 +79,23 @@ wait_done(Pid, Ref) ->
             error({pingping_process_died, Reason})
     end.
 
-init(Main, My, PeerM, B, R, Mode, Own) ->
+init(Main, My, PeerM, B, R, Mode, Own0) ->
     Peer = receive {peer, P} -> P end,
     Main ! {ready, self()},
     receive start -> ok end,
+    Own = case Own0 of {M, Bytes} -> sb_payload:build(M, Bytes); _ -> Own0 end,
     Peer ! Own,
     loop(Peer, Main, My, PeerM, B, R, Mode, Own, 1, 0, 0).
 
 %% Sent counts our sends; we stop after receiving R (by then we have sent R).
+loop(Peer, Main, My, PeerM, B, R, {_, bound} = Mode, Own, Sent, Recv, Errs) ->
+    %% The original's receive pattern holds the process's own payload as a bound
+    %% variable (ProcessCommunicationLatency/erlang/pingping.erl lines 15-24): every
+    %% receive compares the whole message with it.
+    receive
+        Own -> step(Peer, Main, My, PeerM, B, R, Mode, Own, Sent, Recv, Errs, Own);
+        Bin when is_binary(Bin) -> step(Peer, Main, My, PeerM, B, R, Mode, Own, Sent, Recv, Errs + 1, Bin)
+    end;
 loop(Peer, Main, My, PeerM, B, R, Mode, Own, Sent, Recv, Errs) ->
     receive
         Bin when is_binary(Bin) ->
@@ -69,16 +103,19 @@ loop(Peer, Main, My, PeerM, B, R, Mode, Own, Sent, Recv, Errs) ->
                         true -> Errs;
                         false -> Errs + 1
                     end,
-            Recv1 = Recv + 1,
-            Sent1 = if Sent < R ->
-                            Peer ! out(Mode, Bin, My, Own),
-                            Sent + 1;
-                       true -> Sent
-                    end,
-            if Recv1 =:= R -> Main ! {done, self(), Recv1, Errs1};
-               true -> loop(Peer, Main, My, PeerM, B, R, Mode, Own, Sent1, Recv1, Errs1)
-            end
+            step(Peer, Main, My, PeerM, B, R, Mode, Own, Sent, Recv, Errs1, Bin)
     end.
 
-out(copy, Bin, My, _Own) -> sb_payload:copy(Bin, My);
-out(share, _Bin, _My, Own) -> Own.
+step(Peer, Main, My, PeerM, B, R, Mode, Own, Sent, Recv, Errs1, Bin) ->
+    Recv1 = Recv + 1,
+    Sent1 = if Sent < R ->
+                    Peer ! out(Mode, Bin, My, Own),
+                    Sent + 1;
+               true -> Sent
+            end,
+    if Recv1 =:= R -> Main ! {done, self(), Recv1, Errs1};
+       true -> loop(Peer, Main, My, PeerM, B, R, Mode, Own, Sent1, Recv1, Errs1)
+    end.
+
+out({copy, _}, Bin, My, _Own) -> sb_payload:copy(Bin, My);
+out({share, _}, _Bin, _My, Own) -> Own.

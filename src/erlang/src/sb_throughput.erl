@@ -7,16 +7,31 @@
 
 %% spec/cli.json throughput_sample_min_interval_s (checked by a test).
 -define(SAMPLE_MIN_INTERVAL_NS, 100000000).
+%% counting batched: the original's servers report every 100 exchanges
+%% (maxSpeakers.erl lines 34-36) and never the rest.
+-define(ORIGINAL_BATCH, 100).
 
 -spec name() -> binary().
 name() -> <<"throughput">>.
 
 -spec run(map()) -> {ok, term(), boolean()}.
-run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K,
-      payload := PayloadBin} = P) ->
-    Mode = binary_to_atom(PayloadBin, utf8),
+run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K0,
+      payload := PayloadBin0} = P) ->
+    %% Knobs (sb_knobs; fair: send payload, match check, counting exact, window
+    %% drain, priority high). The original: ConcurrentProcessesThroughput/erlang/
+    %% maxSpeakers.erl.
+    {Mode, PayloadBin} = case sb_knobs:get(send, P) of
+                             share -> {echo, <<"share">>};  % line 53: the client echoes Data
+                             S when S =:= copy; S =:= clone -> {copy, <<"copy">>};
+                             _ -> {binary_to_atom(PayloadBin0, utf8), PayloadBin0}
+                         end,
+    Match = sb_knobs:get(match, P),
+    Batched = sb_knobs:get(counting, P) =:= batched,
+    K = case Batched of true -> ?ORIGINAL_BATCH; false -> K0 end,
+    Prio = case sb_knobs:get(priority, P) of max -> max; _ -> high end,
     MS = sb_payload:marker(throughput_server),
-    MC = sb_payload:marker(throughput_client),
+    %% A bound match (line 43) needs the answer equal to the server's own payload.
+    MC = case Match of bound -> MS; _ -> sb_payload:marker(throughput_client) end,
     BufS = sb_payload:build(MS, B),
     BufC = sb_payload:build(MC, B),
     Main = self(),
@@ -30,9 +45,12 @@ run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K,
     %% at high priority: they do little work, but at normal priority they would
     %% wait behind all 2P busy workers for every step (measured: with 30,000 pairs
     %% the start loop and the 1 s timer ended seconds late).
-    OldPrio = process_flag(priority, high),
-    Agg = spawn_opt(fun() -> agg_init(Main, NP) end, [link, {priority, high}]),
-    Servers = [spawn_link(fun() -> server_init(Main, Agg, Flag, ClientErrs, B, K, Mode,
+    OldPrio = process_flag(priority, Prio),
+    %% window original: the original's aggregator times from its own spawn, before
+    %% the pairs exist (line 7).
+    AggStartMs = erlang:system_time(millisecond),
+    Agg = spawn_opt(fun() -> agg_init(Main, NP) end, [link, {priority, Prio}]),
+    Servers = [spawn_link(fun() -> server_init(Main, Agg, Flag, ClientErrs, B, K, {Mode, Match},
                                                MS, MC, BufS, BufC)
                           end)
                || _ <- lists:seq(1, NP)],
@@ -45,6 +63,12 @@ run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K,
     Deadline = erlang:convert_time_unit(T0 + round(T * 1.0e9), nanosecond, millisecond) + 1,
     erlang:start_timer(Deadline, self(), stop, [{abs, true}]),
     receive {timeout, _, stop} -> ok end,
+    %% What the original printed (line 17, 63): the aggregator's sum when "Show"
+    %% reaches it, behind every report already queued.
+    Shown = case maps:get(variant, P) of
+                <<"fair">> -> none;
+                _ -> Agg ! {show, self()}, receive {shown, Agg, S0, Ms} -> {S0, Ms} end
+            end,
     atomics:put(Flag, 1, 1),
     {Reported, Counted, ServerErrors, MinPair, TEnd, Samples} =
         receive {agg_done, Agg, Result} -> Result end,
@@ -64,12 +88,29 @@ run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K,
                       {elapsed_s, Elapsed},
                       {exchanges_per_s, PerS},
                       {paper_msgs_per_min, PerS * 60},
-                      {samples, Samples}]}},
+                      {samples, Samples}]
+                     ++ paper_metrics(P, Shown, AggStartMs, Batched, K, Reported, Elapsed)}},
           {validation, {[{ok, Ok}, {reported_exchanges, Reported},
                          {counted_exchanges, Counted}, {payload_errors, Errors},
                          {min_pair_exchanges, MinPair}]}},
-          {runtime, sb_sys:runtime()}]},
+          {runtime, sb_sys:runtime()}]
+         ++ knobs_record(P)},
     {ok, Record, Ok}.
+
+paper_metrics(_, none, _, _, _, _, _) -> [];
+paper_metrics(P, {BatchSum, ShowMs}, AggStartMs, Batched, K, True, Elapsed) ->
+    N = case Batched of true -> BatchSum; false -> True end,
+    S = case sb_knobs:get(window, P) of
+            original -> (ShowMs - AggStartMs) / 1000;
+            _ -> Elapsed
+        end,
+    PerMin = fun(_, 0.0) -> 0.0; (X, Y) -> X / Y * 60 end,
+    [{reported_printed, true}, {reported_exchanges, N}, {reported_elapsed_s, S},
+     {reported_msgs_per_min, PerMin(N, S)}, {true_exchanges, True}, {true_elapsed_s, Elapsed},
+     {true_msgs_per_min, PerMin(True, Elapsed)}, {batch_size, K}].
+
+knobs_record(#{variant := <<"fair">>}) -> [];
+knobs_record(P) -> [{knobs, {lists:sort(maps:to_list(maps:get(knobs, P)))}}].
 
 wait_ready(0) -> ok;
 wait_ready(N) -> receive {ready, _} -> wait_ready(N - 1) end.
@@ -85,6 +126,13 @@ server_init(Main, Agg, Flag, ClientErrs, B, K, Mode, My, PeerM, Own, ClientOwn) 
     C ! Own,
     server_loop(C, Agg, Flag, B, K, Mode, My, PeerM, Own, 0, 0).
 
+server_loop(C, Agg, Flag, B, K, {_, bound} = Mode, My, PeerM, Own, Count, Errs) ->
+    %% The original's receive pattern {"Done", Pid, Data} holds the server's payload
+    %% bound (line 43): every answer is compared with it in full.
+    receive
+        Own -> exchange(C, Agg, Flag, B, K, Mode, My, PeerM, Own, Count, Errs, Own);
+        Bin when is_binary(Bin) -> exchange(C, Agg, Flag, B, K, Mode, My, PeerM, Own, Count, Errs + 1, Bin)
+    end;
 server_loop(C, Agg, Flag, B, K, Mode, My, PeerM, Own, Count, Errs) ->
     receive
         Bin when is_binary(Bin) ->
@@ -92,6 +140,10 @@ server_loop(C, Agg, Flag, B, K, Mode, My, PeerM, Own, Count, Errs) ->
                         true -> Errs;
                         false -> Errs + 1
                     end,
+            exchange(C, Agg, Flag, B, K, Mode, My, PeerM, Own, Count, Errs1, Bin)
+    end.
+
+exchange(C, Agg, Flag, B, K, Mode, My, PeerM, Own, Count, Errs1, Bin) ->
             Count1 = Count + 1,
             case Count1 rem K of
                 0 -> Agg ! {report, K};
@@ -107,8 +159,7 @@ server_loop(C, Agg, Flag, B, K, Mode, My, PeerM, Own, Count, Errs) ->
                     %% round trip (unlinked first, so no exit signal reaches us).
                     unlink(C),
                     exit(C, kill)
-            end
-    end.
+            end.
 
 %% client: check, answer (a fresh copy under copy).
 client_loop(S, ClientErrs, B, Mode, My, PeerM, Own) ->
@@ -122,8 +173,10 @@ client_loop(S, ClientErrs, B, Mode, My, PeerM, Own) ->
             client_loop(S, ClientErrs, B, Mode, My, PeerM, Own)
     end.
 
+out({Mode, _}, Bin, My, Own) -> out(Mode, Bin, My, Own);
 out(copy, Bin, My, _Own) -> sb_payload:copy(Bin, My);
-out(share, _Bin, _My, Own) -> Own.
+out(share, _Bin, _My, Own) -> Own;
+out(echo, Bin, _My, _Own) -> Bin.
 
 %% ---------------------------------------------------------------------------
 %% aggregator: sums reports; samples [t_s, cumulative] at most every 0.1 s.
@@ -135,6 +188,9 @@ agg_init(Main, NP) ->
 
 agg_loop(#{sum := Sum, last := Last, t0 := T0, samples := Samples} = St) ->
     receive
+        {show, From} ->
+            From ! {shown, self(), Sum, erlang:system_time(millisecond)},
+            agg_loop(St);
         {report, K} ->
             Sum1 = Sum + K,
             Now = sb_sys:now_ns(),
