@@ -79,7 +79,6 @@ type tcpServerRecord struct {
 
 type tcpClientParams struct {
 	Host            string  `json:"host"`
-	Port            int64   `json:"port"`
 	Connections     int64   `json:"connections"`
 	RoundTrips      int64   `json:"round_trips"`
 	ReadBufferBytes int64   `json:"read_buffer_bytes"`
@@ -88,6 +87,7 @@ type tcpClientParams struct {
 
 type tcpClientMetrics struct {
 	ElapsedS               float64  `json:"elapsed_s"`
+	Port                   int64    `json:"port"`
 	ConnectionsOpened      int64    `json:"connections_opened"`
 	BytesWritten           int64    `json:"bytes_written"`
 	BytesRead              int64    `json:"bytes_read"`
@@ -314,7 +314,7 @@ func runTCPClient(cfg cli.Config, io_ IO) int {
 	wg.Wait()
 	elapsed := time.Since(start)
 
-	m := tcpClientMetrics{ElapsedS: elapsed.Seconds(), ExpectedBytesEachWay: messageBytes * conns * rounds}
+	m := tcpClientMetrics{ElapsedS: elapsed.Seconds(), Port: cfg.Int("port"), ExpectedBytesEachWay: messageBytes * conns * rounds}
 	var firstErr error
 	dialFailures := int64(0)
 	for _, r := range results {
@@ -347,7 +347,7 @@ func runTCPClient(cfg cli.Config, io_ IO) int {
 	v := clientValidation(m, cfg.Variant, k, conns, rounds, firstErr)
 	rec := tcpClientRecord{
 		Benchmark: "tcp_pingpong", Role: "client", Language: record.Language, Variant: variantOf(cfg),
-		Params: tcpClientParams{Host: cfg.Str("host"), Port: cfg.Int("port"), Connections: conns, RoundTrips: rounds,
+		Params: tcpClientParams{Host: cfg.Str("host"), Connections: conns, RoundTrips: rounds,
 			ReadBufferBytes: int64(k), TimeoutS: cfg.Float("timeout_s")},
 		Metrics: m, Validation: v, Runtime: record.CurrentRuntime(),
 	}
