@@ -14,7 +14,9 @@ def test_files_and_provenance():
     readme = (d / "README.md").read_text()
     assert "MIT License" in readme and "Copyright (c) 2017 Ivan Valkov" in readme
     prov = (d / "PROVENANCE.md").read_text()
-    assert "/work/shared/reference" in prov
+    # the provenance names the upstream repository and commit, and no machine path
+    assert "bbstk/server-languages-benchmarks" in prov and "5fcfefc236314bfcf671b0230c1b51b6271f6a64" in prov
+    assert "/work/" not in prov and "../shared" not in prov
     # the original spreadsheets are the ones the README names
     for line in readme.splitlines():
         if line.startswith("| `") and ".xlsx` |" in line:
