@@ -33,9 +33,13 @@ object Main {
   /** Runners by benchmark (or "benchmark role"); every benchmark cli.json lists for
     * scala_akka needs one (CliTest checks). */
   val runners: Map[String, Runner] = Map(
-    "pingping" -> ((s, r) => PingPing.run(s, Cli.PingPingArgs(r))),
-    "spawn" -> ((s, r) => Spawn.run(s, Cli.SpawnArgs(r))),
-    "throughput" -> ((s, r) => Throughput.run(s, Cli.ThroughputArgs(r))))
+    "pingping" -> ((s, r) => PingPing.run(s, Cli.PingPingArgs(r), knobsOf(r))),
+    "spawn" -> ((s, r) => Spawn.run(s, Cli.SpawnArgs(r), knobsOf(r))),
+    "throughput" -> ((s, r) => Throughput.run(s, Cli.ThroughputArgs(r), knobsOf(r))))
+
+  /** The paper variant's knobs of a run, resolved (Knobs); checked before anything runs. */
+  def knobsOf(r: Cli.Run): Map[String, String] =
+    Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).getOrElse(Map.empty)
 
   def runnerKey(benchmark: String, role: Option[String]): String = (benchmark +: role.toSeq).mkString(" ")
 
@@ -52,22 +56,33 @@ object Main {
       case Right(Cli.Run(bench, role, _, _)) if !runners.contains(runnerKey(bench, role)) =>
         err.println(s"error: ${runnerKey(bench, role)} is listed for $Language in cli.json but not built into this program")
         ExitUsage
+      case Right(r: Cli.Run) if Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).isLeft =>
+        err.println(s"error: ${Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).swap.getOrElse("")}")
+        ExitUsage
       case Right(cmd) =>
         var system: ActorSystem = null
+        val knobs = cmd match {
+          case r: Cli.Run => knobsOf(r)
+          case _ => Map.empty[String, String]
+        }
         try {
-          // Created before any clock starts (start-up is outside the timed region).
-          system = ActorSystem("serverbench", config)
+          // Created before any clock starts (start-up is outside the timed region). The
+          // dispatcher knob may replace the harness's sizing with Akka's default (Knobs).
+          system = ActorSystem("serverbench", Knobs.config(knobs, config))
           val (line, code) = cmd match {
             case r: Cli.Run =>
               val o = runners(runnerKey(r.benchmark, r.role))(system, r)
-              (Json.Obj(
+              val fields = Seq[(String, Json.Value)](
                 "benchmark" -> Json.Str(r.benchmark),
                 "language" -> Json.Str(Language),
                 "variant" -> Json.Str(r.variant.getOrElse("")),
                 "params" -> o.params,
                 "metrics" -> o.metrics,
                 "validation" -> o.validation,
-                "runtime" -> RuntimeInfo.json(system)), if (o.ok) ExitOk else ExitRunFailed)
+                "runtime" -> RuntimeInfo.json(system)) ++
+                // paper and mixed records only: the resolved knobs
+                (if (r.variant.forall(_ == "fair") || knobs.isEmpty) Nil else Seq("knobs" -> Knobs.json(knobs)))
+              (Json.Obj(fields: _*), if (o.ok) ExitOk else ExitRunFailed)
             case _ => // --version
               (Json.Obj(
                 "program" -> Json.Str("serverbench"),
