@@ -25,15 +25,20 @@ def check(cid, P):
 
 # ------------------------------------------------------------------ C1 / C2 PingPing
 
-@pytest.mark.parametrize("go,erl,akka,v1,v2", [
-    (1.0, 1.1, 3.0, SUPPORTED, SUPPORTED),        # both faster, similar
-    (1.0, 4.0, 3.0, CONTRADICTED, CONTRADICTED),  # Erlang slower than Akka; Go/Erlang = 0.25
-    (1.0, 1.45, 1.5, INCONCLUSIVE, INCONCLUSIVE),  # intervals straddle 1 / 1.5
-])
+
+@pytest.mark.parametrize(
+    "go,erl,akka,v1,v2",
+    [
+        (1.0, 1.1, 3.0, SUPPORTED, SUPPORTED),  # both faster, similar
+        (1.0, 4.0, 3.0, CONTRADICTED, CONTRADICTED),  # Erlang slower than Akka; Go/Erlang = 0.25
+        (1.0, 1.45, 1.5, INCONCLUSIVE, INCONCLUSIVE),  # intervals straddle 1 / 1.5
+    ],
+)
 def test_pingping_claims(tmp_path, go, erl, akka, v1, v2):
     spread = 0.2 if v1 == INCONCLUSIVE else 0.01
-    recs = S.pingping_runs({"go": jit(go, spread=spread), "erlang": jit(erl, spread=spread),
-                            "scala_akka": jit(akka, spread=spread)})
+    recs = S.pingping_runs(
+        {"go": jit(go, spread=spread), "erlang": jit(erl, spread=spread), "scala_akka": jit(akka, spread=spread)}
+    )
     P = P_of(tmp_path, recs)
     c1, c2 = check("C1", P), check("C2", P)
     assert c1.verdict == v1, c1.summary
@@ -56,8 +61,9 @@ def test_three_vs_three_trials_never_decide(tmp_path):
 
 def test_pingping_uses_largest_repetitions(tmp_path):
     # at 1,000 repetitions Go is slower than Akka, at 10,000 faster: only the largest counts
-    recs = S.pingping_runs({"go": jit(5.0), "erlang": jit(5.0), "scala_akka": jit(1.0)}, reps=1000) + \
-        S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0), "scala_akka": jit(3.0)}, reps=10000)
+    recs = S.pingping_runs({"go": jit(5.0), "erlang": jit(5.0), "scala_akka": jit(1.0)}, reps=1000) + S.pingping_runs(
+        {"go": jit(1.0), "erlang": jit(1.0), "scala_akka": jit(3.0)}, reps=10000
+    )
     assert check("C1", P_of(tmp_path, recs)).verdict == SUPPORTED
 
 
@@ -71,31 +77,47 @@ def test_pingping_not_testable_without_akka(tmp_path):
 
 # ------------------------------------------------------------------ C3 max processes
 
-@pytest.mark.parametrize("akka_fail,go_fail,expected", [
-    ("over_memory_budget", "over_memory_budget", SUPPORTED),
-    ("timeout", "over_memory_budget", SUPPORTED),      # Akka's own limit not needed when it is larger
-])
+
+@pytest.mark.parametrize(
+    "akka_fail,go_fail,expected",
+    [
+        ("over_memory_budget", "over_memory_budget", SUPPORTED),
+        ("timeout", "over_memory_budget", SUPPORTED),  # Akka's own limit not needed when it is larger
+    ],
+)
 def test_akka_most_processes_supported(tmp_path, akka_fail, go_fail, expected):
-    recs = S.search_runs({"scala_akka": [(1000, 0.1), (10000, 0.5), (100000, akka_fail)],
-                          "go": [(1000, 0.1), (10000, go_fail)],
-                          "erlang": [(1000, 0.1), (10000, "crashed")]}, budget=2**29)
+    recs = S.search_runs(
+        {
+            "scala_akka": [(1000, 0.1), (10000, 0.5), (100000, akka_fail)],
+            "go": [(1000, 0.1), (10000, go_fail)],
+            "erlang": [(1000, 0.1), (10000, "crashed")],
+        },
+        budget=2**29,
+    )
     c = check("C3", P_of(tmp_path, recs))
     assert c.verdict == expected, c.summary
     assert "reduced" in c.scope  # 512 MiB < the paper's 8 GiB
 
 
 def test_akka_most_processes_contradicted_and_inconclusive(tmp_path):
-    base = {"go": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")],
-            "erlang": [(1000, 0.1), (10000, "over_memory_budget")]}
-    c = check("C3", P_of(tmp_path / "a", S.search_runs(
-        {**base, "scala_akka": [(1000, 0.1), (10000, "over_memory_budget")]})))
+    base = {
+        "go": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")],
+        "erlang": [(1000, 0.1), (10000, "over_memory_budget")],
+    }
+    c = check(
+        "C3", P_of(tmp_path / "a", S.search_runs({**base, "scala_akka": [(1000, 0.1), (10000, "over_memory_budget")]}))
+    )
     assert c.verdict == CONTRADICTED, c.summary  # Go 10,000 > Akka 1,000, Akka's limit found
-    c = check("C3", P_of(tmp_path / "b", S.search_runs(
-        {**base, "scala_akka": [(1000, 0.1), (10000, "timeout")]})))
+    c = check("C3", P_of(tmp_path / "b", S.search_runs({**base, "scala_akka": [(1000, 0.1), (10000, "timeout")]})))
     assert c.verdict == INCONCLUSIVE, c.summary  # Akka stopped by a timeout: its limit is unknown
     assert "limit not established" in c.summary
-    c = check("C3", P_of(tmp_path / "c", S.search_runs(
-        {**base, "scala_akka": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")]})))
+    c = check(
+        "C3",
+        P_of(
+            tmp_path / "c",
+            S.search_runs({**base, "scala_akka": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")]}),
+        ),
+    )
     assert c.verdict == INCONCLUSIVE, c.summary  # tie with Go at the same step
 
 
@@ -106,14 +128,21 @@ def test_akka_most_processes_not_testable(tmp_path):
 
 # ------------------------------------------------------------------ C4 / C5 spawn
 
+
 def _spawn(times):
     return S.spawn_runs({k: jit(v) for k, v in times.items()})
 
 
 @pytest.mark.parametrize("erl,expected", [(0.5, SUPPORTED), (3.0, CONTRADICTED), (1.0, INCONCLUSIVE)])
 def test_erlang_spawns_fastest(tmp_path, erl, expected):
-    t = {("erlang", 100000): erl, ("go", 100000): 1.0, ("scala_akka", 100000): 2.0,
-         ("erlang", 1000): 0.01, ("go", 1000): 0.01, ("scala_akka", 1000): 0.01}
+    t = {
+        ("erlang", 100000): erl,
+        ("go", 100000): 1.0,
+        ("scala_akka", 100000): 2.0,
+        ("erlang", 1000): 0.01,
+        ("go", 1000): 0.01,
+        ("scala_akka", 1000): 0.01,
+    }
     recs = _spawn(t)
     if expected == INCONCLUSIVE:  # Erlang = Go within noise
         recs = S.spawn_runs({**{k: jit(v, spread=0.3) for k, v in t.items()}})
@@ -144,12 +173,12 @@ def test_spawn_growth(tmp_path):
     assert c.verdict == CONTRADICTED  # Erlang jumps
     c = check("C5", P_of(tmp_path / "d", _growth(1.5)))
     assert c.verdict == INCONCLUSIVE, c.summary  # Akka's step right at the threshold
-    c = check("C5", P_of(tmp_path / "e", _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.1,
-                                                                   ("scala_akka", 1000): 0.1})))
+    c = check("C5", P_of(tmp_path / "e", _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.1, ("scala_akka", 1000): 0.1})))
     assert c.verdict == NOT_TESTABLE and "1,000" in c.summary
 
 
 # ------------------------------------------------------------------ C6-C9 throughput
+
 
 def _tp(spec, spread=0.01):
     return S.throughput_runs({k: jit(v, spread=spread) for k, v in spec.items()})
@@ -175,7 +204,9 @@ def test_go_throughput_2_5x(tmp_path):
 def test_erlang_vs_akka_scale(tmp_path):
     spec = {("erlang", 2, p): 10.0 for p in (1, 2, 16)} | {("scala_akka", 2, p): 8.0 for p in (1, 2, 16)}
     spec |= {("erlang", 2, 64): 5.0, ("scala_akka", 2, 64): 9.0}  # pairs > 20 on 2 cores: neither region
-    P = P_of(tmp_path / "a", _tp(spec), {"not_runnable": [{"benchmark": "throughput", "cores": 16, "reason": "2 CPUs"}]})
+    P = P_of(
+        tmp_path / "a", _tp(spec), {"not_runnable": [{"benchmark": "throughput", "cores": 16, "reason": "2 CPUs"}]}
+    )
     assert check("C7a", P).verdict == SUPPORTED
     c = check("C7b", P)
     assert c.verdict == NOT_TESTABLE and "more than 8 cores" in c.summary
@@ -206,16 +237,20 @@ def test_peak_at_pairs_equal_cores(tmp_path):
     bad = {**ok, ("go", 2): 8}
     c = check("C8", P_of(tmp_path / "b", spec(bad)))
     assert c.verdict == CONTRADICTED and "cores=2, P=8" in c.summary
-    flat = S.throughput_runs({(lang, c, p): jit(10.0, spread=0.2) for lang in ("erlang", "go") for c in (1, 2)
-                              for p in (1, 2, 4)})
+    flat = S.throughput_runs(
+        {(lang, c, p): jit(10.0, spread=0.2) for lang in ("erlang", "go") for c in (1, 2) for p in (1, 2, 4)}
+    )
     assert check("C8", P_of(tmp_path / "c", flat)).verdict == INCONCLUSIVE
     only = _tp({("erlang", 1, 2): 1.0, ("go", 1, 2): 1.0})
     assert check("C8", P_of(tmp_path / "d", only)).verdict == NOT_TESTABLE
 
 
 def test_go_no_scaling_beyond_4(tmp_path):
-    P = P_of(tmp_path / "a", _tp({("go", c, p): 10.0 for c in (1, 2) for p in (4, 8)}),
-             {"not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "x"} for c in (4, 8)]})
+    P = P_of(
+        tmp_path / "a",
+        _tp({("go", c, p): 10.0 for c in (1, 2) for p in (4, 8)}),
+        {"not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "x"} for c in (4, 8)]},
+    )
     c = check("C9", P)
     assert c.verdict == NOT_TESTABLE and "2 logical CPUs" in c.summary
     flat = _tp({("go", c, p): 10.0 for c in (4, 8, 16) for p in (4, 8)})
@@ -227,6 +262,7 @@ def test_go_no_scaling_beyond_4(tmp_path):
 
 
 # ------------------------------------------------------------------ all together
+
 
 def test_check_all_on_paper_like_sweep(tmp_path):
     P = P_of(tmp_path, S.paper_like_sweep(trials=5))
@@ -270,8 +306,14 @@ def test_a_failing_check_is_an_error_not_a_verdict(tmp_path):
     def broken(data):
         raise ZeroDivisionError("synthetic bug")
 
-    bad = claims.Claim(id="X1", sentence="s", source="nowhere", needs=claims.Needs("pingping", "elapsed_s"),
-                       compare=broken, definition="d")
+    bad = claims.Claim(
+        id="X1",
+        sentence="s",
+        source="nowhere",
+        needs=claims.Needs("pingping", "elapsed_s"),
+        compare=broken,
+        definition="d",
+    )
     v = claims.evaluate(bad, P)
     assert v.verdict == claims.ERROR and "ZeroDivisionError: synthetic bug" in v.summary
     assert claims.ERROR in claims.VERDICTS
@@ -284,9 +326,13 @@ def test_claims_registered_from_another_module(tmp_path):
 
     P = P_of(tmp_path, S.pingping_runs({"go": jit(1.0), "erlang": jit(2.0)}))
     extra = claims.Claim(
-        id="Z9", sentence="Go beats Erlang", source="test", needs=claims.Needs("pingping", "elapsed_s", ("go", "erlang")),
+        id="Z9",
+        sentence="Go beats Erlang",
+        source="test",
+        needs=claims.Needs("pingping", "elapsed_s", ("go", "erlang")),
         compare=lambda d: [ratio_between_languages(d.values, "go", "erlang", {"message_bytes": 5000}, RatioBelow(1))],
-        definition="Go/Erlang < 1")
+        definition="Go/Erlang < 1",
+    )
     claims.register(extra)
     try:
         v = {x.id: x for x in claims.check_all(P)}["Z9"]
@@ -312,12 +358,16 @@ def test_checks_on_the_papers_own_data(tmp_path):
 
 # ------------------------------------------------------------------ C10-C12 (issue 14)
 
-@pytest.mark.parametrize("actors,n,expected,why", [
-    (3.0, 5, SUPPORTED, ""),                       # Akka 3x faster: direction and magnitude hold
-    (1.2, 5, CONTRADICTED, ""),                    # Akka faster, but 1.2x is not "about 3x"
-    (0.5, 5, CONTRADICTED, ""),                    # Akka slower
-    (3.0, 3, INCONCLUSIVE, "too few trials (3 vs 3 reaches at most 90%)"),
-])
+
+@pytest.mark.parametrize(
+    "actors,n,expected,why",
+    [
+        (3.0, 5, SUPPORTED, ""),  # Akka 3x faster: direction and magnitude hold
+        (1.2, 5, CONTRADICTED, ""),  # Akka faster, but 1.2x is not "about 3x"
+        (0.5, 5, CONTRADICTED, ""),  # Akka slower
+        (3.0, 3, INCONCLUSIVE, "too few trials (3 vs 3 reaches at most 90%)"),
+    ],
+)
 def test_c10_akka_speedup_over_scala_actors(tmp_path, actors, n, expected, why):
     recs = S.pingping_runs({"scala_actors": jit(actors, n=n), "scala_akka": jit(1.0, n=n)}, size=5000, reps=100000)
     recs += S.pingping_runs({"scala_actors": jit(9.0, n=n), "scala_akka": jit(1.0, n=n)}, size=5000, reps=1000)

@@ -13,8 +13,14 @@ from serverbench.analysis import figures, synthetic  # noqa: E402
 def P(tmp_path_factory):
     d = tmp_path_factory.mktemp("fig")
     recs = synthetic.paper_like_sweep(trials=3)
-    return synthetic.processed_from(recs, d, {"profile": {"name": "quick"}, "not_runnable": [
-        {"benchmark": "throughput", "cores": c, "reason": "2 CPUs"} for c in (4, 8, 16, 32)]})
+    return synthetic.processed_from(
+        recs,
+        d,
+        {
+            "profile": {"name": "quick"},
+            "not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "2 CPUs"} for c in (4, 8, 16, 32)],
+        },
+    )
 
 
 def _texts(fig):
@@ -70,8 +76,10 @@ def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
     a = fig.axes[0]
     assert not any(ln.get_linestyle() == "--" for ln in a.lines)  # no paper line on (a)
     assert sum(ln.get_linestyle() == "-" and ln.get_marker() not in (None, "None", "") for ln in a.lines) == 3
-    fig_b_only = figures.fig3_pingping(synthetic.processed_from(
-        synthetic.pingping_runs({"go": [1.0, 1.1], "erlang": [1.0, 1.2]}), tmp_path / "b"), show_reference=False)
+    fig_b_only = figures.fig3_pingping(
+        synthetic.processed_from(synthetic.pingping_runs({"go": [1.0, 1.1], "erlang": [1.0, 1.2]}), tmp_path / "b"),
+        show_reference=False,
+    )
     assert len(fig_b_only.axes) == 1 and "(a)" not in _texts(fig_b_only)  # 5 kB only: no empty panels
 
 

@@ -8,8 +8,10 @@ from serverbench.analysis import golden, stats
 def test_golden_sweep_gives_the_expected_tables_and_verdicts(tmp_path):
     gen = golden.build(tmp_path / "generated")
     diffs = golden.diff(golden.golden_dir() / "expected", gen)
-    assert not diffs, "processed tables differ from tests/golden/expected/ (python -m serverbench golden):\n" + \
-        "\n".join(diffs)[:4000]
+    assert not diffs, (
+        "processed tables differ from tests/golden/expected/ (python -m serverbench golden):\n"
+        + "\n".join(diffs)[:4000]
+    )
     assert (gen / "claims.csv").read_text().count("\n") >= 14  # header + 13 claims
 
 

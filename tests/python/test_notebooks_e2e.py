@@ -14,8 +14,11 @@ from serverbench.analysis import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [*pipeline.FIGURE_NOTEBOOKS, pipeline.REPORT_NOTEBOOK]
-BINARIES = [ROOT / "src/go/bin/serverbench", ROOT / "src/erlang/_build/default/bin/serverbench",
-            ROOT / "src/scala/target/serverbench.jar"]
+BINARIES = [
+    ROOT / "src/go/bin/serverbench",
+    ROOT / "src/erlang/_build/default/bin/serverbench",
+    ROOT / "src/scala/target/serverbench.jar",
+]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -92,8 +95,17 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
 
     proc = tmp_path / "data" / "processed" / sid
     assert out["processed"] == proc
-    for t in ("runs", "summary", "ratios", "spawn_max", "spawn_max_limits", "failures", "cpu_time", "claims",
-              "claims_evidence"):
+    for t in (
+        "runs",
+        "summary",
+        "ratios",
+        "spawn_max",
+        "spawn_max_limits",
+        "failures",
+        "cpu_time",
+        "claims",
+        "claims_evidence",
+    ):
         assert (proc / f"{t}.csv").exists(), t
     summary = pd.read_csv(proc / "summary.csv")
     assert set(summary["table"]) >= {"pingping", "spawn", "spawn_max", "throughput"}
@@ -107,8 +119,9 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
     claims = pd.read_csv(proc / "claims.csv")
     assert len(claims) >= 13 and {"C10", "C11", "C12"} <= set(claims["id"])
     assert set(claims["verdict"]) <= {"supported", "contradicted", "inconclusive", "not testable on this machine"}
-    assert (claims.set_index("id").loc[["C7b", "C9"], "verdict"] == "not testable on this machine").all() or \
-        os.cpu_count() > 8
+    assert (
+        claims.set_index("id").loc[["C7b", "C9"], "verdict"] == "not testable on this machine"
+    ).all() or os.cpu_count() > 8
 
     figs = tmp_path / "paper" / "figures"
     for name in ("fig3_pingping", "fig4_spawn", "fig5_throughput"):
@@ -120,8 +133,15 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
         assert not any(o.get("output_type") == "error" for c in ex.cells for o in c.get("outputs", []))
     html = (tmp_path / "paper" / "report.html").read_text()
     assert "The paper&#x27;s conclusions, checked" in html or "The paper's conclusions, checked" in html
-    for text in ("Machine and runtimes", "What differs from the paper", "Where the time went", sid,
-                 "not testable on this machine", "data:image/png;base64", "Contention on the shared machine"):
+    for text in (
+        "Machine and runtimes",
+        "What differs from the paper",
+        "Where the time went",
+        sid,
+        "not testable on this machine",
+        "data:image/png;base64",
+        "Contention on the shared machine",
+    ):
         assert text in html, text
     assert "from serverbench" not in html  # code hidden
     assert html.count("data:image/png;base64") >= 3

@@ -12,8 +12,9 @@ from serverbench.analysis import process, synthetic
 
 
 def _pp(lang, t, trial, **kw):
-    return synthetic.raw_record("pingping", lang, {"message_bytes": 5000, "repetitions": 1000}, {"elapsed_s": t},
-                                trial=trial, **kw)
+    return synthetic.raw_record(
+        "pingping", lang, {"message_bytes": 5000, "repetitions": 1000}, {"elapsed_s": t}, trial=trial, **kw
+    )
 
 
 def test_synthetic_records_are_schema_valid():
@@ -26,13 +27,27 @@ def test_synthetic_records_are_schema_valid():
 def test_retry_selection_warmup_and_counts(tmp_path):
     recs = [
         _pp("go", 9.0, 0, warmup=True, started_utc="2026-01-01T00:00:00Z"),  # warm-up: never in statistics
-        synthetic.raw_record("pingping", "go", {"message_bytes": 5000, "repetitions": 1000}, None, trial=1,
-                             status="crashed", started_utc="2026-01-01T00:00:01Z"),
+        synthetic.raw_record(
+            "pingping",
+            "go",
+            {"message_bytes": 5000, "repetitions": 1000},
+            None,
+            trial=1,
+            status="crashed",
+            started_utc="2026-01-01T00:00:01Z",
+        ),
         _pp("go", 1.0, 1, started_utc="2026-01-01T00:00:02Z"),  # the retry that succeeded
         _pp("go", 2.0, 2, started_utc="2026-01-01T00:00:03Z"),
         _pp("go", 3.0, 3, started_utc="2026-01-01T00:00:04Z"),
-        synthetic.raw_record("pingping", "go", {"message_bytes": 5000, "repetitions": 1000}, None, trial=4,
-                             status="timeout", started_utc="2026-01-01T00:00:05Z"),  # failed, never retried ok
+        synthetic.raw_record(
+            "pingping",
+            "go",
+            {"message_bytes": 5000, "repetitions": 1000},
+            None,
+            trial=4,
+            status="timeout",
+            started_utc="2026-01-01T00:00:05Z",
+        ),  # failed, never retried ok
     ]
     P = synthetic.processed_from(recs, tmp_path)
     runs = P.runs
@@ -52,8 +67,10 @@ def test_retry_selection_warmup_and_counts(tmp_path):
 
 def test_tables_from_paper_like_sweep(tmp_path):
     recs = synthetic.paper_like_sweep(trials=3)
-    manifest = {"profile": {"name": "quick"},
-                "not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "2 CPUs"} for c in (4, 8, 16, 32)]}
+    manifest = {
+        "profile": {"name": "quick"},
+        "not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "2 CPUs"} for c in (4, 8, 16, 32)],
+    }
     P = synthetic.processed_from(recs, tmp_path, manifest)
     assert P.info["profile"] == "quick"
     assert P.info["unrunnable_cores"] == [4, 8, 16, 32]
@@ -78,9 +95,12 @@ def test_tables_from_paper_like_sweep(tmp_path):
 
 def test_sessions_add_not_runnable(tmp_path):
     recs = [_pp("go", 1.0, 0)]
-    sweep = synthetic.write_sweep(tmp_path / "raw" / "synthetic-1", recs, {"profile": {"name": "smoke"}, "not_runnable": []})
-    (sweep / "sessions.jsonl").write_text(json.dumps({"event": "start", "not_runnable": [
-        {"benchmark": "throughput", "cores": 4, "reason": "x"}]}) + "\n")
+    sweep = synthetic.write_sweep(
+        tmp_path / "raw" / "synthetic-1", recs, {"profile": {"name": "smoke"}, "not_runnable": []}
+    )
+    (sweep / "sessions.jsonl").write_text(
+        json.dumps({"event": "start", "not_runnable": [{"benchmark": "throughput", "cores": 4, "reason": "x"}]}) + "\n"
+    )
     process.process_sweep(sweep, tmp_path / "p")
     info = process.Processed(tmp_path / "p").info
     assert info["unrunnable_cores"] == [4] and info["sessions"] == 1
@@ -125,7 +145,8 @@ def test_report_tables(tmp_path):
     from serverbench.analysis import report
 
     recs = synthetic.paper_like_sweep(trials=3) + [
-        synthetic.raw_record("throughput", "go", {"pairs": 1}, None, cores=1, trial=9, status="timeout")]
+        synthetic.raw_record("throughput", "go", {"pairs": 1}, None, cores=1, trial=9, status="timeout")
+    ]
     P = synthetic.processed_from(recs, tmp_path, {"profile": {"name": "quick"}, "runtime_versions": {}})
     m = report.machine_table(P).set_index("item")["value"]
     assert m["logical CPUs"] == 2 and "Synthetic CPU" in m["CPU"]

@@ -29,14 +29,19 @@ def test_fig3():
     f = reference.fig3()
     assert len(f) == 45
     assert set(f["message_bytes"]) == {5000, 10000, 50000}
-    assert f[(f.language == "go") & (f.message_bytes == 50000) & (f.repetitions == 1_000_000)]["time_s"].item() == 10.888
+    assert (
+        f[(f.language == "go") & (f.message_bytes == 50000) & (f.repetitions == 1_000_000)]["time_s"].item() == 10.888
+    )
 
 
 def test_fig4a_means_and_failures():
     pts, fails = reference.fig4a()
     assert pts[(pts.language == "erlang") & (pts.processes == 3_000_000)]["time_s"].item() == 11.934  # a mean
-    assert pts.groupby("language")["processes"].max().to_dict() == {"erlang": 9_000_000, "go": 3_000_000,
-                                                                    "scala_akka": 11_000_000}
+    assert pts.groupby("language")["processes"].max().to_dict() == {
+        "erlang": 9_000_000,
+        "go": 3_000_000,
+        "scala_akka": 11_000_000,
+    }
     f = fails.set_index("language")["processes"].to_dict()
     assert f == {"erlang": 10_000_000, "go": 3_500_000}
 

@@ -135,8 +135,9 @@ def test_ratio_ci_coverage_on_synthetic_data(noise):
     print(f"\nratio_ci coverage, noise {noise}, true ratio 2.5, {COVERAGE_REPS} simulated pairs each")
     decisive = []
     for n, m in SIZES:
-        cov, level = stats.ratio_ci_coverage(NOISE[noise], 2.5, n, m, reps=COVERAGE_REPS,
-                                             seed=list(NOISE).index(noise) * 10_000 + n * 100 + m)
+        cov, level = stats.ratio_ci_coverage(
+            NOISE[noise], 2.5, n, m, reps=COVERAGE_REPS, seed=list(NOISE).index(noise) * 10_000 + n * 100 + m
+        )
         se = np.sqrt(level * (1 - level) / COVERAGE_REPS)
         print(f"  {n:>2} vs {m:<2} stated {level:.4f}  achieved {cov:.4f}")
         assert cov >= level - 3 * se
@@ -157,7 +158,9 @@ def test_pooled_ratio_ci_coverage():
         ci = stats.pooled_ratio_ci(groups)
         levels.append(ci.level)
         hit += ci.lo <= 2.0 <= ci.hi
-    print(f"\npooled_ratio_ci coverage, 4 configurations x (3 vs 3), {reps} sets: stated {min(levels):.4f}, "
-          f"achieved {hit / reps:.4f}")
+    print(
+        f"\npooled_ratio_ci coverage, 4 configurations x (3 vs 3), {reps} sets: stated {min(levels):.4f}, "
+        f"achieved {hit / reps:.4f}"
+    )
     assert min(levels) >= 0.95 and hit / reps >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / reps)
     assert stats.pooled_ratio_ci([([1.0], [])]).strata == 0

@@ -80,11 +80,17 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
 
     langs = [x for x in args.languages.split(",") if x] if args.languages else None
     try:
-        out = pipeline.run_notebooks(profile=args.profile, sweep_id=args.sweep_id, run=not args.no_run,
-                                     languages=langs, show_reference=not args.no_reference,
-                                     out_paper=args.paper_dir, kernel_name=args.kernel,
-                                     spawn_metric=args.spawn_metric,
-                                     log=lambda m: print(m, file=stderr, flush=True))
+        out = pipeline.run_notebooks(
+            profile=args.profile,
+            sweep_id=args.sweep_id,
+            run=not args.no_run,
+            languages=langs,
+            show_reference=not args.no_reference,
+            out_paper=args.paper_dir,
+            kernel_name=args.kernel,
+            spawn_metric=args.spawn_metric,
+            log=lambda m: print(m, file=stderr, flush=True),
+        )
     except FileNotFoundError as e:
         raise _usage(str(e)) from None
     except Exception as e:  # papermill's PapermillExecutionError names the failing cell
@@ -133,24 +139,37 @@ def register(subparsers) -> None:
     c.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     c.set_defaults(func=_cmd_claims)
 
-    n = subparsers.add_parser("notebooks", help="run the figure notebooks and the report with papermill; "
-                                                "render paper/report.html")
+    n = subparsers.add_parser(
+        "notebooks", help="run the figure notebooks and the report with papermill; render paper/report.html"
+    )
     n.add_argument("--profile", default="quick")
-    n.add_argument("--sweep-id", default=None, help="with --no-run: the sweep to analyse (default: newest of the profile)")
+    n.add_argument(
+        "--sweep-id", default=None, help="with --no-run: the sweep to analyse (default: newest of the profile)"
+    )
     n.add_argument("--no-run", action="store_true", help="only analyse existing raw logs")
     n.add_argument("--no-reference", action="store_true", help="hide the paper's own values in the figures")
     n.add_argument("--languages", default=None, help="comma-separated subset: erlang,go,scala_akka")
     n.add_argument("--paper-dir", default=None, help="output folder instead of paper/")
-    n.add_argument("--kernel", default=None, help="Jupyter kernel (default: the notebooks' own, serverbench, registered by scripts/setup.sh)")
+    n.add_argument(
+        "--kernel",
+        default=None,
+        help="Jupyter kernel (default: the notebooks' own, serverbench, registered by scripts/setup.sh)",
+    )
     n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     n.set_defaults(func=_cmd_notebooks)
 
-    g = subparsers.add_parser("golden", help="compare the golden raw sweep's processed tables and verdicts with "
-                                             "tests/golden/expected/ (print the diff; exit 1 if they differ)")
+    g = subparsers.add_parser(
+        "golden",
+        help="compare the golden raw sweep's processed tables and verdicts with "
+        "tests/golden/expected/ (print the diff; exit 1 if they differ)",
+    )
     g.add_argument("--update", action="store_true", help="regenerate tests/golden/expected/ and print the diff")
     g.set_defaults(func=_cmd_golden)
 
-    d = subparsers.add_parser("docs", help="regenerate the generated tables in docs/ (flags, profiles, defaults) "
-                                           "from spec/cli.json and the profile files")
+    d = subparsers.add_parser(
+        "docs",
+        help="regenerate the generated tables in docs/ (flags, profiles, defaults) "
+        "from spec/cli.json and the profile files",
+    )
     d.add_argument("--check", action="store_true", help="change nothing; exit 1 if the committed docs differ")
     d.set_defaults(func=_cmd_docs)

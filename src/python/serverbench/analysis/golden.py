@@ -74,6 +74,8 @@ def check(update: bool = False, stdout=None) -> int:
             shutil.copytree(gen, expected)
             print(f"tests/golden/expected/: {len(diffs)} file(s) changed", file=stdout)
             return 0
-    print("golden tables identical" if not diffs else f"{len(diffs)} file(s) differ from tests/golden/expected/",
-          file=stdout)
+    print(
+        "golden tables identical" if not diffs else f"{len(diffs)} file(s) differ from tests/golden/expected/",
+        file=stdout,
+    )
     return 1 if diffs else 0

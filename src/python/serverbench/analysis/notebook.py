@@ -33,8 +33,10 @@ def resolve_sweep(profile: str = "quick", sweep_id: str | None = None, raw_folde
 
     p = harness.latest_sweep(profile)
     if p is None:
-        raise NoSweepError(f"no sweep of profile {profile!r} under data/raw/; run one first "
-                           f"(python -m serverbench run --profile {profile})")
+        raise NoSweepError(
+            f"no sweep of profile {profile!r} under data/raw/; run one first "
+            f"(python -m serverbench run --profile {profile})"
+        )
     return Path(p)
 
 
@@ -66,8 +68,12 @@ def prepare(sweep_dir, spawn_metric: str = "all_ready_s", force: bool = False) -
     return P
 
 
-def load(profile: str = "quick", sweep_id: str | None = None, raw_folder: str | None = None,
-         spawn_metric: str = "all_ready_s") -> process.Processed:
+def load(
+    profile: str = "quick",
+    sweep_id: str | None = None,
+    raw_folder: str | None = None,
+    spawn_metric: str = "all_ready_s",
+) -> process.Processed:
     """resolve_sweep + prepare: the processed tables of the sweep a notebook analyses."""
     return prepare(resolve_sweep(profile, sweep_id, raw_folder), spawn_metric=spawn_metric)
 

@@ -21,8 +21,14 @@ import pandas as pd
 from serverbench.analysis import claims, reference, synthetic
 
 SWEEP_ID = "paper-reference"
-PAPER_HOST = {"hostname": "paper", "cpu_model": "the paper's machines (see data/reference/README.md)",
-              "logical_cpus": 32, "memory_bytes": 64 * 2**30, "os": "as in the paper", "kernel": "n/a"}
+PAPER_HOST = {
+    "hostname": "paper",
+    "cpu_model": "the paper's machines (see data/reference/README.md)",
+    "logical_cpus": 32,
+    "memory_bytes": 64 * 2**30,
+    "os": "as in the paper",
+    "kernel": "n/a",
+}
 BUDGET = 8 * 2**30
 
 
@@ -36,26 +42,63 @@ def _rec(*a, **kw) -> dict:
 def paper_records() -> list[dict]:
     recs = []
     for r in reference.fig3().itertuples():
-        recs.append(_rec("pingping", r.language, {"message_bytes": int(r.message_bytes), "repetitions": int(r.repetitions)},
-                         {"elapsed_s": float(r.time_s)}))
+        recs.append(
+            _rec(
+                "pingping",
+                r.language,
+                {"message_bytes": int(r.message_bytes), "repetitions": int(r.repetitions)},
+                {"elapsed_s": float(r.time_s)},
+            )
+        )
     for r in reference.fig4b().itertuples():
-        recs.append(_rec("spawn", r.language, {"processes": int(r.processes)}, {"all_ready_s": float(r.time_s),
-                                                                                "spawn_call_s": float(r.time_s)}))
+        recs.append(
+            _rec(
+                "spawn",
+                r.language,
+                {"processes": int(r.processes)},
+                {"all_ready_s": float(r.time_s), "spawn_call_s": float(r.time_s)},
+            )
+        )
     runs = reference.load("fig4_runs")
     for lang, g in runs.groupby("language"):
         for step, (n, gn) in enumerate(sorted(g.groupby("processes"), key=lambda x: x[0])):
             search = {"name": "max_processes", "step": step, "budget_bytes": BUDGET}
             for r in gn.itertuples():
                 if r.status == "ok" and pd.notna(r.time_s):
-                    recs.append(_rec("spawn", lang, {"processes": int(n)}, {"all_ready_s": float(r.time_s),
-                                                                            "spawn_call_s": float(r.time_s)},
-                                     trial=int(r.run), search=search))
+                    recs.append(
+                        _rec(
+                            "spawn",
+                            lang,
+                            {"processes": int(n)},
+                            {"all_ready_s": float(r.time_s), "spawn_call_s": float(r.time_s)},
+                            trial=int(r.run),
+                            search=search,
+                        )
+                    )
                 else:
-                    recs.append(_rec("spawn", lang, {"processes": int(n)}, None, status="crashed", trial=int(r.run),
-                                     search=search, status_reason=str(r.status_raw)))
+                    recs.append(
+                        _rec(
+                            "spawn",
+                            lang,
+                            {"processes": int(n)},
+                            None,
+                            status="crashed",
+                            trial=int(r.run),
+                            search=search,
+                            status_reason=str(r.status_raw),
+                        )
+                    )
     for r in reference.fig5_runs().itertuples():
-        recs.append(_rec("throughput", r.language, {"pairs": int(r.pairs), "duration_s": 60.0},
-                         {"paper_msgs_per_min": float(r.messages_per_min)}, cores=int(r.cores), trial=int(r.run)))
+        recs.append(
+            _rec(
+                "throughput",
+                r.language,
+                {"pairs": int(r.pairs), "duration_s": 60.0},
+                {"paper_msgs_per_min": float(r.messages_per_min)},
+                cores=int(r.cores),
+                trial=int(r.run),
+            )
+        )
     return recs
 
 

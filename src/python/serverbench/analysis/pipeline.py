@@ -4,7 +4,7 @@ the e2e test call run_notebooks)."""
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import paths
@@ -22,7 +22,7 @@ KERNEL_NAME = "serverbench"  # scripts/setup.sh registers it; every notebook's k
 
 
 def new_sweep_id(profile: str) -> str:
-    return f"{profile}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    return f"{profile}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
 
 
 def _latest(profile: str) -> Path | None:
@@ -31,9 +31,19 @@ def _latest(profile: str) -> Path | None:
     return harness.latest_sweep(profile)
 
 
-def run_notebooks(profile: str = "quick", sweep_id: str | None = None, run: bool = True, languages=None,
-                  show_reference: bool = True, out_paper=None, kernel_name: str | None = None,
-                  spawn_metric: str = "all_ready_s", progress: bool = False, log=None, pdf: bool = True) -> dict:
+def run_notebooks(
+    profile: str = "quick",
+    sweep_id: str | None = None,
+    run: bool = True,
+    languages=None,
+    show_reference: bool = True,
+    out_paper=None,
+    kernel_name: str | None = None,
+    spawn_metric: str = "all_ready_s",
+    progress: bool = False,
+    log=None,
+    pdf: bool = True,
+) -> dict:
     """run=True: run (or resume) the whole sweep once, in this process, with the harness;
     then, for run=True or False, execute the figure notebooks and the report with
     papermill (analysis only; executed copies in <paper>/executed/), render
@@ -53,23 +63,36 @@ def run_notebooks(profile: str = "quick", sweep_id: str | None = None, run: bool
     elif sweep_id is None:
         latest = _latest(profile)
         if latest is None:
-            raise FileNotFoundError(f"no sweep of profile {profile!r} under data/raw/ to analyse "
-                                    f"(run one, or call with run=True)")
+            raise FileNotFoundError(
+                f"no sweep of profile {profile!r} under data/raw/ to analyse (run one, or call with run=True)"
+            )
         sweep_id = latest.name
     elif not (paths.raw_dir() / sweep_id).is_dir():
         raise FileNotFoundError(f"no sweep {sweep_id!r} under data/raw/")
     executed = paper / "executed"
     executed.mkdir(parents=True, exist_ok=True)
-    common = {"profile": profile, "sweep_id": sweep_id, "languages": list(languages) if languages else None,
-              "show_reference": bool(show_reference), "paper_dir": str(paper), "spawn_metric": spawn_metric}
+    common = {
+        "profile": profile,
+        "sweep_id": sweep_id,
+        "languages": list(languages) if languages else None,
+        "show_reference": bool(show_reference),
+        "paper_dir": str(paper),
+        "spawn_metric": spawn_metric,
+    }
     out: dict = {"sweep_id": sweep_id, "timings_s": {}}
     src = notebooks_dir()
     for name in FIGURE_NOTEBOOKS + (REPORT_NOTEBOOK,):
         t0 = time.perf_counter()
         if log:
             log(f"papermill {name}.ipynb ...")
-        pm.execute_notebook(str(src / f"{name}.ipynb"), str(executed / f"{name}.ipynb"), parameters=common,
-                            kernel_name=kernel_name, progress_bar=progress, cwd=str(src))
+        pm.execute_notebook(
+            str(src / f"{name}.ipynb"),
+            str(executed / f"{name}.ipynb"),
+            parameters=common,
+            kernel_name=kernel_name,
+            progress_bar=progress,
+            cwd=str(src),
+        )
         out["timings_s"][name] = round(time.perf_counter() - t0, 2)
         out[name] = executed / f"{name}.ipynb"
     out["report_html"] = render_html(executed / f"{REPORT_NOTEBOOK}.ipynb", paper / "report.html")
@@ -82,8 +105,16 @@ def run_notebooks(profile: str = "quick", sweep_id: str | None = None, run: bool
     return out
 
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--no-pdf-header-footer")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-pdf-header-footer",
+)
 
 
 def print_pdf(html_path, pdf_path, timeout_s: float = 120.0) -> Path:
@@ -99,8 +130,7 @@ def print_pdf(html_path, pdf_path, timeout_s: float = 120.0) -> Path:
     html_path, pdf_path = Path(html_path).resolve(), Path(pdf_path).resolve()
     pdf_path.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="serverbench-chromium-") as profile_dir:
-        cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}", f"--print-to-pdf={pdf_path}",
-               html_path.as_uri()]
+        cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}", f"--print-to-pdf={pdf_path}", html_path.as_uri()]
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s)
     if r.returncode != 0 or not pdf_path.exists():
         tail = (r.stderr or "").strip().splitlines()[-3:]

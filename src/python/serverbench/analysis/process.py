@@ -26,23 +26,60 @@ import pandas as pd
 
 from serverbench import paths, records
 from serverbench.analysis import registry, stats
+from serverbench.analysis.side_tables import (  # noqa: F401  (re-exported)
+    FAILED_STATUSES,
+    LIMIT_STATUSES,
+    cpu_time,
+    failures,
+    spawn_max_tables,
+)
+from serverbench.analysis.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
 
 LANGUAGES = ("erlang", "go", "scala_akka")
-LANGUAGE_LABELS = {"erlang": "Erlang", "go": "Go", "scala_akka": "Scala/Akka", "java": "Java (threads)",
-                   "scala_actors": "Scala actors", "scala": "Scala (blocking sockets)", "c": "C",
-                   "nodejs": "Node.js", "twisted": "Twisted", "eventlet": "eventlet", "python_threads": "Python threads"}
+LANGUAGE_LABELS = {
+    "erlang": "Erlang",
+    "go": "Go",
+    "scala_akka": "Scala/Akka",
+    "java": "Java (threads)",
+    "scala_actors": "Scala actors",
+    "scala": "Scala (blocking sockets)",
+    "c": "C",
+    "nodejs": "Node.js",
+    "twisted": "Twisted",
+    "eventlet": "eventlet",
+    "python_threads": "Python threads",
+}
 
 # The built-in figure tables: configuration keys (besides language) and the metrics
 # summarised. Other modules register theirs with registry.table() (see registry.py).
 for _spec in (
-    registry.TableSpec("pingping", "pingping", ("variant", "payload", "cores", "message_bytes", "repetitions"),
-                       ("elapsed_s", "ns_per_message"), "elapsed_s"),
-    registry.TableSpec("spawn", "spawn", ("variant", "cores", "processes"),
-                       ("all_ready_s", "spawn_call_s", "bytes_per_process"), "all_ready_s"),
-    registry.TableSpec("spawn_max", "spawn", ("variant", "cores", "budget_bytes", "processes"),
-                       ("all_ready_s", "spawn_call_s", "bytes_per_process")),
-    registry.TableSpec("throughput", "throughput", ("variant", "payload", "cores", "message_bytes", "duration_s", "pairs"),
-                       ("paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"), "paper_msgs_per_min"),
+    registry.TableSpec(
+        "pingping",
+        "pingping",
+        ("variant", "payload", "cores", "message_bytes", "repetitions"),
+        ("elapsed_s", "ns_per_message"),
+        "elapsed_s",
+    ),
+    registry.TableSpec(
+        "spawn",
+        "spawn",
+        ("variant", "cores", "processes"),
+        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
+        "all_ready_s",
+    ),
+    registry.TableSpec(
+        "spawn_max",
+        "spawn",
+        ("variant", "cores", "budget_bytes", "processes"),
+        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
+    ),
+    registry.TableSpec(
+        "throughput",
+        "throughput",
+        ("variant", "payload", "cores", "message_bytes", "duration_s", "pairs"),
+        ("paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"),
+        "paper_msgs_per_min",
+    ),
 ):
     registry.table(_spec)
 
@@ -58,22 +95,32 @@ def table_metrics() -> dict[str, list[str]]:
 
 KEYS = table_keys()  # the built-in tables (kept for callers that read them)
 METRICS = table_metrics()
-FAILED_STATUSES = ("timeout", "over_memory_budget", "crashed", "failed_to_start")
-# a max-processes search step failing with one of these establishes the limit (docs/statistics.md)
-LIMIT_STATUSES = ("over_memory_budget", "crashed", "invalid")
 
 _RENAME = {
-    "params.message_bytes": "message_bytes", "params.repetitions": "repetitions", "params.payload": "payload",
-    "params.processes": "processes", "params.pairs": "pairs", "params.duration_s": "duration_s",
+    "params.message_bytes": "message_bytes",
+    "params.repetitions": "repetitions",
+    "params.payload": "payload",
+    "params.processes": "processes",
+    "params.pairs": "pairs",
+    "params.duration_s": "duration_s",
     "params.report_every": "report_every",
-    "metrics.elapsed_s": "elapsed_s", "metrics.ns_per_message": "ns_per_message",
-    "metrics.spawn_call_s": "spawn_call_s", "metrics.all_ready_s": "all_ready_s",
-    "metrics.bytes_per_process": "bytes_per_process", "metrics.rss_bytes_after": "rss_bytes_after",
-    "metrics.rss_bytes_before": "rss_bytes_before", "metrics.runtime_memory_bytes": "runtime_memory_bytes",
-    "metrics.exchanges": "exchanges", "metrics.exchanges_per_s": "exchanges_per_s",
+    "metrics.elapsed_s": "elapsed_s",
+    "metrics.ns_per_message": "ns_per_message",
+    "metrics.spawn_call_s": "spawn_call_s",
+    "metrics.all_ready_s": "all_ready_s",
+    "metrics.bytes_per_process": "bytes_per_process",
+    "metrics.rss_bytes_after": "rss_bytes_after",
+    "metrics.rss_bytes_before": "rss_bytes_before",
+    "metrics.runtime_memory_bytes": "runtime_memory_bytes",
+    "metrics.exchanges": "exchanges",
+    "metrics.exchanges_per_s": "exchanges_per_s",
     "metrics.paper_msgs_per_min": "paper_msgs_per_min",
-    "search.name": "search_name", "search.step": "search_step", "search.budget_bytes": "search_budget_bytes",
-    "runtime.name": "runtime_name", "runtime.version": "runtime_version", "runtime.schedulers": "runtime_schedulers",
+    "search.name": "search_name",
+    "search.step": "search_step",
+    "search.budget_bytes": "search_budget_bytes",
+    "runtime.name": "runtime_name",
+    "runtime.version": "runtime_version",
+    "runtime.schedulers": "runtime_schedulers",
 }
 
 
@@ -136,8 +183,12 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
     df["selected"] = df["_rank"] == best
     df["failed_attempts"] = df.groupby(key)["is_ok"].transform(lambda s: int((~s).sum()))
     df.loc[~df["selected"], "failed_attempts"] = 0
-    drop = [c for c in df.columns if c.startswith(("metrics.", "validation.", "env.", "params."))
-            or c in ("_rank", "order", "command", "pinned_cpus", "stdout_tail", "stderr_tail")]
+    drop = [
+        c
+        for c in df.columns
+        if c.startswith(("metrics.", "validation.", "env.", "params."))
+        or c in ("_rank", "order", "command", "pinned_cpus", "stdout_tail", "stderr_tail")
+    ]
     out = df.drop(columns=drop)
     out["stderr_last_line"] = [_last_line(s) for s in df.get("stderr_tail", pd.Series([""] * len(df)))]
     return out
@@ -190,10 +241,21 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             for metric in table_metrics()[table]:
                 vals = ok[metric].dropna().astype(float).to_numpy() if metric in ok else np.array([])
                 ci = stats.median_ci(vals)
-                rows.append({"table": table, **key, **counts, "metric": metric, "n": ci.n, "median": ci.median,
-                             "ci_lo": ci.lo, "ci_hi": ci.hi, "ci_level": round(ci.level, 4),
-                             "min": float(vals.min()) if len(vals) else np.nan,
-                             "max": float(vals.max()) if len(vals) else np.nan})
+                rows.append(
+                    {
+                        "table": table,
+                        **key,
+                        **counts,
+                        "metric": metric,
+                        "n": ci.n,
+                        "median": ci.median,
+                        "ci_lo": ci.lo,
+                        "ci_hi": ci.hi,
+                        "ci_level": round(ci.level, 4),
+                        "min": float(vals.min()) if len(vals) else np.nan,
+                        "max": float(vals.max()) if len(vals) else np.nan,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -216,181 +278,22 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
                 by = {lang: gg["value"].to_numpy() for lang, gg in g.groupby("language")}
                 for a, b in combinations(sorted(by), 2):
                     r = stats.ratio_ci(by[a], by[b])
-                    rows.append({"table": spec.name, **dict(zip(keys, kv if isinstance(kv, tuple) else (kv,))),
-                                 "metric": m, "numerator": a, "denominator": b, "ratio": r.ratio,
-                                 "ci_lo": r.lo, "ci_hi": r.hi, "ci_level": round(r.level, 4),
-                                 "n_num": r.n_num, "n_den": r.n_den})
+                    rows.append(
+                        {
+                            "table": spec.name,
+                            **dict(zip(keys, kv if isinstance(kv, tuple) else (kv,))),
+                            "metric": m,
+                            "numerator": a,
+                            "denominator": b,
+                            "ratio": r.ratio,
+                            "ci_lo": r.lo,
+                            "ci_hi": r.hi,
+                            "ci_level": round(r.level, 4),
+                            "n_num": r.n_num,
+                            "n_den": r.n_den,
+                        }
+                    )
     return pd.DataFrame(rows)
-
-
-def spawn_max_tables(runs: pd.DataFrame, metric: str = "all_ready_s") -> tuple[pd.DataFrame, pd.DataFrame]:
-    d = runs[(runs["table"] == "spawn_max") & runs["selected"] & ~runs["warmup"].astype(bool)]
-    cols = ["language", "budget_bytes", "search_step", "processes", "trial", "status", "status_reason",
-            "all_ready_s", "spawn_call_s", "bytes_per_process", "peak_rss_bytes", "wall_s", "user_cpu_s", "system_cpu_s"]
-    steps = d[[c for c in cols if c in d]].sort_values(["language", "processes", "trial"]).reset_index(drop=True)
-    lim = []
-    for lang, g in steps.groupby("language"):
-        per_n = g.groupby("processes")["status"].apply(lambda s: bool((s == "ok").all())).sort_index()
-        ok_ns = [n for n, ok in per_n.items() if ok]
-        bad = [n for n, ok in per_n.items() if not ok]
-        first_bad = min(bad) if bad else None
-        max_ok = max([n for n in ok_ns if first_bad is None or n < first_bad], default=None)
-        reason, fstatus = "", None
-        if first_bad is not None:
-            gb = g[(g["processes"] == first_bad) & (g["status"] != "ok")].iloc[0]
-            fstatus = gb["status"]
-            reason = f"{gb['status']}: {gb['status_reason'] or ''}".strip(": ")
-        t = g[(g["processes"] == max_ok) & (g["status"] == "ok")][metric].median() if max_ok else np.nan
-        lim.append({"language": lang, "budget_bytes": g["budget_bytes"].dropna().iloc[0] if g["budget_bytes"].notna().any() else np.nan,
-                    "max_ok_processes": max_ok, "first_failed_processes": first_bad, "failure_status": fstatus,
-                    # only a run that hit memory or a runtime limit establishes the limit; a timeout or a
-                    # failure to start says nothing about how many processes fit
-                    "limit_found": fstatus in LIMIT_STATUSES, "failure": reason, f"{metric}_at_max": t,
-                    "steps": int(len(per_n))})
-    return steps, pd.DataFrame(lim)
-
-
-def failures(runs: pd.DataFrame) -> pd.DataFrame:
-    d = runs[runs["status"] != "ok"]
-    if d.empty:
-        return pd.DataFrame(columns=["table", "language", "status", "count", "retried_ok", "example_reason"])
-    ok_keys = set(map(tuple, runs[runs["is_ok"]][["config_id", "trial"]].itertuples(index=False)))
-    d = d.assign(retried_ok=[(c, t) in ok_keys for c, t in zip(d["config_id"], d["trial"])])
-    out = d.groupby(["table", "language", "status"], as_index=False).agg(
-        count=("status", "size"), retried_ok=("retried_ok", "sum"),
-        example_reason=("status_reason", lambda s: next((str(x) for x in s if isinstance(x, str) and x), "")),
-        example_stderr=("stderr_last_line", lambda s: next((x for x in s if x), "")))
-    return out
-
-
-def cpu_time(runs: pd.DataFrame) -> pd.DataFrame:
-    d = runs[~runs["warmup"].astype(bool)].copy()
-    ready = d["all_ready_s"] if "all_ready_s" in d else np.nan
-    d["timed_s"] = np.where(d["table"].isin(["spawn", "spawn_max"]), ready, d["elapsed_s"])
-    g = d.groupby(["table", "language"], as_index=False).agg(
-        runs=("status", "size"), wall_s=("wall_s", "sum"), user_cpu_s=("user_cpu_s", "sum"),
-        system_cpu_s=("system_cpu_s", "sum"), timed_s=("timed_s", "sum"))
-    cpu = g["user_cpu_s"] + g["system_cpu_s"]
-    g["system_share_of_cpu"] = (g["system_cpu_s"] / cpu).where(cpu > 0)
-    g["cpu_per_wall"] = (cpu / g["wall_s"]).where(g["wall_s"] > 0)
-    g["timed_share_of_wall"] = (g["timed_s"] / g["wall_s"]).where(g["wall_s"] > 0)
-    return g
-
-
-def read_manifest(sweep_dir: Path) -> dict:
-    p = Path(sweep_dir) / "manifest.json"
-    if not p.exists():
-        return {}
-    with open(p, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def read_sessions(sweep_dir: Path) -> list[dict]:
-    """sessions.jsonl of a sweep (one line per harness session), [] if absent."""
-    p = Path(sweep_dir) / "sessions.jsonl"
-    out = []
-    if p.exists():
-        for line in p.read_text(encoding="utf-8").splitlines():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return out
-
-
-def not_runnable(manifest: dict, sessions: list[dict] | None = None) -> list[dict]:
-    """[{benchmark, cores, reason}] the harness recorded as not runnable on this machine:
-    the manifest's `not_runnable` plus every session's (the manifest is written by the
-    first session only; later sessions may add benchmarks)."""
-    seen, out = set(), []
-    for src in [manifest or {}] + list(sessions or []):
-        for item in src.get("not_runnable") or []:
-            if isinstance(item, dict) and "cores" in item:
-                key = (item.get("benchmark"), int(item["cores"]))
-                if key not in seen:
-                    seen.add(key)
-                    out.append({"benchmark": item.get("benchmark"), "cores": int(item["cores"]),
-                                "reason": item.get("reason", "")})
-            elif isinstance(item, (int, float)):
-                key = (None, int(item))
-                if key not in seen:
-                    seen.add(key)
-                    out.append({"benchmark": None, "cores": int(item), "reason": ""})
-    return out
-
-
-def unrunnable_cores(manifest: dict, sessions: list[dict] | None = None, benchmark: str | None = None) -> list[int]:
-    return sorted({x["cores"] for x in not_runnable(manifest, sessions)
-                   if benchmark is None or x["benchmark"] in (None, benchmark)})
-
-
-def logical_cpus(manifest: dict, runs: pd.DataFrame | None) -> int | None:
-    if runs is not None and "host.logical_cpus" in runs and runs["host.logical_cpus"].notna().any():
-        return int(runs["host.logical_cpus"].dropna().iloc[0])
-    h = manifest.get("host") if isinstance(manifest, dict) else None
-    if isinstance(h, dict) and h.get("logical_cpus"):
-        return int(h["logical_cpus"])
-    return None
-
-
-def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
-    manifest = read_manifest(sweep_dir)
-    sessions = read_sessions(sweep_dir)
-    host = {}
-    for c in runs.columns:
-        if c.startswith("host.") and runs[c].notna().any():
-            v = runs[c].dropna().iloc[0]
-            host[c[5:]] = v.item() if hasattr(v, "item") else v
-    versions = {}
-    ok = runs[runs["is_ok"]]
-    for lang, g in ok.groupby("language"):
-        versions[lang] = sorted({f"{n} {v}" for n, v in zip(g["runtime_name"], g["runtime_version"]) if isinstance(v, str)})
-    nw = runs[~runs["warmup"].astype(bool)]
-    return {
-        "sweep_id": str(runs["sweep_id"].iloc[0]),
-        "sweep_dir": f"data/raw/{Path(sweep_dir).name}",  # where it lives in a checkout (no machine path)
-        "profile": manifest.get("profile") if isinstance(manifest.get("profile"), str) else
-        (manifest.get("profile", {}) or {}).get("name") if isinstance(manifest.get("profile"), dict) else None,
-        "host": host,
-        "runtime_versions": versions,
-        "unrunnable_cores": unrunnable_cores(manifest, sessions),
-        "not_runnable": not_runnable(manifest, sessions),
-        "runtime_versions_manifest": manifest.get("runtime_versions"),
-        "sessions": len([x for x in sessions if x.get("event") == "start"]),
-        "logical_cpus": logical_cpus(manifest, runs),
-        "cores_measured": sorted(int(c) for c in runs["cores"].dropna().unique()),
-        "languages": sorted(runs["language"].unique()),
-        "tables": sorted(runs["table"].unique()),
-        "attempts": int(len(runs)),
-        "warmups": int(runs["warmup"].astype(bool).sum()),
-        "trials_selected": int((nw["selected"]).sum()),
-        "ok": int((nw["selected"] & nw["is_ok"]).sum()),
-        "status_counts": {k: int(v) for k, v in nw["status"].value_counts().items()},
-        "skipped_bad_lines": len(raw.attrs.get("skipped", [])),
-        "memory_budget_bytes": _first(runs, "memory_budget_bytes"),
-        "memory_enforcement": _first(runs, "memory_enforcement"),
-        "timeout_s_max": float(runs["timeout_s"].max()) if "timeout_s" in runs else None,
-        "first_started_utc": str(runs["started_utc"].min()),
-        "last_started_utc": str(runs["started_utc"].max()),
-        "manifest": manifest,
-    }
-
-
-def _first(runs, col):
-    if col not in runs or not runs[col].notna().any():
-        return None
-    v = runs[col].dropna().iloc[0]
-    return v.item() if hasattr(v, "item") else v
-
-
-def _jsonable(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    if isinstance(o, (np.bool_,)):
-        return bool(o)
-    return str(o)
 
 
 def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:

@@ -69,7 +69,9 @@ def fig5_median(as_plotted: bool = False) -> pd.DataFrame:
     as_plotted=True: the sheet's median block exactly as its chart plots it."""
     if as_plotted:
         d = load("fig5_median")
-        return d[["language", "cores", "pairs", "messages_per_min"]].rename(columns={"messages_per_min": "msgs_per_min"})
+        return d[["language", "cores", "pairs", "messages_per_min"]].rename(
+            columns={"messages_per_min": "msgs_per_min"}
+        )
     d = load("fig5_runs")
     g = d.groupby(["language", "cores", "pairs"], as_index=False)["messages_per_min"].median()
     return g.rename(columns={"messages_per_min": "msgs_per_min"})

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 PROVIDER_SUFFIXES = ("_claims", "_figures", "_report")
 

@@ -10,7 +10,8 @@ from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
 PAPER_SETUP = {
-    "machine": "Fig. 3-4: Intel Core i5-3230M 2.6 GHz, 8 GB, Windows 10; Fig. 5: Xeon E5-2640v2 (16 cores), 64 GB, Scientific Linux 6",
+    "machine": "Fig. 3-4: Intel Core i5-3230M 2.6 GHz, 8 GB, Windows 10; "
+    "Fig. 5: Xeon E5-2640v2 (16 cores), 64 GB, Scientific Linux 6",
     "versions": "Erlang/OTP 19.0, Go 1.7.1, Scala 2.12.0 + Akka 2.4.12",
     "programs": "the authors' original programs (timing and copying quirks differ by language)",
     "trials": "7 per point, median (Fig. 5 sheet: 3 runs)",
@@ -74,7 +75,11 @@ def differences_table(P: Processed) -> pd.DataFrame:
     sp = nw[nw["table"] == "spawn"] if not nw.empty else nw
     spn = f"{int(sp['processes'].max()):,}" if not sp.empty else "not run"
     lim = P.spawn_max_limits
-    budget = _fmt_bytes(lim["budget_bytes"].dropna().iloc[0]) if lim is not None and not lim.empty and lim["budget_bytes"].notna().any() else "not run"
+    budget = (
+        _fmt_bytes(lim["budget_bytes"].dropna().iloc[0])
+        if lim is not None and not lim.empty and lim["budget_bytes"].notna().any()
+        else "not run"
+    )
     variants = ", ".join(sorted(nw["variant"].dropna().unique())) if not nw.empty else "?"
     payloads = ", ".join(sorted(nw["payload"].dropna().unique())) if not nw.empty and "payload" in nw else "?"
     cores = ", ".join(map(str, i.get("cores_measured") or []))
@@ -84,15 +89,31 @@ def differences_table(P: Processed) -> pd.DataFrame:
     if cpus:
         unr += f"; the machine has {cpus} logical CPUs"
     rows = [
-        ("machine", PAPER_SETUP["machine"], f"{h.get('cpu_model')}, {h.get('logical_cpus')} logical CPUs, "
-                                            f"{_fmt_bytes(h.get('memory_bytes'))}, {h.get('os')}"),
-        ("runtime versions", PAPER_SETUP["versions"],
-         "; ".join(f"{LANGUAGE_LABELS.get(k, k)}: {', '.join(v)}" for k, v in sorted((i.get('runtime_versions') or {}).items()))),
-        ("programs", PAPER_SETUP["programs"], f"this project's programs, variant {variants} (same work in every "
-                                              f"language), payload {payloads}"),
+        (
+            "machine",
+            PAPER_SETUP["machine"],
+            f"{h.get('cpu_model')}, {h.get('logical_cpus')} logical CPUs, "
+            f"{_fmt_bytes(h.get('memory_bytes'))}, {h.get('os')}",
+        ),
+        (
+            "runtime versions",
+            PAPER_SETUP["versions"],
+            "; ".join(
+                f"{LANGUAGE_LABELS.get(k, k)}: {', '.join(v)}"
+                for k, v in sorted((i.get("runtime_versions") or {}).items())
+            ),
+        ),
+        (
+            "programs",
+            PAPER_SETUP["programs"],
+            f"this project's programs, variant {variants} (same work in every language), payload {payloads}",
+        ),
         ("start", "cold start (fresh VM) per run", "fresh OS process per run (cold start), pinned to the cores used"),
-        ("trials per point", PAPER_SETUP["trials"],
-         f"PingPing {trials('pingping')}, spawn {trials('spawn')}, throughput {trials('throughput')}"),
+        (
+            "trials per point",
+            PAPER_SETUP["trials"],
+            f"PingPing {trials('pingping')}, spawn {trials('spawn')}, throughput {trials('throughput')}",
+        ),
         ("throughput run length", f"{PAPER_SETUP['throughput_run_s']:g} s", dur),
         ("PingPing largest repetitions", f"{PAPER_SETUP['pingping_max_repetitions']:,}", reps),
         ("spawn, Fig. 4 (b) largest N", f"{PAPER_SETUP['spawn_fixed_max']:,}", spn),
@@ -108,10 +129,13 @@ def failures_table(P: Processed) -> pd.DataFrame:
         return pd.DataFrame(columns=["figure table", "language", "status", "runs", "of which retried ok", "reason"])
     f = f.copy()
     f["language"] = f["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
-    f["reason"] = [r if isinstance(r, str) and r else (e if isinstance(e, str) else "")
-                   for r, e in zip(f["example_reason"], f.get("example_stderr", [""] * len(f)))]
+    f["reason"] = [
+        r if isinstance(r, str) and r else (e if isinstance(e, str) else "")
+        for r, e in zip(f["example_reason"], f.get("example_stderr", [""] * len(f)))
+    ]
     return f.rename(columns={"table": "figure table", "count": "runs", "retried_ok": "of which retried ok"})[
-        ["figure table", "language", "status", "runs", "of which retried ok", "reason"]]
+        ["figure table", "language", "status", "runs", "of which retried ok", "reason"]
+    ]
 
 
 def status_counts(P: Processed) -> pd.DataFrame:
@@ -130,10 +154,17 @@ def time_table(P: Processed) -> pd.DataFrame:
         return pd.DataFrame()
     c = c.copy()
     c["language"] = c["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
-    cols = {"table": "figure table", "language": "language", "runs": "runs", "wall_s": "wall (s)",
-            "user_cpu_s": "user CPU (s)", "system_cpu_s": "system CPU (s)",
-            "system_share_of_cpu": "system share of CPU", "cpu_per_wall": "CPU / wall",
-            "timed_share_of_wall": "timed region / wall"}
+    cols = {
+        "table": "figure table",
+        "language": "language",
+        "runs": "runs",
+        "wall_s": "wall (s)",
+        "user_cpu_s": "user CPU (s)",
+        "system_cpu_s": "system CPU (s)",
+        "system_share_of_cpu": "system share of CPU",
+        "cpu_per_wall": "CPU / wall",
+        "timed_share_of_wall": "timed region / wall",
+    }
     return c[list(cols)].rename(columns=cols).round(3)
 
 
@@ -144,15 +175,23 @@ def reference_notes() -> list[str]:
         "Fig. 3 paper values: one number per point; whether single runs or summaries is not recorded; "
         "Erlang's small times are quantised to the 1/64 s Windows clock tick (0 s points are not drawn on log axes).",
         "Fig. 4 (a) paper values are means (the sheet's AVERAGE block), not medians; the paper's failures: "
-        + ", ".join(f"{LANGUAGE_LABELS.get(r.language, r.language)} at {int(r.processes):,} ({r.status_raw})"
-                    for r in fails.itertuples()) + ".",
+        + ", ".join(
+            f"{LANGUAGE_LABELS.get(r.language, r.language)} at {int(r.processes):,} ({r.status_raw})"
+            for r in fails.itertuples()
+        )
+        + ".",
         "Fig. 5 paper values: median of the sheet's 3 recorded runs, recomputed; the sheet's own median block "
         "has one broken cell (Erlang, 1 core, 4 pairs).",
     ]
 
 
-VERDICT_COLOURS = {"supported": "#d9f2d9", "contradicted": "#f8d0d0", "inconclusive": "#fff2cc",
-                   "not testable on this machine": "#e6e6e6", "error": "#ff9999"}
+VERDICT_COLOURS = {
+    "supported": "#d9f2d9",
+    "contradicted": "#f8d0d0",
+    "inconclusive": "#fff2cc",
+    "not testable on this machine": "#e6e6e6",
+    "error": "#ff9999",
+}
 
 
 def verdict_style(value) -> str:
@@ -199,8 +238,11 @@ def contention_table(P: Processed) -> pd.DataFrame:
     if f.empty:
         return f
     g = f.groupby(["table", "language"], as_index=False).agg(
-        runs=("contended", "size"), under_contention=("contended", "sum"),
-        max_load_avg_1m_before=("load_avg_1m_before", "max"), max_steal_share=("steal_share", "max"))
+        runs=("contended", "size"),
+        under_contention=("contended", "sum"),
+        max_load_avg_1m_before=("load_avg_1m_before", "max"),
+        max_steal_share=("steal_share", "max"),
+    )
     g["language"] = g["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
     return g.round(3)
 
@@ -208,19 +250,26 @@ def contention_table(P: Processed) -> pd.DataFrame:
 def contention_note(P: Processed) -> str:
     f = contention_flags(P)
     if f.empty:
-        return ("The raw records of this sweep carry no load-average or CPU-steal fields, so runs taken while the "
-                "machine was busy cannot be flagged.")
+        return (
+            "The raw records of this sweep carry no load-average or CPU-steal fields, so runs taken while the "
+            "machine was busy cannot be flagged."
+        )
     n, k = len(f), int(f["contended"].sum())
     cpus = P.info.get("logical_cpus")
-    rule = (f"1-minute load average before the run >= {cpus} (the logical CPUs) or CPU steal >= "
-            f"{STEAL_LIMIT:.0%} of the run's CPU time")
+    rule = (
+        f"1-minute load average before the run >= {cpus} (the logical CPUs) or CPU steal >= "
+        f"{STEAL_LIMIT:.0%} of the run's CPU time"
+    )
     if k == 0:
         return f"No run was taken under contention ({rule})."
-    return (f"**{k} of {n} runs were taken under contention** ({rule}); their values are in the statistics, "
-            f"which may be slower or more spread than on an idle machine.")
+    return (
+        f"**{k} of {n} runs were taken under contention** ({rule}); their values are in the statistics, "
+        f"which may be slower or more spread than on an idle machine."
+    )
 
 
 # ------------------------------------------------------------------ registered sections
+
 
 def show_section(section, P: Processed, figdir) -> None:
     """Render one registry.report_section in the report notebook."""

@@ -93,10 +93,18 @@ class RatioCI:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def scaled(self, factor: float) -> "RatioCI":
+    def scaled(self, factor: float) -> RatioCI:
         """The same comparison divided by a known constant (e.g. N2/N1)."""
-        return RatioCI(self.n_num, self.n_den, self.ratio / factor, self.lo / factor, self.hi / factor, self.level,
-                       self.method, self.strata)
+        return RatioCI(
+            self.n_num,
+            self.n_den,
+            self.ratio / factor,
+            self.lo / factor,
+            self.hi / factor,
+            self.level,
+            self.method,
+            self.strata,
+        )
 
 
 def max_confidence(n: int, m: int) -> float:
@@ -169,12 +177,21 @@ def pooled_ratio_ci(groups, confidence: float = CONFIDENCE) -> RatioCI:
     for a, b in pairs:
         pmf = np.convolve(pmf, mann_whitney_pmf(len(a), len(b)))
     lo, hi, level = _rank_interval(diffs, pmf, confidence)
-    return RatioCI(min(len(a) for a, _ in pairs), min(len(b) for _, b in pairs), float(np.exp(np.median(diffs))),
-                   float(np.exp(lo)), float(np.exp(hi)), level, method, len(pairs))
+    return RatioCI(
+        min(len(a) for a, _ in pairs),
+        min(len(b) for _, b in pairs),
+        float(np.exp(np.median(diffs))),
+        float(np.exp(lo)),
+        float(np.exp(hi)),
+        level,
+        method,
+        len(pairs),
+    )
 
 
-def median_ci_coverage(sampler, true_median: float, n: int, reps: int = 2000, seed: int = 1,
-                       confidence: float = CONFIDENCE) -> float:
+def median_ci_coverage(
+    sampler, true_median: float, n: int, reps: int = 2000, seed: int = 1, confidence: float = CONFIDENCE
+) -> float:
     """Fraction of reps in which median_ci's interval covers true_median (for tests and docs)."""
     rng = np.random.default_rng(seed)
     lo_i, hi_i, _ = order_statistic_indices(n, confidence)
@@ -182,8 +199,9 @@ def median_ci_coverage(sampler, true_median: float, n: int, reps: int = 2000, se
     return float(np.mean((x[:, lo_i] <= true_median) & (true_median <= x[:, hi_i])))
 
 
-def ratio_ci_coverage(sampler, true_ratio: float, n: int, m: int, reps: int = 2000, seed: int = 1,
-                      confidence: float = CONFIDENCE) -> tuple[float, float]:
+def ratio_ci_coverage(
+    sampler, true_ratio: float, n: int, m: int, reps: int = 2000, seed: int = 1, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
     """Simulate reps pairs of samples den ~ sampler, num = true_ratio * (independent draw
     of sampler) and return (fraction of ratio_ci intervals covering true_ratio, the
     achieved level they state). For the coverage test and docs/statistics.md."""

@@ -7,8 +7,8 @@ engine.MIN_CONFIDENCE a comparison is never decisive."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -22,8 +22,9 @@ def too_few_trials(ci: stats.RatioCI) -> str:
     if ci.level >= MIN_CONFIDENCE - 1e-12:
         return ""
     if ci.strata > 1:
-        return (f"too few trials ({ci.strata} configurations with >= {ci.n_num} vs {ci.n_den} trials reach "
-                f"{ci.level:.0%})")
+        return (
+            f"too few trials ({ci.strata} configurations with >= {ci.n_num} vs {ci.n_den} trials reach {ci.level:.0%})"
+        )
     best = stats.max_confidence(ci.n_num, ci.n_den)
     return f"too few trials ({ci.n_num} vs {ci.n_den} reaches at most {best:.0%})"
 
@@ -62,8 +63,9 @@ class RatioWithin:
         return f"in [{self.lo:.3g}, {self.hi:.3g}]"
 
     def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        return _judge(ci, lambda: self.lo <= ci.lo and ci.hi <= self.hi, lambda: ci.hi < self.lo or ci.lo > self.hi,
-                      self.text)
+        return _judge(
+            ci, lambda: self.lo <= ci.lo and ci.hi <= self.hi, lambda: ci.hi < self.lo or ci.lo > self.hi, self.text
+        )
 
 
 Expectation = RatioBelow | RatioAbove | RatioWithin
@@ -88,6 +90,7 @@ def judged(what: str, config: str, ci: stats.RatioCI, expect: Expectation, **ext
 
 
 # ------------------------------------------------------------------ selecting values
+
 
 def values_where(d: pd.DataFrame, **eq) -> np.ndarray:
     """The `value` column of the rows of d where every column equals its given value."""
@@ -126,8 +129,16 @@ def largest_common(d: pd.DataFrame, group_keys: Iterable[str], along: str, langu
 
 # ------------------------------------------------------------------ comparison factories
 
-def ratio_between_languages(d: pd.DataFrame, num: str, den: str, cfg: dict, expect: Expectation,
-                            what: str | None = None, config: str | None = None) -> Comparison | None:
+
+def ratio_between_languages(
+    d: pd.DataFrame,
+    num: str,
+    den: str,
+    cfg: dict,
+    expect: Expectation,
+    what: str | None = None,
+    config: str | None = None,
+) -> Comparison | None:
     """The ratio num/den of two languages' values at one configuration cfg (None if either
     side has no value there); `config` is how the row names it (default: all of cfg)."""
     a, b = values_where(d, language=num, **cfg), values_where(d, language=den, **cfg)
@@ -136,8 +147,16 @@ def ratio_between_languages(d: pd.DataFrame, num: str, den: str, cfg: dict, expe
     return judged(what or f"{label(num)}/{label(den)}", config or config_text(cfg), stats.ratio_ci(a, b), expect)
 
 
-def ratio_between_configs(d: pd.DataFrame, language: str, num_cfg: dict, den_cfg: dict, expect: Expectation,
-                          what: str, config: str, divide_by: float = 1.0) -> Comparison | None:
+def ratio_between_configs(
+    d: pd.DataFrame,
+    language: str,
+    num_cfg: dict,
+    den_cfg: dict,
+    expect: Expectation,
+    what: str,
+    config: str,
+    divide_by: float = 1.0,
+) -> Comparison | None:
     """One language's values at num_cfg over its values at den_cfg (optionally divided
     by a known factor, e.g. N2/N1 for growth faster than linear)."""
     a = values_where(d, language=language, **num_cfg)
@@ -163,15 +182,25 @@ def paired_groups(d: pd.DataFrame, num: str, den: str, keys: Iterable[str], mask
     return groups, cfgs
 
 
-def pooled_ratio_between_languages(d: pd.DataFrame, num: str, den: str, keys: Iterable[str], expect: Expectation,
-                                   mask=None, where: str = "all configurations") -> list[Comparison]:
+def pooled_ratio_between_languages(
+    d: pd.DataFrame,
+    num: str,
+    den: str,
+    keys: Iterable[str],
+    expect: Expectation,
+    mask=None,
+    where: str = "all configurations",
+) -> list[Comparison]:
     """One pooled ratio num/den over every configuration measured in both (decides), and
     each configuration's own ratio (evidence only, result '-')."""
     groups, cfgs = paired_groups(d, num, den, keys, mask)
     if not groups:
         return []
-    rows = [Comparison(f"{label(num)}/{label(den)}", config_text(c), expect.text, "-", stats.ratio_ci(a, b))
-            for (a, b), c in zip(groups, cfgs)]
-    pooled = judged(f"{label(num)}/{label(den)} pooled", f"{where} ({len(groups)})",
-                    stats.pooled_ratio_ci(groups), expect)
+    rows = [
+        Comparison(f"{label(num)}/{label(den)}", config_text(c), expect.text, "-", stats.ratio_ci(a, b))
+        for (a, b), c in zip(groups, cfgs)
+    ]
+    pooled = judged(
+        f"{label(num)}/{label(den)} pooled", f"{where} ({len(groups)})", stats.pooled_ratio_ci(groups), expect
+    )
     return [pooled, *rows]

@@ -15,9 +15,10 @@ turns the comparisons' results into a verdict:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -72,10 +73,29 @@ class Comparison:
 
     def row(self, claim_id: str) -> dict:
         c = self.ci
-        nums = ({"ratio": c.ratio, "ci_lo": c.lo, "ci_hi": c.hi, "ci_level": round(c.level, 4), "n_num": c.n_num,
-                 "n_den": c.n_den, "strata": c.strata} if c is not None else {})
-        return {"claim": claim_id, "comparison": self.label, "config": self.config, **nums, **self.extra,
-                "expected": self.expected, "result": self.result, "why": self.why}
+        nums = (
+            {
+                "ratio": c.ratio,
+                "ci_lo": c.lo,
+                "ci_hi": c.hi,
+                "ci_level": round(c.level, 4),
+                "n_num": c.n_num,
+                "n_den": c.n_den,
+                "strata": c.strata,
+            }
+            if c is not None
+            else {}
+        )
+        return {
+            "claim": claim_id,
+            "comparison": self.label,
+            "config": self.config,
+            **nums,
+            **self.extra,
+            "expected": self.expected,
+            "result": self.result,
+            "why": self.why,
+        }
 
 
 @dataclass
@@ -118,8 +138,16 @@ class Verdict:
     evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def row(self) -> dict:
-        return {"id": self.id, "claim": self.claim, "source": self.source, "verdict": self.verdict,
-                "why": self.why, "numbers": self.summary, "scope": self.scope, "definition": self.definition}
+        return {
+            "id": self.id,
+            "claim": self.claim,
+            "source": self.source,
+            "verdict": self.verdict,
+            "why": self.why,
+            "numbers": self.summary,
+            "scope": self.scope,
+            "definition": self.definition,
+        }
 
 
 _CLAIMS: dict[str, Claim] = {}
@@ -181,10 +209,15 @@ def default_summary(comparisons: list[Comparison], limit: int = 6) -> str:
     """The comparisons against the claim first, then the undecided, then the rest."""
     rank = {NO: 0, UNCLEAR: 1, YES: 2}
     comparisons = sorted(comparisons, key=lambda c: rank.get(c.result, 3))
-    parts = [f"{c.label} at {c.config}: {fmt_ci(c.ci)}" if c.ci is not None else f"{c.label} at {c.config}"
-             for c in comparisons[:limit]]
-    counts = ", ".join(f"{sum(c.result == k for c in comparisons)} {k}" for k in (YES, NO, UNCLEAR)
-                       if any(c.result == k for c in comparisons))
+    parts = [
+        f"{c.label} at {c.config}: {fmt_ci(c.ci)}" if c.ci is not None else f"{c.label} at {c.config}"
+        for c in comparisons[:limit]
+    ]
+    counts = ", ".join(
+        f"{sum(c.result == k for c in comparisons)} {k}"
+        for k in (YES, NO, UNCLEAR)
+        if any(c.result == k for c in comparisons)
+    )
     more = f" ... ({len(comparisons)} comparisons: {counts})" if len(comparisons) > limit else f" ({counts})"
     return "; ".join(parts) + more
 
@@ -241,8 +274,10 @@ def check(P: Processed, claim_id: str, spawn_metric: str = "all_ready_s") -> Ver
 
 
 def claims_table(verdicts: list[Verdict]) -> pd.DataFrame:
-    return pd.DataFrame([v.row() for v in verdicts],
-                        columns=["id", "claim", "source", "verdict", "why", "numbers", "scope", "definition"])
+    return pd.DataFrame(
+        [v.row() for v in verdicts],
+        columns=["id", "claim", "source", "verdict", "why", "numbers", "scope", "definition"],
+    )
 
 
 def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:

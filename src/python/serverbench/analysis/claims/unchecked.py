@@ -7,10 +7,27 @@ import pandas as pd
 
 from serverbench.analysis import stats
 from serverbench.analysis.claims.compare import (
-    RatioAbove, RatioBelow, RatioWithin, judged, largest_common, present_keys, values_where,
+    RatioAbove,
+    RatioBelow,
+    RatioWithin,
+    judged,
+    largest_common,
+    present_keys,
+    values_where,
 )
 from serverbench.analysis.claims.engine import (
-    EVIDENCE_ONLY, MIN_CONFIDENCE, NO, UNCLEAR, YES, Claim, Comparison, Data, Needs, NotTestable, fmt_ci, label,
+    EVIDENCE_ONLY,
+    MIN_CONFIDENCE,
+    NO,
+    UNCLEAR,
+    YES,
+    Claim,
+    Comparison,
+    Data,
+    Needs,
+    NotTestable,
+    fmt_ci,
+    label,
     register,
 )
 
@@ -25,10 +42,12 @@ TP_GROUP = ("variant", "payload", "message_bytes", "duration_s", "cores")
 
 # ---------------------------------------------------------------- C10
 
+
 def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
     d = data.values[data.values["message_bytes"] == C10_BYTES]
-    pts = largest_common(d, ("variant", "payload", "cores", "message_bytes"), "repetitions",
-                         ("scala_actors", "scala_akka"))
+    pts = largest_common(
+        d, ("variant", "payload", "cores", "message_bytes"), "repetitions", ("scala_actors", "scala_akka")
+    )
     if not pts:
         raise NotTestable(f"no {C10_BYTES / 1000:g} kB PingPing measured in both Scala actors and Scala/Akka")
     out = []
@@ -38,30 +57,45 @@ def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
         ci = stats.ratio_ci(a, b)
         where = f"{C10_BYTES / 1000:g} kB x {int(cfg['repetitions']):,}, {int(cfg['cores'])} core(s)"
         out.append(judged("direction: Scala actors/Akka time", where, ci, RatioAbove(1.0)))
-        out.append(judged("magnitude: Scala actors/Akka time", where, ci,
-                          RatioWithin(AKKA_SPEEDUP / ABOUT_FACTOR, AKKA_SPEEDUP * ABOUT_FACTOR)))
+        out.append(
+            judged(
+                "magnitude: Scala actors/Akka time",
+                where,
+                ci,
+                RatioWithin(AKKA_SPEEDUP / ABOUT_FACTOR, AKKA_SPEEDUP * ABOUT_FACTOR),
+            )
+        )
     return out
 
 
 def _c10_summary(comps: list[Comparison]) -> str:
-    return "; ".join(f"{c.label.split(':')[0]} ({c.expected}): {fmt_ci(c.ci)} -> {c.result}"
-                     + (f" ({c.why})" if c.why else "") + f" at {c.config}" for c in comps)
+    return "; ".join(
+        f"{c.label.split(':')[0]} ({c.expected}): {fmt_ci(c.ci)} -> {c.result}"
+        + (f" ({c.why})" if c.why else "")
+        + f" at {c.config}"
+        for c in comps
+    )
 
 
-register(Claim(
-    id="C10", source="Sec. 4.1, Figs. 3(a) and 3(b)",
-    sentence="Figures 3(a) and 3(b) show that Akka significantly reduces communication latency in Scala (3 times)",
-    needs=Needs("pingping", "elapsed_s", languages=("scala_actors", "scala_akka")),
-    compare=akka_speedup_over_scala_actors,
-    definition=f"PingPing at {C10_BYTES / 1000:g} kB, at the largest repetition count measured in both: the ratio "
-               f"Scala actors / Scala-Akka time (Hodges-Lehmann, exact interval). Direction: 'yes' if the interval "
-               f"lies above 1 (Akka faster), 'no' if below. Magnitude: 'yes' if it lies inside "
-               f"[{AKKA_SPEEDUP / ABOUT_FACTOR:g}, {AKKA_SPEEDUP * ABOUT_FACTOR:g}] (3x within a factor "
-               f"{ABOUT_FACTOR}), 'no' if entirely outside. Supported if both yes; contradicted if either no.",
-    summarize=_c10_summary))
+register(
+    Claim(
+        id="C10",
+        source="Sec. 4.1, Figs. 3(a) and 3(b)",
+        sentence="Figures 3(a) and 3(b) show that Akka significantly reduces communication latency in Scala (3 times)",
+        needs=Needs("pingping", "elapsed_s", languages=("scala_actors", "scala_akka")),
+        compare=akka_speedup_over_scala_actors,
+        definition=f"PingPing at {C10_BYTES / 1000:g} kB, at the largest repetition count measured in both: the ratio "
+        f"Scala actors / Scala-Akka time (Hodges-Lehmann, exact interval). Direction: 'yes' if the interval "
+        f"lies above 1 (Akka faster), 'no' if below. Magnitude: 'yes' if it lies inside "
+        f"[{AKKA_SPEEDUP / ABOUT_FACTOR:g}, {AKKA_SPEEDUP * ABOUT_FACTOR:g}] (3x within a factor "
+        f"{ABOUT_FACTOR}), 'no' if entirely outside. Supported if both yes; contradicted if either no.",
+        summarize=_c10_summary,
+    )
+)
 
 
 # ---------------------------------------------------------------- throughput peaks (C11, C12)
+
 
 def peak_pairs(g: pd.DataFrame) -> tuple[float, list[float], dict[float, stats.RatioCI]]:
     """One language at one core count (columns pairs, value): the pair count with the
@@ -100,8 +134,17 @@ def akka_peak_near_62(data: Data) -> list[Comparison]:
             best, peak, cis = peak_pairs(gl)
             extra = {"peak_pairs": int(best), "peak_set": _pairs_text(peak)}
             if lang != "scala_akka":
-                out.append(Comparison(f"{label(lang)} peak pairs", f"cores={cores}", f"pairs = cores ({cores})",
-                                      EVIDENCE_ONLY, None, "", extra))
+                out.append(
+                    Comparison(
+                        f"{label(lang)} peak pairs",
+                        f"cores={cores}",
+                        f"pairs = cores ({cores})",
+                        EVIDENCE_ONLY,
+                        None,
+                        "",
+                        extra,
+                    )
+                )
                 continue
             inside = [p for p in peak if lo <= p <= hi]
             if len(inside) == len(peak):
@@ -113,39 +156,58 @@ def akka_peak_near_62(data: Data) -> list[Comparison]:
             few = [p for p, ci in cis.items() if ci.level < MIN_CONFIDENCE - 1e-12]
             if r == UNCLEAR and few:
                 why += f" (too few trials to exclude {_pairs_text(few)})"
-            out.append(Comparison("Scala/Akka peak pairs", f"cores={cores}", f"peak within [{lo:g}, {hi:g}] pairs",
-                                  r, None, why, extra))
+            out.append(
+                Comparison(
+                    "Scala/Akka peak pairs",
+                    f"cores={cores}",
+                    f"peak within [{lo:g}, {hi:g}] pairs",
+                    r,
+                    None,
+                    why,
+                    extra,
+                )
+            )
             start = gl.loc[gl["pairs"] == cores, "value"].to_numpy(float)
             if len(start):
                 ci = stats.ratio_ci(start, gl.loc[gl["pairs"] == best, "value"].to_numpy(float))
-                out.append(Comparison("Scala/Akka T(pairs=cores)/T(peak) (no fast start)", f"cores={cores}", "< 1",
-                                      EVIDENCE_ONLY, ci))
+                out.append(
+                    Comparison(
+                        "Scala/Akka T(pairs=cores)/T(peak) (no fast start)", f"cores={cores}", "< 1", EVIDENCE_ONLY, ci
+                    )
+                )
     if not any(c.label == "Scala/Akka peak pairs" for c in out):
         raise NotTestable("no core count with Scala/Akka throughput at two or more pair counts")
     return out
 
 
 def _c11_summary(comps: list[Comparison]) -> str:
-    return "; ".join(f"{c.label.replace(' peak pairs', '')} {c.config}: peak at {c.extra['peak_pairs']} pairs "
-                     f"(could be {c.extra['peak_set']})" + (f" -> {c.result}" if c.result != EVIDENCE_ONLY else "")
-                     for c in comps if "peak_pairs" in c.extra)
+    return "; ".join(
+        f"{c.label.replace(' peak pairs', '')} {c.config}: peak at {c.extra['peak_pairs']} pairs "
+        f"(could be {c.extra['peak_set']})" + (f" -> {c.result}" if c.result != EVIDENCE_ONLY else "")
+        for c in comps
+        if "peak_pairs" in c.extra
+    )
 
 
-register(Claim(
-    id="C11", source="Sec. 4.3, Fig. 5",
-    sentence="Scala/Akka does not exhibit a fast start, its throughput increases slowly until approximately 62 "
-             "process pairs regardless of the number of cores",
-    needs=Needs("throughput", "paper_msgs_per_min", languages=("scala_akka",)),
-    compare=akka_peak_near_62,
-    definition=f"Per core count and language: the peak is the pair count with the highest median exchanges per "
-               f"minute; its uncertainty is the set of pair counts P not shown to be lower (P is excluded when the "
-               f"ratio T(P)/T(peak) has an interval below 1 at >= 95 % achieved confidence). Scala/Akka at each "
-               f"core count: 'yes' if the whole set lies within [{AKKA_PEAK_PAIRS / PEAK_FACTOR:g}, "
-               f"{AKKA_PEAK_PAIRS * PEAK_FACTOR:g}] pairs (62 within a factor {PEAK_FACTOR:g}), 'no' if none of it "
-               f"does, else unclear. Supported if yes at every core count. Go's and Erlang's peaks (expected at "
-               f"pairs = cores) and Akka's T(pairs=cores)/T(peak) are shown as evidence.",
-    summarize=_c11_summary,
-    scope=lambda data: "cores measured: " + _pairs_text(sorted(data.values["cores"].unique())) + " (paper: 1-32)"))
+register(
+    Claim(
+        id="C11",
+        source="Sec. 4.3, Fig. 5",
+        sentence="Scala/Akka does not exhibit a fast start, its throughput increases slowly until approximately 62 "
+        "process pairs regardless of the number of cores",
+        needs=Needs("throughput", "paper_msgs_per_min", languages=("scala_akka",)),
+        compare=akka_peak_near_62,
+        definition=f"Per core count and language: the peak is the pair count with the highest median exchanges per "
+        f"minute; its uncertainty is the set of pair counts P not shown to be lower (P is excluded when the "
+        f"ratio T(P)/T(peak) has an interval below 1 at >= 95 % achieved confidence). Scala/Akka at each "
+        f"core count: 'yes' if the whole set lies within [{AKKA_PEAK_PAIRS / PEAK_FACTOR:g}, "
+        f"{AKKA_PEAK_PAIRS * PEAK_FACTOR:g}] pairs (62 within a factor {PEAK_FACTOR:g}), 'no' if none of it "
+        f"does, else unclear. Supported if yes at every core count. Go's and Erlang's peaks (expected at "
+        f"pairs = cores) and Akka's T(pairs=cores)/T(peak) are shown as evidence.",
+        summarize=_c11_summary,
+        scope=lambda data: "cores measured: " + _pairs_text(sorted(data.values["cores"].unique())) + " (paper: 1-32)",
+    )
+)
 
 
 def erlang_drop_after_peak(data: Data) -> list[Comparison]:
@@ -158,23 +220,35 @@ def erlang_drop_after_peak(data: Data) -> list[Comparison]:
             continue
         best, peak, _ = peak_pairs(g)
         last = float(g["pairs"].max())
-        ci = stats.ratio_ci(g.loc[g["pairs"] == last, "value"].to_numpy(float),
-                            g.loc[g["pairs"] == best, "value"].to_numpy(float))
-        out.append(judged("Erlang T(largest pairs)/T(peak)", f"cores={int(cfg['cores'])}, peak={int(best)}, "
-                          f"largest={int(last)}", ci, RatioBelow(1 - DROP), peak_set=_pairs_text(peak)))
+        ci = stats.ratio_ci(
+            g.loc[g["pairs"] == last, "value"].to_numpy(float), g.loc[g["pairs"] == best, "value"].to_numpy(float)
+        )
+        out.append(
+            judged(
+                "Erlang T(largest pairs)/T(peak)",
+                f"cores={int(cfg['cores'])}, peak={int(best)}, largest={int(last)}",
+                ci,
+                RatioBelow(1 - DROP),
+                peak_set=_pairs_text(peak),
+            )
+        )
     if not out:
         raise NotTestable("no core count with Erlang throughput at two or more pair counts")
     return out
 
 
-register(Claim(
-    id="C12", source="Sec. 4.3, Fig. 5",
-    sentence="After the peak Erlang demonstrates significant drops in performance",
-    needs=Needs("throughput", "paper_msgs_per_min", languages=("erlang",)),
-    compare=erlang_drop_after_peak,
-    definition=f"Erlang, per core count: the peak is the pair count with the highest median exchanges per minute; "
-               f"the drop is the ratio T(largest pair count)/T(peak) with its interval. 'yes' (a significant drop, "
-               f"more than {DROP:.0%}) if the interval lies below {1 - DROP:g}, 'no' if above (a peak at the largest "
-               f"pair count gives a ratio of 1: no drop). Supported if yes at every core count. The peak is chosen "
-               f"from the same data, which favours a drop; the 10 % margin is there for that.",
-    scope=lambda data: "cores measured: " + _pairs_text(sorted(data.values["cores"].unique())) + " (paper: 1-32)"))
+register(
+    Claim(
+        id="C12",
+        source="Sec. 4.3, Fig. 5",
+        sentence="After the peak Erlang demonstrates significant drops in performance",
+        needs=Needs("throughput", "paper_msgs_per_min", languages=("erlang",)),
+        compare=erlang_drop_after_peak,
+        definition=f"Erlang, per core count: the peak is the pair count with the highest median exchanges per minute; "
+        f"the drop is the ratio T(largest pair count)/T(peak) with its interval. 'yes' (a significant drop, "
+        f"more than {DROP:.0%}) if the interval lies below {1 - DROP:g}, 'no' if above (a peak at the largest "
+        f"pair count gives a ratio of 1: no drop). Supported if yes at every core count. The peak is chosen "
+        f"from the same data, which favours a drop; the 10 % margin is there for that.",
+        scope=lambda data: "cores measured: " + _pairs_text(sorted(data.values["cores"].unique())) + " (paper: 1-32)",
+    )
+)

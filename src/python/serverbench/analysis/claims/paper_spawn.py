@@ -1,0 +1,220 @@
+"""The paper's conclusions about spawning processes (Fig. 4): C3-C5 as claim entries (Valkov, Chechina & Trinder,
+SAC 2018). Each entry names the data it needs, its thresholds and a definition; the
+comparison functions compute exactly what the definition says. docs/statistics.md
+section 4 has the same table."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from serverbench.analysis.claims.compare import (
+    RatioAbove,
+    RatioBelow,
+    ratio_between_configs,
+    ratio_between_languages,
+)
+from serverbench.analysis.claims.engine import (
+    NO,
+    SPAWN_METRIC,
+    UNCLEAR,
+    YES,
+    Claim,
+    Comparison,
+    Data,
+    Needs,
+    NotTestable,
+    label,
+    register,
+)
+
+JUMP_FACTOR = 1.5  # a step whose time grows > 1.5x faster than N is a jump
+PAPER_BUDGET_BYTES = 8 * 2**30
+
+
+# ---------------------------------------------------------------- Spawn (Fig. 4)
+
+
+def _gib(b) -> str:
+    return "unknown" if b is None or pd.isna(b) else f"{float(b) / 2**30:.3g} GiB"
+
+
+def _n(x) -> str:
+    return "none" if x is None or pd.isna(x) else f"{int(x):,}"
+
+
+def limit_text(row) -> str:
+    """'1,000,000 ok, fails at 2,000,000 (over_memory_budget)' / '..., limit not established'."""
+    s = f"{_n(row['max_ok_processes'])} ok"
+    if pd.isna(row["first_failed_processes"]):
+        return s + ", no failure reached (limit not established)"
+    status = str(row.get("failure_status") or str(row["failure"]).split(":")[0])
+    if bool(row["limit_found"]):
+        return s + f", fails at {_n(row['first_failed_processes'])} ({status})"
+    return s + f", stopped at {_n(row['first_failed_processes'])} ({status}: limit not established)"
+
+
+def akka_most_processes(data: Data) -> list[Comparison]:
+    lim = data.P.spawn_max_limits
+    if lim is None or lim.empty or "scala_akka" not in set(lim["language"]) or len(set(lim["language"])) < 2:
+        raise NotTestable("the sweep has no max-processes search for Scala/Akka and at least one other language")
+    lim = lim.set_index("language")
+    a = lim.loc["scala_akka"]
+    out = []
+    for lang in lim.index:
+        if lang == "scala_akka":
+            continue
+        o = lim.loc[lang]
+        an = 0 if pd.isna(a["max_ok_processes"]) else a["max_ok_processes"]
+        on = 0 if pd.isna(o["max_ok_processes"]) else o["max_ok_processes"]
+        if an > on:
+            r, why = (YES, "") if bool(o["limit_found"]) else (UNCLEAR, f"{label(lang)}'s limit not established")
+        elif an < on:
+            r, why = (NO, "") if bool(a["limit_found"]) else (UNCLEAR, "Scala/Akka's limit not established")
+        else:
+            r, why = UNCLEAR, "equal largest ok N"
+        out.append(
+            Comparison(
+                f"Akka vs {label(lang)} max processes",
+                f"budget={_gib(a['budget_bytes'])}",
+                "Akka larger",
+                r,
+                None,
+                why,
+                {"akka": limit_text(a), "other": limit_text(o)},
+            )
+        )
+    return out
+
+
+def _akka_summary(comps: list[Comparison]) -> str:
+    seen = [f"Scala/Akka: {comps[0].extra['akka']}"] if comps else []
+    seen += [f"{c.label.split(' vs ')[1].replace(' max processes', '')}: {c.extra['other']}" for c in comps]
+    return "; ".join(seen)
+
+
+def _budget_scope(data: Data) -> str:
+    lim = data.P.spawn_max_limits
+    if lim is None or lim.empty or not lim["budget_bytes"].notna().any():
+        return ""
+    budget = lim["budget_bytes"].dropna().iloc[0]
+    s = f"memory budget {_gib(budget)}"
+    if budget < PAPER_BUDGET_BYTES:
+        s += " (reduced from the paper's 8 GiB machine: limits are smaller than the paper's)"
+    return s
+
+
+register(
+    Claim(
+        id="C3",
+        source="Sec. 4.2, Fig. 4(a)",
+        sentence="Scala/Akka supports the most dormant processes",
+        needs=Needs("spawn_max", SPAWN_METRIC),
+        compare=akka_most_processes,
+        definition="From the max-processes search (Fig. 4a): per language the largest N that ran ok below the first "
+        "failing N. Against each other language: 'yes' if Akka's is larger and the other's limit was "
+        "established (a step failed with over_memory_budget, crashed or invalid); 'no' if the other's is "
+        "larger and Akka's limit was established; otherwise (equal, or a limit not established: a timeout "
+        "says nothing about how many processes fit) unclear. Tested at the sweep's memory budget.",
+        summarize=_akka_summary,
+        scope=_budget_scope,
+    )
+)
+
+
+def spawn_values_pooled(data: Data) -> pd.DataFrame:
+    """Spawn times of the fixed-N and the max-processes runs together: language, processes, value."""
+    cols = ["language", "processes", "value"]
+    parts = [x[cols] for x in (data.values, data.table("spawn_max", data.metric)) if not x.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
+def erlang_spawns_fastest(data: Data) -> list[Comparison]:
+    d = spawn_values_pooled(data)
+    cnt = d.groupby(["processes", "language"]).size().unstack()
+    need = [x for x in ("erlang", "go", "scala_akka") if x in cnt.columns]
+    full = cnt[need].dropna() if len(need) == 3 else cnt.iloc[0:0]
+    if full.empty:
+        raise NotTestable("no N was measured in Erlang, Go and Scala/Akka")
+    enough = full[(full >= 5).all(axis=1)]
+    n = enough.index.max() if not enough.empty else full.index.max()
+    out = []
+    for lang in ("go", "scala_akka"):
+        c = ratio_between_languages(
+            d, "erlang", lang, {"processes": n}, RatioBelow(1.0), f"Erlang/{label(lang)} {data.metric}"
+        )
+        if c is not None:
+            out.append(c)
+    return out
+
+
+register(
+    Claim(
+        id="C4",
+        source="Sec. 4.2, Fig. 4",
+        sentence="Erlang spawns processes fastest (e.g. 3 M processes in 12 s)",
+        needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
+        compare=erlang_spawns_fastest,
+        definition="Spawn time pooled over the fixed-N and max-processes runs. At the largest N with at least 5 ok "
+        "trials in all three languages (else the largest N all three ran): Erlang/Go and Erlang/Akka time "
+        "ratios. 'yes' if the interval lies below 1, 'no' if above. Supported if both yes.",
+        scope=lambda data: "the paper's example is 3,000,000 processes",
+    )
+)
+
+
+def spawn_growth(data: Data) -> list[Comparison]:
+    d = data.values
+    all_n = sorted(d["processes"].unique())
+    d = d[(d["processes"] >= 10_000) & (d["processes"] <= 100_000)]
+    out = []
+    for lang in ("erlang", "go"):
+        ns = sorted(d.loc[d["language"] == lang, "processes"].unique())
+        for n1, n2 in zip(ns, ns[1:]):
+            c = ratio_between_configs(
+                d,
+                lang,
+                {"processes": n2},
+                {"processes": n1},
+                RatioBelow(JUMP_FACTOR),
+                f"{label(lang)} super-linearity",
+                f"{int(n1):,} -> {int(n2):,}",
+                divide_by=n2 / n1,
+            )
+            if c is not None:
+                out.append(c)
+    ns = sorted(d.loc[d["language"] == "scala_akka", "processes"].unique())
+    nxt = [n for n in ns if 10_000 < n <= 25_000]
+    if 10_000 not in ns or not nxt or not out:
+        raise NotTestable(
+            "needs fixed-N spawn runs at 10,000 and 20,000 (or up to 25,000) for Akka and two N >= "
+            f"10,000 for Erlang and Go; fixed N measured: "
+            f"{', '.join(f'{int(n):,}' for n in all_n) or 'none'}"
+        )
+    c = ratio_between_configs(
+        d,
+        "scala_akka",
+        {"processes": nxt[0]},
+        {"processes": 10_000},
+        RatioAbove(JUMP_FACTOR),
+        "Scala/Akka super-linearity",
+        f"10,000 -> {int(nxt[0]):,}",
+        divide_by=nxt[0] / 10_000,
+    )
+    return out + ([c] if c is not None else [])
+
+
+register(
+    Claim(
+        id="C5",
+        source="Sec. 4.2, Fig. 4(b)",
+        sentence="Erlang and Go spawn time grows smoothly up to 100,000 processes; "
+        "Akka's jumps between 10,000 and 20,000",
+        needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
+        compare=spawn_growth,
+        definition=f"Fixed-N spawn runs, N from 10,000 to 100,000. For consecutive measured N1 < N2 the "
+        f"super-linearity "
+        f"s = (t(N2)/t(N1)) / (N2/N1), the time ratio's interval divided by N2/N1. Smooth if s's interval lies "
+        f"below {JUMP_FACTOR}, a jump if above. Erlang and Go: 'yes' per smooth step, 'no' per jump. Akka: "
+        f"the step from 10,000 to the next N up to 25,000 must be a jump. Supported if all yes.",
+    )
+)

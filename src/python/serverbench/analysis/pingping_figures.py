@@ -1,0 +1,111 @@
+"""Figure 3: PingPing latency, panels (a)-(d)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from serverbench.analysis import reference, registry
+from serverbench.analysis.figstyle import (
+    FIG3_SIZES,
+    FIG3A_BYTES,
+    FIG3A_LANGUAGES,
+    FIG3A_SOURCE,
+    _caption,
+    _ci_note,
+    _legend_handles,
+    _pick,
+    _plot_measured,
+    _plot_reference,
+    _style,
+)
+from serverbench.analysis.process import LANGUAGES, Processed
+
+# ------------------------------------------------------------------ Figure 3
+
+
+def _fig3_panel(ax, s, ref, languages, size, title, hidden_ref: list) -> bool:
+    """One panel: time vs repetitions at one message size; False if nothing was drawn."""
+    ax.set_title(title)
+    drawn = False
+    for lang in languages:
+        g = s[(s["language"] == lang) & (s["message_bytes"] == size)] if not s.empty else s
+        g = g[g["median"].notna()] if not g.empty else g
+        if not g.empty:
+            drawn = True
+            _plot_measured(ax, g["repetitions"], g["median"], g["ci_lo"], g["ci_hi"], lang, dodge=True)
+        if ref is not None:
+            r = ref[(ref["language"] == lang) & (ref["message_bytes"] == size)]
+            if not r.empty:
+                drawn = True
+                hidden_ref.append(_plot_reference(ax, r["repetitions"], r["time_s"], lang, positive_only=True))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Repetitions (messages each way)")
+    ax.set_ylabel("Time (s)")
+    return drawn
+
+
+@registry.figure("fig3_pingping", title="Fig. 3: PingPing latency", tables=("pingping",), order=3)
+def fig3_pingping(
+    P: Processed,
+    languages=None,
+    show_reference: bool = True,
+    sizes=FIG3_SIZES,
+    variant: str = "fair",
+    payload: str = "copy",
+    cores=None,
+    **_,
+):
+    """Panel (a) 5 kB Erlang vs Java threads vs Scala actors (only when the sweep has Java
+    or Scala actors runs), panels (b)-(d) Erlang, Go, Scala/Akka at 5, 10 and 50 kB (only
+    sizes with data, this sweep's or the paper's). None when there is nothing to draw."""
+    _style()
+    s = P.stat("pingping", "elapsed_s")
+    if s.empty:
+        return None
+    s, variant = _pick(s, "variant", variant)
+    s, payload = _pick(s, "payload", payload)
+    s, cores = _pick(s, "cores", cores)
+    main = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    a_langs = tuple(x for x in FIG3A_LANGUAGES if languages is None or x in languages)
+    have = set(s["language"])
+    ref = reference.fig3() if show_reference else None
+    panels = []
+    if have & (set(a_langs) - {"erlang"}):
+        panels.append(("a", FIG3A_BYTES, a_langs, None))
+    for i, size in enumerate(sizes):
+        measured = bool(have & set(main)) and (s["message_bytes"] == size).any()
+        if measured or (ref is not None and (ref["message_bytes"] == size).any()):
+            panels.append(("bcd"[i] if i < 3 else str(i), size, main, ref))
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.0 * len(panels), 3.6), squeeze=False)
+    hidden: list[int] = []
+    shown_langs: list[str] = []
+    for ax, (letter, size, langs, r) in zip(axes[0], panels):
+        title = f"({letter}) PingPing, {size / 1000:g} kB messages"
+        if letter == "a":
+            title += "\nErlang vs Java threads vs Scala actors"
+        _fig3_panel(ax, s, r, langs, size, title, hidden)
+        if letter == "a":
+            ax.text(
+                0.02,
+                0.98,
+                "source of the paper's (a):\nda Silva, Lins & dos Santos (2013);\nvalues not drawn",
+                transform=ax.transAxes,
+                va="top",
+                fontsize=6.5,
+                color="0.3",
+            )
+        shown_langs += [x for x in langs if x not in shown_langs and x in have]
+    note = f"variant {variant}, payload {payload}, {cores} core(s)" if cores is not None else ""
+    note += "; " + _ci_note(s) if _ci_note(s) else ""
+    if sum(hidden):
+        note += f"; {sum(hidden)} paper value(s) of 0 s not drawn on the log axis"
+    if panels[0][0] == "a":
+        note += "; " + FIG3A_SOURCE
+    fig.legend(handles=_legend_handles(shown_langs, show_reference), loc="lower center", ncol=7, frameon=False)
+    fig.suptitle("Fig. 3: PingPing latency, time for R round trips (lower is better)", y=0.99)
+    fig.text(0.5, 0.065, _caption(P, note), ha="center", fontsize=7, color="0.35", wrap=True)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.96))
+    return fig

@@ -1,0 +1,94 @@
+"""The side tables of a processed sweep: the max-processes search (Fig. 4a) with each
+language's limit, every failed attempt by reason, and where the time went (CPU time)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+FAILED_STATUSES = ("timeout", "over_memory_budget", "crashed", "failed_to_start")
+# a max-processes search step failing with one of these establishes the limit (docs/statistics.md)
+LIMIT_STATUSES = ("over_memory_budget", "crashed", "invalid")
+
+
+def spawn_max_tables(runs: pd.DataFrame, metric: str = "all_ready_s") -> tuple[pd.DataFrame, pd.DataFrame]:
+    d = runs[(runs["table"] == "spawn_max") & runs["selected"] & ~runs["warmup"].astype(bool)]
+    cols = [
+        "language",
+        "budget_bytes",
+        "search_step",
+        "processes",
+        "trial",
+        "status",
+        "status_reason",
+        "all_ready_s",
+        "spawn_call_s",
+        "bytes_per_process",
+        "peak_rss_bytes",
+        "wall_s",
+        "user_cpu_s",
+        "system_cpu_s",
+    ]
+    steps = d[[c for c in cols if c in d]].sort_values(["language", "processes", "trial"]).reset_index(drop=True)
+    lim = []
+    for lang, g in steps.groupby("language"):
+        per_n = g.groupby("processes")["status"].apply(lambda s: bool((s == "ok").all())).sort_index()
+        ok_ns = [n for n, ok in per_n.items() if ok]
+        bad = [n for n, ok in per_n.items() if not ok]
+        first_bad = min(bad) if bad else None
+        max_ok = max([n for n in ok_ns if first_bad is None or n < first_bad], default=None)
+        reason, fstatus = "", None
+        if first_bad is not None:
+            gb = g[(g["processes"] == first_bad) & (g["status"] != "ok")].iloc[0]
+            fstatus = gb["status"]
+            reason = f"{gb['status']}: {gb['status_reason'] or ''}".strip(": ")
+        t = g[(g["processes"] == max_ok) & (g["status"] == "ok")][metric].median() if max_ok else np.nan
+        lim.append(
+            {
+                "language": lang,
+                "budget_bytes": g["budget_bytes"].dropna().iloc[0] if g["budget_bytes"].notna().any() else np.nan,
+                "max_ok_processes": max_ok,
+                "first_failed_processes": first_bad,
+                "failure_status": fstatus,
+                # only a run that hit memory or a runtime limit establishes the limit; a timeout or a
+                # failure to start says nothing about how many processes fit
+                "limit_found": fstatus in LIMIT_STATUSES,
+                "failure": reason,
+                f"{metric}_at_max": t,
+                "steps": int(len(per_n)),
+            }
+        )
+    return steps, pd.DataFrame(lim)
+
+
+def failures(runs: pd.DataFrame) -> pd.DataFrame:
+    d = runs[runs["status"] != "ok"]
+    if d.empty:
+        return pd.DataFrame(columns=["table", "language", "status", "count", "retried_ok", "example_reason"])
+    ok_keys = set(map(tuple, runs[runs["is_ok"]][["config_id", "trial"]].itertuples(index=False)))
+    d = d.assign(retried_ok=[(c, t) in ok_keys for c, t in zip(d["config_id"], d["trial"])])
+    out = d.groupby(["table", "language", "status"], as_index=False).agg(
+        count=("status", "size"),
+        retried_ok=("retried_ok", "sum"),
+        example_reason=("status_reason", lambda s: next((str(x) for x in s if isinstance(x, str) and x), "")),
+        example_stderr=("stderr_last_line", lambda s: next((x for x in s if x), "")),
+    )
+    return out
+
+
+def cpu_time(runs: pd.DataFrame) -> pd.DataFrame:
+    d = runs[~runs["warmup"].astype(bool)].copy()
+    ready = d["all_ready_s"] if "all_ready_s" in d else np.nan
+    d["timed_s"] = np.where(d["table"].isin(["spawn", "spawn_max"]), ready, d["elapsed_s"])
+    g = d.groupby(["table", "language"], as_index=False).agg(
+        runs=("status", "size"),
+        wall_s=("wall_s", "sum"),
+        user_cpu_s=("user_cpu_s", "sum"),
+        system_cpu_s=("system_cpu_s", "sum"),
+        timed_s=("timed_s", "sum"),
+    )
+    cpu = g["user_cpu_s"] + g["system_cpu_s"]
+    g["system_share_of_cpu"] = (g["system_cpu_s"] / cpu).where(cpu > 0)
+    g["cpu_per_wall"] = (cpu / g["wall_s"]).where(g["wall_s"] > 0)
+    g["timed_share_of_wall"] = (g["timed_s"] / g["wall_s"]).where(g["wall_s"] > 0)
+    return g

@@ -1,0 +1,166 @@
+"""Figure 4: spawning dormant processes, (a) the max-processes search and (b) fixed N."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
+
+from serverbench.analysis import reference, registry
+from serverbench.analysis.figstyle import (
+    SPAWN_METRICS,
+    _caption,
+    _ci_note,
+    _legend_handles,
+    _num,
+    _panel_note,
+    _pick,
+    _plot_measured,
+    _plot_reference,
+    _style,
+    color,
+)
+from serverbench.analysis.process import LANGUAGE_LABELS, LANGUAGES, Processed
+
+# ------------------------------------------------------------------ Figure 4
+
+
+@registry.figure("fig4_spawn", title="Fig. 4: spawning dormant processes", tables=("spawn", "spawn_max"), order=4)
+def fig4_spawn(
+    P: Processed,
+    languages=None,
+    show_reference: bool = True,
+    metric: str | None = None,
+    max_fixed: int = 100_000,
+    cores=None,
+    spawn_metric: str = "all_ready_s",
+    **_,
+):
+    """(a) the max-processes search, (b) fixed N; None if the sweep has no spawn runs."""
+    metric = metric or spawn_metric
+    languages = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    if not {"spawn", "spawn_max"} & set(P.info.get("tables") or []):
+        return None
+    if metric not in SPAWN_METRICS:
+        raise ValueError(f"metric must be one of {sorted(SPAWN_METRICS)}")
+    _style()
+    fig, (axa, axb) = plt.subplots(1, 2, figsize=(11, 4.0))
+    # (a) the max-processes search
+    steps = P.spawn_max
+    lim = P.spawn_max_limits
+    ra, rfail = reference.fig4a() if show_reference else (None, None)
+    any_a = False
+    fail_notes = []
+    for lang in languages:
+        if steps is not None and not steps.empty:
+            g = steps[(steps["language"] == lang) & (steps["status"] == "ok")]
+            if not g.empty and g[metric].notna().any():
+                any_a = True
+                st = P.stat("spawn_max", metric)
+                st = st[st["language"] == lang]
+                _plot_measured(axa, st["processes"], st["median"], st["ci_lo"], st["ci_hi"], lang, dodge=True)
+        if lim is not None and not lim.empty and lang in set(lim["language"]):
+            row = lim[lim["language"] == lang].iloc[0]
+            if pd.notna(row["first_failed_processes"]):
+                any_a = True
+                found = bool(row["limit_found"])
+                axa.axvline(row["first_failed_processes"], color=color(lang), ls=":", lw=1)
+                axa.plot(
+                    [row["first_failed_processes"]],
+                    [0.02],
+                    marker="X" if found else "P",
+                    ms=9,
+                    color=color(lang),
+                    transform=axa.get_xaxis_transform(),
+                    clip_on=False,
+                )
+                status = str(row["failure"]).split(":")[0]
+                fail_notes.append(
+                    f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row['max_ok_processes'])}, "
+                    + (
+                        f"fails at {int(row['first_failed_processes']):,} ({status})"
+                        if found
+                        else f"stopped at {int(row['first_failed_processes']):,}\n    ({status}: limit not established)"
+                    )
+                )
+            elif pd.notna(row["max_ok_processes"]):
+                fail_notes.append(
+                    f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row['max_ok_processes'])}, no failure reached"
+                )
+        if ra is not None:
+            r = ra[ra["language"] == lang]
+            _plot_reference(axa, r["processes"], r["time_s"], lang, positive_only=True)
+            f = rfail[rfail["language"] == lang]
+            for _, fr in f.iterrows():
+                axa.plot(
+                    [fr["processes"]],
+                    [0.98],
+                    marker="x",
+                    ms=7,
+                    color=color(lang),
+                    alpha=0.75,
+                    transform=axa.get_xaxis_transform(),
+                    clip_on=False,
+                )
+    if fail_notes:
+        axa.text(
+            0.98,
+            0.1,
+            "This sweep's search:\n" + "\n".join(fail_notes),
+            transform=axa.transAxes,
+            va="bottom",
+            ha="right",
+            fontsize=6.5,
+            bbox=dict(boxstyle="round", fc="white", ec="0.7", alpha=0.85),
+            zorder=5,
+        )
+    if not any_a:
+        _panel_note(axa, "no max-processes search in this sweep")
+    budget = (
+        lim["budget_bytes"].dropna().iloc[0]
+        if lim is not None and not lim.empty and lim["budget_bytes"].notna().any()
+        else None
+    )
+    axa.set_title("(a) Spawn up to the maximum supported" + (f" (budget {budget / 2**30:.3g} GiB)" if budget else ""))
+    axa.set_xscale("log")
+    axa.set_yscale("log")
+    axa.set_xlabel("Processes (log)")
+    axa.set_ylabel(f"Time to spawn (s), {metric}")
+    # (b) fixed N
+    s = P.stat("spawn", metric)
+    s = s[(s["language"].isin(languages)) & (s["processes"] <= max_fixed)] if not s.empty else s
+    s, cores = _pick(s, "cores", cores)
+    rb = reference.fig4b() if show_reference else None
+    any_b = False
+    for lang in languages:
+        g = s[s["language"] == lang] if not s.empty else s
+        if not g.empty and g["median"].notna().any():
+            any_b = True
+            _plot_measured(axb, g["processes"], g["median"], g["ci_lo"], g["ci_hi"], lang)
+        if rb is not None:
+            r = rb[rb["language"] == lang]
+            _plot_reference(axb, r["processes"], r["time_s"], lang)
+    if not any_b:
+        _panel_note(axb, "no fixed-N spawn runs in this sweep")
+    axb.set_title(f"(b) Spawn up to {max_fixed:,} processes")
+    axb.set_xlabel("Processes")
+    axb.set_ylabel(f"Time to spawn (s), {metric}")
+    axb.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
+    axb.set_xlim(left=0)
+    axb.set_ylim(bottom=0)
+    fig.legend(
+        handles=_legend_handles(languages, show_reference)
+        + ([Line2D([], [], color="0.3", marker="X", ls=":", label="first failing N (this sweep)")] if any_a else []),
+        loc="lower center",
+        ncol=7,
+        frameon=False,
+    )
+    fig.suptitle(f"Fig. 4: Time to spawn dormant processes ({SPAWN_METRICS[metric]})", y=0.99)
+    note = f"{cores} core(s)" if cores is not None else ""
+    note += "; (b) " + _ci_note(s) if _ci_note(s) else ""
+    if show_reference:
+        note += "; paper (a) points are means of its runs, x = paper's failure"
+    fig.text(0.5, 0.075, _caption(P, note), ha="center", fontsize=7, color="0.35")
+    fig.tight_layout(rect=(0, 0.1, 1, 0.96))
+    return fig

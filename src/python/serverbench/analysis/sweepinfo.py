@@ -1,0 +1,142 @@
+"""What a processed sweep says about itself (sweep.json): the host, runtime versions,
+core counts measured and not runnable, status counts, from the raw log, its manifest and
+its sessions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def read_manifest(sweep_dir: Path) -> dict:
+    p = Path(sweep_dir) / "manifest.json"
+    if not p.exists():
+        return {}
+    with open(p, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def read_sessions(sweep_dir: Path) -> list[dict]:
+    """sessions.jsonl of a sweep (one line per harness session), [] if absent."""
+    p = Path(sweep_dir) / "sessions.jsonl"
+    out = []
+    if p.exists():
+        for line in p.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def not_runnable(manifest: dict, sessions: list[dict] | None = None) -> list[dict]:
+    """[{benchmark, cores, reason}] the harness recorded as not runnable on this machine:
+    the manifest's `not_runnable` plus every session's (the manifest is written by the
+    first session only; later sessions may add benchmarks)."""
+    seen, out = set(), []
+    for src in [manifest or {}] + list(sessions or []):
+        for item in src.get("not_runnable") or []:
+            if isinstance(item, dict) and "cores" in item:
+                key = (item.get("benchmark"), int(item["cores"]))
+                if key not in seen:
+                    seen.add(key)
+                    out.append(
+                        {
+                            "benchmark": item.get("benchmark"),
+                            "cores": int(item["cores"]),
+                            "reason": item.get("reason", ""),
+                        }
+                    )
+            elif isinstance(item, (int, float)):
+                key = (None, int(item))
+                if key not in seen:
+                    seen.add(key)
+                    out.append({"benchmark": None, "cores": int(item), "reason": ""})
+    return out
+
+
+def unrunnable_cores(manifest: dict, sessions: list[dict] | None = None, benchmark: str | None = None) -> list[int]:
+    return sorted(
+        {
+            x["cores"]
+            for x in not_runnable(manifest, sessions)
+            if benchmark is None or x["benchmark"] in (None, benchmark)
+        }
+    )
+
+
+def logical_cpus(manifest: dict, runs: pd.DataFrame | None) -> int | None:
+    if runs is not None and "host.logical_cpus" in runs and runs["host.logical_cpus"].notna().any():
+        return int(runs["host.logical_cpus"].dropna().iloc[0])
+    h = manifest.get("host") if isinstance(manifest, dict) else None
+    if isinstance(h, dict) and h.get("logical_cpus"):
+        return int(h["logical_cpus"])
+    return None
+
+
+def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
+    manifest = read_manifest(sweep_dir)
+    sessions = read_sessions(sweep_dir)
+    host = {}
+    for c in runs.columns:
+        if c.startswith("host.") and runs[c].notna().any():
+            v = runs[c].dropna().iloc[0]
+            host[c[5:]] = v.item() if hasattr(v, "item") else v
+    versions = {}
+    ok = runs[runs["is_ok"]]
+    for lang, g in ok.groupby("language"):
+        versions[lang] = sorted(
+            {f"{n} {v}" for n, v in zip(g["runtime_name"], g["runtime_version"]) if isinstance(v, str)}
+        )
+    nw = runs[~runs["warmup"].astype(bool)]
+    return {
+        "sweep_id": str(runs["sweep_id"].iloc[0]),
+        "sweep_dir": f"data/raw/{Path(sweep_dir).name}",  # where it lives in a checkout (no machine path)
+        "profile": manifest.get("profile")
+        if isinstance(manifest.get("profile"), str)
+        else (manifest.get("profile", {}) or {}).get("name")
+        if isinstance(manifest.get("profile"), dict)
+        else None,
+        "host": host,
+        "runtime_versions": versions,
+        "unrunnable_cores": unrunnable_cores(manifest, sessions),
+        "not_runnable": not_runnable(manifest, sessions),
+        "runtime_versions_manifest": manifest.get("runtime_versions"),
+        "sessions": len([x for x in sessions if x.get("event") == "start"]),
+        "logical_cpus": logical_cpus(manifest, runs),
+        "cores_measured": sorted(int(c) for c in runs["cores"].dropna().unique()),
+        "languages": sorted(runs["language"].unique()),
+        "tables": sorted(runs["table"].unique()),
+        "attempts": int(len(runs)),
+        "warmups": int(runs["warmup"].astype(bool).sum()),
+        "trials_selected": int((nw["selected"]).sum()),
+        "ok": int((nw["selected"] & nw["is_ok"]).sum()),
+        "status_counts": {k: int(v) for k, v in nw["status"].value_counts().items()},
+        "skipped_bad_lines": len(raw.attrs.get("skipped", [])),
+        "memory_budget_bytes": _first(runs, "memory_budget_bytes"),
+        "memory_enforcement": _first(runs, "memory_enforcement"),
+        "timeout_s_max": float(runs["timeout_s"].max()) if "timeout_s" in runs else None,
+        "first_started_utc": str(runs["started_utc"].min()),
+        "last_started_utc": str(runs["started_utc"].max()),
+        "manifest": manifest,
+    }
+
+
+def _first(runs, col):
+    if col not in runs or not runs[col].notna().any():
+        return None
+    v = runs[col].dropna().iloc[0]
+    return v.item() if hasattr(v, "item") else v
+
+
+def _jsonable(o):  # json.dumps default for numpy scalars
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, (np.bool_,)):
+        return bool(o)
+    return str(o)
