@@ -5,6 +5,7 @@ is skipped when the Go build is missing."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,14 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import cli, contract, records
-from serverbench.harness import ProfileError, host_info, last_session, latest_sweep, load_profile, run_sweep
-from serverbench.harness import launch, profiles, sweep
-from serverbench.harness.launch import Launcher, RunSpec
+from serverbench import cli, contract, paths, records
+from serverbench.harness import ProfileError, host_info, last_session, latest_sweep, load_profile, profiles, run_sweep
+from serverbench.harness import launch, limits, plan, rawlog, sweep, task as task_mod
+from serverbench.harness.launch import Launcher
+from serverbench.harness.task import Task
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_serverbench.py")
 LANGS = ("erlang", "go", "scala_akka")
-MODE, _, _ = launch.detect_enforcement("auto")
+MODE, _, _ = limits.detect_enforcement("auto")
 
 
 def fake(mode="ok", lang="go"):
@@ -41,13 +43,14 @@ def lines(sweep_dir):
 
 def spec(bench="pingping", lang="go", params=None, cores=1, timeout=10.0, budget=512 * 2**20, enforcement="auto"):
     params = {**contract.param_defaults(bench), **(params or {"message_bytes": 100, "repetitions": 10})}
-    return RunSpec(bench, lang, "fair", params, cores, profiles.config_id(bench, lang, "fair", cores, params),
-                   timeout, budget, 256, 1_048_576, memory_enforcement=enforcement)
+    return Task(bench, lang, "fair", params, cores, task_mod.config_id(bench, lang, "fair", cores, params),
+                task_mod.group_id(bench, "fair", cores, params), timeout_s=timeout, memory_budget_bytes=budget,
+                heap_mb=256, memory_enforcement=enforcement)
 
 
 def launcher(mode, lang="go", enforcement=None, cg=None):
     if enforcement is None:
-        enforcement, cg, _ = launch.detect_enforcement("auto")
+        enforcement, cg, _ = limits.detect_enforcement("auto")
     return Launcher(sweep_id="t", host=host_info(), allowed_cpus=sorted(os.sched_getaffinity(0)),
                     commands={lang: fake(mode, lang)}, enforcement=enforcement, cgroup_parent=cg)
 
@@ -72,7 +75,7 @@ SMALL = {  # a tiny sweep: 3 languages x (1 pingping + 1 spawn) = 6 runs, 1 tria
     ("go_oom", "over_memory_budget", "fatal error: out of memory"),
 ])
 def test_each_status(mode, status, reason):
-    rec, _ = launcher(mode).run_one(spec(), 1, False)
+    rec, _ = launcher(mode).run(spec())
     assert records.raw_errors(rec) is None
     assert rec["status"] == status, rec
     if reason:
@@ -90,7 +93,7 @@ def test_each_status(mode, status, reason):
 
 def test_timeout_kills_the_child():
     t0 = time.monotonic()
-    rec, _ = launcher("sleep").run_one(spec(timeout=0.5), 1, False)
+    rec, _ = launcher("sleep").run(spec(timeout=0.5))
     assert rec["status"] == "timeout" and rec["signal"] == signal.SIGKILL
     assert 0.5 <= rec["wall_s"] < 3 and time.monotonic() - t0 < 5
     assert records.raw_errors(rec) is None
@@ -101,7 +104,7 @@ def test_failed_to_start(tmp_path):
     notexec.write_text("#!/bin/sh\n")
     lau = launcher("ok")
     lau.commands = {"go": [str(notexec)]}
-    rec, _ = lau.run_one(spec(), 1, False)
+    rec, _ = lau.run(spec())
     assert rec["status"] == "failed_to_start" and "could not start" in rec["status_reason"]
     assert records.raw_errors(rec) is None
 
@@ -110,9 +113,9 @@ def test_failed_to_start(tmp_path):
 def test_over_memory_budget(enforcement):
     if enforcement == "cgroup" and MODE != "cgroup":
         pytest.skip("no memory cgroup on this machine")
-    mode, cg, _ = launch.detect_enforcement(enforcement)
+    mode, cg, _ = limits.detect_enforcement(enforcement)
     lau = launcher("alloc", enforcement=mode, cg=cg)
-    rec, _ = lau.run_one(spec(budget=150 * 2**20, enforcement=enforcement), 1, False)
+    rec, _ = lau.run(spec(budget=150 * 2**20, enforcement=enforcement))
     assert rec["status"] == "over_memory_budget", rec
     assert rec["memory_enforcement"] == enforcement
     assert rec["signal"] == signal.SIGKILL
@@ -123,7 +126,7 @@ def test_over_memory_budget(enforcement):
 
 def test_affinity_and_env_reach_the_child():
     lau = launcher("affinity")
-    rec, _ = lau.run_one(spec(cores=1), 1, False)
+    rec, _ = lau.run(spec(cores=1))
     first = sorted(os.sched_getaffinity(0))[0]
     assert rec["pinned_cpus"] == [first]
     assert f"affinity={first}" in rec["stderr_tail"]
@@ -134,7 +137,7 @@ def test_affinity_and_env_reach_the_child():
 def test_real_commands_follow_spec_cli_json():
     lau = Launcher(sweep_id="t", host=host_info(), allowed_cpus=[0, 1])
     sp = spec("spawn", "erlang", {"processes": 2_000_000}, cores=2)
-    sp.process_limit = profiles.process_limit("spawn", sp.params, 1_048_576)
+    sp = dataclasses.replace(sp, process_limit=task_mod.process_limit("spawn", sp.params, 1_048_576))
     argv, env = lau.command(sp)
     assert env["ERL_FLAGS"] == f"+S 2:2 +P {sp.process_limit}" and sp.process_limit > 2_000_000
     assert argv[-4:] == ["--processes", "2000000", "--variant", "fair"]
@@ -204,9 +207,11 @@ def test_warmup_trials_and_order(tmp_path):
         mine = [r for r in recs if r["language"] == lang]
         assert mine[0]["warmup"] is True and mine[0]["trial"] == 0  # warm-up first
         assert sorted(r["trial"] for r in mine if not r["warmup"]) == [1, 2, 3]
-    # randomised: not grouped by language
-    order = [r["language"] for r in recs if not r["warmup"]]
-    assert order != sorted(order)
+    # round-robin: trial k of every language before trial k+1, the first language rotating
+    trials = [(r["trial"], r["language"]) for r in recs if not r["warmup"]]
+    assert [t for t, _ in trials] == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    firsts = [trials[i][1] for i in (0, 3, 6)]
+    assert len(set(firsts)) == 3
     start = sweep.read_lines(d / "sessions.jsonl")[0]
     assert len(start["order"]) == 12 and start["seed"] == 1
 
@@ -341,7 +346,7 @@ def test_profiles_load_and_overrides():
     for name in ("smoke", "quick", "paper"):
         prof = load_profile(name)
         assert prof["name"] == name
-        assert all(prof[b]["enabled"] for b in profiles.BENCHMARKS)
+        assert all(prof[b]["enabled"] for b in ("pingping", "spawn", "spawn_max", "throughput"))
     paper = load_profile("paper")
     assert paper["defaults"]["trials"] == 7 and paper["throughput"]["duration_s"] == [60.0]
     assert paper["pingping"]["repetitions"] == [1000, 10000, 100000, 500000, 1000000]
@@ -360,7 +365,7 @@ def test_profiles_load_and_overrides():
 
 def test_profile_from_a_path(tmp_path):
     p = tmp_path / "mine.toml"
-    p.write_text((Path(profiles.paths.profiles_dir()) / "smoke.toml").read_text().replace('name = "smoke"',
+    p.write_text((Path(paths.profiles_dir()) / "smoke.toml").read_text().replace('name = "smoke"',
                                                                                         'name = "mine"'))
     assert load_profile(str(p))["name"] == "mine"
 
@@ -372,7 +377,7 @@ def test_profile_from_a_path(tmp_path):
     ({"overrides": {"pingping.message_bytes": [-5]}}, "not a positive size"),
     ({"overrides": {"pingping.cores": [4096]}}, "--oversubscribe"),
     ({"overrides": {"pingping.nonsense": 1}}, "unknown setting"),
-    ({"overrides": {"variant": "paper"}}, "not built"),
+    ({"overrides": {"variant": "imaginary"}}, "not built"),
     ({"overrides": {"spawn_max.budget_bytes": 10**15}}, "MemAvailable"),
     ({"profile": "nosuch"}, "unknown profile"),
 ])
@@ -457,8 +462,8 @@ def test_real_binaries_affinity_and_schedulers(tmp_path):
 
 
 def test_raw_log_never_writes_a_bad_line(tmp_path):
-    rec, _ = launcher("ok").run_one(spec(), 1, False)
-    log = sweep.RawLog(tmp_path / "runs.jsonl")
+    rec, _ = launcher("ok").run(spec())
+    log = rawlog.RawLog(tmp_path / "runs.jsonl")
     bad = dict(rec, metrics={"elapsed_s": -1})  # a native part that breaks the schema
     written = log.append(bad)
     assert written["status"] == "invalid" and written["metrics"] is None

@@ -28,7 +28,10 @@ def test_every_target_is_a_valid_profile_override():
 def test_every_language_has_each_benchmark_target():
     doc = targets.load_targets(FILE)
     have = {(t["language"], t["benchmark"]) for t in doc["target"]}
-    assert have >= {(lang, bench) for lang in contract.LANGUAGES for bench in contract.BENCHMARKS}
+    # the paper's three languages, each on every single-process benchmark it implements
+    want = {(lang, bench) for lang in ("erlang", "go", "scala_akka")
+            for bench in contract.language(lang)["benchmarks"] if contract.family(bench) == "process"}
+    assert have >= want
 
 
 def test_a_file_without_targets_is_refused(tmp_path):

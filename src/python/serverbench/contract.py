@@ -1,4 +1,7 @@
-"""The native command-line contract, read from spec/cli.json (the only copy)."""
+"""The native command-line contract, read from spec/cli.json (the only copy).
+
+Languages, benchmarks, which language implements which benchmark (and variant, and
+role) all come from that file; nothing here restates them."""
 
 from __future__ import annotations
 
@@ -8,14 +11,28 @@ from pathlib import Path
 
 from serverbench import paths
 
-LANGUAGES = ("erlang", "go", "scala_akka")
-BENCHMARKS = ("pingping", "spawn", "throughput")
+# Parameters the harness supplies itself for socket benchmarks (never a profile's choice).
+HARNESS_PARAMS = ("host", "port")
 
 
 @lru_cache(maxsize=1)
 def cli_contract() -> dict:
     with open(paths.spec_dir() / "cli.json", encoding="utf-8") as f:
         return json.load(f)
+
+
+def languages() -> tuple[str, ...]:
+    """Every language of spec/cli.json, in its order."""
+    return tuple(cli_contract()["languages"])
+
+
+def benchmarks() -> tuple[str, ...]:
+    """Every benchmark of spec/cli.json, in its order."""
+    return tuple(cli_contract()["benchmarks"])
+
+
+LANGUAGES = languages()
+BENCHMARKS = benchmarks()
 
 
 def language(name: str) -> dict:
@@ -25,11 +42,67 @@ def language(name: str) -> dict:
     return langs[name]
 
 
-def benchmark_flags(benchmark: str) -> dict:
+def benchmark(name: str) -> dict:
     benches = cli_contract()["benchmarks"]
-    if benchmark not in benches:
-        raise ValueError(f"unknown benchmark {benchmark!r}; known: {', '.join(sorted(benches))}")
-    return benches[benchmark]["flags"]
+    if name not in benches:
+        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(sorted(benches))}")
+    return benches[name]
+
+
+def implements(lang: str, bench: str) -> bool:
+    """Whether spec/cli.json lists `bench` under languages.<lang>.benchmarks."""
+    return bench in language(lang).get("benchmarks", [])
+
+
+def variants(lang: str) -> list[str]:
+    """The variants a language implements (languages.<lang>.variants, else implemented_variants)."""
+    return list(language(lang).get("variants", cli_contract().get("implemented_variants", ["fair"])))
+
+
+def roles(bench: str) -> list[str]:
+    """The roles of a socket benchmark (server, client), [] for a single-process one."""
+    return list(benchmark(bench).get("roles", {}))
+
+
+def language_roles(lang: str, bench: str) -> list[str]:
+    """The roles of `bench` that `lang` implements (languages.<lang>.roles.<bench>, absent = all)."""
+    if not implements(lang, bench):
+        return []
+    return list(language(lang).get("roles", {}).get(bench, roles(bench)))
+
+
+def family(bench: str) -> str:
+    """How the harness runs a benchmark: 'socket' (a server and a client) or 'process'."""
+    return "socket" if roles(bench) else "process"
+
+
+def benchmark_flags(bench: str, role: str | None = None) -> dict:
+    """The flag table of a benchmark (of one role for a socket benchmark; role None = the
+    union of every role's flags, first role first)."""
+    b = benchmark(bench)
+    if "roles" not in b:
+        return b["flags"]
+    if role is not None:
+        if role not in b["roles"]:
+            raise ValueError(f"benchmark {bench!r} has no role {role!r}; roles: {', '.join(b['roles'])}")
+        return b["roles"][role]["flags"]
+    out: dict = {}
+    for r in b["roles"].values():
+        for flag, spec in r["flags"].items():
+            out.setdefault(flag, spec)
+    return out
+
+
+def is_param(spec: dict) -> bool:
+    """Whether a flag sets a record parameter: not --variant, not a paper-variant knob
+    (those are resolved from --variant and reported under `knobs`), not host/port."""
+    return bool(spec.get("param")) and "knob" not in spec and spec["param"] not in HARNESS_PARAMS
+
+
+def profile_params(bench: str) -> tuple[str, ...]:
+    """The parameters a profile may list for a benchmark (the record's params that the
+    harness does not supply itself)."""
+    return tuple(dict.fromkeys(s["param"] for s in benchmark_flags(bench).values() if is_param(s)))
 
 
 def executable(lang: str) -> Path:
@@ -37,32 +110,38 @@ def executable(lang: str) -> Path:
     return Path(__file__).resolve().parents[3] / language(lang)["executable"]
 
 
-def param_defaults(benchmark: str) -> dict:
+def param_defaults(bench: str, role: str | None = None) -> dict:
     """params keys the native record reports, with the contract's defaults where it has one."""
     out = {}
-    for spec in benchmark_flags(benchmark).values():
-        if spec.get("param") and "default" in spec:
+    for spec in benchmark_flags(bench, role).values():
+        if is_param(spec) and "default" in spec:
             out[spec["param"]] = spec["default"]
     return out
 
 
-def native_args(benchmark: str, params: dict, variant: str = "fair") -> list[str]:
-    """The native argv after the executable, e.g. ['pingping', '--message-bytes', '5000', ...].
+def native_args(bench: str, params: dict, variant: str = "fair", role: str | None = None) -> list[str]:
+    """The native argv after the executable, e.g. ['pingping', '--message-bytes', '5000', ...]
+    (['tcp_pingpong', 'client', ...] for a role).
 
-    Every flag the contract gives the benchmark is passed explicitly, so that a record
-    never depends on one language's default."""
-    args = [benchmark]
-    for flag, spec in benchmark_flags(benchmark).items():
+    Every parameter flag the contract gives the benchmark is passed explicitly, so that a
+    record never depends on one language's default; a paper-variant knob flag only when
+    params name it (else --variant resolves it, as the record's `knobs` reports)."""
+    if roles(bench) and role is None:
+        raise ValueError(f"{bench} is a socket benchmark: give the role ({', '.join(roles(bench))})")
+    args = [bench] + ([role] if role else [])
+    for flag, spec in benchmark_flags(bench, role).items():
         key = spec.get("param")
         if key is None:  # --variant
             args += [flag, variant]
+            continue
+        if "knob" in spec and key not in params:
             continue
         if key in params:
             value = params[key]
         elif "default" in spec:
             value = spec["default"]
         else:
-            raise ValueError(f"{benchmark}: missing required parameter {key!r} (flag {flag})")
+            raise ValueError(f"{bench}: missing required parameter {key!r} (flag {flag})")
         args += [flag, _format(value)]
     return args
 

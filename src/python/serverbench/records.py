@@ -187,13 +187,23 @@ def parse_raw_file(path: Path, skip_bad: bool = False, skipped: list | None = No
     return out
 
 
+def is_raw_log_name(name: str) -> bool:
+    """runs.jsonl (a whole sweep) or runs.<i>.jsonl (shard i of a sharded sweep)."""
+    if name == RAW_LOG_NAME:
+        return True
+    mid = name[len("runs."):-len(".jsonl")] if name.startswith("runs.") and name.endswith(".jsonl") else ""
+    return mid.isdigit()
+
+
 def raw_files(source) -> list[Path]:
-    """The raw JSON Lines files under a file, a sweep folder or a folder of sweeps."""
+    """The raw JSON Lines files under a file, a sweep folder or a folder of sweeps: every
+    runs.jsonl and every shard's runs.<i>.jsonl."""
     p = Path(source)
     if p.is_file():
         return [p]
     if p.is_dir():
-        files = sorted(p.glob(f"**/{RAW_LOG_NAME}"))
+        files = sorted((f for f in p.glob("**/runs*.jsonl") if is_raw_log_name(f.name)),
+                       key=lambda f: (str(f.parent), _shard_no(f.name)))
         if files:
             return files
         files = sorted(p.glob("*.jsonl"))
@@ -201,6 +211,11 @@ def raw_files(source) -> list[Path]:
             return files
         raise FileNotFoundError(f"no raw log ({RAW_LOG_NAME}) under {p}")
     raise FileNotFoundError(f"no such raw log or folder: {p}")
+
+
+def _shard_no(name: str) -> int:
+    mid = name[len("runs."):-len(".jsonl")]
+    return int(mid) if mid.isdigit() else -1
 
 
 def load_records(sources, skip_bad: bool = False) -> tuple[list[dict], list[tuple[str, int, str]]]:
@@ -211,12 +226,51 @@ def load_records(sources, skip_bad: bool = False) -> tuple[list[dict], list[tupl
     for src in sources:
         for f in raw_files(src):
             recs.extend(parse_raw_file(f, skip_bad=skip_bad, skipped=skipped))
+    dup = duplicate_runs(recs)
+    if dup:
+        # Two ok lines for one (sweep, config, trial): e.g. the same shard run on two hosts.
+        # Both are kept (nothing is dropped silently); say so.
+        warnings.warn(f"{len(dup)} run(s) recorded ok more than once, e.g. {dup[0]}; all copies kept", stacklevel=2)
     if skipped:
         warnings.warn(
             f"skipped {len(skipped)} bad raw line(s); first: {skipped[0][0]}:{skipped[0][1]}: {skipped[0][2]}",
             stacklevel=2,
         )
     return recs, skipped
+
+
+def duplicate_runs(recs: list[dict]) -> list[tuple]:
+    """(sweep_id, config_id, trial, warmup) keys that have more than one ok record."""
+    seen: dict[tuple, int] = {}
+    for r in recs:
+        if r.get("status") == "ok":
+            k = (r.get("sweep_id"), r.get("config_id"), r.get("trial"), bool(r.get("warmup")))
+            seen[k] = seen.get(k, 0) + 1
+    return [k for k, n in seen.items() if n > 1]
+
+
+def cpu_models(recs) -> dict[str, list[str]]:
+    """{cpu model: [host names]} over records (dicts) or a loaded DataFrame."""
+    out: dict[str, list[str]] = {}
+    if hasattr(recs, "columns"):  # a DataFrame from load_raw
+        if "host.cpu_model" not in recs.columns:
+            return out
+        pairs = zip(recs["host.cpu_model"], recs.get("host.hostname", [None] * len(recs)))
+    else:
+        pairs = (((r.get("host") or {}).get("cpu_model"), (r.get("host") or {}).get("hostname")) for r in recs)
+    for model, host in pairs:
+        if model is None:
+            continue
+        hosts = out.setdefault(str(model), [])
+        if host is not None and str(host) not in hosts:
+            hosts.append(str(host))
+    return out
+
+
+def mixes_cpu_models(recs) -> bool:
+    """Whether records (or a loaded DataFrame, or one figure's subset of it) come from
+    hosts with different CPU models, e.g. the shards of a sweep run on different nodes."""
+    return len(cpu_models(recs)) > 1
 
 
 def flatten(records: Iterable[dict]):
@@ -251,4 +305,5 @@ def load_raw(sources, skip_bad: bool = False):
     recs, skipped = load_records(sources, skip_bad=skip_bad)
     df = flatten(recs)
     df.attrs["skipped"] = skipped
+    df.attrs["cpu_models"] = cpu_models(recs)  # {model: [hosts]}; more than one: mixes_cpu_models(df)
     return df

@@ -1,10 +1,11 @@
-"""Sub-commands `run` and `profiles` (python -m serverbench run ...)."""
+"""Sub-commands `run`, `profiles` and `stability` (python -m serverbench run ...)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from serverbench.harness.profiles import ProfileError, available_profiles, load_profile, machine_cpus, parse_set
+from serverbench import contract
+from serverbench.harness.profiles import ProfileError, available_profiles, load_profile, parse_set
 
 
 def register(subparsers) -> None:
@@ -14,18 +15,26 @@ def register(subparsers) -> None:
                     "data/raw/<sweep-id>/runs.jsonl. Starting the same --sweep-id again resumes it.")
     r.add_argument("--profile", default="quick", help="smoke, quick (default), paper, or a path to a TOML file")
     r.add_argument("--sweep-id", default=None, help="default: <profile>-<UTC time>; an existing id resumes")
-    r.add_argument("--languages", default=None, help="comma-separated subset: erlang,go,scala_akka")
-    r.add_argument("--benchmarks", default=None, help="comma-separated subset: pingping,spawn,spawn_max,throughput")
+    r.add_argument("--languages", default=None, help="comma-separated subset of " + ",".join(contract.languages()))
+    r.add_argument("--benchmarks", default=None,
+                   help="comma-separated subset of " + ",".join(contract.benchmarks()) + ",spawn_max")
     r.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override a profile value, VALUE a TOML literal: --set pingping.repetitions=[1000,10000]")
     r.add_argument("--oversubscribe", action="store_true", help="allow core counts above this machine's CPUs")
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     r.add_argument("--raw-dir", default=None, help="folder of sweeps (default data/raw)")
+    r.add_argument("--shard", default=None, metavar="i/N",
+                   help="run shard i (0..N-1) of the sweep's plan: whole comparison groups, appended to "
+                        "runs.<i>.jsonl; every shard of one sweep needs the same profile, --set and N")
     r.set_defaults(func=_cmd_run)
 
     p = subparsers.add_parser("profiles", help="list the sweep profiles with run counts and estimated durations")
     p.add_argument("--oversubscribe", action="store_true")
     p.set_defaults(func=_cmd_profiles)
+
+    from serverbench.harness import stability
+
+    stability.register(subparsers)
 
 
 def _usage(e):
@@ -35,24 +44,27 @@ def _usage(e):
 
 
 def _cmd_run(args, stdout, stderr) -> int:
+    from serverbench.harness import rawlog
+    from serverbench.harness.shards import parse_shard
     from serverbench.harness.sweep import last_session, read_lines, run_sweep
-    from serverbench import records
 
     try:
         overrides = parse_set(args.sets)
+        shard = parse_shard(args.shard)
         sweep_dir = run_sweep(args.profile, sweep_id=args.sweep_id, overrides=overrides, languages=args.languages,
                               benchmarks=args.benchmarks, raw_root=args.raw_dir, oversubscribe=args.oversubscribe,
-                              progress=not args.no_progress)
+                              progress=not args.no_progress, shard=shard)
     except ProfileError as e:
         raise _usage(e) from None
     print(sweep_dir, file=stdout)
-    s = last_session(sweep_dir) or {}
+    index = shard.index if shard else None
+    s = last_session(sweep_dir, index) or {}
     counts = s.get("status_counts", {})
-    total = Counter(r.get("status") for r in read_lines(sweep_dir / records.RAW_LOG_NAME))
+    total = Counter(r.get("status") for r in read_lines(sweep_dir / rawlog.names(index)["runs"]))
     oh = s.get("harness_overhead_s") or {}
     print(f"this session: {s.get('runs', 0)} run(s) in {s.get('elapsed_s', 0):.1f} s: "
           + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do"), file=stdout)
-    print("sweep so far: " + ", ".join(f"{k} {v}" for k, v in sorted(total.items())), file=stdout)
+    print(("shard so far: " if shard else "sweep so far: ") + ", ".join(f"{k} {v}" for k, v in sorted(total.items())), file=stdout)
     if oh.get("n"):
         print(f"harness overhead per run: median {oh['median'] * 1000:.1f} ms, mean {oh['mean'] * 1000:.1f} ms, "
               f"max {oh['max'] * 1000:.1f} ms", file=stdout)
@@ -60,7 +72,7 @@ def _cmd_run(args, stdout, stderr) -> int:
 
 
 def _cmd_profiles(args, stdout, stderr) -> int:
-    from serverbench.harness.sweep import make_plan
+    from serverbench.harness.plan import machine_cpus, make_plan
 
     cpus = machine_cpus()
     print(f"profiles (this machine: {cpus} CPU(s) for the harness); estimates are rough, start-up included", file=stdout)
@@ -72,8 +84,8 @@ def _cmd_profiles(args, stdout, stderr) -> int:
             print(f"  {name:8s} error: {e}", file=stdout)
             continue
         per = Counter()
-        for spec, t, w in plan.configs:
-            per[spec.benchmark] += t + (1 if w else 0)
+        for task in plan.tasks:
+            per[task.benchmark] += 1
         for srch in plan.searches:
             per["spawn_max"] += srch.estimated_steps()
         est = plan.estimate_s()

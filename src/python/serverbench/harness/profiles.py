@@ -2,17 +2,19 @@
 
 A profile (see profiles/quick.toml for the annotated layout) has top-level settings
 (name, description, seed, variant, languages), a [defaults] table of run settings, and
-one table per benchmark: [pingping], [spawn] (Fig. 4b, fixed N), [spawn_max] (the
-Fig. 4a max-processes search) and [throughput]. A benchmark table holds its parameter
-lists (every combination is a configuration) and may override any [defaults] key.
+one table per benchmark of spec/cli.json ([pingping], [spawn], [throughput], ...) plus
+[spawn_max] (the Fig. 4a max-processes search). A benchmark table holds its parameter
+lists (every combination is a configuration; the parameters are the contract's) and may
+override any [defaults] key. A sub-table [<bench>.per_language.<lang>] overrides
+parameter lists or settings for one language (e.g. pingping at 5 kB only for java).
+A language that does not implement a benchmark (spec/cli.json languages.<lang>.benchmarks)
+simply has no runs of it. Expansion into runs is harness.plan.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 import math
-import os
 import re
 from pathlib import Path
 
@@ -25,25 +27,24 @@ from serverbench import contract, paths
 
 GiB = 1024**3
 MiB = 1024**2
-BENCHMARKS = ("pingping", "spawn", "spawn_max", "throughput")
+SEARCH_TABLE = "spawn_max"  # the max-processes search: runs of spawn, not a benchmark of its own
+BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, SEARCH_TABLE) if x == "spawn" else (x,)))
 PROFILES = ("smoke", "quick", "paper")
-ERLANG_MAX_PROCESSES = 134_217_727  # the largest +P the BEAM accepts
 
 TOP_KEYS = {"name", "description", "seed", "variant", "languages", "defaults", *BENCHMARKS}
 DEFAULT_KEYS = {
     "trials": 3, "warmup": False, "timeout_s": 300.0, "memory_budget_bytes": 4 * GiB,
     "heap_fraction": 0.6, "process_limit": 1_048_576, "memory_enforcement": "auto",
     "watchdog_interval_s": 0.05, "cores": ["max"], "skip_unavailable_cores": False,
+    "options": {},  # family-specific settings (e.g. socket benchmarks' placement), checked by that family
 }
-COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages"}
-PARAM_KEYS = {
-    "pingping": ("message_bytes", "repetitions", "payload"),
-    "spawn": ("processes",),
-    "throughput": ("pairs", "message_bytes", "duration_s", "report_every", "payload"),
-    "spawn_max": (),
-}
-SEARCH_KEYS = {"start", "factor", "max_steps", "refine_steps", "budget_bytes"}
-SEARCH_DEFAULTS = {"start": 100_000, "factor": 2.0, "max_steps": 12, "refine_steps": 0, "budget_bytes": 8 * GiB}
+COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages", "per_language", "steps"}
+# The parameters a profile may list per benchmark: the contract's (spec/cli.json).
+PARAM_KEYS = {b: (() if b == SEARCH_TABLE else contract.profile_params(b)) for b in BENCHMARKS}
+SEARCH_KEYS = {"start", "factor", "max_steps", "refine_steps", "budget_bytes", "host_floor_bytes",
+               "timeout_bisect_steps"}
+SEARCH_DEFAULTS = {"start": 100_000, "factor": 2.0, "max_steps": 12, "refine_steps": 0, "budget_bytes": 8 * GiB,
+                   "host_floor_bytes": GiB, "timeout_bisect_steps": 3}
 
 
 class ProfileError(ValueError):
@@ -155,12 +156,12 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         "source": source,
         "seed": _int(prof.get("seed", 2018), "seed", minimum=0),
         "variant": prof.get("variant", "fair"),
-        "languages": _langs(prof.get("languages", list(contract.LANGUAGES)), "languages"),
+        "languages": _langs(prof.get("languages", list(contract.languages())), "languages"),
     }
-    if out["variant"] not in ("fair", "paper"):
-        raise ProfileError(f"variant must be 'fair' or 'paper', got {out['variant']!r}")
-    if out["variant"] not in contract.cli_contract().get("implemented_variants", ["fair"]):
-        raise ProfileError(f"variant {out['variant']!r} is not built yet (spec/cli.json implemented_variants)")
+    built = contract.cli_contract().get("implemented_variants", ["fair"])
+    if out["variant"] not in built:
+        raise ProfileError(f"variant {out['variant']!r} is not built (spec/cli.json implemented_variants: "
+                           f"{', '.join(built)})")
     defaults = dict(DEFAULT_KEYS)
     for k, v in (prof.get("defaults") or {}).items():
         if k not in DEFAULT_KEYS:
@@ -172,39 +173,63 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         if table is None:
             out[bench] = {"enabled": False}
             continue
-        allowed = _allowed_keys(bench)
-        for k in table:
-            if k not in allowed:
-                raise ProfileError(f"{source}: unknown key {bench}.{k}; known: {', '.join(sorted(allowed))}")
         b = {"enabled": bool(table.get("enabled", True))}
-        settings = {k: table.get(k, out["defaults"][k]) for k in DEFAULT_KEYS}
-        b.update(_check_settings(settings, bench))
+        b.update(_bench_settings(bench, table, out["defaults"], source))
         b["languages"] = _langs(table.get("languages", out["languages"]), f"{bench}.languages")
-        if bench == "spawn_max":
-            for k, dv in SEARCH_DEFAULTS.items():
-                b[k] = table.get(k, dv)
-            b["start"] = _int(b["start"], "spawn_max.start", minimum=1)
-            b["max_steps"] = _int(b["max_steps"], "spawn_max.max_steps", minimum=1)
-            b["refine_steps"] = _int(b["refine_steps"], "spawn_max.refine_steps", minimum=0)
-            b["budget_bytes"] = _bytes(b["budget_bytes"], "spawn_max.budget_bytes")
-            if not isinstance(b["factor"], (int, float)) or isinstance(b["factor"], bool) or b["factor"] <= 1:
-                raise ProfileError(f"spawn_max.factor must be a number above 1, got {b['factor']!r}")
-            b["factor"] = float(b["factor"])
-            b["memory_budget_bytes"] = b["budget_bytes"]
-        else:
-            flags = contract.benchmark_flags(bench)
-            by_param = {s["param"]: (flag, s) for flag, s in flags.items() if s.get("param")}
-            for key in PARAM_KEYS[bench]:
-                flag, spec = by_param[key]
-                if key in table:
-                    values = table[key]
-                elif "default" in spec:
-                    values = spec["default"]
-                else:
-                    raise ProfileError(f"{source}: {bench}.{key} is required (flag {flag})")
-                b[key] = _param_values(values, f"{bench}.{key}", spec)
+        # steps = "knobs": the audit's fair, paper and single-knob steps (serverbench.audit_steps)
+        b["steps"] = table.get("steps", "variant")
+        if b["steps"] not in ("variant", "knobs"):
+            raise ProfileError(f"{source}: {bench}.steps must be \"variant\" or \"knobs\", got {b['steps']!r}")
+        per = table.get("per_language") or {}
+        if not isinstance(per, dict):
+            raise ProfileError(f"{source}: {bench}.per_language must be a table of language tables")
+        b["per_language"] = {}
+        for lang, sub in per.items():
+            _langs([lang], f"{bench}.per_language")
+            if not isinstance(sub, dict) or "per_language" in sub or "languages" in sub or "enabled" in sub:
+                raise ProfileError(f"{source}: {bench}.per_language.{lang} must be a table of parameter lists "
+                                   "or settings")
+            full = _bench_settings(bench, {**{k: b[k] for k in b if k not in ("enabled", "languages",
+                                                                              "per_language")}, **sub},
+                                   out["defaults"], f"{source}: {bench}.per_language.{lang}")
+            b["per_language"][lang] = {k: full[k] for k in sub}
         out[bench] = b
     return out
+
+
+def _bench_settings(bench: str, table: dict, defaults: dict, source: str) -> dict:
+    """A benchmark table's settings and parameter lists, checked, defaults filled in."""
+    allowed = _allowed_keys(bench)
+    for k in table:
+        if k not in allowed:
+            raise ProfileError(f"{source}: unknown key {bench}.{k}; known: {', '.join(sorted(allowed))}")
+    b = _check_settings({k: table.get(k, defaults[k]) for k in DEFAULT_KEYS}, bench)
+    if bench == SEARCH_TABLE:
+        for k, dv in SEARCH_DEFAULTS.items():
+            b[k] = table.get(k, dv)
+        b["start"] = _int(b["start"], "spawn_max.start", minimum=1)
+        b["max_steps"] = _int(b["max_steps"], "spawn_max.max_steps", minimum=1)
+        b["refine_steps"] = _int(b["refine_steps"], "spawn_max.refine_steps", minimum=0)
+        b["timeout_bisect_steps"] = _int(b["timeout_bisect_steps"], "spawn_max.timeout_bisect_steps", minimum=0)
+        b["budget_bytes"] = _bytes(b["budget_bytes"], "spawn_max.budget_bytes")
+        b["host_floor_bytes"] = _bytes(b["host_floor_bytes"], "spawn_max.host_floor_bytes")
+        if not isinstance(b["factor"], (int, float)) or isinstance(b["factor"], bool) or b["factor"] <= 1:
+            raise ProfileError(f"spawn_max.factor must be a number above 1, got {b['factor']!r}")
+        b["factor"] = float(b["factor"])
+        b["memory_budget_bytes"] = b["budget_bytes"]
+        return b
+    flags = contract.benchmark_flags(bench)
+    by_param = {s["param"]: (flag, s) for flag, s in flags.items() if s.get("param")}
+    for key in PARAM_KEYS[bench]:
+        flag, spec = by_param[key]
+        if key in table:
+            values = table[key]
+        elif "default" in spec:
+            values = spec["default"]
+        else:
+            raise ProfileError(f"{source}: {bench}.{key} is required (flag {flag})")
+        b[key] = _param_values(values, f"{bench}.{key}", spec)
+    return b
 
 
 def _check_settings(s: dict, where: str) -> dict:
@@ -232,6 +257,8 @@ def _check_settings(s: dict, where: str) -> dict:
         if c != "max" and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
             raise ProfileError(f"{where}.cores: {c!r} is not a positive core count (or \"max\")")
     s["cores"] = cores
+    if not isinstance(s["options"], dict):
+        raise ProfileError(f"{where}.options must be a table")
     return s
 
 
@@ -241,8 +268,8 @@ def _langs(v, where):
     if not isinstance(v, list) or not v:
         raise ProfileError(f"{where} must be a non-empty list of languages")
     for lang in v:
-        if lang not in contract.LANGUAGES:
-            raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.LANGUAGES)}")
+        if lang not in contract.languages():
+            raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.languages())}")
     return list(dict.fromkeys(v))
 
 
@@ -309,74 +336,3 @@ def _param_values(values, where, spec) -> list:
     return list(dict.fromkeys(out))
 
 
-# ---------------------------------------------------------------------------------------
-def machine_cpus() -> int:
-    return len(os.sched_getaffinity(0))
-
-
-def resolve_cores(spec_cores: list, machine: int, oversubscribe: bool, skip: bool, where: str):
-    """(runnable core counts, not runnable ones). 'max' is the harness's CPU count."""
-    run, skipped = [], []
-    for c in spec_cores:
-        c = machine if c == "max" else c
-        if c > machine and not oversubscribe:
-            if skip:
-                skipped.append(c)
-                continue
-            raise ProfileError(f"{where}: {c} cores asked but this machine lets the harness use {machine} CPU(s); "
-                               "use --oversubscribe to run anyway, or skip_unavailable_cores = true")
-        run.append(c)
-    return sorted(dict.fromkeys(run)), sorted(dict.fromkeys(skipped))
-
-
-def grid(bench: str, b: dict) -> list[dict]:
-    keys = PARAM_KEYS[bench]
-    combos = itertools.product(*(b[k] for k in keys))
-    return [dict(zip(keys, c)) for c in combos]
-
-
-def fmt_value(v) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def config_id(bench: str, language: str, variant: str, cores: int, params: dict, budget: int | None = None) -> str:
-    """A stable, readable identity of a configuration (what is measured, not the limits)."""
-    ps = ",".join(f"{k}={fmt_value(params[k])}" for k in sorted(params))
-    if bench == "spawn_max":
-        return f"spawn_max/{language}/{variant}/c{cores}/budget_bytes={budget}/{ps}"
-    return f"{bench}/{language}/{variant}/c{cores}/{ps}"
-
-
-def heap_mb(budget: int | None, fraction: float) -> int:
-    if not budget:
-        return 1024
-    return max(64, int(budget * fraction / MiB))
-
-
-def process_limit(bench: str, params: dict, default: int) -> int:
-    if bench == "spawn":
-        n = params["processes"]
-        return min(ERLANG_MAX_PROCESSES, max(default, n + max(n // 10, 4096)))
-    return default
-
-
-# Rough per-run costs on this 2-core machine, for estimates only (seconds).
-STARTUP_S = {"go": 0.03, "erlang": 0.3, "scala_akka": 1.5}
-
-
-def estimate_run_s(bench: str, language: str, params: dict) -> float:
-    s = STARTUP_S.get(language, 1.0)
-    if bench == "pingping":
-        per = 0.4e-6 + params["message_bytes"] / 4e9
-        if language == "scala_akka":
-            per *= 3
-        elif language == "erlang":
-            per *= 2
-        return s + 2 * params["repetitions"] * per
-    if bench in ("spawn", "spawn_max"):
-        return s + params["processes"] * (1.3e-4 if language == "scala_akka" else 2e-6)
-    if bench == "throughput":
-        return s + params["duration_s"] + 0.3
-    return s

@@ -1,0 +1,236 @@
+"""A profile expanded into a plan: every run as a `Task` (every trial of every
+configuration of every language that implements the benchmark), the max-processes
+searches, and the order they run in (round-robin across languages)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+from dataclasses import dataclass, field, replace
+
+from serverbench import audit_steps, contract
+from serverbench.harness.profiles import BENCHMARKS, PARAM_KEYS, SEARCH_TABLE, ProfileError
+from serverbench.harness.search import Search
+from serverbench.harness.task import Task, config_id, group_id, heap_mb, process_limit
+
+
+@dataclass
+class Plan:
+    profile: dict
+    tasks: list[Task]  # every trial (warm-ups included), in plan order
+    searches: list[Search]
+    not_runnable: list[dict] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    benchmarks: list[str] = field(default_factory=list)
+
+    def groups(self) -> list[str]:
+        """Comparison groups, in plan order (tasks' group_id, then searches')."""
+        return list(dict.fromkeys([t.group_id for t in self.tasks] + [s.group_id for s in self.searches]))
+
+    def only(self, groups) -> "Plan":
+        """The plan restricted to some comparison groups (a shard)."""
+        keep = set(groups)
+        return replace(self, tasks=[t for t in self.tasks if t.group_id in keep],
+                       searches=[s for s in self.searches if s.group_id in keep])
+
+    def run_count(self) -> int:
+        return len(self.tasks) + sum(s.estimated_steps() for s in self.searches)
+
+    def estimate_s(self) -> float:
+        return sum(estimate_task_s(t) for t in self.tasks) + sum(estimate_search_s(s) for s in self.searches)
+
+    def group_estimates(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for t in self.tasks:
+            out[t.group_id] = out.get(t.group_id, 0.0) + estimate_task_s(t)
+        for s in self.searches:
+            out[s.group_id] = out.get(s.group_id, 0.0) + estimate_search_s(s)
+        return out
+
+
+def machine_cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def as_list(v, what):
+    if v is None:
+        return None
+    if isinstance(v, str):
+        v = [x.strip() for x in v.split(",") if x.strip()]
+    v = list(v)
+    if not v:
+        raise ProfileError(f"no {what} given")
+    return v
+
+
+def resolve_cores(spec_cores: list, machine: int, oversubscribe: bool, skip: bool, where: str):
+    """(runnable core counts, not runnable ones). 'max' is the harness's CPU count."""
+    run, skipped = [], []
+    for c in spec_cores:
+        c = machine if c == "max" else c
+        if c > machine and not oversubscribe:
+            if skip:
+                skipped.append(c)
+                continue
+            raise ProfileError(f"{where}: {c} cores asked but this machine lets the harness use {machine} CPU(s); "
+                               "use --oversubscribe to run anyway, or skip_unavailable_cores = true")
+        run.append(c)
+    return sorted(dict.fromkeys(run)), sorted(dict.fromkeys(skipped))
+
+
+def grid(bench: str, b: dict) -> list[dict]:
+    keys = PARAM_KEYS[bench]
+    return [dict(zip(keys, c)) for c in itertools.product(*(b[k] for k in keys))]
+
+
+def native_benchmark(table: str) -> str:
+    """The benchmark a profile table runs (spawn_max runs spawn)."""
+    return "spawn" if table == SEARCH_TABLE else table
+
+
+def runs_here(lang: str, table: str, variant: str) -> bool:
+    """Whether spec/cli.json says `lang` implements this table's benchmark in this variant."""
+    return contract.implements(lang, native_benchmark(table)) and variant in contract.variants(lang)
+
+
+def check_request(languages, benchmarks, variant: str) -> None:
+    """Names asked for on the command line: known, and every language able to run
+    something asked of it (else: exit 2 naming the language and the benchmark)."""
+    for lang in languages or []:
+        if lang not in contract.languages():
+            raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.languages())}")
+    for b in benchmarks or []:
+        if b not in BENCHMARKS:
+            raise ProfileError(f"unknown benchmark {b!r}; known: {', '.join(BENCHMARKS)}")
+    for lang in languages or []:
+        if variant not in contract.variants(lang):
+            raise ProfileError(f"{lang} does not implement the variant {variant!r} "
+                               f"(spec/cli.json: {', '.join(contract.variants(lang))})")
+        if benchmarks and not any(runs_here(lang, b, variant) for b in benchmarks):
+            raise ProfileError(f"{lang} does not implement the benchmark {', '.join(benchmarks)} "
+                               f"(spec/cli.json languages.{lang}.benchmarks: "
+                               f"{', '.join(contract.language(lang).get('benchmarks', []))})")
+
+
+def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, machine=None) -> Plan:
+    machine = machine or machine_cpus()
+    languages = as_list(languages, "languages")
+    benchmarks = as_list(benchmarks, "benchmarks")
+    variant = prof["variant"]
+    check_request(languages, benchmarks, variant)
+    plan = Plan(prof, [], [])
+    for bench in BENCHMARKS:
+        b = prof[bench]
+        if benchmarks is not None:
+            if bench not in benchmarks:
+                continue
+            if "languages" not in b:  # no table in the profile at all
+                raise ProfileError(f"profile {prof['name']!r} has no [{bench}] table")
+        elif not b.get("enabled"):
+            continue
+        langs = [lang for lang in b["languages"] if (languages is None or lang in languages)
+                 and runs_here(lang, bench, variant)]
+        cores, skipped = resolve_cores(b["cores"], machine, oversubscribe, b["skip_unavailable_cores"],
+                                       f"{bench}.cores")
+        plan.not_runnable += [{"benchmark": bench, "cores": c,
+                               "reason": f"this machine lets the harness use {machine} CPU(s)"} for c in skipped]
+        if langs and cores:
+            plan.benchmarks.append(bench)
+        for lang in langs:
+            if lang not in plan.languages:
+                plan.languages.append(lang)
+            table = {**b, **b.get("per_language", {}).get(lang, {})}
+            for c in cores:
+                if bench == SEARCH_TABLE:
+                    plan.searches.append(Search(lang, variant, c, table))
+                    continue
+                for params in grid(bench, table):
+                    if table.get("steps") == "knobs":  # the audit: fair, paper, single-knob steps
+                        for s in audit_steps.steps(bench, lang):
+                            plan.tasks += _trials(bench, lang, s.variant, c, {**params, **s.knobs}, table)
+                    else:
+                        plan.tasks += _trials(bench, lang, variant, c, params, table)
+    return plan
+
+
+def _trials(bench: str, lang: str, variant: str, cores: int, params: dict, b: dict) -> list[Task]:
+    params = {**contract.param_defaults(bench), **params}
+    first = Task(
+        benchmark=bench, language=lang, variant=variant, params=params, cores=cores,
+        config_id=config_id(bench, lang, variant, cores, params),
+        group_id=group_id(bench, variant, cores, params, b["options"]),
+        timeout_s=b["timeout_s"], memory_budget_bytes=b["memory_budget_bytes"],
+        heap_mb=heap_mb(b["memory_budget_bytes"], b["heap_fraction"]),
+        process_limit=process_limit(bench, params, b["process_limit"]),
+        memory_enforcement=b["memory_enforcement"], family=contract.family(bench), options=dict(b["options"]),
+    )
+    warm = [first.with_trial(0, warmup=True)] if b["warmup"] else []
+    return warm + [first.with_trial(k) for k in range(1, b["trials"] + 1)]
+
+
+def schedule(plan: Plan, done: set, seed: int) -> list:
+    """The pending work in the order it runs: Tasks, then the Searches.
+
+    Round-robin: round k holds trial k of every configuration; within a round the
+    comparison groups come in a seeded random order and, inside a group, every language
+    runs its trial k before any language runs trial k+1, the language that goes first
+    rotating with k (and with the group). A configuration's warm-up goes just before its
+    first pending trial. Deterministic given the plan, what is done, and the seed."""
+    rng = random.Random(seed)
+    by_group: dict[str, dict[str, list[Task]]] = {}
+    for t in plan.tasks:
+        if t.warmup or t.key in done:
+            continue
+        by_group.setdefault(t.group_id, {}).setdefault(t.language, []).append(t)
+    warm = {t.config_id: t for t in plan.tasks if t.warmup and t.key not in done}
+    groups = sorted(by_group)
+    rounds = max((len(ts) for g in by_group.values() for ts in g.values()), default=0)
+    out: list = []
+    for k in range(rounds):
+        order = list(enumerate(groups))
+        rng.shuffle(order)
+        for gi, g in order:
+            langs = [lang for lang in plan.languages if lang in by_group[g]]
+            shift = (k + gi) % len(langs)
+            for lang in langs[shift:] + langs[:shift]:
+                pending = by_group[g][lang]
+                if k < len(pending):
+                    t = pending[k]
+                    if t.config_id in warm:
+                        out.append(warm.pop(t.config_id))
+                    out.append(t)
+    return out + sorted(plan.searches, key=lambda s: s.key)
+
+
+# --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
+STARTUP_S = {"go": 0.03, "erlang": 0.3, "scala_akka": 1.5, "java": 0.8, "scala_actors": 1.0}
+
+
+def estimate_run_s(bench: str, language: str, params: dict) -> float:
+    s = STARTUP_S.get(language, 1.0)
+    if bench == "pingping":
+        per = 0.4e-6 + params["message_bytes"] / 4e9
+        per *= {"scala_akka": 3, "erlang": 2, "java": 50, "scala_actors": 15}.get(language, 1)
+        return s + 2 * params["repetitions"] * per
+    if bench in ("spawn", "spawn_max"):
+        return s + params["processes"] * (1.3e-4 if language == "scala_akka" else 2e-6)
+    if bench == "throughput":
+        return s + params["duration_s"] + 0.3
+    return s + 1.0
+
+
+def estimate_task_s(t: Task) -> float:
+    return min(t.timeout_s, estimate_run_s(t.benchmark, t.language, t.params))
+
+
+def estimate_search_s(s: Search) -> float:
+    total, n, cfg = 0.0, s.settings["start"], s.settings
+    for _ in range(s.estimated_steps()):
+        est = estimate_run_s("spawn_max", s.language, {"processes": n})
+        total += min(cfg["timeout_s"], est)
+        if est >= cfg["timeout_s"]:  # a timeout ends the growth (bisection after it)
+            total += cfg["timeout_s"] * 0.7 if cfg["refine_steps"] else 0
+            break
+        n = int(n * cfg["factor"])
+    return total

@@ -1,0 +1,145 @@
+"""The sweep folder's files: the append-only raw log (runs.jsonl, or runs.<i>.jsonl for
+shard i), the sessions log, the manifest (written once), and the lock that keeps two
+harnesses off one log. Every raw line is validated, written whole and fsync'd."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+from serverbench import records
+from serverbench.harness.profiles import ProfileError
+
+MANIFEST_NAME = "manifest.json"
+SESSIONS_NAME = "sessions.jsonl"
+
+
+def names(shard_index: int | None) -> dict:
+    """The file names of a sweep (shard None) or of one shard of it."""
+    if shard_index is None:
+        return {"runs": records.RAW_LOG_NAME, "sessions": SESSIONS_NAME, "manifest": MANIFEST_NAME, "lock": ".lock"}
+    i = shard_index
+    return {"runs": f"runs.{i}.jsonl", "sessions": f"sessions.{i}.jsonl", "manifest": f"manifest.{i}.json",
+            "lock": f".lock.{i}"}
+
+
+class RawLog:
+    """The append-only raw log of one sweep (or shard)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.repaired_torn_line = None
+        existing = path.exists() and path.stat().st_size > 0
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if existing:
+            with open(path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    # A harness killed mid-write left a line without its end; end it so the
+                    # next line is not glued to it (the loader reports it as bad).
+                    with open(path, "rb") as g:
+                        self.repaired_torn_line = sum(1 for _ in g)
+                    self._write_bytes(b"\n")
+
+    def _write_bytes(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+        os.fsync(self.fd)
+
+    def append(self, rec: dict) -> dict:
+        err = records.raw_errors(rec)
+        if err:
+            # A harness bug must not write a bad line: keep the run as 'invalid' without its
+            # native part, and if even that is not valid, stop.
+            fallback = dict(rec, metrics=None, validation=None, runtime=None,
+                            status="invalid" if rec.get("status") == "ok" else rec.get("status"),
+                            status_reason=f"harness could not form a valid record ({err}); "
+                                          f"was: {rec.get('status_reason')}")
+            if records.raw_errors(fallback):
+                raise RuntimeError(f"harness bug: record would not validate: {err}")
+            rec = fallback
+        line = json.dumps(rec, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+        self._write_bytes(line.encode("utf-8"))
+        return rec
+
+    def close(self):
+        os.close(self.fd)
+
+
+def read_lines(path: Path, bad: list | None = None) -> list[dict]:
+    """The parsable lines of a JSON Lines file; the numbers of the others go to `bad`."""
+    out = []
+    if not Path(path).exists():
+        return out
+    with open(path, "rb") as f:
+        for no, raw in enumerate(f, start=1):
+            try:
+                if not raw.endswith(b"\n"):
+                    raise ValueError("no newline")
+                rec = json.loads(raw)
+                if not isinstance(rec, dict):
+                    raise ValueError("not an object")
+                out.append(rec)
+            except (ValueError, UnicodeDecodeError):  # JSONDecodeError is a ValueError
+                if bad is not None and raw.strip():
+                    bad.append(no)
+    return out
+
+
+def append_json(path: Path, obj: dict) -> None:
+    data = (json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_once(path: Path, obj: dict) -> bool:
+    """Write a JSON file unless it exists (never overwrite); True when written."""
+    if path.exists():
+        return False
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, default=str)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        os.link(tmp, path)  # fails if another invocation wrote it first
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+
+
+def lock(path: Path):
+    """An exclusive lock on one sweep's (or shard's) log; ProfileError if it is taken."""
+    f = open(path, "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise ProfileError(f"sweep {path.parent.name!r} ({path.name}) is being run by another harness "
+                           "right now") from None
+    return f
+
+
+def done_keys(lines: list) -> set:
+    """(config_id, trial, warmup) of every ok run: what a resumed sweep skips."""
+    return {(r.get("config_id"), r.get("trial"), bool(r.get("warmup"))) for r in lines if r.get("status") == "ok"}
+
+
+def search_steps(lines: list) -> dict:
+    """config_id -> records of the max-processes search steps already run (any status)."""
+    out: dict[str, list] = {}
+    for r in lines:
+        if isinstance(r.get("search"), dict) and r["search"].get("name") == "max_processes":
+            out.setdefault(r["config_id"], []).append(r)
+    return out

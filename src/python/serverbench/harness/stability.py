@@ -1,0 +1,119 @@
+"""`python -m serverbench stability`: are the claims' verdicts stable?
+
+Runs the profile's claim-deciding configurations as R independent sweeps (each its own
+sweep id, its own seed, its own harness session) and prints, claim by claim, the verdict
+of each repeat and whether they agree. Verdicts come from the analysis ("compute the
+verdicts of sweep folder X", `verdicts_of`), nothing else is assumed about it."""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from serverbench.harness.profiles import ProfileError, parse_set
+
+# The benchmark tables the claims are decided on (Figs. 3-5 and the spawn limit).
+CLAIM_TABLES = ("pingping", "spawn", "spawn_max", "throughput")
+
+
+def verdicts_of(sweep_dir: Path) -> dict[str, str]:
+    """{claim id: verdict} for one raw sweep folder, via the analysis' own entry point
+    (`serverbench.analysis.verdicts_for_sweep` when it exists, else its `process`
+    command into a temporary folder, whose claims.csv is read)."""
+    import serverbench.analysis as analysis
+
+    fn = getattr(analysis, "verdicts_for_sweep", None)
+    if fn is not None:
+        return {str(k): str(v) for k, v in dict(fn(sweep_dir)).items()}
+    from serverbench import cli
+
+    with tempfile.TemporaryDirectory(prefix="serverbench-stability-") as tmp:
+        out, err = _Sink(), _Sink()
+        code = cli.run(["process", str(sweep_dir), "--out", tmp], out, err)
+        if code != 0:
+            raise RuntimeError(f"processing {sweep_dir} failed (exit {code}): {err.text.strip()[-500:]}")
+        with open(Path(tmp) / "claims.csv", encoding="utf-8", newline="") as f:
+            return {row["id"]: row["verdict"] for row in csv.DictReader(f)}
+
+
+def agreement(verdicts: list[dict[str, str]]) -> list[tuple[str, list[str], bool]]:
+    """[(claim id, verdict per repeat, all equal)] over every claim any repeat has."""
+    ids = list(dict.fromkeys(k for v in verdicts for k in v))
+    out = []
+    for cid in ids:
+        vs = [v.get(cid, "(missing)") for v in verdicts]
+        out.append((cid, vs, len(set(vs)) == 1))
+    return out
+
+
+def run_stability(profile: str, repeats: int, *, sweep_prefix=None, overrides=None, languages=None, raw_root=None,
+                  progress=True, commands=None, out=print) -> int:
+    """Run `repeats` independent sweeps, print the agreement table; 0 when every claim
+    agrees, 1 otherwise."""
+    from serverbench.harness.sweep import run_sweep
+
+    if repeats < 2:
+        raise ProfileError(f"--repeats must be at least 2 (independent sweeps to compare), got {repeats}")
+    prefix = sweep_prefix or f"stability-{profile}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    base = dict(overrides or {})
+    from serverbench.harness.profiles import load_profile
+
+    seed = load_profile(profile, base)["seed"]
+    dirs, verdicts = [], []
+    for r in range(1, repeats + 1):
+        ov = {**base, "seed": seed + r - 1}  # independent: each repeat its own order
+        d = run_sweep(profile, sweep_id=f"{prefix}-r{r}", overrides=ov, languages=languages,
+                      benchmarks=[b for b in CLAIM_TABLES if load_profile(profile, ov)[b].get("enabled")],
+                      raw_root=raw_root, progress=progress, commands=commands)
+        dirs.append(d)
+        verdicts.append(verdicts_of(d))
+    rows = agreement(verdicts)
+    out(f"stability of the verdicts over {repeats} independent {profile} sweeps: "
+        + ", ".join(d.name for d in dirs))
+    width = max([len(c) for c, _, _ in rows] + [5])
+    out(f"{'claim':{width}}  " + "  ".join(f"{'repeat ' + str(i + 1):28}" for i in range(repeats)) + "  agree")
+    for cid, vs, same in rows:
+        out(f"{cid:{width}}  " + "  ".join(f"{v:28}" for v in vs) + f"  {'yes' if same else 'NO'}")
+    n_same = sum(1 for _, _, s in rows if s)
+    out(f"{n_same} of {len(rows)} claims agree")
+    return 0 if n_same == len(rows) else 1
+
+
+class _Sink:
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "stability", help="run R independent sweeps and print, claim by claim, whether the verdicts agree",
+        description="Runs the profile's claim-deciding benchmarks as R independent sweeps (own sweep id and seed "
+                    "each) and compares the claims' verdicts. Exit 0 when every claim agrees, 1 when one differs, "
+                    "2 on bad input.")
+    p.add_argument("--profile", default="quick")
+    p.add_argument("--repeats", type=int, default=2, help="independent sweeps (at least 2; default 2)")
+    p.add_argument("--sweep-id", default=None, help="prefix of the sweep ids (<prefix>-r1, -r2, ...)")
+    p.add_argument("--languages", default=None)
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--raw-dir", default=None)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd)
+
+
+def _cmd(args, stdout, stderr) -> int:
+    from serverbench.cli import UsageError
+
+    try:
+        return run_stability(args.profile, args.repeats, sweep_prefix=args.sweep_id, overrides=parse_set(args.sets),
+                             languages=args.languages, raw_root=args.raw_dir, progress=not args.no_progress,
+                             out=lambda s: print(s, file=stdout, flush=True))
+    except ProfileError as e:
+        raise UsageError(str(e)) from None

@@ -1,0 +1,82 @@
+"""One run the harness will make: the `Task` (what to run, which trial, under which
+limits) and the names that identify it (config_id, group_id)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+MiB = 1024**2
+ERLANG_MAX_PROCESSES = 134_217_727  # the largest +P the BEAM accepts
+
+
+@dataclass(frozen=True)
+class Task:
+    """One fresh process (one trial of one configuration of one language).
+
+    `family` says who runs it: "process" (harness.launch: one native process) or
+    "socket" (harness.sockets*: a server and a client); `options` holds family-specific
+    settings from the profile's `options` table (e.g. placement, server_language)."""
+
+    benchmark: str
+    language: str
+    variant: str
+    params: dict
+    cores: int
+    config_id: str
+    group_id: str  # the comparison group: the same configuration in every language
+    trial: int = 1
+    warmup: bool = False
+    timeout_s: float = 60.0
+    memory_budget_bytes: int | None = None
+    heap_mb: int = 1024
+    process_limit: int = 1_048_576
+    memory_enforcement: str = "auto"  # auto | cgroup | watchdog | none (the profile's wish)
+    family: str = "process"
+    search: dict | None = None  # {"name": "max_processes", "step": k, "budget_bytes": B} for Fig. 4a steps
+    host_floor_bytes: int | None = None  # MemAvailable the host keeps; None = no check
+    options: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple:
+        """What a resumed sweep matches against the raw log: (config_id, trial, warmup)."""
+        return (self.config_id, self.trial, self.warmup)
+
+    def with_trial(self, trial: int, warmup: bool = False) -> "Task":
+        return replace(self, trial=trial, warmup=warmup)
+
+
+def fmt_value(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _params_id(params: dict) -> str:
+    return ",".join(f"{k}={fmt_value(params[k])}" for k in sorted(params))
+
+
+def config_id(bench: str, language: str, variant: str, cores: int, params: dict, budget: int | None = None) -> str:
+    """A stable, readable identity of a configuration (what is measured, not the limits)."""
+    if bench == "spawn_max":
+        return f"spawn_max/{language}/{variant}/c{cores}/budget_bytes={budget}/{_params_id(params)}"
+    return f"{bench}/{language}/{variant}/c{cores}/{_params_id(params)}"
+
+
+def group_id(bench: str, variant: str, cores: int, params: dict, options: dict | None = None) -> str:
+    """The comparison group of a configuration: everything but the language. Every
+    language and trial of one group runs in one shard (one host)."""
+    opts = "".join(f"/{k}={fmt_value(v)}" for k, v in sorted((options or {}).items()))
+    return f"{bench}/{variant}/c{cores}/{_params_id(params)}{opts}"
+
+
+def heap_mb(budget: int | None, fraction: float) -> int:
+    if not budget:
+        return 1024
+    return max(64, int(budget * fraction / MiB))
+
+
+def process_limit(bench: str, params: dict, default: int) -> int:
+    if bench == "spawn":
+        n = params["processes"]
+        return min(ERLANG_MAX_PROCESSES, max(default, n + max(n // 10, 4096)))
+    return default
