@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import paths, records
+from serverbench import contract, paths, records
 from serverbench.analysis import stats
 
 # The metric a figure shows per benchmark (and whether larger is better).
@@ -32,6 +32,8 @@ DEFAULT_METRIC = {"pingping": "ns_per_message", "spawn": "all_ready_s", "spawn_m
                   "throughput": "exchanges_per_s", "tcp_pingpong": "ns_per_message", "echo_flood": "bytes_per_s"}
 X_AXIS = {"pingping": "message_bytes", "spawn": "processes", "spawn_max": "processes", "throughput": "pairs",
           "tcp_pingpong": "message_bytes", "echo_flood": "connections"}
+KNOWN_PARAMS = {"pingping": ("message_bytes", "repetitions", "payload"), "spawn": ("processes",),
+                "throughput": ("pairs", "message_bytes", "duration_s", "report_every", "payload")}
 # Parameters that do not change what a rate measures: ignored when matching configurations.
 RATE_INVARIANT = ("duration_s", "report_every")
 CONFIDENCE = 0.95
@@ -163,11 +165,12 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------
 def param_columns(df: pd.DataFrame, table: str) -> list[str]:
     """The parameter columns of a table's runs (those with a value in some row)."""
-    from serverbench.harness.profiles import PARAM_KEYS
-
-    cands = list(PARAM_KEYS.get(table, ())) or [X_AXIS.get(table, "")]
-    if table == "spawn_max":
-        cands = ["processes"]
+    bench = "spawn" if table == "spawn_max" else table
+    try:
+        cands = [s["param"] for s in contract.benchmark_flags(bench).values() if s.get("param")]
+    except (KeyError, TypeError, ValueError):
+        cands = []
+    cands = list(dict.fromkeys([*KNOWN_PARAMS.get(bench, ()), *cands])) or [X_AXIS.get(table, "")]
     return [c for c in cands if c in df and df[c].notna().any()]
 
 

@@ -96,6 +96,8 @@ def trial_distributions(runs: pd.DataFrame, table: str, metric: str | None = Non
                 continue
             xc = order.index(cfg) - 0.4 + width * (langs.index(lang) + 0.5)
             ax.hlines(m, xc - width * 0.4, xc + width * 0.4, color="black", lw=1.2)
+        ax.set_xlim(-0.5, len(order) - 0.5)
+        ax.set_xticks(range(len(order)), order)
         ax.set_xlabel("configuration (black bar: median of the trials)")
         ax.tick_params(axis="x", labelrotation=20 if len(order) > 4 else 0)
     ax.set_title(title or f"{table}: every trial, {metric}")

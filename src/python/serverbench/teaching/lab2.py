@@ -1,0 +1,216 @@
+"""Lab 2 - Processes are memory: spawn time and bytes per process as N grows, first-touch
+page faults, and a safe max-processes search under a small memory budget."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pandas as pd
+
+from serverbench import contract
+from serverbench.analysis import explore_plots
+from serverbench.teaching import common
+from serverbench.teaching.common import Exercise, LabData, median
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def load(run=True, raw_folder=None, languages=None, trials=3, processes=(1000, 10_000, 50_000),
+         budget_mib=160) -> LabData:
+    langs = common.need_languages(languages)
+    trials = common.need_int("trials", trials, 1, 7)
+    ns = common.need_ints("processes", list(processes), 100, 200_000, 5)
+    budget = common.need_int("budget_mib", budget_mib, 64, 1024)
+    search_langs = [x for x in langs if x != "scala_akka"] or ["go"]
+    overrides = {"spawn.trials": trials, "spawn.processes": ns, "spawn_max.budget_bytes": f"{budget}MiB",
+                 "spawn_max.languages": search_langs}
+    data = common.get_runs("lab2", run=run, raw_folder=raw_folder, languages=langs,
+                           benchmarks=["spawn", "spawn_max"], overrides=overrides)
+    common.require_ok(data, "spawn")
+    print(common.describe(data))
+    return data
+
+
+def table(data: LabData) -> pd.DataFrame:
+    d = data.ok("spawn")
+    t = d.groupby(["language", "processes"])[["all_ready_s", "bytes_per_process", "system_cpu_s"]].median()
+    t["us_per_process"] = t["all_ready_s"] / t.index.get_level_values("processes") * 1e6
+    return t.round({"all_ready_s": 4, "bytes_per_process": 0, "system_cpu_s": 3, "us_per_process": 2})
+
+
+def figure(data: LabData, kind: str = "strip"):
+    return explore_plots.trial_distributions(data.runs, "spawn", "bytes_per_process", kind=kind, log=False,
+                                             title="spawn: bytes per process, every trial")
+
+
+def search_table(data: LabData) -> pd.DataFrame:
+    d = data.runs[data.runs["table"] == "spawn_max"]
+    if d.empty:
+        return pd.DataFrame(columns=["language", "search_step", "processes", "status", "peak_rss_bytes"])
+    t = pd.DataFrame({"language": d["language"], "step": d["search_step"].astype(int), "processes": d["processes"],
+                      "status": d["status"], "peak_rss_MiB": (d["peak_rss_bytes"] / 2**20).round(1),
+                      "budget_MiB": (d["memory_budget_bytes"] / 2**20).round(0),
+                      "bytes_per_process": d["bytes_per_process"].round(0)})
+    return t.sort_values(["language", "step"]).reset_index(drop=True)
+
+
+def search_bracket(data: LabData, lang: str):
+    """(largest N that fitted, smallest N that failed) of the search, None where missing."""
+    d = data.runs[(data.runs["table"] == "spawn_max") & (data.runs["language"] == lang)]
+    ok = d.loc[d["status"] == "ok", "processes"]
+    bad = d.loc[d["status"] != "ok", "processes"]
+    return (int(ok.max()) if len(ok) else None), (int(bad.min()) if len(bad) else None)
+
+
+# --- page faults: run the real Go/Erlang program directly and read its rusage ---------------
+def page_faults(lang: str, n: int, timeout_s: float = 20.0) -> dict:
+    """Minor page faults of one spawn run of N processes (os.wait4's rusage)."""
+    spec = contract.language(lang)
+    exe = str(contract.executable(lang))
+    cmd = [exe if part == "{exe}" else part for part in spec["command"]] + ["spawn", "--processes", str(n)]
+    env = dict(os.environ)
+    for k, v in spec.get("env", {}).items():
+        env[k] = v.replace("{cores}", "1").replace("{process_limit}", str(max(1_048_576, 2 * n)))
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        out, _ = p.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    import json
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # cumulative; the caller takes differences
+    rec = json.loads(out.decode().strip().splitlines()[-1]) if out.strip() else {}
+    return {"language": lang, "processes": n, "children_minflt_total": ru.ru_minflt,
+            "bytes_per_process": (rec.get("metrics") or {}).get("bytes_per_process")}
+
+
+def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
+    """Minor faults per run for two N (differences of the cumulative children's rusage)."""
+    import resource
+
+    rows = []
+    for lang in languages:
+        if lang not in contract.cli_contract()["languages"] or not contract.executable(lang).exists():
+            continue
+        for n in ns:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+            r = page_faults(lang, n)
+            r["minor_faults"] = r.pop("children_minflt_total") - before
+            rows.append(r)
+    t = pd.DataFrame(rows)
+    if t.empty:
+        return t
+    out = []
+    for lang, g in t.groupby("language"):
+        g = g.sort_values("processes")
+        dn = g["processes"].iloc[-1] - g["processes"].iloc[0]
+        df = g["minor_faults"].iloc[-1] - g["minor_faults"].iloc[0]
+        out.append({"language": lang, "faults_small_N": int(g["minor_faults"].iloc[0]),
+                    "faults_large_N": int(g["minor_faults"].iloc[-1]), "extra_processes": int(dn),
+                    "faults_per_process": df / dn, "bytes_per_process": g["bytes_per_process"].iloc[-1],
+                    "pages_per_process_from_rss": g["bytes_per_process"].iloc[-1] / PAGE})
+    return pd.DataFrame(out).round(3)
+
+
+# ---------------------------------------------------------------------------------------
+def _bpp(data, lang="go"):
+    d = data.ok("spawn")
+    return median(d, "bytes_per_process", language=lang, processes=d["processes"].max())
+
+
+def _search_lang(data):
+    langs = set(data.runs.loc[data.runs["table"] == "spawn_max", "language"])
+    return "go" if "go" in langs else (sorted(langs)[0] if langs else None)
+
+
+def _predict_truth(data):
+    lang = _search_lang(data)
+    if lang is None:
+        return None
+    lo, hi = search_bracket(data, lang)
+    return (lo, hi, lang)
+
+
+def _judge_limit(answer, truth):
+    lo, hi, lang = truth
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or answer <= 0:
+        return False, "answer with a number of processes, e.g. 50000"
+    if lo is not None and answer < lo / 1.5:
+        return False, f"too low: the search ran {lo:,} {lang} processes inside the budget"
+    if hi is not None and answer > hi * 1.5:
+        return False, f"too high: the search failed at {hi:,} processes"
+    return True, ""
+
+
+def _stopper(data):
+    d = data.runs[(data.runs["table"] == "spawn_max") & (data.runs["status"] != "ok")]
+    if d.empty:
+        return None
+    s = d["status"].value_counts().index[0]
+    return {"over_memory_budget": "memory", "timeout": "time"}.get(s, "other")
+
+
+EXERCISES = {
+    "bytes": Exercise(
+        "bytes", "bytes per process in go at the largest N",
+        lambda data: _bpp(data, "go" if "go" in data.languages else data.languages[0]), common.within_factor(1.2, "bytes"),
+        lambda data, t: (f"{t:,.0f} bytes: a goroutine starts with a 2 KiB stack plus its descriptor; an Erlang "
+                         "process with a 233-word heap plus its control block: both about 2.5-3 kB, so N processes "
+                         "cost N x 2.7 kB however little they do.")),
+    "limit": Exercise(
+        "limit", "your predicted max processes in the budget: budget / bytes per process",
+        _predict_truth, _judge_limit,
+        lambda data, t: (f"the search's bracket for {t[2]}: {t[0]:,} fitted, {t[1]:,} failed. The budget also "
+                         "holds the runtime itself (tens of MB for the BEAM), so the real limit is a little below "
+                         "budget / bytes per process." if t[0] and t[1] else "the search did not bracket a limit"),
+        solution=lambda t: t[0] or t[1]),
+    "stopper": Exercise(
+        "stopper", "what stopped the search: 'memory', 'time' or 'other'",
+        _stopper, common.one_of(["memory", "time", "other"]),
+        lambda data, t: ("the failing steps were killed for going over the memory budget (the cgroup's OOM "
+                         "killer or the harness's RSS watchdog): the limit on processes is a memory limit." if
+                         t == "memory" else f"the failing steps ended as '{t}'")),
+    "faults": Exercise(
+        "faults", "minor page faults per extra go process (from the fault table)",
+        lambda data: _faults_per_process(data), common.within_factor(1.5, "faults"),
+        lambda data, t: (f"{t:.2f} faults per process: a fresh page of memory costs a page fault the first time "
+                         f"it is touched ({PAGE} bytes each), so ~{PAGE * t:,.0f} bytes per process are touched: "
+                         "the same as bytes per process from RSS. Creating processes is mostly the kernel "
+                         "handing out pages (see system_cpu_s grow with N).")),
+}
+
+
+def faults(data: LabData, ns=(1000, 50_000)) -> pd.DataFrame:
+    """Measure page faults (Go and Erlang, one run per N) and keep them with the data."""
+    langs = [x for x in ("go", "erlang") if x in data.languages]
+    t = fault_table(langs, ns)
+    data.extra["faults"] = t
+    return t
+
+
+def _faults_per_process(data):
+    t = data.extra.get("faults")
+    if t is None or t.empty:
+        return None
+    row = t[t["language"] == "go"] if (t["language"] == "go").any() else t.iloc[:1]
+    return float(row["faults_per_process"].iloc[0])
+
+
+def check(key: str, answer, data, solutions=False) -> None:
+    """Print 'correct' or a hint (common.check returns the verdict, for tests)."""
+    common.check(EXERCISES[key], answer, data, solutions)
+
+
+TAKEAWAY = """**Take-away.** A lightweight process is a small stack or heap plus a
+descriptor, 2.5-3 kB in Go and Erlang, touched page by page (about 0.7 page faults per process).
+Creating a million costs gigabytes, so the limit is the machine's memory, not a counter. Search for
+it with a budget the kernel enforces (a cgroup), growing N geometrically and bisecting, so that the
+failing step is killed cleanly instead of swapping the machine to a halt."""
+
+
+def takeaway(solutions=False):
+    return common.reveal(solutions, TAKEAWAY)

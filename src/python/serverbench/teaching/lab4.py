@@ -1,0 +1,260 @@
+"""Lab 4 - Benchmarking pitfalls: noise, warm-up, too few trials, and benchmarks that
+silently do less work (a batch counter dropping its remainder, an asynchronous spawn
+timed as if it had finished, a 1-byte TCP read buffer), found from the numbers.
+
+The paper variant (`--variant paper`) and the TCP ping-pong benchmark are used when this
+checkout has them (spec/cli.json); otherwise the lab says so and works on the fair runs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from serverbench import contract
+from serverbench.analysis import explore, explore_plots, stats
+from serverbench.teaching import common
+from serverbench.teaching.common import Exercise, LabData, median
+
+SIZE = 5000
+REPS = (1000, 20_000)
+PAIRS = 16
+REPORT_EVERY = 10_000
+
+
+def load(run=True, raw_folder=None, languages=None, trials=5, duration_s=0.3) -> LabData:
+    langs = common.need_languages(languages)
+    trials = common.need_int("trials", trials, 2, 9)
+    dur = common.need_number("duration_s", duration_s, 0.1, 2.0)
+    overrides = {"pingping.trials": trials, "pingping.warmup": True, "pingping.message_bytes": [SIZE],
+                 "pingping.repetitions": list(REPS), "pingping.payload": ["copy"],
+                 "throughput.trials": 1, "throughput.pairs": [PAIRS], "throughput.duration_s": dur,
+                 "throughput.report_every": REPORT_EVERY, "throughput.cores": ["max"]}
+    data = common.get_runs("lab4", run=run, raw_folder=raw_folder, languages=langs,
+                           benchmarks=["pingping", "throughput"], overrides=overrides)
+    common.require_ok(data, "pingping")
+    print(common.describe(data))
+    return data
+
+
+# --- noise and warm-up ------------------------------------------------------------------
+def noise_table(data: LabData) -> pd.DataFrame:
+    d = data.runs[(data.runs["table"] == "pingping") & (data.runs["status"] == "ok")]
+    rows = []
+    for (lang, r), g in d.groupby(["language", "repetitions"]):
+        m = g[~g["warmup"]]["ns_per_message"]
+        w = g[g["warmup"]]["ns_per_message"]
+        rows.append({"language": lang, "repetitions": int(r), "trials": len(m), "median_ns": m.median(),
+                     "min_ns": m.min(), "max_ns": m.max(), "max/min": m.max() / m.min(),
+                     "warm-up run ns": w.iloc[0] if len(w) else None})
+    return pd.DataFrame(rows).round(2)
+
+
+def figure(data: LabData, kind: str = "strip"):
+    return explore_plots.trial_distributions(data.runs, "pingping", "ns_per_message", kind=kind,
+                                             title="pingping 5 kB: every measured trial (noise; R = warm-up)")
+
+
+def ecdf(data: LabData):
+    return explore_plots.trial_distributions(data.runs, "pingping", "ns_per_message", kind="ecdf",
+                                             title="the same trials as ECDFs: steps far apart = noise")
+
+
+def coverage_table(max_n: int = 9) -> pd.DataFrame:
+    rows = []
+    for n in range(2, max_n + 1):
+        lo, hi, cov = stats.order_statistic_indices(n, 0.95)
+        both = stats.max_confidence(n, n) if hasattr(stats, "max_confidence") else None
+        rows.append({"trials": n, "median interval": f"[x({lo + 1}), x({hi + 1})]", "its confidence": round(cov, 3),
+                     "best ratio interval, n vs n": None if both is None else round(both, 3)})
+    return pd.DataFrame(rows)
+
+
+def min_trials_for(level=0.95) -> int:
+    n = 2
+    while stats.order_statistic_indices(n, level)[2] < level:
+        n += 1
+    return n
+
+
+# --- the batch counter ---------------------------------------------------------------------
+def batch_table(data: LabData) -> pd.DataFrame:
+    """What a counter that only adds complete batches of K would report (per pair: the
+    average count, its remainder mod K, lost)."""
+    d = data.ok("throughput")
+    rows = []
+    for _, r in d.iterrows():
+        per_pair = r["exchanges"] / r["pairs"]
+        kept = (per_pair // REPORT_EVERY) * REPORT_EVERY
+        rows.append({"language": r["language"], "pairs": int(r["pairs"]), "exchanges": int(r["exchanges"]),
+                     "per pair": round(per_pair), "counted in whole batches": int(kept * r["pairs"]),
+                     "fraction lost": round(1 - kept / per_pair, 3)})
+    return pd.DataFrame(rows)
+
+
+def _lost(data, lang="go"):
+    t = batch_table(data)
+    t = t[t["language"] == lang]
+    return float(t["fraction lost"].iloc[0]) if len(t) else None
+
+
+# --- asynchronous spawn ----------------------------------------------------------------------
+def spawn_timing() -> pd.DataFrame:
+    """spawn_call_s (the loop returned) vs all_ready_s (every process ran), committed sample."""
+    s = common.sample_sweep()
+    if s is None:
+        return pd.DataFrame()
+    d = s.ok()
+    d = d[d["table"] == "spawn"]
+    d = d[d["processes"].isin([1000, 10_000, 100_000])].astype({"processes": int})
+    t = d.groupby(["language", "processes"])[["spawn_call_s", "all_ready_s"]].median()
+    t["ready/call"] = t["all_ready_s"] / t["spawn_call_s"]
+    return t.round(4)
+
+
+# --- paper variant and TCP 1-byte buffer: only where this checkout has them -------------------
+def paper_available() -> str | None:
+    """None if the paper variant is built, else why not."""
+    if "paper" in contract.cli_contract().get("implemented_variants", []):
+        return None
+    return "the paper variant is not built in this checkout yet (spec/cli.json implemented_variants)"
+
+
+def tcp_buffer_flag() -> tuple[str | None, str | None]:
+    """(param name of --read-buffer-bytes, None) or (None, why it is not available)."""
+    b = contract.cli_contract().get("benchmarks", {}).get("tcp_pingpong")
+    if not b:
+        return None, "the tcp_pingpong benchmark is not in this checkout yet (spec/cli.json)"
+    flag_sets = [b.get("flags", {})] + [r.get("flags", {}) for r in (b.get("roles") or {}).values()]
+    for flags in flag_sets:
+        spec = flags.get("--read-buffer-bytes")
+        if spec and spec.get("param"):
+            return spec["param"], None
+    return None, "tcp_pingpong has no --read-buffer-bytes flag yet"
+
+
+def _run_extra(tag: str, benchmarks, overrides, languages):
+    from serverbench import harness
+
+    sid = f"lab4{tag}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    folder = harness.run_sweep(common.PROFILE, sweep_id=sid, benchmarks=benchmarks, languages=languages,
+                               overrides=overrides, progress=False)
+    return explore.load_sweep(folder)
+
+
+def paper_vs_fair(data: LabData, run: bool = True):
+    """Fair vs paper runs of the throughput and spawn configurations: the work each did."""
+    why = paper_available()
+    if why:
+        return common.md(f"**Not available yet:** {why}. Below, the batch-counter and spawn-timing pitfalls are "
+                         "shown on the fair runs instead.")
+    if not run or data.source != "ran":
+        return common.md("**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no "
+                         "paper-variant runs were made.")
+    cli = contract.cli_contract()
+    langs = [x for x in data.languages
+             if "paper" in cli["languages"].get(x, {}).get("variants", cli.get("implemented_variants", []))]
+    if not langs:
+        return common.md(f"**Not available yet:** none of {', '.join(data.languages)} implements the paper variant.")
+    try:
+        s = _run_extra("paper", ["throughput", "spawn"],
+                       {"variant": "paper", "throughput.trials": 1, "throughput.pairs": [PAIRS],
+                        "throughput.duration_s": 0.3, "throughput.report_every": REPORT_EVERY,
+                        "throughput.cores": ["max"], "spawn.trials": 1, "spawn.processes": [20_000]},
+                       langs)
+    except Exception as e:  # an optional demo: say why and go on
+        return common.md(f"**The paper-variant runs could not be made:** {e}")
+    cols = [c for c in ("language", "variant", "pairs", "processes", "exchanges", "valid_counted_exchanges",
+                        "valid_reported_exchanges", "exchanges_per_s", "spawn_call_s", "all_ready_s", "valid_ready",
+                        "status") if c in s.runs]
+    both = pd.concat([data.ok("throughput"), s.runs], ignore_index=True)
+    return both[[c for c in cols if c in both]]
+
+
+def tcp_buffer(data: LabData, run: bool = True):
+    param, why = tcp_buffer_flag()
+    if why:
+        return common.md(f"**Not available yet:** {why}. The story: one TCP ping-pong read its socket one byte at "
+                         "a time and, counting reads instead of whole messages, looked ~6x faster while moving a "
+                         "fraction of the bytes. Once the benchmark lands, this cell runs it with "
+                         "`--read-buffer-bytes 1` next to the default (4 bytes, one whole message) and compares the work each did.")
+    if not run or data.source != "ran":
+        return common.md("**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no "
+                         "TCP runs were made.")
+    langs = [x for x in contract.cli_contract()["languages"]
+             if "tcp_pingpong" in contract.cli_contract()["languages"][x].get("benchmarks", [])]
+    try:
+        s = _run_extra("tcp", ["tcp_pingpong"], {f"tcp_pingpong.{param}": [1, 4], "tcp_pingpong.trials": 1,
+                                                  "tcp_pingpong.connections": [2], "tcp_pingpong.round_trips": [2000]},
+                       [x for x in langs if x in ("go", "erlang")] or langs[:1])
+    except Exception as e:  # an optional demo: say why and go on
+        return common.md(f"**The TCP runs could not be made:** {e}")
+    return s.runs.drop(columns=[c for c in s.runs.columns if c.startswith(("host_", "env"))], errors="ignore")
+
+
+# --- exercises -------------------------------------------------------------------------
+def _langs(data, table="pingping"):
+    return set(data.ok(table)["language"])
+
+
+def _spread(data):
+    lang = "go" if "go" in _langs(data) else sorted(_langs(data))[0]
+    d = data.ok("pingping")
+    v = d[(d["language"] == lang) & (d["repetitions"] == max(REPS))]["ns_per_message"]
+    return float(v.max() / v.min()) if len(v) > 1 else None
+
+
+def _warm(data):
+    lang = "scala_akka" if "scala_akka" in _langs(data) else sorted(_langs(data))[0]
+    d = data.ok("pingping")
+    return median(d, "ns_per_message", language=lang, repetitions=min(REPS)) / \
+        median(d, "ns_per_message", language=lang, repetitions=max(REPS))
+
+
+EXERCISES = {
+    "coverage3": Exercise(
+        "coverage3", "the confidence that [min, max] of 3 trials contains the true median (0..1)",
+        lambda data: stats.order_statistic_indices(3, 0.95)[2], common.within_abs(0.02),
+        lambda data, t: (f"{t:.2f}: the median lies outside [min, max] only if all 3 trials fall on the same side "
+                         "of it, probability 2 x (1/2)^3 = 0.25. No interval from 3 trials reaches 95 %.")),
+    "min_trials": Exercise(
+        "min_trials", "the fewest trials whose [min, max] reaches 95 % confidence",
+        lambda data: min_trials_for(0.95), common.within_abs(0),
+        lambda data, t: (f"{t}: 1 - 2 x (1/2)^n >= 0.95 needs 2^n >= 40, n = 6. With 3 trials per language a "
+                         "comparison of two languages reaches at most 90 % (1 - 2/C(6,3)).")),
+    "spread": Exercise(
+        "spread", "max / min of go's trials at the larger R (how noisy is one configuration?)",
+        _spread, common.within_factor(1.15),
+        lambda data, t: (f"{t:.2f}x between the fastest and slowest trial of the same program and input: other "
+                         "processes, CPU frequency, where the threads land. Report medians with intervals, and "
+                         "never compare two single runs.")),
+    "warmup": Exercise(
+        "warmup", "scala_akka's ns per message at R = 1,000 divided by that at R = 20,000",
+        _warm, common.within_factor(1.5),
+        lambda data, t: (f"{t:.1f}x: the JVM interprets the code first and compiles it once it is hot, so a short "
+                         "run measures mostly the warm-up. Erlang and Go are compiled ahead of time and do not show "
+                         "this; a benchmark must be long enough, or discard a warm-up phase.")),
+    "batch": Exercise(
+        "batch", "the fraction of go's exchanges a counter of whole batches would lose (0..1)",
+        lambda data: _lost(data, "go" if "go" in _langs(data, "throughput") else
+                           sorted(_langs(data, "throughput"))[0]), common.within_abs(0.05),
+        lambda data, t: (f"{t:.2f}: each pair's last, incomplete batch of {REPORT_EVERY:,} is never reported. With "
+                         f"{PAIRS} pairs in a short run that is a large share; the fair programs send the remainder "
+                         "and the harness checks reported == counted exchanges.")),
+}
+
+
+def check(key: str, answer, data, solutions=False) -> None:
+    """Print 'correct' or a hint (common.check returns the verdict, for tests)."""
+    common.check(EXERCISES[key], answer, data, solutions)
+
+
+TAKEAWAY = """**Take-away.** Before comparing speeds, check the work: messages
+received, bytes moved, processes ready, exchanges counted by both sides. A faster number with less
+work behind it is a bug, not a result. Then: several trials, medians with intervals at the
+confidence they really reach (6 trials for [min, max] at 95 %), warm-up outside the clock, and
+distributions, not single numbers."""
+
+
+def takeaway(solutions=False):
+    return common.reveal(solutions, TAKEAWAY)

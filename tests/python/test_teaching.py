@@ -1,0 +1,216 @@
+"""Teaching labs and the sweep explorer (issue 15): self-checks against measured data,
+bad parameters as one clear message. The notebooks themselves: test_teaching_notebooks.py."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from serverbench.analysis import explore, explore_plots
+from serverbench.teaching import common, lab1, lab2, lab3, lab4
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "data" / "raw" / "quick-20261121T134551Z"
+TARGETS = ROOT / "data" / "raw" / "targets-20261121T134056Z"
+
+
+_TEMPLATES: dict = {}
+
+
+def _template(benchmark, search):
+    """A real record of the sample sweep as a template (synthetic records must pass the schemas)."""
+    key = (benchmark, bool(search))
+    if key not in _TEMPLATES:
+        for line in SAMPLE.joinpath("runs.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            if r["benchmark"] == benchmark and bool(r.get("search")) == bool(search) and r["status"] == "ok":
+                _TEMPLATES[key] = r
+                break
+    return json.loads(json.dumps(_TEMPLATES[key]))
+
+
+def _rec(lang, benchmark, params, metrics, trial=1, status="ok", warmup=False, cores=2, search=None):
+    r = _template(benchmark, search)
+    r.update(language=lang, trial=trial, status=status, warmup=warmup, cores=cores, sweep_id="synthetic",
+             config_id=f"{benchmark}/{lang}/fair/c{cores}/" + ",".join(f"{k}={v}" for k, v in sorted(params.items())))
+    r["params"].update(params)
+    r["metrics"].update(metrics)
+    if status != "ok":
+        r["status_reason"] = "killed by the kernel OOM killer in its memory cgroup"
+        r["exit_code"], r["signal"] = None, 9
+        r["metrics"] = r["validation"] = r["runtime"] = None
+    if search:
+        r["search"] = search
+    return r
+
+
+def _sweep(tmp_path, recs, name="synthetic"):
+    d = tmp_path / name
+    d.mkdir()
+    d.joinpath("runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return explore.load_sweep(d)
+
+
+def _data(sweep, langs=("erlang", "go", "scala_akka")):
+    return common.LabData(sweep, "folder", 0.0, list(langs))
+
+
+def _verdict(capsys, exercise, answer, data):
+    result = common.check(exercise, answer, data)
+    return result, capsys.readouterr().out
+
+
+# --- lab 1 ------------------------------------------------------------------------------
+@pytest.fixture
+def lab1_data(tmp_path):
+    recs = []
+    ns = {"copy": {100: 300, 1_000_000: 40_300}, "share": {100: 200, 1_000_000: 205}}
+    for payload, by in ns.items():
+        for b, v in by.items():
+            for t in (1, 2, 3):
+                recs.append(_rec("go", "pingping", {"payload": payload, "message_bytes": b, "repetitions": 2000},
+                                 {"elapsed_s": v * 4e-6, "messages": 4000, "ns_per_message": float(v + t)}, trial=t))
+    return _data(_sweep(tmp_path, recs), ["go"])
+
+
+def test_lab1_self_checks_say_correct_or_give_a_hint(lab1_data, capsys):
+    ex = lab1.EXERCISES
+    assert ex["ratio"].solve(lab1_data) == pytest.approx(40_302 / 207)  # medians of v+1, v+2, v+3
+    ok, out = _verdict(capsys, ex["ratio"], 200, lab1_data)
+    assert ok is True and out.startswith("correct")
+    ok, out = _verdict(capsys, ex["ratio"], 3, lab1_data)
+    assert ok is False and out.startswith("hint: too low") and "correct" not in out
+    # (1,000,000 - 100) B / (40,302 - 302) ns = 25 bytes per ns
+    assert ex["bandwidth"].solve(lab1_data) == pytest.approx(999_900 / 40_000)
+    assert _verdict(capsys, ex["bandwidth"], 25, lab1_data)[0] is True
+    ok, out = _verdict(capsys, ex["bandwidth"], 1000, lab1_data)
+    assert ok is False and out.startswith("hint: too high")
+    assert ex["share_flat"].solve(lab1_data) == "no"
+    assert _verdict(capsys, ex["share_flat"], "No", lab1_data)[0] is True
+    ok, out = _verdict(capsys, ex["share_flat"], "yes", lab1_data)
+    assert ok is False and out.startswith("hint:")
+    ok, out = _verdict(capsys, ex["share_flat"], "perhaps", lab1_data)
+    assert ok is False and "answer with one of" in out
+
+
+def test_unanswered_check_asks_and_solutions_fill_in(lab1_data, capsys):
+    assert common.check(lab1.EXERCISES["ratio"], None, lab1_data) is None
+    assert capsys.readouterr().out.startswith("no answer yet")
+    assert common.check(lab1.EXERCISES["ratio"], None, lab1_data, solutions=True) is True
+    out = capsys.readouterr().out
+    assert out.startswith("solution: 195") and "correct" in out and "why:" in out
+
+
+# --- lab 2 ------------------------------------------------------------------------------
+def test_lab2_checks_use_the_search_and_the_statuses(tmp_path, capsys):
+    recs = [_rec("go", "spawn", {"processes": n}, {"spawn_call_s": n * 3e-6, "all_ready_s": n * 3e-6,
+                                                   "bytes_per_process": 2750.0}, trial=t)
+            for n in (1000, 50_000) for t in (1, 2)]
+    for step, (n, st) in enumerate([(10_000, "ok"), (40_000, "ok"), (160_000, "over_memory_budget"),
+                                    (100_000, "over_memory_budget")]):
+        recs.append(_rec("go", "spawn", {"processes": n}, {"spawn_call_s": 0.1, "all_ready_s": 0.1,
+                                                           "bytes_per_process": 2750.0}, status=st,
+                         search={"name": "max_processes", "step": step, "budget_bytes": 160 * 2**20}))
+    data = _data(_sweep(tmp_path, recs), ["go"])
+    ex = lab2.EXERCISES
+    assert _verdict(capsys, ex["bytes"], 2700, data)[0] is True
+    assert _verdict(capsys, ex["bytes"], 270, data)[0] is False
+    assert lab2.search_bracket(data, "go") == (40_000, 100_000)
+    assert _verdict(capsys, ex["limit"], 61_000, data)[0] is True
+    ok, out = _verdict(capsys, ex["limit"], 1_000_000, data)
+    assert ok is False and "failed at 100,000" in out
+    assert _verdict(capsys, ex["stopper"], "memory", data)[0] is True
+    assert _verdict(capsys, ex["stopper"], "time", data)[0] is False
+    # page faults: no measurement yet -> the check says it cannot check, never "correct"
+    ok, out = _verdict(capsys, ex["faults"], 0.7, data)
+    assert ok is None and "cannot check" in out
+
+
+# --- lab 3 ------------------------------------------------------------------------------
+def test_lab3_checks(tmp_path, capsys):
+    rate = {("go", 1): 1.5e6, ("go", 2): 2.2e6, ("erlang", 1): 1.0e6, ("erlang", 2): 1.1e6}
+    recs = [_rec(lang, "throughput", {"pairs": p, "message_bytes": 500, "duration_s": 0.3, "report_every": 1000,
+                                      "payload": "copy"},
+                 {"exchanges": 1000, "elapsed_s": 0.3, "exchanges_per_s": rate[(lang, c)] * (1 + 0.01 * t)},
+                 trial=t, cores=c)
+            for (lang, c) in rate for p in (1, 16) for t in (1, 2)]
+    data = _data(_sweep(tmp_path, recs), ["go", "erlang"])
+    ex = lab3.EXERCISES
+    assert ex["speedup"].solve(data) == pytest.approx(2.2 / 1.5)
+    assert _verdict(capsys, ex["speedup"], 1.5, data)[0] is True
+    assert _verdict(capsys, ex["speedup"], 2.0, data)[0] is False
+    assert ex["gainer"].solve(data) == {"go"}
+    assert _verdict(capsys, ex["gainer"], "go", data)[0] is True
+    assert _verdict(capsys, ex["gainer"], "erlang", data)[0] is False
+    assert _verdict(capsys, ex["pairs1"], "no", data)[0] is True
+    assert lab3.table(data).loc[("go", 16), "speed-up"] == pytest.approx(2.2 / 1.5, abs=0.01)
+
+
+# --- lab 4 ------------------------------------------------------------------------------
+def test_lab4_math_and_batch_checks(tmp_path, capsys):
+    recs = [_rec("go", "throughput", {"pairs": 16, "message_bytes": 500, "duration_s": 0.3, "report_every": 10_000,
+                                      "payload": "copy"}, {"exchanges": 16 * 25_000, "elapsed_s": 0.3,
+                                                           "exchanges_per_s": 1.3e6})]
+    recs += [_rec("go", "pingping", {"payload": "copy", "message_bytes": 5000, "repetitions": r},
+                  {"elapsed_s": 1.0, "messages": 2 * r, "ns_per_message": v}, trial=t)
+             for r in (1000, 20_000) for t, v in enumerate((300.0, 330.0, 600.0), start=1)]
+    data = _data(_sweep(tmp_path, recs), ["go"])
+    ex = lab4.EXERCISES
+    assert ex["coverage3"].solve(data) == pytest.approx(0.75)
+    assert _verdict(capsys, ex["coverage3"], 0.75, data)[0] is True
+    assert _verdict(capsys, ex["coverage3"], 0.95, data)[0] is False
+    assert ex["min_trials"].solve(data) == 6
+    assert _verdict(capsys, ex["min_trials"], 3, data)[0] is False
+    # 25,000 per pair: 20,000 counted in whole batches, 5,000 of 25,000 lost
+    assert ex["batch"].solve(data) == pytest.approx(0.2)
+    assert _verdict(capsys, ex["batch"], 0.2, data)[0] is True
+    assert _verdict(capsys, ex["batch"], 0.0, data)[0] is False
+    assert ex["spread"].solve(data) == pytest.approx(2.0)
+    assert _verdict(capsys, ex["spread"], 1.0, data)[0] is False
+
+
+# --- bad input: one sentence ---------------------------------------------------------------
+@pytest.mark.parametrize("call, match", [
+    (lambda: lab1.load(trials=0), "trials=0 is out of range"),
+    (lambda: lab1.load(message_bytes=[100]), "at least two different sizes"),
+    (lambda: lab2.load(budget_mib=10_000), "budget_mib=10000 is out of range"),
+    (lambda: lab3.load(duration_s=-1), "duration_s=-1 is out of range"),
+    (lambda: lab4.load(languages=["cobol"]), "choose from"),
+    (lambda: lab1.load(run="yes"), "use True or False"),
+])
+def test_bad_parameters_are_one_sentence(call, match):
+    with pytest.raises(common.LabInputError, match=match) as e:
+        call()
+    assert e.value._render_traceback_() == [f"LabInputError: {e.value}"]
+
+
+def test_bad_sweep_folders(tmp_path):
+    with pytest.raises(explore.SweepInputError, match="does not exist"):
+        lab1.load(raw_folder=str(tmp_path / "nope"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    empty.joinpath("runs.jsonl").write_text("not json\n{\"also\": \"not a record\"}\n")
+    with pytest.raises(explore.SweepInputError, match="holds no valid records"):
+        lab1.load(raw_folder=str(empty))
+    with pytest.raises(explore.SweepInputError, match="no runs.jsonl"):
+        explore.load_sweep(tmp_path)
+
+
+# --- the explorer's functions on the two committed sweeps -------------------------------------
+@pytest.mark.skipif(not (SAMPLE.exists() and TARGETS.exists()), reason="committed sample sweeps not present")
+def test_explore_compares_the_two_committed_sweeps():
+    a, b = explore.load_sweep(SAMPLE), explore.load_sweep(TARGETS)
+    c = explore.compare(a, b, "pingping")
+    assert len(c) == 3  # 5 kB, R = 100,000 in all three languages
+    assert (c["ci_lo"] <= c["ratio"]).all() and (c["ratio"] <= c["ci_hi"]).all()
+    assert (c["ci_level"] > 0).all()
+    t = explore.compare(a, b, "throughput")  # durations differ (1 s vs 10 s): matched as the same rate
+    assert len(t) == 3
+    env = explore.environment_diff(a, b)
+    assert env.loc[env["what"] == "created_utc", "differs"].item()
+    assert not env.loc[env["what"] == "cpu_model", "differs"].item()
+    ids = set(explore.list_sweeps(ROOT / "data" / "raw")["sweep_id"])
+    assert {SAMPLE.name, TARGETS.name} <= ids
+    figs = explore_plots.distribution_appendix(a)
+    assert [t for t, _ in figs] == ["pingping", "spawn", "spawn_max", "throughput"]
+    assert explore_plots.overlay([a, b], "pingping").axes[0].get_lines()
