@@ -1,0 +1,447 @@
+"""The socket-benchmark family (tcp_pingpong, echo_flood): one server and one client.
+
+`run_socket_task(launcher, task)` is the "socket" entry of launch.FAMILY_RUNNERS:
+  1. checks the limits (open files, ephemeral ports) for task.params['connections'];
+     a size they cannot hold is refused with one line (status failed_to_start);
+  2. starts the server (task.options['server_language'], default the client's language)
+     as a fresh process in its own session, pinned to its CPUs, RLIMIT_NOFILE raised to
+     the hard limit, stdin a pipe; waits for its one listening line (bounded);
+  3. runs the client (task.language) pinned to the client CPUs, bounded by the timeout;
+  4. closes the server's stdin (its stop signal), waits for its record (bounded), then
+     SIGTERM and SIGKILL to its process group if it has not exited; reaps it;
+  5. returns ONE raw record: the client's run as the envelope plus server_language,
+     placement, client_cpus, server_cpus and `server` (its record, exit, status, CPU
+     times, peak RSS, stderr tail). Byte accounting is checked across the two records.
+
+task.cores is the number of CPUs of EACH side. placement 'split': server on the first
+task.cores allowed CPUs, client on the next task.cores; 'shared': both on the first
+task.cores. A KeyboardInterrupt kills both process groups, reaps them, re-raises.
+No system-wide setting (sysctl) is ever changed here; `sysctl_snapshot()` reads the
+ones that matter for the manifest.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import replace
+
+from serverbench import contract
+from serverbench.harness import classify, limits
+from serverbench.harness.task import Task
+
+PLACEMENTS = ("split", "shared")
+FD_OVERHEAD = 64  # descriptors a runtime needs besides its connections
+LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
+STOP_WAIT_S = 10.0  # longest wait for the server's record after its stdin closes
+TERM_WAIT_S = 3.0  # after SIGTERM, before SIGKILL
+CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
+SYSCTLS = ("net/core/somaxconn", "net/ipv4/ip_local_port_range", "net/ipv4/tcp_tw_reuse",
+           "net/ipv4/tcp_max_syn_backlog", "fs/file-max")
+
+
+class SocketLimitError(ValueError):
+    """A size or placement this machine's limits cannot hold (one line, names the limit)."""
+
+
+# ---- limits ----------------------------------------------------------------------------
+def nofile_limits() -> tuple[int, int]:
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
+def ephemeral_ports() -> int | None:
+    try:
+        lo, hi = open("/proc/sys/net/ipv4/ip_local_port_range").read().split()
+        return int(hi) - int(lo) + 1
+    except (OSError, ValueError):
+        return None
+
+
+def check_connections(connections: int) -> None:
+    """Raise SocketLimitError if `connections` concurrent loopback connections cannot be
+    held: open files per process (after raising the soft limit to the hard one) and the
+    ephemeral port range (every client connection takes one local port)."""
+    if connections < 1:
+        raise SocketLimitError(f"connections must be at least 1, got {connections}")
+    _, hard = nofile_limits()
+    need = connections + FD_OVERHEAD
+    if hard != resource.RLIM_INFINITY and need > hard:
+        raise SocketLimitError(f"{connections} connections need about {need} open files per process; "
+                               f"RLIMIT_NOFILE hard limit is {hard}")
+    ports = ephemeral_ports()
+    if ports is not None and connections > ports:
+        raise SocketLimitError(f"{connections} connections need {connections} local ports; "
+                               f"net.ipv4.ip_local_port_range holds {ports}")
+
+
+def placement_cpus(allowed: list[int], cores: int, placement: str) -> tuple[list[int], list[int]]:
+    """(server_cpus, client_cpus) for a placement; SocketLimitError if impossible."""
+    cpus = sorted(allowed)
+    if placement not in PLACEMENTS:
+        raise SocketLimitError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    if placement == "shared":
+        if cores > len(cpus):
+            raise SocketLimitError(f"placement shared with {cores} CPU(s) per side needs {cores} CPUs; "
+                                   f"the harness may use {len(cpus)}")
+        return cpus[:cores], cpus[:cores]
+    if 2 * cores > len(cpus):
+        raise SocketLimitError(f"placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; "
+                               f"the harness may use {len(cpus)}")
+    return cpus[:cores], cpus[cores:2 * cores]
+
+
+def sysctl_snapshot() -> dict:
+    """The system-wide settings that bound socket benchmarks, read only (for the manifest)."""
+    out = {}
+    for name in SYSCTLS:
+        try:
+            out[name.replace("/", ".")] = " ".join(open(f"/proc/sys/{name}").read().split())
+        except OSError:
+            out[name.replace("/", ".")] = None
+    return out
+
+
+def _preexec(cpus: list[int]):
+    base = limits.make_preexec(cpus, None)
+
+    def preexec():
+        base()
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+    return preexec
+
+
+# ---- parameters of each role ---------------------------------------------------------
+def role_params(bench: str, role: str, params: dict) -> dict:
+    """The subset of params the role's flags take (host and port excluded)."""
+    keys = {s.get("param") for s in contract.benchmark_flags(bench, role).values()} - {None, "host", "port"}
+    return {k: v for k, v in params.items() if k in keys}
+
+
+def client_params(task: Task) -> dict:
+    p = role_params(task.benchmark, "client", {**task.params, **task.options.get("client_params", {})})
+    if "timeout_s" in p or "timeout_s" in {s.get("param") for s in contract.benchmark_flags(task.benchmark, "client").values()}:
+        p["timeout_s"] = min(float(p.get("timeout_s", task.timeout_s)), max(1.0, task.timeout_s - CLIENT_MARGIN_S))
+    return p
+
+
+def server_params(task: Task) -> dict:
+    p = role_params(task.benchmark, "server", {**task.params, **task.options.get("server_params", {})})
+    flags = {s.get("param") for s in contract.benchmark_flags(task.benchmark, "server").values()}
+    if "idle_timeout_s" in flags:  # a server that outlives its client ends by itself soon after the run
+        p["idle_timeout_s"] = float(p.get("idle_timeout_s", task.timeout_s + STOP_WAIT_S))
+    return p
+
+
+def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> tuple[list[str], dict]:
+    """(argv, env the harness sets) of one side, from spec/cli.json (or the launcher's override)."""
+    prefix, env = lau._prefix(lang, {"exe": str(contract.executable(lang)), "cores": str(cores),
+                                      "heap_mb": str(task.heap_mb), "process_limit": str(task.process_limit)})
+    return prefix + contract.native_args(task.benchmark, params, task.variant, role), env
+
+
+# ---- the server process ------------------------------------------------------------------
+class Server:
+    """A started server: Popen with stdin/stdout pipes, stderr to a file."""
+
+    def __init__(self, argv, env, cpus, err_path):
+        self.argv, self.cpus, self.err_path = argv, cpus, err_path
+        self.ferr = open(err_path, "wb")
+        self.t0 = time.perf_counter()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.ferr,
+                                     env=env, preexec_fn=_preexec(cpus), start_new_session=True, close_fds=True)
+        self.buf = b""
+        self.status = None
+        self.rusage = None
+
+    def read_line(self, deadline: float) -> bytes | None:
+        """The next stdout line, or None at EOF or the deadline."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        try:
+            while b"\n" not in self.buf:
+                left = deadline - time.perf_counter()
+                if left <= 0 or not sel.select(left):
+                    return None
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                if not chunk:
+                    return None
+                self.buf += chunk
+        finally:
+            sel.close()
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line
+
+    def poll(self) -> bool:
+        """True once the server has exited (and is reaped)."""
+        if self.status is not None:
+            return True
+        pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+        if pid == 0:
+            return False
+        self.status, self.rusage, self.wall_s = status, ru, time.perf_counter() - self.t0
+        self.proc.returncode = status
+        return True
+
+    def stop(self) -> str | None:
+        """Close stdin, wait for the exit; SIGTERM then SIGKILL the group. Returns the
+        harness's own action if it had to use a signal, else None."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        action = None
+        for wait_s, sig in ((STOP_WAIT_S, signal.SIGTERM), (TERM_WAIT_S, signal.SIGKILL), (TERM_WAIT_S, None)):
+            end = time.perf_counter() + wait_s
+            while time.perf_counter() < end:
+                self._drain(0.05)
+                if self.poll():
+                    break
+            if self.poll() or sig is None:
+                break
+            action = f"no exit {wait_s:g} s after its stdin closed: {signal.Signals(sig).name}"
+            try:
+                os.killpg(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        limits.killpg(self.proc.pid)  # leftovers of its group
+        if not self.poll():  # cannot happen after SIGKILL; reap for certain
+            _, self.status, self.rusage = os.wait4(self.proc.pid, 0)
+            self.wall_s = time.perf_counter() - self.t0
+        self._drain(0)
+        return action
+
+    def _drain(self, timeout: float) -> None:
+        sel = selectors.DefaultSelector()
+        try:
+            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            if sel.select(timeout):
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                self.buf += chunk
+        except (OSError, ValueError):
+            pass
+        finally:
+            sel.close()
+
+    def kill(self) -> None:
+        limits.killpg(self.proc.pid)
+        try:
+            os.waitpid(self.proc.pid, 0)
+        except ChildProcessError:
+            pass
+        self.close()
+
+    def close(self) -> None:
+        for f in (self.proc.stdin, self.proc.stdout, self.ferr):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+# ---- one run ------------------------------------------------------------------------------
+def run_socket_task(lau, task: Task) -> dict:
+    """One server + one client for one task; the raw record (see the module docstring)."""
+    server_lang = task.options.get("server_language", task.language)
+    placement = task.options.get("placement", "split")
+    cparams, sparams = client_params(task), server_params(task)
+    sargv, senv = command(lau, task, server_lang, "server", {**sparams, "port": task.options.get("port", 0)},
+                          task.cores)
+    cargv_probe, cenv = command(lau, task, task.language, "client", {**cparams, "port": 1}, task.cores)
+    rec = lau.base_record(task, cargv_probe, cenv, [], "none")
+    rec.update(params=dict(cparams), server_language=server_lang, placement=placement, client_cpus=[],
+               server_cpus=[], server=_server_part(server_lang, sargv, senv, []))
+    try:
+        server_cpus, client_cpus = placement_cpus(lau.allowed_cpus, task.cores, placement)
+        if "connections" in task.params:
+            check_connections(int(task.params["connections"]))
+    except SocketLimitError as e:
+        rec["status_reason"] = f"refused: {e}"
+        return rec
+    rec.update(pinned_cpus=client_cpus, client_cpus=client_cpus, server_cpus=server_cpus)
+    rec["server"]["pinned_cpus"] = server_cpus
+    lau.serial += 1
+    tag = f"{lau.serial}"
+    s_err = os.path.join(lau.tmpdir, f"server-stderr-{tag}")
+    c_out, c_err = os.path.join(lau.tmpdir, f"client-stdout-{tag}"), os.path.join(lau.tmpdir, f"client-stderr-{tag}")
+    t_start = time.perf_counter()
+    try:
+        srv = Server(sargv, lau.child_env(senv), server_cpus, s_err)
+    except (OSError, subprocess.SubprocessError) as e:
+        rec["status_reason"] = f"could not start the server {sargv[0]!r}: {e}"
+        return rec
+    try:
+        lau.check_affinity(srv.proc.pid, server_cpus)
+        port, why = _wait_listening(srv, task.benchmark, server_lang, min(LISTEN_WAIT_S, task.timeout_s))
+        if port is None:
+            srv.stop()
+            _fill_server(rec, srv, None, None)
+            rec["status"] = "crashed" if rec["server"]["exit_code"] not in (None, 0) or rec["server"]["signal"] \
+                else "failed_to_start"
+            rec["status_reason"] = f"server: {why}"
+            rec["stderr_tail"] = ""
+            return rec
+        cargv, cenv = command(lau, task, task.language, "client", {**cparams, "port": port}, task.cores)
+        rec.update(command=cargv, env=cenv)
+        left = task.timeout_s - (time.perf_counter() - t_start)
+        ctask = replace(task, params={**cparams, "host": contract.cli_contract()["sockets"]["host"]})
+        _run_client(lau, rec, ctask, cargv, lau.child_env(cenv), client_cpus, c_out, c_err, max(1.0, left), srv)
+        crashed_before_stop = srv.poll()
+        action = srv.stop()
+        _fill_server(rec, srv, action, crashed_before_stop)
+    except BaseException:
+        srv.kill()
+        raise
+    finally:
+        srv.close()
+        for p in (s_err, c_out, c_err):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+    _overall_status(rec, task)
+    return rec
+
+
+def _server_part(lang, argv, env, cpus) -> dict:
+    return {"language": lang, "command": argv, "env": env, "pinned_cpus": cpus, "port": None, "record": None,
+            "exit_code": None, "signal": None, "status": "failed_to_start", "status_reason": None,
+            "wall_s": None, "user_cpu_s": None, "system_cpu_s": None, "peak_rss_bytes": None, "stderr_tail": ""}
+
+
+def _wait_listening(srv: Server, bench: str, lang: str, wait_s: float) -> tuple[int | None, str]:
+    import json
+
+    line = srv.read_line(time.perf_counter() + wait_s)
+    if line is None:
+        if srv.poll():
+            return None, "exited before listening (" + _exit_text(srv.status) + "): " + \
+                _last_line(classify.tail(srv.err_path, 2000))
+        return None, f"no listening line within {wait_s:g} s"
+    try:
+        ev = json.loads(line)
+        ok = (ev.get("event") == "listening" and ev.get("benchmark") == bench and ev.get("language") == lang
+              and ev.get("address") == "127.0.0.1" and isinstance(ev.get("port"), int) and 0 < ev["port"] < 65536)
+    except (json.JSONDecodeError, AttributeError):
+        ok = False
+    if not ok:
+        return None, f"first stdout line is not the listening line: {line[:200]!r}"
+    return ev["port"], ""
+
+
+def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s, srv) -> None:
+    with open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr, env=env,
+                                    preexec_fn=_preexec(cpus), start_new_session=True, close_fds=True)
+        except (OSError, subprocess.SubprocessError) as e:
+            rec["status_reason"] = f"could not start the client {argv[0]!r}: {e}"
+            return
+        lau.check_affinity(proc.pid, cpus)
+        mon = limits.Monitor(proc.pid, t0 + timeout_s, None, lau.watchdog_interval_s)
+        mon.start()
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+        except BaseException:
+            mon.stop()
+            limits.killpg(proc.pid)
+            try:
+                os.waitpid(proc.pid, 0)
+            except ChildProcessError:
+                pass
+            proc.returncode = -9
+            raise
+        mon.stop()
+        limits.killpg(proc.pid)
+        proc.returncode = status
+    rec.update(wall_s=time.perf_counter() - t0, user_cpu_s=ru.ru_utime, system_cpu_s=ru.ru_stime,
+               peak_rss_bytes=int(ru.ru_maxrss) * 1024 or None, minor_page_faults=int(ru.ru_minflt),
+               major_page_faults=int(ru.ru_majflt))
+    if os.WIFEXITED(status):
+        rec["exit_code"] = os.WEXITSTATUS(status)
+    elif os.WIFSIGNALED(status):
+        rec["signal"] = os.WTERMSIG(status)
+    classify.classify(rec, replace(ctask, timeout_s=timeout_s), out_path, err_path, {"reason": mon.reason})
+    rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
+    rec["params"] = {k: v for k, v in ctask.params.items() if k != "host"}
+
+
+def _exit_text(status) -> str:
+    if status is None:
+        return "still running"
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)} ({classify.signame(os.WTERMSIG(status))})"
+    return f"exit code {os.WEXITSTATUS(status)}"
+
+
+def _last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1][:300] if lines else ""
+
+
+def _fill_server(rec: dict, srv: Server, action: str | None, crashed_before_stop: bool | None) -> None:
+    """The server part of the raw record from the reaped server."""
+    import json
+
+    s = rec["server"]
+    st, ru = srv.status, srv.rusage
+    s.update(wall_s=srv.wall_s, user_cpu_s=ru.ru_utime, system_cpu_s=ru.ru_stime,
+             peak_rss_bytes=int(ru.ru_maxrss) * 1024 or None,
+             stderr_tail=classify.tail(srv.err_path, classify.STDERR_TAIL_CHARS))
+    if os.WIFEXITED(st):
+        s["exit_code"] = os.WEXITSTATUS(st)
+    else:
+        s["signal"] = os.WTERMSIG(st)
+    body = srv.buf.decode("utf-8", "replace").strip()
+    native = None
+    if body:
+        try:
+            native = json.loads(body.splitlines()[-1])
+        except json.JSONDecodeError:
+            native = None
+    from serverbench import records
+
+    problem = records.native_errors(native) if native is not None else "no record on stdout"
+    if crashed_before_stop:
+        s["status"], s["status_reason"] = "crashed", "the server exited during the run (" + _exit_text(st) + ")"
+    elif action is not None:
+        s["status"], s["status_reason"] = "crashed", f"the harness stopped it: {action}"
+    elif s["signal"] is not None or s["exit_code"] != 0:
+        s["status"], s["status_reason"] = "crashed", _exit_text(st)
+    elif problem:
+        s["status"], s["status_reason"] = "invalid", f"server record: {problem}"
+    else:
+        s["record"] = native
+        s["port"] = native["metrics"].get("port")
+        ok = bool(native["validation"]["ok"])
+        s["status"] = "ok" if ok else "invalid"
+        s["status_reason"] = None if ok else f"server validation failed: {native['validation'].get('reason')}"
+    if s["record"] is None and native is not None and not problem:
+        s["record"] = native
+
+
+def _overall_status(rec: dict, task: Task) -> None:
+    """The run's status from both sides; cross-check the byte accounting."""
+    s = rec["server"]
+    if s["status"] == "crashed" and rec["status"] in ("ok", "invalid"):
+        rec["status"], rec["status_reason"] = "crashed", f"server ({s['language']}): {s['status_reason']}"
+        return
+    if rec["status"] != "ok":
+        if rec["status"] == "crashed" and s["status"] == "crashed":
+            rec["status_reason"] = f"{rec['status_reason']}; server ({s['language']}): {s['status_reason']}"
+        return
+    if s["status"] != "ok":
+        rec["status"], rec["status_reason"] = "invalid", f"server ({s['language']}): {s['status_reason']}"
+        return
+    m, sm = rec["metrics"], s["record"]["metrics"]
+    if task.benchmark == "tcp_pingpong" and int(task.params.get("read_buffer_bytes", 4)) >= 4:
+        if sm["bytes_read"] != m["bytes_written"] or sm["bytes_written"] != m["bytes_read"]:
+            rec["status"] = "invalid"
+            rec["status_reason"] = (f"byte accounting: client wrote {m['bytes_written']} and read {m['bytes_read']}, "
+                                    f"server read {sm['bytes_read']} and wrote {sm['bytes_written']}")
