@@ -428,3 +428,18 @@ def test_c12_erlang_drop_after_peak(tmp_path):
     assert c.verdict == INCONCLUSIVE and "3 vs 3 reaches at most 90%" in c.why, c.why
     c = check("C12", P_of(tmp_path / "d", S.throughput_runs({("go", 1, 1): jit(1.0)})))
     assert c.verdict == NOT_TESTABLE
+
+
+def test_an_error_verdict_fails_the_command(tmp_path):
+    """claims.csv carries `error`; the analysis commands (and so run_all.sh) exit non-zero."""
+    import io
+
+    from serverbench.analysis import cli
+
+    P = P_of(tmp_path, S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0)}))
+    t = claims.claims_table([claims.Verdict("X1", "s", "src", "d", claims.ERROR, "the check failed", "KeyError: 'x'")])
+    t.to_csv(P.folder / "claims.csv", index=False)
+    err = io.StringIO()
+    assert cli._claim_errors(P.folder / "claims.csv", err) == 1 and "claim X1 could not be computed" in err.getvalue()
+    claims.write_claims(P)
+    assert cli._claim_errors(P.folder / "claims.csv", io.StringIO()) == 0

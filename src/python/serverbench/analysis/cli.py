@@ -35,6 +35,20 @@ def _processed(args):
     return process.Processed(written["runs"].parent)
 
 
+def _claim_errors(claims_csv: Path, stderr) -> int:
+    """1 (and a message) if any claim's verdict is `error` in claims.csv, else 0: a check
+    that could not be computed fails the command, and so run_all.sh."""
+    import pandas as pd
+
+    if not Path(claims_csv).exists():
+        return 0
+    t = pd.read_csv(claims_csv)
+    bad = t[t["verdict"] == "error"]
+    for r in bad.itertuples():
+        print(f"error: claim {r.id} could not be computed: {r.why}", file=stderr)
+    return 1 if len(bad) else 0
+
+
 def _cmd_process(args, stdout, stderr) -> int:
     from serverbench.analysis import claims, process
 
@@ -47,7 +61,7 @@ def _cmd_process(args, stdout, stderr) -> int:
     written.update(claims.write_claims(P, spawn_metric=args.spawn_metric))
     for name, p in written.items():
         print(f"{name}: {p}", file=stdout)
-    return 0
+    return _claim_errors(written["claims"], stderr)
 
 
 def _cmd_figures(args, stdout, stderr) -> int:
@@ -72,7 +86,7 @@ def _cmd_claims(args, stdout, stderr) -> int:
         print(f"{v.id:<{w}}  {v.verdict:<18} {v.claim}", file=stdout)
         print(f"{'':<{w}}  {'':<18} {v.summary}", file=stdout)
     print(f"tables: {P.folder / 'claims.csv'}, {P.folder / 'claims_evidence.csv'}", file=stdout)
-    return 0
+    return _claim_errors(P.folder / "claims.csv", stderr)
 
 
 def _cmd_notebooks(args, stdout, stderr) -> int:
@@ -102,7 +116,7 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
                 print(f"{k}: {x}", file=stdout)
         else:
             print(f"{k}: {v}", file=stdout)
-    return 0
+    return _claim_errors(Path(out["processed"]) / "claims.csv", stderr)
 
 
 def _cmd_golden(args, stdout, stderr) -> int:
