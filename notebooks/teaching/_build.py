@@ -139,9 +139,8 @@ time per process?"""),
                   "(`bytes_per_process`)?", "bytes", 3000),
         M("""## 2. Page faults: memory costs time when first touched
 
-The next cell runs the real Go and Erlang programs once more at two N and reads their page-fault counts
-from the kernel (`getrusage`). A *minor page fault* is the kernel handing the process a fresh 4 KiB page
-the first time it touches it."""),
+The harness reads each run's page-fault count from the kernel (`getrusage`); the next cell compares two
+N. A *minor page fault* is the kernel handing the process a fresh 4 KiB page the first time it touches it."""),
         C("lab.faults(data)"),
         *exercise(2, "faults per process", "How many minor page faults does one extra Go process cause "
                   "(`faults_per_process`)? Compare with `pages_per_process_from_rss`.", "faults", 1.0),
@@ -225,7 +224,8 @@ data = lab.load(run=run, raw_folder=raw_folder, languages=languages, trials=tria
 
 pingping with 5 kB messages at two lengths, R = 1,000 and R = 20,000, each with one discarded warm-up
 run (trial 0) and `trials` measured ones. *Predict:* how far apart will the fastest and slowest trial of
-one configuration be? Will a short run cost more per message than a long one?"""),
+one configuration be? Will a short run cost more per message than a long one? (`load avg before`: how
+busy the machine was when the runs started.)"""),
         C("lab.noise_table(data)"),
         C("fig = lab.figure(data)"),
         C("fig = lab.ecdf(data)"),

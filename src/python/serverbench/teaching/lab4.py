@@ -46,7 +46,8 @@ def noise_table(data: LabData) -> pd.DataFrame:
         w = g[g["warmup"]]["ns_per_message"]
         rows.append({"language": lang, "repetitions": int(r), "trials": len(m), "median_ns": m.median(),
                      "min_ns": m.min(), "max_ns": m.max(), "max/min": m.max() / m.min(),
-                     "warm-up run ns": w.iloc[0] if len(w) else None})
+                     "warm-up run ns": w.iloc[0] if len(w) else None,
+                     "load avg before": g["load_avg_1m_before"].median() if "load_avg_1m_before" in g else None})
     return pd.DataFrame(rows).round(2)
 
 
