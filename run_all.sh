@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The reproduction in one command: set-up -> build -> sweep and the three figure
-# notebooks (papermill) -> the report (nbconvert). See README.md.
+# The reproduction in one command: set-up -> build -> the sweep in ONE harness process
+# (python -m serverbench run) -> the notebooks, analysis only (papermill) -> the report.
+# Exits non-zero when any claim's verdict is 'error'. See README.md.
 set -euo pipefail
 
 usage() {
@@ -19,7 +20,8 @@ usage: ./run_all.sh [--profile smoke|quick|paper|FILE.toml] [--no-run] [--sweep-
 
 Outputs: data/raw/<sweep-id>/ (raw logs), data/processed/<sweep-id>/ (tables),
 paper/figures/ (PNG, PDF), paper/report.html, paper/executed/ (executed notebooks).
-Exit status: 0 when every step succeeded, non-zero otherwise.
+Exit status: 0 when every step succeeded, non-zero otherwise (also when a claim's
+verdict in data/processed/<sweep-id>/claims.csv is 'error').
 USAGE
 }
 
@@ -53,13 +55,40 @@ fi
 VPY="$ROOT/.venv/bin/python"
 [ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && VPY="$(command -v python3)"
 
-args=(notebooks --profile "$profile")
-[ -n "$sweep_id" ] && args+=(--sweep-id "$sweep_id")
-[ -n "$languages" ] && args+=(--languages "$languages")
-[ "$run" = 1 ] || args+=(--no-run)
-[ "$reference" = 1 ] || args+=(--no-reference)
+if [ "$run" = 1 ]; then
+  if [ -z "$sweep_id" ]; then
+    name="$(basename "$profile")"
+    sweep_id="${name%.toml}-$(date -u +%Y%m%dT%H%M%SZ)"
+  fi
+  run_args=(run --profile "$profile" --sweep-id "$sweep_id")
+  [ -n "$languages" ] && run_args+=(--languages "$languages")
+  echo "== sweep $sweep_id (profile: $profile): one harness process"
+  "$VPY" -m serverbench "${run_args[@]}"
+elif [ -z "$sweep_id" ]; then
+  sweep_id="$("$VPY" -c 'import sys; from serverbench.harness import latest_sweep
+p = latest_sweep(sys.argv[1].rsplit("/", 1)[-1].removesuffix(".toml"))
+print(p.name if p else "")' "$profile")"
+  [ -n "$sweep_id" ] || { echo "error: no sweep of profile '$profile' under data/raw to re-render (drop --no-run)" >&2; exit 2; }
+fi
 
-echo "== sweep, figures and report (profile: $profile$([ "$run" = 1 ] || echo ', no new runs'))"
-"$VPY" -m serverbench "${args[@]}"
+nb_args=(notebooks --profile "$profile" --no-run --sweep-id "$sweep_id")
+[ -n "$languages" ] && nb_args+=(--languages "$languages")
+[ "$reference" = 1 ] || nb_args+=(--no-reference)
+echo "== figures and report of $sweep_id (analysis only)"
+"$VPY" -m serverbench "${nb_args[@]}"
+
+claims="data/processed/$sweep_id/claims.csv"
+if [ ! -f "$claims" ]; then
+  "$VPY" -m serverbench process "$sweep_id" >/dev/null
+fi
+echo "== claims ($claims)"
+errors="$("$VPY" -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], encoding="utf-8", newline="")))
+bad = [r["id"] for r in rows if r["verdict"].strip() == "error"]
+print(" ".join(bad))' "$claims")"
 
 echo "== done in $((SECONDS - t0)) s"
+if [ -n "$errors" ]; then
+  echo "error: the verdict of claim(s) $errors is 'error' (see $claims and paper/report.html)" >&2
+  exit 1
+fi

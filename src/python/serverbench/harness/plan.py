@@ -204,7 +204,8 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
-STARTUP_S = {"go": 0.03, "erlang": 0.3, "scala_akka": 1.5, "java": 0.8, "scala_actors": 1.0}
+# (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
+STARTUP_S = {"go": 0.03, "erlang": 0.2, "scala_akka": 1.0, "java": 0.8, "scala_actors": 1.0}
 
 
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
@@ -214,7 +215,7 @@ def estimate_run_s(bench: str, language: str, params: dict) -> float:
         per *= {"scala_akka": 3, "erlang": 2, "java": 50, "scala_actors": 15}.get(language, 1)
         return s + 2 * params["repetitions"] * per
     if bench in ("spawn", "spawn_max"):
-        return s + params["processes"] * (1.3e-4 if language == "scala_akka" else 2e-6)
+        return s + params["processes"] * (2.5e-5 if language == "scala_akka" else 3e-6)
     if bench == "throughput":
         return s + params["duration_s"] + 0.3
     return s + 1.0

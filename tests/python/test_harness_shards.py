@@ -1,0 +1,209 @@
+"""Sharded sweeps (--shard i/N), the round-robin order, per-language plans from
+spec/cli.json, contention fields and the stability command, with fake executables."""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from serverbench import cli, contract, records
+from serverbench.harness import load_profile, make_plan, rawlog, shards, stability
+from serverbench.harness.plan import schedule
+from serverbench.harness.profiles import ProfileError
+from serverbench.harness.sweep import run_sweep
+
+from test_harness import LANGS, SMALL, _Buf, fakes, lines
+
+SHARDED = {**SMALL, "pingping.repetitions": [10, 20, 30], "spawn.processes": [10, 20], "defaults.trials": 2}
+
+
+def _files(d: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+# --- plan and order ---------------------------------------------------------------------
+def test_every_group_is_in_exactly_one_shard():
+    plan = make_plan(load_profile("quick"))
+    for n in (1, 2, 3, 5):
+        lay = shards.assign(plan, n)
+        flat = [g for gs in lay for g in gs]
+        assert sorted(flat) == sorted(plan.groups()) and len(flat) == len(set(flat))
+        parts = [plan.only(gs) for gs in lay]
+        assert sum(len(p.tasks) for p in parts) == len(plan.tasks)
+        assert sum(len(p.searches) for p in parts) == len(plan.searches)
+        for p in parts:  # whole groups: every language and trial of a configuration together
+            for g in {t.group_id for t in p.tasks}:
+                assert [t for t in p.tasks if t.group_id == g] == [t for t in plan.tasks if t.group_id == g]
+        assert shards.assign(plan, n) == lay  # deterministic
+
+
+def test_round_robin_rotates_the_first_language():
+    plan = make_plan(load_profile("smoke", {**SMALL, "spawn.enabled": False, "defaults.trials": 4}))
+    order = schedule(plan, set(), seed=7)
+    assert [(t.trial) for t in order] == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+    firsts = [order[i].language for i in range(0, 12, 3)]
+    assert len(set(firsts[:3])) == 3  # each language leads a round in turn
+    # resuming skips what is done and keeps the rounds
+    done = {t.key for t in order[:4]}
+    rest = schedule(plan, done, seed=7)
+    assert len(rest) == 8 and all(t.key not in done for t in rest)
+
+
+def test_a_language_runs_only_the_benchmarks_it_implements():
+    prof = load_profile("smoke", {"languages": ["go", "java"], "pingping.per_language": {}})
+    plan = make_plan(prof)
+    have = Counter((t.benchmark, t.language) for t in plan.tasks)
+    assert have[("pingping", "java")] == 1 and not any(lang == "java" and b != "pingping" for b, lang in have)
+    assert {s.language for s in plan.searches} == {"go"}
+    with pytest.raises(ProfileError, match="java does not implement the benchmark spawn"):
+        make_plan(prof, languages=["java"], benchmarks=["spawn"])
+
+
+def test_per_language_parameters():
+    prof = load_profile("quick")
+    plan = make_plan(prof)
+    sizes = {t.params["message_bytes"] for t in plan.tasks if t.language == "java"}
+    assert sizes == {5000}
+    assert {t.params["message_bytes"] for t in plan.tasks if t.language == "go" and t.benchmark == "pingping"} == \
+        {5000, 10000, 50000}
+    assert all(t.trial <= 5 for t in plan.tasks) and \
+        Counter(t.config_id for t in plan.tasks).most_common(1)[0][1] == 5
+
+
+def test_cli_refuses_a_benchmark_the_language_lacks(tmp_path):
+    out, err = _Buf(), _Buf()
+    code = cli.run(["run", "--profile", "smoke", "--languages", "java", "--benchmarks", "throughput",
+                    "--raw-dir", str(tmp_path)], out, err)
+    assert code == 2 and "java" in err.text and "throughput" in err.text
+    assert not any(tmp_path.iterdir())
+
+
+# --- sharded sweeps -------------------------------------------------------------------------
+def test_two_shards_make_the_whole_sweep(tmp_path):
+    full = make_plan(load_profile("smoke", SHARDED))
+    d0 = run_sweep("smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
+                   shard="0/2")
+    d1 = run_sweep("smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
+                   shard="1/2")
+    assert d0 == d1
+    names = set(os.listdir(d0))
+    assert {"runs.0.jsonl", "runs.1.jsonl", "manifest.0.json", "manifest.1.json", "sessions.0.jsonl",
+            "sessions.1.jsonl", "shards.json", "manifest.json"} <= names and "runs.jsonl" not in names
+    r0 = [json.loads(x) for x in (d0 / "runs.0.jsonl").read_text().splitlines()]
+    r1 = [json.loads(x) for x in (d0 / "runs.1.jsonl").read_text().splitlines()]
+    assert r0 and r1
+    # no comparison group split across shards
+    assert not {shards_group(r) for r in r0} & {shards_group(r) for r in r1}
+    recs, skipped = records.load_records(d0)
+    assert not skipped
+    runs = [r for r in recs if not r.get("search")]
+    assert sorted((r["config_id"], r["trial"]) for r in runs) == sorted((t.config_id, t.trial) for t in full.tasks)
+    man = json.loads((d0 / "manifest.1.json").read_text())
+    assert man["shard"] == {"index": 1, "count": 2} and man["host"]["cpu_model"]
+    # resuming a finished shard runs nothing
+    before = (d0 / "runs.1.jsonl").read_bytes()
+    run_sweep("smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
+              shard="1/2")
+    assert (d0 / "runs.1.jsonl").read_bytes() == before
+    # progress as the SLURM status sees it
+    job = types.SimpleNamespace(profile="smoke", shards=2, sets=tuple(f"{k}={json.dumps(v)}"
+                                                                      for k, v in SHARDED.items()))
+    prog = shards.shard_progress(d0, job)
+    assert [p.shard for p in prog] == [0, 1] and all(p.done == p.planned > 0 for p in prog)
+
+
+def shards_group(rec: dict) -> str:
+    return rec["config_id"].replace(f"/{rec['language']}/", "/")
+
+
+@pytest.mark.parametrize("arg,message", [
+    ("3/2", "shard index must be 0..1"), ("0/0", "at least 1"), ("a/b", "must be i/N"), ("2", "must be i/N"),
+])
+def test_bad_shard_is_refused_and_nothing_written(tmp_path, arg, message):
+    out, err = _Buf(), _Buf()
+    code = cli.run(["run", "--profile", "smoke", "--shard", arg, "--raw-dir", str(tmp_path), "--no-progress"],
+                   out, err)
+    assert code == 2 and message in err.text and err.text.count("\n") == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_shard_of_another_plan_is_refused(tmp_path):
+    run_sweep("smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
+              shard="0/2")
+    before = _files(tmp_path / "x")
+    for shard, ov, message in [
+        ("1/3", SHARDED, "split into 2 shards, not 3"),
+        ("1/2", {**SHARDED, "pingping.repetitions": [10]}, "another plan"),
+    ]:
+        with pytest.raises(ProfileError, match=message):
+            run_sweep("smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
+                      shard=shard)
+    with pytest.raises(ProfileError, match="split into 2 shards"):
+        run_sweep("smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes())
+    assert _files(tmp_path / "x") == before
+    # and an unsharded sweep cannot be joined by a shard
+    run_sweep("smoke", sweep_id="u", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes(),
+              languages=["go"])
+    with pytest.raises(ProfileError, match="without shards"):
+        run_sweep("smoke", sweep_id="u", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes(),
+                  languages=["go"], shard="0/2")
+
+
+def test_mixed_cpu_models_are_visible():
+    a = {"host": {"cpu_model": "A", "hostname": "n1"}}
+    b = {"host": {"cpu_model": "B", "hostname": "n2"}}
+    assert not records.mixes_cpu_models([a, a]) and records.mixes_cpu_models([a, b])
+    assert records.cpu_models([a, b]) == {"A": ["n1"], "B": ["n2"]}
+
+
+# --- contention fields ----------------------------------------------------------------------
+def test_records_carry_load_and_steal(tmp_path):
+    d = run_sweep("smoke", sweep_id="c", raw_root=tmp_path, progress=False,
+                  overrides={**SMALL, "spawn.enabled": False}, commands=fakes(), languages=["go"])
+    (r,) = lines(d)
+    assert r["load_avg_1m_before"] >= 0 and r["load_avg_1m_after"] >= 0
+    assert r["cpu_steal_s"] >= 0 and 0 <= r["steal_share"] <= 1
+    assert r["minor_page_faults"] > 0 and r["major_page_faults"] >= 0
+    assert records.raw_errors(r) is None
+    old = {k: v for k, v in r.items() if k not in ("load_avg_1m_before", "load_avg_1m_after", "cpu_steal_s",
+                                                    "steal_share", "minor_page_faults", "major_page_faults")}
+    assert records.raw_errors(old) is None  # logs from before these fields still load
+    assert records.raw_errors(dict(r, load_avg_1m_before=None, steal_share=None)) is None
+
+
+# --- stability --------------------------------------------------------------------------------
+def test_stability_compares_independent_sweeps(tmp_path, monkeypatch):
+    seen = []
+
+    def fake_verdicts(sweep_dir):
+        seen.append(Path(sweep_dir).name)
+        return {"C1": "supported", "C2": "inconclusive" if len(seen) == 1 else "contradicted"}
+
+    monkeypatch.setattr(stability, "verdicts_of", fake_verdicts)
+    out = []
+    ov = {**SMALL, "spawn.enabled": False}
+    code = stability.run_stability("smoke", 2, sweep_prefix="st", overrides=ov, raw_root=tmp_path, progress=False,
+                                   commands=fakes(), out=out.append)
+    assert code == 1 and seen == ["st-r1", "st-r2"]
+    text = "\n".join(out)
+    assert "C1" in text and "yes" in text and "NO" in text and "1 of 2 claims agree" in text
+    seeds = [json.loads((tmp_path / s / "manifest.json").read_text())["seed"] for s in seen]
+    assert seeds[0] != seeds[1]
+    assert len(lines(tmp_path / "st-r1")) == len(lines(tmp_path / "st-r2")) == len(LANGS)
+
+
+def test_stability_refuses_too_few_repeats(tmp_path):
+    out, err = _Buf(), _Buf()
+    assert cli.run(["stability", "--profile", "smoke", "--repeats", "0", "--raw-dir", str(tmp_path)], out, err) == 2
+    assert "--repeats" in err.text and not any(tmp_path.iterdir())
+
+
+def test_contract_lists_come_from_cli_json():
+    assert "java" in contract.languages() and contract.implements("java", "pingping")
+    assert not contract.implements("java", "spawn")
+    assert rawlog.names(3)["runs"] == "runs.3.jsonl" and rawlog.names(None)["runs"] == "runs.jsonl"
