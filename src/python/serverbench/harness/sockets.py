@@ -23,7 +23,6 @@ ones that matter for the manifest.
 from __future__ import annotations
 
 import os
-import resource
 import selectors
 import signal
 import subprocess
@@ -32,88 +31,21 @@ from dataclasses import replace
 
 from serverbench import contract
 from serverbench.harness import classify, limits
+from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: the family's API)
+    PLACEMENTS,
+    SocketLimitError,
+    check_connections,
+    nofile_limits,
+    placement_cpus,
+    sysctl_snapshot,
+)
+from serverbench.harness.sockets_limits import preexec_for as _preexec
 from serverbench.harness.task import Task
 
-PLACEMENTS = ("split", "shared")
-FD_OVERHEAD = 64  # descriptors a runtime needs besides its connections
 LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
 STOP_WAIT_S = 10.0  # longest wait for the server's record after its stdin closes
 TERM_WAIT_S = 3.0  # after SIGTERM, before SIGKILL
 CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
-SYSCTLS = ("net/core/somaxconn", "net/ipv4/ip_local_port_range", "net/ipv4/tcp_tw_reuse",
-           "net/ipv4/tcp_max_syn_backlog", "fs/file-max")
-
-
-class SocketLimitError(ValueError):
-    """A size or placement this machine's limits cannot hold (one line, names the limit)."""
-
-
-# ---- limits ----------------------------------------------------------------------------
-def nofile_limits() -> tuple[int, int]:
-    return resource.getrlimit(resource.RLIMIT_NOFILE)
-
-
-def ephemeral_ports() -> int | None:
-    try:
-        lo, hi = open("/proc/sys/net/ipv4/ip_local_port_range").read().split()
-        return int(hi) - int(lo) + 1
-    except (OSError, ValueError):
-        return None
-
-
-def check_connections(connections: int) -> None:
-    """Raise SocketLimitError if `connections` concurrent loopback connections cannot be
-    held: open files per process (after raising the soft limit to the hard one) and the
-    ephemeral port range (every client connection takes one local port)."""
-    if connections < 1:
-        raise SocketLimitError(f"connections must be at least 1, got {connections}")
-    _, hard = nofile_limits()
-    need = connections + FD_OVERHEAD
-    if hard != resource.RLIM_INFINITY and need > hard:
-        raise SocketLimitError(f"{connections} connections need about {need} open files per process; "
-                               f"RLIMIT_NOFILE hard limit is {hard}")
-    ports = ephemeral_ports()
-    if ports is not None and connections > ports:
-        raise SocketLimitError(f"{connections} connections need {connections} local ports; "
-                               f"net.ipv4.ip_local_port_range holds {ports}")
-
-
-def placement_cpus(allowed: list[int], cores: int, placement: str) -> tuple[list[int], list[int]]:
-    """(server_cpus, client_cpus) for a placement; SocketLimitError if impossible."""
-    cpus = sorted(allowed)
-    if placement not in PLACEMENTS:
-        raise SocketLimitError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
-    if placement == "shared":
-        if cores > len(cpus):
-            raise SocketLimitError(f"placement shared with {cores} CPU(s) per side needs {cores} CPUs; "
-                                   f"the harness may use {len(cpus)}")
-        return cpus[:cores], cpus[:cores]
-    if 2 * cores > len(cpus):
-        raise SocketLimitError(f"placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; "
-                               f"the harness may use {len(cpus)}")
-    return cpus[:cores], cpus[cores:2 * cores]
-
-
-def sysctl_snapshot() -> dict:
-    """The system-wide settings that bound socket benchmarks, read only (for the manifest)."""
-    out = {}
-    for name in SYSCTLS:
-        try:
-            out[name.replace("/", ".")] = " ".join(open(f"/proc/sys/{name}").read().split())
-        except OSError:
-            out[name.replace("/", ".")] = None
-    return out
-
-
-def _preexec(cpus: list[int]):
-    base = limits.make_preexec(cpus, None)
-
-    def preexec():
-        base()
-        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-    return preexec
 
 
 # ---- parameters of each role ---------------------------------------------------------
@@ -125,7 +57,8 @@ def role_params(bench: str, role: str, params: dict) -> dict:
 
 def client_params(task: Task) -> dict:
     p = role_params(task.benchmark, "client", {**task.params, **task.options.get("client_params", {})})
-    if "timeout_s" in p or "timeout_s" in {s.get("param") for s in contract.benchmark_flags(task.benchmark, "client").values()}:
+    flags = {s.get("param") for s in contract.benchmark_flags(task.benchmark, "client").values()}
+    if "timeout_s" in flags:  # the client gives up (and reports) before the harness kills it
         p["timeout_s"] = min(float(p.get("timeout_s", task.timeout_s)), max(1.0, task.timeout_s - CLIENT_MARGIN_S))
     return p
 
@@ -140,8 +73,15 @@ def server_params(task: Task) -> dict:
 
 def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> tuple[list[str], dict]:
     """(argv, env the harness sets) of one side, from spec/cli.json (or the launcher's override)."""
-    prefix, env = lau._prefix(lang, {"exe": str(contract.executable(lang)), "cores": str(cores),
-                                      "heap_mb": str(task.heap_mb), "process_limit": str(task.process_limit)})
+    prefix, env = lau._prefix(
+        lang,
+        {
+            "exe": str(contract.executable(lang)),
+            "cores": str(cores),
+            "heap_mb": str(task.heap_mb),
+            "process_limit": str(task.process_limit),
+        },
+    )
     return prefix + contract.native_args(task.benchmark, params, task.variant, role), env
 
 
@@ -153,8 +93,16 @@ class Server:
         self.argv, self.cpus, self.err_path = argv, cpus, err_path
         self.ferr = open(err_path, "wb")
         self.t0 = time.perf_counter()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.ferr,
-                                     env=env, preexec_fn=_preexec(cpus), start_new_session=True, close_fds=True)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.ferr,
+            env=env,
+            preexec_fn=_preexec(cpus),
+            start_new_session=True,
+            close_fds=True,
+        )
         self.buf = b""
         self.status = None
         self.rusage = None
@@ -250,12 +198,19 @@ def run_socket_task(lau, task: Task) -> dict:
     server_lang = task.options.get("server_language", task.language)
     placement = task.options.get("placement", "split")
     cparams, sparams = client_params(task), server_params(task)
-    sargv, senv = command(lau, task, server_lang, "server", {**sparams, "port": task.options.get("port", 0)},
-                          task.cores)
+    sargv, senv = command(
+        lau, task, server_lang, "server", {**sparams, "port": task.options.get("port", 0)}, task.cores
+    )
     cargv_probe, cenv = command(lau, task, task.language, "client", {**cparams, "port": 1}, task.cores)
     rec = lau.base_record(task, cargv_probe, cenv, [], "none")
-    rec.update(params=dict(cparams), server_language=server_lang, placement=placement, client_cpus=[],
-               server_cpus=[], server=_server_part(server_lang, sargv, senv, []))
+    rec.update(
+        params=dict(cparams),
+        server_language=server_lang,
+        placement=placement,
+        client_cpus=[],
+        server_cpus=[],
+        server=_server_part(server_lang, sargv, senv, []),
+    )
     try:
         server_cpus, client_cpus = placement_cpus(lau.allowed_cpus, task.cores, placement)
         if "connections" in task.params:
@@ -281,8 +236,11 @@ def run_socket_task(lau, task: Task) -> dict:
         if port is None:
             srv.stop()
             _fill_server(rec, srv, None, None)
-            rec["status"] = "crashed" if rec["server"]["exit_code"] not in (None, 0) or rec["server"]["signal"] \
+            rec["status"] = (
+                "crashed"
+                if rec["server"]["exit_code"] not in (None, 0) or rec["server"]["signal"]
                 else "failed_to_start"
+            )
             rec["status_reason"] = f"server: {why}"
             rec["stderr_tail"] = ""
             return rec
@@ -309,9 +267,23 @@ def run_socket_task(lau, task: Task) -> dict:
 
 
 def _server_part(lang, argv, env, cpus) -> dict:
-    return {"language": lang, "command": argv, "env": env, "pinned_cpus": cpus, "port": None, "record": None,
-            "exit_code": None, "signal": None, "status": "failed_to_start", "status_reason": None,
-            "wall_s": None, "user_cpu_s": None, "system_cpu_s": None, "peak_rss_bytes": None, "stderr_tail": ""}
+    return {
+        "language": lang,
+        "command": argv,
+        "env": env,
+        "pinned_cpus": cpus,
+        "port": None,
+        "record": None,
+        "exit_code": None,
+        "signal": None,
+        "status": "failed_to_start",
+        "status_reason": None,
+        "wall_s": None,
+        "user_cpu_s": None,
+        "system_cpu_s": None,
+        "peak_rss_bytes": None,
+        "stderr_tail": "",
+    }
 
 
 def _wait_listening(srv: Server, bench: str, lang: str, wait_s: float) -> tuple[int | None, str]:
@@ -320,13 +292,20 @@ def _wait_listening(srv: Server, bench: str, lang: str, wait_s: float) -> tuple[
     line = srv.read_line(time.perf_counter() + wait_s)
     if line is None:
         if srv.poll():
-            return None, "exited before listening (" + _exit_text(srv.status) + "): " + \
-                _last_line(classify.tail(srv.err_path, 2000))
+            return None, "exited before listening (" + _exit_text(srv.status) + "): " + _last_line(
+                classify.tail(srv.err_path, 2000)
+            )
         return None, f"no listening line within {wait_s:g} s"
     try:
         ev = json.loads(line)
-        ok = (ev.get("event") == "listening" and ev.get("benchmark") == bench and ev.get("language") == lang
-              and ev.get("address") == "127.0.0.1" and isinstance(ev.get("port"), int) and 0 < ev["port"] < 65536)
+        ok = (
+            ev.get("event") == "listening"
+            and ev.get("benchmark") == bench
+            and ev.get("language") == lang
+            and ev.get("address") == "127.0.0.1"
+            and isinstance(ev.get("port"), int)
+            and 0 < ev["port"] < 65536
+        )
     except (json.JSONDecodeError, AttributeError):
         ok = False
     if not ok:
@@ -338,8 +317,16 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
     with open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr, env=env,
-                                    preexec_fn=_preexec(cpus), start_new_session=True, close_fds=True)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=fout,
+                stderr=ferr,
+                env=env,
+                preexec_fn=_preexec(cpus),
+                start_new_session=True,
+                close_fds=True,
+            )
         except (OSError, subprocess.SubprocessError) as e:
             rec["status_reason"] = f"could not start the client {argv[0]!r}: {e}"
             return
@@ -360,9 +347,14 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
         mon.stop()
         limits.killpg(proc.pid)
         proc.returncode = status
-    rec.update(wall_s=time.perf_counter() - t0, user_cpu_s=ru.ru_utime, system_cpu_s=ru.ru_stime,
-               peak_rss_bytes=int(ru.ru_maxrss) * 1024 or None, minor_page_faults=int(ru.ru_minflt),
-               major_page_faults=int(ru.ru_majflt))
+    rec.update(
+        wall_s=time.perf_counter() - t0,
+        user_cpu_s=ru.ru_utime,
+        system_cpu_s=ru.ru_stime,
+        peak_rss_bytes=int(ru.ru_maxrss) * 1024 or None,
+        minor_page_faults=int(ru.ru_minflt),
+        major_page_faults=int(ru.ru_majflt),
+    )
     if os.WIFEXITED(status):
         rec["exit_code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
@@ -391,9 +383,13 @@ def _fill_server(rec: dict, srv: Server, action: str | None, crashed_before_stop
 
     s = rec["server"]
     st, ru = srv.status, srv.rusage
-    s.update(wall_s=srv.wall_s, user_cpu_s=ru.ru_utime, system_cpu_s=ru.ru_stime,
-             peak_rss_bytes=int(ru.ru_maxrss) * 1024 or None,
-             stderr_tail=classify.tail(srv.err_path, classify.STDERR_TAIL_CHARS))
+    s.update(
+        wall_s=srv.wall_s,
+        user_cpu_s=ru.ru_utime,
+        system_cpu_s=ru.ru_stime,
+        peak_rss_bytes=int(ru.ru_maxrss) * 1024 or None,
+        stderr_tail=classify.tail(srv.err_path, classify.STDERR_TAIL_CHARS),
+    )
     if os.WIFEXITED(st):
         s["exit_code"] = os.WEXITSTATUS(st)
     else:
@@ -443,5 +439,7 @@ def _overall_status(rec: dict, task: Task) -> None:
     if task.benchmark == "tcp_pingpong" and int(task.params.get("read_buffer_bytes", 4)) >= 4:
         if sm["bytes_read"] != m["bytes_written"] or sm["bytes_written"] != m["bytes_read"]:
             rec["status"] = "invalid"
-            rec["status_reason"] = (f"byte accounting: client wrote {m['bytes_written']} and read {m['bytes_read']}, "
-                                    f"server read {sm['bytes_read']} and wrote {sm['bytes_written']}")
+            rec["status_reason"] = (
+                f"byte accounting: client wrote {m['bytes_written']} and read {m['bytes_read']}, "
+                f"server read {sm['bytes_read']} and wrote {sm['bytes_written']}"
+            )

@@ -1,0 +1,158 @@
+"""`python -m serverbench serve <benchmark> --server LANG [--port P]`: one socket server in
+the foreground on 127.0.0.1, so that a user can point their own client at it.
+
+It prints the server's address, relays lines typed on stdin (`stop` stops it), stops it
+on Ctrl-C or when stdin ends, then prints the server's final record. The server runs in
+its own session (Ctrl-C reaches only this command, which stops the server by closing its
+stdin), pinned to the CPUs given with --cpus, RLIMIT_NOFILE raised to the hard limit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+from serverbench import contract
+from serverbench.harness import sockets
+
+
+def register(subparsers) -> None:
+    socket_benches = [b for b in contract.benchmarks() if contract.roles(b)]
+    p = subparsers.add_parser(
+        "serve",
+        help="start one socket-benchmark server on 127.0.0.1 in the foreground",
+        description="Start one server of a socket benchmark on 127.0.0.1 and print its "
+        "address; type 'stop' or press Ctrl-C to stop it and print its record.",
+    )
+    p.add_argument("benchmark", choices=socket_benches)
+    p.add_argument("--server", required=True, help="the server's language")
+    p.add_argument("--port", type=int, default=0, help="TCP port (default 0: the kernel picks one)")
+    p.add_argument("--cpus", default=None, help="comma-separated CPUs to pin the server to (default: all allowed)")
+    p.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="PARAM=VALUE",
+        help="a server parameter, e.g. --set read_buffer_bytes=1",
+    )
+    p.add_argument("--variant", default="fair")
+    p.set_defaults(func=_cmd_serve)
+
+
+def _usage(msg):
+    from serverbench.cli import UsageError
+
+    return UsageError(msg)
+
+
+def server_argv(benchmark: str, lang: str, port: int, sets: dict, variant: str) -> tuple[list[str], dict]:
+    spec = contract.language(lang)
+    if benchmark not in spec.get("benchmarks", []) or "server" not in contract.language_roles(lang, benchmark):
+        raise _usage(f"{lang} does not implement the {benchmark} server")
+    cores = len(os.sched_getaffinity(0))
+    subst = {"exe": str(contract.executable(lang)), "cores": str(cores), "heap_mb": "1024", "process_limit": "1048576"}
+    prefix = []
+    for s in spec["command"]:
+        for k, v in subst.items():
+            s = s.replace("{" + k + "}", v)
+        prefix.append(s)
+    env = {}
+    for k, v in spec.get("env", {}).items():
+        for sk, sv in subst.items():
+            v = v.replace("{" + sk + "}", sv)
+        env[k] = v
+    params = {**sets, "port": port}
+    return prefix + contract.native_args(benchmark, params, variant, "server"), env
+
+
+def _parse_sets(sets: list[str]) -> dict:
+    out = {}
+    for s in sets:
+        k, sep, v = s.partition("=")
+        if not sep:
+            raise _usage(f"--set needs PARAM=VALUE, got {s!r}")
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def _cmd_serve(args, stdout, stderr) -> int:
+    if not 0 <= args.port <= 65535:
+        raise _usage(f"--port must be in 0..65535, got {args.port}")
+    if args.server not in contract.languages():
+        raise _usage(f"unknown language {args.server!r}; known: {', '.join(contract.languages())}")
+    argv, env = server_argv(args.benchmark, args.server, args.port, _parse_sets(args.sets), args.variant)
+    cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else sorted(os.sched_getaffinity(0))
+    child_env = {k: v for k, v in os.environ.items() if k not in ("GOMAXPROCS", "ERL_FLAGS", "JAVA_TOOL_OPTIONS")}
+    child_env.update(env)
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,
+        env=child_env,
+        preexec_fn=sockets._preexec(cpus),
+        start_new_session=True,
+        close_fds=True,
+    )
+    try:
+        first = proc.stdout.readline().decode("utf-8", "replace").strip()
+        if not first:
+            proc.wait(timeout=10)
+            print(f"error: the {args.server} server exited (code {proc.returncode}) before listening", file=stderr)
+            return 1
+        print(first, file=stdout)
+        try:
+            import json
+
+            port = json.loads(first)["port"]
+            print(
+                f"serving {args.benchmark} ({args.server}) on 127.0.0.1:{port}; type 'stop' or press Ctrl-C to stop it",
+                file=stderr,
+            )
+        except (ValueError, KeyError, TypeError):
+            pass
+        stdout.flush()
+        threading.Thread(target=_relay, args=(proc,), daemon=True).start()
+        rest = proc.stdout.read().decode("utf-8", "replace")
+        proc.wait()
+    except KeyboardInterrupt:
+        _close(proc)
+        try:
+            rest = proc.stdout.read().decode("utf-8", "replace")
+            proc.wait(timeout=sockets.STOP_WAIT_S)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            rest = ""
+            sockets.limits.killpg(proc.pid)
+            proc.wait()
+    finally:
+        sockets.limits.killpg(proc.pid)
+    if rest.strip():
+        print(rest.strip(), file=stdout)
+    return 0 if proc.returncode == 0 else 1
+
+
+def _relay(proc) -> None:
+    """Copy the user's stdin lines to the server; close its stdin at EOF (a stop)."""
+    try:
+        for line in sys.stdin:
+            proc.stdin.write(line.encode())
+            proc.stdin.flush()
+    except (OSError, ValueError):
+        pass
+    _close(proc)
+
+
+def _close(proc) -> None:
+    try:
+        proc.stdin.close()
+    except (OSError, ValueError):
+        pass
