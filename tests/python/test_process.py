@@ -158,3 +158,51 @@ def test_report_tables(tmp_path):
     assert not report.time_table(P).empty and "all attempts" in report.status_counts(P).columns
     assert report.verdict_style("supported").startswith("background-color")
     assert len(report.reference_notes()) == 3
+
+
+def test_a_registered_table_of_another_benchmark_is_processed(tmp_path):
+    """A module registers a table for its own benchmark: its params and metrics become
+    columns, summary.csv and ratios.csv cover it, P.values reads it."""
+    from serverbench.analysis import registry
+
+    saved = dict(registry.REG.tables)
+    for name in [n for n, t in saved.items() if t.benchmark == "echo_flood"]:
+        registry.REG.tables.pop(name)  # the echo module's own table, if loaded
+    registry.table(
+        registry.TableSpec(
+            "toy_echo", "echo_flood", ("variant", "cores", "clients"), ("requests_per_s",), "requests_per_s"
+        )
+    )
+    try:
+        recs = []
+        for lang, rate in (("go", 100.0), ("erlang", 50.0)):
+            for t in range(1, 6):
+                r = synthetic.raw_record(
+                    "pingping",
+                    lang,
+                    {"message_bytes": 1, "repetitions": 1},
+                    {"elapsed_s": 1.0},
+                    trial=t,
+                    validate=False,
+                )
+                r.update(
+                    benchmark="echo_flood",
+                    params={"clients": 4},
+                    metrics={"requests_per_s": rate + t},
+                    config_id=f"toy-{lang}",
+                )
+                recs.append(r)
+        # (the raw schema's echo_flood record is the echo module's; here the loader's
+        # flattening is used directly, as process_sweep does after validation)
+        runs = process.runs_table(records.flatten(recs))
+        v = process.trial_values(runs, "toy_echo", "requests_per_s")
+        assert len(v) == 10 and set(v.columns) >= {"language", "clients", "value"}
+        s = process.summarize(runs)
+        s = s[(s["table"] == "toy_echo") & (s["metric"] == "requests_per_s")]
+        assert sorted(s["median"]) == [53.0, 103.0]
+        r = process.ratios(runs)
+        r = r[r["table"] == "toy_echo"].iloc[0]
+        assert (r["numerator"], r["denominator"]) == ("erlang", "go") and r["ci_level"] >= 0.95
+    finally:
+        registry.REG.tables.clear()
+        registry.REG.tables.update(saved)

@@ -6,13 +6,15 @@ Tables written (CSV, one header line, units in column names):
                  retried), `failed_attempts` counts the others.
 * summary.csv    per configuration and metric: trials, ok/invalid/failed counts, median
                  and its order-statistic 95% interval (stats.median_ci).
-* ratios.csv     per configuration (language removed) and metric: ratio of medians
-                 between each pair of languages with a bootstrap interval.
+* ratios.csv     per configuration (language removed) and metric: the ratio between each
+                 pair of languages (Hodges-Lehmann, exact interval, its achieved level).
 * spawn_max.csv  the Fig. 4 (a) max-processes search, one row per language and step;
   spawn_max_limits.csv per language: largest N that ran ok, first failing N and why.
 * failures.csv   every non-ok attempt by benchmark, language, status and reason.
 * cpu_time.csv   where the time went: wall vs user vs system CPU per benchmark/language.
 * sweep.json     profile, host, runtime versions, unrunnable core counts, counts.
+
+Tables of other benchmarks are registered with registry.table() (registry.py).
 """
 
 from __future__ import annotations
