@@ -24,3 +24,13 @@ def test_golden_comparison_catches_a_perturbed_statistic(tmp_path, monkeypatch):
     gen = golden.build(tmp_path / "perturbed")
     diffs = golden.diff(golden.golden_dir() / "expected", gen)
     assert diffs and all(d.startswith("--- expected/claims") for d in diffs)
+
+
+def test_verdicts_for_sweep_reads_a_raw_folder():
+    import pandas as pd
+
+    from serverbench.analysis import verdicts_for_sweep
+
+    v = verdicts_for_sweep(golden.golden_dir() / "raw" / golden.GOLDEN_SWEEP)
+    expected = pd.read_csv(golden.golden_dir() / "expected" / "claims.csv")
+    assert v == dict(zip(expected["id"], expected["verdict"]))
