@@ -272,7 +272,8 @@ def contention_note(P: Processed) -> str:
 
 
 def show_section(section, P: Processed, figdir) -> None:
-    """Render one registry.report_section in the report notebook."""
+    """Render one registry.report_section in the report notebook: Markdown strings,
+    DataFrames, registry.FigureRef (a registered figure's PNG) and matplotlib Figures."""
     from pathlib import Path
 
     from IPython.display import Image, Markdown, display
@@ -298,5 +299,8 @@ def show_section(section, P: Processed, figdir) -> None:
                     figures.plt.close(fig)
             if png.exists():
                 display(Image(filename=str(png)))
+        elif hasattr(b, "savefig"):  # a matplotlib Figure: shown once, then closed
+            display(b)
+            figures.plt.close(b)
         else:
             display(b)
