@@ -109,3 +109,26 @@ def test_figures_with_missing_benchmarks(tmp_path):
     assert "no fixed-N spawn runs" in t
     t5 = _texts(figures.fig5_throughput(P))
     assert "not measured in this sweep" in t5 and "not runnable on this machine" in t5
+
+
+def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path):
+    from serverbench.analysis import registry, report
+
+    @registry.figure("fig_toy", title="Toy", tables=("pingping",), order=99)
+    def fig_toy(P, languages=None, show_reference=True, **_):
+        fig, ax = figures.plt.subplots()
+        ax.plot([1, 2], [1, 2])
+        return fig
+
+    @registry.report_section("Toy section", order=99)
+    def toy_section(P):
+        return ["some *Markdown*", P.stat("pingping", "elapsed_s").head(2), registry.FigureRef("fig_toy")]
+
+    try:
+        out = figures.draw_all(P, tmp_path, show_reference=False)
+        assert "fig_toy" in out and out["fig_toy"]["png"].exists()
+        assert [s.title for s in registry.sections()][-1] == "Toy section"
+        report.show_section(registry.REG.sections["Toy section"], P, tmp_path)  # renders without error
+    finally:
+        registry.REG.figures.pop("fig_toy")
+        registry.REG.sections.pop("Toy section")
