@@ -35,7 +35,9 @@ from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: th
     PLACEMENTS,
     SocketLimitError,
     check_connections,
+    expand,
     nofile_limits,
+    options_id,
     placement_cpus,
     sysctl_snapshot,
 )

@@ -93,3 +93,42 @@ def preexec_for(cpus: list[int]):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
     return preexec
+
+
+# ---- planning: one profile table -> one task per client x server x placement -------------
+def expand(bench: str, client: str, variant: str, params: dict, options: dict) -> list[tuple[str, dict]]:
+    """[(variant, task options)] for one client language and one parameter point.
+
+    Profile options (the table's `options`): server_languages = [...] (default: the client's
+    own language), placements = ["split", "shared"] (default ["split"]), and for
+    tcp_pingpong original_buffer_pairs = ["scala/scala", "go/go"]: a point with
+    read_buffer_bytes < 4 runs only for these client/server pairs, as variant "paper" (the
+    original's buffer on purpose; without the option such a point runs as asked and is
+    recorded `invalid`). Servers that do not implement the benchmark's server are left out."""
+    from serverbench import contract
+
+    servers = options.get("server_languages") or [options.get("server_language", client)]
+    placements = options.get("placements") or [options.get("placement", "split")]
+    rest = {
+        k: v
+        for k, v in options.items()
+        if k not in ("server_languages", "placements", "server_language", "placement", "original_buffer_pairs")
+    }
+    pairs = options.get("original_buffer_pairs")
+    out = []
+    for server in servers:
+        if "server" not in contract.language_roles(server, bench):
+            continue
+        v = variant
+        if bench == "tcp_pingpong" and pairs is not None and int(params.get("read_buffer_bytes", 4)) < 4:
+            if f"{client}/{server}" not in pairs:
+                continue
+            v = "paper"
+        for placement in placements:
+            out.append((v, {**rest, "server_language": server, "placement": placement}))
+    return out
+
+
+def options_id(options: dict) -> str:
+    """What config_id must add for a socket task: the server and the placement."""
+    return "".join(f"/{k}={options[k]}" for k in ("server_language", "placement") if k in options)
