@@ -37,9 +37,28 @@ def test_lists_come_from_cli_json():
 
 def test_native_args_passes_every_flag_explicitly():
     args = contract.native_args("throughput", {"pairs": 4, "message_bytes": 500, "duration_s": 2.0})
-    assert args == ["throughput", "--pairs", "4", "--message-bytes", "500", "--duration-s", "2",
-                    "--report-every", "10000", "--payload", "copy", "--variant", "fair"]
-    assert contract.native_args("spawn", {"processes": 10}, variant="paper") == ["spawn", "--processes", "10", "--variant", "paper"]
+    assert args == [
+        "throughput",
+        "--pairs",
+        "4",
+        "--message-bytes",
+        "500",
+        "--duration-s",
+        "2",
+        "--report-every",
+        "10000",
+        "--payload",
+        "copy",
+        "--variant",
+        "fair",
+    ]
+    assert contract.native_args("spawn", {"processes": 10}, variant="paper") == [
+        "spawn",
+        "--processes",
+        "10",
+        "--variant",
+        "paper",
+    ]
 
 
 def test_native_args_names_a_missing_parameter():

@@ -19,8 +19,19 @@ from pathlib import Path
 import pytest
 
 from serverbench import cli, contract, paths, records
-from serverbench.harness import ProfileError, host_info, last_session, latest_sweep, load_profile, profiles, run_sweep
-from serverbench.harness import launch, limits, plan, rawlog, sweep, task as task_mod
+from serverbench.harness import (
+    ProfileError,
+    host_info,
+    last_session,
+    latest_sweep,
+    limits,
+    load_profile,
+    profiles,
+    rawlog,
+    run_sweep,
+    sweep,
+)
+from serverbench.harness import task as task_mod
 from serverbench.harness.launch import Launcher
 from serverbench.harness.task import Task
 
@@ -43,37 +54,59 @@ def lines(sweep_dir):
 
 def spec(bench="pingping", lang="go", params=None, cores=1, timeout=10.0, budget=512 * 2**20, enforcement="auto"):
     params = {**contract.param_defaults(bench), **(params or {"message_bytes": 100, "repetitions": 10})}
-    return Task(bench, lang, "fair", params, cores, task_mod.config_id(bench, lang, "fair", cores, params),
-                task_mod.group_id(bench, "fair", cores, params), timeout_s=timeout, memory_budget_bytes=budget,
-                heap_mb=256, memory_enforcement=enforcement)
+    return Task(
+        bench,
+        lang,
+        "fair",
+        params,
+        cores,
+        task_mod.config_id(bench, lang, "fair", cores, params),
+        task_mod.group_id(bench, "fair", cores, params),
+        timeout_s=timeout,
+        memory_budget_bytes=budget,
+        heap_mb=256,
+        memory_enforcement=enforcement,
+    )
 
 
 def launcher(mode, lang="go", enforcement=None, cg=None):
     if enforcement is None:
         enforcement, cg, _ = limits.detect_enforcement("auto")
-    return Launcher(sweep_id="t", host=host_info(), allowed_cpus=sorted(os.sched_getaffinity(0)),
-                    commands={lang: fake(mode, lang)}, enforcement=enforcement, cgroup_parent=cg)
+    return Launcher(
+        sweep_id="t",
+        host=host_info(),
+        allowed_cpus=sorted(os.sched_getaffinity(0)),
+        commands={lang: fake(mode, lang)},
+        enforcement=enforcement,
+        cgroup_parent=cg,
+    )
 
 
 SMALL = {  # a tiny sweep: 3 languages x (1 pingping + 1 spawn) = 6 runs, 1 trial each
-    "pingping.message_bytes": [100], "pingping.repetitions": [10], "spawn.processes": [10],
-    "throughput.enabled": False, "spawn_max.enabled": False,
+    "pingping.message_bytes": [100],
+    "pingping.repetitions": [10],
+    "spawn.processes": [10],
+    "throughput.enabled": False,
+    "spawn_max.enabled": False,
 }
 
 
 # --- one run: every status ----------------------------------------------------------------
-@pytest.mark.parametrize("mode,status,reason", [
-    ("ok", "ok", None),
-    ("crash", "crashed", "signal 11"),
-    ("exit3", "crashed", "exit code 3"),
-    ("garbage", "invalid", "not JSON"),
-    ("twolines", "invalid", "2 lines"),
-    ("wrong_sched", "invalid", "schedulers"),
-    ("wrong_params", "invalid", "params.repetitions"),
-    ("fail", "invalid", "validation failed"),
-    ("jvm_oom", "over_memory_budget", "java.lang.OutOfMemoryError"),
-    ("go_oom", "over_memory_budget", "fatal error: out of memory"),
-])
+@pytest.mark.parametrize(
+    "mode,status,reason",
+    [
+        ("ok", "ok", None),
+        ("crash", "crashed", "signal 11"),
+        ("exit3", "crashed", "exit code 3"),
+        ("garbage", "invalid", "not JSON"),
+        ("twolines", "invalid", "2 lines"),
+        ("wrong_sched", "invalid", "schedulers"),
+        ("wrong_params", "invalid", "params.repetitions"),
+        ("fail", "invalid", "validation failed"),
+        ("jvm_oom", "over_memory_budget", "java.lang.OutOfMemoryError"),
+        ("go_oom", "over_memory_budget", "fatal error: out of memory"),
+    ],
+)
 def test_each_status(mode, status, reason):
     rec, _ = launcher(mode).run(spec())
     assert records.raw_errors(rec) is None
@@ -148,8 +181,14 @@ def test_real_commands_follow_spec_cli_json():
 
 # --- sweeps ---------------------------------------------------------------------------------
 def test_sweep_records_every_status_and_goes_on(tmp_path):
-    d = run_sweep("smoke", sweep_id="mix", raw_root=tmp_path, progress=False,
-                  overrides={**SMALL, "defaults.timeout_s": 1.0}, commands=fakes(go="crash", scala_akka="sleep"))
+    d = run_sweep(
+        "smoke",
+        sweep_id="mix",
+        raw_root=tmp_path,
+        progress=False,
+        overrides={**SMALL, "defaults.timeout_s": 1.0},
+        commands=fakes(go="crash", scala_akka="sleep"),
+    )
     recs = lines(d)
     assert len(recs) == 6
     by_lang = {lang: Counter(r["status"] for r in recs if r["language"] == lang) for lang in LANGS}
@@ -187,11 +226,26 @@ def test_resume_retries_failures_and_skips_ok(tmp_path):
 
 
 def test_benchmark_subsets_share_one_sweep(tmp_path):
-    d = run_sweep("smoke", sweep_id="nb", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes(),
-                  benchmarks=["pingping"], languages="go,erlang")
+    d = run_sweep(
+        "smoke",
+        sweep_id="nb",
+        raw_root=tmp_path,
+        progress=False,
+        overrides=SMALL,
+        commands=fakes(),
+        benchmarks=["pingping"],
+        languages="go,erlang",
+    )
     manifest = (d / "manifest.json").read_bytes()
-    run_sweep("smoke", sweep_id="nb", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes(),
-              benchmarks=["spawn"])
+    run_sweep(
+        "smoke",
+        sweep_id="nb",
+        raw_root=tmp_path,
+        progress=False,
+        overrides=SMALL,
+        commands=fakes(),
+        benchmarks=["spawn"],
+    )
     recs = lines(d)
     assert Counter(r["benchmark"] for r in recs) == {"pingping": 2, "spawn": 3}
     assert (d / "manifest.json").read_bytes() == manifest
@@ -220,32 +274,44 @@ def test_not_runnable_core_counts_in_manifest(tmp_path):
     ov = {**SMALL, "spawn.enabled": False, "pingping.cores": [1, 4096], "pingping.skip_unavailable_cores": True}
     d = run_sweep("smoke", sweep_id="nr", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes())
     man = json.loads((d / "manifest.json").read_text())
-    assert {"benchmark": "pingping", "cores": 4096} in [{k: x[k] for k in ("benchmark", "cores")}
-                                                         for x in man["not_runnable"]]
+    assert {"benchmark": "pingping", "cores": 4096} in [
+        {k: x[k] for k in ("benchmark", "cores")} for x in man["not_runnable"]
+    ]
     assert {r["cores"] for r in lines(d)} == {1}
 
 
 def test_max_processes_search(tmp_path):
     os.environ["FAKE_LIMIT"] = "30000"
     try:
-        ov = {"pingping.enabled": False, "spawn.enabled": False, "throughput.enabled": False,
-              "spawn_max.start": 1000, "spawn_max.factor": 4.0, "spawn_max.max_steps": 10,
-              "spawn_max.refine_steps": 2, "spawn_max.budget_bytes": "100MiB"}
+        ov = {
+            "pingping.enabled": False,
+            "spawn.enabled": False,
+            "throughput.enabled": False,
+            "spawn_max.start": 1000,
+            "spawn_max.factor": 4.0,
+            "spawn_max.max_steps": 10,
+            "spawn_max.refine_steps": 2,
+            "spawn_max.budget_bytes": "100MiB",
+        }
         cmds = {"go": fake("system_limit", "go")}
-        d = run_sweep("smoke", sweep_id="s", raw_root=tmp_path, progress=False, overrides=ov, commands=cmds,
-                      languages=["go"])
+        d = run_sweep(
+            "smoke", sweep_id="s", raw_root=tmp_path, progress=False, overrides=ov, commands=cmds, languages=["go"]
+        )
         recs = lines(d)
         ns = [r["params"]["processes"] for r in recs]
         assert ns == [1000, 4000, 16000, 64000, 40000, 28000]
         assert [r["search"]["step"] for r in recs] == list(range(6))
-        assert all(r["search"] == {"name": "max_processes", "step": r["search"]["step"],
-                                   "budget_bytes": 100 * 2**20} for r in recs)
+        assert all(
+            r["search"] == {"name": "max_processes", "step": r["search"]["step"], "budget_bytes": 100 * 2**20}
+            for r in recs
+        )
         assert [r["status"] for r in recs] == ["ok", "ok", "ok", "crashed", "crashed", "ok"]
         assert "system_limit" in recs[3]["status_reason"]
         assert all(r["benchmark"] == "spawn" and r["memory_budget_bytes"] == 100 * 2**20 for r in recs)
         before = (d / "runs.jsonl").read_bytes()
-        run_sweep("smoke", sweep_id="s", raw_root=tmp_path, progress=False, overrides=ov, commands=cmds,
-                  languages=["go"])
+        run_sweep(
+            "smoke", sweep_id="s", raw_root=tmp_path, progress=False, overrides=ov, commands=cmds, languages=["go"]
+        )
         assert (d / "runs.jsonl").read_bytes() == before  # a finished search is not run again
     finally:
         del os.environ["FAKE_LIMIT"]
@@ -254,11 +320,24 @@ def test_max_processes_search(tmp_path):
 def test_search_stops_at_memory_budget(tmp_path):
     os.environ["FAKE_BYTES_PER_PROCESS"] = "2000"
     try:
-        ov = {"pingping.enabled": False, "spawn.enabled": False, "throughput.enabled": False,
-              "spawn_max.start": 10000, "spawn_max.factor": 4.0, "spawn_max.budget_bytes": "150MiB",
-              "spawn_max.max_steps": 5}
-        d = run_sweep("smoke", sweep_id="sm", raw_root=tmp_path, progress=False, overrides=ov,
-                      commands={"go": fake("spawn_alloc", "go")}, languages=["go"])
+        ov = {
+            "pingping.enabled": False,
+            "spawn.enabled": False,
+            "throughput.enabled": False,
+            "spawn_max.start": 10000,
+            "spawn_max.factor": 4.0,
+            "spawn_max.budget_bytes": "150MiB",
+            "spawn_max.max_steps": 5,
+        }
+        d = run_sweep(
+            "smoke",
+            sweep_id="sm",
+            raw_root=tmp_path,
+            progress=False,
+            overrides=ov,
+            commands={"go": fake("spawn_alloc", "go")},
+            languages=["go"],
+        )
         recs = lines(d)
         assert [r["params"]["processes"] for r in recs] == [10000, 40000, 160000]
         assert [r["status"] for r in recs] == ["ok", "ok", "over_memory_budget"]
@@ -284,8 +363,12 @@ def _start_killable(tmp_path, sleep="0.3", langs="go,erlang"):
     script = tmp_path / "k.py"
     script.write_text(KILL_SCRIPT)
     env = dict(os.environ, FAKE_SLEEP=sleep)
-    return subprocess.Popen([sys.executable, str(script), FAKE, str(tmp_path), langs], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, str(script), FAKE, str(tmp_path), langs],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _wait_lines(path, n, timeout=30):
@@ -325,8 +408,10 @@ def test_ctrl_c_stops_cleanly(tmp_path):
         out = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
         for pid in out:
             try:
-                if b"mode=slow\x00" in Path(f"/proc/{pid}/cmdline").read_bytes() and \
-                        b"pingping" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                if (
+                    b"mode=slow\x00" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                    and b"pingping" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                ):
                     child = int(pid)
             except OSError:
                 pass
@@ -355,8 +440,14 @@ def test_profiles_load_and_overrides():
     quick = load_profile("quick")
     assert quick["spawn"]["processes"] == [1000, 10000, 20000, 25000, 50000, 75000, 100000]
     assert quick["pingping"]["message_bytes"] == [5000, 10000, 50000]
-    ov = profiles.parse_set(["pingping.repetitions=[1000,10000]", "defaults.trials=5", "throughput.payload=share",
-                             "spawn_max.budget_bytes=\"1GiB\""])
+    ov = profiles.parse_set(
+        [
+            "pingping.repetitions=[1000,10000]",
+            "defaults.trials=5",
+            "throughput.payload=share",
+            'spawn_max.budget_bytes="1GiB"',
+        ]
+    )
     prof = load_profile("quick", ov)
     assert prof["pingping"]["repetitions"] == [1000, 10000] and prof["pingping"]["trials"] == 5
     assert prof["throughput"]["payload"] == ["share"] and prof["spawn_max"]["budget_bytes"] == 2**30
@@ -365,22 +456,24 @@ def test_profiles_load_and_overrides():
 
 def test_profile_from_a_path(tmp_path):
     p = tmp_path / "mine.toml"
-    p.write_text((Path(paths.profiles_dir()) / "smoke.toml").read_text().replace('name = "smoke"',
-                                                                                        'name = "mine"'))
+    p.write_text((Path(paths.profiles_dir()) / "smoke.toml").read_text().replace('name = "smoke"', 'name = "mine"'))
     assert load_profile(str(p))["name"] == "mine"
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"languages": ["cobol"]}, "unknown language 'cobol'"),
-    ({"benchmarks": ["pong"]}, "unknown benchmark 'pong'"),
-    ({"overrides": {"pingping.repetitions": [0]}}, "not a positive size"),
-    ({"overrides": {"pingping.message_bytes": [-5]}}, "not a positive size"),
-    ({"overrides": {"pingping.cores": [4096]}}, "--oversubscribe"),
-    ({"overrides": {"pingping.nonsense": 1}}, "unknown setting"),
-    ({"overrides": {"variant": "imaginary"}}, "not built"),
-    ({"overrides": {"spawn_max.budget_bytes": 10**15}}, "MemAvailable"),
-    ({"profile": "nosuch"}, "unknown profile"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"languages": ["cobol"]}, "unknown language 'cobol'"),
+        ({"benchmarks": ["pong"]}, "unknown benchmark 'pong'"),
+        ({"overrides": {"pingping.repetitions": [0]}}, "not a positive size"),
+        ({"overrides": {"pingping.message_bytes": [-5]}}, "not a positive size"),
+        ({"overrides": {"pingping.cores": [4096]}}, "--oversubscribe"),
+        ({"overrides": {"pingping.nonsense": 1}}, "unknown setting"),
+        ({"overrides": {"variant": "imaginary"}}, "not built"),
+        ({"overrides": {"spawn_max.budget_bytes": 10**15}}, "MemAvailable"),
+        ({"profile": "nosuch"}, "unknown profile"),
+    ],
+)
 def test_bad_input_is_refused_before_running(tmp_path, kwargs, message):
     kwargs = dict(kwargs)
     prof = kwargs.pop("profile", "smoke")
@@ -398,8 +491,16 @@ def test_missing_executable_names_the_build_command(tmp_path, monkeypatch):
 def test_oversubscribe_runs_more_cores_than_cpus(tmp_path):
     c = len(os.sched_getaffinity(0)) + 1
     ov = {**SMALL, "spawn.enabled": False, "pingping.cores": [c]}
-    d = run_sweep("smoke", sweep_id="o", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
-                  oversubscribe=True, languages=["go"])
+    d = run_sweep(
+        "smoke",
+        sweep_id="o",
+        raw_root=tmp_path,
+        progress=False,
+        overrides=ov,
+        commands=fakes(),
+        oversubscribe=True,
+        languages=["go"],
+    )
     (r,) = lines(d)
     assert r["cores"] == c and r["status"] == "ok" and r["pinned_cpus"] == sorted(os.sched_getaffinity(0))
 
@@ -409,8 +510,9 @@ def test_cli_run_and_profiles(tmp_path):
     code = cli.run(["run", "--profile", "smoke", "--languages", "cobol", "--raw-dir", str(tmp_path)], out, err)
     assert code == 2 and "error: unknown language 'cobol'" in err.text
     out, err = _Buf(), _Buf()
-    code = cli.run(["run", "--profile", "smoke", "--set", "pingping.repetitions=[0]", "--raw-dir", str(tmp_path)],
-                   out, err)
+    code = cli.run(
+        ["run", "--profile", "smoke", "--set", "pingping.repetitions=[0]", "--raw-dir", str(tmp_path)], out, err
+    )
     assert code == 2 and "positive" in err.text
     out, err = _Buf(), _Buf()
     assert cli.run(["profiles"], out, err) == 0
@@ -430,8 +532,15 @@ class _Buf:
 
 def test_overhead_per_run_is_small(tmp_path):
     ov = {**SMALL, "defaults.trials": 5, "spawn.enabled": False}
-    d = run_sweep("smoke", sweep_id="oh", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
-                  languages=["go", "erlang"])
+    d = run_sweep(
+        "smoke",
+        sweep_id="oh",
+        raw_root=tmp_path,
+        progress=False,
+        overrides=ov,
+        commands=fakes(),
+        languages=["go", "erlang"],
+    )
     oh = last_session(d)["harness_overhead_s"]
     assert oh["n"] == 10
     assert oh["median"] < 0.05, oh  # the issue's target
@@ -445,8 +554,13 @@ BUILT = [lang for lang in ("go", "erlang") if contract.executable(lang).exists()
 @pytest.mark.skipif(not BUILT, reason="no native build (scripts/build.sh go|erlang)")
 def test_real_binaries_affinity_and_schedulers(tmp_path):
     """On the real Go/Erlang programs: pinned to C CPUs, C schedulers reported, record valid."""
-    ov = {"pingping.cores": [1, "max"], "spawn.enabled": False, "throughput.enabled": False,
-          "spawn_max.enabled": False, "pingping.repetitions": [100]}
+    ov = {
+        "pingping.cores": [1, "max"],
+        "spawn.enabled": False,
+        "throughput.enabled": False,
+        "spawn_max.enabled": False,
+        "pingping.repetitions": [100],
+    }
     d = run_sweep("smoke", sweep_id="real", raw_root=tmp_path, progress=False, overrides=ov, languages=BUILT)
     recs = lines(d)
     assert len(recs) == 2 * len(BUILT)
@@ -476,14 +590,27 @@ def test_raw_log_never_writes_a_bad_line(tmp_path):
 
 
 def test_torn_last_line_is_ended_not_glued(tmp_path):
-    d = run_sweep("smoke", sweep_id="t", raw_root=tmp_path, progress=False,
-                  overrides={**SMALL, "spawn.enabled": False}, commands=fakes(), languages=["go"])
+    d = run_sweep(
+        "smoke",
+        sweep_id="t",
+        raw_root=tmp_path,
+        progress=False,
+        overrides={**SMALL, "spawn.enabled": False},
+        commands=fakes(),
+        languages=["go"],
+    )
     with open(d / "runs.jsonl", "ab") as f:
         f.write(b'{"schema_version":1,"swe')  # a write cut short by a crash
     torn = (d / "runs.jsonl").read_bytes()
-    run_sweep("smoke", sweep_id="t", raw_root=tmp_path, progress=False,
-              overrides={**SMALL, "spawn.enabled": False, "pingping.repetitions": [10, 11]}, commands=fakes(),
-              languages=["go"])
+    run_sweep(
+        "smoke",
+        sweep_id="t",
+        raw_root=tmp_path,
+        progress=False,
+        overrides={**SMALL, "spawn.enabled": False, "pingping.repetitions": [10, 11]},
+        commands=fakes(),
+        languages=["go"],
+    )
     data = (d / "runs.jsonl").read_bytes()
     assert data.startswith(torn + b"\n")
     with pytest.warns(UserWarning, match="skipped 1 bad raw line"):
@@ -494,15 +621,15 @@ def test_torn_last_line_is_ended_not_glued(tmp_path):
 
 def test_unreadable_line_is_reported_and_kept(tmp_path, capsys):
     ov = {**SMALL, "spawn.enabled": False}
-    d = run_sweep("smoke", sweep_id="c", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
-                  languages="go")
+    d = run_sweep(
+        "smoke", sweep_id="c", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(), languages="go"
+    )
     runs = d / "runs.jsonl"
     good = runs.read_bytes()
     runs.write_bytes(b'{"not": "closed"\n' + good)  # corrupt line 1 (e.g. edited by hand)
     before = runs.read_bytes()
     capsys.readouterr()
-    run_sweep("smoke", sweep_id="c", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
-              languages="go")
+    run_sweep("smoke", sweep_id="c", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(), languages="go")
     err = capsys.readouterr().err
     assert "1 unreadable line(s) (line 1)" in err
     assert runs.read_bytes() == before  # the ok run on line 2 still counts: nothing appended

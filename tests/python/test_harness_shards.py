@@ -16,7 +16,6 @@ from serverbench.harness import load_profile, make_plan, rawlog, shards, stabili
 from serverbench.harness.plan import schedule
 from serverbench.harness.profiles import ProfileError
 from serverbench.harness.sweep import run_sweep
-
 from test_harness import LANGS, SMALL, _Buf, fakes, lines
 
 SHARDED = {**SMALL, "pingping.repetitions": [10, 20, 30], "spawn.processes": [10, 20], "defaults.trials": 2}
@@ -69,16 +68,21 @@ def test_per_language_parameters():
     plan = make_plan(prof)
     sizes = {t.params["message_bytes"] for t in plan.tasks if t.language == "java"}
     assert sizes == {5000}
-    assert {t.params["message_bytes"] for t in plan.tasks if t.language == "go" and t.benchmark == "pingping"} == \
-        {5000, 10000, 50000}
-    assert all(t.trial <= 5 for t in plan.tasks) and \
-        Counter(t.config_id for t in plan.tasks).most_common(1)[0][1] == 5
+    assert {t.params["message_bytes"] for t in plan.tasks if t.language == "go" and t.benchmark == "pingping"} == {
+        5000,
+        10000,
+        50000,
+    }
+    assert all(t.trial <= 5 for t in plan.tasks) and Counter(t.config_id for t in plan.tasks).most_common(1)[0][1] == 5
 
 
 def test_cli_refuses_a_benchmark_the_language_lacks(tmp_path):
     out, err = _Buf(), _Buf()
-    code = cli.run(["run", "--profile", "smoke", "--languages", "java", "--benchmarks", "throughput",
-                    "--raw-dir", str(tmp_path)], out, err)
+    code = cli.run(
+        ["run", "--profile", "smoke", "--languages", "java", "--benchmarks", "throughput", "--raw-dir", str(tmp_path)],
+        out,
+        err,
+    )
     assert code == 2 and "java" in err.text and "throughput" in err.text
     assert not any(tmp_path.iterdir())
 
@@ -86,14 +90,24 @@ def test_cli_refuses_a_benchmark_the_language_lacks(tmp_path):
 # --- sharded sweeps -------------------------------------------------------------------------
 def test_two_shards_make_the_whole_sweep(tmp_path):
     full = make_plan(load_profile("smoke", SHARDED))
-    d0 = run_sweep("smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
-                   shard="0/2")
-    d1 = run_sweep("smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
-                   shard="1/2")
+    d0 = run_sweep(
+        "smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(), shard="0/2"
+    )
+    d1 = run_sweep(
+        "smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(), shard="1/2"
+    )
     assert d0 == d1
     names = set(os.listdir(d0))
-    assert {"runs.0.jsonl", "runs.1.jsonl", "manifest.0.json", "manifest.1.json", "sessions.0.jsonl",
-            "sessions.1.jsonl", "shards.json", "manifest.json"} <= names and "runs.jsonl" not in names
+    assert {
+        "runs.0.jsonl",
+        "runs.1.jsonl",
+        "manifest.0.json",
+        "manifest.1.json",
+        "sessions.0.jsonl",
+        "sessions.1.jsonl",
+        "shards.json",
+        "manifest.json",
+    } <= names and "runs.jsonl" not in names
     r0 = [json.loads(x) for x in (d0 / "runs.0.jsonl").read_text().splitlines()]
     r1 = [json.loads(x) for x in (d0 / "runs.1.jsonl").read_text().splitlines()]
     assert r0 and r1
@@ -107,12 +121,14 @@ def test_two_shards_make_the_whole_sweep(tmp_path):
     assert man["shard"] == {"index": 1, "count": 2} and man["host"]["cpu_model"]
     # resuming a finished shard runs nothing
     before = (d0 / "runs.1.jsonl").read_bytes()
-    run_sweep("smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
-              shard="1/2")
+    run_sweep(
+        "smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(), shard="1/2"
+    )
     assert (d0 / "runs.1.jsonl").read_bytes() == before
     # progress as the SLURM status sees it
-    job = types.SimpleNamespace(profile="smoke", shards=2, sets=tuple(f"{k}={json.dumps(v)}"
-                                                                      for k, v in SHARDED.items()))
+    job = types.SimpleNamespace(
+        profile="smoke", shards=2, sets=tuple(f"{k}={json.dumps(v)}" for k, v in SHARDED.items())
+    )
     prog = shards.shard_progress(d0, job)
     assert [p.shard for p in prog] == [0, 1] and all(p.done == p.planned > 0 for p in prog)
 
@@ -121,37 +137,53 @@ def shards_group(rec: dict) -> str:
     return rec["config_id"].replace(f"/{rec['language']}/", "/")
 
 
-@pytest.mark.parametrize("arg,message", [
-    ("3/2", "shard index must be 0..1"), ("0/0", "at least 1"), ("a/b", "must be i/N"), ("2", "must be i/N"),
-])
+@pytest.mark.parametrize(
+    "arg,message",
+    [
+        ("3/2", "shard index must be 0..1"),
+        ("0/0", "at least 1"),
+        ("a/b", "must be i/N"),
+        ("2", "must be i/N"),
+    ],
+)
 def test_bad_shard_is_refused_and_nothing_written(tmp_path, arg, message):
     out, err = _Buf(), _Buf()
-    code = cli.run(["run", "--profile", "smoke", "--shard", arg, "--raw-dir", str(tmp_path), "--no-progress"],
-                   out, err)
+    code = cli.run(["run", "--profile", "smoke", "--shard", arg, "--raw-dir", str(tmp_path), "--no-progress"], out, err)
     assert code == 2 and message in err.text and err.text.count("\n") == 1
     assert not any(tmp_path.iterdir())
 
 
 def test_shard_of_another_plan_is_refused(tmp_path):
-    run_sweep("smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(),
-              shard="0/2")
+    run_sweep(
+        "smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(), shard="0/2"
+    )
     before = _files(tmp_path / "x")
     for shard, ov, message in [
         ("1/3", SHARDED, "split into 2 shards, not 3"),
         ("1/2", {**SHARDED, "pingping.repetitions": [10]}, "another plan"),
     ]:
         with pytest.raises(ProfileError, match=message):
-            run_sweep("smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(),
-                      shard=shard)
+            run_sweep(
+                "smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(), shard=shard
+            )
     with pytest.raises(ProfileError, match="split into 2 shards"):
         run_sweep("smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes())
     assert _files(tmp_path / "x") == before
     # and an unsharded sweep cannot be joined by a shard
-    run_sweep("smoke", sweep_id="u", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes(),
-              languages=["go"])
+    run_sweep(
+        "smoke", sweep_id="u", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes(), languages=["go"]
+    )
     with pytest.raises(ProfileError, match="without shards"):
-        run_sweep("smoke", sweep_id="u", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes(),
-                  languages=["go"], shard="0/2")
+        run_sweep(
+            "smoke",
+            sweep_id="u",
+            raw_root=tmp_path,
+            progress=False,
+            overrides=SMALL,
+            commands=fakes(),
+            languages=["go"],
+            shard="0/2",
+        )
 
 
 def test_mixed_cpu_models_are_visible():
@@ -163,15 +195,33 @@ def test_mixed_cpu_models_are_visible():
 
 # --- contention fields ----------------------------------------------------------------------
 def test_records_carry_load_and_steal(tmp_path):
-    d = run_sweep("smoke", sweep_id="c", raw_root=tmp_path, progress=False,
-                  overrides={**SMALL, "spawn.enabled": False}, commands=fakes(), languages=["go"])
+    d = run_sweep(
+        "smoke",
+        sweep_id="c",
+        raw_root=tmp_path,
+        progress=False,
+        overrides={**SMALL, "spawn.enabled": False},
+        commands=fakes(),
+        languages=["go"],
+    )
     (r,) = lines(d)
     assert r["load_avg_1m_before"] >= 0 and r["load_avg_1m_after"] >= 0
     assert r["cpu_steal_s"] >= 0 and 0 <= r["steal_share"] <= 1
     assert r["minor_page_faults"] > 0 and r["major_page_faults"] >= 0
     assert records.raw_errors(r) is None
-    old = {k: v for k, v in r.items() if k not in ("load_avg_1m_before", "load_avg_1m_after", "cpu_steal_s",
-                                                    "steal_share", "minor_page_faults", "major_page_faults")}
+    old = {
+        k: v
+        for k, v in r.items()
+        if k
+        not in (
+            "load_avg_1m_before",
+            "load_avg_1m_after",
+            "cpu_steal_s",
+            "steal_share",
+            "minor_page_faults",
+            "major_page_faults",
+        )
+    }
     assert records.raw_errors(old) is None  # logs from before these fields still load
     assert records.raw_errors(dict(r, load_avg_1m_before=None, steal_share=None)) is None
 
@@ -187,8 +237,9 @@ def test_stability_compares_independent_sweeps(tmp_path, monkeypatch):
     monkeypatch.setattr(stability, "verdicts_of", fake_verdicts)
     out = []
     ov = {**SMALL, "spawn.enabled": False}
-    code = stability.run_stability("smoke", 2, sweep_prefix="st", overrides=ov, raw_root=tmp_path, progress=False,
-                                   commands=fakes(), out=out.append)
+    code = stability.run_stability(
+        "smoke", 2, sweep_prefix="st", overrides=ov, raw_root=tmp_path, progress=False, commands=fakes(), out=out.append
+    )
     assert code == 1 and seen == ["st-r1", "st-r2"]
     text = "\n".join(out)
     assert "C1" in text and "yes" in text and "NO" in text and "1 of 2 claims agree" in text

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import jsonschema
 
@@ -41,13 +41,13 @@ class RawLogError(ValueError):
         return f"{self.path}:{self.line}: {self.reason}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict:
     with open(paths.spec_dir() / name, encoding="utf-8") as f:
         return json.load(f)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     schema = load_schema(name)
     cls = jsonschema.validators.validator_for(schema)
@@ -81,7 +81,7 @@ def _finite(obj, where="") -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _native_validator_for(benchmark: str) -> jsonschema.protocols.Validator:
     """The native schema narrowed to one benchmark's $defs entry, so that errors name the
     field at fault instead of 'not valid under any of the given schemas' (oneOf)."""
@@ -151,8 +151,7 @@ def validate_raw(record) -> dict:
 
 def iter_raw_lines(path: Path) -> Iterator[tuple[int, str]]:
     with open(path, encoding="utf-8", errors="strict") as f:
-        for no, line in enumerate(f, start=1):
-            yield no, line
+        yield from enumerate(f, start=1)
 
 
 def parse_raw_file(path: Path, skip_bad: bool = False, skipped: list | None = None) -> list[dict]:
@@ -191,7 +190,7 @@ def is_raw_log_name(name: str) -> bool:
     """runs.jsonl (a whole sweep) or runs.<i>.jsonl (shard i of a sharded sweep)."""
     if name == RAW_LOG_NAME:
         return True
-    mid = name[len("runs."):-len(".jsonl")] if name.startswith("runs.") and name.endswith(".jsonl") else ""
+    mid = name[len("runs.") : -len(".jsonl")] if name.startswith("runs.") and name.endswith(".jsonl") else ""
     return mid.isdigit()
 
 
@@ -202,8 +201,10 @@ def raw_files(source) -> list[Path]:
     if p.is_file():
         return [p]
     if p.is_dir():
-        files = sorted((f for f in p.glob("**/runs*.jsonl") if is_raw_log_name(f.name)),
-                       key=lambda f: (str(f.parent), _shard_no(f.name)))
+        files = sorted(
+            (f for f in p.glob("**/runs*.jsonl") if is_raw_log_name(f.name)),
+            key=lambda f: (str(f.parent), _shard_no(f.name)),
+        )
         if files:
             return files
         files = sorted(p.glob("*.jsonl"))
@@ -214,7 +215,7 @@ def raw_files(source) -> list[Path]:
 
 
 def _shard_no(name: str) -> int:
-    mid = name[len("runs."):-len(".jsonl")]
+    mid = name[len("runs.") : -len(".jsonl")]
     return int(mid) if mid.isdigit() else -1
 
 

@@ -17,5 +17,14 @@ from serverbench.harness.profiles import ProfileError, available_profiles, load_
 from serverbench.harness.sweep import last_session, latest_sweep, run_sweep
 from serverbench.harness.task import Task
 
-__all__ = ["run_sweep", "load_profile", "latest_sweep", "host_info", "ProfileError", "available_profiles",
-           "last_session", "make_plan", "Task"]
+__all__ = [
+    "run_sweep",
+    "load_profile",
+    "latest_sweep",
+    "host_info",
+    "ProfileError",
+    "available_profiles",
+    "last_session",
+    "make_plan",
+    "Task",
+]

@@ -64,15 +64,30 @@ def classify(rec: dict, task, out_path: str, err_path: str, limits: dict) -> Non
     if reason == "timeout":
         return _set(rec, "timeout", f"no exit within {task.timeout_s:g} s: killed", out_path)
     if reason == "memory":
-        return _set(rec, "over_memory_budget", f"RSS of the process tree reached {limits.get('peak_rss')} bytes, "
-                    f"over the budget of {budget} bytes (watchdog): killed", out_path)
+        return _set(
+            rec,
+            "over_memory_budget",
+            f"RSS of the process tree reached {limits.get('peak_rss')} bytes, "
+            f"over the budget of {budget} bytes (watchdog): killed",
+            out_path,
+        )
     if reason == "host_memory":
-        return _set(rec, "over_memory_budget", f"the host's MemAvailable fell below the harness's floor of "
-                    f"{limits.get('host_floor')} bytes (budget {budget} bytes): killed", out_path)
+        return _set(
+            rec,
+            "over_memory_budget",
+            f"the host's MemAvailable fell below the harness's floor of "
+            f"{limits.get('host_floor')} bytes (budget {budget} bytes): killed",
+            out_path,
+        )
     if limits.get("oom_kills") and (sig is not None or code != 0):
         cg_peak = limits.get("cg_peak")
-        return _set(rec, "over_memory_budget", f"killed by the kernel OOM killer in its memory cgroup (limit "
-                    f"{budget} bytes" + (f", peak usage {cg_peak} bytes" if cg_peak else "") + ")", out_path)
+        return _set(
+            rec,
+            "over_memory_budget",
+            f"killed by the kernel OOM killer in its memory cgroup (limit "
+            f"{budget} bytes" + (f", peak usage {cg_peak} bytes" if cg_peak else "") + ")",
+            out_path,
+        )
     if code not in (0, 1) or sig is not None:
         if not _runtime_oom(rec, stderr_tail, budget, out_path):
             if sig is not None:
@@ -89,8 +104,12 @@ def classify(rec: dict, task, out_path: str, err_path: str, limits: dict) -> Non
         if code == 1:
             if not _runtime_oom(rec, stderr_tail, budget, out_path):
                 last = stderr_tail.strip().splitlines()[-1] if stderr_tail.strip() else ""
-                _set(rec, "crashed", f"exit code 1 without a record: {last[:300]}" if last else
-                     "exit code 1 without a record", out_path)
+                _set(
+                    rec,
+                    "crashed",
+                    f"exit code 1 without a record: {last[:300]}" if last else "exit code 1 without a record",
+                    out_path,
+                )
             return None
         return _set(rec, "invalid", f"no valid record on stdout: {problem}", out_path)
     return accept_record(rec, task, native, code, out_path)
@@ -103,16 +122,21 @@ def accept_record(rec: dict, task, native: dict, code: int | None, out_path: str
         rec["runtime"] = native.get("runtime")
         return _set(rec, "invalid", f"record is not about the run asked for: {bad}", out_path)
     rec["metrics"], rec["validation"], rec["runtime"] = native["metrics"], native["validation"], native["runtime"]
+    if native.get("knobs") is not None:
+        rec["knobs"] = native["knobs"]
     reported = native["runtime"].get("schedulers")
     if reported != task.cores:
-        return _set(rec, "invalid", f"runtime reports {reported} schedulers, the harness asked for {task.cores}",
-                    None)
+        return _set(rec, "invalid", f"runtime reports {reported} schedulers, the harness asked for {task.cores}", None)
     ok = bool(native["validation"].get("ok"))
     if ok and code == 0:
         return _set(rec, "ok", None, None)
     if not ok:
-        return _set(rec, "invalid", "the program's own validation failed (validation.ok false)"
-                    + ("" if code == 1 else f"; exit code {code}"), None)
+        return _set(
+            rec,
+            "invalid",
+            "the program's own validation failed (validation.ok false)" + ("" if code == 1 else f"; exit code {code}"),
+            None,
+        )
     return _set(rec, "invalid", f"validation.ok is true but exit code is {code}", None)
 
 
@@ -120,8 +144,12 @@ def _runtime_oom(rec: dict, stderr_tail: str, budget, out_path: str) -> bool:
     """A run under a budget whose runtime reported running out of memory on its own."""
     oom = next((p for p in OOM_PATTERNS if p in stderr_tail), None) if budget else None
     if oom:
-        _set(rec, "over_memory_budget", f"the runtime ran out of memory ({oom!r} on stderr; budget {budget} bytes)",
-             out_path)
+        _set(
+            rec,
+            "over_memory_budget",
+            f"the runtime ran out of memory ({oom!r} on stderr; budget {budget} bytes)",
+            out_path,
+        )
     return oom is not None
 
 
@@ -165,10 +193,14 @@ def mismatch(native: dict, task) -> str | None:
     for key, want in (("benchmark", task.benchmark), ("language", task.language), ("variant", task.variant)):
         if native.get(key) != want:
             return f"{key} is {native.get(key)!r}, asked {want!r}"
-    got = native.get("params", {})
-    if set(got) != set(task.params):
-        return f"params keys {sorted(got)} differ from {sorted(task.params)}"
-    for k, v in task.params.items():
+    got, want = native.get("params", {}), task.record_params
+    if set(got) != set(want):
+        return f"params keys {sorted(got)} differ from {sorted(want)}"
+    for k, v in want.items():
         if not _same(got[k], v):
             return f"params.{k} is {got[k]!r}, asked {v!r}"
+    knobs = native.get("knobs") or {}
+    for k, v in task.knobs.items():
+        if v != "variant" and knobs.get(k) != v:
+            return f"knobs.{k} is {knobs.get(k)!r}, asked {v!r}"
     return None

@@ -10,22 +10,35 @@ from serverbench.harness.profiles import ProfileError, available_profiles, load_
 
 def register(subparsers) -> None:
     r = subparsers.add_parser(
-        "run", help="run (or resume) a sweep of native runs into data/raw/<sweep-id>/",
+        "run",
+        help="run (or resume) a sweep of native runs into data/raw/<sweep-id>/",
         description="Run a sweep: every run a fresh, pinned, capped process; every result appended to "
-                    "data/raw/<sweep-id>/runs.jsonl. Starting the same --sweep-id again resumes it.")
+        "data/raw/<sweep-id>/runs.jsonl. Starting the same --sweep-id again resumes it.",
+    )
     r.add_argument("--profile", default="quick", help="smoke, quick (default), paper, or a path to a TOML file")
     r.add_argument("--sweep-id", default=None, help="default: <profile>-<UTC time>; an existing id resumes")
     r.add_argument("--languages", default=None, help="comma-separated subset of " + ",".join(contract.languages()))
-    r.add_argument("--benchmarks", default=None,
-                   help="comma-separated subset of " + ",".join(contract.benchmarks()) + ",spawn_max")
-    r.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a profile value, VALUE a TOML literal: --set pingping.repetitions=[1000,10000]")
+    r.add_argument(
+        "--benchmarks", default=None, help="comma-separated subset of " + ",".join(contract.benchmarks()) + ",spawn_max"
+    )
+    r.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a profile value, VALUE a TOML literal: --set pingping.repetitions=[1000,10000]",
+    )
     r.add_argument("--oversubscribe", action="store_true", help="allow core counts above this machine's CPUs")
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     r.add_argument("--raw-dir", default=None, help="folder of sweeps (default data/raw)")
-    r.add_argument("--shard", default=None, metavar="i/N",
-                   help="run shard i (0..N-1) of the sweep's plan: whole comparison groups, appended to "
-                        "runs.<i>.jsonl; every shard of one sweep needs the same profile, --set and N")
+    r.add_argument(
+        "--shard",
+        default=None,
+        metavar="i/N",
+        help="run shard i (0..N-1) of the sweep's plan: whole comparison groups, appended to "
+        "runs.<i>.jsonl; every shard of one sweep needs the same profile, --set and N",
+    )
     r.set_defaults(func=_cmd_run)
 
     p = subparsers.add_parser("profiles", help="list the sweep profiles with run counts and estimated durations")
@@ -51,9 +64,17 @@ def _cmd_run(args, stdout, stderr) -> int:
     try:
         overrides = parse_set(args.sets)
         shard = parse_shard(args.shard)
-        sweep_dir = run_sweep(args.profile, sweep_id=args.sweep_id, overrides=overrides, languages=args.languages,
-                              benchmarks=args.benchmarks, raw_root=args.raw_dir, oversubscribe=args.oversubscribe,
-                              progress=not args.no_progress, shard=shard)
+        sweep_dir = run_sweep(
+            args.profile,
+            sweep_id=args.sweep_id,
+            overrides=overrides,
+            languages=args.languages,
+            benchmarks=args.benchmarks,
+            raw_root=args.raw_dir,
+            oversubscribe=args.oversubscribe,
+            progress=not args.no_progress,
+            shard=shard,
+        )
     except ProfileError as e:
         raise _usage(e) from None
     print(sweep_dir, file=stdout)
@@ -62,12 +83,19 @@ def _cmd_run(args, stdout, stderr) -> int:
     counts = s.get("status_counts", {})
     total = Counter(r.get("status") for r in read_lines(sweep_dir / rawlog.names(index)["runs"]))
     oh = s.get("harness_overhead_s") or {}
-    print(f"this session: {s.get('runs', 0)} run(s) in {s.get('elapsed_s', 0):.1f} s: "
-          + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do"), file=stdout)
-    print(("shard so far: " if shard else "sweep so far: ") + ", ".join(f"{k} {v}" for k, v in sorted(total.items())), file=stdout)
+    print(
+        f"this session: {s.get('runs', 0)} run(s) in {s.get('elapsed_s', 0):.1f} s: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do"),
+        file=stdout,
+    )
+    so_far = ", ".join(f"{k} {v}" for k, v in sorted(total.items()))
+    print(("shard so far: " if shard else "sweep so far: ") + so_far, file=stdout)
     if oh.get("n"):
-        print(f"harness overhead per run: median {oh['median'] * 1000:.1f} ms, mean {oh['mean'] * 1000:.1f} ms, "
-              f"max {oh['max'] * 1000:.1f} ms", file=stdout)
+        print(
+            f"harness overhead per run: median {oh['median'] * 1000:.1f} ms, mean {oh['mean'] * 1000:.1f} ms, "
+            f"max {oh['max'] * 1000:.1f} ms",
+            file=stdout,
+        )
     return 0
 
 
@@ -75,7 +103,9 @@ def _cmd_profiles(args, stdout, stderr) -> int:
     from serverbench.harness.plan import machine_cpus, make_plan
 
     cpus = machine_cpus()
-    print(f"profiles (this machine: {cpus} CPU(s) for the harness); estimates are rough, start-up included", file=stdout)
+    print(
+        f"profiles (this machine: {cpus} CPU(s) for the harness); estimates are rough, start-up included", file=stdout
+    )
     for name in available_profiles():
         try:
             prof = load_profile(name)
@@ -94,6 +124,6 @@ def _cmd_profiles(args, stdout, stderr) -> int:
         if prof["description"]:
             print(f"           {prof['description']}", file=stdout)
         if plan.not_runnable:
-            nr = sorted({(x['benchmark'], x['cores']) for x in plan.not_runnable})
+            nr = sorted({(x["benchmark"], x["cores"]) for x in plan.not_runnable})
             print("           not runnable here: " + ", ".join(f"{b} c{c}" for b, c in nr), file=stdout)
     return 0

@@ -9,7 +9,7 @@ import platform
 import socket
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -113,8 +113,12 @@ def contention_fields(before: dict, cpus: list[int]) -> dict:
         d_total = after[1] - before["ticks"][1]
         steal_s = max(0, d_steal) / CLK_TCK
         share = (max(0, d_steal) / d_total) if d_total > 0 else 0.0
-    return {"load_avg_1m_before": before.get("load"), "load_avg_1m_after": load_avg_1m(),
-            "cpu_steal_s": steal_s, "steal_share": share}
+    return {
+        "load_avg_1m_before": before.get("load"),
+        "load_avg_1m_after": load_avg_1m(),
+        "cpu_steal_s": steal_s,
+        "steal_share": share,
+    }
 
 
 # --- git and runtime versions ---------------------------------------------------------------
@@ -122,10 +126,16 @@ def git_info() -> dict:
     root = Path(__file__).resolve().parents[4]
     out = {"commit": None, "dirty": None}
     try:
-        out["commit"] = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                                       text=True, timeout=20, check=True).stdout.strip()
-        st = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                            capture_output=True, text=True, timeout=20, check=True).stdout
+        out["commit"] = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20, check=True
+        ).stdout.strip()
+        st = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout
         out["dirty"] = bool(st.strip())
     except (OSError, subprocess.SubprocessError):
         pass
@@ -138,8 +148,15 @@ def runtime_versions(launcher, languages: list) -> dict:
     for lang in languages:
         argv, env = launcher.version_command(lang)
         try:
-            procs[lang] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                           stdin=subprocess.DEVNULL, start_new_session=True)
+            procs[lang] = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as e:
             out[lang] = {"error": str(e)}
     for lang, p in procs.items():
@@ -161,7 +178,7 @@ def runtime_versions(launcher, languages: list) -> dict:
 
 
 def utc(ts: float | None = None) -> str:
-    t = datetime.now(timezone.utc) if ts is None else datetime.fromtimestamp(ts, timezone.utc)
+    t = datetime.now(UTC) if ts is None else datetime.fromtimestamp(ts, UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -177,8 +194,8 @@ def manifest(run, launcher, versions: dict) -> dict:
         "overrides": run.overrides or {},
         "seed": prof["seed"],
         "order": "round-robin: trial k of every language of a configuration before trial k+1, the language that "
-                 "goes first rotating with k; configurations in a seeded random order (random.Random(seed)) "
-                 "within each round; each session's order is in its sessions file",
+        "goes first rotating with k; configurations in a seeded random order (random.Random(seed)) "
+        "within each round; each session's order is in its sessions file",
         "shard": run.shard.as_dict() if run.shard else None,
         "host": host_info(),
         "allowed_cpus": launcher.allowed_cpus,

@@ -20,7 +20,7 @@ import tempfile
 import time
 import weakref
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from serverbench import contract
 from serverbench.harness import classify, environment, limits
@@ -28,10 +28,19 @@ from serverbench.harness.task import Task
 
 # Inherited variables that would change how a runtime behaves behind the harness's back.
 STRIPPED_ENV = (
-    "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG",
-    "ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS",
-    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
-    "SERVERBENCH_CORES", "SERVERBENCH_HEAP_MB", "SERVERBENCH_PROCESS_LIMIT",
+    "GOMAXPROCS",
+    "GOGC",
+    "GOMEMLIMIT",
+    "GODEBUG",
+    "ERL_FLAGS",
+    "ERL_AFLAGS",
+    "ERL_ZFLAGS",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "SERVERBENCH_CORES",
+    "SERVERBENCH_HEAP_MB",
+    "SERVERBENCH_PROCESS_LIMIT",
 )
 
 # JVM runs under a memory budget end at once when the heap (sized from the budget) is
@@ -39,8 +48,7 @@ STRIPPED_ENV = (
 # the parallel collector, whose GC overhead limit throws OutOfMemoryError when nearly all
 # time goes to collections that free almost nothing.
 JVM_BUDGET_OPTIONS = ("-XX:+ExitOnOutOfMemoryError",)
-JVM_SEARCH_OPTIONS = ("-XX:+UseParallelGC", "-XX:+UseGCOverheadLimit", "-XX:GCTimeLimit=90",
-                      "-XX:GCHeapFreeLimit=5")
+JVM_SEARCH_OPTIONS = ("-XX:+UseParallelGC", "-XX:+UseGCOverheadLimit", "-XX:GCTimeLimit=90", "-XX:GCHeapFreeLimit=5")
 
 # family -> "module:function" of fn(launcher, task) -> raw record. A family's module is
 # imported when its first task runs, so a socket module can land on its own.
@@ -75,8 +83,12 @@ class Launcher:
     # -- commands -------------------------------------------------------------------
     def command(self, task: Task, role: str | None = None) -> tuple[list[str], dict]:
         """(argv, env the harness sets) for one run, from spec/cli.json (or an override)."""
-        subst = {"exe": str(contract.executable(task.language)), "cores": str(task.cores),
-                 "heap_mb": str(task.heap_mb), "process_limit": str(task.process_limit)}
+        subst = {
+            "exe": str(contract.executable(task.language)),
+            "cores": str(task.cores),
+            "heap_mb": str(task.heap_mb),
+            "process_limit": str(task.process_limit),
+        }
         prefix, env = self._prefix(task.language, subst)
         if prefix and os.path.basename(prefix[0]) == "java" and task.memory_budget_bytes:
             extra = JVM_BUDGET_OPTIONS + (JVM_SEARCH_OPTIONS if task.search else ())
@@ -97,8 +109,11 @@ class Launcher:
         env = {k: _fill(v, subst) for k, v in spec.get("env", {}).items()}
         if override is not None:
             # A replaced command (tests' fakes) gets every setting as an env var too.
-            env.update(SERVERBENCH_CORES=subst["cores"], SERVERBENCH_HEAP_MB=subst["heap_mb"],
-                       SERVERBENCH_PROCESS_LIMIT=subst["process_limit"])
+            env.update(
+                SERVERBENCH_CORES=subst["cores"],
+                SERVERBENCH_HEAP_MB=subst["heap_mb"],
+                SERVERBENCH_PROCESS_LIMIT=subst["process_limit"],
+            )
         return prefix, env
 
     @staticmethod
@@ -121,15 +136,40 @@ class Launcher:
     def base_record(self, task: Task, argv: list, set_env: dict, cpus: list, enforcement: str) -> dict:
         """A raw record with everything known before the run; status failed_to_start."""
         rec = {
-            "schema_version": 1, "sweep_id": self.sweep_id, "config_id": task.config_id, "trial": task.trial,
-            "warmup": task.warmup, "benchmark": task.benchmark, "language": task.language, "variant": task.variant,
-            "params": dict(task.params), "metrics": None, "validation": None, "runtime": None,
-            "search": task.search, "started_utc": _utc_now(), "host": self.host, "cores": task.cores,
-            "pinned_cpus": cpus, "command": argv, "env": set_env, "wall_s": None, "user_cpu_s": None,
-            "system_cpu_s": None, "peak_rss_bytes": None, "exit_code": None, "signal": None,
-            "status": "failed_to_start", "status_reason": None, "stdout_tail": None, "stderr_tail": "",
-            "timeout_s": float(task.timeout_s), "memory_budget_bytes": task.memory_budget_bytes,
-            "memory_enforcement": enforcement, "minor_page_faults": None, "major_page_faults": None,
+            "schema_version": 1,
+            "sweep_id": self.sweep_id,
+            "config_id": task.config_id,
+            "trial": task.trial,
+            "warmup": task.warmup,
+            "benchmark": task.benchmark,
+            "language": task.language,
+            "variant": task.variant,
+            "params": task.record_params,
+            "metrics": None,
+            "validation": None,
+            "runtime": None,
+            "search": task.search,
+            "started_utc": _utc_now(),
+            "host": self.host,
+            "cores": task.cores,
+            "pinned_cpus": cpus,
+            "command": argv,
+            "env": set_env,
+            "wall_s": None,
+            "user_cpu_s": None,
+            "system_cpu_s": None,
+            "peak_rss_bytes": None,
+            "exit_code": None,
+            "signal": None,
+            "status": "failed_to_start",
+            "status_reason": None,
+            "stdout_tail": None,
+            "stderr_tail": "",
+            "timeout_s": float(task.timeout_s),
+            "memory_budget_bytes": task.memory_budget_bytes,
+            "memory_enforcement": enforcement,
+            "minor_page_faults": None,
+            "major_page_faults": None,
         }
         if task.search is None:
             del rec["search"]
@@ -185,9 +225,16 @@ def run_process(lau: Launcher, task: Task) -> dict:
         own_rss = _own_rss()
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr,
-                                    env=lau.child_env(set_env), preexec_fn=preexec, start_new_session=True,
-                                    close_fds=True)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=fout,
+                stderr=ferr,
+                env=lau.child_env(set_env),
+                preexec_fn=preexec,
+                start_new_session=True,
+                close_fds=True,
+            )
         except (OSError, subprocess.SubprocessError) as e:
             rec["wall_s"] = time.perf_counter() - t0
             rec["status_reason"] = f"could not start {argv[0]!r}: {e}"
@@ -197,9 +244,14 @@ def run_process(lau: Launcher, task: Task) -> dict:
             return rec
         pid = proc.pid
         lau.check_affinity(pid, cpus)
-        mon = limits.Monitor(pid, t0 + task.timeout_s, budget if enforcement == "watchdog" else None,
-                             lau.watchdog_interval_s, sample_hwm=(enforcement != "cgroup"),
-                             host_floor=task.host_floor_bytes)
+        mon = limits.Monitor(
+            pid,
+            t0 + task.timeout_s,
+            budget if enforcement == "watchdog" else None,
+            lau.watchdog_interval_s,
+            sample_hwm=(enforcement != "cgroup"),
+            host_floor=task.host_floor_bytes,
+        )
         mon.start()
         try:
             _, status, ru = os.wait4(pid, 0)
@@ -219,8 +271,13 @@ def run_process(lau: Launcher, task: Task) -> dict:
         mon.stop()
         limits.killpg(pid)  # leftovers of the child's group (e.g. helper processes)
         proc.returncode = status
-    rec.update(wall_s=t1 - t0, user_cpu_s=ru.ru_utime, system_cpu_s=ru.ru_stime,
-               minor_page_faults=int(ru.ru_minflt), major_page_faults=int(ru.ru_majflt))
+    rec.update(
+        wall_s=t1 - t0,
+        user_cpu_s=ru.ru_utime,
+        system_cpu_s=ru.ru_stime,
+        minor_page_faults=int(ru.ru_minflt),
+        major_page_faults=int(ru.ru_majflt),
+    )
     oom_kills = cg.oom_events() if cg else 0
     cg_peak = cg.peak() if cg else None
     rec["peak_rss_bytes"] = _peak_rss(int(ru.ru_maxrss) * 1024, own_rss, mon, cg_peak)
@@ -230,9 +287,19 @@ def run_process(lau: Launcher, task: Task) -> dict:
         rec["signal"] = os.WTERMSIG(status)
     if cg:
         cg.remove()
-    classify.classify(rec, task, out_path, err_path, {"reason": mon.reason, "peak_rss": mon.peak_rss,
-                                                      "oom_kills": oom_kills, "cg_peak": cg_peak,
-                                                      "host_floor": task.host_floor_bytes})
+    classify.classify(
+        rec,
+        task,
+        out_path,
+        err_path,
+        {
+            "reason": mon.reason,
+            "peak_rss": mon.peak_rss,
+            "oom_kills": oom_kills,
+            "cg_peak": cg_peak,
+            "host_floor": task.host_floor_bytes,
+        },
+    )
     rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
     return rec
 
@@ -244,7 +311,7 @@ def _fill(template: str, subst: dict) -> str:
 
 
 def _utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _own_rss() -> int:
@@ -275,6 +342,10 @@ def _remove_dead_tmpdirs() -> None:
         return
     for name in entries:
         parts = name.split("-")
-        if len(parts) >= 4 and name.startswith("serverbench-run-") and parts[2].isdigit() \
-                and not limits.alive(int(parts[2])):
+        if (
+            len(parts) >= 4
+            and name.startswith("serverbench-run-")
+            and parts[2].isdigit()
+            and not limits.alive(int(parts[2]))
+        ):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)

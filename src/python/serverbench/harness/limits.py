@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 
@@ -62,8 +63,15 @@ class Monitor:
 
     reason: None | "timeout" | "memory" | "host_memory"."""
 
-    def __init__(self, pid: int, deadline: float, budget: int | None, interval: float, sample_hwm: bool = True,
-                 host_floor: int | None = None):
+    def __init__(
+        self,
+        pid: int,
+        deadline: float,
+        budget: int | None,
+        interval: float,
+        sample_hwm: bool = True,
+        host_floor: int | None = None,
+    ):
         self.pid, self.deadline, self.budget, self.interval = pid, deadline, budget, interval
         self.sample_hwm = sample_hwm
         self.host_floor = host_floor
@@ -73,7 +81,7 @@ class Monitor:
         self.min_mem_available: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="serverbench-monitor", daemon=True)
-        self._proc = None
+        self._proc: Any = None  # psutil.Process of the child, in watchdog mode
 
     def start(self):
         self._thread.start()
@@ -130,8 +138,11 @@ class Monitor:
     def _tree_rss(self) -> int:
         import psutil
 
+        root = self._proc
+        if root is None:
+            return 0
         try:
-            procs = [self._proc] + self._proc.children(recursive=True)
+            procs = [root] + root.children(recursive=True)
         except psutil.Error:
             return 0
         total = 0
@@ -151,7 +162,7 @@ class Cgroup:
         self.procs_path = os.path.join(path, "cgroup.procs")
 
     @classmethod
-    def create(cls, parent: str | None, name: str, budget: int) -> "Cgroup | None":
+    def create(cls, parent: str | None, name: str, budget: int) -> Cgroup | None:
         if not parent:
             return None
         path = os.path.join(parent, name)

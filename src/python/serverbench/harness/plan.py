@@ -28,11 +28,14 @@ class Plan:
         """Comparison groups, in plan order (tasks' group_id, then searches')."""
         return list(dict.fromkeys([t.group_id for t in self.tasks] + [s.group_id for s in self.searches]))
 
-    def only(self, groups) -> "Plan":
+    def only(self, groups) -> Plan:
         """The plan restricted to some comparison groups (a shard)."""
         keep = set(groups)
-        return replace(self, tasks=[t for t in self.tasks if t.group_id in keep],
-                       searches=[s for s in self.searches if s.group_id in keep])
+        return replace(
+            self,
+            tasks=[t for t in self.tasks if t.group_id in keep],
+            searches=[s for s in self.searches if s.group_id in keep],
+        )
 
     def run_count(self) -> int:
         return len(self.tasks) + sum(s.estimated_steps() for s in self.searches)
@@ -73,8 +76,10 @@ def resolve_cores(spec_cores: list, machine: int, oversubscribe: bool, skip: boo
             if skip:
                 skipped.append(c)
                 continue
-            raise ProfileError(f"{where}: {c} cores asked but this machine lets the harness use {machine} CPU(s); "
-                               "use --oversubscribe to run anyway, or skip_unavailable_cores = true")
+            raise ProfileError(
+                f"{where}: {c} cores asked but this machine lets the harness use {machine} CPU(s); "
+                "use --oversubscribe to run anyway, or skip_unavailable_cores = true"
+            )
         run.append(c)
     return sorted(dict.fromkeys(run)), sorted(dict.fromkeys(skipped))
 
@@ -105,12 +110,16 @@ def check_request(languages, benchmarks, variant: str) -> None:
             raise ProfileError(f"unknown benchmark {b!r}; known: {', '.join(BENCHMARKS)}")
     for lang in languages or []:
         if variant not in contract.variants(lang):
-            raise ProfileError(f"{lang} does not implement the variant {variant!r} "
-                               f"(spec/cli.json: {', '.join(contract.variants(lang))})")
+            raise ProfileError(
+                f"{lang} does not implement the variant {variant!r} "
+                f"(spec/cli.json: {', '.join(contract.variants(lang))})"
+            )
         if benchmarks and not any(runs_here(lang, b, variant) for b in benchmarks):
-            raise ProfileError(f"{lang} does not implement the benchmark {', '.join(benchmarks)} "
-                               f"(spec/cli.json languages.{lang}.benchmarks: "
-                               f"{', '.join(contract.language(lang).get('benchmarks', []))})")
+            raise ProfileError(
+                f"{lang} does not implement the benchmark {', '.join(benchmarks)} "
+                f"(spec/cli.json languages.{lang}.benchmarks: "
+                f"{', '.join(contract.language(lang).get('benchmarks', []))})"
+            )
 
 
 def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, machine=None) -> Plan:
@@ -129,12 +138,18 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                 raise ProfileError(f"profile {prof['name']!r} has no [{bench}] table")
         elif not b.get("enabled"):
             continue
-        langs = [lang for lang in b["languages"] if (languages is None or lang in languages)
-                 and runs_here(lang, bench, variant)]
-        cores, skipped = resolve_cores(b["cores"], machine, oversubscribe, b["skip_unavailable_cores"],
-                                       f"{bench}.cores")
-        plan.not_runnable += [{"benchmark": bench, "cores": c,
-                               "reason": f"this machine lets the harness use {machine} CPU(s)"} for c in skipped]
+        langs = [
+            lang
+            for lang in b["languages"]
+            if (languages is None or lang in languages) and runs_here(lang, bench, variant)
+        ]
+        cores, skipped = resolve_cores(
+            b["cores"], machine, oversubscribe, b["skip_unavailable_cores"], f"{bench}.cores"
+        )
+        plan.not_runnable += [
+            {"benchmark": bench, "cores": c, "reason": f"this machine lets the harness use {machine} CPU(s)"}
+            for c in skipped
+        ]
         if langs and cores:
             plan.benchmarks.append(bench)
         for lang in langs:
@@ -157,13 +172,20 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
 def _trials(bench: str, lang: str, variant: str, cores: int, params: dict, b: dict) -> list[Task]:
     params = {**contract.param_defaults(bench), **params}
     first = Task(
-        benchmark=bench, language=lang, variant=variant, params=params, cores=cores,
+        benchmark=bench,
+        language=lang,
+        variant=variant,
+        params=params,
+        cores=cores,
         config_id=config_id(bench, lang, variant, cores, params),
         group_id=group_id(bench, variant, cores, params, b["options"]),
-        timeout_s=b["timeout_s"], memory_budget_bytes=b["memory_budget_bytes"],
+        timeout_s=b["timeout_s"],
+        memory_budget_bytes=b["memory_budget_bytes"],
         heap_mb=heap_mb(b["memory_budget_bytes"], b["heap_fraction"]),
         process_limit=process_limit(bench, params, b["process_limit"]),
-        memory_enforcement=b["memory_enforcement"], family=contract.family(bench), options=dict(b["options"]),
+        memory_enforcement=b["memory_enforcement"],
+        family=contract.family(bench),
+        options=dict(b["options"]),
     )
     warm = [first.with_trial(0, warmup=True)] if b["warmup"] else []
     return warm + [first.with_trial(k) for k in range(1, b["trials"] + 1)]

@@ -14,7 +14,6 @@ simply has no runs of it. Expansion into runs is harness.plan.
 from __future__ import annotations
 
 import copy
-import math
 import re
 from pathlib import Path
 
@@ -24,6 +23,11 @@ except ModuleNotFoundError:  # pragma: no cover (Python 3.10)
     import tomli as tomllib  # type: ignore
 
 from serverbench import contract, paths
+from serverbench.harness.values import ProfileError
+from serverbench.harness.values import bytes_value as _bytes
+from serverbench.harness.values import int_value as _int
+from serverbench.harness.values import param_values as _param_values
+from serverbench.harness.values import positive_number as _pos_number
 
 GiB = 1024**3
 MiB = 1024**2
@@ -33,22 +37,39 @@ PROFILES = ("smoke", "quick", "paper")
 
 TOP_KEYS = {"name", "description", "seed", "variant", "languages", "defaults", *BENCHMARKS}
 DEFAULT_KEYS = {
-    "trials": 3, "warmup": False, "timeout_s": 300.0, "memory_budget_bytes": 4 * GiB,
-    "heap_fraction": 0.6, "process_limit": 1_048_576, "memory_enforcement": "auto",
-    "watchdog_interval_s": 0.05, "cores": ["max"], "skip_unavailable_cores": False,
+    "trials": 3,
+    "warmup": False,
+    "timeout_s": 300.0,
+    "memory_budget_bytes": 4 * GiB,
+    "heap_fraction": 0.6,
+    "process_limit": 1_048_576,
+    "memory_enforcement": "auto",
+    "watchdog_interval_s": 0.05,
+    "cores": ["max"],
+    "skip_unavailable_cores": False,
     "options": {},  # family-specific settings (e.g. socket benchmarks' placement), checked by that family
 }
 COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages", "per_language", "steps"}
 # The parameters a profile may list per benchmark: the contract's (spec/cli.json).
 PARAM_KEYS = {b: (() if b == SEARCH_TABLE else contract.profile_params(b)) for b in BENCHMARKS}
-SEARCH_KEYS = {"start", "factor", "max_steps", "refine_steps", "budget_bytes", "host_floor_bytes",
-               "timeout_bisect_steps"}
-SEARCH_DEFAULTS = {"start": 100_000, "factor": 2.0, "max_steps": 12, "refine_steps": 0, "budget_bytes": 8 * GiB,
-                   "host_floor_bytes": GiB, "timeout_bisect_steps": 3}
-
-
-class ProfileError(ValueError):
-    """A profile or an override that cannot be run: a clear message for the user."""
+SEARCH_KEYS = {
+    "start",
+    "factor",
+    "max_steps",
+    "refine_steps",
+    "budget_bytes",
+    "host_floor_bytes",
+    "timeout_bisect_steps",
+}
+SEARCH_DEFAULTS = {
+    "start": 100_000,
+    "factor": 2.0,
+    "max_steps": 12,
+    "refine_steps": 0,
+    "budget_bytes": 8 * GiB,
+    "host_floor_bytes": GiB,
+    "timeout_bisect_steps": 3,
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -58,8 +79,10 @@ def profile_path(name_or_path) -> Path:
         cand = paths.profiles_dir() / f"{name_or_path}.toml"
         if cand.exists():
             return cand
-        raise ProfileError(f"unknown profile {str(name_or_path)!r}; known: {', '.join(available_profiles())} "
-                           "(or give a path to a .toml file)")
+        raise ProfileError(
+            f"unknown profile {str(name_or_path)!r}; known: {', '.join(available_profiles())} "
+            "(or give a path to a .toml file)"
+        )
     if not p.exists():
         raise ProfileError(f"no such profile file: {p}")
     return p
@@ -76,7 +99,9 @@ def parse_value(text: str):
     except tomllib.TOMLDecodeError:
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.+-]*", text.strip()):
             return text.strip()
-        raise ProfileError(f"cannot parse {text!r} as a TOML value (e.g. 5, 1.5, true, [1000, 10000], \"copy\")")
+        raise ProfileError(
+            f'cannot parse {text!r} as a TOML value (e.g. 5, 1.5, true, [1000, 10000], "copy")'
+        ) from None
 
 
 def parse_set(items) -> dict:
@@ -160,8 +185,9 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
     }
     built = contract.cli_contract().get("implemented_variants", ["fair"])
     if out["variant"] not in built:
-        raise ProfileError(f"variant {out['variant']!r} is not built (spec/cli.json implemented_variants: "
-                           f"{', '.join(built)})")
+        raise ProfileError(
+            f"variant {out['variant']!r} is not built (spec/cli.json implemented_variants: {', '.join(built)})"
+        )
     defaults = dict(DEFAULT_KEYS)
     for k, v in (prof.get("defaults") or {}).items():
         if k not in DEFAULT_KEYS:
@@ -179,7 +205,7 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         # steps = "knobs": the audit's fair, paper and single-knob steps (serverbench.audit_steps)
         b["steps"] = table.get("steps", "variant")
         if b["steps"] not in ("variant", "knobs"):
-            raise ProfileError(f"{source}: {bench}.steps must be \"variant\" or \"knobs\", got {b['steps']!r}")
+            raise ProfileError(f'{source}: {bench}.steps must be "variant" or "knobs", got {b["steps"]!r}')
         per = table.get("per_language") or {}
         if not isinstance(per, dict):
             raise ProfileError(f"{source}: {bench}.per_language must be a table of language tables")
@@ -187,11 +213,15 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         for lang, sub in per.items():
             _langs([lang], f"{bench}.per_language")
             if not isinstance(sub, dict) or "per_language" in sub or "languages" in sub or "enabled" in sub:
-                raise ProfileError(f"{source}: {bench}.per_language.{lang} must be a table of parameter lists "
-                                   "or settings")
-            full = _bench_settings(bench, {**{k: b[k] for k in b if k not in ("enabled", "languages",
-                                                                              "per_language")}, **sub},
-                                   out["defaults"], f"{source}: {bench}.per_language.{lang}")
+                raise ProfileError(
+                    f"{source}: {bench}.per_language.{lang} must be a table of parameter lists or settings"
+                )
+            full = _bench_settings(
+                bench,
+                {**{k: b[k] for k in b if k not in ("enabled", "languages", "per_language")}, **sub},
+                out["defaults"],
+                f"{source}: {bench}.per_language.{lang}",
+            )
             b["per_language"][lang] = {k: full[k] for k in sub}
         out[bench] = b
     return out
@@ -255,7 +285,7 @@ def _check_settings(s: dict, where: str) -> dict:
         raise ProfileError(f"{where}.cores is empty")
     for c in cores:
         if c != "max" and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
-            raise ProfileError(f"{where}.cores: {c!r} is not a positive core count (or \"max\")")
+            raise ProfileError(f'{where}.cores: {c!r} is not a positive core count (or "max")')
     s["cores"] = cores
     if not isinstance(s["options"], dict):
         raise ProfileError(f"{where}.options must be a table")
@@ -271,68 +301,3 @@ def _langs(v, where):
         if lang not in contract.languages():
             raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.languages())}")
     return list(dict.fromkeys(v))
-
-
-def _int(v, where, minimum=1):
-    if isinstance(v, bool) or not isinstance(v, int):
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        else:
-            raise ProfileError(f"{where} must be an integer, got {v!r}")
-    if v < minimum:
-        raise ProfileError(f"{where} must be >= {minimum}, got {v}")
-    return v
-
-
-def _pos_number(v, where):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ProfileError(f"{where} must be a positive number, got {v!r}")
-    return float(v)
-
-
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": MiB,
-          "g": 1000**3, "gb": 1000**3, "gib": GiB}
-
-
-def _bytes(v, where, allow_none=False):
-    if v is None or (isinstance(v, str) and v.lower() in ("none", "")):
-        if allow_none:
-            return None
-        raise ProfileError(f"{where} is required")
-    if isinstance(v, str):
-        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", v)
-        if not m or m.group(2).lower() not in _UNITS:
-            raise ProfileError(f"{where}: cannot read {v!r} as a size (e.g. 2147483648, \"2GiB\", \"512MiB\")")
-        v = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    return _int(v, where, minimum=1)
-
-
-def _param_values(values, where, spec) -> list:
-    if not isinstance(values, list):
-        values = [values]
-    if not values:
-        raise ProfileError(f"{where} is an empty list")
-    out = []
-    for v in values:
-        t = spec["type"]
-        if t == "int":
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ProfileError(f"{where}: {v!r} is not an integer")
-            if v < spec.get("min", 1):
-                raise ProfileError(f"{where}: {v} is not a positive size (minimum {spec.get('min', 1)})")
-            if "max" in spec and v > spec["max"]:
-                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
-        elif t == "number":
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ProfileError(f"{where}: {v!r} is not a number")
-            if v <= spec.get("min_exclusive", 0):
-                raise ProfileError(f"{where}: {v} must be positive")
-            if "max" in spec and v > spec["max"]:
-                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
-        elif t == "enum":
-            if v not in spec["values"]:
-                raise ProfileError(f"{where}: {v!r} is not one of {spec['values']}")
-        out.append(v)
-    return list(dict.fromkeys(out))
-
-

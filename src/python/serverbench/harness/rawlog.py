@@ -21,8 +21,12 @@ def names(shard_index: int | None) -> dict:
     if shard_index is None:
         return {"runs": records.RAW_LOG_NAME, "sessions": SESSIONS_NAME, "manifest": MANIFEST_NAME, "lock": ".lock"}
     i = shard_index
-    return {"runs": f"runs.{i}.jsonl", "sessions": f"sessions.{i}.jsonl", "manifest": f"manifest.{i}.json",
-            "lock": f".lock.{i}"}
+    return {
+        "runs": f"runs.{i}.jsonl",
+        "sessions": f"sessions.{i}.jsonl",
+        "manifest": f"manifest.{i}.json",
+        "lock": f".lock.{i}",
+    }
 
 
 class RawLog:
@@ -55,10 +59,14 @@ class RawLog:
         if err:
             # A harness bug must not write a bad line: keep the run as 'invalid' without its
             # native part, and if even that is not valid, stop.
-            fallback = dict(rec, metrics=None, validation=None, runtime=None,
-                            status="invalid" if rec.get("status") == "ok" else rec.get("status"),
-                            status_reason=f"harness could not form a valid record ({err}); "
-                                          f"was: {rec.get('status_reason')}")
+            fallback = dict(
+                rec,
+                metrics=None,
+                validation=None,
+                runtime=None,
+                status="invalid" if rec.get("status") == "ok" else rec.get("status"),
+                status_reason=f"harness could not form a valid record ({err}); was: {rec.get('status_reason')}",
+            )
             if records.raw_errors(fallback):
                 raise RuntimeError(f"harness bug: record would not validate: {err}")
             rec = fallback
@@ -126,8 +134,9 @@ def lock(path: Path):
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         f.close()
-        raise ProfileError(f"sweep {path.parent.name!r} ({path.name}) is being run by another harness "
-                           "right now") from None
+        raise ProfileError(
+            f"sweep {path.parent.name!r} ({path.name}) is being run by another harness right now"
+        ) from None
     return f
 
 

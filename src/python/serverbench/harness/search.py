@@ -45,9 +45,16 @@ class Search:
     def task(self, n: int, step: int) -> Task:
         s, params = self.settings, {"processes": n}
         return Task(
-            benchmark="spawn", language=self.language, variant=self.variant, params=params, cores=self.cores,
+            benchmark="spawn",
+            language=self.language,
+            variant=self.variant,
+            params=params,
+            cores=self.cores,
             config_id=config_id("spawn_max", self.language, self.variant, self.cores, params, self.budget),
-            group_id=self.group_id, trial=1, timeout_s=s["timeout_s"], memory_budget_bytes=self.budget,
+            group_id=self.group_id,
+            trial=1,
+            timeout_s=s["timeout_s"],
+            memory_budget_bytes=self.budget,
             heap_mb=heap_mb(self.budget, s["heap_fraction"]),
             process_limit=process_limit("spawn", params, s["process_limit"]),
             memory_enforcement=s["memory_enforcement"],
@@ -72,8 +79,10 @@ def host_has_room(task: Task, wait_s: float = FLOOR_WAIT_S) -> str | None:
         if avail - budget >= floor:
             return None
         if time.monotonic() >= t_end:
-            return (f"refused {task.config_id}: MemAvailable is {avail} bytes; a run with a budget of {budget} "
-                    f"bytes would leave less than the host floor of {floor} bytes (spawn_max.host_floor_bytes)")
+            return (
+                f"refused {task.config_id}: MemAvailable is {avail} bytes; a run with a budget of {budget} "
+                f"bytes would leave less than the host floor of {floor} bytes (spawn_max.host_floor_bytes)"
+            )
         time.sleep(1.0)
 
 
@@ -144,6 +153,15 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
         else:
             hi = mid
     status = last_status.get(hi) if hi is not None else None
-    return {"key": s.key, "language": s.language, "cores": s.cores, "budget_bytes": s.budget, "steps": step,
-            "largest_ok": lo, "smallest_failed": hi, "failure_status": status,
-            "established": hi is not None and status not in (None, "timeout"), "refused": refused}
+    return {
+        "key": s.key,
+        "language": s.language,
+        "cores": s.cores,
+        "budget_bytes": s.budget,
+        "steps": step,
+        "largest_ok": lo,
+        "smallest_failed": hi,
+        "failure_status": status,
+        "established": hi is not None and status not in (None, "timeout"),
+        "refused": refused,
+    }

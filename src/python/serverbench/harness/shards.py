@@ -56,8 +56,13 @@ def parse_shard(text: str | None) -> Shard | None:
 
 def fingerprint(plan: Plan) -> str:
     """What identifies a plan: every run's config and trial and every search (sha256)."""
-    body = json.dumps({"tasks": sorted(f"{t.config_id}#{t.trial}#{int(t.warmup)}" for t in plan.tasks),
-                       "searches": sorted(s.key for s in plan.searches)}, separators=(",", ":"))
+    body = json.dumps(
+        {
+            "tasks": sorted(f"{t.config_id}#{t.trial}#{int(t.warmup)}" for t in plan.tasks),
+            "searches": sorted(s.key for s in plan.searches),
+        },
+        separators=(",", ":"),
+    )
     return hashlib.sha256(body.encode()).hexdigest()
 
 
@@ -74,8 +79,12 @@ def assign(plan: Plan, count: int) -> list[list[str]]:
 
 
 def layout(plan: Plan, shard: Shard) -> dict:
-    return {"shards": shard.count, "profile": plan.profile["name"], "fingerprint": fingerprint(plan),
-            "groups": assign(plan, shard.count)}
+    return {
+        "shards": shard.count,
+        "profile": plan.profile["name"],
+        "fingerprint": fingerprint(plan),
+        "groups": assign(plan, shard.count),
+    }
 
 
 def read_layout(sweep_dir: Path) -> dict | None:
@@ -96,8 +105,9 @@ def check(sweep_dir: Path, plan: Plan, shard: Shard | None) -> dict | None:
     sid = sweep_dir.name
     if shard is None:
         if have is not None:
-            raise ProfileError(f"sweep {sid!r} is split into {have['shards']} shards: run it with --shard i/"
-                               f"{have['shards']}")
+            raise ProfileError(
+                f"sweep {sid!r} is split into {have['shards']} shards: run it with --shard i/{have['shards']}"
+            )
         return None
     want = layout(plan, shard)
     if have is None:
@@ -107,11 +117,14 @@ def check(sweep_dir: Path, plan: Plan, shard: Shard | None) -> dict | None:
     if have["shards"] != shard.count:
         raise ProfileError(f"--shard {shard}: sweep {sid!r} is split into {have['shards']} shards, not {shard.count}")
     if have["profile"] != want["profile"]:
-        raise ProfileError(f"--shard {shard}: sweep {sid!r} was planned from profile {have['profile']!r}, "
-                           f"not {want['profile']!r}")
+        raise ProfileError(
+            f"--shard {shard}: sweep {sid!r} was planned from profile {have['profile']!r}, not {want['profile']!r}"
+        )
     if have["fingerprint"] != want["fingerprint"]:
-        raise ProfileError(f"--shard {shard}: sweep {sid!r} was planned from another plan (its --set overrides, "
-                           "--languages/--benchmarks or the CPU count behind cores \"max\" differ)")
+        raise ProfileError(
+            f"--shard {shard}: sweep {sid!r} was planned from another plan (its --set overrides, "
+            '--languages/--benchmarks or the CPU count behind cores "max" differ)'
+        )
     return have
 
 
@@ -123,7 +136,7 @@ def shard_files(sweep_dir: Path) -> dict[int, Path]:
     """shard index -> its raw file (runs.<i>.jsonl) for every shard file in the folder."""
     out = {}
     for p in Path(sweep_dir).glob("runs.*.jsonl"):
-        mid = p.name[len("runs."):-len(".jsonl")]
+        mid = p.name[len("runs.") : -len(".jsonl")]
         if mid.isdigit():
             out[int(mid)] = p
     return dict(sorted(out.items()))
@@ -152,8 +165,14 @@ def shard_progress(sweep_dir, job) -> list:
         done = rawlog.done_keys(lines)
         seen = rawlog.search_steps(lines)
         n_done = sum(1 for t in sub.tasks if t.key in done) + sum(1 for s in sub.searches if search_done(s, seen))
-        out.append(ShardProgress(shard=i, planned=len(sub.tasks) + len(sub.searches), done=n_done,
-                                 statuses=dict(Counter(r.get("status") for r in lines))))
+        out.append(
+            ShardProgress(
+                shard=i,
+                planned=len(sub.tasks) + len(sub.searches),
+                done=n_done,
+                statuses=dict(Counter(r.get("status") for r in lines)),
+            )
+        )
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench.harness.profiles import ProfileError, parse_set
@@ -48,15 +48,25 @@ def agreement(verdicts: list[dict[str, str]]) -> list[tuple[str, list[str], bool
     return out
 
 
-def run_stability(profile: str, repeats: int, *, sweep_prefix=None, overrides=None, languages=None, raw_root=None,
-                  progress=True, commands=None, out=print) -> int:
+def run_stability(
+    profile: str,
+    repeats: int,
+    *,
+    sweep_prefix=None,
+    overrides=None,
+    languages=None,
+    raw_root=None,
+    progress=True,
+    commands=None,
+    out=print,
+) -> int:
     """Run `repeats` independent sweeps, print the agreement table; 0 when every claim
     agrees, 1 otherwise."""
     from serverbench.harness.sweep import run_sweep
 
     if repeats < 2:
         raise ProfileError(f"--repeats must be at least 2 (independent sweeps to compare), got {repeats}")
-    prefix = sweep_prefix or f"stability-{profile}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    prefix = sweep_prefix or f"stability-{profile}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     base = dict(overrides or {})
     from serverbench.harness.profiles import load_profile
 
@@ -64,14 +74,20 @@ def run_stability(profile: str, repeats: int, *, sweep_prefix=None, overrides=No
     dirs, verdicts = [], []
     for r in range(1, repeats + 1):
         ov = {**base, "seed": seed + r - 1}  # independent: each repeat its own order
-        d = run_sweep(profile, sweep_id=f"{prefix}-r{r}", overrides=ov, languages=languages,
-                      benchmarks=[b for b in CLAIM_TABLES if load_profile(profile, ov)[b].get("enabled")],
-                      raw_root=raw_root, progress=progress, commands=commands)
+        d = run_sweep(
+            profile,
+            sweep_id=f"{prefix}-r{r}",
+            overrides=ov,
+            languages=languages,
+            benchmarks=[b for b in CLAIM_TABLES if load_profile(profile, ov)[b].get("enabled")],
+            raw_root=raw_root,
+            progress=progress,
+            commands=commands,
+        )
         dirs.append(d)
         verdicts.append(verdicts_of(d))
     rows = agreement(verdicts)
-    out(f"stability of the verdicts over {repeats} independent {profile} sweeps: "
-        + ", ".join(d.name for d in dirs))
+    out(f"stability of the verdicts over {repeats} independent {profile} sweeps: " + ", ".join(d.name for d in dirs))
     width = max([len(c) for c, _, _ in rows] + [5])
     out(f"{'claim':{width}}  " + "  ".join(f"{'repeat ' + str(i + 1):28}" for i in range(repeats)) + "  agree")
     for cid, vs, same in rows:
@@ -94,10 +110,12 @@ class _Sink:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "stability", help="run R independent sweeps and print, claim by claim, whether the verdicts agree",
+        "stability",
+        help="run R independent sweeps and print, claim by claim, whether the verdicts agree",
         description="Runs the profile's claim-deciding benchmarks as R independent sweeps (own sweep id and seed "
-                    "each) and compares the claims' verdicts. Exit 0 when every claim agrees, 1 when one differs, "
-                    "2 on bad input.")
+        "each) and compares the claims' verdicts. Exit 0 when every claim agrees, 1 when one differs, "
+        "2 on bad input.",
+    )
     p.add_argument("--profile", default="quick")
     p.add_argument("--repeats", type=int, default=2, help="independent sweeps (at least 2; default 2)")
     p.add_argument("--sweep-id", default=None, help="prefix of the sweep ids (<prefix>-r1, -r2, ...)")
@@ -112,8 +130,15 @@ def _cmd(args, stdout, stderr) -> int:
     from serverbench.cli import UsageError
 
     try:
-        return run_stability(args.profile, args.repeats, sweep_prefix=args.sweep_id, overrides=parse_set(args.sets),
-                             languages=args.languages, raw_root=args.raw_dir, progress=not args.no_progress,
-                             out=lambda s: print(s, file=stdout, flush=True))
+        return run_stability(
+            args.profile,
+            args.repeats,
+            sweep_prefix=args.sweep_id,
+            overrides=parse_set(args.sets),
+            languages=args.languages,
+            raw_root=args.raw_dir,
+            progress=not args.no_progress,
+            out=lambda s: print(s, file=stdout, flush=True),
+        )
     except ProfileError as e:
         raise UsageError(str(e)) from None

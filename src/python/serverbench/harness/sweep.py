@@ -20,7 +20,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import contract, paths, records
@@ -60,8 +60,10 @@ class SweepRun:
 def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
     """Bad input gets a clear error before anything runs."""
     if not plan.tasks and not plan.searches:
-        raise ProfileError("nothing to run: no benchmark/language/core count selected is runnable here"
-                           + (f" (not runnable: {plan.not_runnable})" if plan.not_runnable else ""))
+        raise ProfileError(
+            "nothing to run: no benchmark/language/core count selected is runnable here"
+            + (f" (not runnable: {plan.not_runnable})" if plan.not_runnable else "")
+        )
     for lang in plan.languages:
         if lang in commands:
             argv0 = commands[lang][0]
@@ -83,15 +85,28 @@ def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
             raise ProfileError(
                 f"{where}: memory budget {budget} bytes ({budget / 2**30:.2f} GiB) is above "
                 f"{MEMAVAILABLE_FRACTION:.0%} of MemAvailable ({avail / 2**30:.2f} GiB); lower it "
-                "(e.g. --set spawn_max.budget_bytes=\"2GiB\") so that the machine itself cannot run out of memory")
-    wants_cgroup = [t.config_id for t in plan.tasks if t.memory_enforcement == "cgroup"] + \
-                   [s.key for s in plan.searches if s.settings["memory_enforcement"] == "cgroup"]
+                '(e.g. --set spawn_max.budget_bytes="2GiB") so that the machine itself cannot run out of memory'
+            )
+    wants_cgroup = [t.config_id for t in plan.tasks if t.memory_enforcement == "cgroup"] + [
+        s.key for s in plan.searches if s.settings["memory_enforcement"] == "cgroup"
+    ]
     if wants_cgroup and enforcement != "cgroup":
         raise ProfileError(f"memory_enforcement = 'cgroup' asked but not possible on this machine ({enforcement})")
 
 
-def run_sweep(profile="quick", *, sweep_id=None, overrides=None, languages=None, benchmarks=None, raw_root=None,
-              oversubscribe=False, progress=True, commands=None, shard=None) -> Path:
+def run_sweep(
+    profile="quick",
+    *,
+    sweep_id=None,
+    overrides=None,
+    languages=None,
+    benchmarks=None,
+    raw_root=None,
+    oversubscribe=False,
+    progress=True,
+    commands=None,
+    shard=None,
+) -> Path:
     """Run (or resume) a sweep, or one shard of it ('i/N' or a Shard); return its folder.
 
     Raises ProfileError for bad input before anything is written, KeyboardInterrupt
@@ -113,7 +128,7 @@ def run_sweep(profile="quick", *, sweep_id=None, overrides=None, languages=None,
         raise ProfileError(str(e)) from None
     check_plan(plan, commands, mode)
     if sweep_id is None:
-        sweep_id = f"{prof['name']}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+        sweep_id = f"{prof['name']}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     if not re.match(SWEEP_ID_RE, sweep_id):
         raise ProfileError(f"sweep id {sweep_id!r} must match {SWEEP_ID_RE}")
     sweep_dir = (Path(raw_root) if raw_root is not None else paths.raw_dir()) / sweep_id
@@ -126,9 +141,15 @@ def run_sweep(profile="quick", *, sweep_id=None, overrides=None, languages=None,
     try:
         if lay is not None and not rawlog.write_once(sweep_dir / shards.LAYOUT_NAME, lay):
             shards.check(sweep_dir, make_plan(prof, languages, benchmarks, oversubscribe), shard)  # lost a race
-        launcher = Launcher(sweep_id=sweep_id, host=host_info(), allowed_cpus=sorted(os.sched_getaffinity(0)),
-                            commands=commands, enforcement=mode, cgroup_parent=cg_parent,
-                            watchdog_interval_s=prof["defaults"]["watchdog_interval_s"])
+        launcher = Launcher(
+            sweep_id=sweep_id,
+            host=host_info(),
+            allowed_cpus=sorted(os.sched_getaffinity(0)),
+            commands=commands,
+            enforcement=mode,
+            cgroup_parent=cg_parent,
+            watchdog_interval_s=prof["defaults"]["watchdog_interval_s"],
+        )
         limits.cleanup_stale_cgroups(cg_parent)
         _execute(run, launcher)
     finally:
@@ -150,24 +171,42 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     lines = read_lines(runs_path, bad_lines)
     if bad_lines:
         # Kept as they are (the log is append-only); their runs just do not count as done.
-        print(f"warning: {runs_path}: {len(bad_lines)} unreadable line(s) (line {', '.join(map(str, bad_lines[:5]))}"
-              f"{' ...' if len(bad_lines) > 5 else ''}) left untouched; runs they recorded are not counted as done "
-              f"(python -m serverbench validate {run.sweep_dir} shows why)", file=sys.stderr)
+        print(
+            f"warning: {runs_path}: {len(bad_lines)} unreadable line(s) (line {', '.join(map(str, bad_lines[:5]))}"
+            f"{' ...' if len(bad_lines) > 5 else ''}) left untouched; runs they recorded are not counted as done "
+            f"(python -m serverbench validate {run.sweep_dir} shows why)",
+            file=sys.stderr,
+        )
     done = rawlog.done_keys(lines)
     seen = rawlog.search_steps(lines)
     work = schedule(plan, done, prof["seed"])
     session_no = sum(1 for s in read_lines(sessions_path) if s.get("event") == "start") + 1
     t_start = time.time()
-    rawlog.append_json(sessions_path, {
-        "event": "start", "session": session_no, "started_utc": utc(t_start), "pid": os.getpid(),
-        "argv": sys.argv, "profile": prof["name"], "resolved_profile": prof, "overrides": run.overrides,
-        "languages": plan.languages, "benchmarks": plan.benchmarks, "oversubscribe": run.oversubscribe,
-        "shard": run.shard.as_dict() if run.shard else None, "seed": prof["seed"],
-        "memory_enforcement": {"mode": launcher.enforcement, "how": run.enforcement_how},
-        "runtime_versions": versions, "git": man["git"], "not_runnable": plan.not_runnable,
-        "already_ok": len(done), "repaired_torn_line": log.repaired_torn_line,
-        "order": [[w.key, None, None] if isinstance(w, Search) else [w.config_id, w.trial, w.warmup] for w in work],
-    })
+    rawlog.append_json(
+        sessions_path,
+        {
+            "event": "start",
+            "session": session_no,
+            "started_utc": utc(t_start),
+            "pid": os.getpid(),
+            "argv": sys.argv,
+            "profile": prof["name"],
+            "resolved_profile": prof,
+            "overrides": run.overrides,
+            "languages": plan.languages,
+            "benchmarks": plan.benchmarks,
+            "oversubscribe": run.oversubscribe,
+            "shard": run.shard.as_dict() if run.shard else None,
+            "seed": prof["seed"],
+            "memory_enforcement": {"mode": launcher.enforcement, "how": run.enforcement_how},
+            "runtime_versions": versions,
+            "git": man["git"],
+            "not_runnable": plan.not_runnable,
+            "already_ok": len(done),
+            "repaired_torn_line": log.repaired_torn_line,
+            "order": [[w.key, None, None] if isinstance(w, Search) else [w.config_id, w.trial, w.warmup] for w in work],
+        },
+    )
     stats: Counter = Counter()
     overheads: list[float] = []
     searches: list[dict] = []
@@ -205,12 +244,22 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
         if bar is not None:
             bar.close()
         log.close()
-        rawlog.append_json(sessions_path, {
-            "event": "end", "session": session_no, "finished_utc": utc(), "elapsed_s": time.time() - t_start,
-            "interrupted": interrupted, "runs": sum(stats.values()), "status_counts": dict(stats),
-            "harness_overhead_s": _summary(overheads), "searches": searches,
-            "affinity_checked": launcher.affinity_checked, "affinity_mismatch": launcher.affinity_mismatch,
-        })
+        rawlog.append_json(
+            sessions_path,
+            {
+                "event": "end",
+                "session": session_no,
+                "finished_utc": utc(),
+                "elapsed_s": time.time() - t_start,
+                "interrupted": interrupted,
+                "runs": sum(stats.values()),
+                "status_counts": dict(stats),
+                "harness_overhead_s": _summary(overheads),
+                "searches": searches,
+                "affinity_checked": launcher.affinity_checked,
+                "affinity_mismatch": launcher.affinity_mismatch,
+            },
+        )
         shutil.rmtree(launcher.tmpdir, ignore_errors=True)
 
 
@@ -235,8 +284,7 @@ def _progress(enabled: bool, total: int):
     import tqdm
 
     tqdm.tqdm.monitor_interval = 0  # no monitor thread: children are forked with a preexec function
-    return tqdm.tqdm(total=total, file=sys.stderr, unit="run", smoothing=0.1, dynamic_ncols=True,
-                     desc="serverbench")
+    return tqdm.tqdm(total=total, file=sys.stderr, unit="run", smoothing=0.1, dynamic_ncols=True, desc="serverbench")
 
 
 def _fix_total(bar, s: Search, steps: int) -> None:

@@ -41,7 +41,22 @@ class Task:
         """What a resumed sweep matches against the raw log: (config_id, trial, warmup)."""
         return (self.config_id, self.trial, self.warmup)
 
-    def with_trial(self, trial: int, warmup: bool = False) -> "Task":
+    @property
+    def record_params(self) -> dict:
+        """The params a native record reports: task params minus paper-variant knobs
+        (those it reports under `knobs`)."""
+        from serverbench import contract
+
+        flags = {s.get("param"): s for s in contract.benchmark_flags(self.benchmark).values()}
+        return {k: v for k, v in self.params.items() if k not in flags or "knob" not in flags[k]}
+
+    @property
+    def knobs(self) -> dict:
+        """Knob values this task sets explicitly (audit steps); {} normally."""
+        rp = self.record_params
+        return {k: v for k, v in self.params.items() if k not in rp}
+
+    def with_trial(self, trial: int, warmup: bool = False) -> Task:
         return replace(self, trial=trial, warmup=warmup)
 
 

@@ -1,0 +1,89 @@
+"""Checked values of a profile: integers, positive numbers, byte sizes ("2GiB"), and
+parameter lists against the contract's flag specs. Errors are ProfileError with the
+setting's name."""
+
+from __future__ import annotations
+
+import math
+import re
+
+GiB = 1024**3
+MiB = 1024**2
+
+
+class ProfileError(ValueError):
+    """A profile or an override that cannot be run: a clear message for the user."""
+
+
+def int_value(v, where, minimum=1):
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        else:
+            raise ProfileError(f"{where} must be an integer, got {v!r}")
+    if v < minimum:
+        raise ProfileError(f"{where} must be >= {minimum}, got {v}")
+    return v
+
+
+def positive_number(v, where):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise ProfileError(f"{where} must be a positive number, got {v!r}")
+    return float(v)
+
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "kib": 1024,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "mib": MiB,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "gib": GiB,
+}
+
+
+def bytes_value(v, where, allow_none=False):
+    if v is None or (isinstance(v, str) and v.lower() in ("none", "")):
+        if allow_none:
+            return None
+        raise ProfileError(f"{where} is required")
+    if isinstance(v, str):
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", v)
+        if not m or m.group(2).lower() not in _UNITS:
+            raise ProfileError(f'{where}: cannot read {v!r} as a size (e.g. 2147483648, "2GiB", "512MiB")')
+        v = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    return int_value(v, where, minimum=1)
+
+
+def param_values(values, where, spec) -> list:
+    if not isinstance(values, list):
+        values = [values]
+    if not values:
+        raise ProfileError(f"{where} is an empty list")
+    out = []
+    for v in values:
+        t = spec["type"]
+        if t == "int":
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ProfileError(f"{where}: {v!r} is not an integer")
+            if v < spec.get("min", 1):
+                raise ProfileError(f"{where}: {v} is not a positive size (minimum {spec.get('min', 1)})")
+            if "max" in spec and v > spec["max"]:
+                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
+        elif t == "number":
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ProfileError(f"{where}: {v!r} is not a number")
+            if v <= spec.get("min_exclusive", 0):
+                raise ProfileError(f"{where}: {v} must be positive")
+            if "max" in spec and v > spec["max"]:
+                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
+        elif t == "enum":
+            if v not in spec["values"]:
+                raise ProfileError(f"{where}: {v!r} is not one of {spec['values']}")
+        out.append(v)
+    return list(dict.fromkeys(out))
