@@ -4,9 +4,11 @@
 -export([build/2, check/3, copy/2, markers/0, marker/1]).
 
 %% Marker bytes from spec/cli.json `markers' (checked against the file by a test).
+-spec markers() -> #{atom() => byte()}.
 markers() ->
     #{pingping_a => 65, pingping_b => 66, throughput_server => 83, throughput_client => 67}.
 
+-spec marker(atom()) -> byte().
 marker(Name) -> maps:get(Name, markers()).
 
 %% Built once, before any clock starts. The tail is made from a 256-byte cycle so a

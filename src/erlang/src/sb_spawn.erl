@@ -75,6 +75,7 @@ spawn_loop(I, Args) ->
 
 %% Signal readiness exactly once (the N-th wakes main), then wait for a message that
 %% never comes.
+-spec dormant(atomics:atomics_ref(), pos_integer(), pid()) -> no_return().
 dormant(Counter, N, Main) ->
     case atomics:add_get(Counter, 1, 1) of
         N -> Main ! all_ready;

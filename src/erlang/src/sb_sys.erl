@@ -17,6 +17,7 @@ rss_bytes() ->
 
 %% The record's `runtime' object: what the VM actually uses, so the harness can check
 %% that ERL_FLAGS took effect.
+-spec runtime() -> {[{atom(), term()}]}.
 runtime() ->
     {[{name, <<"erlang">>},
       {version, iolist_to_binary(["OTP ", erlang:system_info(otp_release),
@@ -24,6 +25,8 @@ runtime() ->
       {schedulers, erlang:system_info(schedulers_online)},
       {process_limit, erlang:system_info(process_limit)}]}.
 
+-spec now_ns() -> integer().
 now_ns() -> erlang:monotonic_time(nanosecond).
 
+-spec seconds(integer()) -> float().
 seconds(Ns) -> Ns / 1.0e9.

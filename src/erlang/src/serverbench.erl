@@ -2,6 +2,7 @@
 -module(serverbench).
 -export([main/1]).
 
+-spec main([string()]) -> no_return().
 main(Args) ->
     %% The default logger handler writes to standard_io, but stdout must carry only
     %% the record (e.g. the emulator's "Too many processes" report goes to stderr).
