@@ -214,3 +214,17 @@ def test_explore_compares_the_two_committed_sweeps():
     figs = explore_plots.distribution_appendix(a)
     assert [t for t, _ in figs] == ["pingping", "spawn", "spawn_max", "throughput"]
     assert explore_plots.overlay([a, b], "pingping").axes[0].get_lines()
+
+
+def test_lab2_page_faults_from_the_recorded_rusage(tmp_path, capsys):
+    recs = []
+    for n, faults in ((1000, 1700), (50_000, 35_000)):
+        r = _rec("go", "spawn", {"processes": n}, {"spawn_call_s": 0.1, "all_ready_s": 0.1,
+                                                   "bytes_per_process": 2750.0})
+        r["minor_page_faults"], r["major_page_faults"] = faults, 0
+        recs.append(r)
+    data = _data(_sweep(tmp_path, recs), ["go"])
+    t = lab2.faults(data)
+    assert t.loc[0, "faults_per_process"] == pytest.approx((35_000 - 1700) / 49_000, abs=1e-3)
+    assert _verdict(capsys, lab2.EXERCISES["faults"], 0.68, data)[0] is True
+    assert _verdict(capsys, lab2.EXERCISES["faults"], 5, data)[0] is False
