@@ -40,8 +40,8 @@ FIG3_SIZES = (5000, 10000, 50000)
 FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
 FIG3A_BYTES = 5000
 FIG3A_SOURCE = (
-    "(a) in the paper is copied from da Silva, Lins & dos Santos (2013); its values are not "
-    "drawn (no data was published), this sweep's runs are"
+    "(a): this sweep's runs only; the paper's (a) is copied from da Silva, Lins & dos Santos (2013), "
+    "whose values were not published"
 )
 FIG5_CORES = (1, 2, 4, 8, 16, 32)
 SPAWN_METRICS = {
