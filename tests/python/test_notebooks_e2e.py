@@ -90,7 +90,7 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
     raw = tmp_path / "data" / "raw" / sid
     assert (raw / "runs.jsonl").exists() and (raw / "manifest.json").exists()
     lines = [json.loads(x) for x in (raw / "runs.jsonl").read_text().splitlines()]
-    assert {r["benchmark"] for r in lines} == {"pingping", "spawn", "throughput"}
+    assert {r["benchmark"] for r in lines} >= {"pingping", "spawn", "throughput"}
     assert any(r.get("search") for r in lines)
 
     proc = tmp_path / "data" / "processed" / sid
@@ -109,7 +109,7 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
         assert (proc / f"{t}.csv").exists(), t
     summary = pd.read_csv(proc / "summary.csv")
     assert set(summary["table"]) >= {"pingping", "spawn", "spawn_max", "throughput"}
-    assert set(summary["language"]) == {"erlang", "go", "scala_akka"}
+    assert set(summary["language"]) >= {"erlang", "go", "scala_akka"}
     # every median in the summary is the median of the ok values in runs.csv
     runs = pd.read_csv(proc / "runs.csv")
     pp = runs[(runs["table"] == "pingping") & (runs["status"] == "ok")]
