@@ -59,7 +59,9 @@ def run_notebooks(
         sweep_id = sweep_id or new_sweep_id(profile)
         if log:
             log(f"sweep {sweep_id} (profile {profile}) ...")
-        harness.run_sweep(profile, sweep_id=sweep_id, languages=list(languages) if languages else None)
+        harness.run_sweep(
+            profile, sweep_id=sweep_id, languages=list(languages) if languages else None, progress=progress
+        )
     elif sweep_id is None:
         latest = _latest(profile)
         if latest is None:
