@@ -258,3 +258,105 @@ def test_contract_lists_come_from_cli_json():
     assert "java" in contract.languages() and contract.implements("java", "pingping")
     assert not contract.implements("java", "spawn")
     assert rawlog.names(3)["runs"] == "runs.3.jsonl" and rawlog.names(None)["runs"] == "runs.jsonl"
+
+
+# --- the max-processes search: timeouts bisected, host floor, JVM fail-fast ------------------
+SEARCH_ONLY = {
+    "pingping.enabled": False,
+    "spawn.enabled": False,
+    "throughput.enabled": False,
+    "spawn_max.start": 1000,
+    "spawn_max.factor": 4.0,
+    "spawn_max.max_steps": 10,
+    "spawn_max.refine_steps": 0,
+    "spawn_max.budget_bytes": "100MiB",
+    "spawn_max.timeout_s": 1.0,
+    "spawn_max.host_floor_bytes": 1,
+}
+
+
+@pytest.mark.parametrize(
+    "crash,expect_n,expect_status,established",
+    [
+        (
+            None,
+            [1000, 4000, 16000, 64000, 40000, 28000, 34000],
+            ["ok"] * 3 + ["timeout"] * 2 + ["ok", "timeout"],
+            False,
+        ),
+        ("20000", [1000, 4000, 16000, 64000, 40000, 28000], ["ok"] * 3 + ["timeout"] * 2 + ["crashed"], True),
+    ],
+)
+def test_a_timed_out_step_is_bisected(tmp_path, monkeypatch, crash, expect_n, expect_status, established):
+    monkeypatch.setenv("FAKE_LIMIT", "30000")
+    if crash:
+        monkeypatch.setenv("FAKE_CRASH", crash)
+    d = run_sweep(
+        "smoke",
+        sweep_id="b",
+        raw_root=tmp_path,
+        progress=False,
+        overrides=SEARCH_ONLY,
+        commands={"go": fakes(go="spawn_timeout")["go"]},
+        languages=["go"],
+    )
+    recs = lines(d)
+    assert [r["params"]["processes"] for r in recs] == expect_n
+    assert [r["status"] for r in recs] == expect_status
+    (outcome,) = json.loads((d / "sessions.jsonl").read_text().splitlines()[-1])["searches"]
+    assert outcome["established"] is established and outcome["largest_ok"] == (28000 if not crash else 16000)
+
+
+def test_search_refuses_a_step_below_the_host_floor(tmp_path, monkeypatch, capsys):
+    from serverbench.harness import search
+
+    monkeypatch.setattr(search, "FLOOR_WAIT_S", 0.0)
+    ov = {**SEARCH_ONLY, "spawn_max.host_floor_bytes": 10**15}
+    d = run_sweep(
+        "smoke",
+        sweep_id="f",
+        raw_root=tmp_path,
+        progress=False,
+        overrides=ov,
+        commands={"go": fakes()["go"]},
+        languages=["go"],
+    )
+    assert not (d / "runs.jsonl").read_bytes()  # nothing ran
+    assert "host floor" in capsys.readouterr().err
+    (outcome,) = json.loads((d / "sessions.jsonl").read_text().splitlines()[-1])["searches"]
+    assert "refused" in outcome["refused"] and outcome["steps"] == 0
+
+
+def test_jvm_search_steps_fail_fast():
+    from serverbench.harness import jvm
+    from serverbench.harness.launch import Launcher
+    from serverbench.harness.environment import host_info
+
+    plan = make_plan(load_profile("smoke"), languages=["scala_akka"], benchmarks=["spawn_max", "pingping"])
+    lau = Launcher(sweep_id="t", host=host_info(), allowed_cpus=[0])
+    step = plan.searches[0].task(1000, 0)
+    argv, _ = lau.command(step)
+    assert argv[0] == "java" and "-XX:+ExitOnOutOfMemoryError" in argv and "-XX:+UseParallelGC" in argv
+    assert any(a.startswith("-Xlog:gc:file=") for a in argv)
+    assert f"-Xmx{step.heap_mb}m" in argv and step.heap_mb == int(256 * 0.5)  # smoke: 256 MiB budget x 0.5
+    argv, _ = lau.command(plan.tasks[0])  # a measured run keeps the runtime's default collector
+    assert "-XX:+ExitOnOutOfMemoryError" in argv and "-XX:+UseParallelGC" not in argv
+
+
+def test_gc_thrash_is_detected_from_the_log(tmp_path):
+    from serverbench.harness import jvm
+
+    log = tmp_path / "gc.log"
+    w = jvm.GcThrashWatch(str(log))
+    assert w.check() is None
+    log.write_text(
+        "[1.0s][info][gc] GC(1) Pause Young (Allocation Failure) 100M->20M(277M) 5.0ms\n"
+        "[2.0s][info][gc] GC(2) Pause Full (Ergonomics) 246M->120M(277M) 800.0ms\n"
+    )
+    assert w.check() is None
+    with open(log, "a") as f:
+        for i in range(3):
+            f.write(f"[{3 + i}.0s][info][gc] GC({3 + i}) Pause Full (Ergonomics) 246M->230M(277M) 4000.0ms\n")
+        f.write("[9.0s][info][gc] GC(9) Pause Fu")  # a line still being written
+    why = w.check()
+    assert why and "3 consecutive full GCs" in why

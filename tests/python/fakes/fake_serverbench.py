@@ -19,6 +19,8 @@ command. Modes:
   slow          sleep FAKE_SLEEP seconds (default 0.3), then behave as ok
   affinity      as ok, and print the CPU affinity on stderr
   flaky         fail (exit 3) the first time for a given FAKE_STATE file, ok afterwards
+  spawn_timeout spawn: sleep far past any timeout when processes > FAKE_LIMIT; crash (SIGSEGV)
+                when processes > FAKE_CRASH (if set) and below that; else ok
 """
 import json
 import os
@@ -139,6 +141,13 @@ elif mode == "system_limit":
     if params.get("processes", 0) > int(os.environ.get("FAKE_LIMIT", "100000")):
         print("error: system_limit: too many processes", file=sys.stderr)
         sys.exit(1)
+    emit()
+elif mode == "spawn_timeout":
+    n = params.get("processes", 0)
+    if n > int(os.environ.get("FAKE_LIMIT", "100000")):
+        time.sleep(600)
+    if os.environ.get("FAKE_CRASH") and n > int(os.environ["FAKE_CRASH"]):
+        os.kill(os.getpid(), signal.SIGSEGV)
     emit()
 elif mode == "spawn_alloc":
     keep = hog(int(os.environ.get("FAKE_BYTES_PER_PROCESS", "1000")) * params["processes"])

@@ -63,6 +63,13 @@ def classify(rec: dict, task, out_path: str, err_path: str, limits: dict) -> Non
     reason = limits.get("reason")
     if reason == "timeout":
         return _set(rec, "timeout", f"no exit within {task.timeout_s:g} s: killed", out_path)
+    if reason == "memory" and limits.get("detail"):
+        return _set(
+            rec,
+            "over_memory_budget",
+            f"out of memory within the budget of {budget} bytes: {limits['detail']}: killed",
+            out_path,
+        )
     if reason == "memory":
         return _set(
             rec,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from serverbench import contract
-from serverbench.harness import classify, environment, limits
+from serverbench.harness import classify, environment, jvm, limits
 from serverbench.harness.task import Task
 
 # Inherited variables that would change how a runtime behaves behind the harness's back.
@@ -42,13 +42,6 @@ STRIPPED_ENV = (
     "SERVERBENCH_HEAP_MB",
     "SERVERBENCH_PROCESS_LIMIT",
 )
-
-# JVM runs under a memory budget end at once when the heap (sized from the budget) is
-# exhausted instead of thrashing until the timeout; the max-processes search also uses
-# the parallel collector, whose GC overhead limit throws OutOfMemoryError when nearly all
-# time goes to collections that free almost nothing.
-JVM_BUDGET_OPTIONS = ("-XX:+ExitOnOutOfMemoryError",)
-JVM_SEARCH_OPTIONS = ("-XX:+UseParallelGC", "-XX:+UseGCOverheadLimit", "-XX:GCTimeLimit=90", "-XX:GCHeapFreeLimit=5")
 
 # family -> "module:function" of fn(launcher, task) -> raw record. A family's module is
 # imported when its first task runs, so a socket module can land on its own.
@@ -90,9 +83,9 @@ class Launcher:
             "process_limit": str(task.process_limit),
         }
         prefix, env = self._prefix(task.language, subst)
-        if prefix and os.path.basename(prefix[0]) == "java" and task.memory_budget_bytes:
-            extra = JVM_BUDGET_OPTIONS + (JVM_SEARCH_OPTIONS if task.search else ())
-            prefix = prefix[:1] + list(extra) + prefix[1:]
+        if jvm.is_jvm(prefix) and task.memory_budget_bytes:
+            gc_log = os.path.join(self.tmpdir or ".", jvm.GC_LOG_NAME) if task.search else None
+            prefix = prefix[:1] + jvm.options(bool(task.search), gc_log) + prefix[1:]
         params = {**task.params, **({} if role is None else task.options.get(f"{role}_params", {}))}
         return prefix + contract.native_args(task.benchmark, params, task.variant, role), env
 
@@ -221,6 +214,10 @@ def run_process(lau: Launcher, task: Task) -> dict:
     rec = lau.base_record(task, argv, set_env, cpus, enforcement)
     out_path, err_path = os.path.join(lau.tmpdir, "stdout"), os.path.join(lau.tmpdir, "stderr")
     preexec = limits.make_preexec(cpus, cg.procs_path if cg else None)
+    gc_log = os.path.join(lau.tmpdir or ".", jvm.GC_LOG_NAME)
+    watch = jvm.GcThrashWatch(gc_log) if any(a == f"-Xlog:gc:file={gc_log}" for a in argv) else None
+    if watch is not None and os.path.exists(gc_log):
+        os.unlink(gc_log)
     with open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
         own_rss = _own_rss()
         t0 = time.perf_counter()
@@ -251,6 +248,7 @@ def run_process(lau: Launcher, task: Task) -> dict:
             lau.watchdog_interval_s,
             sample_hwm=(enforcement != "cgroup"),
             host_floor=task.host_floor_bytes,
+            extra_check=watch.check if watch else None,
         )
         mon.start()
         try:

@@ -61,6 +61,9 @@ class Monitor:
     samples the RSS of the child's process tree and ends it past the budget; with a host
     floor it ends it when the machine's MemAvailable falls below the floor.
 
+    extra_check() -> why or None (e.g. a JVM's GC log showing its heap exhausted) ends it
+    as "memory" too, with `detail` saying why.
+
     reason: None | "timeout" | "memory" | "host_memory"."""
 
     def __init__(
@@ -71,10 +74,13 @@ class Monitor:
         interval: float,
         sample_hwm: bool = True,
         host_floor: int | None = None,
+        extra_check=None,
     ):
         self.pid, self.deadline, self.budget, self.interval = pid, deadline, budget, interval
         self.sample_hwm = sample_hwm
         self.host_floor = host_floor
+        self.extra_check = extra_check
+        self.detail: str | None = None
         self.hwm = 0
         self.reason: str | None = None
         self.peak_rss = 0
@@ -102,7 +108,9 @@ class Monitor:
             remaining = self.deadline - time.perf_counter()
             if remaining <= 0:
                 return self._end("timeout")
-            sampling = self._proc is not None or self.sample_hwm or self.host_floor is not None
+            sampling = (
+                self._proc is not None or self.sample_hwm or self.host_floor is not None or self.extra_check is not None
+            )
             if self.sample_hwm:
                 self._read_hwm()
             if self._stop.wait(min(remaining, self.interval) if sampling else remaining):
@@ -120,6 +128,11 @@ class Monitor:
                     self.min_mem_available = avail
                 if avail < self.host_floor:
                     return self._end("host_memory")
+            if self.extra_check is not None:
+                why = self.extra_check()
+                if why:
+                    self.detail = why
+                    return self._end("memory")
 
     def _end(self, reason: str) -> None:
         self.reason = reason

@@ -69,11 +69,11 @@ class Search:
         return min(s["max_steps"], guess) + s["refine_steps"]
 
 
-def host_has_room(task: Task, wait_s: float = FLOOR_WAIT_S) -> str | None:
+def host_has_room(task: Task, wait_s: float | None = None) -> str | None:
     """None when MemAvailable - budget stays above the floor (waiting up to wait_s for it),
     else why not."""
     floor, budget = task.host_floor_bytes or 0, task.memory_budget_bytes or 0
-    t_end = time.monotonic() + wait_s
+    t_end = time.monotonic() + (FLOOR_WAIT_S if wait_s is None else wait_s)
     while True:
         avail = environment.mem_available()
         if avail - budget >= floor:
