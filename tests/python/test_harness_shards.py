@@ -328,9 +328,8 @@ def test_search_refuses_a_step_below_the_host_floor(tmp_path, monkeypatch, capsy
 
 
 def test_jvm_search_steps_fail_fast():
-    from serverbench.harness import jvm
-    from serverbench.harness.launch import Launcher
     from serverbench.harness.environment import host_info
+    from serverbench.harness.launch import Launcher
 
     plan = make_plan(load_profile("smoke"), languages=["scala_akka"], benchmarks=["spawn_max", "pingping"])
     lau = Launcher(sweep_id="t", host=host_info(), allowed_cpus=[0])
