@@ -36,6 +36,7 @@ from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: th
     SocketLimitError,
     check_connections,
     expand,
+    expand_plan,
     nofile_limits,
     options_id,
     placement_cpus,
@@ -60,8 +61,10 @@ def role_params(bench: str, role: str, params: dict) -> dict:
 def client_params(task: Task) -> dict:
     p = role_params(task.benchmark, "client", {**task.params, **task.options.get("client_params", {})})
     flags = {s.get("param") for s in contract.benchmark_flags(task.benchmark, "client").values()}
-    if "timeout_s" in flags:  # the client gives up (and reports) before the harness kills it
-        p["timeout_s"] = min(float(p.get("timeout_s", task.timeout_s)), max(1.0, task.timeout_s - CLIENT_MARGIN_S))
+    if "client_timeout_s" in flags:  # the client gives up (and reports) before the harness kills it
+        p["client_timeout_s"] = min(
+            float(p.get("client_timeout_s", task.timeout_s)), max(1.0, task.timeout_s - CLIENT_MARGIN_S)
+        )
     return p
 
 

@@ -132,3 +132,30 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
 def options_id(options: dict) -> str:
     """What config_id must add for a socket task: the server and the placement."""
     return "".join(f"/{k}={options[k]}" for k in ("server_language", "placement") if k in options)
+
+
+def expand_plan(plan):
+    """A plan whose socket tasks carry list-valued options -> one task per client x server
+    x placement (see expand), each with its own config_id and group_id. Other tasks are
+    kept as they are. Idempotent (an expanded task has no list-valued options left)."""
+    from dataclasses import replace
+
+    from serverbench.harness.task import config_id, group_id
+
+    out = []
+    for t in plan.tasks:
+        if t.family != "socket" or "server_language" in t.options:
+            out.append(t)
+            continue
+        for variant, opts in expand(t.benchmark, t.language, t.variant, t.params, t.options):
+            out.append(
+                replace(
+                    t,
+                    variant=variant,
+                    options=opts,
+                    config_id=config_id(t.benchmark, t.language, variant, t.cores, t.params) + options_id(opts),
+                    group_id=group_id(t.benchmark, variant, t.cores, t.params, opts),
+                )
+            )
+    plan.tasks = out
+    return plan
