@@ -189,7 +189,7 @@ code_change(_, Main, _) -> {ok, Main}.
 %% client
 
 client(#{host := Host, port := Port, connections := Conns, round_trips := R,
-         read_buffer_bytes := K, timeout_s := TimeoutS} = P) ->
+         read_buffer_bytes := K, client_timeout_s := TimeoutS} = P) ->
     {ok, Addr} = inet:parse_address(binary_to_list(Host)),
     T0 = sb_sys:now_ns(),
     Deadline = erlang:monotonic_time(millisecond) + round(TimeoutS * 1000),
@@ -267,7 +267,7 @@ client_record(P, Results, Ns, Conns, R, K) ->
         {[{benchmark, <<"tcp_pingpong">>}, {role, <<"client">>},
           {language, <<"erlang">>}, {variant, Variant},
           {params, {[{host, maps:get(host, P)}, {connections, Conns}, {round_trips, R},
-                     {read_buffer_bytes, K}, {timeout_s, maps:get(timeout_s, P)}]}},
+                     {read_buffer_bytes, K}, {client_timeout_s, maps:get(client_timeout_s, P)}]}},
           {metrics, {[{elapsed_s, sb_sys:seconds(Ns)}, {port, maps:get(port, P)},
                       {connections_opened, Conns},
                       {bytes_written, W}, {bytes_read, Rd},

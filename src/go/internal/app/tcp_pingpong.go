@@ -82,7 +82,7 @@ type tcpClientParams struct {
 	Connections     int64   `json:"connections"`
 	RoundTrips      int64   `json:"round_trips"`
 	ReadBufferBytes int64   `json:"read_buffer_bytes"`
-	TimeoutS        float64 `json:"timeout_s"`
+	TimeoutS        float64 `json:"client_timeout_s"`
 }
 
 type tcpClientMetrics struct {
@@ -301,7 +301,7 @@ func pingConn(addr string, rounds int64, k int, deadline time.Time) connResult {
 func runTCPClient(cfg cli.Config, io_ IO) int {
 	conns, rounds := cfg.Int("connections"), cfg.Int("round_trips")
 	k := int(cfg.Int("read_buffer_bytes"))
-	timeout := time.Duration(cfg.Float("timeout_s") * float64(time.Second))
+	timeout := time.Duration(cfg.Float("client_timeout_s") * float64(time.Second))
 	addr := net.JoinHostPort(cfg.Str("host"), strconv.FormatInt(cfg.Int("port"), 10))
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -348,7 +348,7 @@ func runTCPClient(cfg cli.Config, io_ IO) int {
 	rec := tcpClientRecord{
 		Benchmark: "tcp_pingpong", Role: "client", Language: record.Language, Variant: variantOf(cfg),
 		Params: tcpClientParams{Host: cfg.Str("host"), Connections: conns, RoundTrips: rounds,
-			ReadBufferBytes: int64(k), TimeoutS: cfg.Float("timeout_s")},
+			ReadBufferBytes: int64(k), TimeoutS: cfg.Float("client_timeout_s")},
 		Metrics: m, Validation: v, Runtime: record.CurrentRuntime(),
 	}
 	return emit(rec, v.OK, io_.Stdout, io_.Stderr)

@@ -240,7 +240,7 @@ object ScalaSocketsMain {
     val rounds = r.params.long("round_trips")
     val k = r.params.int("read_buffer_bytes")
     val port = r.params.int("port")
-    val timeoutS = r.params.double("timeout_s")
+    val timeoutS = r.params.double("client_timeout_s")
     val rt = runtime()
     val t0 = System.nanoTime()
     val deadline = t0 + (timeoutS * 1e9).toLong
@@ -281,7 +281,7 @@ object ScalaSocketsMain {
       "benchmark" -> Json.Str("tcp_pingpong"), "role" -> Json.Str("client"), "language" -> Json.Str(Language),
       "variant" -> Json.Str(variant),
       "params" -> Json.Obj("host" -> Json.Str(r.params.str("host")), "connections" -> Json.Int(conns),
-        "round_trips" -> Json.Int(rounds), "read_buffer_bytes" -> Json.Int(k.toLong), "timeout_s" -> Json.Num(timeoutS)),
+        "round_trips" -> Json.Int(rounds), "read_buffer_bytes" -> Json.Int(k.toLong), "client_timeout_s" -> Json.Num(timeoutS)),
       "metrics" -> Json.Obj("elapsed_s" -> Json.Num(secs), "port" -> Json.Int(port.toLong),
         "connections_opened" -> Json.Int(conns), "bytes_written" -> Json.Int(w), "bytes_read" -> Json.Int(rd),
         "round_trips_counted" -> Json.Int(counted), "round_trips_completed" -> Json.Int(completed),
