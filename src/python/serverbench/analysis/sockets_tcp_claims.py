@@ -153,7 +153,7 @@ register(
         needs=Needs(table=TABLE, metric=METRIC, languages=("scala",)),
         compare=_quarter,
         definition="scala/scala runs with read_buffer_bytes = 1 (variant paper): the server's own count of bytes "
-        "read ÷ 4 x C x R (what the client wrote); 'yes' if the order-statistic interval (at the engine's minimum confidence) of the "
-        "median lies within [0.15, 0.35], 'no' if entirely outside.",
+        "read ÷ 4 x C x R (what the client wrote); 'yes' if the order-statistic interval of the median "
+        "(at the engine's minimum confidence) lies within [0.15, 0.35], 'no' if entirely outside.",
     )
 )
