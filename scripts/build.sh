@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the native benchmark programs to the paths spec/cli.json names.
-# usage: scripts/build.sh [go|erlang|scala|java|scala_actors ...]   (default: all five)
+# usage: scripts/build.sh [go|erlang|scala|java|scala_actors|c|nodejs|python_servers ...]   (default: the compiled six)
 # A language is rebuilt only when a source file is newer than its output.
 set -euo pipefail
 
@@ -59,8 +59,22 @@ build_scala_actors() {  # also compiles src/java's shared serverbench.jvm source
   (cd "$d" && mvn -q -B -DskipTests package)
 }
 
+# echo_flood (issue 19): the C server + load generator; node.js and the Python servers
+# need no build, only their runtimes (scripts/setup.sh installs gcc, node, twisted, eventlet).
+build_c() {
+  local d="$ROOT/src/c"
+  if up_to_date "$d/bin/serverbench-c" "$d"/*.c "$d"/*.h; then return; fi
+  log "gcc -> src/c/bin/serverbench-c"
+  mkdir -p "$d/bin"
+  ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -o "$d/bin/serverbench-c" "$d"/*.c -lm
+}
+need_runtime() {  # need_runtime LANG COMMAND...: the runtime answers, else say how to get it
+  local l="$1"; shift
+  "$@" >/dev/null 2>&1 || { printf 'build: error: %s needs `%s` to work (run scripts/setup.sh)\n' "$l" "$*" >&2; exit 1; }
+}
+
 langs=("$@")
-[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors)
+[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors c)
 for l in "${langs[@]}"; do
   case "$l" in
     go) build_go ;;
@@ -68,6 +82,10 @@ for l in "${langs[@]}"; do
     scala|scala_akka) build_scala ;;
     java) build_java ;;
     scala_actors) build_scala_actors ;;
-    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors)\n' "$l" >&2; exit 2 ;;
+    c) build_c ;;
+    nodejs) need_runtime nodejs node --version ;;
+    python_servers|twisted|eventlet|python_threads)
+      need_runtime "$l" "$ROOT/src/python_servers/serverbench-py" python_threads --version ;;
+    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors, c, nodejs, python_servers)\n' "$l" >&2; exit 2 ;;
   esac
 done
