@@ -359,3 +359,9 @@ def test_gc_thrash_is_detected_from_the_log(tmp_path):
         f.write("[9.0s][info][gc] GC(9) Pause Fu")  # a line still being written
     why = w.check()
     assert why and "3 consecutive full GCs" in why
+    # full GCs that leave the heap full but take little of the time: a live heap, not thrash
+    calm = jvm.GcThrashWatch(str(tmp_path / "calm.log"))
+    (tmp_path / "calm.log").write_text(
+        "".join(f"[{10 * i}.0s][info][gc] GC({i}) Pause Full (Ergonomics) 246M->230M(277M) 100.0ms\n" for i in range(5))
+    )
+    assert calm.check() is None
