@@ -166,6 +166,11 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                             plan.tasks += _trials(bench, lang, s.variant, c, {**params, **s.knobs}, table)
                     else:
                         plan.tasks += _trials(bench, lang, variant, c, params, table)
+    if any(t.family == "socket" for t in plan.tasks):
+        # socket benchmarks: one task per client x server x placement (harness.sockets owns how)
+        from serverbench.harness import sockets
+
+        sockets.expand_plan(plan)
     return plan
 
 
