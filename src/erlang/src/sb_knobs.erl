@@ -4,7 +4,7 @@
 %% erlang does not have, or a value that contradicts --variant fair|paper, is a usage
 %% error (exit 2) and nothing runs.
 -module(sb_knobs).
--export([resolve/4, get/2]).
+-export([resolve/4, get/2, given/2]).
 
 -spec resolve(map(), binary(), binary(), map()) -> {ok, map()} | {error, string()}.
 resolve(Spec, Bench, Lang, Params) ->
@@ -44,6 +44,11 @@ resolve(Spec, Bench, Lang, Params) ->
 -spec get(atom(), map()) -> atom().
 get(Param, Params) ->
     binary_to_atom(maps:get(Param, maps:get(knobs, Params, #{}), <<"fair">>), utf8).
+
+%% The knob flags given on the command line (not "variant"), for the record's params.
+-spec given([atom()], map()) -> [{atom(), binary()}].
+given(Params, P) ->
+    [{K, V} || K <- Params, V <- [maps:get(K, P, <<"variant">>)], V =/= <<"variant">>].
 
 join(Bins) -> lists:join(", ", Bins).
 

@@ -11,7 +11,7 @@ name() -> <<"pingping">>.
 -spec run(map()) -> {ok, term(), boolean()}.
 run(#{message_bytes := B, repetitions := R, payload := PayloadBin0} = P) ->
     %% Knobs (sb_knobs; fair: send payload, match check, payload_build before_clock).
-    {Mode, PayloadBin} = case sb_knobs:get(send, P) of
+    {Mode, _Effective} = case sb_knobs:get(send, P) of
                              share -> {share, <<"share">>};
                              S when S =:= copy; S =:= clone -> {copy, <<"copy">>};
                              _ -> {binary_to_atom(PayloadBin0, utf8), PayloadBin0}
@@ -51,7 +51,8 @@ run(#{message_bytes := B, repetitions := R, payload := PayloadBin0} = P) ->
         {[{benchmark, <<"pingping">>},
           {language, <<"erlang">>},
           {variant, maps:get(variant, P)},
-          {params, {[{message_bytes, B}, {repetitions, R}, {payload, PayloadBin}]}},
+          {params, {[{message_bytes, B}, {repetitions, R}, {payload, PayloadBin0}]
+                    ++ sb_knobs:given([send, match, payload_build], P)}},
           {metrics, {[{elapsed_s, sb_sys:seconds(Ns)},
                       {messages, 2 * R},
                       {ns_per_message, Ns / (2 * R)}]

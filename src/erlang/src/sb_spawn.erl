@@ -35,7 +35,7 @@ run(#{processes := N} = P) ->
                 {[{benchmark, <<"spawn">>},
                   {language, <<"erlang">>},
                   {variant, maps:get(variant, P)},
-                  {params, {[{processes, N}]}},
+                  {params, {[{processes, N}] ++ sb_knobs:given([timer], P)}},
                   {metrics, {[{spawn_call_s, sb_sys:seconds(T1 - T0)},
                               {all_ready_s, sb_sys:seconds(T2 - T0)},
                               {rss_bytes_before, Before},

@@ -20,7 +20,7 @@ run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K0,
     %% Knobs (sb_knobs; fair: send payload, match check, counting exact, window
     %% drain, priority high). The original: ConcurrentProcessesThroughput/erlang/
     %% maxSpeakers.erl.
-    {Mode, PayloadBin} = case sb_knobs:get(send, P) of
+    {Mode, _Effective} = case sb_knobs:get(send, P) of
                              share -> {echo, <<"share">>};  % line 53: the client echoes Data
                              S when S =:= copy; S =:= clone -> {copy, <<"copy">>};
                              _ -> {binary_to_atom(PayloadBin0, utf8), PayloadBin0}
@@ -83,7 +83,8 @@ run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K0,
           {language, <<"erlang">>},
           {variant, maps:get(variant, P)},
           {params, {[{pairs, NP}, {message_bytes, B}, {duration_s, T},
-                     {report_every, K}, {payload, PayloadBin}]}},
+                     {report_every, K0}, {payload, PayloadBin0}]
+                    ++ sb_knobs:given([send, match, counting, window, priority], P)}},
           {metrics, {[{exchanges, Reported},
                       {elapsed_s, Elapsed},
                       {exchanges_per_s, PerS},

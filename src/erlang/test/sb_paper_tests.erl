@@ -17,7 +17,7 @@ pingping_paper_shares_and_matches_bound_test() ->
     R = rec(["pingping", "--message-bytes", "500", "--repetitions", "300", "--variant", "paper"]),
     ?assertEqual(#{<<"match">> => <<"bound">>, <<"payload_build">> => <<"in_clock">>,
                    <<"send">> => <<"share">>}, maps:get(<<"knobs">>, R)),
-    ?assertEqual(<<"share">>, get([<<"params">>, <<"payload">>], R)),
+    ?assertEqual(<<"copy">>, get([<<"params">>, <<"payload">>], R)),  % the flag; send share in knobs
     ?assertEqual(true, get([<<"validation">>, <<"ok">>], R)),
     ?assert(is_number(get([<<"metrics">>, <<"reported_elapsed_s">>], R))).
 

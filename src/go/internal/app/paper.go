@@ -32,7 +32,15 @@ func Knobbed[T any](run func(cli.Config, bench.Knobs) T, ok func(T) bool) Runner
 }
 
 func f64(v float64) *float64 { return &v }
-func i64(v int64) *int64     { return &v }
+
+// given is a knob flag's value when it was given on the command line (not "variant").
+func given(cfg cli.Config, param string) *string {
+	if v, ok := cfg.Params[param].(string); ok && v != "variant" {
+		return &v
+	}
+	return nil
+}
+func i64(v int64) *int64 { return &v }
 
 // sendMode is the effective payload handling: knob send, or --payload when
 // send is "payload".
@@ -57,7 +65,8 @@ func RunPingpingKnobs(cfg cli.Config, k bench.Knobs) record.Pingping {
 	msgs := 2 * r
 	return record.Pingping{
 		Benchmark: "pingping", Language: record.Language, Variant: cfg.Variant,
-		Params: record.PingpingParams{MessageBytes: b, Repetitions: r, Payload: send},
+		Params: record.PingpingParams{MessageBytes: b, Repetitions: r, Payload: cfg.Str("payload"),
+			Send: given(cfg, "send"), Mailbox: given(cfg, "mailbox")},
 		Metrics: record.PingpingMetrics{
 			ElapsedS:         res.Elapsed.Seconds(),
 			Messages:         msgs,
@@ -90,7 +99,7 @@ func RunSpawnKnobs(cfg cli.Config, k bench.Knobs) record.Spawn {
 	}
 	return record.Spawn{
 		Benchmark: "spawn", Language: record.Language, Variant: cfg.Variant,
-		Params: record.SpawnParams{Processes: n},
+		Params: record.SpawnParams{Processes: n, Timer: given(cfg, "timer")},
 		Metrics: record.SpawnMetrics{
 			SpawnCallS: res.SpawnCall.Seconds(), AllReadyS: res.AllReady.Seconds(),
 			RSSBytesBefore: res.RSSBefore, RSSBytesAfter: res.RSSAfter, BytesPerProcess: bpp,
@@ -140,7 +149,9 @@ func RunThroughputKnobs(cfg cli.Config, k bench.Knobs) record.Throughput {
 	printed := true
 	return record.Throughput{
 		Benchmark: "throughput", Language: record.Language, Variant: cfg.Variant,
-		Params: record.ThroughputParams{Pairs: p, MessageBytes: b, DurationS: cfg.Float("duration_s"), ReportEvery: cfg.Int("report_every"), Payload: send},
+		Params: record.ThroughputParams{Pairs: p, MessageBytes: b, DurationS: cfg.Float("duration_s"), ReportEvery: cfg.Int("report_every"),
+			Payload: cfg.Str("payload"), Send: given(cfg, "send"), Mailbox: given(cfg, "mailbox"),
+			ServerBuffer: given(cfg, "server_buffer"), Counting: given(cfg, "counting"), Window: given(cfg, "window")},
 		Metrics: record.ThroughputMetrics{
 			Exchanges: r.ReportedExchanges, ElapsedS: el,
 			ExchangesPerS: perMin(r.ReportedExchanges, el) / 60, PaperMsgsPerMin: perMin(r.ReportedExchanges, el),

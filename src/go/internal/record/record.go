@@ -44,6 +44,9 @@ type PingpingParams struct {
 	MessageBytes int64  `json:"message_bytes"`
 	Repetitions  int64  `json:"repetitions"`
 	Payload      string `json:"payload"`
+	// Knob flags given on the command line (paper and mixed; resolved values in Knobs).
+	Send    *string `json:"send,omitempty"`
+	Mailbox *string `json:"mailbox,omitempty"`
 }
 
 type PingpingMetrics struct {
@@ -78,7 +81,8 @@ type Pingping struct {
 // ---- spawn ----
 
 type SpawnParams struct {
-	Processes int64 `json:"processes"`
+	Processes int64   `json:"processes"`
+	Timer     *string `json:"timer,omitempty"` // a knob flag given on the command line
 }
 
 // Pointers: a value that could not be measured is null, never -1.
@@ -120,6 +124,12 @@ type ThroughputParams struct {
 	DurationS    float64 `json:"duration_s"`
 	ReportEvery  int64   `json:"report_every"`
 	Payload      string  `json:"payload"`
+	// Knob flags given on the command line (paper and mixed; resolved values in Knobs).
+	Send         *string `json:"send,omitempty"`
+	Mailbox      *string `json:"mailbox,omitempty"`
+	ServerBuffer *string `json:"server_buffer,omitempty"`
+	Counting     *string `json:"counting,omitempty"`
+	Window       *string `json:"window,omitempty"`
 }
 
 type ThroughputMetrics struct {

@@ -59,6 +59,10 @@ object Knobs {
   def config(knobs: Map[String, String], base: Config): Config =
     if (knobs.get("dispatcher").contains("default")) DefaultDispatcher.withFallback(base) else base
 
+  /** The knob flags given on the command line (not "variant"), for the record's params. */
+  def givenFlags(params: Cli.Params, names: String*): Seq[(String, Json.Value)] =
+    names.flatMap(n => params.values.get(n).map(_.toString).filter(_ != "variant").map(v => n -> (Json.Str(v): Json.Value)))
+
   def json(knobs: Map[String, String]): Json.Obj = Json.Obj(knobs.toSeq.sortBy(_._1).map { case (k, v) => k -> (Json.Str(v): Json.Value) }: _*)
 
   /** Wall-clock ms, as the originals timed (System.currentTimeMillis), printed /1000. */

@@ -50,7 +50,6 @@ object PingPing {
     val send = knobs.getOrElse("send", "payload")
     val clone = send == "clone"
     val copy = if (send == "payload") a.payloadCopy else send == "copy"
-    val payloadName = if (send == "payload") (if (a.payloadCopy) "copy" else "share") else send
     val results = new AtomicLongArray(4)
     val done = new CountDownLatch(2)
     val sideA = system.actorOf(Props(new Side(Payload.PingA, Payload.PingB, a.messageBytes, a.repetitions,
@@ -76,7 +75,7 @@ object PingPing {
     val params = Json.Obj(
       "message_bytes" -> Json.int(a.messageBytes),
       "repetitions" -> Json.int(a.repetitions),
-      "payload" -> Json.Str(payloadName))
+      "payload" -> Json.Str(if (a.payloadCopy) "copy" else "share"))
     val paper: Seq[(String, Json.Value)] =
       if (a.variant == "fair") Nil
       else Seq("reported_elapsed_s" -> Json.num(Knobs.reportedSeconds(t0Ms, t1Ms)), "true_elapsed_s" -> Json.num(elapsedNs / 1e9))

@@ -18,7 +18,7 @@ class PaperTest {
 
   @Test def pingpingPaperClonesOnAkkasDefaultDispatcher(): Unit = {
     val j = paperRecord("pingping", "--message-bytes", "300", "--repetitions", "200", "--variant", "paper").json
-    assertEquals("clone", j.at("/params/payload").asText)
+    assertEquals("clone", j.at("/knobs/send").asText)
     assertEquals("default", j.at("/knobs/dispatcher").asText)
     assertEquals(8L, j.at("/runtime/schedulers").asLong) // Akka 2.4's minimum, whatever the cores
     assertTrue(j.at("/metrics/reported_elapsed_s").isNumber)
