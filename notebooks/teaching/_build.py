@@ -260,11 +260,17 @@ sample sweep? Then the paper variant (the original programs' quirks), if this ch
 compare the work counters of fair and paper runs."""),
         C("lab.spawn_timing()"),
         C("lab.paper_vs_fair(data, run=run)"),
+        C("lab.paper_spawn(data)"),
+        *exercise(6, "believe the report?", "In the paper-variant throughput run, what fraction of Go's real "
+                  "exchanges did the program report (`reported / done`)?", "paper", 0.9),
         M("""## 5. A TCP ping-pong that read one byte at a time
 
-A benchmark that counted socket *reads* as messages looked about 6x faster once its read buffer
-was 1 byte. Compare bytes moved per second, not messages, when the benchmark is there:"""),
+A benchmark that counted socket *reads* as round trips looked about 6x faster once its read buffer
+was 1 byte. The next cell runs `tcp_pingpong` with `--read-buffer-bytes 1` and with 4 (one whole
+message): compare the reported time per round trip with `bytes_read` and `round_trips_completed`."""),
         C("lab.tcp_buffer(data, run=run)"),
+        *exercise(7, "too good to be true", "How many times faster does Go's 1-byte run *look*: reported µs per "
+                  "round trip with 4 bytes divided by that with 1 byte?", "tcp", 2),
         C("lab.takeaway(solutions)"),
     ]
 

@@ -80,9 +80,11 @@ EXERCISES = {
     "gainer": Exercise(
         "gainer", "which language gains most from the second core: 'erlang', 'go' or 'scala_akka'",
         best_gainer, common.one_of(list(common.LANGUAGES)),
-        lambda data, t: (f"measured: {', '.join(sorted(t))}. A runtime whose single core was busy with its own "
-                         "overheads (the JVM's JIT and GC threads, Akka's dispatcher) gains most from a second "
-                         "one; Go's scheduler already runs a message hand-off in ~100 ns on one core.")),
+        lambda data, t: (f"measured: {', '.join(sorted(t))}. What a second core buys depends on how much work "
+                         "runs in parallel (pairs on different cores) against how many hand-offs now cross cores; a "
+                         "runtime whose one core was also busy with its own background work (the JVM's JIT and GC "
+                         "threads) gains more than its pairs alone explain. Short runs on a busy machine blur this: "
+                         "check the spread of the dots before you believe the ranking.")),
     "pairs1": Exercise(
         "pairs1", "'yes' or 'no': on 1 core, do more pairs raise go's rate by more than 20 %?",
         lambda data: pairs_help_one_core(data, _lang(data)), common.one_of(["yes", "no"]),

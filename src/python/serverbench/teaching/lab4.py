@@ -144,17 +144,18 @@ def _run_extra(tag: str, benchmarks, overrides, languages):
 
 
 def paper_vs_fair(data: LabData, run: bool = True):
-    """Fair vs paper runs of the throughput and spawn configurations: the work each did."""
+    """Throughput with the original programs' quirks (variant paper) next to the fair runs:
+    what each program reported against what it really did."""
     why = paper_available()
     if why:
-        return common.md(f"**Not available yet:** {why}. Below, the batch-counter and spawn-timing pitfalls are "
+        return common.md(f"**Not available yet:** {why}. The batch-counter and spawn-timing pitfalls above are "
                          "shown on the fair runs instead.")
     if not run or data.source != "ran":
         return common.md("**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no "
                          "paper-variant runs were made.")
     cli = contract.cli_contract()
     langs = [x for x in data.languages
-             if "paper" in cli["languages"].get(x, {}).get("variants", cli.get("implemented_variants", []))]
+             if "paper" in (cli["languages"].get(x, {}).get("variants") or cli.get("implemented_variants", []))]
     if not langs:
         return common.md(f"**Not available yet:** none of {', '.join(data.languages)} implements the paper variant.")
     try:
@@ -165,11 +166,32 @@ def paper_vs_fair(data: LabData, run: bool = True):
                        langs)
     except Exception as e:  # an optional demo: say why and go on
         return common.md(f"**The paper-variant runs could not be made:** {e}")
-    cols = [c for c in ("language", "variant", "pairs", "processes", "exchanges", "valid_counted_exchanges",
-                        "valid_reported_exchanges", "exchanges_per_s", "spawn_call_s", "all_ready_s", "valid_ready",
-                        "status") if c in s.runs]
-    both = pd.concat([data.ok("throughput"), s.runs], ignore_index=True)
-    return both[[c for c in cols if c in both]]
+    data.extra["paper"] = s
+    return paper_table(pd.concat([data.ok("throughput"), s.runs[s.runs["table"] == "throughput"]],
+                                 ignore_index=True))
+
+
+def paper_table(d: pd.DataFrame) -> pd.DataFrame:
+    nan = pd.Series(float("nan"), index=d.index)
+    true = d["true_exchanges"].fillna(d["exchanges"]) if "true_exchanges" in d else d["exchanges"]
+    reported = d["reported_exchanges"] if "reported_exchanges" in d else nan
+    reported = reported.where(d["variant"] != "fair", d["exchanges"])
+    printed = d["reported_printed"] if "reported_printed" in d else pd.Series(True, index=d.index)
+    out = pd.DataFrame({"language": d["language"], "variant": d["variant"], "status": d["status"],
+                        "exchanges really done": true, "exchanges the program reported": reported,
+                        "printed a result": printed.where(d["variant"] != "fair", True)})
+    out["reported / done"] = (out["exchanges the program reported"] / out["exchanges really done"]).round(3)
+    return out.sort_values(["language", "variant"]).reset_index(drop=True)
+
+
+def paper_spawn(data: LabData):
+    s = data.extra.get("paper")
+    if s is None:
+        return common.md("*(No paper-variant spawn runs: see the cell above.)*")
+    d = s.runs[(s.runs["table"] == "spawn")]
+    cols = [c for c in ("language", "processes", "status", "reported_elapsed_s", "spawn_call_s", "all_ready_s")
+            if c in d]
+    return d[cols].astype({"processes": "Int64"}).reset_index(drop=True)
 
 
 def tcp_buffer(data: LabData, run: bool = True):
@@ -178,19 +200,47 @@ def tcp_buffer(data: LabData, run: bool = True):
         return common.md(f"**Not available yet:** {why}. The story: one TCP ping-pong read its socket one byte at "
                          "a time and, counting reads instead of whole messages, looked ~6x faster while moving a "
                          "fraction of the bytes. Once the benchmark lands, this cell runs it with "
-                         "`--read-buffer-bytes 1` next to the default (4 bytes, one whole message) and compares the work each did.")
+                         "`--read-buffer-bytes 1` next to the default (4 bytes, one whole message).")
     if not run or data.source != "ran":
         return common.md("**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no "
                          "TCP runs were made.")
-    langs = [x for x in contract.cli_contract()["languages"]
-             if "tcp_pingpong" in contract.cli_contract()["languages"][x].get("benchmarks", [])]
+    cli = contract.cli_contract()["languages"]
+    langs = [x for x in ("go", "erlang") if "tcp_pingpong" in cli.get(x, {}).get("benchmarks", [])]
+    if not langs:
+        return common.md("**Not available yet:** neither go nor erlang implements tcp_pingpong in this checkout.")
     try:
         s = _run_extra("tcp", ["tcp_pingpong"], {f"tcp_pingpong.{param}": [1, 4], "tcp_pingpong.trials": 1,
-                                                  "tcp_pingpong.connections": [2], "tcp_pingpong.round_trips": [2000]},
-                       [x for x in langs if x in ("go", "erlang")] or langs[:1])
+                                                  "tcp_pingpong.connections": [2], "tcp_pingpong.round_trips": [2000],
+                                                  "tcp_pingpong.cores": [1]}, langs)
     except Exception as e:  # an optional demo: say why and go on
         return common.md(f"**The TCP runs could not be made:** {e}")
-    return s.runs.drop(columns=[c for c in s.runs.columns if c.startswith(("host_", "env"))], errors="ignore")
+    data.extra["tcp"] = s
+    return tcp_table(s.runs)
+
+
+def tcp_table(runs: pd.DataFrame) -> pd.DataFrame:
+    cols = ["language", "read_buffer_bytes", "status", "round_trips_counted", "round_trips_completed", "bytes_read",
+            "expected_bytes_each_way", "reported_us_per_round_trip", "true_us_per_round_trip"]
+    return runs[[c for c in cols if c in runs]].sort_values(["language", "read_buffer_bytes"]).reset_index(drop=True)
+
+
+def _tcp_looks_faster(data, lang="go"):
+    s = data.extra.get("tcp")
+    if s is None or "reported_us_per_round_trip" not in s.runs:
+        return None
+    d = s.runs[s.runs["language"] == lang] if (s.runs["language"] == lang).any() else s.runs
+    one = d.loc[d["read_buffer_bytes"] == 1, "reported_us_per_round_trip"].median()
+    four = d.loc[d["read_buffer_bytes"] == 4, "reported_us_per_round_trip"].median()
+    return float(four / one) if one and one == one and four == four else None
+
+
+def _paper_fraction(data, lang="go"):
+    s = data.extra.get("paper")
+    if s is None or "reported_exchanges" not in s.runs:
+        return None
+    t = paper_table(s.runs[s.runs["table"] == "throughput"])
+    t = t[t["language"] == lang]
+    return float(t["reported / done"].fillna(0).iloc[0]) if len(t) else None
 
 
 # --- exercises -------------------------------------------------------------------------
@@ -233,8 +283,9 @@ EXERCISES = {
         "warmup", "scala_akka's ns per message at R = 1,000 divided by that at R = 20,000",
         _warm, common.within_factor(1.5),
         lambda data, t: (f"{t:.1f}x: the JVM interprets the code first and compiles it once it is hot, so a short "
-                         "run measures mostly the warm-up. Erlang and Go are compiled ahead of time and do not show "
-                         "this; a benchmark must be long enough, or discard a warm-up phase.")),
+                         "run measures mostly the warm-up. Go is compiled ahead of time and Erlang's JIT translates "
+                         "code when it is loaded, so neither warms up this way (compare their rows); a benchmark "
+                         "must run long enough, or discard a warm-up phase.")),
     "batch": Exercise(
         "batch", "the fraction of go's exchanges a counter of whole batches would lose (0..1)",
         lambda data: _lost(data, "go" if "go" in _langs(data, "throughput") else
@@ -242,6 +293,18 @@ EXERCISES = {
         lambda data, t: (f"{t:.2f}: each pair's last, incomplete batch of {REPORT_EVERY:,} is never reported. With "
                          f"{PAIRS} pairs in a short run that is a large share; the fair programs send the remainder "
                          "and the harness checks reported == counted exchanges.")),
+    "paper": Exercise(
+        "paper", "the fraction of go's real exchanges that its paper-variant program reported (0..1)",
+        _paper_fraction, common.within_abs(0.05),
+        lambda data, t: (f"{t:.2f}: the original program only added whole batches and closed its window when "
+                         "it chose to, so a short, many-pair run reports a part of its work. Compare every "
+                         "'reported' number with a count the benchmark cannot fake.")),
+    "tcp": Exercise(
+        "tcp", "how many times faster go's 1-byte-buffer run looks (reported us per round trip: 4 B / 1 B)",
+        _tcp_looks_faster, common.within_factor(1.3),
+        lambda data, t: (f"{t:.1f}x faster on paper, while bytes_read shows it read a quarter of the bytes: each "
+                         "1-byte read was counted as a whole round trip. Count what arrived (bytes) and check it "
+                         "against what was expected, as the program's validation does.")),
 }
 
 
