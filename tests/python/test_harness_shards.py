@@ -365,3 +365,36 @@ def test_gc_thrash_is_detected_from_the_log(tmp_path):
         "".join(f"[{10 * i}.0s][info][gc] GC({i}) Pause Full (Ergonomics) 246M->230M(277M) 100.0ms\n" for i in range(5))
     )
     assert calm.check() is None
+
+
+def test_gc_thrash_ends_the_run_as_over_memory_budget(tmp_path):
+    """A fake JVM writing a thrashing GC log is ended within a second or two, classified
+    over_memory_budget with the GC log's reason."""
+    import sys
+    import time
+
+    from serverbench.harness import jvm
+    from serverbench.harness.environment import host_info
+    from serverbench.harness.launch import Launcher
+
+    script = tmp_path / "java"
+    script.write_text(
+        "#!" + sys.executable + "\n"
+        "import sys, time\n"
+        "log = [a.split('=', 1)[1] for a in sys.argv if a.startswith('-Xlog:gc:file=')][0]\n"
+        "with open(log, 'w') as f:\n"
+        "    for i in range(3):\n"
+        "        f.write(f'[{5 + 5 * i}.0s][info][gc] GC({i}) Pause Full (Ergonomics) 246M->230M(277M) 4500.0ms\\n')\n"
+        "        f.flush()\n"
+        "time.sleep(60)\n"
+    )
+    script.chmod(0o755)
+    plan = make_plan(load_profile("smoke"), languages=["scala_akka"], benchmarks=["spawn_max"])
+    lau = Launcher(sweep_id="t", host=host_info(), allowed_cpus=[0], commands={"scala_akka": [str(script)]})
+    step = plan.searches[0].task(1000, 0)
+    assert jvm.is_jvm([str(script)])
+    t0 = time.monotonic()
+    rec, _ = lau.run(step)
+    assert time.monotonic() - t0 < 20
+    assert rec["status"] == "over_memory_budget", rec["status_reason"]
+    assert "consecutive full GCs" in rec["status_reason"]

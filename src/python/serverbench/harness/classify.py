@@ -56,7 +56,8 @@ def classify(rec: dict, task, out_path: str, err_path: str, limits: dict) -> Non
     """Set rec's status, status_reason, stdout_tail and native part.
 
     limits: {"reason": Monitor.reason, "peak_rss": watchdog peak, "oom_kills": cgroup
-    OOM kills, "cg_peak": cgroup peak usage, "host_floor": bytes}."""
+    OOM kills, "cg_peak": cgroup peak usage, "host_floor": bytes, "detail": why a
+    monitor check (e.g. the JVM's GC log) ended it}."""
     stderr_tail = tail(err_path, STDERR_TAIL_CHARS)
     code, sig = rec["exit_code"], rec["signal"]
     budget = task.memory_budget_bytes

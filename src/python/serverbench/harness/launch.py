@@ -296,6 +296,7 @@ def run_process(lau: Launcher, task: Task) -> dict:
             "oom_kills": oom_kills,
             "cg_peak": cg_peak,
             "host_floor": task.host_floor_bytes,
+            "detail": mon.detail,
         },
     )
     rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
