@@ -228,3 +228,25 @@ def test_lab2_page_faults_from_the_recorded_rusage(tmp_path, capsys):
     assert t.loc[0, "faults_per_process"] == pytest.approx((35_000 - 1700) / 49_000, abs=1e-3)
     assert _verdict(capsys, lab2.EXERCISES["faults"], 0.68, data)[0] is True
     assert _verdict(capsys, lab2.EXERCISES["faults"], 5, data)[0] is False
+
+
+def test_lab4_paper_and_tcp_checks_read_the_extra_runs(lab1_data, capsys):
+    import pandas as pd
+
+    data = lab1_data
+    assert common.check(lab4.EXERCISES["tcp"], 4, data) is None  # nothing run yet: cannot check
+    assert "cannot check" in capsys.readouterr().out
+    tcp = pd.DataFrame({"language": ["go", "go"], "read_buffer_bytes": [1, 4], "status": ["invalid", "ok"],
+                        "bytes_read": [4000, 16000], "reported_us_per_round_trip": [30.0, 420.0],
+                        "true_us_per_round_trip": [120.0, 420.0], "table": "tcp_pingpong"})
+    data.extra["tcp"] = explore.Sweep(Path("tcp"), tcp)
+    assert lab4.EXERCISES["tcp"].solve(data) == pytest.approx(14.0)
+    assert _verdict(capsys, lab4.EXERCISES["tcp"], 14, data)[0] is True
+    assert _verdict(capsys, lab4.EXERCISES["tcp"], 1, data)[0] is False
+    paper = pd.DataFrame({"language": ["go"], "variant": ["paper"], "status": ["ok"], "table": ["throughput"],
+                          "exchanges": [124_728], "true_exchanges": [124_728], "reported_exchanges": [0],
+                          "reported_printed": [True]})
+    data.extra["paper"] = explore.Sweep(Path("paper"), paper)
+    assert lab4.EXERCISES["paper"].solve(data) == 0.0
+    assert _verdict(capsys, lab4.EXERCISES["paper"], 0, data)[0] is True
+    assert _verdict(capsys, lab4.EXERCISES["paper"], 1, data)[0] is False
