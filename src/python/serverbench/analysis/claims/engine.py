@@ -161,10 +161,14 @@ def register(claim: Claim) -> Claim:
 
 
 def _order(c: Claim) -> tuple:
+    """The paper's claims (ids C...) first, by number; then other modules' claims grouped
+    by their id prefix (e.g. T... for TCP, E... for echo), by number."""
+    prefix = c.id.rstrip("0123456789ab")
+    group = (0, "") if prefix == "C" else (1, prefix)
     if c.order is not None:
-        return (c.order, c.id)
+        return (group, c.order, c.id)
     digits = "".join(ch for ch in c.id if ch.isdigit())
-    return (float(digits) if digits else 1e9, c.id)
+    return (group, float(digits) if digits else 1e9, c.id)
 
 
 def all_claims() -> list[Claim]:
