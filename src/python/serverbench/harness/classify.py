@@ -208,8 +208,4 @@ def mismatch(native: dict, task) -> str | None:
     for k, v in want.items():
         if not _same(got[k], v):
             return f"params.{k} is {got[k]!r}, asked {v!r}"
-    knobs = native.get("knobs") or {}
-    for k, v in task.knobs.items():
-        if v != "variant" and knobs.get(k) != v:
-            return f"knobs.{k} is {knobs.get(k)!r}, asked {v!r}"
     return None

@@ -43,18 +43,9 @@ class Task:
 
     @property
     def record_params(self) -> dict:
-        """The params a native record reports: task params minus paper-variant knobs
-        (those it reports under `knobs`)."""
-        from serverbench import contract
-
-        flags = {s.get("param"): s for s in contract.benchmark_flags(self.benchmark).values()}
-        return {k: v for k, v in self.params.items() if k not in flags or "knob" not in flags[k]}
-
-    @property
-    def knobs(self) -> dict:
-        """Knob values this task sets explicitly (audit steps); {} normally."""
-        rp = self.record_params
-        return {k: v for k, v in self.params.items() if k not in rp}
+        """The params the native record reports: the task's params (a paper-variant knob
+        appears there only when the task sets it explicitly, as the audit's steps do)."""
+        return dict(self.params)
 
     def with_trial(self, trial: int, warmup: bool = False) -> Task:
         return replace(self, trial=trial, warmup=warmup)
