@@ -1,0 +1,159 @@
+"""echo_flood through the socket lifecycle (harness.sockets) at tiny sizes: the C load
+generator against every echo server (both chunk multiples), a deliberately broken
+server (recorded invalid), bad input (exit 2 naming the limit), a server killed
+mid-flood (crashed), and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from serverbench import contract, records
+from serverbench.harness import sockets
+from serverbench.harness.launch import Launcher
+from serverbench.harness.task import Task
+
+pytestmark = pytest.mark.native
+
+SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads")
+HOST = {"hostname": "test", "cpu_model": "test", "logical_cpus": 2, "memory_bytes": 1, "os": "linux", "kernel": "k"}
+BROKEN = Path(__file__).with_name("echo_broken_server.py")
+
+
+def _need(lang):
+    if "echo_flood" not in contract.language(lang).get("benchmarks", []):
+        pytest.skip(f"{lang} has no echo_flood server yet (spec/cli.json)")
+    if not contract.executable(lang).exists():
+        pytest.skip(f"not built: {lang} (scripts/build.sh)")
+
+
+@pytest.fixture
+def launcher(tmp_path):
+    return Launcher(sweep_id="t", host=HOST, allowed_cpus=sorted(os.sched_getaffinity(0)), tmpdir=str(tmp_path))
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    yield
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        kids = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+        if not kids:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"processes left behind: {[(p.pid, p.cmdline()[:3]) for p in kids]}")
+
+
+def task(server, conns=4, d=32768, mode="flood", timeout_s=60.0, **extra):
+    params = {"connections": conns, "bytes_per_connection": d, "mode": mode, "duration_s": 5.0, **extra}
+    placement = "split" if len(os.sched_getaffinity(0)) >= 2 else "shared"
+    return Task(
+        benchmark="echo_flood",
+        language="c",
+        variant="fair",
+        params=params,
+        cores=1,
+        config_id=f"echo_flood/{server}",
+        group_id="g",
+        timeout_s=timeout_s,
+        family="socket",
+        options={"server_language": server, "placement": placement},
+    )
+
+
+def run(launcher, t):
+    rec, _ = launcher.run(t)
+    assert records.raw_errors(rec) is None, records.raw_errors(rec)
+    return rec
+
+
+@pytest.mark.parametrize("server", SERVERS)
+@pytest.mark.parametrize("conns,d", [(4, 32768), (3, 4 * 32768)])
+def test_every_server_echoes_every_byte(launcher, server, conns, d):
+    _need("c")
+    _need(server)
+    rec = run(launcher, task(server, conns, d))
+    assert rec["status"] == "ok", (rec["status_reason"], rec["stderr_tail"], rec["server"]["stderr_tail"])
+    m, sm = rec["metrics"], rec["server"]["record"]["metrics"]
+    assert m["bytes_verified"] == m["bytes_written"] == conns * d
+    assert sm["bytes_read"] == sm["bytes_written"] == conns * d  # the server counts what it echoed
+    assert sm["connections_accepted"] == conns
+    assert m["connections_completed"] == conns
+    assert 0 < m["completion_median_s"] <= m["completion_p99_s"] <= m["completion_max_s"] <= m["elapsed_s"]
+    assert m["client_cpu_user_s"] + m["client_cpu_system_s"] >= 0
+    assert rec["server_language"] == server
+
+
+def test_saturation_reports_client_delay(launcher):
+    _need("c")
+    rec = run(launcher, task("c", conns=4, mode="saturate", duration_s=1.0))
+    assert rec["status"] == "ok", rec["status_reason"]
+    assert rec["metrics"]["client_delay_s"] > 0 and rec["metrics"]["elapsed_s"] >= 1.0
+
+
+def test_broken_server_is_invalid(tmp_path):
+    _need("c")
+    lau = Launcher(sweep_id="t", host=HOST, allowed_cpus=sorted(os.sched_getaffinity(0)), tmpdir=str(tmp_path),
+                   commands={"python_threads": [sys.executable, str(BROKEN)]})
+    rec = run(lau, task("python_threads", conns=2, d=4 * 32768))
+    assert rec["status"] == "invalid"
+    assert "validation" in rec["status_reason"], rec["status_reason"]
+    assert "expected" in rec["validation"]["reason"], rec["validation"]
+
+
+def _c(*args):
+    return subprocess.run([str(contract.executable("c")), *args], capture_output=True, text=True, timeout=30)
+
+
+def test_bad_input_one_line():
+    _need("c")
+    r = _c("echo_flood", "client", "--port", "1", "--connections", "2", "--bytes-per-connection", "40000")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "multiple of the 32768-byte chunk" in r.stderr
+    r = _c("echo_flood", "client", "--port", "1", "--connections", "65000")
+    assert r.returncode == 2 and "RLIMIT_NOFILE" in r.stderr and "raise it" in r.stderr
+    r = _c("echo_flood", "client", "--port", "1", "--connections", "1")  # nothing listens on port 1
+    assert r.returncode == 1 and r.stderr.startswith("error: cannot connect")
+
+
+def test_unknown_server_and_limits_refused(launcher):
+    with pytest.raises(ValueError, match="unknown language 'no_such_server'; known: c, "):
+        contract.language("no_such_server")
+    with pytest.raises(sockets.SocketLimitError, match="RLIMIT_NOFILE|ip_local_port_range"):
+        sockets.check_connections(32_768) if psutil.Process().rlimit(psutil.RLIMIT_NOFILE)[1] < 40_000 else (
+            sockets.check_connections(10**6)
+        )
+
+
+def test_server_killed_mid_flood_is_crashed(launcher, monkeypatch):
+    _need("c")
+    _need("python_threads")
+    started = []
+    real_init = sockets.Server.__init__
+
+    def spy(self, *a, **kw):
+        real_init(self, *a, **kw)
+        started.append(self)
+
+    monkeypatch.setattr(sockets.Server, "__init__", spy)
+
+    def killer():
+        deadline = time.monotonic() + 30
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(1.5)
+        os.kill(started[0].proc.pid, signal.SIGKILL)
+
+    th = threading.Thread(target=killer)
+    th.start()
+    rec = run(launcher, task("python_threads", conns=2, mode="saturate", duration_s=20.0, timeout_s=40))
+    th.join()
+    assert rec["status"] in ("crashed", "invalid"), rec["status_reason"]
+    assert rec["server"]["signal"] == signal.SIGKILL or "server" in (rec["status_reason"] or "")
