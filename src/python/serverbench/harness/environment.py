@@ -210,4 +210,14 @@ def manifest(run, launcher, versions: dict) -> dict:
         "benchmarks": plan.benchmarks,
         "commands_overridden": dict(launcher.commands),
         "contract_languages": list(contract.languages()),
+        "sysctl": _sysctl(plan),
     }
+
+
+def _sysctl(plan) -> dict | None:
+    """The socket-related system settings (read only), when the plan has socket runs."""
+    if not any(t.family == "socket" for t in plan.tasks):
+        return None
+    from serverbench.harness import sockets_limits
+
+    return sockets_limits.sysctl_snapshot()

@@ -87,6 +87,14 @@ def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
                 f"{MEMAVAILABLE_FRACTION:.0%} of MemAvailable ({avail / 2**30:.2f} GiB); lower it "
                 '(e.g. --set spawn_max.budget_bytes="2GiB") so that the machine itself cannot run out of memory'
             )
+    sockets = [t for t in plan.tasks if t.family == "socket"]
+    if sockets:  # socket benchmarks: the machine must hold the connections asked for
+        from serverbench.harness import sockets_limits
+
+        try:
+            sockets_limits.check_connections(max(int(t.params.get("connections", 1)) for t in sockets))
+        except sockets_limits.SocketLimitError as e:
+            raise ProfileError(str(e)) from None
     wants_cgroup = [t.config_id for t in plan.tasks if t.memory_enforcement == "cgroup"] + [
         s.key for s in plan.searches if s.settings["memory_enforcement"] == "cgroup"
     ]
