@@ -1,0 +1,254 @@
+"""The audit (docs/spec.md "The paper variant"): does a conclusion come from the language or
+from the original code?
+
+From an audit sweep's raw log: per benchmark, language and configuration, the value each
+run *reports* — fair: the fair metric; paper and mixed: what the original program would
+have printed (``reported_*``) — and the ratio of every step (paper, or one knob alone) to
+fair, as a Hodges-Lehmann ratio with its interval at the achieved confidence
+(``stats.ratio_ci``). ``claims_side_by_side`` evaluates every registered claim once on the
+fair runs and once on the paper runs' reported values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from serverbench import audit_steps
+from serverbench.analysis import stats
+
+# benchmark -> (fair metric, the paper record's reported metric); lower is better for times
+METRIC = {
+    "pingping": ("elapsed_s", "reported_elapsed_s"),
+    "spawn": ("all_ready_s", "reported_elapsed_s"),
+    "throughput": ("paper_msgs_per_min", "reported_msgs_per_min"),
+}
+CONFIG = {
+    "pingping": ("cores", "payload", "message_bytes", "repetitions"),
+    "spawn": ("cores", "processes"),
+    "throughput": ("cores", "payload", "message_bytes", "duration_s", "pairs"),
+}
+UNIT = {"pingping": "time", "spawn": "time", "throughput": "msgs/min"}
+LANGS = ("go", "erlang", "scala_akka")
+
+
+def raw_dir(P_or_path) -> Path:
+    """The raw sweep folder of a Processed (data/raw/<sweep_id> beside data/processed)."""
+    if isinstance(P_or_path, (str, Path)):
+        return Path(P_or_path)
+    sid = P_or_path.info.get("sweep_id")
+    return Path(P_or_path.folder).resolve().parents[1] / "raw" / sid
+
+
+def audit_runs(P) -> pd.DataFrame:
+    """The audit runs for a report on P: P's own sweep when it has paper-variant runs, else
+    the newest audit sweep under data/raw/ (so that rendering the quick sweep still shows
+    the committed audit). Empty when there is none."""
+    try:
+        runs = load_runs(raw_dir(P))
+    except (FileNotFoundError, KeyError, TypeError):
+        runs = pd.DataFrame()
+    if not runs.empty and (runs["step"] == "paper").any():
+        return runs
+    try:
+        root = raw_dir(P).parent
+    except (KeyError, TypeError):
+        return pd.DataFrame()
+    for d in sorted(root.glob("audit-*"), reverse=True):
+        runs = load_runs(d)
+        if not runs.empty and (runs["step"] == "paper").any():
+            return runs
+    return pd.DataFrame()
+
+
+def is_audit(P) -> bool:
+    return str(P.info.get("profile", "")) == "audit" or any(
+        v in ("paper", "mixed")
+        for v in (P.runs.get("variant", pd.Series(dtype=str)).unique() if not P.runs.empty else [])
+    )
+
+
+def load_runs(sweep_dir) -> pd.DataFrame:
+    """One row per ok, non-warm-up run of the three audited benchmarks."""
+    rows = []
+    for f in sorted(Path(sweep_dir).glob("runs*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            b = r.get("benchmark")
+            if b not in METRIC or r.get("warmup") or r.get("status") != "ok" or not r.get("metrics"):
+                continue
+            m, p = r["metrics"], r.get("params") or {}
+            fair_m, rep_m = METRIC[b]
+            variant = r.get("variant", "fair")
+            knobs = r.get("knobs") or {k: v for k, v in p.items() if v != "variant"}
+            value = m.get(fair_m) if variant == "fair" else m.get(rep_m)
+            rows.append(
+                {
+                    "benchmark": b,
+                    "language": r["language"],
+                    "variant": variant,
+                    "step": audit_steps.step_of(variant, knobs, b, r["language"]),
+                    **{k: (r.get("cores") if k == "cores" else p.get(k)) for k in CONFIG[b]},
+                    "value": value if value is not None else np.nan,
+                    "true_value": m.get(fair_m),
+                    "printed": m.get("reported_printed", True) if variant != "fair" else True,
+                    "trial": r.get("trial"),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def ratios(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every step / fair per benchmark, language and configuration, with its interval."""
+    out = []
+    if runs.empty:
+        return pd.DataFrame()
+    for b, keys in CONFIG.items():
+        d = runs[runs["benchmark"] == b]
+        if d.empty:
+            continue
+        for kv, g in d.groupby(["language", *keys], dropna=False):
+            fair = g[g["step"] == "fair"]["value"].dropna().to_numpy(float)
+            cfg = dict(zip(["language", *keys], kv))
+            for step, s in g.groupby("step"):
+                if step == "fair":
+                    continue
+                vals = s["value"].dropna().to_numpy(float)
+                ci = stats.ratio_ci(vals, fair)
+                out.append(
+                    {
+                        "benchmark": b,
+                        **cfg,
+                        "step": step,
+                        "ratio": ci.ratio,
+                        "ci_lo": ci.lo,
+                        "ci_hi": ci.hi,
+                        "ci_level": ci.level,
+                        "n_step": ci.n_num,
+                        "n_fair": ci.n_den,
+                        "not_printed": int((~s["printed"].astype(bool)).sum()),
+                        "true_ratio": stats.ratio_ci(s["true_value"].dropna().to_numpy(float), fair).ratio,
+                    }
+                )
+    return pd.DataFrame(out)
+
+
+def decomposition(R: pd.DataFrame) -> pd.DataFrame:
+    """Per benchmark, language, configuration: paper/fair, each knob's own ratio, the
+    interaction (paper / product of the single-knob ratios) and the dominant quirk."""
+    rows = []
+    if R.empty:
+        return pd.DataFrame()
+    for b, keys in CONFIG.items():
+        d = R[R["benchmark"] == b]
+        for kv, g in d.groupby(["language", *keys], dropna=False):
+            paper = g[g["step"] == "paper"]
+            singles = g[(g["step"] != "paper") & g["ratio"].notna()]
+            if paper.empty:
+                continue
+            pr = float(paper["ratio"].iloc[0])
+            logs = {s: math.log(r) for s, r in zip(singles["step"], singles["ratio"]) if r > 0}
+            dom = max(logs, key=lambda s: abs(logs[s])) if logs else None
+            inter = math.exp(math.log(pr) - sum(logs.values())) if pr > 0 and not math.isnan(pr) else float("nan")
+            rows.append(
+                {
+                    "benchmark": b,
+                    **dict(zip(["language", *keys], kv)),
+                    "paper_ratio": pr,
+                    "paper_lo": float(paper["ci_lo"].iloc[0]),
+                    "paper_hi": float(paper["ci_hi"].iloc[0]),
+                    "paper_level": float(paper["ci_level"].iloc[0]),
+                    "not_printed": int(paper["not_printed"].iloc[0]),
+                    "dominant_quirk": dom,
+                    "dominant_ratio": math.exp(logs[dom]) if dom else float("nan"),
+                    "interaction": inter,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# ---- claims under fair and under paper ------------------------------------------------
+
+_TABLE_METRIC = {"pingping": "elapsed_s", "spawn": "all_ready_s", "throughput": "paper_msgs_per_min"}
+
+
+class _VariantView:
+    """A Processed whose runs are one step's: fair as measured, or the paper runs' reported
+    values put in the fair metric's column (labelled variant fair so the claims' groups
+    line up)."""
+
+    def __init__(self, P, runs: pd.DataFrame, step: str):
+        self._P = P
+        self.info = P.info
+        self.spawn_max = getattr(P, "spawn_max", pd.DataFrame())
+        self.spawn_max_limits = getattr(P, "spawn_max_limits", pd.DataFrame())
+        self._d = runs[runs["step"] == step]
+
+    def values(self, table: str, metric: str) -> pd.DataFrame:
+        d = self._d[self._d["benchmark"] == table]
+        if d.empty or _TABLE_METRIC.get(table) != metric:
+            return pd.DataFrame(columns=["language", "variant", "value"])
+        d = d.assign(variant="fair").drop(columns=["benchmark", "step", "true_value", "printed", "trial"])
+        return d[d["value"].notna()].reset_index(drop=True)
+
+    def __getattr__(self, name):
+        return getattr(self._P, name)
+
+
+def claims_side_by_side(P, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every registered claim's verdict on the fair runs and on the paper runs (reported
+    values), and which single quirk, if any, flips the fair verdict on its own."""
+    from serverbench.analysis.claims import engine  # the registry imports claims lazily
+
+    runs = audit_runs(P) if runs is None else runs
+    if runs.empty:
+        return pd.DataFrame()
+    steps = [s for s in runs["step"].unique() if s not in ("fair", "paper")]
+    rows = []
+    for claim in engine.all_claims():
+        fair = engine.evaluate(claim, _VariantView(P, runs, "fair"))
+        paper = engine.evaluate(claim, _VariantView(P, runs, "paper"))
+        flips = []
+        if fair.verdict != paper.verdict:
+            for s in sorted(steps):
+                v = engine.evaluate(claim, _VariantView(P, _with_fair_as(runs, s), s))
+                if v.verdict == paper.verdict:
+                    flips.append(s)
+        rows.append(
+            {
+                "id": claim.id,
+                "claim": claim.sentence,
+                "fair": fair.verdict,
+                "paper": paper.verdict,
+                "fair_numbers": fair.summary,
+                "paper_numbers": paper.summary,
+                "quirks_that_flip": ", ".join(flips),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _with_fair_as(runs: pd.DataFrame, step: str) -> pd.DataFrame:
+    """Runs where a language without `step` uses its fair runs for that step (a knob only
+    one language has still changes a comparison between languages)."""
+    have = set(runs[runs["step"] == step]["language"])
+    extra = runs[(runs["step"] == "fair") & ~runs["language"].isin(have)].assign(step=step)
+    return pd.concat([runs, extra], ignore_index=True)
+
+
+def sentence(row, decomp: pd.DataFrame) -> str:
+    """One sentence per claim: which quirk changes the verdict (from the measured numbers)."""
+    if row["fair"] == row["paper"]:
+        return f"{row['id']}: the same verdict under both variants ({row['fair']}): the language, not the code."
+    q = row["quirks_that_flip"]
+    head = f"{row['id']}: {row['fair']} under fair, {row['paper']} under paper;"
+    if q:
+        return f"{head} the quirk(s) {q} alone give the paper verdict."
+    return f"{head} no single quirk does it alone (their combination does)."

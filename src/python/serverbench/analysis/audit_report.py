@@ -1,0 +1,57 @@
+"""Report section "Language or original code?" (docs/spec.md "The paper variant")."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from serverbench.analysis import audit, registry
+
+
+@registry.report_section("Language or original code?", order=90)
+def language_or_code(P) -> list:
+    runs = audit.audit_runs(P)
+    if runs.empty or not (runs["step"] == "paper").any():
+        return []
+    R = audit.ratios(runs)
+    D = audit.decomposition(R)
+    blocks: list = [
+        "Every benchmark and language was run in the fair variant, in the paper variant (the "
+        "original programs' quirks, each a knob in spec/cli.json) and with each quirk alone. "
+        "Ratios are paper (or one quirk) over fair of the value the program reports — what the "
+        "original would have printed for paper — as Hodges-Lehmann ratios with intervals at the "
+        "confidence the trial counts reach. Times: above 1 = the original reported slower; "
+        "throughput: above 1 = the original reported more messages per minute.",
+        registry.FigureRef("audit"),
+    ]
+    if not D.empty:
+        t = D.assign(
+            paper_fair=[
+                f"{r:.3g} [{lo:.3g}, {hi:.3g}] @{lev * 100:.0f}%"
+                for r, lo, hi, lev in zip(D["paper_ratio"], D["paper_lo"], D["paper_hi"], D["paper_level"])
+            ]
+        )
+        cols = ["benchmark", "language", "paper_fair", "dominant_quirk", "dominant_ratio", "interaction", "not_printed"]
+        blocks += [
+            "Paper/fair per benchmark and language, and the quirk that accounts for most of it:",
+            t[[c for c in cols if c in t]].round(3),
+        ]
+    C = audit.claims_side_by_side(P, runs)
+    if not C.empty:
+        blocks += [
+            "Every claim under the fair and the paper variant (the paper column judges the values the "
+            "original programs would have printed):",
+            C[["id", "claim", "fair", "paper", "quirks_that_flip"]],
+            "\n".join(f"* {audit.sentence(r, D)}" for _, r in C.iterrows()),
+        ]
+    return blocks
+
+
+def tables(P) -> dict[str, pd.DataFrame]:
+    """The audit's processed tables (written beside the sweep's others by the notebook)."""
+    runs = audit.audit_runs(P)
+    R = audit.ratios(runs)
+    return {
+        "audit_ratios": R,
+        "audit_decomposition": audit.decomposition(R),
+        "audit_claims": audit.claims_side_by_side(P, runs),
+    }
