@@ -42,8 +42,10 @@ def _value(name: str, spec: dict, text: str):
                 raise ValueError
     except ValueError:
         raise Usage(f"{name}: '{text}' is not {'an integer' if t == 'int' else 'a finite number'}") from None
-    if ("min" in spec and v < spec["min"]) or ("min_exclusive" in spec and v <= spec["min_exclusive"]) or (
-        "max" in spec and v > spec["max"]
+    if (
+        ("min" in spec and v < spec["min"])
+        or ("min_exclusive" in spec and v <= spec["min_exclusive"])
+        or ("max" in spec and v > spec["max"])
     ):
         raise Usage(f"{name}: '{text}' is out of range")
     return v
@@ -57,10 +59,16 @@ def parse(lang: str, argv: list[str]) -> tuple[str, dict, str] | None:
     if argv[0] == "--version":
         if len(argv) > 1:
             raise Usage(f"--version takes no argument, got '{argv[1]}'")
-        print(json.dumps({"program": "serverbench", "program_version": VERSION, "language": lang, "runtime": runtime(lang)}))
+        print(
+            json.dumps(
+                {"program": "serverbench", "program_version": VERSION, "language": lang, "runtime": runtime(lang)}
+            )
+        )
         return None
     if argv[0] in ("--help", "-h"):
-        print(f"usage: serverbench-py {lang} echo_flood server [--port P] [--idle-timeout-s T]\nbenchmarks: {', '.join(L['benchmarks'])}")
+        print(
+            f"usage: serverbench-py {lang} echo_flood server [--port P] [--idle-timeout-s T]\nbenchmarks: {', '.join(L['benchmarks'])}"
+        )
         return None
     bench = argv[0]
     if bench not in CLI["benchmarks"]:

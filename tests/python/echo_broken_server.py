@@ -17,8 +17,19 @@ def main() -> int:
     ls.listen(BACKLOG)
     ls.setblocking(False)
     port = ls.getsockname()[1]
-    print(json.dumps({"event": "listening", "benchmark": "echo_flood", "role": "server", "language": "python_threads",
-                      "address": "127.0.0.1", "port": port}), flush=True)
+    print(
+        json.dumps(
+            {
+                "event": "listening",
+                "benchmark": "echo_flood",
+                "role": "server",
+                "language": "python_threads",
+                "address": "127.0.0.1",
+                "port": port,
+            }
+        ),
+        flush=True,
+    )
     sel = selectors.DefaultSelector()
     sel.register(ls, selectors.EVENT_READ, "listen")
     sel.register(sys.stdin.fileno(), selectors.EVENT_READ, "stdin")
@@ -57,12 +68,24 @@ def main() -> int:
                 n_written += len(out)
         if stop:
             break
-    rec = {"benchmark": "echo_flood", "role": "server", "language": "python_threads", "variant": "fair",
-           "params": {"port": 0, "idle_timeout_s": 60},
-           "metrics": {"elapsed_s": 0.1, "port": port, "connections_accepted": accepted, "bytes_read": n_read,
-                       "bytes_written": n_written, "connection_errors": 0, "stop_reason": "stdin_eof"},
-           "validation": {"ok": True, "reason": None},
-           "runtime": {"name": "python_threads", "version": "broken", "schedulers": 1}}
+    rec = {
+        "benchmark": "echo_flood",
+        "role": "server",
+        "language": "python_threads",
+        "variant": "fair",
+        "params": {"port": 0, "idle_timeout_s": 60},
+        "metrics": {
+            "elapsed_s": 0.1,
+            "port": port,
+            "connections_accepted": accepted,
+            "bytes_read": n_read,
+            "bytes_written": n_written,
+            "connection_errors": 0,
+            "stop_reason": "stdin_eof",
+        },
+        "validation": {"ok": True, "reason": None},
+        "runtime": {"name": "python_threads", "version": "broken", "schedulers": 1},
+    }
     print(json.dumps(rec), flush=True)
     return 0
 

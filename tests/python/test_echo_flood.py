@@ -101,8 +101,13 @@ def test_saturation_reports_client_delay(launcher):
 
 def test_broken_server_is_invalid(tmp_path):
     _need("c")
-    lau = Launcher(sweep_id="t", host=HOST, allowed_cpus=sorted(os.sched_getaffinity(0)), tmpdir=str(tmp_path),
-                   commands={"python_threads": [sys.executable, str(BROKEN)]})
+    lau = Launcher(
+        sweep_id="t",
+        host=HOST,
+        allowed_cpus=sorted(os.sched_getaffinity(0)),
+        tmpdir=str(tmp_path),
+        commands={"python_threads": [sys.executable, str(BROKEN)]},
+    )
     rec = run(lau, task("python_threads", conns=2, d=4 * 32768))
     assert rec["status"] == "invalid"
     assert "validation" in rec["status_reason"], rec["status_reason"]

@@ -1,0 +1,178 @@
+"""The echo-flood write-ups' four findings as claims E1-E4 (issue 19), through the same
+engine and statistics as the paper's claims. Source: blog posts of 28 July and 6 August
+2010 (data/reference/README.md, servers_echo_*.csv). Every comparison is a
+Hodges-Lehmann ratio of flood times (seconds to echo N x D; median-type, exact interval
+at its achieved confidence) between two SERVERS at the same N and D, split placement."""
+
+from __future__ import annotations
+
+from serverbench.analysis import stats
+from serverbench.analysis.claims import Claim, Needs, NotTestable, register
+from serverbench.analysis.claims.compare import RatioAbove, RatioBelow, RatioWithin, judged, values_where
+from serverbench.analysis.claims.engine import Comparison
+
+from serverbench.analysis.echo_figures import TABLE
+
+SOURCE = "Echo-flood blog posts, 28 Jul and 6 Aug 2010 (data/reference/README.md)"
+METRIC = "elapsed_s"
+KIB32, KIB512 = 32768, 524288
+ALIKE = (0.5, 2.0)  # E1: every server within 2x of the C server
+NEARLY = 1.3  # E4: Go at most 30 % slower than C
+SLIGHTLY = (0.7, 1.0)  # E3: Eventlet faster than Twisted, by at most 30 %
+
+
+def _flood(d):
+    if "mode" in d:
+        d = d[d["mode"].fillna("flood") == "flood"]
+    if "placement" in d and (d["placement"] == "split").any():
+        d = d[d["placement"] == "split"]
+    return d
+
+
+def _largest_n(d, D, servers) -> int:
+    """The largest N at which every server in `servers` has runs with this D."""
+    g = d[d["bytes_per_connection"] == D]
+    common = None
+    for s in servers:
+        ns = set(g.loc[g["server_language"] == s, "connections"])
+        common = ns if common is None else common & ns
+    if not common:
+        raise NotTestable(f"no N at D = {D // 1024} KiB with runs of every one of {', '.join(servers)}")
+    return int(max(common))
+
+
+def _vals(d, s, N, D):
+    return values_where(d, server_language=s, connections=N, bytes_per_connection=D)
+
+
+def _servers(d):
+    return sorted(set(d["server_language"]))
+
+
+def _alike(data) -> list[Comparison]:
+    d = _flood(data.values)
+    ss = [s for s in _servers(d[d["bytes_per_connection"] == KIB32]) if s != "c"]
+    if not ss or "c" not in set(d["server_language"]):
+        raise NotTestable("needs echo_flood runs of the c server and another server at D = 32 KiB")
+    N = _largest_n(d, KIB32, ["c", *ss])
+    return [
+        judged(
+            f"{s} / c, seconds to echo N x 32 KiB",
+            f"N={N:,}, D=32 KiB",
+            stats.ratio_ci(_vals(d, s, N, KIB32), _vals(d, "c", N, KIB32)),
+            RatioWithin(*ALIKE),
+        )
+        for s in ss
+    ]
+
+
+def _c_fastest_node_slowest(data) -> list[Comparison]:
+    d = _flood(data.values)
+    ss = _servers(d[d["bytes_per_connection"] == KIB512])
+    if "c" not in ss or "nodejs" not in ss or len(ss) < 3:
+        raise NotTestable("needs c, nodejs and another server at D = 512 KiB")
+    N = _largest_n(d, KIB512, ss)
+    out = []
+    for s in ss:
+        if s != "c":
+            out.append(
+                judged(
+                    f"{s} / c",
+                    f"N={N:,}, D=512 KiB",
+                    stats.ratio_ci(_vals(d, s, N, KIB512), _vals(d, "c", N, KIB512)),
+                    RatioAbove(1.0),
+                )
+            )
+        if s != "nodejs":
+            out.append(
+                judged(
+                    f"nodejs / {s}",
+                    f"N={N:,}, D=512 KiB",
+                    stats.ratio_ci(_vals(d, "nodejs", N, KIB512), _vals(d, s, N, KIB512)),
+                    RatioAbove(1.0),
+                )
+            )
+    return out
+
+
+def _eventlet_twisted(data) -> list[Comparison]:
+    d = _flood(data.values)
+    out = []
+    for D in (KIB32, KIB512):
+        try:
+            N = _largest_n(d, D, ["eventlet", "twisted"])
+        except NotTestable:
+            continue
+        out.append(
+            judged(
+                "eventlet / twisted",
+                f"N={N:,}, D={D // 1024} KiB",
+                stats.ratio_ci(_vals(d, "eventlet", N, D), _vals(d, "twisted", N, D)),
+                RatioWithin(*SLIGHTLY),
+            )
+        )
+    if not out:
+        raise NotTestable("needs eventlet and twisted runs at a common N and D")
+    return out
+
+
+def _go_near_c(data) -> list[Comparison]:
+    d = _flood(data.values)
+    N = _largest_n(d, KIB512, ["go", "c"])
+    c = judged(
+        "go / c",
+        f"N={N:,}, D=512 KiB",
+        stats.ratio_ci(_vals(d, "go", N, KIB512), _vals(d, "c", N, KIB512)),
+        RatioBelow(NEARLY),
+    )
+    if N < 32768:
+        c.extra["note"] = f"largest N this sweep holds is {N:,}, not the claim's 32,768 (open-files limit)"
+    return [c]
+
+
+NEEDS = Needs(table=TABLE, metric=METRIC, languages=("c",))
+register(
+    Claim(
+        id="E1",
+        sentence="Below 32 KiB per connection every runtime scales alike.",
+        source=SOURCE,
+        needs=NEEDS,
+        compare=_alike,
+        definition="D = 32 KiB, at the largest N every server ran: each server's flood time ÷ the c server's "
+        f"(Hodges-Lehmann ratio, exact interval); tolerance: 'yes' if every interval lies within [{ALIKE[0]}, {ALIKE[1]}] "
+        "(no server more than 2x off the native floor; the original's spread was 1.54x), 'no' if one lies outside.",
+    )
+)
+register(
+    Claim(
+        id="E2",
+        sentence="At 512 KiB per connection the C server is fastest and node.js slowest.",
+        source=SOURCE,
+        needs=NEEDS,
+        compare=_c_fastest_node_slowest,
+        definition="D = 512 KiB, largest N every server ran: every other server ÷ c and nodejs ÷ every other server; "
+        "'yes' if every ratio's interval lies above 1 (no tolerance: an ordering), 'no' if one lies below.",
+    )
+)
+register(
+    Claim(
+        id="E3",
+        sentence="Eventlet is slightly faster than Twisted.",
+        source=SOURCE,
+        needs=NEEDS,
+        compare=_eventlet_twisted,
+        definition="Per D, at the largest N both ran: eventlet ÷ twisted flood time; 'slightly faster' = the interval "
+        f"lies within [{SLIGHTLY[0]}, {SLIGHTLY[1]}] (faster, by at most 30 %; the original: 0.87 at 32,768 x 512 KiB).",
+    )
+)
+register(
+    Claim(
+        id="E4",
+        sentence="Go is nearly as fast as C at 32,768 connections x 512 KiB.",
+        source=SOURCE,
+        needs=NEEDS,
+        compare=_go_near_c,
+        definition=f"D = 512 KiB at the largest N both ran (32,768 where the open-files limit allows): go ÷ c flood time; "
+        f"'nearly as fast' = the interval lies below {NEARLY} (at most 30 % slower; the original: 59.73 / 50.25 = 1.19).",
+    )
+)

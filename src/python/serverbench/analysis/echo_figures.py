@@ -1,0 +1,139 @@
+"""Echo flood (issue 19): the processed table, per-server data and the figure.
+
+A run's `language` is the load generator's (always `c`); `server_language` is the echo
+server. D = bytes_per_connection, N = connections; mode `flood` (time to echo N x D) or
+`saturate` (N connections sending without end; the server's CPU use and the client delay).
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from serverbench import paths
+from serverbench.analysis import registry
+
+matplotlib.use("Agg")
+
+TABLE = "echo_flood"
+KEYS = ("variant", "server_language", "placement", "mode", "connections", "bytes_per_connection")
+registry.table(
+    registry.TableSpec(
+        name=TABLE,
+        benchmark="echo_flood",
+        keys=KEYS,
+        metrics=("elapsed_s", "completion_median_s", "completion_p99_s", "client_delay_s", "client_cpu_share"),
+        ratio_metric="elapsed_s",
+    )
+)
+SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads")
+# Our server -> the original's name for the same runtime (reference overlay).
+REF_NAME = {
+    "c": "scale_stack_cpp",
+    "go": "go_v2",
+    "erlang": "erlang",
+    "nodejs": "nodejs",
+    "twisted": "twisted",
+    "eventlet": "eventlet",
+    "python_threads": "python_threads",
+}
+REF_MACHINE = "2010: 2.4 GHz Core 2 Duo, Ubuntu 10.04 (lowest of 3)"
+
+
+def reference_flood() -> pd.DataFrame:
+    p = paths.reference_dir() / "servers_echo_flood.csv"
+    return pd.read_csv(p) if p.exists() else pd.DataFrame()
+
+
+def reference_saturation() -> pd.DataFrame:
+    p = paths.reference_dir() / "servers_echo_saturation.csv"
+    return pd.read_csv(p) if p.exists() else pd.DataFrame()
+
+
+def runs(P, mode: str = "flood") -> pd.DataFrame:
+    """Selected, non-warm-up, ok echo_flood runs of one mode."""
+    r = P.runs
+    if r is None or r.empty or "table" not in r or "server_language" not in r:
+        return pd.DataFrame()
+    d = r[(r["table"] == TABLE) & r["selected"] & ~r["warmup"].astype(bool) & r["is_ok"]].copy()
+    if d.empty:
+        return d
+    if "mode" in d:
+        d = d[d["mode"].fillna("flood") == mode]
+    return d
+
+
+def per_server(d: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
+    """Median and min of a metric per (D, N, server)."""
+    if d.empty:
+        return pd.DataFrame(columns=["bytes_per_connection", "connections", "server_language", "median", "min", "n"])
+    g = d.groupby(["bytes_per_connection", "connections", "server_language"])[metric]
+    return g.agg(median="median", min="min", n="count").reset_index()
+
+
+@registry.figure(
+    "fig_echo_flood", title="Echo flood: seconds vs connections, one panel per D", tables=(TABLE,), order=65
+)
+def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
+    """Log-log: time to echo N x D vs N, every server (median of trials), one panel per D;
+    the original's 2010 values dashed, labelled with their machine."""
+    d = runs(P)
+    if d.empty:
+        return None
+    t = per_server(d)
+    ds = sorted(t["bytes_per_connection"].unique())
+    fig, axes = plt.subplots(1, len(ds), figsize=(6 * len(ds), 4.5), squeeze=False)
+    ref = reference_flood() if show_reference else pd.DataFrame()
+    colors = {s: plt.cm.tab10(i) for i, s in enumerate(SERVERS)}
+    for ax, D in zip(axes[0], ds):
+        for s in [x for x in SERVERS if x in set(t["server_language"])]:
+            g = t[(t["bytes_per_connection"] == D) & (t["server_language"] == s)].sort_values("connections")
+            if languages and s not in languages:
+                continue
+            ax.plot(g["connections"], g["median"], "o-", color=colors[s], label=s)
+            if not ref.empty and s in REF_NAME:
+                r = ref[(ref["server"] == REF_NAME[s]) & (ref["bytes_per_connection"] == D)].sort_values("connections")
+                if len(r):
+                    ax.plot(
+                        r["connections"],
+                        r["seconds_best_of_3"],
+                        "--",
+                        color=colors[s],
+                        alpha=0.6,
+                        label=f"{s}, {REF_MACHINE.split(':')[0]}" if len(r) > 1 else None,
+                        marker="x" if len(r) == 1 else None,
+                    )
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("concurrent connections N")
+        ax.set_ylabel("seconds to echo N x D (median of trials)")
+        ax.set_title(f"D = {int(D) // 1024} KiB per connection")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    if show_reference:
+        fig.text(0.01, 0.005, f"dashed: the original ({REF_MACHINE})", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def saturation_table(P) -> pd.DataFrame:
+    """One row per server from the saturate-mode runs: the server's CPU % over its life
+    (user, system), peak RSS, the client delay, the load generator's CPU share."""
+    d = runs(P, "saturate")
+    if d.empty:
+        return pd.DataFrame()
+    out = []
+    for s, g in d.groupby("server_language"):
+        wall = g.get("server.wall_s", pd.Series(np.nan, index=g.index))
+        row = {"server": s, "connections": int(g["connections"].max()), "n": len(g)}
+        for col, name in (("server.user_cpu_s", "user_pct"), ("server.system_cpu_s", "system_pct")):
+            row[name] = float(np.median(100 * g[col] / wall)) if col in g else np.nan
+        row["peak_rss_MiB"] = (
+            float(np.median(g["server.peak_rss_bytes"])) / 2**20 if "server.peak_rss_bytes" in g else np.nan
+        )
+        row["client_delay_s"] = float(np.median(g["client_delay_s"])) if "client_delay_s" in g else np.nan
+        row["load_generator_cpu_share"] = float(np.median(g["client_cpu_share"])) if "client_cpu_share" in g else np.nan
+        out.append(row)
+    return pd.DataFrame(out)
