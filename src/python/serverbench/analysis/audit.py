@@ -148,6 +148,8 @@ def decomposition(R: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     for b, keys in CONFIG.items():
         d = R[R["benchmark"] == b]
+        if d.empty:
+            continue
         for kv, g in d.groupby(["language", *keys], dropna=False):
             paper = g[g["step"] == "paper"]
             singles = g[(g["step"] != "paper") & g["ratio"].notna()]

@@ -1,0 +1,50 @@
+"""The audit's steps (from spec/cli.json's knobs) and its ratio table."""
+
+import pandas as pd
+
+from serverbench import audit_steps
+from serverbench.analysis import audit
+
+
+def test_steps_are_fair_paper_and_each_knob_alone():
+    s = audit_steps.steps("throughput", "go")
+    assert [x.name for x in s[:2]] == ["fair", "paper"]
+    singles = {x.name: x for x in s[2:]}
+    assert set(singles) == {"mailbox", "server_buffer", "counting", "window"}  # send: the original copies too
+    assert all(x.variant == "mixed" and len(x.knobs) == 1 for x in singles.values())
+    assert singles["mailbox"].knobs == {"mailbox": "0"}
+    assert {x.name for x in audit_steps.steps("pingping", "erlang")[2:]} == {"send", "match", "payload_build"}
+    assert "dispatcher" in {x.name for x in audit_steps.steps("spawn", "scala_akka")}
+
+
+def test_step_of_a_record():
+    assert audit_steps.step_of("paper", {}, "pingping", "go") == "paper"
+    assert audit_steps.step_of("mixed", {"mailbox": "100", "send": "payload"}, "pingping", "go") == "mailbox"
+    assert audit_steps.step_of("mixed", {"mailbox": "1"}, "pingping", "go") == "fair"
+
+
+def test_ratios_and_decomposition():
+    rows = []
+    for step, v in (("fair", 1.0), ("paper", 3.0), ("mailbox", 1.5), ("send", 2.0)):
+        for t in range(5):
+            rows.append(
+                {
+                    "benchmark": "pingping",
+                    "language": "go",
+                    "step": step,
+                    "cores": 2,
+                    "payload": "copy",
+                    "message_bytes": 5000,
+                    "repetitions": 1000,
+                    "value": v * (1 + t / 100),
+                    "true_value": 1.0,
+                    "printed": True,
+                    "trial": t,
+                }
+            )
+    R = audit.ratios(pd.DataFrame(rows))
+    paper = R[R["step"] == "paper"].iloc[0]
+    assert abs(paper["ratio"] - 3.0) < 0.1 and paper["ci_lo"] <= 3.0 <= paper["ci_hi"] and paper["ci_level"] >= 0.95
+    D = audit.decomposition(R).iloc[0]
+    assert D["dominant_quirk"] == "send"
+    assert abs(D["interaction"] - 1.0) < 0.05  # 1.5 x 2.0 = 3.0
