@@ -31,7 +31,12 @@ run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K0,
     Prio = case sb_knobs:get(priority, P) of max -> max; _ -> high end,
     MS = sb_payload:marker(throughput_server),
     %% A bound match (line 43) needs the answer equal to the server's own payload.
-    MC = case Match of bound -> MS; _ -> sb_payload:marker(throughput_client) end,
+    %% An echo (send share) comes back with the server's own marker too.
+    MC = case {Match, Mode} of
+             {bound, _} -> MS;
+             {_, echo} -> MS;
+             _ -> sb_payload:marker(throughput_client)
+         end,
     BufS = sb_payload:build(MS, B),
     BufC = sb_payload:build(MC, B),
     Main = self(),
@@ -83,8 +88,7 @@ run(#{pairs := NP, message_bytes := B, duration_s := T, report_every := K0,
           {language, <<"erlang">>},
           {variant, maps:get(variant, P)},
           {params, {[{pairs, NP}, {message_bytes, B}, {duration_s, T},
-                     {report_every, K0}, {payload, PayloadBin0}]
-                    ++ sb_knobs:given([send, match, counting, window, priority], P)}},
+                     {report_every, K0}, {payload, PayloadBin0}]}},
           {metrics, {[{exchanges, Reported},
                       {elapsed_s, Elapsed},
                       {exchanges_per_s, PerS},

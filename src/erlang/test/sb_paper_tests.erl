@@ -57,3 +57,8 @@ knob_refusals_test() ->
     ?assertEqual(<<"error: --counting batched contradicts --variant fair (fair means exact; use --variant mixed)\n">>, E2),
     {2, <<>>, E3} = run(["spawn", "--processes", "5", "--variant", "paper", "--timer", "all_ready"]),
     ?assertMatch(<<"error: --timer all_ready contradicts --variant paper", _/binary>>, E3).
+
+echo_alone_checks_clean_test() ->
+    R = rec(["throughput", "--pairs", "2", "--message-bytes", "100", "--duration-s", "0.1",
+             "--variant", "mixed", "--send", "share"]),
+    ?assertEqual(0, get([<<"validation">>, <<"payload_errors">>], R)).
