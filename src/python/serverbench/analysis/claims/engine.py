@@ -235,8 +235,10 @@ def fmt_ci(ci: stats.RatioCI | None) -> str:
     return f"{ci.ratio:.3g} [{ci.lo:.3g}, {ci.hi:.3g}] at {ci.level:.0%}"
 
 
-def evaluate(claim: Claim, P: Processed, options: dict[str, Any] | None = None) -> Verdict:
-    """One claim on one sweep. Never raises: a failing check is the verdict `error`."""
+def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Verdict:
+    """One claim on one sweep. Never raises: a failing check is the verdict `error`.
+    P is a Processed, or anything with its interface (values(), info, spawn_max_limits),
+    e.g. a view of one variant of a sweep."""
     options = dict(options or {})
     base = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
     try:
@@ -264,7 +266,7 @@ def evaluate(claim: Claim, P: Processed, options: dict[str, Any] | None = None) 
         return Verdict(**base, verdict=ERROR, summary=f"the check failed: {msg}", why=msg)
 
 
-def check_all(P: Processed, spawn_metric: str = "all_ready_s", ids=None) -> list[Verdict]:
+def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None) -> list[Verdict]:
     opts = {"spawn_metric": spawn_metric}
     return [evaluate(c, P, opts) for c in all_claims() if ids is None or c.id in ids]
 
