@@ -70,7 +70,7 @@ def server_params(task: Task) -> dict:
     p = role_params(task.benchmark, "server", {**task.params, **task.options.get("server_params", {})})
     flags = {s.get("param") for s in contract.benchmark_flags(task.benchmark, "server").values()}
     if "idle_timeout_s" in flags:  # a server that outlives its client ends by itself soon after the run
-        p["idle_timeout_s"] = float(p.get("idle_timeout_s", task.timeout_s + STOP_WAIT_S))
+        p["idle_timeout_s"] = float(task.timeout_s + STOP_WAIT_S)  # never before the client could be done
     return p
 
 
