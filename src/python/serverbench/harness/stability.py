@@ -1,6 +1,6 @@
 """`python -m serverbench stability`: are the claims' verdicts stable?
 
-Runs the profile's claim-deciding configurations as R independent sweeps (each its own
+Runs the profile's claim-deciding configurations (every enabled table) as R independent sweeps (each its own
 sweep id, its own seed, its own harness session) and prints, claim by claim, the verdict
 of each repeat and whether they agree. Verdicts come from the analysis ("compute the
 verdicts of sweep folder X", `verdicts_of`), nothing else is assumed about it."""
@@ -13,9 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench.harness.profiles import ProfileError, parse_set
-
-# The benchmark tables the claims are decided on (Figs. 3-5 and the spawn limit).
-CLAIM_TABLES = ("pingping", "spawn", "spawn_max", "throughput")
 
 
 def verdicts_of(sweep_dir: Path) -> dict[str, str]:
@@ -74,12 +71,12 @@ def run_stability(
     dirs, verdicts = [], []
     for r in range(1, repeats + 1):
         ov = {**base, "seed": seed + r - 1}  # independent: each repeat its own order
+        # every enabled table of the profile: each one decides some claim (C1-C12, T1-T3, ...)
         d = run_sweep(
             profile,
             sweep_id=f"{prefix}-r{r}",
             overrides=ov,
             languages=languages,
-            benchmarks=[b for b in CLAIM_TABLES if load_profile(profile, ov)[b].get("enabled")],
             raw_root=raw_root,
             progress=progress,
             commands=commands,
