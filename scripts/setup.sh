@@ -36,6 +36,8 @@ if ! have javac || [ "$(java_major 2>/dev/null || echo 0)" -lt 17 ] 2>/dev/null;
 fi
 have mvn    || { missing_pkgs+=(maven);                missing_why+=("Maven (mvn)"); }
 have chromium || { missing_pkgs+=(chromium);           missing_why+=("chromium (prints paper/report.pdf)"); }
+have gcc    || { missing_pkgs+=(gcc libc6-dev);        missing_why+=("a C compiler (gcc: the echo_flood C server and load generator)"); }
+have node   || { missing_pkgs+=(nodejs);               missing_why+=("Node.js (node: the nodejs echo server)"); }
 PY="${SERVERBENCH_PYTHON:-python3}"
 if [ "${SERVERBENCH_NO_VENV:-0}" != 1 ] && ! python_ok "$PY"; then
   missing_pkgs+=(python3 python3-venv); missing_why+=("Python 3.11+ with the venv module")
