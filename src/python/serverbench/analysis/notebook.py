@@ -52,14 +52,16 @@ def _fingerprint(sweep_dir: Path, spawn_metric: str) -> str:
 
 def prepare(sweep_dir, spawn_metric: str = "all_ready_s", force: bool = False) -> process.Processed:
     """Process the sweep into data/processed/<sweep-id>/ (tables and claims) and load them.
-    Skips the work when the tables were made from the same raw files (stamp
-    .processed_from, untracked)."""
+    Skips the processing when the tables were made from the same raw files (stamp
+    .processed_from, untracked); the claims are always re-checked."""
     sweep_dir = Path(sweep_dir)
     out = paths.processed_dir() / sweep_dir.name
     stamp = out / ".processed_from"
     fp = _fingerprint(sweep_dir, spawn_metric)
     if not force and stamp.exists() and (out / "claims.csv").exists() and stamp.read_text(encoding="utf-8") == fp:
-        return process.Processed(out)
+        P = process.Processed(out)
+        claims_mod.write_claims(P, spawn_metric=spawn_metric)  # cheap; the claims' code may have changed
+        return P
     written = process.process_sweep(sweep_dir)
     out = written["runs"].parent
     P = process.Processed(out)
