@@ -13,7 +13,7 @@
 
 -define(LOOPBACK, {127, 0, 0, 1}).
 -define(BUFFER_BYTES, 16384).
--define(BACKLOG, 1024).
+-define(BACKLOG, 4096). % the kernel caps it at net.core.somaxconn
 -define(TICK_MS, 100).
 -define(STOP_GRACE_MS, 5000).
 -define(C_READ, 1).
