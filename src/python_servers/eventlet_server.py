@@ -9,9 +9,8 @@ import sys
 import time
 
 import eventlet
-from eventlet import hubs
-
 import sbcommon
+from eventlet import hubs
 
 LANG = "eventlet"
 RECV_BYTES = 16384

@@ -66,9 +66,8 @@ def parse(lang: str, argv: list[str]) -> tuple[str, dict, str] | None:
         )
         return None
     if argv[0] in ("--help", "-h"):
-        print(
-            f"usage: serverbench-py {lang} echo_flood server [--port P] [--idle-timeout-s T]\nbenchmarks: {', '.join(L['benchmarks'])}"
-        )
+        usage = f"usage: serverbench-py {lang} echo_flood server [--port P] [--idle-timeout-s T]"
+        print(f"{usage}\nbenchmarks: {', '.join(L['benchmarks'])}")
         return None
     bench = argv[0]
     if bench not in CLI["benchmarks"]:

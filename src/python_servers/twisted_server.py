@@ -9,9 +9,8 @@ from twisted.internet import epollreactor
 
 epollreactor.install()
 
-from twisted.internet import protocol, reactor, stdio, task  # noqa: E402
-
 import sbcommon  # noqa: E402
+from twisted.internet import protocol, reactor, stdio, task  # noqa: E402
 
 LANG = "twisted"
 

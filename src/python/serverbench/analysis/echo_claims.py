@@ -10,7 +10,6 @@ from serverbench.analysis import stats
 from serverbench.analysis.claims import Claim, Needs, NotTestable, register
 from serverbench.analysis.claims.compare import RatioAbove, RatioBelow, RatioWithin, judged, values_where
 from serverbench.analysis.claims.engine import Comparison
-
 from serverbench.analysis.echo_figures import TABLE
 
 SOURCE = "Echo-flood blog posts, 28 Jul and 6 Aug 2010 (data/reference/README.md)"
@@ -139,7 +138,8 @@ register(
         needs=NEEDS,
         compare=_alike,
         definition="D = 32 KiB, at the largest N every server ran: each server's flood time ÷ the c server's "
-        f"(Hodges-Lehmann ratio, exact interval); tolerance: 'yes' if every interval lies within [{ALIKE[0]}, {ALIKE[1]}] "
+        "(Hodges-Lehmann ratio, exact interval); tolerance: 'yes' if every interval lies "
+        f"within [{ALIKE[0]}, {ALIKE[1]}] "
         "(no server more than 2x off the native floor; the original's spread was 1.54x), 'no' if one lies outside.",
     )
 )
@@ -162,7 +162,8 @@ register(
         needs=NEEDS,
         compare=_eventlet_twisted,
         definition="Per D, at the largest N both ran: eventlet ÷ twisted flood time; 'slightly faster' = the interval "
-        f"lies within [{SLIGHTLY[0]}, {SLIGHTLY[1]}] (faster, by at most 30 %; the original: 0.87 at 32,768 x 512 KiB).",
+        f"lies within [{SLIGHTLY[0]}, {SLIGHTLY[1]}] "
+        "(faster, by at most 30 %; the original: 0.87 at 32,768 x 512 KiB).",
     )
 )
 register(
@@ -172,7 +173,8 @@ register(
         source=SOURCE,
         needs=NEEDS,
         compare=_go_near_c,
-        definition=f"D = 512 KiB at the largest N both ran (32,768 where the open-files limit allows): go ÷ c flood time; "
-        f"'nearly as fast' = the interval lies below {NEARLY} (at most 30 % slower; the original: 59.73 / 50.25 = 1.19).",
+        definition="D = 512 KiB at the largest N both ran (32,768 where the open-files limit allows): "
+        f"go ÷ c flood time; 'nearly as fast' = the interval lies below {NEARLY} "
+        "(at most 30 % slower; the original: 59.73 / 50.25 = 1.19).",
     )
 )
