@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from serverbench import cli
-
 from test_records import SPEC_EXAMPLE, raw_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,8 +56,9 @@ def test_validate_native_from_a_file(tmp_path):
 
 
 def test_run_all_help_needs_nothing_installed():
-    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--help"], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        ["bash", str(ROOT / "run_all.sh"), "--help"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}
+    )
     assert proc.returncode == 0 and "--profile" in proc.stdout and "--no-run" in proc.stdout
 
 

@@ -10,7 +10,9 @@ from serverbench import records
 # The example record of the upstream spec (shared/spec/BENCHMARKS.md section 3),
 # completed with payload_errors, which this project's schema requires.
 SPEC_EXAMPLE = {
-    "benchmark": "pingping", "language": "go", "variant": "fair",
+    "benchmark": "pingping",
+    "language": "go",
+    "variant": "fair",
     "params": {"message_bytes": 5000, "repetitions": 100000, "payload": "copy"},
     "metrics": {"elapsed_s": 0.081, "messages": 200000, "ns_per_message": 405.0},
     "validation": {"ok": True, "received_a": 100000, "received_b": 100000, "payload_errors": 0},
@@ -18,36 +20,78 @@ SPEC_EXAMPLE = {
 }
 
 SPAWN = {
-    "benchmark": "spawn", "language": "erlang", "variant": "fair",
+    "benchmark": "spawn",
+    "language": "erlang",
+    "variant": "fair",
     "params": {"processes": 1000},
-    "metrics": {"spawn_call_s": 0.001, "all_ready_s": 0.002, "rss_bytes_before": 1000000,
-                "rss_bytes_after": 3700000, "bytes_per_process": 2700.0, "runtime_memory_bytes": None},
+    "metrics": {
+        "spawn_call_s": 0.001,
+        "all_ready_s": 0.002,
+        "rss_bytes_before": 1000000,
+        "rss_bytes_after": 3700000,
+        "bytes_per_process": 2700.0,
+        "runtime_memory_bytes": None,
+    },
     "validation": {"ok": True, "ready": 1000},
     "runtime": {"name": "erlang", "version": "OTP 25", "schedulers": 2, "process_limit": 1048576},
 }
 
 THROUGHPUT = {
-    "benchmark": "throughput", "language": "scala_akka", "variant": "fair",
+    "benchmark": "throughput",
+    "language": "scala_akka",
+    "variant": "fair",
     "params": {"pairs": 2, "message_bytes": 500, "duration_s": 0.5, "report_every": 10000, "payload": "copy"},
-    "metrics": {"exchanges": 1000, "elapsed_s": 0.5, "exchanges_per_s": 2000.0, "paper_msgs_per_min": 120000.0,
-                "samples": [[0.1, 100], [0.5, 1000]]},
-    "validation": {"ok": True, "reported_exchanges": 1000, "counted_exchanges": 1000, "payload_errors": 0,
-                   "min_pair_exchanges": 400},
+    "metrics": {
+        "exchanges": 1000,
+        "elapsed_s": 0.5,
+        "exchanges_per_s": 2000.0,
+        "paper_msgs_per_min": 120000.0,
+        "samples": [[0.1, 100], [0.5, 1000]],
+    },
+    "validation": {
+        "ok": True,
+        "reported_exchanges": 1000,
+        "counted_exchanges": 1000,
+        "payload_errors": 0,
+        "min_pair_exchanges": 400,
+    },
     "runtime": {"name": "akka", "version": "Akka 2.6.21", "schedulers": 2, "max_heap_bytes": 10**9},
 }
 
 
 def raw_line(native=SPEC_EXAMPLE, **over):
     rec = {
-        "schema_version": 1, "sweep_id": "test-1", "config_id": "pingping/go/x", "trial": 1, "warmup": False,
+        "schema_version": 1,
+        "sweep_id": "test-1",
+        "config_id": "pingping/go/x",
+        "trial": 1,
+        "warmup": False,
         **copy.deepcopy(native),
         "started_utc": "2026-11-21T13:00:00.123Z",
-        "host": {"hostname": "h", "cpu_model": "cpu", "logical_cpus": 2, "memory_bytes": 2**34,
-                 "os": "Linux", "kernel": "6.1"},
-        "cores": 2, "pinned_cpus": [0, 1], "command": ["serverbench", "pingping"], "env": {"GOMAXPROCS": "2"},
-        "wall_s": 0.2, "user_cpu_s": 0.1, "system_cpu_s": 0.01, "peak_rss_bytes": 10**7,
-        "exit_code": 0, "signal": None, "status": "ok", "status_reason": None, "stderr_tail": "",
-        "timeout_s": 60, "memory_budget_bytes": 2**32, "memory_enforcement": "watchdog",
+        "host": {
+            "hostname": "h",
+            "cpu_model": "cpu",
+            "logical_cpus": 2,
+            "memory_bytes": 2**34,
+            "os": "Linux",
+            "kernel": "6.1",
+        },
+        "cores": 2,
+        "pinned_cpus": [0, 1],
+        "command": ["serverbench", "pingping"],
+        "env": {"GOMAXPROCS": "2"},
+        "wall_s": 0.2,
+        "user_cpu_s": 0.1,
+        "system_cpu_s": 0.01,
+        "peak_rss_bytes": 10**7,
+        "exit_code": 0,
+        "signal": None,
+        "status": "ok",
+        "status_reason": None,
+        "stderr_tail": "",
+        "timeout_s": 60,
+        "memory_budget_bytes": 2**32,
+        "memory_enforcement": "watchdog",
     }
     rec.update(over)
     return rec
@@ -73,15 +117,15 @@ def _broken(base, path, value=KeyError):
 @pytest.mark.parametrize(
     "path,value,needle",
     [
-        (("metrics", "elapsed_s"), KeyError, "elapsed_s"),                # missing field
-        (("validation",), KeyError, "validation"),                        # missing section
-        (("metrics", "messages"), "200000", "messages"),                  # wrong type
-        (("params", "repetitions"), 1.5, "repetitions"),                  # float for an integer
-        (("language",), "rust", "language"),                              # unknown language
-        (("metrics", "elapsed_s"), -0.5, "elapsed_s"),                    # negative time
-        (("runtime", "schedulers"), 0, "schedulers"),                     # no scheduler
-        (("metrics", "extra_s"), 1.0, "extra_s"),                         # undeclared field
-        (("benchmark",), "pingpong", "benchmark"),                        # unknown benchmark
+        (("metrics", "elapsed_s"), KeyError, "elapsed_s"),  # missing field
+        (("validation",), KeyError, "validation"),  # missing section
+        (("metrics", "messages"), "200000", "messages"),  # wrong type
+        (("params", "repetitions"), 1.5, "repetitions"),  # float for an integer
+        (("language",), "rust", "language"),  # unknown language
+        (("metrics", "elapsed_s"), -0.5, "elapsed_s"),  # negative time
+        (("runtime", "schedulers"), 0, "schedulers"),  # no scheduler
+        (("metrics", "extra_s"), 1.0, "extra_s"),  # undeclared field
+        (("benchmark",), "pingpong", "benchmark"),  # unknown benchmark
         (("metrics", "ns_per_message"), float("nan"), "ns_per_message"),  # NaN
     ],
 )
@@ -106,22 +150,29 @@ def test_throughput_samples_must_be_pairs():
 
 def test_raw_schema_accepts_ok_and_failed_runs():
     assert records.raw_errors(raw_line()) is None
-    failed = raw_line(metrics=None, validation=None, runtime=None, status="timeout",
-                      status_reason="no record within 60 s", exit_code=None, signal=9)
+    failed = raw_line(
+        metrics=None,
+        validation=None,
+        runtime=None,
+        status="timeout",
+        status_reason="no record within 60 s",
+        exit_code=None,
+        signal=9,
+    )
     assert records.raw_errors(failed) is None
 
 
 @pytest.mark.parametrize(
     "over",
     [
-        {"status": "fine"},                                   # unknown status
-        {"language": "cobol"},                                # unknown language
-        {"wall_s": -1.0},                                     # negative time; null is for missing
-        {"peak_rss_bytes": -1},                               # -1 is never "missing"
+        {"status": "fine"},  # unknown status
+        {"language": "cobol"},  # unknown language
+        {"wall_s": -1.0},  # negative time; null is for missing
+        {"peak_rss_bytes": -1},  # -1 is never "missing"
         {"schema_version": 2},
-        {"exit_code": 1},                                     # ok needs exit 0
+        {"exit_code": 1},  # ok needs exit 0
         {"validation": {**SPEC_EXAMPLE["validation"], "ok": False}},  # ok needs validation.ok
-        {"metrics": None},                                    # ok needs a record
+        {"metrics": None},  # ok needs a record
         {"started_utc": "yesterday"},
         {"memory_enforcement": "hope"},
     ],

@@ -20,9 +20,15 @@ def run_cli(*argv, env=None):
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("shards, expect", [
-    ([0], "0"), ([0, 1, 2], "0-2"), ([3, 0, 1, 5, 6], "0-1,3,5-6"), ([2, 2, 4], "2,4"),
-])
+@pytest.mark.parametrize(
+    "shards, expect",
+    [
+        ([0], "0"),
+        ([0, 1, 2], "0-2"),
+        ([3, 0, 1, 5, 6], "0-1,3,5-6"),
+        ([2, 2, 4], "2,4"),
+    ],
+)
 def test_array_spec_folds_ranges(shards, expect):
     assert batch.array_spec(shards) == expect
 
@@ -40,8 +46,15 @@ def test_shard_script_asks_for_whole_nodes_and_runs_its_shard():
     text = batch.shards_script(JOB, RES, [0, 1, 3])
     lines = text.splitlines()
     assert lines[0] == "#!/bin/bash"
-    for want in ("--array=0-1,3", "--exclusive", "--nodes=1", "--cpus-per-task=16", "--mem=10240M",
-                 "--partition=big16", "--time=12:00:00"):
+    for want in (
+        "--array=0-1,3",
+        "--exclusive",
+        "--nodes=1",
+        "--cpus-per-task=16",
+        "--mem=10240M",
+        "--partition=big16",
+        "--time=12:00:00",
+    ):
         assert f"#SBATCH {want}" in lines
     assert "set -euo pipefail" in lines
     run = [line for line in lines if line.startswith("exec ")]
@@ -58,13 +71,17 @@ def test_scripts_hold_no_machine_path():
 
 def test_render_script_renders_the_sweep_without_running():
     text = batch.render_script(JOB, RES)
-    assert "run_all.sh\" --no-run --profile paper --sweep-id paper-x" in text
+    assert 'run_all.sh" --no-run --profile paper --sweep-id paper-x' in text
     assert "--exclusive" not in text  # rendering needs no whole node
 
 
 def test_needed_resources_come_from_the_profile():
-    prof = {"name": "p", "pingping": {"cores": [1, 2], "memory_budget_bytes": 1 << 30},
-            "spawn_max": {"cores": ["max"], "budget_bytes": 8 << 30}, "seed": 1}
+    prof = {
+        "name": "p",
+        "pingping": {"cores": [1, 2], "memory_budget_bytes": 1 << 30},
+        "spawn_max": {"cores": ["max"], "budget_bytes": 8 << 30},
+        "seed": 1,
+    }
     cores, mem_mb = submit.needed_resources(prof)
     assert cores == 2
     assert mem_mb == 8 * 1024 + submit.HEADROOM_MB
@@ -87,13 +104,16 @@ def test_missing_sbatch_names_the_package(no_slurm):
     assert not (no_slurm / "data").exists()  # nothing written
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--shards", "0", "--dry-run", "--cores-per-node", "2"], "--shards must be at least 1"),
-    (["--time", "soon", "--dry-run", "--cores-per-node", "2"], "--time 'soon'"),
-    (["--dry-run"], "needs --cores-per-node"),
-    (["--dry-run", "--cores-per-node", "0"], "--cores-per-node must be at least 1"),
-    (["--profile", "nosuch", "--dry-run", "--cores-per-node", "2"], "nosuch"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--shards", "0", "--dry-run", "--cores-per-node", "2"], "--shards must be at least 1"),
+        (["--time", "soon", "--dry-run", "--cores-per-node", "2"], "--time 'soon'"),
+        (["--dry-run"], "needs --cores-per-node"),
+        (["--dry-run", "--cores-per-node", "0"], "--cores-per-node must be at least 1"),
+        (["--profile", "nosuch", "--dry-run", "--cores-per-node", "2"], "nosuch"),
+    ],
+)
 def test_bad_submit_input_exits_2_and_writes_nothing(no_slurm, argv, needle):
     code, out, err = run_cli("slurm", "submit", *argv)
     assert code == 2, (out, err)
@@ -103,8 +123,19 @@ def test_bad_submit_input_exits_2_and_writes_nothing(no_slurm, argv, needle):
 
 
 def test_dry_run_prints_both_scripts_and_writes_nothing(no_slurm):
-    code, out, err = run_cli("slurm", "submit", "--profile", "paper", "--partition", "big16",
-                             "--cores-per-node", "16", "--time", "2-00:00:00", "--dry-run")
+    code, out, err = run_cli(
+        "slurm",
+        "submit",
+        "--profile",
+        "paper",
+        "--partition",
+        "big16",
+        "--cores-per-node",
+        "16",
+        "--time",
+        "2-00:00:00",
+        "--dry-run",
+    )
     assert code == 0, err
     assert "#SBATCH --cpus-per-task=16" in out and "#SBATCH --partition=big16" in out
     assert "#SBATCH --time=2-00:00:00" in out
@@ -121,14 +152,27 @@ def test_status_of_an_unknown_sweep_is_a_usage_error(no_slurm):
 def test_resubmission_keeps_the_first_profile(no_slurm):
     d = no_slurm / "data" / "raw" / "s1" / "slurm"
     d.mkdir(parents=True)
-    (d / submit.SUBMISSIONS).write_text(json.dumps(
-        {"sweep_id": "s1", "profile": "smoke", "shards": 2, "sets": [], "submitted_shards": [0, 1],
-         "array_job_id": "7", "render_job_id": "8"}) + "\n")
+    (d / submit.SUBMISSIONS).write_text(
+        json.dumps(
+            {
+                "sweep_id": "s1",
+                "profile": "smoke",
+                "shards": 2,
+                "sets": [],
+                "submitted_shards": [0, 1],
+                "array_job_id": "7",
+                "render_job_id": "8",
+            }
+        )
+        + "\n"
+    )
     before = sorted(os.listdir(d))
-    code, out, err = run_cli("slurm", "submit", "--sweep-id", "s1", "--profile", "quick", "--dry-run",
-                             "--cores-per-node", "2")
+    code, out, err = run_cli(
+        "slurm", "submit", "--sweep-id", "s1", "--profile", "quick", "--dry-run", "--cores-per-node", "2"
+    )
     assert code == 2 and "profile 'smoke', not 'quick'" in err
-    code, out, err = run_cli("slurm", "submit", "--sweep-id", "s1", "--shards", "3", "--dry-run",
-                             "--cores-per-node", "2")
+    code, out, err = run_cli(
+        "slurm", "submit", "--sweep-id", "s1", "--shards", "3", "--dry-run", "--cores-per-node", "2"
+    )
     assert code == 2 and "re-split" in err
     assert sorted(os.listdir(d)) == before

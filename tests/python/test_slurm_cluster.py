@@ -53,8 +53,9 @@ def cluster(tmp_path_factory):
 
 
 def _cli(env, *argv, check=True):
-    p = subprocess.run([sys.executable, "-m", "serverbench", *argv], env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "serverbench", *argv], env=env, capture_output=True, text=True, timeout=120
+    )
     if check and p.returncode != 0:
         raise AssertionError(f"serverbench {' '.join(argv)} exited {p.returncode}: {p.stderr}")
     return p
@@ -94,16 +95,21 @@ def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
     sweep_id = "smoke-slurm-test"
     sweep = root / "data" / "raw" / sweep_id
 
-    first = _cli(env, "slurm", "submit", "--profile", "smoke", "--sweep-id", sweep_id, "--shards", "2",
-                 "--time", "00:20:00")
+    first = _cli(
+        env, "slurm", "submit", "--profile", "smoke", "--sweep-id", sweep_id, "--shards", "2", "--time", "00:20:00"
+    )
     array_id, render_id = _ids(first.stdout)
 
     # Cancel shard 0 once it has recorded a run: a shard killed mid-sweep.
     shard0 = sweep / "runs.0.jsonl"
     _wait(lambda: shard0.exists() and shard0.read_text().count("\n") >= 1, env, "shard 0's first run", deadline)
     subprocess.run(["scancel", f"{array_id}_0"], env=env, check=True, timeout=30)
-    _wait(lambda: not any(line.split()[0].startswith((array_id, render_id)) for line in _queue(env)),
-          env, "the array and the render job to end", deadline)
+    _wait(
+        lambda: not any(line.split()[0].startswith((array_id, render_id)) for line in _queue(env)),
+        env,
+        "the array and the render job to end",
+        deadline,
+    )
 
     status = _cli(env, "slurm", "status", sweep_id)
     assert re.search(r"shard 0: \d+/\d+ runs done, unfinished", status.stdout), status.stdout
@@ -112,8 +118,12 @@ def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
     again = _cli(env, "slurm", "submit", "--sweep-id", sweep_id)
     assert "shards 0 of 2" in again.stdout, again.stdout
     array2, render2 = _ids(again.stdout)
-    _wait(lambda: not any(line.split()[0].startswith((array2, render2)) for line in _queue(env)),
-          env, "the resubmitted shard and its render job", deadline)
+    _wait(
+        lambda: not any(line.split()[0].startswith((array2, render2)) for line in _queue(env)),
+        env,
+        "the resubmitted shard and its render job",
+        deadline,
+    )
 
     # Every shard complete, as the harness counts it.
     status = _cli(env, "slurm", "status", sweep_id)
@@ -125,8 +135,7 @@ def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
 
     # Nothing lost, nothing duplicated: every planned run is recorded ok exactly once.
     recs = _records(sweep)
-    ok = Counter((r["config_id"], r["trial"], r["warmup"]) for r in recs
-                 if r["status"] == "ok" and not r.get("search"))
+    ok = Counter((r["config_id"], r["trial"], r["warmup"]) for r in recs if r["status"] == "ok" and not r.get("search"))
     assert ok and max(ok.values()) == 1, [k for k, v in ok.items() if v > 1]
     planned = sum(int(m) for m in re.findall(r"\d+/(\d+) runs done", status.stdout))
     done = sum(int(m) for m in re.findall(r"(\d+)/\d+ runs done", status.stdout))

@@ -29,8 +29,12 @@ def test_every_language_has_each_benchmark_target():
     doc = targets.load_targets(FILE)
     have = {(t["language"], t["benchmark"]) for t in doc["target"]}
     # the paper's three languages, each on every single-process benchmark it implements
-    want = {(lang, bench) for lang in ("erlang", "go", "scala_akka")
-            for bench in contract.language(lang)["benchmarks"] if contract.family(bench) == "process"}
+    want = {
+        (lang, bench)
+        for lang in ("erlang", "go", "scala_akka")
+        for bench in contract.language(lang)["benchmarks"]
+        if contract.family(bench) == "process"
+    }
     assert have >= want
 
 
@@ -41,11 +45,14 @@ def test_a_file_without_targets_is_refused(tmp_path):
         targets.load_targets(f)
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["targets", "--languages", "rust"], "unknown language"),
-    (["targets", "--trials", "0"], "--trials"),
-    (["targets", "--file", "/nonexistent.toml"], "no such targets file"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["targets", "--languages", "rust"], "unknown language"),
+        (["targets", "--trials", "0"], "--trials"),
+        (["targets", "--file", "/nonexistent.toml"], "no such targets file"),
+    ],
+)
 def test_bad_input_is_a_usage_error(argv, needle):
     err = io.StringIO()
     assert cli.run(argv, io.StringIO(), err) == 2

@@ -31,8 +31,15 @@ def _template(benchmark, search):
 
 def _rec(lang, benchmark, params, metrics, trial=1, status="ok", warmup=False, cores=2, search=None):
     r = _template(benchmark, search)
-    r.update(language=lang, trial=trial, status=status, warmup=warmup, cores=cores, sweep_id="synthetic",
-             config_id=f"{benchmark}/{lang}/fair/c{cores}/" + ",".join(f"{k}={v}" for k, v in sorted(params.items())))
+    r.update(
+        language=lang,
+        trial=trial,
+        status=status,
+        warmup=warmup,
+        cores=cores,
+        sweep_id="synthetic",
+        config_id=f"{benchmark}/{lang}/fair/c{cores}/" + ",".join(f"{k}={v}" for k, v in sorted(params.items())),
+    )
     r["params"].update(params)
     r["metrics"].update(metrics)
     if status != "ok":
@@ -68,8 +75,15 @@ def lab1_data(tmp_path):
     for payload, by in ns.items():
         for b, v in by.items():
             for t in (1, 2, 3):
-                recs.append(_rec("go", "pingping", {"payload": payload, "message_bytes": b, "repetitions": 2000},
-                                 {"elapsed_s": v * 4e-6, "messages": 4000, "ns_per_message": float(v + t)}, trial=t))
+                recs.append(
+                    _rec(
+                        "go",
+                        "pingping",
+                        {"payload": payload, "message_bytes": b, "repetitions": 2000},
+                        {"elapsed_s": v * 4e-6, "messages": 4000, "ns_per_message": float(v + t)},
+                        trial=t,
+                    )
+                )
     return _data(_sweep(tmp_path, recs), ["go"])
 
 
@@ -103,14 +117,30 @@ def test_unanswered_check_asks_and_solutions_fill_in(lab1_data, capsys):
 
 # --- lab 2 ------------------------------------------------------------------------------
 def test_lab2_checks_use_the_search_and_the_statuses(tmp_path, capsys):
-    recs = [_rec("go", "spawn", {"processes": n}, {"spawn_call_s": n * 3e-6, "all_ready_s": n * 3e-6,
-                                                   "bytes_per_process": 2750.0}, trial=t)
-            for n in (1000, 50_000) for t in (1, 2)]
-    for step, (n, st) in enumerate([(10_000, "ok"), (40_000, "ok"), (160_000, "over_memory_budget"),
-                                    (100_000, "over_memory_budget")]):
-        recs.append(_rec("go", "spawn", {"processes": n}, {"spawn_call_s": 0.1, "all_ready_s": 0.1,
-                                                           "bytes_per_process": 2750.0}, status=st,
-                         search={"name": "max_processes", "step": step, "budget_bytes": 160 * 2**20}))
+    recs = [
+        _rec(
+            "go",
+            "spawn",
+            {"processes": n},
+            {"spawn_call_s": n * 3e-6, "all_ready_s": n * 3e-6, "bytes_per_process": 2750.0},
+            trial=t,
+        )
+        for n in (1000, 50_000)
+        for t in (1, 2)
+    ]
+    for step, (n, st) in enumerate(
+        [(10_000, "ok"), (40_000, "ok"), (160_000, "over_memory_budget"), (100_000, "over_memory_budget")]
+    ):
+        recs.append(
+            _rec(
+                "go",
+                "spawn",
+                {"processes": n},
+                {"spawn_call_s": 0.1, "all_ready_s": 0.1, "bytes_per_process": 2750.0},
+                status=st,
+                search={"name": "max_processes", "step": step, "budget_bytes": 160 * 2**20},
+            )
+        )
     data = _data(_sweep(tmp_path, recs), ["go"])
     ex = lab2.EXERCISES
     assert _verdict(capsys, ex["bytes"], 2700, data)[0] is True
@@ -129,11 +159,19 @@ def test_lab2_checks_use_the_search_and_the_statuses(tmp_path, capsys):
 # --- lab 3 ------------------------------------------------------------------------------
 def test_lab3_checks(tmp_path, capsys):
     rate = {("go", 1): 1.5e6, ("go", 2): 2.2e6, ("erlang", 1): 1.0e6, ("erlang", 2): 1.1e6}
-    recs = [_rec(lang, "throughput", {"pairs": p, "message_bytes": 500, "duration_s": 0.3, "report_every": 1000,
-                                      "payload": "copy"},
-                 {"exchanges": 1000, "elapsed_s": 0.3, "exchanges_per_s": rate[(lang, c)] * (1 + 0.01 * t)},
-                 trial=t, cores=c)
-            for (lang, c) in rate for p in (1, 16) for t in (1, 2)]
+    recs = [
+        _rec(
+            lang,
+            "throughput",
+            {"pairs": p, "message_bytes": 500, "duration_s": 0.3, "report_every": 1000, "payload": "copy"},
+            {"exchanges": 1000, "elapsed_s": 0.3, "exchanges_per_s": rate[(lang, c)] * (1 + 0.01 * t)},
+            trial=t,
+            cores=c,
+        )
+        for (lang, c) in rate
+        for p in (1, 16)
+        for t in (1, 2)
+    ]
     data = _data(_sweep(tmp_path, recs), ["go", "erlang"])
     ex = lab3.EXERCISES
     assert ex["speedup"].solve(data) == pytest.approx(2.2 / 1.5)
@@ -148,12 +186,25 @@ def test_lab3_checks(tmp_path, capsys):
 
 # --- lab 4 ------------------------------------------------------------------------------
 def test_lab4_math_and_batch_checks(tmp_path, capsys):
-    recs = [_rec("go", "throughput", {"pairs": 16, "message_bytes": 500, "duration_s": 0.3, "report_every": 10_000,
-                                      "payload": "copy"}, {"exchanges": 16 * 25_000, "elapsed_s": 0.3,
-                                                           "exchanges_per_s": 1.3e6})]
-    recs += [_rec("go", "pingping", {"payload": "copy", "message_bytes": 5000, "repetitions": r},
-                  {"elapsed_s": 1.0, "messages": 2 * r, "ns_per_message": v}, trial=t)
-             for r in (1000, 20_000) for t, v in enumerate((300.0, 330.0, 600.0), start=1)]
+    recs = [
+        _rec(
+            "go",
+            "throughput",
+            {"pairs": 16, "message_bytes": 500, "duration_s": 0.3, "report_every": 10_000, "payload": "copy"},
+            {"exchanges": 16 * 25_000, "elapsed_s": 0.3, "exchanges_per_s": 1.3e6},
+        )
+    ]
+    recs += [
+        _rec(
+            "go",
+            "pingping",
+            {"payload": "copy", "message_bytes": 5000, "repetitions": r},
+            {"elapsed_s": 1.0, "messages": 2 * r, "ns_per_message": v},
+            trial=t,
+        )
+        for r in (1000, 20_000)
+        for t, v in enumerate((300.0, 330.0, 600.0), start=1)
+    ]
     data = _data(_sweep(tmp_path, recs), ["go"])
     ex = lab4.EXERCISES
     assert ex["coverage3"].solve(data) == pytest.approx(0.75)
@@ -170,14 +221,17 @@ def test_lab4_math_and_batch_checks(tmp_path, capsys):
 
 
 # --- bad input: one sentence ---------------------------------------------------------------
-@pytest.mark.parametrize("call, match", [
-    (lambda: lab1.load(trials=0), "trials=0 is out of range"),
-    (lambda: lab1.load(message_bytes=[100]), "at least two different sizes"),
-    (lambda: lab2.load(budget_mib=10_000), "budget_mib=10000 is out of range"),
-    (lambda: lab3.load(duration_s=-1), "duration_s=-1 is out of range"),
-    (lambda: lab4.load(languages=["cobol"]), "choose from"),
-    (lambda: lab1.load(run="yes"), "use True or False"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: lab1.load(trials=0), "trials=0 is out of range"),
+        (lambda: lab1.load(message_bytes=[100]), "at least two different sizes"),
+        (lambda: lab2.load(budget_mib=10_000), "budget_mib=10000 is out of range"),
+        (lambda: lab3.load(duration_s=-1), "duration_s=-1 is out of range"),
+        (lambda: lab4.load(languages=["cobol"]), "choose from"),
+        (lambda: lab1.load(run="yes"), "use True or False"),
+    ],
+)
 def test_bad_parameters_are_one_sentence(call, match):
     with pytest.raises(common.LabInputError, match=match) as e:
         call()
@@ -189,7 +243,7 @@ def test_bad_sweep_folders(tmp_path):
         lab1.load(raw_folder=str(tmp_path / "nope"))
     empty = tmp_path / "empty"
     empty.mkdir()
-    empty.joinpath("runs.jsonl").write_text("not json\n{\"also\": \"not a record\"}\n")
+    empty.joinpath("runs.jsonl").write_text('not json\n{"also": "not a record"}\n')
     with pytest.raises(explore.SweepInputError, match="holds no valid records"):
         lab1.load(raw_folder=str(empty))
     with pytest.raises(explore.SweepInputError, match="no runs.jsonl"):
@@ -219,8 +273,9 @@ def test_explore_compares_the_two_committed_sweeps():
 def test_lab2_page_faults_from_the_recorded_rusage(tmp_path, capsys):
     recs = []
     for n, faults in ((1000, 1700), (50_000, 35_000)):
-        r = _rec("go", "spawn", {"processes": n}, {"spawn_call_s": 0.1, "all_ready_s": 0.1,
-                                                   "bytes_per_process": 2750.0})
+        r = _rec(
+            "go", "spawn", {"processes": n}, {"spawn_call_s": 0.1, "all_ready_s": 0.1, "bytes_per_process": 2750.0}
+        )
         r["minor_page_faults"], r["major_page_faults"] = faults, 0
         recs.append(r)
     data = _data(_sweep(tmp_path, recs), ["go"])
@@ -236,16 +291,33 @@ def test_lab4_paper_and_tcp_checks_read_the_extra_runs(lab1_data, capsys):
     data = lab1_data
     assert common.check(lab4.EXERCISES["tcp"], 4, data) is None  # nothing run yet: cannot check
     assert "cannot check" in capsys.readouterr().out
-    tcp = pd.DataFrame({"language": ["go", "go"], "read_buffer_bytes": [1, 4], "status": ["invalid", "ok"],
-                        "bytes_read": [4000, 16000], "reported_us_per_round_trip": [30.0, 420.0],
-                        "true_us_per_round_trip": [120.0, 420.0], "table": "tcp_pingpong"})
+    tcp = pd.DataFrame(
+        {
+            "language": ["go", "go"],
+            "read_buffer_bytes": [1, 4],
+            "status": ["invalid", "ok"],
+            "bytes_read": [4000, 16000],
+            "reported_us_per_round_trip": [30.0, 420.0],
+            "true_us_per_round_trip": [120.0, 420.0],
+            "table": "tcp_pingpong",
+        }
+    )
     data.extra["tcp"] = explore.Sweep(Path("tcp"), tcp)
     assert lab4.EXERCISES["tcp"].solve(data) == pytest.approx(14.0)
     assert _verdict(capsys, lab4.EXERCISES["tcp"], 14, data)[0] is True
     assert _verdict(capsys, lab4.EXERCISES["tcp"], 1, data)[0] is False
-    paper = pd.DataFrame({"language": ["go"], "variant": ["paper"], "status": ["ok"], "table": ["throughput"],
-                          "exchanges": [124_728], "true_exchanges": [124_728], "reported_exchanges": [0],
-                          "reported_printed": [True]})
+    paper = pd.DataFrame(
+        {
+            "language": ["go"],
+            "variant": ["paper"],
+            "status": ["ok"],
+            "table": ["throughput"],
+            "exchanges": [124_728],
+            "true_exchanges": [124_728],
+            "reported_exchanges": [0],
+            "reported_printed": [True],
+        }
+    )
     data.extra["paper"] = explore.Sweep(Path("paper"), paper)
     assert lab4.EXERCISES["paper"].solve(data) == 0.0
     assert _verdict(capsys, lab4.EXERCISES["paper"], 0, data)[0] is True

@@ -25,8 +25,9 @@ def _kernel() -> str:
 
 
 def _execute(nb, out, **params):
-    return pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name=_kernel(),
-                               progress_bar=False, cwd=str(ROOT))
+    return pm.execute_notebook(
+        str(nb), str(out), parameters=params, kernel_name=_kernel(), progress_bar=False, cwd=str(ROOT)
+    )
 
 
 def _outputs_text(nb) -> str:
@@ -43,8 +44,12 @@ def _outputs_text(nb) -> str:
 
 def _first_output(nb):
     for c in nb.cells:
-        if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", []) \
-                and "injected-parameters" not in c.metadata.get("tags", []) and c.get("outputs"):
+        if (
+            c.cell_type == "code"
+            and "parameters" not in c.metadata.get("tags", [])
+            and "injected-parameters" not in c.metadata.get("tags", [])
+            and c.get("outputs")
+        ):
             return c.outputs[0]
     return None
 
@@ -70,8 +75,14 @@ def test_explorer_compares_the_committed_sweeps(tmp_path):
     if not all(p.exists() for p in COMMITTED):
         pytest.skip("the committed sample sweeps are not in this checkout")
     for table in ("pingping", "throughput"):
-        nb = _execute(EXPLORE, tmp_path / f"explore-{table}.ipynb", sweep_a=COMMITTED[0].name,
-                      sweep_b=COMMITTED[1].name, table=table, kind="violin")
+        nb = _execute(
+            EXPLORE,
+            tmp_path / f"explore-{table}.ipynb",
+            sweep_a=COMMITTED[0].name,
+            sweep_b=COMMITTED[1].name,
+            table=table,
+            kind="violin",
+        )
         text = _outputs_text(nb)
         assert "B / A" in text and "ci_level" in text
         assert "runtime[erlang]" in text and "differs" in text
@@ -88,11 +99,14 @@ def test_explorer_bad_sweep_is_one_clear_message(tmp_path):
     assert len(first.traceback) == 1 and "does not exist" in first.traceback[0]
 
 
-@pytest.mark.parametrize("lab, params, message", [
-    ("lab1_message_cost", {"trials": 0}, "trials=0 is out of range"),
-    ("lab2_processes_are_memory", {"raw_folder": "/nonexistent/sweep"}, "does not exist"),
-    ("lab3_throughput_vs_cores", {"pairs": [0]}, "out of range"),
-])
+@pytest.mark.parametrize(
+    "lab, params, message",
+    [
+        ("lab1_message_cost", {"trials": 0}, "trials=0 is out of range"),
+        ("lab2_processes_are_memory", {"raw_folder": "/nonexistent/sweep"}, "does not exist"),
+        ("lab3_throughput_vs_cores", {"pairs": [0]}, "out of range"),
+    ],
+)
 def test_lab_bad_input_is_one_clear_first_output(tmp_path, lab, params, message):
     with pytest.raises(pm.PapermillExecutionError):
         _execute(TEACHING / f"{lab}.ipynb", tmp_path / "out.ipynb", **params)

@@ -16,7 +16,13 @@ import sys
 from serverbench import __version__, records
 
 # Modules that add sub-commands: the harness (run, ...) and the analysis (process, figures, claims, report).
-COMMAND_MODULES = ("serverbench.harness.cli", "serverbench.harness.sockets_serve", "serverbench.analysis.cli", "serverbench.targets", "serverbench.slurm.cli")
+COMMAND_MODULES = (
+    "serverbench.harness.cli",
+    "serverbench.harness.sockets_serve",
+    "serverbench.analysis.cli",
+    "serverbench.targets",
+    "serverbench.slurm.cli",
+)
 
 
 class UsageError(Exception):

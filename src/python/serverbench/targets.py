@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 import tomllib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import paths
@@ -43,7 +43,7 @@ def run_targets(path: Path, languages=None, trials=None, raw_root=None, progress
 
     doc = load_targets(path)
     trials = trials or int(doc.get("trials", 3))
-    sweep_id = "targets-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    sweep_id = "targets-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     failed_runs = 0
     rows = []
     for t in doc["target"]:
@@ -55,16 +55,24 @@ def run_targets(path: Path, languages=None, trials=None, raw_root=None, progress
         sweep_dir = None
         log = Path(raw_root or paths.raw_dir()) / sweep_id / RAW_LOG_NAME
         before = len(read_lines(log)) if log.exists() else 0
-        sweep_dir = run_sweep(doc.get("profile", "quick"), sweep_id=sweep_id, overrides=overrides,
-                              languages=[t["language"]], benchmarks=[t["benchmark"]], raw_root=raw_root,
-                              progress=progress)
+        sweep_dir = run_sweep(
+            doc.get("profile", "quick"),
+            sweep_id=sweep_id,
+            overrides=overrides,
+            languages=[t["language"]],
+            benchmarks=[t["benchmark"]],
+            raw_root=raw_root,
+            progress=progress,
+        )
         recs = [r for r in read_lines(sweep_dir / RAW_LOG_NAME)[before:] if not r.get("warmup")]
         ok = [r for r in recs if r["status"] == "ok"]
         failed_runs += len(recs) - len(ok)
-        label = f"{t['language']} {t['benchmark']} {_describe(recs[0]['params']) if recs else ''} C={recs[0]['cores'] if recs else '?'}"
+        params = _describe(recs[0]["params"]) if recs else ""
+        cores = recs[0]["cores"] if recs else "?"
+        label = f"{t['language']} {t['benchmark']} {params} C={cores}"
         for b in t["bounds"]:
             vals = [v for v in (_metric(r, b["metric"]) for r in ok) if v is not None]
-            rows.append((label, b, vals, len(recs) - len(ok), sorted({r['status'] for r in recs} - {"ok"})))
+            rows.append((label, b, vals, len(recs) - len(ok), sorted({r["status"] for r in recs} - {"ok"})))
     out(f"targets: {sweep_id} (raw lines in {Path(raw_root or paths.raw_dir()) / sweep_id})")
     out(f"{'target':58} {'metric':18} {'bound':>12} {'min':>12} {'median':>12} {'max':>12}  n  verdict")
     for label, b, vals, bad, statuses in rows:
@@ -93,7 +101,9 @@ def _describe(params: dict) -> str:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("targets", help="run the native programs' speed and memory targets and print min/median/max")
+    p = subparsers.add_parser(
+        "targets", help="run the native programs' speed and memory targets and print min/median/max"
+    )
     p.add_argument("--file", default=None, help=f"targets file (default: {DEFAULT_FILE})")
     p.add_argument("--languages", default=None, help="comma-separated subset of erlang,go,scala_akka")
     p.add_argument("--trials", type=int, default=None, help="runs per target (default: the file's)")
@@ -118,7 +128,13 @@ def _cmd(args, stdout, stderr) -> int:
     if args.trials is not None and args.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {args.trials}")
     try:
-        return run_targets(path, languages=langs, trials=args.trials, raw_root=args.raw_dir,
-                           progress=not args.no_progress, out=lambda s: print(s, file=stdout, flush=True))
+        return run_targets(
+            path,
+            languages=langs,
+            trials=args.trials,
+            raw_root=args.raw_dir,
+            progress=not args.no_progress,
+            out=lambda s: print(s, file=stdout, flush=True),
+        )
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -22,6 +22,7 @@ command. Modes:
   spawn_timeout spawn: sleep far past any timeout when processes > FAKE_LIMIT; crash (SIGSEGV)
                 when processes > FAKE_CRASH (if set) and below that; else ok
 """
+
 import json
 import os
 import signal
@@ -38,8 +39,16 @@ while args and "=" in args[0] and not args[0].startswith("--"):
         lang = v
 
 if args and args[0] == "--version":
-    print(json.dumps({"program": "serverbench", "program_version": "fake-1", "language": lang or "go",
-                      "runtime": {"name": "fake", "version": "1", "schedulers": 1}}))
+    print(
+        json.dumps(
+            {
+                "program": "serverbench",
+                "program_version": "fake-1",
+                "language": lang or "go",
+                "runtime": {"name": "fake", "version": "1", "schedulers": 1},
+            }
+        )
+    )
     sys.exit(0)
 
 bench = args[0]
@@ -52,32 +61,61 @@ def num(s):
 
 
 if bench == "pingping":
-    params = {"message_bytes": int(flags["--message-bytes"]), "repetitions": int(flags["--repetitions"]),
-              "payload": flags["--payload"]}
+    params = {
+        "message_bytes": int(flags["--message-bytes"]),
+        "repetitions": int(flags["--repetitions"]),
+        "payload": flags["--payload"],
+    }
     r = params["repetitions"]
     metrics = {"elapsed_s": 0.001, "messages": 2 * r, "ns_per_message": 0.001e9 / (2 * r)}
     validation = {"ok": True, "received_a": r, "received_b": r, "payload_errors": 0}
 elif bench == "spawn":
     n = int(flags["--processes"])
     params = {"processes": n}
-    metrics = {"spawn_call_s": 0.001, "all_ready_s": 0.002, "rss_bytes_before": 1000, "rss_bytes_after": 2000,
-               "bytes_per_process": 1000 / n, "runtime_memory_bytes": None}
+    metrics = {
+        "spawn_call_s": 0.001,
+        "all_ready_s": 0.002,
+        "rss_bytes_before": 1000,
+        "rss_bytes_after": 2000,
+        "bytes_per_process": 1000 / n,
+        "runtime_memory_bytes": None,
+    }
     validation = {"ok": True, "ready": n}
 elif bench == "throughput":
-    params = {"pairs": int(flags["--pairs"]), "message_bytes": int(flags["--message-bytes"]),
-              "duration_s": num(flags["--duration-s"]), "report_every": int(flags["--report-every"]),
-              "payload": flags["--payload"]}
-    metrics = {"exchanges": 100, "elapsed_s": 0.01, "exchanges_per_s": 10000.0, "paper_msgs_per_min": 600000.0,
-               "samples": [[0.0, 0], [0.01, 100]]}
-    validation = {"ok": True, "reported_exchanges": 100, "counted_exchanges": 100, "payload_errors": 0,
-                  "min_pair_exchanges": 50}
+    params = {
+        "pairs": int(flags["--pairs"]),
+        "message_bytes": int(flags["--message-bytes"]),
+        "duration_s": num(flags["--duration-s"]),
+        "report_every": int(flags["--report-every"]),
+        "payload": flags["--payload"],
+    }
+    metrics = {
+        "exchanges": 100,
+        "elapsed_s": 0.01,
+        "exchanges_per_s": 10000.0,
+        "paper_msgs_per_min": 600000.0,
+        "samples": [[0.0, 0], [0.01, 100]],
+    }
+    validation = {
+        "ok": True,
+        "reported_exchanges": 100,
+        "counted_exchanges": 100,
+        "payload_errors": 0,
+        "min_pair_exchanges": 50,
+    }
 else:
     print(f"error: unknown sub-command {bench}", file=sys.stderr)
     sys.exit(2)
 
-record = {"benchmark": bench, "language": lang or "go", "variant": flags.get("--variant", "fair"), "params": params,
-          "metrics": metrics, "validation": validation,
-          "runtime": {"name": "fake", "version": "1", "schedulers": cores}}
+record = {
+    "benchmark": bench,
+    "language": lang or "go",
+    "variant": flags.get("--variant", "fair"),
+    "params": params,
+    "metrics": metrics,
+    "validation": validation,
+    "runtime": {"name": "fake", "version": "1", "schedulers": cores},
+}
 
 
 def emit(code=0):
@@ -110,7 +148,7 @@ elif mode == "exit3":
     print("something went wrong", file=sys.stderr)
     sys.exit(3)
 elif mode == "jvm_oom":  # the JVM's own heap limit: exit 1, no record
-    print("Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space", file=sys.stderr)
+    print('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space', file=sys.stderr)
     sys.exit(1)
 elif mode == "go_oom":  # Go's runtime aborts with exit 2 (not a usage error)
     print("fatal error: out of memory", file=sys.stderr)

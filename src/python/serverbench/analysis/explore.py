@@ -28,12 +28,27 @@ from serverbench import contract, paths, records
 from serverbench.analysis import stats
 
 # The metric a figure shows per benchmark (and whether larger is better).
-DEFAULT_METRIC = {"pingping": "ns_per_message", "spawn": "all_ready_s", "spawn_max": "bytes_per_process",
-                  "throughput": "exchanges_per_s", "tcp_pingpong": "ns_per_message", "echo_flood": "bytes_per_s"}
-X_AXIS = {"pingping": "message_bytes", "spawn": "processes", "spawn_max": "processes", "throughput": "pairs",
-          "tcp_pingpong": "message_bytes", "echo_flood": "connections"}
-KNOWN_PARAMS = {"pingping": ("message_bytes", "repetitions", "payload"), "spawn": ("processes",),
-                "throughput": ("pairs", "message_bytes", "duration_s", "report_every", "payload")}
+DEFAULT_METRIC = {
+    "pingping": "ns_per_message",
+    "spawn": "all_ready_s",
+    "spawn_max": "bytes_per_process",
+    "throughput": "exchanges_per_s",
+    "tcp_pingpong": "ns_per_message",
+    "echo_flood": "bytes_per_s",
+}
+X_AXIS = {
+    "pingping": "message_bytes",
+    "spawn": "processes",
+    "spawn_max": "processes",
+    "throughput": "pairs",
+    "tcp_pingpong": "message_bytes",
+    "echo_flood": "connections",
+}
+KNOWN_PARAMS = {
+    "pingping": ("message_bytes", "repetitions", "payload"),
+    "spawn": ("processes",),
+    "throughput": ("pairs", "message_bytes", "duration_s", "report_every", "payload"),
+}
 # Parameters that do not change what a rate measures: ignored when matching configurations.
 RATE_INVARIANT = ("duration_s", "report_every")
 CONFIDENCE = 0.95
@@ -73,8 +88,10 @@ def sweep_folder(sweep) -> Path:
         if cand.is_dir():
             p = cand
         else:
-            raise SweepInputError(f"sweep folder {sweep!r} does not exist (looked in {paths.raw_dir()} too); "
-                                  f"known sweeps: {', '.join(s for s in sweep_ids()) or 'none'}")
+            raise SweepInputError(
+                f"sweep folder {sweep!r} does not exist (looked in {paths.raw_dir()} too); "
+                f"known sweeps: {', '.join(s for s in sweep_ids()) or 'none'}"
+            )
     return p
 
 
@@ -86,10 +103,16 @@ def sweep_ids(raw_root=None) -> list[str]:
 
 
 def _short(col: str) -> str:
-    for prefix, repl in (("params.", ""), ("metrics.", ""), ("validation.", "valid_"), ("search.", "search_"),
-                         ("runtime.", "runtime_"), ("host.", "host_")):
+    for prefix, repl in (
+        ("params.", ""),
+        ("metrics.", ""),
+        ("validation.", "valid_"),
+        ("search.", "search_"),
+        ("runtime.", "runtime_"),
+        ("host.", "host_"),
+    ):
         if col.startswith(prefix):
-            return repl + col[len(prefix):]
+            return repl + col[len(prefix) :]
     return col
 
 
@@ -121,8 +144,9 @@ def load_sweep(sweep) -> Sweep:
         raise SweepInputError(f"sweep folder {str(folder)!r}: cannot read its raw log ({e})") from None
     if not recs:
         why = f"; first problem: {skipped[0][2]}" if skipped else ""
-        raise SweepInputError(f"sweep folder {str(folder)!r} holds no valid records "
-                              f"({len(skipped)} unreadable line(s){why})")
+        raise SweepInputError(
+            f"sweep folder {str(folder)!r} holds no valid records ({len(skipped)} unreadable line(s){why})"
+        )
     raw = records.flatten(recs)
     manifest = {}
     mp = folder / "manifest.json"
@@ -155,10 +179,18 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
                 statuses[r.get("status")] = statuses.get(r.get("status"), 0) + 1
                 benchmarks.add(r.get("benchmark"))
         host = m.get("host") or {}
-        rows.append({"sweep_id": sid, "profile": (m.get("profile") or {}).get("name"),
-                     "created_utc": m.get("created_utc"), "cpu": host.get("cpu_model"),
-                     "cpus": host.get("logical_cpus"), "benchmarks": ",".join(sorted(b for b in benchmarks if b)),
-                     "runs": sum(statuses.values()), "ok": statuses.get("ok", 0)})
+        rows.append(
+            {
+                "sweep_id": sid,
+                "profile": (m.get("profile") or {}).get("name"),
+                "created_utc": m.get("created_utc"),
+                "cpu": host.get("cpu_model"),
+                "cpus": host.get("logical_cpus"),
+                "benchmarks": ",".join(sorted(b for b in benchmarks if b)),
+                "runs": sum(statuses.values()),
+                "ok": statuses.get("ok", 0),
+            }
+        )
     return pd.DataFrame(rows, columns=["sweep_id", "profile", "created_utc", "cpu", "cpus", "benchmarks", "runs", "ok"])
 
 
@@ -192,16 +224,16 @@ def config_key(df: pd.DataFrame, table: str, ignore=RATE_INVARIANT) -> pd.Series
 
 
 def ratio_interval(num, den, confidence: float = CONFIDENCE) -> dict:
-    """num/den of two samples: the statistics module's rank interval (Hodges-Lehmann) if
-    it has one, else its bootstrap interval; with the level it achieves."""
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
-    if hasattr(stats, "ratio_ci"):
-        r = stats.ratio_ci(num, den, confidence)
-        return {"ratio": r.ratio, "ci_lo": r.lo, "ci_hi": r.hi, "ci_level": round(float(r.level), 4),
-                "method": getattr(r, "method", "rank interval")}
-    r = stats.bootstrap_ratio(num, den)
-    return {"ratio": r.ratio, "ci_lo": r.lo, "ci_hi": r.hi, "ci_level": confidence, "method": "bootstrap"}
+    """num/den of two samples: the Hodges-Lehmann ratio with its exact rank interval, at
+    the level it achieves."""
+    r = stats.ratio_ci(np.asarray(num, dtype=float), np.asarray(den, dtype=float), confidence)
+    return {
+        "ratio": r.ratio,
+        "ci_lo": r.lo,
+        "ci_hi": r.hi,
+        "ci_level": round(float(r.level), 4),
+        "method": r.method,
+    }
 
 
 def compare(a: Sweep, b: Sweep, table: str, metric: str | None = None, ignore=RATE_INVARIANT) -> pd.DataFrame:
@@ -220,8 +252,16 @@ def compare(a: Sweep, b: Sweep, table: str, metric: str | None = None, ignore=RA
         vb = db.loc[db["config"] == cfg, metric].dropna().to_numpy(float)
         if len(va) == 0 or len(vb) == 0:
             continue
-        out.append({"config": cfg, "n_a": len(va), "n_b": len(vb), "median_a": float(np.median(va)),
-                    "median_b": float(np.median(vb)), **ratio_interval(vb, va)})
+        out.append(
+            {
+                "config": cfg,
+                "n_a": len(va),
+                "n_b": len(vb),
+                "median_a": float(np.median(va)),
+                "median_b": float(np.median(vb)),
+                **ratio_interval(vb, va),
+            }
+        )
     return pd.DataFrame(out, columns=cols)
 
 

@@ -23,15 +23,22 @@ def default_pair(sweep_a=None, sweep_b=None) -> tuple[str, str]:
     ids = explore.sweep_ids()
     if sweep_a is None:
         if not ids:
-            raise SweepInputError(f"there are no sweeps under {paths.raw_dir()}: run one "
-                                  "(python -m serverbench run --profile smoke) or set sweep_a to a folder")
+            raise SweepInputError(
+                f"there are no sweeps under {paths.raw_dir()}: run one "
+                "(python -m serverbench run --profile smoke) or set sweep_a to a folder"
+            )
         sweep_a = SAMPLE if SAMPLE in ids else ids[-1]
     if sweep_b is None:
-        others = [s for s in explore.list_sweeps().sort_values("created_utc", na_position="first")["sweep_id"]
-                  if s != str(sweep_a) and s != explore.sweep_folder(sweep_a).name]
+        others = [
+            s
+            for s in explore.list_sweeps().sort_values("created_utc", na_position="first")["sweep_id"]
+            if s != str(sweep_a) and s != explore.sweep_folder(sweep_a).name
+        ]
         if not others:
-            raise SweepInputError(f"only one sweep under {paths.raw_dir()}: set sweep_b to compare "
-                                  "(or compare a sweep with itself: sweep_b = sweep_a)")
+            raise SweepInputError(
+                f"only one sweep under {paths.raw_dir()}: set sweep_b to compare "
+                "(or compare a sweep with itself: sweep_b = sweep_a)"
+            )
         sweep_b = others[-1]
     return str(sweep_a), str(sweep_b)
 
@@ -48,14 +55,15 @@ def pick(sweep_a=None, sweep_b=None, table="pingping", metric=None, kind="strip"
     A, B = explore.load_sweep(a), explore.load_sweep(b)
     for s in (A, B):
         has = (s.runs["table"] == table).any()
-        print(f"{s.sweep_id}: {len(s.runs)} runs, {int((s.runs['status'] == 'ok').sum())} ok; "
-              f"{table}: {'yes' if has else 'none'}" + (f"; {s.skipped_lines} unreadable line(s) skipped"
-                                                        if s.skipped_lines else ""))
+        print(
+            f"{s.sweep_id}: {len(s.runs)} runs, {int((s.runs['status'] == 'ok').sum())} ok; "
+            f"{table}: {'yes' if has else 'none'}"
+            + (f"; {s.skipped_lines} unreadable line(s) skipped" if s.skipped_lines else "")
+        )
     if metric is not None:
         for s in (A, B):
             if (s.runs["table"] == table).any() and metric not in s.runs:
-                raise SweepInputError(f"parameter metric={metric!r}: sweep {s.sweep_id} has no such column for "
-                                      f"{table}")
+                raise SweepInputError(f"parameter metric={metric!r}: sweep {s.sweep_id} has no such column for {table}")
     return A, B
 
 
@@ -71,8 +79,10 @@ def overlay(A, B, table, metric=None):
 def compare(A, B, table, metric=None):
     c = explore.compare(A, B, table, metric)
     if c.empty:
-        return _md(f"No `{table}` configuration was measured (ok) in both `{A.sweep_id}` and `{B.sweep_id}`: "
-                   "nothing to put side by side. Pick another table or sweep.")
+        return _md(
+            f"No `{table}` configuration was measured (ok) in both `{A.sweep_id}` and `{B.sweep_id}`: "
+            "nothing to put side by side. Pick another table or sweep."
+        )
     method = c["method"].iloc[0]
     parts = c["config"].str.split("/", n=3, expand=True)
     c = c.drop(columns=["config", "method"])
@@ -89,8 +99,9 @@ def distributions(A, B, table, metric=None, kind="strip"):
     figs = []
     for s in (A, B):
         fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
-        explore_plots.trial_distributions(s.runs, table, metric, kind=kind, ax=ax,
-                                          title=f"{s.sweep_id}: {table}, every trial")
+        explore_plots.trial_distributions(
+            s.runs, table, metric, kind=kind, ax=ax, title=f"{s.sweep_id}: {table}, every trial"
+        )
         figs.append(fig)
     return figs
 
@@ -105,14 +116,16 @@ def widgets():
     try:
         import ipywidgets as w
     except ImportError:
-        return _md("ipywidgets is not installed: set the parameters in the first cell instead "
-                   "(./scripts/setup.sh installs it).")
+        return _md(
+            "ipywidgets is not installed: set the parameters in the first cell instead "
+            "(./scripts/setup.sh installs it)."
+        )
     from IPython.display import display
 
     ids = explore.sweep_ids()
     if not ids:
         return _md(f"No sweeps under {paths.raw_dir()}.")
-    a0, b0 = (default_pair() if len(ids) > 1 else (ids[0], ids[0]))
+    a0, b0 = default_pair() if len(ids) > 1 else (ids[0], ids[0])
     da = w.Dropdown(options=ids, value=a0, description="sweep A")
     db = w.Dropdown(options=ids, value=b0, description="sweep B")
     dt = w.Dropdown(options=list(TABLES[:4]), value="pingping", description="table")

@@ -12,7 +12,6 @@ more sweeps overlaid.
 from __future__ import annotations
 
 import matplotlib
-
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
@@ -20,8 +19,19 @@ import seaborn as sns
 from serverbench.analysis import explore
 
 KINDS = ("strip", "violin", "ecdf")
-LANG_ORDER = ("erlang", "go", "scala_akka", "scala", "java", "scala_actors", "c", "nodejs", "twisted",
-              "eventlet", "python_threads")
+LANG_ORDER = (
+    "erlang",
+    "go",
+    "scala_akka",
+    "scala",
+    "java",
+    "scala_actors",
+    "c",
+    "nodejs",
+    "twisted",
+    "eventlet",
+    "python_threads",
+)
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D")
 
@@ -41,8 +51,16 @@ def config_labels(d: pd.DataFrame, table: str) -> pd.Series:
         cols.append("cores")
     if not cols:
         return pd.Series(["all"] * len(d), index=d.index)
-    short = {"message_bytes": "B", "repetitions": "R", "processes": "N", "pairs": "P", "cores": "cores",
-             "payload": "", "duration_s": "s"}
+    short = {
+        "message_bytes": "B",
+        "repetitions": "R",
+        "processes": "N",
+        "pairs": "P",
+        "cores": "cores",
+        "payload": "",
+        "duration_s": "s",
+    }
+
     def one(c, v):
         name = short.get(c, c)
         return f"{name}={_fmt(v)}" if name else _fmt(v)
@@ -57,8 +75,15 @@ def _order_labels(d: pd.DataFrame, table: str) -> list[str]:
     return list(d.sort_values(cols)["config"].drop_duplicates()) if cols else ["all"]
 
 
-def trial_distributions(runs: pd.DataFrame, table: str, metric: str | None = None, kind: str = "strip",
-                        log: bool = True, title: str | None = None, ax=None):
+def trial_distributions(
+    runs: pd.DataFrame,
+    table: str,
+    metric: str | None = None,
+    kind: str = "strip",
+    log: bool = True,
+    title: str | None = None,
+    ax=None,
+):
     """Each configuration's trials (ok, not warm-up) of one table, coloured by language."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -83,11 +108,36 @@ def trial_distributions(runs: pd.DataFrame, table: str, metric: str | None = Non
         ax.set_ylabel("fraction of trials <= x")
     else:
         if kind == "violin":
-            sns.violinplot(data=d, x="config", y=metric, hue="language", hue_order=langs, order=order, ax=ax,
-                           log_scale=log, inner=None, cut=0, density_norm="width", linewidth=0.6, alpha=0.35,
-                           legend=False)
-        sns.stripplot(data=d, x="config", y=metric, hue="language", hue_order=langs, order=order, ax=ax,
-                      dodge=True, jitter=0.15, size=5, alpha=0.85, log_scale=log if kind == "strip" else None)
+            sns.violinplot(
+                data=d,
+                x="config",
+                y=metric,
+                hue="language",
+                hue_order=langs,
+                order=order,
+                ax=ax,
+                log_scale=log,
+                inner=None,
+                cut=0,
+                density_norm="width",
+                linewidth=0.6,
+                alpha=0.35,
+                legend=False,
+            )
+        sns.stripplot(
+            data=d,
+            x="config",
+            y=metric,
+            hue="language",
+            hue_order=langs,
+            order=order,
+            ax=ax,
+            dodge=True,
+            jitter=0.15,
+            size=5,
+            alpha=0.85,
+            log_scale=log if kind == "strip" else None,
+        )
         med = d.groupby(["config", "language"])[metric].median()
         n_l = len(langs)
         width = 0.8 / n_l
@@ -109,8 +159,11 @@ def distribution_appendix(sweep, tables=None, kind: str = "strip") -> list:
     """[(table, Figure)] for every table of a sweep (a Sweep, a sweep id or a folder).
     For the report's appendix: where a median hides the spread of its trials."""
     s = sweep if isinstance(sweep, explore.Sweep) else explore.load_sweep(sweep)
-    present = [t for t in ("pingping", "spawn", "spawn_max", "throughput", "tcp_pingpong", "echo_flood")
-               if (s.runs["table"] == t).any()]
+    present = [
+        t
+        for t in ("pingping", "spawn", "spawn_max", "throughput", "tcp_pingpong", "echo_flood")
+        if (s.runs["table"] == t).any()
+    ]
     out = []
     for t in tables or present:
         if t not in present:
@@ -147,21 +200,36 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
             d = d[explore.config_key(d, table).isin(keep).to_numpy()]
         if d.empty:
             continue
-        others = [c for c in explore.param_columns(d, table) if c != xcol and c not in explore.RATE_INVARIANT
-                  and d[c].nunique() > 1] + (["cores"] if d["cores"].nunique() > 1 else [])
+        others = [
+            c
+            for c in explore.param_columns(d, table)
+            if c != xcol and c not in explore.RATE_INVARIANT and d[c].nunique() > 1
+        ] + (["cores"] if d["cores"].nunique() > 1 else [])
         groups = d.groupby(["language", *others], dropna=False) if others else d.groupby(["language"])
         for key, g in groups:
             key = key if isinstance(key, tuple) else (key,)
             lang = key[0]
             extra = " ".join(f"{c}={_fmt(v)}" for c, v in zip(others, key[1:]))
             med = g.groupby(xcol)[metric].median().sort_index()
-            ax.plot(med.index, med.to_numpy(), linestyle=LINESTYLES[i % 4], marker=MARKERS[i % 4],
-                    color=palette.get(lang), label=f"{lang} {extra} [{s.sweep_id}]".replace("  ", " "))
+            ax.plot(
+                med.index,
+                med.to_numpy(),
+                linestyle=LINESTYLES[i % 4],
+                marker=MARKERS[i % 4],
+                color=palette.get(lang),
+                label=f"{lang} {extra} [{s.sweep_id}]".replace("  ", " "),
+            )
             ax.scatter(g[xcol], g[metric], color=palette.get(lang), alpha=0.25, s=12)
             drawn += 1
     if not drawn:
-        ax.text(0.5, 0.5, f"no ok {table} runs with {metric} in these sweeps", ha="center", va="center",
-                transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            f"no ok {table} runs with {metric} in these sweeps",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
         ax.set_axis_off()
         return fig
     if log:

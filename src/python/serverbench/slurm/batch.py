@@ -58,8 +58,11 @@ def shards_script(job: SweepJob, res: Resources, shards: list[int]) -> str:
     args = ["--profile", job.profile, "--sweep-id", job.sweep_id]
     for s in job.sets:
         args += ["--set", s]
-    cmd = ('"$PY" -m serverbench run ' + " ".join(shlex.quote(a) for a in args)
-           + f' --shard "${{SLURM_ARRAY_TASK_ID}}/{job.shards}" --no-progress')
+    cmd = (
+        '"$PY" -m serverbench run '
+        + " ".join(shlex.quote(a) for a in args)
+        + f' --shard "${{SLURM_ARRAY_TASK_ID}}/{job.shards}" --no-progress'
+    )
     lines = [
         "#!/bin/bash",
         f"# serverbench sweep {job.sweep_id}: profile {job.profile}, {job.shards} shard(s), one array task each.",
@@ -104,8 +107,8 @@ def render_script(job: SweepJob, res: Resources) -> str:
         "set -euo pipefail",
         'cd "${SLURM_SUBMIT_DIR:?not started by sbatch}"',
         "# SERVERBENCH_CODE: where the package's code is, when the data lives elsewhere (SERVERBENCH_ROOT).",
-        f"exec \"${{SERVERBENCH_CODE:-.}}/run_all.sh\" --no-run --profile {shlex.quote(job.profile)} --sweep-id {shlex.quote(job.sweep_id)}",
+        f'exec "${{SERVERBENCH_CODE:-.}}/run_all.sh" --no-run'
+        f" --profile {shlex.quote(job.profile)} --sweep-id {shlex.quote(job.sweep_id)}",
         "",
     ]
     return "\n".join(lines)
-

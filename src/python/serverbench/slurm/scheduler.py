@@ -8,8 +8,10 @@ import subprocess
 from dataclasses import dataclass
 
 CLIENT_TIMEOUT_S = 30.0
-INSTALL_HINT = ("install the Debian package slurm-client (on a cluster it is on the login nodes), "
-                "or start a local one-node cluster: scripts/slurm-local.sh start")
+INSTALL_HINT = (
+    "install the Debian package slurm-client (on a cluster it is on the login nodes), "
+    "or start a local one-node cluster: scripts/slurm-local.sh start"
+)
 
 
 class SlurmError(RuntimeError):

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import paths
 from serverbench.harness import profiles
 from serverbench.slurm import batch, scheduler
-from serverbench.slurm.scheduler import SlurmError
 
 SUBMISSIONS = "submissions.jsonl"
 MIB = 1024 * 1024
@@ -74,8 +73,9 @@ def _check_time(t: str) -> str:
     return t
 
 
-def plan_resources(prof: dict, partition: str | None, cores_per_node: int | None, time: str,
-                   check_cluster: bool) -> batch.Resources:
+def plan_resources(
+    prof: dict, partition: str | None, cores_per_node: int | None, time: str, check_cluster: bool
+) -> batch.Resources:
     """What one shard asks for, checked against the partition's nodes when there is a cluster."""
     want_cores, mem_mb = needed_resources(prof)
     _check_time(time)
@@ -94,11 +94,14 @@ def plan_resources(prof: dict, partition: str | None, cores_per_node: int | None
         if cores_per_node is None:
             cores_per_node = node_cpus
         elif cores_per_node > node_cpus:
-            raise SubmitError(f"--cores-per-node {cores_per_node}: partition {partition!r} has nodes with "
-                              f"{node_cpus} CPUs")
+            raise SubmitError(
+                f"--cores-per-node {cores_per_node}: partition {partition!r} has nodes with {node_cpus} CPUs"
+            )
         if mem_mb > node_mem:
-            raise SubmitError(f"the profile needs {mem_mb} MiB per node (largest memory budget + {HEADROOM_MB} MiB); "
-                              f"partition {partition!r} has nodes with {node_mem} MiB")
+            raise SubmitError(
+                f"the profile needs {mem_mb} MiB per node (largest memory budget + {HEADROOM_MB} MiB); "
+                f"partition {partition!r} has nodes with {node_mem} MiB"
+            )
     elif cores_per_node is None:
         raise SubmitError("--dry-run needs --cores-per-node (there is no cluster to ask)")
     if want_cores > cores_per_node:
@@ -109,7 +112,7 @@ def plan_resources(prof: dict, partition: str | None, cores_per_node: int | None
 
 
 def new_sweep_id(profile_name: str) -> str:
-    return f"{profile_name}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    return f"{profile_name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
 
 
 def _relative(p: Path) -> str:
@@ -129,9 +132,18 @@ class Submission:
     render_text: str
 
 
-def prepare(profile: str | None, sweep_id: str | None, shards: int | None, partition: str | None,
-            time: str, cores_per_node: int | None, sets: list[str], dry_run: bool,
-            progress_fn, raw_root: Path | None = None) -> Submission:
+def prepare(
+    profile: str | None,
+    sweep_id: str | None,
+    shards: int | None,
+    partition: str | None,
+    time: str,
+    cores_per_node: int | None,
+    sets: list[str],
+    dry_run: bool,
+    progress_fn,
+    raw_root: Path | None = None,
+) -> Submission:
     """Everything a submission needs, checked; writes nothing.
 
     progress_fn(sweep_dir, job) -> list[ShardProgress] (the harness's view of each shard)."""
@@ -159,18 +171,22 @@ def prepare(profile: str | None, sweep_id: str | None, shards: int | None, parti
     res = plan_resources(prof, partition, cores_per_node, time, check_cluster=not dry_run)
     sweep_id = sweep_id or new_sweep_id(prof["name"])
     sweep_dir = root / sweep_id
-    job = batch.SweepJob(sweep_id=sweep_id, profile=profile, shards=shards, raw_rel=_relative(sweep_dir),
-                         sets=tuple(sets))
+    job = batch.SweepJob(
+        sweep_id=sweep_id, profile=profile, shards=shards, raw_rel=_relative(sweep_dir), sets=tuple(sets)
+    )
     todo = list(range(shards))
     if earlier:
         todo = [p.shard for p in progress_fn(sweep_dir, job) if not p.finished]
         active = active_shards(earlier)
         busy = sorted(set(todo) & set(active))
         if busy:
-            raise SubmitError(f"shard(s) {', '.join(map(str, busy))} of {sweep_id!r} are still queued or running "
-                              f"(job {', '.join(sorted({active[s] for s in busy}))}); wait for them or scancel them")
-    return Submission(sweep_dir, job, res, todo, batch.shards_script(job, res, todo) if todo else "",
-                      batch.render_script(job, res))
+            raise SubmitError(
+                f"shard(s) {', '.join(map(str, busy))} of {sweep_id!r} are still queued or running "
+                f"(job {', '.join(sorted({active[s] for s in busy}))}); wait for them or scancel them"
+            )
+    return Submission(
+        sweep_dir, job, res, todo, batch.shards_script(job, res, todo) if todo else "", batch.render_script(job, res)
+    )
 
 
 def active_shards(earlier: list[dict]) -> dict[int, str]:
@@ -203,10 +219,15 @@ def submit(sub: Submission) -> dict:
     array_id = scheduler.sbatch(_relative(shards_file), cwd=root)
     render_id = scheduler.sbatch(_relative(render_file), cwd=root, dependency=f"afterany:{array_id}")
     entry = {
-        "submitted_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "sweep_id": sub.job.sweep_id, "profile": sub.job.profile, "shards": sub.job.shards,
-        "sets": list(sub.job.sets), "submitted_shards": sub.shards,
-        "resources": asdict(sub.resources), "array_job_id": array_id, "render_job_id": render_id,
+        "submitted_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "sweep_id": sub.job.sweep_id,
+        "profile": sub.job.profile,
+        "shards": sub.job.shards,
+        "sets": list(sub.job.sets),
+        "submitted_shards": sub.shards,
+        "resources": asdict(sub.resources),
+        "array_job_id": array_id,
+        "render_job_id": render_id,
         "scripts": [shards_file.name, render_file.name],
     }
     with open(d / SUBMISSIONS, "a", encoding="utf-8") as f:

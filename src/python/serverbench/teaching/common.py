@@ -11,11 +11,12 @@ Bad input raises LabInputError: one sentence, shown by Jupyter without a traceba
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from math import isfinite
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -105,23 +106,31 @@ def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, override
         s = explore.load_sweep(raw_folder)
         return LabData(s, "folder", time.monotonic() - t0, languages)
     if not run:
-        latest = sorted(p for p in paths.raw_dir().glob(f"{lab}-*") if (p / "runs.jsonl").exists()) \
-            if paths.raw_dir().is_dir() else []
+        latest = (
+            sorted(p for p in paths.raw_dir().glob(f"{lab}-*") if (p / "runs.jsonl").exists())
+            if paths.raw_dir().is_dir()
+            else []
+        )
         if not latest:
-            raise LabInputError(f"run=False but there is no earlier {lab} sweep under {paths.raw_dir()}: "
-                                "set run=True (or raw_folder to a sweep folder)")
+            raise LabInputError(
+                f"run=False but there is no earlier {lab} sweep under {paths.raw_dir()}: "
+                "set run=True (or raw_folder to a sweep folder)"
+            )
         s = explore.load_sweep(latest[-1])
         return LabData(s, "folder", time.monotonic() - t0, languages)
     missing = missing_programs(languages)
     if missing:
-        raise LabInputError(f"the native programs are not built: {', '.join(missing)}; run ./scripts/build.sh "
-                            "(or ./run_all.sh --no-run) first")
+        raise LabInputError(
+            f"the native programs are not built: {', '.join(missing)}; run ./scripts/build.sh "
+            "(or ./run_all.sh --no-run) first"
+        )
     from serverbench import harness
 
-    sid = f"{lab}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    sid = f"{lab}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     try:
-        folder = harness.run_sweep(PROFILE, sweep_id=sid, benchmarks=benchmarks, languages=languages,
-                                   overrides=overrides, progress=False)
+        folder = harness.run_sweep(
+            PROFILE, sweep_id=sid, benchmarks=benchmarks, languages=languages, overrides=overrides, progress=False
+        )
     except harness.ProfileError as e:
         raise LabInputError(f"the lab's sweep cannot run: {e}") from None
     s = explore.load_sweep(folder)
@@ -131,8 +140,11 @@ def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, override
 def describe(data: LabData) -> str:
     r = data.runs
     counts = ", ".join(f"{k} {v}" for k, v in r["status"].value_counts().items())
-    how = f"ran {len(r)} runs of the real programs in {data.seconds:.0f} s" if data.source == "ran" \
+    how = (
+        f"ran {len(r)} runs of the real programs in {data.seconds:.0f} s"
+        if data.source == "ran"
         else f"read {len(r)} runs"
+    )
     out = f"{how}: sweep {data.sweep.sweep_id} ({data.sweep.folder}); statuses: {counts}"
     bad = r[r["status"] != "ok"]
     expected = bad["table"] == "spawn_max"  # the search fails its last steps on purpose
@@ -151,8 +163,10 @@ def require_ok(data: LabData, table: str) -> None:
         why = ""
         if len(d) and d["status_reason"].notna().any():
             why = f"; e.g. {d['language'].iloc[0]}: {str(d['status_reason'].dropna().iloc[0])[:200]}"
-        raise LabInputError(f"sweep {data.sweep.sweep_id} has no successful {table} runs to study "
-                            f"({len(d)} failed{why}); rebuild with ./scripts/build.sh and run again")
+        raise LabInputError(
+            f"sweep {data.sweep.sweep_id} has no successful {table} runs to study "
+            f"({len(d)} failed{why}); rebuild with ./scripts/build.sh and run again"
+        )
 
 
 def sample_sweep() -> explore.Sweep | None:
@@ -191,8 +205,10 @@ def within_factor(factor: float, unit: str = "") -> Callable[[Any, Any], tuple[b
         if truth / factor <= answer <= truth * factor:
             return True, ""
         side = "too low" if answer < truth else "too high"
-        return False, (f"{side} (more than {factor:g}x off the measurement); look again at the table above "
-                       "and recompute")
+        return False, (
+            f"{side} (more than {factor:g}x off the measurement); look again at the table above and recompute"
+        )
+
     return judge
 
 
@@ -203,6 +219,7 @@ def within_abs(tol: float) -> Callable[[Any, Any], tuple[bool, str]]:
         if abs(answer - truth) <= tol:
             return True, ""
         return False, f"{'too low' if answer < truth else 'too high'} (off by more than {tol:g})"
+
     return judge
 
 
@@ -215,6 +232,7 @@ def one_of(options) -> Callable[[Any, Any], tuple[bool, str]]:
             return False, f"answer with one of: {', '.join(repr(o) for o in opts)}"
         good = {str(t).lower() for t in (truth if isinstance(truth, (set, list, tuple)) else [truth])}
         return (True, "") if a in good else (False, "not what the measurements say; compare the numbers again")
+
     return judge
 
 
@@ -263,5 +281,9 @@ def md(text: str):
 
 
 def reveal(solutions: bool, text: str):
-    return md(text if solutions else "*(The explanation is hidden: answer the exercise first; a teacher's copy "
-                                     "is run with `-p solutions True`.)*")
+    return md(
+        text
+        if solutions
+        else "*(The explanation is hidden: answer the exercise first; a teacher's copy "
+        "is run with `-p solutions True`.)*"
+    )

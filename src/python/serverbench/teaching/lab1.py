@@ -11,18 +11,24 @@ from serverbench.teaching.common import Exercise, LabData, median
 TABLE = "pingping"
 
 
-def load(run=True, raw_folder=None, languages=None, trials=3, message_bytes=(100, 10_000, 1_000_000),
-         repetitions=2000) -> LabData:
+def load(
+    run=True, raw_folder=None, languages=None, trials=3, message_bytes=(100, 10_000, 1_000_000), repetitions=2000
+) -> LabData:
     langs = common.need_languages(languages)
     trials = common.need_int("trials", trials, 1, 7)
     sizes = common.need_ints("message_bytes", list(message_bytes), 1, 4_000_000, 5)
     if len(sizes) < 2:
         raise common.LabInputError("parameter message_bytes needs at least two different sizes to compare")
     reps = common.need_int("repetitions", repetitions, 100, 20_000)
-    overrides = {"pingping.trials": trials, "pingping.message_bytes": sizes, "pingping.repetitions": [reps],
-                 "pingping.payload": ["copy", "share"]}
-    data = common.get_runs("lab1", run=run, raw_folder=raw_folder, languages=langs, benchmarks=[TABLE],
-                           overrides=overrides)
+    overrides = {
+        "pingping.trials": trials,
+        "pingping.message_bytes": sizes,
+        "pingping.repetitions": [reps],
+        "pingping.payload": ["copy", "share"],
+    }
+    data = common.get_runs(
+        "lab1", run=run, raw_folder=raw_folder, languages=langs, benchmarks=[TABLE], overrides=overrides
+    )
     common.require_ok(data, TABLE)
     print(common.describe(data))
     return data
@@ -31,16 +37,16 @@ def load(run=True, raw_folder=None, languages=None, trials=3, message_bytes=(100
 def table(data: LabData) -> pd.DataFrame:
     """Median ns per message: rows language x size, columns copy / share and their ratio."""
     d = data.ok(TABLE)
-    t = d.pivot_table(index=["language", "message_bytes"], columns="payload", values="ns_per_message",
-                      aggfunc="median")
+    t = d.pivot_table(index=["language", "message_bytes"], columns="payload", values="ns_per_message", aggfunc="median")
     if {"copy", "share"} <= set(t.columns):
         t["copy/share"] = t["copy"] / t["share"]
     return t.round(1)
 
 
 def figure(data: LabData, kind: str = "strip"):
-    return explore_plots.trial_distributions(data.runs, TABLE, "ns_per_message", kind=kind,
-                                             title="pingping: ns per message, every trial (copy vs share)")
+    return explore_plots.trial_distributions(
+        data.runs, TABLE, "ns_per_message", kind=kind, title="pingping: ns per message, every trial (copy vs share)"
+    )
 
 
 def _sizes(data):
@@ -51,8 +57,9 @@ def _sizes(data):
 def copy_share_ratio(data, lang="go"):
     big = _sizes(data)[-1]
     d = data.ok(TABLE)
-    return median(d, "ns_per_message", language=lang, message_bytes=big, payload="copy") / \
-        median(d, "ns_per_message", language=lang, message_bytes=big, payload="share")
+    return median(d, "ns_per_message", language=lang, message_bytes=big, payload="copy") / median(
+        d, "ns_per_message", language=lang, message_bytes=big, payload="share"
+    )
 
 
 def copy_bandwidth_gb_s(data, lang="go"):
@@ -69,8 +76,9 @@ def copy_bandwidth_gb_s(data, lang="go"):
 def share_grows(data, lang="go"):
     s = _sizes(data)
     d = data.ok(TABLE)
-    r = median(d, "ns_per_message", language=lang, message_bytes=s[-1], payload="share") / \
-        median(d, "ns_per_message", language=lang, message_bytes=s[0], payload="share")
+    r = median(d, "ns_per_message", language=lang, message_bytes=s[-1], payload="share") / median(
+        d, "ns_per_message", language=lang, message_bytes=s[0], payload="share"
+    )
     if r != r:
         return None
     return "yes" if r > 2 else "no"
@@ -82,23 +90,38 @@ def _lang(data):
 
 EXERCISES = {
     "ratio": Exercise(
-        "ratio", "how many times more one largest-size message costs under copy than under share",
-        lambda data: copy_share_ratio(data, _lang(data)), common.within_factor(2.0),
-        lambda data, t: (f"in {_lang(data)} a copy moves every byte into the receiver's own buffer on every hop, "
-                         f"so its cost grows with the size; a share sends a reference to an immutable buffer, so "
-                         f"it costs about the same at any size: measured {t:.1f}x at {int(_sizes(data)[-1]):,} B.")),
+        "ratio",
+        "how many times more one largest-size message costs under copy than under share",
+        lambda data: copy_share_ratio(data, _lang(data)),
+        common.within_factor(2.0),
+        lambda data, t: (
+            f"in {_lang(data)} a copy moves every byte into the receiver's own buffer on every hop, "
+            f"so its cost grows with the size; a share sends a reference to an immutable buffer, so "
+            f"it costs about the same at any size: measured {t:.1f}x at {int(_sizes(data)[-1]):,} B."
+        ),
+    ),
     "bandwidth": Exercise(
-        "bandwidth", "the copy bandwidth in GB/s (bytes per ns) from the copy rows",
-        lambda data: copy_bandwidth_gb_s(data, _lang(data)), common.within_factor(1.5, "GB/s"),
-        lambda data, t: (f"(largest - smallest size) / (extra ns per message) = {t:.2g} bytes per ns = GB/s: "
-                         "the speed of memcpy on this machine (it drops once a buffer no longer fits in the "
-                         "cache). A message's cost is a fixed hand-off plus bytes / bandwidth.")),
+        "bandwidth",
+        "the copy bandwidth in GB/s (bytes per ns) from the copy rows",
+        lambda data: copy_bandwidth_gb_s(data, _lang(data)),
+        common.within_factor(1.5, "GB/s"),
+        lambda data, t: (
+            f"(largest - smallest size) / (extra ns per message) = {t:.2g} bytes per ns = GB/s: "
+            "the speed of memcpy on this machine (it drops once a buffer no longer fits in the "
+            "cache). A message's cost is a fixed hand-off plus bytes / bandwidth."
+        ),
+    ),
     "share_flat": Exercise(
-        "share_flat", "'yes' or 'no': does a shared message cost more when it is larger?",
-        lambda data: share_grows(data, _lang(data)), common.one_of(["yes", "no"]),
-        lambda data, t: ("sharing passes a pointer (Go: a slice header; JVM: a reference; Erlang: a "
-                         "reference-counted binary, stored off the process heaps once larger than 64 bytes), so "
-                         f"the size hardly matters: measured answer '{t}'.")),
+        "share_flat",
+        "'yes' or 'no': does a shared message cost more when it is larger?",
+        lambda data: share_grows(data, _lang(data)),
+        common.one_of(["yes", "no"]),
+        lambda data, t: (
+            "sharing passes a pointer (Go: a slice header; JVM: a reference; Erlang: a "
+            "reference-counted binary, stored off the process heaps once larger than 64 bytes), so "
+            f"the size hardly matters: measured answer '{t}'."
+        ),
+    ),
 }
 
 
@@ -122,7 +145,8 @@ def background(data: LabData):
         f"In the committed sample sweep `{common.SAMPLE_SWEEP}` (2-core machine, R = 100,000, copy), "
         "the median cost of one message was:\n\n| language | ns at 5 kB | ns at 50 kB | 50 kB / 5 kB |\n"
         "|---|---|---|---|\n" + "\n".join(rows) + "\n\nTen times the bytes did not cost ten times the time: a "
-        "message has a fixed part (waking the receiver, scheduling) and a part proportional to its bytes.")
+        "message has a fixed part (waking the receiver, scheduling) and a part proportional to its bytes."
+    )
 
 
 TAKEAWAY = """**Take-away.** A message costs a fixed hand-off (wake the receiver, switch to

@@ -16,17 +16,23 @@ from serverbench.teaching.common import Exercise, LabData, median
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def load(run=True, raw_folder=None, languages=None, trials=3, processes=(1000, 10_000, 50_000),
-         budget_mib=160) -> LabData:
+def load(
+    run=True, raw_folder=None, languages=None, trials=3, processes=(1000, 10_000, 50_000), budget_mib=160
+) -> LabData:
     langs = common.need_languages(languages)
     trials = common.need_int("trials", trials, 1, 7)
     ns = common.need_ints("processes", list(processes), 100, 200_000, 5)
     budget = common.need_int("budget_mib", budget_mib, 64, 1024)
     search_langs = [x for x in langs if x != "scala_akka"] or ["go"]
-    overrides = {"spawn.trials": trials, "spawn.processes": ns, "spawn_max.budget_bytes": f"{budget}MiB",
-                 "spawn_max.languages": search_langs}
-    data = common.get_runs("lab2", run=run, raw_folder=raw_folder, languages=langs,
-                           benchmarks=["spawn", "spawn_max"], overrides=overrides)
+    overrides = {
+        "spawn.trials": trials,
+        "spawn.processes": ns,
+        "spawn_max.budget_bytes": f"{budget}MiB",
+        "spawn_max.languages": search_langs,
+    }
+    data = common.get_runs(
+        "lab2", run=run, raw_folder=raw_folder, languages=langs, benchmarks=["spawn", "spawn_max"], overrides=overrides
+    )
     common.require_ok(data, "spawn")
     print(common.describe(data))
     return data
@@ -40,18 +46,26 @@ def table(data: LabData) -> pd.DataFrame:
 
 
 def figure(data: LabData, kind: str = "strip"):
-    return explore_plots.trial_distributions(data.runs, "spawn", "bytes_per_process", kind=kind, log=False,
-                                             title="spawn: bytes per process, every trial")
+    return explore_plots.trial_distributions(
+        data.runs, "spawn", "bytes_per_process", kind=kind, log=False, title="spawn: bytes per process, every trial"
+    )
 
 
 def search_table(data: LabData) -> pd.DataFrame:
     d = data.runs[data.runs["table"] == "spawn_max"]
     if d.empty:
         return pd.DataFrame(columns=["language", "search_step", "processes", "status", "peak_rss_bytes"])
-    t = pd.DataFrame({"language": d["language"], "step": d["search_step"].astype(int), "processes": d["processes"],
-                      "status": d["status"], "peak_rss_MiB": (d["peak_rss_bytes"] / 2**20).round(1),
-                      "budget_MiB": (d["memory_budget_bytes"] / 2**20).round(0),
-                      "bytes_per_process": d["bytes_per_process"].round(0)})
+    t = pd.DataFrame(
+        {
+            "language": d["language"],
+            "step": d["search_step"].astype(int),
+            "processes": d["processes"],
+            "status": d["status"],
+            "peak_rss_MiB": (d["peak_rss_bytes"] / 2**20).round(1),
+            "budget_MiB": (d["memory_budget_bytes"] / 2**20).round(0),
+            "bytes_per_process": d["bytes_per_process"].round(0),
+        }
+    )
     return t.sort_values(["language", "step"]).reset_index(drop=True)
 
 
@@ -84,8 +98,12 @@ def page_faults(lang: str, n: int, timeout_s: float = 20.0) -> dict:
 
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # cumulative; the caller takes differences
     rec = json.loads(out.decode().strip().splitlines()[-1]) if out.strip() else {}
-    return {"language": lang, "processes": n, "children_minflt_total": ru.ru_minflt,
-            "bytes_per_process": (rec.get("metrics") or {}).get("bytes_per_process")}
+    return {
+        "language": lang,
+        "processes": n,
+        "children_minflt_total": ru.ru_minflt,
+        "bytes_per_process": (rec.get("metrics") or {}).get("bytes_per_process"),
+    }
 
 
 def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
@@ -109,10 +127,17 @@ def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
         g = g.sort_values("processes")
         dn = g["processes"].iloc[-1] - g["processes"].iloc[0]
         df = g["minor_faults"].iloc[-1] - g["minor_faults"].iloc[0]
-        out.append({"language": lang, "faults_small_N": int(g["minor_faults"].iloc[0]),
-                    "faults_large_N": int(g["minor_faults"].iloc[-1]), "extra_processes": int(dn),
-                    "faults_per_process": df / dn, "bytes_per_process": g["bytes_per_process"].iloc[-1],
-                    "pages_per_process_from_rss": g["bytes_per_process"].iloc[-1] / PAGE})
+        out.append(
+            {
+                "language": lang,
+                "faults_small_N": int(g["minor_faults"].iloc[0]),
+                "faults_large_N": int(g["minor_faults"].iloc[-1]),
+                "extra_processes": int(dn),
+                "faults_per_process": df / dn,
+                "bytes_per_process": g["bytes_per_process"].iloc[-1],
+                "pages_per_process_from_rss": g["bytes_per_process"].iloc[-1] / PAGE,
+            }
+        )
     return pd.DataFrame(out).round(3)
 
 
@@ -156,31 +181,54 @@ def _stopper(data):
 
 EXERCISES = {
     "bytes": Exercise(
-        "bytes", "bytes per process in go at the largest N",
-        lambda data: _bpp(data, "go" if "go" in data.languages else data.languages[0]), common.within_factor(1.2, "bytes"),
-        lambda data, t: (f"{t:,.0f} bytes: a goroutine starts with a 2 KiB stack plus its descriptor; an Erlang "
-                         "process with a 233-word heap plus its control block: both about 2.5-3 kB, so N processes "
-                         "cost N x 2.7 kB however little they do.")),
+        "bytes",
+        "bytes per process in go at the largest N",
+        lambda data: _bpp(data, "go" if "go" in data.languages else data.languages[0]),
+        common.within_factor(1.2, "bytes"),
+        lambda data, t: (
+            f"{t:,.0f} bytes: a goroutine starts with a 2 KiB stack plus its descriptor; an Erlang "
+            "process with a 233-word heap plus its control block: both about 2.5-3 kB, so N processes "
+            "cost N x 2.7 kB however little they do."
+        ),
+    ),
     "limit": Exercise(
-        "limit", "your predicted max processes in the budget: budget / bytes per process",
-        _predict_truth, _judge_limit,
-        lambda data, t: (f"the search's bracket for {t[2]}: {t[0]:,} fitted, {t[1]:,} failed. The budget also "
-                         "holds the runtime itself (tens of MB for the BEAM), so the real limit is a little below "
-                         "budget / bytes per process." if t[0] and t[1] else "the search did not bracket a limit"),
-        solution=lambda t: t[0] or t[1]),
+        "limit",
+        "your predicted max processes in the budget: budget / bytes per process",
+        _predict_truth,
+        _judge_limit,
+        lambda data, t: (
+            f"the search's bracket for {t[2]}: {t[0]:,} fitted, {t[1]:,} failed. The budget also "
+            "holds the runtime itself (tens of MB for the BEAM), so the real limit is a little below "
+            "budget / bytes per process."
+            if t[0] and t[1]
+            else "the search did not bracket a limit"
+        ),
+        solution=lambda t: t[0] or t[1],
+    ),
     "stopper": Exercise(
-        "stopper", "what stopped the search: 'memory', 'time' or 'other'",
-        _stopper, common.one_of(["memory", "time", "other"]),
-        lambda data, t: ("the failing steps were killed for going over the memory budget (the cgroup's OOM "
-                         "killer or the harness's RSS watchdog): the limit on processes is a memory limit." if
-                         t == "memory" else f"the failing steps ended as '{t}'")),
+        "stopper",
+        "what stopped the search: 'memory', 'time' or 'other'",
+        _stopper,
+        common.one_of(["memory", "time", "other"]),
+        lambda data, t: (
+            "the failing steps were killed for going over the memory budget (the cgroup's OOM "
+            "killer or the harness's RSS watchdog): the limit on processes is a memory limit."
+            if t == "memory"
+            else f"the failing steps ended as '{t}'"
+        ),
+    ),
     "faults": Exercise(
-        "faults", "minor page faults per extra go process (from the fault table)",
-        lambda data: _faults_per_process(data), common.within_factor(1.5, "faults"),
-        lambda data, t: (f"{t:.2f} faults per process: a fresh page of memory costs a page fault the first time "
-                         f"it is touched ({PAGE} bytes each), so ~{PAGE * t:,.0f} bytes per process are touched: "
-                         "the same as bytes per process from RSS. Creating processes is mostly the kernel "
-                         "handing out pages (see system_cpu_s grow with N).")),
+        "faults",
+        "minor page faults per extra go process (from the fault table)",
+        lambda data: _faults_per_process(data),
+        common.within_factor(1.5, "faults"),
+        lambda data, t: (
+            f"{t:.2f} faults per process: a fresh page of memory costs a page fault the first time "
+            f"it is touched ({PAGE} bytes each), so ~{PAGE * t:,.0f} bytes per process are touched: "
+            "the same as bytes per process from RSS. Creating processes is mostly the kernel "
+            "handing out pages (see system_cpu_s grow with N)."
+        ),
+    ),
 }
 
 
@@ -196,11 +244,17 @@ def faults_from_runs(data: LabData) -> pd.DataFrame:
         if len(m) < 2:
             continue
         dn = m.index[-1] - m.index[0]
-        rows.append({"language": lang, "faults_small_N": int(m["minor_page_faults"].iloc[0]),
-                     "faults_large_N": int(m["minor_page_faults"].iloc[-1]), "extra_processes": int(dn),
-                     "faults_per_process": (m["minor_page_faults"].iloc[-1] - m["minor_page_faults"].iloc[0]) / dn,
-                     "bytes_per_process": m["bytes_per_process"].iloc[-1],
-                     "pages_per_process_from_rss": m["bytes_per_process"].iloc[-1] / PAGE})
+        rows.append(
+            {
+                "language": lang,
+                "faults_small_N": int(m["minor_page_faults"].iloc[0]),
+                "faults_large_N": int(m["minor_page_faults"].iloc[-1]),
+                "extra_processes": int(dn),
+                "faults_per_process": (m["minor_page_faults"].iloc[-1] - m["minor_page_faults"].iloc[0]) / dn,
+                "bytes_per_process": m["bytes_per_process"].iloc[-1],
+                "pages_per_process_from_rss": m["bytes_per_process"].iloc[-1] / PAGE,
+            }
+        )
     return pd.DataFrame(rows).round(3)
 
 

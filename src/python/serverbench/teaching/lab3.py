@@ -17,10 +17,15 @@ def load(run=True, raw_folder=None, languages=None, trials=2, pairs=(1, 4, 16), 
     trials = common.need_int("trials", trials, 1, 5)
     ps = common.need_ints("pairs", list(pairs), 1, 1024, 5)
     dur = common.need_number("duration_s", duration_s, 0.1, 3.0)
-    overrides = {"throughput.trials": trials, "throughput.pairs": ps, "throughput.duration_s": dur,
-                 "throughput.cores": [1, 2]}
-    data = common.get_runs("lab3", run=run, raw_folder=raw_folder, languages=langs, benchmarks=[TABLE],
-                           overrides=overrides)
+    overrides = {
+        "throughput.trials": trials,
+        "throughput.pairs": ps,
+        "throughput.duration_s": dur,
+        "throughput.cores": [1, 2],
+    }
+    data = common.get_runs(
+        "lab3", run=run, raw_folder=raw_folder, languages=langs, benchmarks=[TABLE], overrides=overrides
+    )
     common.require_ok(data, TABLE)
     print(common.describe(data))
     return data
@@ -37,15 +42,17 @@ def table(data: LabData) -> pd.DataFrame:
 
 
 def figure(data: LabData, kind: str = "strip"):
-    return explore_plots.trial_distributions(data.runs, TABLE, METRIC, kind=kind, log=False,
-                                             title="throughput: exchanges per second, every trial")
+    return explore_plots.trial_distributions(
+        data.runs, TABLE, METRIC, kind=kind, log=False, title="throughput: exchanges per second, every trial"
+    )
 
 
 def speedup(data, lang, pairs=None):
     d = data.ok(TABLE)
     pairs = pairs if pairs is not None else d["pairs"].max()
-    return median(d, METRIC, language=lang, pairs=pairs, cores=2) / median(d, METRIC, language=lang, pairs=pairs,
-                                                                           cores=1)
+    return median(d, METRIC, language=lang, pairs=pairs, cores=2) / median(
+        d, METRIC, language=lang, pairs=pairs, cores=1
+    )
 
 
 def _lang(data):
@@ -72,25 +79,40 @@ def pairs_help_one_core(data, lang="go"):
 
 EXERCISES = {
     "speedup": Exercise(
-        "speedup", "go's speed-up from 1 to 2 cores at the largest number of pairs",
-        lambda data: speedup(data, _lang(data)), common.within_abs(0.3),
-        lambda data, t: (f"measured {t:.2f}x. Two cores can at best double the rate; hand-offs between cores "
-                         "(waking a process on the other core, moving the message's cache lines) eat part of the "
-                         "gain, and on a shared machine other work takes its share too.")),
+        "speedup",
+        "go's speed-up from 1 to 2 cores at the largest number of pairs",
+        lambda data: speedup(data, _lang(data)),
+        common.within_abs(0.3),
+        lambda data, t: (
+            f"measured {t:.2f}x. Two cores can at best double the rate; hand-offs between cores "
+            "(waking a process on the other core, moving the message's cache lines) eat part of the "
+            "gain, and on a shared machine other work takes its share too."
+        ),
+    ),
     "gainer": Exercise(
-        "gainer", "which language gains most from the second core: 'erlang', 'go' or 'scala_akka'",
-        best_gainer, common.one_of(list(common.LANGUAGES)),
-        lambda data, t: (f"measured: {', '.join(sorted(t))}. What a second core buys depends on how much work "
-                         "runs in parallel (pairs on different cores) against how many hand-offs now cross cores; a "
-                         "runtime whose one core was also busy with its own background work (the JVM's JIT and GC "
-                         "threads) gains more than its pairs alone explain. Short runs on a busy machine blur this: "
-                         "check the spread of the dots before you believe the ranking.")),
+        "gainer",
+        "which language gains most from the second core: 'erlang', 'go' or 'scala_akka'",
+        best_gainer,
+        common.one_of(list(common.LANGUAGES)),
+        lambda data, t: (
+            f"measured: {', '.join(sorted(t))}. What a second core buys depends on how much work "
+            "runs in parallel (pairs on different cores) against how many hand-offs now cross cores; a "
+            "runtime whose one core was also busy with its own background work (the JVM's JIT and GC "
+            "threads) gains more than its pairs alone explain. Short runs on a busy machine blur this: "
+            "check the spread of the dots before you believe the ranking."
+        ),
+    ),
     "pairs1": Exercise(
-        "pairs1", "'yes' or 'no': on 1 core, do more pairs raise go's rate by more than 20 %?",
-        lambda data: pairs_help_one_core(data, _lang(data)), common.one_of(["yes", "no"]),
-        lambda data, t: (f"measured '{t}'. One core runs one thing at a time: more pairs only add more "
-                         "processes to the run queue, so the rate stays flat (or drops a little, as more "
-                         "processes compete for the cache).")),
+        "pairs1",
+        "'yes' or 'no': on 1 core, do more pairs raise go's rate by more than 20 %?",
+        lambda data: pairs_help_one_core(data, _lang(data)),
+        common.one_of(["yes", "no"]),
+        lambda data, t: (
+            f"measured '{t}'. One core runs one thing at a time: more pairs only add more "
+            "processes to the run queue, so the rate stays flat (or drops a little, as more "
+            "processes compete for the cache)."
+        ),
+    ),
 }
 
 
@@ -111,10 +133,12 @@ def background(data: LabData):
         rows.append(f"| {lang} | " + " | ".join(f"{v:.2f}" for v in vals) + " |")
     return common.md(
         f"The committed sample sweep `{common.SAMPLE_SWEEP}` measured, on 2 cores, millions of exchanges per "
-        "second:\n\n| language | P = 1 | P = 2 | P = 8 | P = 128 |\n|---|---|---|---|---|\n" + "\n".join(rows) +
-        "\n\nThe paper found Go flattening and Erlang peaking at some P; on 2 cores the curve flattens "
+        "second:\n\n| language | P = 1 | P = 2 | P = 8 | P = 128 |\n|---|---|---|---|---|\n"
+        + "\n".join(rows)
+        + "\n\nThe paper found Go flattening and Erlang peaking at some P; on 2 cores the curve flattens "
         "as soon as both cores are busy (P = 2): beyond that, pairs only wait for their turn. Your runs "
-        "below last 0.3 s on a machine others may be using: expect lower and noisier rates.")
+        "below last 0.3 s on a machine others may be using: expect lower and noisier rates."
+    )
 
 
 TAKEAWAY = """**Take-away.** A pair is a strict ping-pong: one message in flight, so
