@@ -10,6 +10,8 @@ from pathlib import Path
 from serverbench import paths
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
+# Notebooks that only a sweep of their own profile feeds (the audit's paper/fair steps).
+PROFILE_NOTEBOOKS = {"audit": ("audit",)}
 REPORT_NOTEBOOK = "report"
 
 
@@ -83,7 +85,7 @@ def run_notebooks(
     }
     out: dict = {"sweep_id": sweep_id, "timings_s": {}}
     src = notebooks_dir()
-    for name in FIGURE_NOTEBOOKS + (REPORT_NOTEBOOK,):
+    for name in FIGURE_NOTEBOOKS + PROFILE_NOTEBOOKS.get(profile, ()) + (REPORT_NOTEBOOK,):
         t0 = time.perf_counter()
         if log:
             log(f"papermill {name}.ipynb ...")
