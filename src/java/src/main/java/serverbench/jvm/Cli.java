@@ -67,6 +67,9 @@ public final class Cli {
             return new Help();
         }
         if (cmd.equals("--version")) {
+            if (args.size() > 1) {
+                throw new UsageError("--version takes no value (got '" + args.get(1) + "')");
+            }
             return new Version();
         }
         if (!spec.benchmarks().contains(cmd)) {
@@ -97,6 +100,10 @@ public final class Cli {
             if (flag == null) {
                 throw new UsageError(name + ": unknown flag for " + cmd);
             }
+            if (isForeignKnob(flag)) {
+                throw new UsageError(name + ": a knob of the paper variant that " + language + " does not have ("
+                    + cmd + ")");
+            }
             if (values.containsKey(name)) {
                 throw new UsageError(name + ": given more than once");
             }
@@ -120,10 +127,14 @@ public final class Cli {
         }
 
         Map<String, Object> params = new LinkedHashMap<>();
+        Map<String, String> knobs = new LinkedHashMap<>();
         String variant = null;
         for (Map.Entry<String, JsonNode> e : flags.entrySet()) {
             String name = e.getKey();
             JsonNode flag = e.getValue();
+            if (isForeignKnob(flag)) {
+                continue;
+            }
             String v = values.get(name);
             if (v == null) {
                 if (flag.path("required").asBoolean(false)) {
@@ -142,6 +153,10 @@ public final class Cli {
                 }
                 continue;
             }
+            if (flag.has("knob")) {
+                knobs.put(name, v); // a variant knob, not a record param: checked below
+                continue;
+            }
             params.put(param.asText(), typed(flag, v));
         }
         if (variant == null) {
@@ -152,7 +167,49 @@ public final class Cli {
             throw new UsageError("--variant: '" + variant + "' is not built for " + language + " " + cmd
                 + " (implemented: " + String.join(", ", variants) + ")");
         }
+        for (Map.Entry<String, String> k : knobs.entrySet()) {
+            checkKnob(k.getKey(), flags.get(k.getKey()), k.getValue(), variant);
+        }
         return new Run(cmd, variant, params);
+    }
+
+    /**
+     * docs/spec.md "variants": a knob flag (cli.json "knob") defaults to "variant". A knob
+     * the language does not have takes no other value; one it has must agree with
+     * --variant fair|paper (any value under mixed). java and scala_actors have none.
+     */
+    private void checkKnob(String name, JsonNode flag, String v, String variant) throws UsageError {
+        if (v.equals("variant")) {
+            return;
+        }
+        JsonNode knob = flag.get("knob");
+        List<String> langs = Spec.stringsOf(knob.path("languages"));
+        if (!langs.contains(language)) {
+            throw new UsageError(name + ": not a knob of " + language + " (only of " + String.join(", ", langs)
+                + "); leave it at 'variant'");
+        }
+        JsonNode fixed = knob.get(variant);
+        if (fixed != null && fixed.isObject()) {
+            fixed = fixed.get(language);
+        }
+        if (fixed != null && !fixed.isNull() && !fixed.asText().equals(v)) {
+            throw new UsageError(name + ": '" + v + "' contradicts --variant " + variant + " (which means "
+                + fixed.asText() + " for " + language + ")");
+        }
+    }
+
+    /** A flag of the paper variant's knobs (cli.json "knob") that this language does not list. */
+    private boolean isForeignKnob(JsonNode flag) {
+        JsonNode knob = flag.get("knob");
+        if (knob == null) {
+            return false;
+        }
+        for (JsonNode l : knob.path("languages")) {
+            if (l.asText().equals(language)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void check(String name, JsonNode flag, String v) throws UsageError {
@@ -215,7 +272,13 @@ public final class Cli {
             sb.append("  ").append(program).append(' ').append(b);
             for (Map.Entry<String, JsonNode> e : spec.flags(b).entrySet()) {
                 JsonNode f = e.getValue();
-                String meta = f.path("type").asText().equals("enum")
+                if (f.has("knob") && !Spec.stringsOf(f.path("knob").path("languages")).contains(language)) {
+                    continue; // a knob of other languages
+                }
+                boolean isVariant = f.path("param").isNull() && e.getKey().equals("--variant");
+                String meta = isVariant
+                    ? String.join("|", spec.languageVariants(language))
+                    : f.path("type").asText().equals("enum")
                     ? String.join("|", Spec.stringsOf(f.path("values")))
                     : f.path("param").asText("X").toUpperCase(java.util.Locale.ROOT);
                 String one = e.getKey() + " " + meta;

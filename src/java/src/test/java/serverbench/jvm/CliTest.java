@@ -231,7 +231,7 @@ class CliTest {
             Map<String, JsonNode> flags = flags(bench);
             Map<String, String> all = new LinkedHashMap<>();
             flags.forEach((n, f) -> {
-                if (!n.equals("--variant")) {
+                if (!n.equals("--variant") && !f.has("knob")) {
                     all.put(n, goodValue(f));
                 }
             });
@@ -248,7 +248,7 @@ class CliTest {
             assertEquals("fair", r.variant());
             flags.forEach((n, f) -> {
                 JsonNode p = f.get("param");
-                if (p != null && !p.isNull() && f.has("default")) {
+                if (p != null && !p.isNull() && f.has("default") && !f.has("knob")) {
                     assertEquals(f.get("default").asText(), String.valueOf(r.params().get(p.asText())), bench + " " + n);
                 }
             });
@@ -258,6 +258,43 @@ class CliTest {
         assertEquals(67108864L, r.intParam("message_bytes"));
         assertEquals(1000000000L, r.intParam("repetitions"));
         assertEquals("share", r.stringParam("payload"));
+    }
+
+    /**
+     * Variant knobs (cli.json "knob"): a knob this language lacks takes only its default
+     * "variant"; one it has must agree with --variant fair|paper. Knobs are never params.
+     */
+    @Test
+    void knobFlagsFollowTheirRules() throws Cli.UsageError {
+        Cli c = new Cli(Spec.builtIn(), lang);
+        int checked = 0;
+        for (String bench : implemented()) {
+            Map<String, JsonNode> flags = flags(bench);
+            for (Map.Entry<String, JsonNode> e : flags.entrySet()) {
+                JsonNode knob = e.getValue().get("knob");
+                if (knob == null) {
+                    continue;
+                }
+                boolean mine = Spec.stringsOf(knob.path("languages")).contains(lang);
+                Map<String, String> kv = base(flags);
+                if (mine) {
+                    kv.put(e.getKey(), "variant");
+                    Cli.Run r = (Cli.Run) c.parse(argv(bench, kv, false));
+                    assertTrue(!r.params().containsKey(e.getValue().get("param").asText()), "a knob is not a param");
+                }
+                for (JsonNode v : e.getValue().get("values")) {
+                    // a knob this language lacks is refused at any value, "variant" included
+                    kv.put(e.getKey(), v.asText());
+                    if (!mine) {
+                        assertUsageError(argv(bench, kv, false), e.getKey(), lang);
+                        checked++;
+                    }
+                }
+            }
+        }
+        if (lang.equals("java") || lang.equals("scala_actors")) {
+            assertTrue(checked > 0, "pingping has knobs of other languages");
+        }
     }
 
     @Test
