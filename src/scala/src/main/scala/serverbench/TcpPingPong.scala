@@ -45,7 +45,7 @@ object ScalaSocketsMain {
   def run(args: Array[String], out: PrintStream, err: PrintStream, in: InputStream): Int =
     Cli.parse(args.toSeq, Language) match {
       case Left(msg) => err.println(s"error: $msg"); Main.ExitUsage
-      case Right(Cli.Help) => out.println(Cli.usage()); Main.ExitOk
+      case Right(Cli.Help) => out.println(Cli.usage(Language)); Main.ExitOk
       case Right(Cli.Version) =>
         out.println(Json.encode(Json.Obj("program" -> Json.Str("serverbench"),
           "program_version" -> Json.Str(Main.ProgramVersion), "language" -> Json.Str(Language), "runtime" -> runtime())))
