@@ -1,5 +1,9 @@
 """The socket-benchmark family (tcp_pingpong, echo_flood): one server and one client.
 
+Over 400 lines for now: one run's lifecycle (limits, server, client, stop, record) kept
+in one place; limits and `serve` are already separate modules; plan expansion
+(expand_plan) is the next part to move out.
+
 `run_socket_task(launcher, task)` is the "socket" entry of launch.FAMILY_RUNNERS:
   1. checks the limits (open files, ephemeral ports) for task.params['connections'];
      a size they cannot hold is refused with one line (status failed_to_start);

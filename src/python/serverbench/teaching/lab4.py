@@ -2,6 +2,10 @@
 silently do less work (a batch counter dropping its remainder, an asynchronous spawn
 timed as if it had finished, a 1-byte TCP read buffer), found from the numbers.
 
+Over 400 lines on purpose: one lab's exercises, checks and explanations read together
+by a teacher; its runs and plots already live in teaching/common.py (to split by
+pitfall next).
+
 The paper variant (`--variant paper`) and the TCP ping-pong benchmark are used when this
 checkout has them (spec/cli.json); otherwise the lab says so and works on the fair runs."""
 
