@@ -419,7 +419,7 @@ def test_ctrl_c_stops_cleanly(tmp_path, sig):
         time.sleep(0.05)
     assert child is not None
     p.send_signal(sig)
-    assert p.wait(timeout=10) == 130
+    assert p.wait(timeout=60) == 130  # generous: a loaded CI machine is slow to reap
     assert not runs.exists() or runs.read_bytes() == b""  # the interrupted run left no line
     time.sleep(0.1)
     assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()

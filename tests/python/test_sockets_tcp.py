@@ -252,16 +252,36 @@ def test_interrupted_run_leaves_nothing(launcher):
     """Ctrl-C while the client runs: both process groups are killed and reaped, no record."""
     _need("go")
     main = threading.get_ident()
+    returned = threading.Event()
+
+    def client_running() -> bool:
+        for p in psutil.Process(os.getpid()).children(recursive=True):
+            try:
+                if "client" in p.cmdline():
+                    return True
+            except psutil.Error:
+                pass
+        return False
 
     def interrupt():
-        time.sleep(1.5)
-        signal.pthread_kill(main, signal.SIGINT)
+        # wait for the client itself (a fixed sleep raced the server's start-up on a loaded machine)
+        deadline = time.monotonic() + 60
+        while not returned.is_set() and time.monotonic() < deadline and not client_running():
+            time.sleep(0.05)
+        time.sleep(0.2)
+        if not returned.is_set():
+            signal.pthread_kill(main, signal.SIGINT)
 
     th = threading.Thread(target=interrupt)
     th.start()
-    with pytest.raises(KeyboardInterrupt):
-        launcher.run(task("go", "go", conns=2, rounds=10_000_000, timeout_s=30))
-    th.join()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            rec, _ = launcher.run(task("go", "go", conns=2, rounds=10_000_000, timeout_s=60))
+            returned.set()
+            pytest.fail(f"the run ended before the interrupt: {rec['status']} ({rec['status_reason']})")
+    finally:
+        returned.set()
+        th.join()
     # the autouse fixture then checks that no child process is left
 
 

@@ -24,9 +24,21 @@ def _kernel() -> str:
     return "serverbench" if "serverbench" in KernelSpecManager().find_kernel_specs() else "python3"
 
 
+CELL_TIMEOUT_S = 300  # no cell of a lab or the explorer needs a minute; a stuck kernel fails here, named
+
+
 def _execute(nb, out, **params):
+    # log_output: on a failure the captured log shows how far the notebook got
     return pm.execute_notebook(
-        str(nb), str(out), parameters=params, kernel_name=_kernel(), progress_bar=False, cwd=str(ROOT)
+        str(nb),
+        str(out),
+        parameters=params,
+        kernel_name=_kernel(),
+        progress_bar=False,
+        log_output=True,
+        cwd=str(ROOT),
+        execution_timeout=CELL_TIMEOUT_S,
+        start_timeout=120,
     )
 
 

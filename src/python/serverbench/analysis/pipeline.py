@@ -15,6 +15,10 @@ PROFILE_NOTEBOOKS = {"audit": ("audit",)}
 REPORT_NOTEBOOK = "report"
 
 
+# a paper-profile report cell takes minutes; a kernel that hangs must fail, not stall run_all.sh
+CELL_TIMEOUT_S = 1800
+
+
 def notebooks_dir() -> Path:
     # The notebooks belong to the code, like spec/: never relocated with SERVERBENCH_ROOT.
     return Path(__file__).resolve().parents[4] / "notebooks"
@@ -96,6 +100,7 @@ def run_notebooks(
             kernel_name=kernel_name,
             progress_bar=progress,
             cwd=str(src),
+            execution_timeout=CELL_TIMEOUT_S,
         )
         out["timings_s"][name] = round(time.perf_counter() - t0, 2)
         out[name] = executed / f"{name}.ipynb"
