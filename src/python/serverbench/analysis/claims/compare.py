@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from serverbench.analysis import stats
-from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison, label
+from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, ORDER_MARGIN, UNCLEAR, YES, Comparison, label
 
 
 def too_few_trials(ci: stats.RatioCI) -> str:
@@ -32,25 +32,29 @@ def too_few_trials(ci: stats.RatioCI) -> str:
 @dataclass(frozen=True)
 class RatioBelow:
     threshold: float
+    margin: float = 0.0  # ORDER_MARGIN for order claims (threshold 1)
 
     @property
     def text(self) -> str:
-        return f"< {self.threshold:g}"
+        return f"< {self.threshold:g}" + (f" by > {self.margin:.0%}" if self.margin else "")
 
     def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        return _judge(ci, lambda: ci.hi < self.threshold, lambda: ci.lo > self.threshold, self.text)
+        below, above = self.threshold / (1 + self.margin), self.threshold * (1 + self.margin)
+        return _judge(ci, lambda: ci.hi < below, lambda: ci.lo > above, self.text, self.margin)
 
 
 @dataclass(frozen=True)
 class RatioAbove:
     threshold: float
+    margin: float = 0.0  # ORDER_MARGIN for order claims (threshold 1)
 
     @property
     def text(self) -> str:
-        return f"> {self.threshold:g}"
+        return f"> {self.threshold:g}" + (f" by > {self.margin:.0%}" if self.margin else "")
 
     def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        return _judge(ci, lambda: ci.lo > self.threshold, lambda: ci.hi < self.threshold, self.text)
+        below, above = self.threshold / (1 + self.margin), self.threshold * (1 + self.margin)
+        return _judge(ci, lambda: ci.lo > above, lambda: ci.hi < below, self.text, self.margin)
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,19 @@ class RatioWithin:
 Expectation = RatioBelow | RatioAbove | RatioWithin
 
 
-def _judge(ci: stats.RatioCI, yes: Callable[[], bool], no: Callable[[], bool], text: str) -> tuple[str, str]:
+def order_below() -> RatioBelow:
+    """An order claim, numerator faster (smaller): decided only outside 1 +- ORDER_MARGIN."""
+    return RatioBelow(1.0, ORDER_MARGIN)
+
+
+def order_above() -> RatioAbove:
+    """An order claim, numerator larger: decided only outside 1 +- ORDER_MARGIN."""
+    return RatioAbove(1.0, ORDER_MARGIN)
+
+
+def _judge(
+    ci: stats.RatioCI, yes: Callable[[], bool], no: Callable[[], bool], text: str, margin: float = 0.0
+) -> tuple[str, str]:
     if not np.isfinite(ci.ratio) or not np.isfinite(ci.lo):
         return UNCLEAR, "no values to compare"
     few = too_few_trials(ci)
@@ -81,6 +97,11 @@ def _judge(ci: stats.RatioCI, yes: Callable[[], bool], no: Callable[[], bool], t
         return YES, ""
     if no():
         return NO, ""
+    if margin:
+        return UNCLEAR, (
+            f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] does not clear {text} by the "
+            f"{margin:.0%} margin two independent sweeps differ by"
+        )
     return UNCLEAR, f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] is neither inside nor outside {text}"
 
 

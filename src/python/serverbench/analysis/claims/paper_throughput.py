@@ -6,15 +6,17 @@ section 4 has the same table."""
 from __future__ import annotations
 
 from serverbench.analysis.claims.compare import (
-    RatioAbove,
     RatioBelow,
     RatioWithin,
     config_text,
+    order_above,
+    order_below,
     pooled_ratio_between_languages,
     ratio_between_configs,
 )
 from serverbench.analysis.claims.engine import (
     EVIDENCE_ONLY,
+    ORDER_MARGIN,
     Claim,
     Comparison,
     Data,
@@ -96,7 +98,7 @@ def erlang_vs_akka_region(small: bool):
             if not mask.any():
                 raise NotTestable(f"needs runs on more than {SMALL_CORES} cores; {_machine_note(data)}")
         out = pooled_ratio_between_languages(
-            d, "erlang", "scala_akka", THROUGHPUT_CONFIG, RatioAbove(1.0) if small else RatioBelow(1.0), mask, "region"
+            d, "erlang", "scala_akka", THROUGHPUT_CONFIG, order_above() if small else order_below(), mask, "region"
         )
         if not out:
             raise NotTestable("no configuration in the region measured in both languages")
@@ -115,7 +117,8 @@ register(
         compare=erlang_vs_akka_region(small=True),
         definition=f"Configurations with cores <= {SMALL_CORES} and pairs <= {SMALL_PAIRS}: one pooled "
         f"Erlang/Akka ratio "
-        f"of exchanges per minute. Supported if its interval lies above 1; contradicted if below 1.",
+        f"of exchanges per minute. Supported if its interval lies above 1; contradicted if below 1 (each by more "
+        f"than the order margin, {ORDER_MARGIN:.0%}).",
         summarize=_pooled_summary,
         scope=_cores_scope,
     )
@@ -131,7 +134,8 @@ register(
         compare=erlang_vs_akka_region(small=False),
         definition=f"Configurations with cores > {SMALL_CORES} and pairs > {SMALL_PAIRS}: one pooled "
         f"Erlang/Akka ratio. "
-        f"Supported if its interval lies below 1; contradicted if above. Not testable without runs on more "
+        f"Supported if its interval lies below 1; contradicted if above (each by more than the order margin, "
+        f"{ORDER_MARGIN:.0%}). Not testable without runs on more "
         f"than {SMALL_CORES} cores.",
         summarize=_pooled_summary,
         scope=_cores_scope,

@@ -7,11 +7,11 @@ import pandas as pd
 
 from serverbench.analysis import stats
 from serverbench.analysis.claims.compare import (
-    RatioAbove,
     RatioBelow,
     RatioWithin,
     judged,
     largest_common,
+    order_above,
     present_keys,
     values_where,
 )
@@ -19,6 +19,7 @@ from serverbench.analysis.claims.engine import (
     EVIDENCE_ONLY,
     MIN_CONFIDENCE,
     NO,
+    ORDER_MARGIN,
     UNCLEAR,
     YES,
     Claim,
@@ -56,7 +57,7 @@ def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
         b = values_where(d, language="scala_akka", **cfg)
         ci = stats.ratio_ci(a, b)
         where = f"{C10_BYTES / 1000:g} kB x {int(cfg['repetitions']):,}, {int(cfg['cores'])} core(s)"
-        out.append(judged("direction: Scala actors/Akka time", where, ci, RatioAbove(1.0)))
+        out.append(judged("direction: Scala actors/Akka time", where, ci, order_above()))
         out.append(
             judged(
                 "magnitude: Scala actors/Akka time",
@@ -86,7 +87,8 @@ register(
         compare=akka_speedup_over_scala_actors,
         definition=f"PingPing at {C10_BYTES / 1000:g} kB, at the largest repetition count measured in both: the ratio "
         f"Scala actors / Scala-Akka time (Hodges-Lehmann, exact interval). Direction: 'yes' if the interval "
-        f"lies above 1 (Akka faster), 'no' if below. Magnitude: 'yes' if it lies inside "
+        f"lies above 1 (Akka faster), 'no' if below (each by more than the order margin, "
+        f"{ORDER_MARGIN:.0%}). Magnitude: 'yes' if it lies inside "
         f"[{AKKA_SPEEDUP / ABOUT_FACTOR:g}, {AKKA_SPEEDUP * ABOUT_FACTOR:g}] (3x within a factor "
         f"{ABOUT_FACTOR}), 'no' if entirely outside. Supported if both yes; contradicted if either no.",
         summarize=_c10_summary,

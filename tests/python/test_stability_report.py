@@ -1,0 +1,46 @@
+"""The report's stability section: repeats found by name, verdicts recomputed per repeat."""
+
+import shutil
+from pathlib import Path
+
+from serverbench.analysis import stability_report
+from serverbench.analysis.registry import REG, load
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "raw" / "golden-smoke"
+
+
+class _P:
+    def __init__(self, sweep_dir):
+        self.info = {"sweep_dir": str(sweep_dir)}
+
+
+def test_repeats_are_found_by_name_and_need_a_sibling(tmp_path):
+    for name in ("s-r1", "s-r2", "s-r10", "other-r3", "s-rx"):
+        shutil.copytree(GOLDEN, tmp_path / name)
+    (tmp_path / "s-r4").mkdir()  # no raw log: not a repeat
+    assert [d.name for d in stability_report.repeats_of(tmp_path / "s-r2")] == ["s-r1", "s-r2", "s-r10"]
+    assert stability_report.repeats_of(tmp_path / "other-r3") == []  # alone
+    assert stability_report.repeats_of(tmp_path / "s-rx") == []
+
+
+def test_section_shows_every_repeat_and_agreement(tmp_path):
+    for name in ("g-r1", "g-r2"):
+        shutil.copytree(GOLDEN, tmp_path / name)
+    load()
+    section = REG.sections["Stability of the verdicts"]
+    blocks = section.render(_P(tmp_path / "g-r1"))
+    table = blocks[1]
+    assert list(table.columns) == ["claim", "g-r1", "g-r2", "agree"]
+    assert (table["g-r1"] == table["g-r2"]).all() and (table["agree"] == "yes").all()
+    assert f"**{len(table)} of {len(table)} claims" in blocks[0]
+    assert len(section.render(_P(tmp_path / "nothing-here"))) == 1  # not a repeat: one sentence
+
+
+def test_a_repeat_that_differs_shows_no(tmp_path):
+    for name in ("h-r1", "h-r2"):
+        shutil.copytree(GOLDEN, tmp_path / name)
+    log = tmp_path / "h-r2" / "runs.jsonl"
+    log.write_text("".join(line for line in log.read_text().splitlines(True) if '"language":"erlang"' not in line))
+    table = stability_report.agreement_table(stability_report.repeats_of(tmp_path / "h-r1"))
+    assert (table["agree"] == "NO").any()  # recomputed from each raw log, not copied
+    assert (table.loc[table["agree"] == "NO", "h-r1"] != table.loc[table["agree"] == "NO", "h-r2"]).all()
