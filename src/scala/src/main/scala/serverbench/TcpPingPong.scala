@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 /** tcp_pingpong for the `scala` language (docs/spec.md "Socket benchmarks"): blocking
   * java.net sockets and one Future per connection on Scala's global execution context,
@@ -33,9 +34,23 @@ object ScalaSocketsMain {
   def main(args: Array[String]): Unit = {
     val out = System.out
     System.setOut(System.err)
-    val code = run(args, out, System.err, System.in)
+    // Whatever goes wrong, one `error:` line and exit 1 (docs/spec.md), never a stack trace.
+    val code =
+      try run(args, out, System.err, System.in)
+      catch {
+        case e: Throwable =>
+          System.err.println(s"error: ${describe(e)}")
+          Main.ExitRunFailed
+      }
     out.flush()
     if (!signalled.get) sys.exit(code)
+  }
+
+  /** An exception in one line: what it is and its message, without a stack trace. */
+  def describe(e: Throwable): String = e match {
+    case _: SocketTimeoutException => s"timeout (${e.getClass.getName}: ${e.getMessage})"
+    case _ if e.getMessage == null || e.getMessage.isEmpty => e.getClass.getName
+    case _ => s"${e.getClass.getName}: ${e.getMessage.linesIterator.mkString(" ")}"
   }
 
   // Set by the SIGTERM shutdown hook; the hook waits for the record, then halts with 0.
@@ -207,15 +222,17 @@ object ScalaSocketsMain {
     try {
       val leftMs = math.max(1L, (deadlineNs - System.nanoTime()) / 1000000)
       try s.connect(new InetSocketAddress(InetAddress.getByName(Host), port), math.min(leftMs, Int.MaxValue.toLong).toInt)
-      catch { case e: java.io.IOException => return ConnResult(0, 0, 0, 0, Some(e.toString), dialError = true) }
-      s.setSoTimeout(math.max(1L, math.min((deadlineNs - System.nanoTime()) / 1000000, Int.MaxValue.toLong)).toInt)
-      val in = new BufferedInputStream(s.getInputStream)
-      val out = new BufferedOutputStream(s.getOutputStream)
-      val buf = new Array[Byte](k)
-      var i = 0L
+      catch { case NonFatal(e) => return ConnResult(0, 0, 0, 0, Some(describe(e)), dialError = true) }
       var err: Option[String] = None
-      while (i < rounds && err.isEmpty) {
-        try {
+      // Any failure once connected (reset, broken pipe, timeout, a closed socket, ...) is
+      // this connection's error, reported in the record; nothing escapes as an exception.
+      try {
+        s.setSoTimeout(math.max(1L, math.min((deadlineNs - System.nanoTime()) / 1000000, Int.MaxValue.toLong)).toInt)
+        val in = new BufferedInputStream(s.getInputStream)
+        val out = new BufferedOutputStream(s.getOutputStream)
+        val buf = new Array[Byte](k)
+        var i = 0L
+        while (i < rounds && err.isEmpty) {
           out.write(Ping)
           out.flush()
           written += MessageBytes
@@ -223,11 +240,10 @@ object ScalaSocketsMain {
           read += n
           if (n < k) err = Some("connection closed by the server")
           else counted += 1
-        } catch {
-          case e: SocketTimeoutException => err = Some(s"timeout: $e")
-          case e: java.io.IOException => err = Some(e.toString)
+          i += 1
         }
-        i += 1
+      } catch {
+        case NonFatal(e) => err = Some(describe(e))
       }
       ConnResult(written, read, counted, read / MessageBytes, err, dialError = false)
     } finally {
@@ -251,6 +267,9 @@ object ScalaSocketsMain {
       catch {
         case _: java.util.concurrent.TimeoutException =>
           err.println(s"error: the client did not finish within ${timeoutS} s")
+          return Main.ExitRunFailed
+        case NonFatal(e) => // pingConn keeps its failures; this is the pool or the runtime failing
+          err.println(s"error: ${describe(e)}")
           return Main.ExitRunFailed
       }
     val secs = (System.nanoTime() - t0) / 1e9
@@ -291,6 +310,8 @@ object ScalaSocketsMain {
       "validation" -> Json.Obj("ok" -> Json.Bool(ok), "reason" -> reason.fold[Json.Value](Json.Null)(Json.Str(_))),
       "runtime" -> rt)))
     out.flush()
+    // As the Go client: a failed run still prints its record (exit 1), and says why on stderr in one line.
+    reason.foreach(why => err.println(s"validation failed: $why"))
     if (ok) Main.ExitOk else Main.ExitRunFailed
   }
 }
