@@ -210,16 +210,21 @@ object Cli {
         val arg = if (f.tpe == "enum") f.values.mkString("|") else n.stripPrefix("--").replace('-', '_').toUpperCase
         if (f.required) s" $n $arg" else s" [$n $arg]"
       }.mkString
-    val lines = s.languages(language).benchmarks.flatMap { b =>
+    val lang = s.languages(language)
+    val lines = lang.benchmarks.flatMap { b =>
       val bench = s.benchmarks(b)
       if (bench.roles.isEmpty) Seq(line(b, bench.flags))
-      else bench.roles.keys.toSeq.sorted.map(r => line(s"$b $r", bench.roles(r)))
+      else lang.roles.getOrElse(b, bench.roles.keys.toSeq.sorted).map(r => line(s"$b $r", bench.roles(r)))
     }
+    val threads =
+      if (language == Main.Language) Seq(
+        "  java -XX:ActiveProcessorCount=C -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-min=C",
+        "       -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-max=C -jar serverbench.jar ...")
+      else Seq("  java -XX:ActiveProcessorCount=C -cp serverbench.jar serverbench.ScalaSocketsMain ...")
     (("usage:" +: lines) ++ Seq(
       "  serverbench --version",
       "  serverbench --help",
-      "Prints one JSON record on stdout. Scheduler threads are set from outside:",
-      "  java -XX:ActiveProcessorCount=C -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-min=C",
-      "       -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-max=C -jar serverbench.jar ...")).mkString("\n")
+      "Prints one JSON record on stdout (a server: its listening line first). Scheduler threads are set from outside:") ++
+      threads).mkString("\n")
   }
 }
