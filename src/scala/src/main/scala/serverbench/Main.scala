@@ -1,6 +1,6 @@
 package serverbench
 
-import java.io.PrintStream
+import java.io.{InputStream, PrintStream}
 
 import scala.concurrent.Await
 import scala.concurrent.duration._
@@ -27,15 +27,20 @@ object Main {
     sys.exit(code) // only now: the record is out and the ActorSystem has terminated
   }
 
+  /** The process's streams, for a runner that talks before its record (a socket
+    * server's listening line, its stop line on stdin). */
+  final case class Io(in: InputStream, out: PrintStream, err: PrintStream)
+
   /** A benchmark's runner: the parsed command line in, its outcome out. */
-  type Runner = (ActorSystem, Cli.Run) => Outcome
+  type Runner = (ActorSystem, Cli.Run, Io) => Outcome
 
   /** Runners by benchmark (or "benchmark role"); every benchmark cli.json lists for
     * scala_akka needs one (CliTest checks). */
   val runners: Map[String, Runner] = Map(
-    "pingping" -> ((s, r) => PingPing.run(s, Cli.PingPingArgs(r), knobsOf(r))),
-    "spawn" -> ((s, r) => Spawn.run(s, Cli.SpawnArgs(r), knobsOf(r))),
-    "throughput" -> ((s, r) => Throughput.run(s, Cli.ThroughputArgs(r), knobsOf(r))))
+    "pingping" -> ((s, r, _) => PingPing.run(s, Cli.PingPingArgs(r), knobsOf(r))),
+    "spawn" -> ((s, r, _) => Spawn.run(s, Cli.SpawnArgs(r), knobsOf(r))),
+    "throughput" -> ((s, r, _) => Throughput.run(s, Cli.ThroughputArgs(r), knobsOf(r))),
+    "echo_flood server" -> ((s, r, io) => EchoFlood.run(s, r, io)))
 
   /** The paper variant's knobs of a run, resolved (Knobs); checked before anything runs. */
   def knobsOf(r: Cli.Run): Map[String, String] =
@@ -44,7 +49,8 @@ object Main {
   def runnerKey(benchmark: String, role: Option[String]): String = (benchmark +: role.toSeq).mkString(" ")
 
   /** Everything but the process exit, so that tests can call it. */
-  def run(args: Array[String], out: PrintStream, err: PrintStream, config: => Config = ConfigFactory.load()): Int =
+  def run(args: Array[String], out: PrintStream, err: PrintStream, config: => Config = ConfigFactory.load(),
+          in: InputStream = System.in): Int =
     Cli.parse(args.toSeq) match {
       case Left(msg) =>
         err.println(s"error: $msg")
@@ -71,9 +77,10 @@ object Main {
           system = ActorSystem("serverbench", Knobs.config(knobs, config))
           val (line, code) = cmd match {
             case r: Cli.Run =>
-              val o = runners(runnerKey(r.benchmark, r.role))(system, r)
+              val o = runners(runnerKey(r.benchmark, r.role))(system, r, Io(in, out, err))
               val fields = Seq[(String, Json.Value)](
-                "benchmark" -> Json.Str(r.benchmark),
+                "benchmark" -> Json.Str(r.benchmark)) ++
+                r.role.map(role => "role" -> (Json.Str(role): Json.Value)) ++ Seq[(String, Json.Value)](
                 "language" -> Json.Str(Language),
                 "variant" -> Json.Str(r.variant.getOrElse("")),
                 // knob flags given on the command line appear in params (resolved values: knobs)
@@ -95,6 +102,9 @@ object Main {
           out.flush()
           code
         } catch {
+          case e: RunFailure => // e.g. the port is taken: one line, no record
+            err.println(s"error: ${e.getMessage}")
+            ExitRunFailed
           // A runtime failure (e.g. OutOfMemoryError while spawning): one line, no record.
           case e: Throwable =>
             err.println(s"error: ${e.getClass.getName}: ${e.getMessage}")

@@ -1,0 +1,245 @@
+package serverbench
+
+import java.io.{BufferedReader, InputStream, InputStreamReader}
+import java.net.InetSocketAddress
+import java.nio.charset.StandardCharsets
+import java.util.concurrent.{LinkedBlockingQueue, TimeUnit, TimeoutException}
+import java.util.concurrent.atomic.{AtomicLong, LongAdder}
+
+import scala.concurrent.{Await, Promise}
+import scala.concurrent.duration._
+
+import akka.actor.{Actor, ActorRef, ActorSystem, Props, SupervisorStrategy, Terminated}
+import akka.event.{DefaultLoggingFilter, EventStream}
+import akka.io.{IO, Tcp}
+import akka.pattern.gracefulStop
+
+/** echo_flood server for scala_akka (docs/spec.md "Socket benchmarks", docs/sockets.md):
+  * Akka IO TCP (classic, akka.io.{IO, Tcp}), one actor per connection. A listener actor
+  * binds 127.0.0.1 (backlog 4,096 as the C and Erlang servers; the kernel caps it at
+  * net.core.somaxconn); for every Tcp.Connected it starts a Handler and registers it with
+  * the connection; the handler writes every Tcp.Received back with Tcp.Write.
+  *
+  * Back-pressure: ACK-based writes with pull-mode reading (Bind(pullMode = true)). A
+  * handler has at most one Write outstanding (Write(data, Ack)) and asks for the next read
+  * (Tcp.ResumeReading) only when that write's Ack has come back, i.e. when the bytes are in
+  * the kernel. Akka reads at most one buffer (akka.io.tcp.direct-buffer-size, 32 KiB in
+  * application.conf) per ResumeReading, so a connection holds at most one chunk in the
+  * server however slowly its peer reads: a slow reader fills its socket buffers and then
+  * simply is not read from (TCP flow control pushes back on the sender). No NACK /
+  * ResumeWriting protocol (Register(useResumeWriting = false)).
+  *
+  * Lifecycle as the other servers: one listening line once bound (before any connection
+  * is accepted), stop on stdin EOF, the line `stop`, SIGTERM/SIGINT or after
+  * --idle-timeout-s with no open connection; then the handlers are told to close (each
+  * first takes the Acks already queued for it, so bytes_written is exact), the listener is
+  * stopped, and Main prints ONE record with the counters. bytes_written = bytes echoed
+  * (counted when their Ack arrives). */
+object EchoFlood {
+  val Host = "127.0.0.1"
+  val Backlog = 4096
+  val TickMs = 100L
+  val StopGraceMs = 5000L
+  val BindWait: FiniteDuration = 30.seconds
+
+  /** Shared by every actor of one run; LongAdders because thousands of handlers add. */
+  final class Counters {
+    val bytesRead, bytesWritten, accepted, errors = new LongAdder
+    val open = new AtomicLong
+    @volatile var idleSinceNs: Long = System.nanoTime()
+    def closed(): Unit = if (open.decrementAndGet() == 0) idleSinceNs = System.nanoTime()
+  }
+
+  /** Set until the listener is bound: lets BindFailureLogFilter drop Akka's own
+    * stack-trace log of a failed bind (the run prints its one `error:` line instead). */
+  @volatile private[serverbench] var binding = false
+
+  case object StartAccepting
+  case object Shutdown
+  private case object Ack extends Tcp.Event
+  private case object Close
+  private case object ConnectionGone
+
+  final class Listener(port: Int, c: Counters, bound: Promise[InetSocketAddress]) extends Actor {
+    private val batch = context.system.settings.config.getInt("akka.io.tcp.batch-accept-limit")
+    private var tcpListener: Option[ActorRef] = None
+    private var stopping = false
+
+    // A handler that throws is stopped (its connection with it), never restarted.
+    override val supervisorStrategy: SupervisorStrategy = SupervisorStrategy.stoppingStrategy
+
+    override def preStart(): Unit =
+      IO(Tcp)(context.system) ! Tcp.Bind(self, new InetSocketAddress(Host, port), Backlog, Nil, pullMode = true)
+
+    def receive: Receive = {
+      case Tcp.Bound(local) =>
+        tcpListener = Some(sender())
+        bound.trySuccess(local)
+
+      case StartAccepting => // sent once the listening line is out
+        tcpListener.foreach(_ ! Tcp.ResumeAccepting(batch)) // pull mode: batches of Akka's own limit
+
+      case f @ Tcp.CommandFailed(_: Tcp.Bind) =>
+        val why = f.cause.map(e => Option(e.getMessage).getOrElse(e.toString)).getOrElse("bind failed")
+        bound.tryFailure(new RunFailure(s"cannot listen on $Host port $port: $why"))
+        context.stop(self)
+
+      case Tcp.Connected(_, _) =>
+        val conn = sender()
+        c.accepted.increment()
+        if (stopping) conn ! Tcp.Abort
+        else {
+          c.open.incrementAndGet()
+          val h = context.actorOf(handlerProps(conn, c))
+          // Same sender, so the connection sees Register before ResumeReading: its first
+          // read happens only once the handler is registered.
+          conn ! Tcp.Register(h, keepOpenOnPeerClosed = false, useResumeWriting = false)
+          conn ! Tcp.ResumeReading
+          // ResumeAccepting sets (not adds to) the listener's budget; renewing it on every
+          // Connected keeps accepting going even if an accepted socket never reports.
+          tcpListener.foreach(_ ! Tcp.ResumeAccepting(batch))
+        }
+
+      case Shutdown =>
+        stopping = true
+        tcpListener.foreach(_ ! Tcp.Unbind)
+        context.children.foreach(_ ! Close)
+
+      case Tcp.Unbound => ()
+    }
+  }
+
+  private def handlerProps(conn: ActorRef, c: Counters): Props = Props(new Handler(conn, c))
+
+  /** One connection. State: the connection, whether a Write is out and how many bytes it
+    * carries, and (only if Akka ever delivers a read while a write is out) those bytes. */
+  final class Handler(conn: ActorRef, c: Counters) extends Actor {
+    private var inFlight = -1 // bytes of the outstanding Write; -1: none
+    private var queued: akka.util.ByteString = akka.util.ByteString.empty
+    private var closedSeen = false
+
+    override def preStart(): Unit = context.watch(conn)
+
+    private def write(data: akka.util.ByteString): Unit = {
+      inFlight = data.length
+      conn ! Tcp.Write(data, Ack)
+    }
+
+    def receive: Receive = {
+      case Tcp.Received(data) =>
+        c.bytesRead.add(data.length.toLong)
+        // In pull mode a read comes only after our ResumeReading, i.e. with no write out;
+        // should one come anyway, it waits here (bounded by that same rule).
+        if (inFlight >= 0) queued = queued ++ data else write(data)
+
+      case Ack =>
+        c.bytesWritten.add(inFlight.toLong)
+        inFlight = -1
+        if (queued.nonEmpty) {
+          val d = queued
+          queued = akka.util.ByteString.empty
+          write(d)
+        } else conn ! Tcp.ResumeReading
+
+      case Tcp.CommandFailed(_: Tcp.Write) =>
+        c.errors.increment()
+        conn ! Tcp.Abort
+        context.stop(self)
+
+      case Tcp.ErrorClosed(_) =>
+        closedSeen = true
+        c.errors.increment()
+        context.stop(self)
+
+      case _: Tcp.ConnectionClosed => // PeerClosed (the client is done), or our own Abort
+        closedSeen = true
+        context.stop(self)
+
+      case Close => context.stop(self) // the server stops; the connection aborts with us
+
+      // The connection's closed event, if any, was queued before its Terminated arrived
+      // (a system message that overtakes it); look again after what is queued.
+      case Terminated(`conn`) => self ! ConnectionGone
+      case ConnectionGone =>
+        if (!closedSeen) c.errors.increment() // the connection actor died without a reason
+        context.stop(self)
+    }
+
+    override def postStop(): Unit = c.closed()
+  }
+
+  def run(system: ActorSystem, r: Cli.Run, io: Main.Io): Outcome = {
+    val port = r.params.int("port")
+    val idleS = r.params.double("idle_timeout_s")
+    val idleNs = (idleS * 1e9).toLong
+    val c = new Counters
+    val bound = Promise[InetSocketAddress]()
+    binding = true
+    val listener = system.actorOf(Props(new Listener(port, c, bound)), "echo-flood-listener")
+    val local =
+      try Await.result(bound.future, BindWait)
+      catch {
+        case _: TimeoutException => throw new RunFailure(s"not bound to $Host port $port within ${BindWait.toSeconds} s")
+      }
+    binding = false // (left set after a failed bind: the listener may still be logging it)
+    val t0 = System.nanoTime()
+    c.idleSinceNs = t0
+    io.out.println(s"""{"event":"listening","benchmark":"echo_flood","role":"server","language":"${Main.Language}","address":"$Host","port":${local.getPort}}""")
+    io.out.flush()
+    listener ! StartAccepting
+
+    val stop = new LinkedBlockingQueue[String]()
+    val stdin = new Thread(() => {
+      val rd = new BufferedReader(new InputStreamReader(io.in, StandardCharsets.UTF_8))
+      var line = try rd.readLine() catch { case _: java.io.IOException => null }
+      while (line != null && line.trim != "stop") line = try rd.readLine() catch { case _: java.io.IOException => null }
+      stop.offer(if (line == null) "stdin_eof" else "stop_line")
+    }, "stdin-watch")
+    stdin.setDaemon(true)
+    stdin.start()
+    val restoreSignals = Signals.onTermination(() => stop.offer("signal"))
+
+    var reason: String = null
+    try {
+      while (reason == null) {
+        reason = stop.poll(TickMs, TimeUnit.MILLISECONDS)
+        if (reason == null) {
+          if (system.whenTerminated.isCompleted)
+            throw new IllegalStateException("the actor system terminated while serving (see stderr)")
+          if (c.open.get == 0 && System.nanoTime() - c.idleSinceNs >= idleNs) reason = "idle_timeout"
+        }
+      }
+    } finally restoreSignals()
+
+    // Stop: no more accepts; every handler closes after what is already queued for it.
+    listener ! Shutdown
+    val graceEnd = System.nanoTime() + StopGraceMs * 1000000L
+    while (c.open.get > 0 && System.nanoTime() < graceEnd) Thread.sleep(10)
+    try Await.result(gracefulStop(listener, StopGraceMs.millis), (StopGraceMs + 1000).millis)
+    catch { case _: TimeoutException | _: akka.pattern.AskTimeoutException => () }
+    val secs = (System.nanoTime() - t0) / 1e9
+
+    Outcome(
+      params = Json.Obj("port" -> Json.Int(port.toLong), "idle_timeout_s" -> Json.Num(idleS)),
+      metrics = Json.Obj(
+        "elapsed_s" -> Json.Num(secs),
+        "port" -> Json.Int(local.getPort.toLong),
+        "connections_accepted" -> Json.Int(c.accepted.sum),
+        "bytes_read" -> Json.Int(c.bytesRead.sum),
+        "bytes_written" -> Json.Int(c.bytesWritten.sum),
+        "connection_errors" -> Json.Int(c.errors.sum),
+        "stop_reason" -> Json.Str(reason)),
+      validation = Json.Obj("ok" -> Json.Bool(true), "reason" -> Json.Null),
+      ok = true)
+  }
+}
+
+/** akka.logging-filter (application.conf): Akka's default filter, except that while an
+  * echo_flood listener is binding the TCP listener's errors (a failed bind, logged with a
+  * stack trace) are dropped: the run reports that failure in its one `error:` line. Accept
+  * errors later in the run are still logged. */
+final class BindFailureLogFilter(settings: ActorSystem.Settings, eventStream: EventStream)
+    extends DefaultLoggingFilter(() => eventStream.logLevel) {
+  override def isErrorEnabled(logClass: Class[_], logSource: String): Boolean =
+    !(EchoFlood.binding && logClass.getName == "akka.io.TcpListener") && super.isErrorEnabled(logClass, logSource)
+}
