@@ -1,6 +1,14 @@
-"""A deliberately broken echo_flood server for tests: it follows the socket-server
-lifecycle but flips one byte in every 100,000 it echoes (the load generator must then
-record the run `invalid`). Usage: echo_broken_server.py echo_flood server --port 0 ..."""
+"""A deliberately broken echo_flood server for tests. It follows the socket-server
+lifecycle and, by mode (an optional first argument):
+
+  --flip (default)  flips one byte in every 100,000 it echoes (the load generator must
+                    then record the run `invalid`);
+  --lie-under       echoes every byte faithfully but reports one 32 KiB chunk less read
+                    and written than it did (only the harness's byte cross-check sees it);
+  --lie-over        echoes faithfully but reports 64 MiB more read and written than it did
+                    (more than any client could have sent within its in-flight window).
+
+Usage: echo_broken_server.py [--flip|--lie-under|--lie-over] echo_flood server --port 0 ..."""
 
 import json
 import os
@@ -9,9 +17,11 @@ import socket
 import sys
 
 BACKLOG = 64
+MODES = {"--flip": 0, "--lie-under": -32768, "--lie-over": 64 * 2**20}  # mode -> counters' offset
 
 
 def main() -> int:
+    mode = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in MODES else "--flip"
     ls = socket.socket()
     ls.bind(("127.0.0.1", 0))
     ls.listen(BACKLOG)
@@ -56,7 +66,7 @@ def main() -> int:
                     continue
                 n_read += len(data)
                 out = bytearray(data)
-                for i in range(len(out)):
+                for i in range(len(out)) if mode == "--flip" else ():
                     if (n_written + i) % 100_000 == 99_999:
                         out[i] ^= 0xFF
                 try:
@@ -78,8 +88,8 @@ def main() -> int:
             "elapsed_s": 0.1,
             "port": port,
             "connections_accepted": accepted,
-            "bytes_read": n_read,
-            "bytes_written": n_written,
+            "bytes_read": max(0, n_read + MODES[mode]),
+            "bytes_written": max(0, n_written + MODES[mode]),
             "connection_errors": 0,
             "stop_reason": "stdin_eof",
         },

@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from serverbench import contract, records
-from serverbench.harness import sockets
+from serverbench.harness import sockets, sockets_bytes
 from serverbench.harness.launch import Launcher
 from serverbench.harness.task import Task
 
@@ -162,3 +162,60 @@ def test_server_killed_mid_flood_is_crashed(launcher, monkeypatch):
     th.join()
     assert rec["status"] in ("crashed", "invalid"), rec["status_reason"]
     assert rec["server"]["signal"] == signal.SIGKILL or "server" in (rec["status_reason"] or "")
+
+
+# ---- byte accounting across the two records (harness.sockets_bytes) ---------------------
+def _liar(tmp_path, mode):
+    return Launcher(
+        sweep_id="t",
+        host=HOST,
+        allowed_cpus=sorted(os.sched_getaffinity(0)),
+        tmpdir=str(tmp_path),
+        commands={"python_threads": [sys.executable, str(BROKEN), mode]},
+    )
+
+
+def test_server_lying_about_its_counters_is_invalid(tmp_path):
+    _need("c")
+    rec = run(_liar(tmp_path, "--lie-under"), task("python_threads", conns=2, d=4 * 32768))
+    assert rec["validation"]["ok"] is True  # every byte came back right: only the cross-check sees it
+    assert rec["status"] == "invalid"
+    assert rec["status_reason"] == (
+        "byte accounting: the client wrote 262144 and verified 262144 bytes; "
+        "the server says it read 229376 and wrote 229376"
+    )
+
+
+def test_server_lying_in_saturate_mode_is_invalid(tmp_path):
+    _need("c")
+    rec = run(_liar(tmp_path, "--lie-over"), task("python_threads", conns=2, mode="saturate", duration_s=1.0))
+    assert rec["validation"]["ok"] is True and rec["status"] == "invalid"
+    m = rec["metrics"]
+    said = rec["server"]["record"]["metrics"]["bytes_read"]
+    assert rec["status_reason"] == (
+        f"byte accounting: the server says it read {said} bytes but the client wrote only {m['bytes_written']}"
+    )
+
+
+def test_saturate_tolerance_is_the_in_flight_window():
+    w = sockets_bytes.in_flight_window(2)
+    assert w == (5 * 2 + 1) * 32768
+    p = {"mode": "saturate", "connections": 2}
+    client = {"bytes_written": 10_000_000 + w, "bytes_verified": 10_000_000}
+    ok = [(10_000_000, 10_000_000), (10_000_000 + w, 10_000_000 + w), (10_000_000 + w, 10_000_000 + 5)]
+    for read, wrote in ok:  # anything between what the client verified and what it wrote
+        assert sockets_bytes.mismatch("echo_flood", p, client, {"bytes_read": read, "bytes_written": wrote}) is None
+    bad = {
+        (10_000_000, 9_999_999): "verified 10000000 bytes but the server says it wrote only 9999999",
+        (10_000_001 + w, 10_000_000): f"read {10_000_001 + w} bytes but the client wrote only {10_000_000 + w}",
+        (10_000_000, 10_000_001): "wrote 10000001 bytes but read only 10000000",
+    }
+    for (read, wrote), why in bad.items():
+        assert why in sockets_bytes.mismatch("echo_flood", p, client, {"bytes_read": read, "bytes_written": wrote})
+    flood, fp = {"bytes_written": 100, "bytes_verified": 100}, {"mode": "flood"}
+    assert sockets_bytes.mismatch("echo_flood", fp, flood, {"bytes_read": 100, "bytes_written": 100}) is None
+    assert "read 100 and wrote 99" in sockets_bytes.mismatch(
+        "echo_flood", fp, flood, {"bytes_read": 100, "bytes_written": 99}
+    )
+
+

@@ -15,7 +15,8 @@ in one place; limits and `serve` are already separate modules; plan expansion
      SIGTERM and SIGKILL to its process group if it has not exited; reaps it;
   5. returns ONE raw record: the client's run as the envelope plus server_language,
      placement, client_cpus, server_cpus and `server` (its record, exit, status, CPU
-     times, peak RSS, stderr tail). Byte accounting is checked across the two records.
+     times, peak RSS, stderr tail). Byte accounting is checked across the two records
+     (sockets_bytes).
 
 task.cores is the number of CPUs of EACH side. placement 'split': server on the first
 task.cores allowed CPUs, client on the next task.cores; 'shared': both on the first
@@ -34,7 +35,7 @@ import time
 from dataclasses import replace
 
 from serverbench import contract
-from serverbench.harness import classify, limits
+from serverbench.harness import classify, limits, sockets_bytes
 from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: the family's API)
     PLACEMENTS,
     SocketLimitError,
@@ -442,11 +443,6 @@ def _overall_status(rec: dict, task: Task) -> None:
     if s["status"] != "ok":
         rec["status"], rec["status_reason"] = "invalid", f"server ({s['language']}): {s['status_reason']}"
         return
-    m, sm = rec["metrics"], s["record"]["metrics"]
-    if task.benchmark == "tcp_pingpong" and int(task.params.get("read_buffer_bytes", 4)) >= 4:
-        if sm["bytes_read"] != m["bytes_written"] or sm["bytes_written"] != m["bytes_read"]:
-            rec["status"] = "invalid"
-            rec["status_reason"] = (
-                f"byte accounting: client wrote {m['bytes_written']} and read {m['bytes_read']}, "
-                f"server read {sm['bytes_read']} and wrote {sm['bytes_written']}"
-            )
+    why = sockets_bytes.mismatch(task.benchmark, task.params, rec["metrics"], s["record"]["metrics"])
+    if why:  # the server's own counters against the client's (sockets_bytes: which tolerance, why)
+        rec["status"], rec["status_reason"] = "invalid", why
