@@ -5,8 +5,10 @@ mid-flood (crashed), and nothing left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -217,5 +219,63 @@ def test_saturate_tolerance_is_the_in_flight_window():
     assert "read 100 and wrote 99" in sockets_bytes.mismatch(
         "echo_flood", fp, flood, {"bytes_read": 100, "bytes_written": 99}
     )
+
+
+# ---- python_threads stops fast whatever its thread count --------------------------------
+def _tree(pid: int) -> list[psutil.Process]:
+    p = psutil.Process(pid)
+    return [p, *p.children(recursive=True)]
+
+
+@pytest.mark.parametrize("how", ["busy", "starved"])
+def test_python_threads_stops_within_3_s_with_512_connections(how):
+    """512 connections, half of them blocked in send (their client never reads). 'starved':
+    the connection threads cannot run at all (the worker is SIGSTOPped), as when thousands
+    of them wake at once and queue for the GIL: a one-process server then did not see its
+    stdin close for 6-40 s at 16,384 connections. The stop must not depend on them."""
+    _need("python_threads")
+    argv = [str(contract.executable("python_threads")), "python_threads", "echo_flood", "server", "--port", "0"]
+    pre = sockets._preexec(sorted(os.sched_getaffinity(0)))  # RLIMIT_NOFILE raised, dies with the test
+    srv = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=pre)
+    conns, worker = [], None
+    try:
+        port = json.loads(srv.stdout.readline())["port"]
+        payload = b"x" * (256 * 1024)
+        for i in range(512):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.setblocking(False)
+            if i % 2 == 0:  # half send and never read: their threads end up blocked in send
+                try:
+                    s.send(payload)
+                except BlockingIOError:
+                    pass
+            conns.append(s)  # the other half stay silent: their threads block in recv
+        deadline = time.monotonic() + 60
+        while sum(p.num_threads() for p in _tree(srv.pid)) < 512 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        tree = _tree(srv.pid)
+        assert sum(p.num_threads() for p in tree) >= 512, "the server did not start a thread per connection"
+        worker = tree[-1]
+        time.sleep(1.0)
+        if how == "starved":
+            worker.send_signal(signal.SIGSTOP)
+        t0 = time.monotonic()
+        srv.stdin.close()
+        srv.wait(timeout=30)
+        took = time.monotonic() - t0
+        rec = json.loads(srv.stdout.read().decode().strip().splitlines()[-1])
+    finally:
+        for s in conns:
+            s.close()
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    assert took < 3.0, f"python_threads took {took:.2f} s to stop with 512 connections ({how})"
+    assert srv.returncode == 0 and records.native_errors(rec) is None, records.native_errors(rec)
+    m = rec["metrics"]
+    assert m["connections_accepted"] == 512 and m["stop_reason"] == "stdin_eof"
+    assert 0 < m["bytes_written"] <= m["bytes_read"] <= 256 * 256 * 1024
+    assert m["connection_errors"] == 0  # the stop closes the connections; that is not their error
+    assert not psutil.pid_exists(worker.pid) or worker.status() == psutil.STATUS_ZOMBIE
 
 
