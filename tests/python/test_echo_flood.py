@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from serverbench import contract, records
-from serverbench.harness import sockets, sockets_bytes
+from serverbench.harness import sockets, sockets_bytes, sockets_probe
 from serverbench.harness.launch import Launcher
 from serverbench.harness.task import Task
 
@@ -164,6 +164,146 @@ def test_server_killed_mid_flood_is_crashed(launcher, monkeypatch):
     th.join()
     assert rec["status"] in ("crashed", "invalid"), rec["status_reason"]
     assert rec["server"]["signal"] == signal.SIGKILL or "server" in (rec["status_reason"] or "")
+
+
+# ---- saturation: the server seen from /proc over the sending window (harness.sockets_probe) ----
+def test_saturation_row_from_proc(launcher):
+    _need("c")
+    rec = run(launcher, task("c", conns=8, mode="saturate", duration_s=2.0, timeout_s=45.0))
+    assert rec["status"] == "ok", rec["status_reason"]
+    assert rec["params"]["client_timeout_s"] == 40.0  # the real timeout (the run's less the margin)
+    # the window: from min(0.2 x 2 s, 1 s) = 0.4 s to 2 s - min(0.1 x 2 s, 0.25 s) = 1.8 s after the client's start
+    assert 1.2 <= rec["saturation_window_s"] <= 1.5, rec["saturation_window_s"]
+    cpu = rec["server_cpu_user_pct"] + rec["server_cpu_system_pct"]
+    assert 1.0 < cpu <= 100 * len(rec["server_cpus"]) + 5, cpu  # one pinned CPU at most (tick rounding)
+    assert rec["server_threads"] == 1  # the c server: one thread
+    assert rec["server_ctx_switches_per_s"] > 0
+    assert rec["host_ctx_switches_per_s"] >= 0.9 * rec["server_ctx_switches_per_s"]
+    assert 1 << 20 < rec["server_rss_peak_bytes"] < 1 << 30
+    assert rec["tcp_mem_bytes_peak"] > 0 and rec["tcp_mem_bytes_peak"] % os.sysconf("SC_PAGE_SIZE") == 0
+    assert rec["sockets_used_peak"] >= 2 * 8  # both ends of every connection (one namespace)
+
+
+def test_flood_records_have_null_saturation_fields(launcher):
+    _need("c")
+    rec = run(launcher, task("c", conns=2))
+    assert rec["status"] == "ok", rec["status_reason"]
+    assert all(rec[f] is None for f in sockets_probe.FIELDS)
+
+
+_CHILD = """
+import sys, threading, time
+phase, threads = sys.argv[1], int(sys.argv[2])
+t0 = time.monotonic()
+def naps():
+    while time.monotonic() - t0 < 3.5:
+        time.sleep(0.001)
+for _ in range(threads):
+    threading.Thread(target=naps).start()
+if phase == "burn_first":  # busy only during its 'start-up', then idle
+    while time.monotonic() - t0 < 0.5:
+        pass
+    time.sleep(3.0)
+elif phase == "burn_later":  # idle during 'start-up', then busy
+    time.sleep(0.8)
+    while time.monotonic() - t0 < 3.5:
+        pass
+"""
+
+
+def _probe_child(phase: str, threads: int = 0) -> dict:
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, phase, str(threads)])
+    try:
+        probe = sockets_probe.Probe(child.pid, saturate_s=3.0, host_floor=None)
+        probe.start(client_pid=child.pid)
+        time.sleep(3.2)
+        probe.stop()
+    finally:
+        child.wait(timeout=30)
+    return probe.fields()
+
+
+def test_probe_cpu_is_over_the_window_not_the_lifetime():
+    f = _probe_child("burn_first")  # 0.5 s of CPU before the window (0.6 s - 2.75 s): none inside
+    assert abs(f["saturation_window_s"] - 2.15) < 0.2, f
+    assert f["server_cpu_user_pct"] + f["server_cpu_system_pct"] < 10, f
+    f = _probe_child("burn_later")  # busy through the window
+    assert f["server_cpu_user_pct"] > 40, f
+
+
+def test_probe_sums_context_switches_over_threads():
+    # four threads nap 1 ms at a time (voluntary switches); the main thread only waits for them
+    f = _probe_child("naps", threads=4)
+    assert f["server_threads"] == 5, f
+    assert f["server_ctx_switches_per_s"] > 1000, f  # the main thread alone would show ~0
+    assert f["host_ctx_switches_per_s"] >= 0.9 * f["server_ctx_switches_per_s"], f
+
+
+# ---- the kernel-memory guard of large runs (monkeypatched /proc readers) ----------------
+def _fake_after(monkeypatch, name: str, after_s: float, value):
+    """Replace sockets_probe.<name> by the real reader until `after_s` after its first call."""
+    real, first = getattr(sockets_probe, name), []
+
+    def fake():
+        first.append(first[0] if first else time.monotonic())
+        return value(real()) if time.monotonic() - first[0] >= after_s else real()
+
+    monkeypatch.setattr(sockets_probe, name, fake)
+
+
+def _at_pressure(ss):
+    pressure = sockets_probe.read_tcp_mem()[1]
+    return {**ss, "tcp_mem_pages": pressure}
+
+
+@pytest.mark.parametrize(
+    "reader,value,named",
+    [
+        ("read_sockstat", _at_pressure, "net.ipv4.tcp_mem's pressure threshold"),
+        ("read_mem_available", lambda _: 100 << 20, "below the harness's host floor of 1073741824 bytes"),
+    ],
+)
+def test_large_run_refused_before_it_starts(launcher, monkeypatch, reader, value, named):
+    _need("c")
+    monkeypatch.setattr(sockets_probe, "GUARD_MIN_CONNECTIONS", 4)  # "large" = 4 connections here
+    _fake_after(monkeypatch, reader, 0.0, value)
+    started, real_init = [], sockets.Server.__init__
+
+    def spy(self, *a, **kw):
+        started.append(1)
+        real_init(self, *a, **kw)
+
+    monkeypatch.setattr(sockets.Server, "__init__", spy)
+    rec = run(launcher, task("c", conns=4))
+    assert rec["status"] == "failed_to_start" and not started  # no server was started
+    why = rec["status_reason"]
+    assert why.startswith("refused: 4 connections: ") and named in why, why
+    small = run(launcher, task("c", conns=3))  # below the size the floors apply to: runs
+    assert small["status"] == "ok" and started == [1], small["status_reason"]
+
+
+@pytest.mark.parametrize(
+    "reader,value,named",
+    [
+        ("read_sockstat", _at_pressure, "kernel TCP memory"),
+        ("read_mem_available", lambda _: 100 << 20, "MemAvailable"),
+    ],
+)
+def test_guard_stops_a_large_run_cleanly(launcher, monkeypatch, reader, value, named):
+    _need("c")
+    monkeypatch.setattr(sockets_probe, "GUARD_MIN_CONNECTIONS", 4)
+    _fake_after(monkeypatch, reader, 1.5, value)  # the floor is crossed 1.5 s into the run
+    t0 = time.monotonic()
+    rec = run(launcher, task("c", conns=4, mode="saturate", duration_s=30.0, timeout_s=60.0))
+    assert time.monotonic() - t0 < 15, "the guard did not stop the 30 s run"
+    assert rec["status"] == "over_memory_budget", (rec["status"], rec["status_reason"])
+    assert rec["status_reason"].startswith("stopped by the harness") and named in rec["status_reason"]
+    assert rec["signal"] == signal.SIGKILL  # the client was killed ...
+    s = rec["server"]  # ... the server stopped as after any run: its stdin closed, its record printed
+    assert s["status"] == "ok" and s["record"]["metrics"]["stop_reason"] == "stdin_eof", s["status_reason"]
+    with pytest.raises(ConnectionRefusedError):  # nothing listens on its port any more
+        socket.create_connection(("127.0.0.1", s["port"]), timeout=5).close()
+    # the autouse fixture checks that no process is left
 
 
 # ---- byte accounting across the two records (harness.sockets_bytes) ---------------------

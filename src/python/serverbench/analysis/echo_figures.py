@@ -2,7 +2,8 @@
 
 A run's `language` is the load generator's (always `c`); `server_language` is the echo
 server. D = bytes_per_connection, N = connections; mode `flood` (time to echo N x D) or
-`saturate` (N connections sending without end; the server's CPU use and the client delay).
+`saturate` (N connections sending without end; the server seen from /proc over the sending
+window -- CPU, context switches, RSS, kernel socket memory -- and the client delay).
 """
 
 from __future__ import annotations
@@ -118,22 +119,54 @@ def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
     return fig
 
 
+# The saturation table: (column, the raw record's field, scale). Window fields are
+# harness.sockets_probe's (server sampled from /proc over the client's sending window).
+SATURATION_COLUMNS = (
+    ("window_s", "saturation_window_s", 1.0),
+    ("user_pct", "server_cpu_user_pct", 1.0),
+    ("system_pct", "server_cpu_system_pct", 1.0),
+    ("ctx_switches_per_s", "server_ctx_switches_per_s", 1.0),
+    ("host_ctx_switches_per_s", "host_ctx_switches_per_s", 1.0),
+    ("threads", "server_threads", 1.0),
+    ("rss_peak_MiB", "server_rss_peak_bytes", 2.0**-20),
+    ("tcp_mem_peak_MiB", "tcp_mem_bytes_peak", 2.0**-20),
+    ("sockets_used_peak", "sockets_used_peak", 1.0),
+    ("client_delay_s", "client_delay_s", 1.0),
+    ("load_generator_cpu_share", "client_cpu_share", 1.0),
+)
+
+
+def _median(g: pd.DataFrame, col: str) -> float:
+    if col not in g:
+        return np.nan
+    v = pd.to_numeric(g[col], errors="coerce").dropna()
+    return float(np.median(v)) if len(v) else np.nan
+
+
 def saturation_table(P) -> pd.DataFrame:
-    """One row per server from the saturate-mode runs: the server's CPU % over its life
-    (user, system), peak RSS, the client delay, the load generator's CPU share."""
+    """One row per server and N from the saturate-mode runs (median over trials): the
+    server's user and system CPU % and context switches per second over the sampled
+    window, the machine's context switches per second, peaks of the server's RSS, the
+    kernel's TCP memory and sockets in use, the client delay (and in how many trials the
+    extra connection got no echo at all), the load generator's CPU share. Runs recorded
+    before the window was sampled fall back to the server's CPU over its whole life
+    (a lower bound; `cpu_over` says which) and its peak RSS from wait4."""
     d = runs(P, "saturate")
     if d.empty:
         return pd.DataFrame()
     out = []
-    for s, g in d.groupby("server_language"):
-        wall = g.get("server.wall_s", pd.Series(np.nan, index=g.index))
-        row = {"server": s, "connections": int(g["connections"].max()), "n": len(g)}
-        for col, name in (("server.user_cpu_s", "user_pct"), ("server.system_cpu_s", "system_pct")):
-            row[name] = float(np.median(100 * g[col] / wall)) if col in g else np.nan
-        row["peak_rss_MiB"] = (
-            float(np.median(g["server.peak_rss_bytes"])) / 2**20 if "server.peak_rss_bytes" in g else np.nan
-        )
-        row["client_delay_s"] = float(np.median(g["client_delay_s"])) if "client_delay_s" in g else np.nan
-        row["load_generator_cpu_share"] = float(np.median(g["client_cpu_share"])) if "client_cpu_share" in g else np.nan
+    for (s, n), g in d.groupby(["server_language", "connections"]):
+        row: dict = {"server": s, "connections": int(n), "n": len(g)}
+        for name, field, scale in SATURATION_COLUMNS:
+            row[name] = _median(g, field) * scale
+        row["cpu_over"] = "window"
+        if np.isnan(row["user_pct"]) and "server.user_cpu_s" in g and "server.wall_s" in g:
+            row["user_pct"] = _median(g.assign(_v=100 * g["server.user_cpu_s"] / g["server.wall_s"]), "_v")
+            row["system_pct"] = _median(g.assign(_v=100 * g["server.system_cpu_s"] / g["server.wall_s"]), "_v")
+            row["cpu_over"] = "lifetime"
+        if np.isnan(row["rss_peak_MiB"]):
+            row["rss_peak_MiB"] = _median(g, "server.peak_rss_bytes") / 2**20
+        delay = g["client_delay_s"] if "client_delay_s" in g else pd.Series(np.nan, index=g.index)
+        row["no_delay_echo"] = int(pd.to_numeric(delay, errors="coerce").isna().sum())
         out.append(row)
     return pd.DataFrame(out)

@@ -17,24 +17,33 @@ green thread per connection), `python_threads` (a thread per connection, 256 KiB
 On this machine the open-files hard limit is 20,000, so the largest N is 16,384 (the
 harness refuses 32,768 in one line naming RLIMIT_NOFILE).
 """
+SATURATION_TEXT = """\
+Saturation (N connections sending without end for duration_s; median over trials). The
+harness samples the server from /proc over a window inside the sending window (from
+min(0.2 x duration_s, 1 s) after the load generator starts until duration_s after it):
+`user_pct`/`system_pct` = the server process tree's CPU over the window, % of one CPU
+(utime/stime deltas); `ctx_switches_per_s` = voluntary + nonvoluntary context switches
+summed over the server's threads (`threads`), `host_ctx_switches_per_s` = the whole
+machine's (/proc/stat `ctxt`); `rss_peak_MiB` = the server tree's largest sampled RSS;
+`tcp_mem_peak_MiB` and `sockets_used_peak` = /proc/net/sockstat (the whole network
+namespace: both sides' sockets). `client_delay_s` = one more connection's 32 KiB echo
+half way through; `no_delay_echo` = trials in which it got no echo at all (30 s past the
+window). `cpu_over` = `lifetime` marks runs recorded before the window was sampled (CPU
+over the server's whole life incl. start-up: a lower bound):
+"""
 
 
 @registry.report_section("Socket benchmarks: echo flood", order=65)
 def echo_flood_section(P) -> list:
-    d = runs(P)
-    if d.empty:
+    d, sat = runs(P), saturation_table(P)
+    if d.empty and sat.empty:
         return ["No echo_flood runs in this sweep (profile `servers` or `quick` runs them)."]
-    blocks: list = [INTRO, registry.FigureRef("fig_echo_flood")]
-    t = per_server(d)
-    blocks += ["Seconds to echo N x D per server (median and min of trials):", t.round(4)]
-    sat = saturation_table(P)
+    blocks: list = [INTRO]
+    if not d.empty:
+        blocks.append(registry.FigureRef("fig_echo_flood"))
+        blocks += ["Seconds to echo N x D per server (median and min of trials):", per_server(d).round(4)]
     if not sat.empty:
-        blocks += [
-            "Saturation (N connections sending without end; server CPU % = its CPU seconds over its "
-            "lifetime, peak RSS; client delay = one more connection's 32 KiB echo during saturation). "
-            "Context switches/s and kernel socket memory are not recorded yet:",
-            sat.round(3),
-        ]
+        blocks += [SATURATION_TEXT, sat.round(3)]
     ref = reference_saturation()
     if not ref.empty:
         blocks += ["The original's saturation table (32,768 connections, 2010, vmstat):", ref]

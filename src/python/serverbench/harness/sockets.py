@@ -1,22 +1,24 @@
 """The socket-benchmark family (tcp_pingpong, echo_flood): one server and one client.
 
-Over 400 lines for now: one run's lifecycle (limits, server, client, stop, record) kept
-in one place; limits and `serve` are already separate modules; plan expansion
-(expand_plan) is the next part to move out.
+Over 400 lines for now: one run's lifecycle kept in one place; limits and plan expansion
+(sockets_limits), `serve`, the /proc probe (sockets_probe) and the byte accounting
+(sockets_bytes) are separate modules; the Server class is the next part to move out.
 
 `run_socket_task(launcher, task)` is the "socket" entry of launch.FAMILY_RUNNERS:
-  1. checks the limits (open files, ephemeral ports) for task.params['connections'];
-     a size they cannot hold is refused with one line (status failed_to_start);
+  1. checks the limits (open files, ephemeral ports; from 1,024 connections the kernel's
+     TCP memory and the host's memory floor) for task.params['connections']; a size they
+     cannot hold is refused with one line (status failed_to_start);
   2. starts the server (task.options['server_language'], default the client's language)
      as a fresh process in its own session, pinned to its CPUs, RLIMIT_NOFILE raised to
      the hard limit, stdin a pipe; waits for its one listening line (bounded);
-  3. runs the client (task.language) pinned to the client CPUs, bounded by the timeout;
+  3. runs the client (task.language) pinned to the client CPUs, bounded by the timeout,
+     the server sampled from /proc meanwhile (sockets_probe: saturation fields, guard);
   4. closes the server's stdin (its stop signal), waits for its record (bounded), then
      SIGTERM and SIGKILL to its process group if it has not exited; reaps it;
   5. returns ONE raw record: the client's run as the envelope plus server_language,
-     placement, client_cpus, server_cpus and `server` (its record, exit, status, CPU
-     times, peak RSS, stderr tail). Byte accounting is checked across the two records
-     (sockets_bytes).
+     placement, client_cpus, server_cpus, `server` (its record, exit, status, CPU times,
+     peak RSS, stderr tail) and, for echo_flood, sockets_probe.FIELDS. Byte accounting
+     is checked across the two records (sockets_bytes).
 
 task.cores is the number of CPUs of EACH side. placement 'split': server on the first
 task.cores allowed CPUs, client on the next task.cores; 'shared': both on the first
@@ -35,11 +37,12 @@ import time
 from dataclasses import replace
 
 from serverbench import contract
-from serverbench.harness import classify, limits, sockets_bytes
+from serverbench.harness import classify, limits, sockets_bytes, sockets_probe
 from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: the family's API)
     PLACEMENTS,
     SocketLimitError,
     check_connections,
+    check_memory_floors,
     expand,
     expand_plan,
     nofile_limits,
@@ -218,11 +221,13 @@ def run_socket_task(lau, task: Task) -> dict:
         client_cpus=[],
         server_cpus=[],
         server=_server_part(server_lang, sargv, senv, []),
+        **(dict.fromkeys(sockets_probe.FIELDS) if task.benchmark == "echo_flood" else {}),
     )
     try:
         server_cpus, client_cpus = placement_cpus(lau.allowed_cpus, task.cores, placement)
         if "connections" in task.params:
             check_connections(int(task.params["connections"]))
+            check_memory_floors(int(task.params["connections"]), sockets_probe.host_floor_bytes(task))
     except SocketLimitError as e:
         rec["status_reason"] = f"refused: {e}"
         return rec
@@ -256,7 +261,9 @@ def run_socket_task(lau, task: Task) -> dict:
         rec.update(command=cargv, env=cenv)
         left = task.timeout_s - (time.perf_counter() - t_start)
         ctask = replace(task, params={**cparams, "host": contract.cli_contract()["sockets"]["host"]})
-        _run_client(lau, rec, ctask, cargv, lau.child_env(cenv), client_cpus, c_out, c_err, max(1.0, left), srv)
+        probe = sockets_probe.for_task(task, srv.proc.pid)
+        _run_client(lau, rec, ctask, cargv, lau.child_env(cenv), client_cpus, c_out, c_err, max(1.0, left), probe)
+        sockets_probe.apply(rec, task, probe)
         crashed_before_stop = srv.poll()
         action = srv.stop()
         _fill_server(rec, srv, action, crashed_before_stop)
@@ -275,23 +282,10 @@ def run_socket_task(lau, task: Task) -> dict:
 
 
 def _server_part(lang, argv, env, cpus) -> dict:
-    return {
-        "language": lang,
-        "command": argv,
-        "env": env,
-        "pinned_cpus": cpus,
-        "port": None,
-        "record": None,
-        "exit_code": None,
-        "signal": None,
-        "status": "failed_to_start",
-        "status_reason": None,
-        "wall_s": None,
-        "user_cpu_s": None,
-        "system_cpu_s": None,
-        "peak_rss_bytes": None,
-        "stderr_tail": "",
-    }
+    unknown = dict.fromkeys(("port", "record", "exit_code", "signal"))
+    unmeasured = dict.fromkeys(("wall_s", "user_cpu_s", "system_cpu_s", "peak_rss_bytes"))
+    head = {"language": lang, "command": argv, "env": env, "pinned_cpus": cpus, **unknown}
+    return {**head, "status": "failed_to_start", "status_reason": None, **unmeasured, "stderr_tail": ""}
 
 
 def _wait_listening(srv: Server, bench: str, lang: str, wait_s: float) -> tuple[int | None, str]:
@@ -321,7 +315,7 @@ def _wait_listening(srv: Server, bench: str, lang: str, wait_s: float) -> tuple[
     return ev["port"], ""
 
 
-def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s, srv) -> None:
+def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s, probe) -> None:
     with open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
         t0 = time.perf_counter()
         try:
@@ -341,10 +335,12 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
         lau.check_affinity(proc.pid, cpus)
         mon = limits.Monitor(proc.pid, t0 + timeout_s, None, lau.watchdog_interval_s)
         mon.start()
+        probe.start(proc.pid, t0)
         try:
             _, status, ru = os.wait4(proc.pid, 0)
         except BaseException:
             mon.stop()
+            probe.stop()
             limits.killpg(proc.pid)
             try:
                 os.waitpid(proc.pid, 0)
@@ -353,6 +349,7 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
             proc.returncode = -9
             raise
         mon.stop()
+        probe.stop()
         limits.killpg(proc.pid)
         proc.returncode = status
     rec.update(

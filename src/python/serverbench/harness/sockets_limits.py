@@ -1,7 +1,8 @@
-"""Limits of the socket family (harness.sockets): open files, ephemeral ports, CPU
-placement, and a read-only snapshot of the system-wide settings for the manifest. Nothing
-here changes a system-wide setting (sysctl); the children's RLIMIT_NOFILE soft limit is
-raised to the hard limit in the child, before exec."""
+"""Limits of the socket family (harness.sockets): open files, ephemeral ports, the kernel's
+TCP memory and the host's memory floor before a large run, CPU placement, and a read-only
+snapshot of the system-wide settings for the manifest. Nothing here changes a system-wide
+setting (sysctl); the children's RLIMIT_NOFILE soft limit is raised to the hard limit in
+the child, before exec."""
 
 from __future__ import annotations
 
@@ -53,6 +54,20 @@ def check_connections(connections: int) -> None:
         raise SocketLimitError(
             f"{connections} connections need {connections} local ports; net.ipv4.ip_local_port_range holds {ports}"
         )
+
+
+def check_memory_floors(connections: int, host_floor: int) -> None:
+    """Before a run of at least sockets_probe.GUARD_MIN_CONNECTIONS connections: raise
+    SocketLimitError (naming the floor) if the kernel's TCP memory is already at
+    net.ipv4.tcp_mem's pressure threshold or MemAvailable is below the host floor. The
+    same floors are watched during the run (sockets_probe.Probe)."""
+    from serverbench.harness import sockets_probe
+
+    if connections < sockets_probe.GUARD_MIN_CONNECTIONS:
+        return
+    why = sockets_probe.floor_crossed(host_floor)
+    if why:
+        raise SocketLimitError(f"{connections} connections: {why.replace('fell below', 'is below')}")
 
 
 def placement_cpus(allowed: list[int], cores: int, placement: str) -> tuple[list[int], list[int]]:

@@ -1,0 +1,312 @@
+"""The server seen from /proc while a socket client runs (harness.sockets), and the
+kernel-memory guard of large socket runs.
+
+`Probe` is one thread started when the client starts and stopped when it has been reaped:
+
+* saturation (echo_flood, mode saturate): over a window inside the client's sending
+  window -- from min(SETTLE_FRACTION x duration_s, SETTLE_MAX_S) after the client was
+  started (connection set-up and the server's start-up left out) to END_MARGIN before
+  duration_s after it (the client stops sending at duration_s after its own start, which
+  is a little later) -- the server's process tree's user and system
+  CPU % (/proc/<pid>/stat utime/stime deltas), its context switches per second
+  (voluntary + nonvoluntary summed over its threads, /proc/<pid>/task/*/status, delta
+  over the window; a thread that exits inside the window takes its count with it, and
+  none does while every connection stays open), the machine's (/proc/stat `ctxt`), and
+  peaks sampled every INTERVAL_S: the server tree's RSS, the kernel's TCP memory
+  (/proc/net/sockstat `TCP: ... mem` pages x page size) and sockets in use. Every value
+  is null when it could not be measured (the window never began, a file unreadable).
+* the guard (any socket run with at least GUARD_MIN_CONNECTIONS connections): every
+  INTERVAL_S, if the kernel's TCP memory reached net.ipv4.tcp_mem's pressure threshold or
+  the host's MemAvailable fell below the harness's host floor, it kills the client's
+  process group (its sockets close with it) and says which floor; the caller records the
+  run `over_memory_budget` and stops the server as after any run. `floor_crossed()` is the
+  same test the harness makes before such a run (sockets_limits.check_memory_floors).
+
+Every /proc reader is a module-level function, so tests can replace one (monkeypatch).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from serverbench.harness import environment, limits
+
+INTERVAL_S = 0.1  # how often peaks and the guard are sampled
+SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration_s, 1 s) after the client
+END_MARGIN_FRACTION, END_MARGIN_MAX_S = 0.1, 0.25  # ... and ends min(0.1 x duration_s, 0.25 s) before its end
+GUARD_MIN_CONNECTIONS = 1024  # runs this large are checked before and guarded during the run
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# The raw record's saturation fields (null outside saturate mode or when not measurable).
+FIELDS = (
+    "saturation_window_s",
+    "server_cpu_user_pct",
+    "server_cpu_system_pct",
+    "server_ctx_switches_per_s",
+    "host_ctx_switches_per_s",
+    "server_threads",
+    "server_rss_peak_bytes",
+    "tcp_mem_bytes_peak",
+    "sockets_used_peak",
+)
+
+
+# ---- readers (None when unreadable) ------------------------------------------------------
+def read_sockstat() -> dict | None:
+    """/proc/net/sockstat: {"sockets_used", "tcp_inuse", "tcp_mem_pages"} (this network
+    namespace; TCP mem is in pages)."""
+    out = {}
+    try:
+        with open("/proc/net/sockstat", encoding="ascii") as f:
+            for line in f:
+                head, _, rest = line.partition(":")
+                vals = rest.split()
+                pairs = dict(zip(vals[::2], vals[1::2]))
+                if head == "sockets" and "used" in pairs:
+                    out["sockets_used"] = int(pairs["used"])
+                elif head == "TCP":
+                    out["tcp_inuse"] = int(pairs["inuse"])
+                    out["tcp_mem_pages"] = int(pairs["mem"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return out if "tcp_mem_pages" in out else None
+
+
+def read_tcp_mem() -> tuple[int, int, int] | None:
+    """net.ipv4.tcp_mem: (low, pressure, high) in pages."""
+    try:
+        lo, pressure, hi = (int(x) for x in open("/proc/sys/net/ipv4/tcp_mem").read().split())
+    except (OSError, ValueError):
+        return None
+    return lo, pressure, hi
+
+
+def read_mem_available() -> int | None:
+    """MemAvailable in bytes (/proc/meminfo)."""
+    return environment.mem_available()
+
+
+def read_host_ctxt() -> int | None:
+    """Context switches of the whole machine since boot (/proc/stat `ctxt`)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("ctxt "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def read_cpu_ticks(pid: int) -> tuple[int, int] | None:
+    """(utime, stime) of a process, all its threads, in clock ticks (/proc/<pid>/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return int(fields[11]), int(fields[12])  # fields 14 and 15 of the whole line
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def read_ctx_switches(pid: int) -> tuple[int, int] | None:
+    """(voluntary + nonvoluntary context switches summed over the process's threads, threads)."""
+    total = threads = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status", "rb") as f:
+                for line in f:
+                    if line.startswith((b"voluntary_ctxt_switches:", b"nonvoluntary_ctxt_switches:")):
+                        total += int(line.split()[1])
+            threads += 1
+        except (OSError, ValueError, IndexError):
+            continue  # the thread has just exited
+    return (total, threads) if threads else None
+
+
+def read_rss(pid: int) -> int | None:
+    """Resident bytes of a process (/proc/<pid>/statm)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE_BYTES
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_tree(pid: int) -> list[int]:
+    """The process and its descendants (a runtime's helper processes, e.g. Erlang's)."""
+    try:
+        import psutil
+
+        return [pid] + [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except Exception:
+        return [pid]
+
+
+# ---- the floors ---------------------------------------------------------------------------
+def host_floor_bytes(task) -> int:
+    """The host's memory floor for a run: the task's own, else the harness's one default
+    (the spawn_max.host_floor_bytes default, profiles.SEARCH_DEFAULTS)."""
+    from serverbench.harness.profiles import SEARCH_DEFAULTS
+
+    return int(task.host_floor_bytes if task.host_floor_bytes is not None else SEARCH_DEFAULTS["host_floor_bytes"])
+
+
+def floor_crossed(host_floor: int, tcp_pressure_pages: int | None = None) -> str | None:
+    """Why the machine is past a floor now, naming it; None when both hold."""
+    if tcp_pressure_pages is None:
+        tm = read_tcp_mem()
+        tcp_pressure_pages = tm[1] if tm else None
+    ss = read_sockstat()
+    if ss is not None and tcp_pressure_pages is not None and ss["tcp_mem_pages"] >= tcp_pressure_pages:
+        return (
+            f"kernel TCP memory {ss['tcp_mem_pages']} pages ({ss['tcp_mem_pages'] * PAGE_BYTES} bytes, "
+            f"/proc/net/sockstat) reached net.ipv4.tcp_mem's pressure threshold of {tcp_pressure_pages} pages "
+            f"({tcp_pressure_pages * PAGE_BYTES} bytes)"
+        )
+    avail = read_mem_available()
+    if avail is not None and avail < host_floor:
+        return (
+            f"the host's MemAvailable {avail} bytes fell below the harness's host floor of {host_floor} bytes "
+            "(spawn_max.host_floor_bytes)"
+        )
+    return None
+
+
+# ---- the probe ------------------------------------------------------------------------------
+class Probe:
+    """See the module docstring. start(client_pid) when the client has started; stop()
+    after it has been reaped; then fields() for the raw record and `stopped` (why the
+    guard ended the run, or None)."""
+
+    def __init__(self, server_pid: int, saturate_s: float | None, host_floor: int | None):
+        self.server_pid = server_pid
+        self.saturate_s = saturate_s  # the client's duration_s in saturate mode, else None
+        self.host_floor = host_floor  # None: no guard
+        tm = read_tcp_mem() if host_floor is not None else None
+        self.tcp_pressure = tm[1] if tm else None
+        self.stopped: str | None = None
+        self.client_pid: int | None = None
+        self._first: dict | None = None
+        self._last: dict | None = None
+        self._peaks: dict = {}
+        self._tree: list[int] = [server_pid]
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="serverbench-socket-probe", daemon=True)
+
+    @property
+    def active(self) -> bool:
+        return self.saturate_s is not None or self.host_floor is not None
+
+    def start(self, client_pid: int, t0: float | None = None) -> None:
+        """t0: time.perf_counter() just before the client was started (default: now)."""
+        self.client_pid, self.t0 = client_pid, time.perf_counter() if t0 is None else t0
+        if self.active:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _loop(self) -> None:
+        if self.saturate_s is not None:
+            d = self.saturate_s
+            w0 = self.t0 + min(SETTLE_MAX_S, SETTLE_FRACTION * d)
+            w1 = self.t0 + d - min(END_MARGIN_MAX_S, END_MARGIN_FRACTION * d)
+        else:
+            w0 = w1 = float("inf")
+        while not self._halt.is_set():
+            now = time.perf_counter()
+            if self.host_floor is not None and self._guard():
+                return
+            if now >= w0 and self._first is None:
+                self._tree = process_tree(self.server_pid)
+                self._first = self._endpoint(now)
+            if self._first is not None and self._last is None:
+                self._peak_sample()
+                if now >= w1:
+                    self._last = self._endpoint(time.perf_counter())
+                    if self.host_floor is None:
+                        return
+            nxt = min(t for t in (now + INTERVAL_S, w0, w1) if t > now)
+            self._halt.wait(max(0.0, nxt - time.perf_counter()))
+
+    def _guard(self) -> bool:
+        why = floor_crossed(self.host_floor or 0, self.tcp_pressure)
+        if why is None:
+            return False
+        self.stopped = why
+        if self.client_pid is not None:
+            limits.killpg(self.client_pid)
+        return True
+
+    def _endpoint(self, t: float) -> dict:
+        cpu = [read_cpu_ticks(p) for p in self._tree]
+        ctx = [read_ctx_switches(p) for p in self._tree]
+        return {
+            "t": t,
+            "cpu": None if cpu[0] is None else tuple(map(sum, zip(*[c for c in cpu if c]))),
+            "ctx": None if ctx[0] is None else tuple(map(sum, zip(*[c for c in ctx if c]))),
+            "host_ctxt": read_host_ctxt(),
+        }
+
+    def _peak_sample(self) -> None:
+        rss = [read_rss(p) for p in self._tree]
+        ss = read_sockstat()
+        vals = {
+            "server_rss_peak_bytes": None if rss[0] is None else sum(r for r in rss if r),
+            "tcp_mem_bytes_peak": None if ss is None else ss["tcp_mem_pages"] * PAGE_BYTES,
+            "sockets_used_peak": None if ss is None else ss.get("sockets_used"),
+        }
+        for k, v in vals.items():
+            if v is not None:
+                self._peaks[k] = max(v, self._peaks.get(k, v))
+
+    def fields(self) -> dict:
+        """The saturation fields of the raw record (FIELDS; null when not measured)."""
+        out: dict = dict.fromkeys(FIELDS)
+        a, b = self._first, self._last
+        if a is None or b is None or b["t"] <= a["t"]:
+            return out
+        dt = b["t"] - a["t"]
+        out["saturation_window_s"] = round(dt, 6)
+        if a["cpu"] and b["cpu"]:
+            out["server_cpu_user_pct"] = 100.0 * (b["cpu"][0] - a["cpu"][0]) / CLK_TCK / dt
+            out["server_cpu_system_pct"] = 100.0 * (b["cpu"][1] - a["cpu"][1]) / CLK_TCK / dt
+        if a["ctx"] and b["ctx"]:
+            out["server_ctx_switches_per_s"] = max(0, b["ctx"][0] - a["ctx"][0]) / dt
+            out["server_threads"] = b["ctx"][1]
+        if a["host_ctxt"] is not None and b["host_ctxt"] is not None:
+            out["host_ctx_switches_per_s"] = (b["host_ctxt"] - a["host_ctxt"]) / dt
+        out.update(self._peaks)
+        return out
+
+
+def for_task(task, server_pid: int) -> Probe:
+    """The probe a socket task needs: saturation sampling for echo_flood in saturate mode,
+    the guard from GUARD_MIN_CONNECTIONS connections (it does nothing for other runs)."""
+    p = task.params
+    saturate = task.benchmark == "echo_flood" and p.get("mode") == "saturate"
+    large = int(p.get("connections", 0)) >= GUARD_MIN_CONNECTIONS
+    return Probe(
+        server_pid,
+        float(p["duration_s"]) if saturate else None,
+        host_floor_bytes(task) if large else None,
+    )
+
+
+def apply(rec: dict, task, probe: Probe) -> None:
+    """The probe's findings into the raw record: the saturation fields (every echo_flood
+    record has them, null unless measured) and, if the guard stopped the run, its status."""
+    if task.benchmark == "echo_flood":
+        rec.update(probe.fields())
+    if probe.stopped:
+        rec["status"] = "over_memory_budget"
+        rec["status_reason"] = f"stopped by the harness (client killed, server stopped): {probe.stopped}"
