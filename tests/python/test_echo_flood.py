@@ -1,7 +1,10 @@
 """echo_flood through the socket lifecycle (harness.sockets) at tiny sizes: the C load
 generator against every echo server (both chunk multiples), a deliberately broken
 server (recorded invalid), bad input (exit 2 naming the limit), a server killed
-mid-flood (crashed), and nothing left behind."""
+mid-flood (crashed), and nothing left behind. Also: the saturation fields sampled from
+/proc (sockets_probe), the kernel-memory guard of large runs (monkeypatched readers), the
+byte cross-check against a server lying about its counters (sockets_bytes), the
+python_threads server's bounded stop, and config_ids without the timeouts."""
 
 from __future__ import annotations
 
@@ -419,3 +422,18 @@ def test_python_threads_stops_within_3_s_with_512_connections(how):
     assert not psutil.pid_exists(worker.pid) or worker.status() == psutil.STATUS_ZOMBIE
 
 
+# ---- config_id: what is measured, not the timeouts the harness sets -----------------------
+def test_socket_config_ids_leave_out_the_timeouts():
+    from serverbench.harness.plan import make_plan
+    from serverbench.harness.profiles import load_profile
+
+    def ids(timeout_s):
+        ov = {b: {"timeout_s": timeout_s} for b in ("echo_flood", "tcp_pingpong")}
+        plan = make_plan(load_profile("quick", ov), benchmarks=["echo_flood", "tcp_pingpong"])
+        return sorted({(t.config_id, t.group_id) for t in plan.tasks})
+
+    a = ids(60.0)
+    assert a and not any("timeout" in c or "timeout" in g for c, g in a), a[:3]
+    assert ids(300.0) == a  # a different run timeout is the same configuration
+    go = "echo_flood/c/fair/c1/bytes_per_connection=32768,connections=16,duration_s=5,mode=flood/server_language=go"
+    assert f"{go}/placement=split" in {c for c, _ in a}

@@ -144,6 +144,17 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
     return out
 
 
+# Set by the harness from the run's timeout (sockets.client_params / server_params), so
+# not part of what a configuration measures: left out of config_id and group_id, as the
+# timeout is for every other benchmark.
+HARNESS_TIMEOUT_PARAMS = ("client_timeout_s", "idle_timeout_s")
+
+
+def measured_params(params: dict) -> dict:
+    """A socket task's params without the timeouts the harness sets itself."""
+    return {k: v for k, v in params.items() if k not in HARNESS_TIMEOUT_PARAMS}
+
+
 def options_id(options: dict) -> str:
     """What config_id must add for a socket task: the server and the placement."""
     return "".join(f"/{k}={options[k]}" for k in ("server_language", "placement") if k in options)
@@ -151,8 +162,9 @@ def options_id(options: dict) -> str:
 
 def expand_plan(plan):
     """A plan whose socket tasks carry list-valued options -> one task per client x server
-    x placement (see expand), each with its own config_id and group_id. Other tasks are
-    kept as they are. Idempotent (an expanded task has no list-valued options left)."""
+    x placement (see expand), each with its own config_id and group_id (without the
+    timeouts: HARNESS_TIMEOUT_PARAMS). Other tasks are kept as they are. Idempotent (an
+    expanded task has no list-valued options left)."""
     from dataclasses import replace
 
     from serverbench.harness.task import config_id, group_id
@@ -168,8 +180,9 @@ def expand_plan(plan):
                     t,
                     variant=variant,
                     options=opts,
-                    config_id=config_id(t.benchmark, t.language, variant, t.cores, t.params) + options_id(opts),
-                    group_id=group_id(t.benchmark, variant, t.cores, t.params, opts),
+                    config_id=config_id(t.benchmark, t.language, variant, t.cores, measured_params(t.params))
+                    + options_id(opts),
+                    group_id=group_id(t.benchmark, variant, t.cores, measured_params(t.params), opts),
                 )
             )
     plan.tasks = out
