@@ -228,11 +228,11 @@ class Probe:
                 return
             if now >= w0 and self._first is None:
                 self._tree = process_tree(self.server_pid)
-                self._first = self._endpoint(now)
+                self._first = self._endpoint()
             if self._first is not None and self._last is None:
                 self._peak_sample()
                 if now >= w1:
-                    self._last = self._endpoint(time.perf_counter())
+                    self._last = self._endpoint()
                     if self.host_floor is None:
                         return
             nxt = min(t for t in (now + INTERVAL_S, w0, w1) if t > now)
@@ -247,7 +247,8 @@ class Probe:
             limits.killpg(self.client_pid)
         return True
 
-    def _endpoint(self, t: float) -> dict:
+    def _endpoint(self) -> dict:
+        t = time.perf_counter()  # just before the CPU times are read (the tree's look-up comes before)
         cpu = [read_cpu_ticks(p) for p in self._tree]
         ctx = [read_ctx_switches(p) for p in self._tree]
         return {
