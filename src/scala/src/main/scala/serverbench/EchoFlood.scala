@@ -17,8 +17,11 @@ import akka.pattern.gracefulStop
 /** echo_flood server for scala_akka (docs/spec.md "Socket benchmarks", docs/sockets.md):
   * Akka IO TCP (classic, akka.io.{IO, Tcp}), one actor per connection. A listener actor
   * binds 127.0.0.1 (backlog 4,096 as the C and Erlang servers; the kernel caps it at
-  * net.core.somaxconn); for every Tcp.Connected it starts a Handler and registers it with
-  * the connection; the handler writes every Tcp.Received back with Tcp.Write.
+  * net.core.somaxconn), accepts everything queued whenever the socket is acceptable, and
+  * for every Tcp.Connected starts a Handler and registers it with the connection; the
+  * handler writes every Tcp.Received back with Tcp.Write. The listener has a one-thread
+  * dispatcher of its own (application.conf), the handlers and Akka's TCP actors the
+  * default one (C threads).
   *
   * Back-pressure: ACK-based writes with pull-mode reading (Bind(pullMode = true)). A
   * handler has at most one Write outstanding (Write(data, Ack)) and asks for the next read
@@ -41,6 +44,8 @@ object EchoFlood {
   val TickMs = 100L
   val StopGraceMs = 5000L
   val BindWait: FiniteDuration = 30.seconds
+  /** The listener's own one-thread dispatcher (application.conf says why). */
+  val ListenerDispatcher = "serverbench.echo-flood-listener-dispatcher"
 
   /** Shared by every actor of one run; LongAdders because thousands of handlers add. */
   final class Counters {
@@ -61,7 +66,6 @@ object EchoFlood {
   private case object ConnectionGone
 
   final class Listener(port: Int, c: Counters, bound: Promise[InetSocketAddress]) extends Actor {
-    private val batch = context.system.settings.config.getInt("akka.io.tcp.batch-accept-limit")
     private var tcpListener: Option[ActorRef] = None
     private var stopping = false
 
@@ -77,7 +81,13 @@ object EchoFlood {
         bound.trySuccess(local)
 
       case StartAccepting => // sent once the listening line is out
-        tcpListener.foreach(_ ! Tcp.ResumeAccepting(batch)) // pull mode: batches of Akka's own limit
+        // Bind(pullMode = true) is for the connections' reads; accepting is not throttled:
+        // each time the socket is acceptable Akka accepts everything the kernel has queued
+        // (as the C server's accept loop), so that the accept queue does not overflow while
+        // thousands of connections arrive at once (an overflowing queue makes the kernel
+        // send SYN cookies, and a client's data segment that then fails the cookie check is
+        // answered with a reset).
+        tcpListener.foreach(_ ! Tcp.ResumeAccepting(Int.MaxValue))
 
       case f @ Tcp.CommandFailed(_: Tcp.Bind) =>
         val why = f.cause.map(e => Option(e.getMessage).getOrElse(e.toString)).getOrElse("bind failed")
@@ -95,9 +105,6 @@ object EchoFlood {
           // read happens only once the handler is registered.
           conn ! Tcp.Register(h, keepOpenOnPeerClosed = false, useResumeWriting = false)
           conn ! Tcp.ResumeReading
-          // ResumeAccepting sets (not adds to) the listener's budget; renewing it on every
-          // Connected keeps accepting going even if an accepted socket never reports.
-          tcpListener.foreach(_ ! Tcp.ResumeAccepting(batch))
         }
 
       case Shutdown =>
@@ -175,7 +182,7 @@ object EchoFlood {
     val c = new Counters
     val bound = Promise[InetSocketAddress]()
     binding = true
-    val listener = system.actorOf(Props(new Listener(port, c, bound)), "echo-flood-listener")
+    val listener = system.actorOf(Props(new Listener(port, c, bound)).withDispatcher(ListenerDispatcher), "echo-flood-listener")
     val local =
       try Await.result(bound.future, BindWait)
       catch {
