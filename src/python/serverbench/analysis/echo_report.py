@@ -20,16 +20,17 @@ harness refuses 32,768 in one line naming RLIMIT_NOFILE).
 SATURATION_TEXT = """\
 Saturation (N connections sending without end for duration_s; median over trials). The
 harness samples the server from /proc over a window inside the sending window (from
-min(0.2 x duration_s, 1 s) after the load generator starts until duration_s after it):
-`user_pct`/`system_pct` = the server process tree's CPU over the window, % of one CPU
-(utime/stime deltas); `ctx_switches_per_s` = voluntary + nonvoluntary context switches
-summed over the server's threads (`threads`), `host_ctx_switches_per_s` = the whole
-machine's (/proc/stat `ctxt`); `rss_peak_MiB` = the server tree's largest sampled RSS;
-`tcp_mem_peak_MiB` and `sockets_used_peak` = /proc/net/sockstat (the whole network
-namespace: both sides' sockets). `client_delay_s` = one more connection's 32 KiB echo
-half way through; `no_delay_echo` = trials in which it got no echo at all (30 s past the
-window). `cpu_over` = `lifetime` marks runs recorded before the window was sampled (CPU
-over the server's whole life incl. start-up: a lower bound):
+min(0.2 x duration_s, 1 s) after the load generator starts until min(0.1 x duration_s,
+0.25 s) before duration_s after it): `user_pct`/`system_pct` = the server process tree's
+CPU over the window, % of one CPU (utime/stime deltas); `ctx_switches_per_s` = voluntary
++ nonvoluntary context switches summed over the server's threads (`threads`, at the
+window's end), `host_ctx_switches_per_s` = the whole machine's (/proc/stat `ctxt`);
+`rss_peak_MiB` = the server tree's largest sampled RSS; `tcp_mem_peak_MiB` and
+`sockets_used_peak` = /proc/net/sockstat (the whole network namespace: both sides'
+sockets, and any other process's; ~2 x N when the run was alone). `client_delay_s` = one
+more connection's 32 KiB echo half way through; `no_delay_echo` = trials in which it got
+no echo at all (30 s past the window). `cpu_over` = `lifetime` marks runs recorded before
+the window was sampled (CPU over the server's whole life incl. start-up: a lower bound):
 """
 
 

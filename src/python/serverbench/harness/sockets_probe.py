@@ -13,8 +13,9 @@ kernel-memory guard of large socket runs.
   over the window; a thread that exits inside the window takes its count with it, and
   none does while every connection stays open), the machine's (/proc/stat `ctxt`), and
   peaks sampled every INTERVAL_S: the server tree's RSS, the kernel's TCP memory
-  (/proc/net/sockstat `TCP: ... mem` pages x page size) and sockets in use. Every value
-  is null when it could not be measured (the window never began, a file unreadable).
+  (/proc/net/sockstat `TCP: ... mem` pages x page size) and sockets in use (both are the
+  whole network namespace's: every process's sockets count, not only the run's). Every
+  value is null when it could not be measured (the window never began, a file unreadable).
 * the guard (any socket run with at least GUARD_MIN_CONNECTIONS connections): every
   INTERVAL_S, if the kernel's TCP memory reached net.ipv4.tcp_mem's pressure threshold or
   the host's MemAvailable fell below the harness's host floor, it kills the client's
