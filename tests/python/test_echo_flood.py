@@ -255,14 +255,19 @@ def _fake_after(monkeypatch, name: str, after_s: float, value):
 
 
 def _at_pressure(ss):
-    pressure = sockets_probe.read_tcp_mem()[1]
-    return {**ss, "tcp_mem_pages": pressure}
+    return {**ss, "tcp_mem_pages": sockets_probe.tcp_guard_pages()}
+
+
+def test_tcp_guard_is_near_the_hard_limit_not_the_pressure_threshold():
+    lo, pressure, high = sockets_probe.read_tcp_mem()
+    guard = sockets_probe.tcp_guard_pages()
+    assert pressure < guard < high and guard == int(high * 0.9)
 
 
 @pytest.mark.parametrize(
     "reader,value,named",
     [
-        ("read_sockstat", _at_pressure, "net.ipv4.tcp_mem's pressure threshold"),
+        ("read_sockstat", _at_pressure, "of net.ipv4.tcp_mem's hard limit"),
         ("read_mem_available", lambda _: 100 << 20, "below the harness's host floor of 1073741824 bytes"),
     ],
 )

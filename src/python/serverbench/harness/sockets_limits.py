@@ -59,7 +59,7 @@ def check_connections(connections: int) -> None:
 def check_memory_floors(connections: int, host_floor: int) -> None:
     """Before a run of at least sockets_probe.GUARD_MIN_CONNECTIONS connections: raise
     SocketLimitError (naming the floor) if the kernel's TCP memory is already at
-    net.ipv4.tcp_mem's pressure threshold or MemAvailable is below the host floor. The
+    sockets_probe.TCP_HIGH_FRACTION of net.ipv4.tcp_mem's hard limit or MemAvailable is below the host floor. The
     same floors are watched during the run (sockets_probe.Probe)."""
     from serverbench.harness import sockets_probe
 

@@ -17,7 +17,10 @@ kernel-memory guard of large socket runs.
   whole network namespace's: every process's sockets count, not only the run's). Every
   value is null when it could not be measured (the window never began, a file unreadable).
 * the guard (any socket run with at least GUARD_MIN_CONNECTIONS connections): every
-  INTERVAL_S, if the kernel's TCP memory reached net.ipv4.tcp_mem's pressure threshold or
+  INTERVAL_S, if the kernel's TCP memory reached TCP_HIGH_FRACTION of net.ipv4.tcp_mem's hard
+  limit (its third value: past it the kernel refuses socket memory and drops segments; the
+  pressure threshold before it is a normal regime in which the kernel trims buffers, and a
+  16,384 x 512 KiB flood lives there) or
   the host's MemAvailable fell below the harness's host floor, it kills the client's
   process group (its sockets close with it) and says which floor; the caller records the
   run `over_memory_budget` and stops the server as after any run. `floor_crossed()` is the
@@ -38,6 +41,7 @@ INTERVAL_S = 0.1  # how often peaks and the guard are sampled
 SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration_s, 1 s) after the client
 END_MARGIN_FRACTION, END_MARGIN_MAX_S = 0.1, 0.25  # ... and ends min(0.1 x duration_s, 0.25 s) before its end
 GUARD_MIN_CONNECTIONS = 1024  # runs this large are checked before and guarded during the run
+TCP_HIGH_FRACTION = 0.9  # the guard stops a run at 90 % of tcp_mem's hard limit, before the kernel drops
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -159,17 +163,22 @@ def host_floor_bytes(task) -> int:
     return int(task.host_floor_bytes if task.host_floor_bytes is not None else SEARCH_DEFAULTS["host_floor_bytes"])
 
 
-def floor_crossed(host_floor: int, tcp_pressure_pages: int | None = None) -> str | None:
+def tcp_guard_pages() -> int | None:
+    """The kernel TCP memory (pages) at which the guard stops a run: TCP_HIGH_FRACTION of tcp_mem's hard limit."""
+    tm = read_tcp_mem()
+    return int(tm[2] * TCP_HIGH_FRACTION) if tm else None
+
+
+def floor_crossed(host_floor: int, tcp_guard: int | None = None) -> str | None:
     """Why the machine is past a floor now, naming it; None when both hold."""
-    if tcp_pressure_pages is None:
-        tm = read_tcp_mem()
-        tcp_pressure_pages = tm[1] if tm else None
+    if tcp_guard is None:
+        tcp_guard = tcp_guard_pages()
     ss = read_sockstat()
-    if ss is not None and tcp_pressure_pages is not None and ss["tcp_mem_pages"] >= tcp_pressure_pages:
+    if ss is not None and tcp_guard is not None and ss["tcp_mem_pages"] >= tcp_guard:
         return (
             f"kernel TCP memory {ss['tcp_mem_pages']} pages ({ss['tcp_mem_pages'] * PAGE_BYTES} bytes, "
-            f"/proc/net/sockstat) reached net.ipv4.tcp_mem's pressure threshold of {tcp_pressure_pages} pages "
-            f"({tcp_pressure_pages * PAGE_BYTES} bytes)"
+            f"/proc/net/sockstat) reached {TCP_HIGH_FRACTION:.0%} of net.ipv4.tcp_mem's hard limit: {tcp_guard} "
+            f"pages ({tcp_guard * PAGE_BYTES} bytes)"
         )
     avail = read_mem_available()
     if avail is not None and avail < host_floor:
@@ -190,8 +199,7 @@ class Probe:
         self.server_pid = server_pid
         self.saturate_s = saturate_s  # the client's duration_s in saturate mode, else None
         self.host_floor = host_floor  # None: no guard
-        tm = read_tcp_mem() if host_floor is not None else None
-        self.tcp_pressure = tm[1] if tm else None
+        self.tcp_guard = tcp_guard_pages() if host_floor is not None else None
         self.stopped: str | None = None
         self.client_pid: int | None = None
         self._first: dict | None = None
@@ -240,7 +248,7 @@ class Probe:
             self._halt.wait(max(0.0, nxt - time.perf_counter()))
 
     def _guard(self) -> bool:
-        why = floor_crossed(self.host_floor or 0, self.tcp_pressure)
+        why = floor_crossed(self.host_floor or 0, self.tcp_guard)
         if why is None:
             return False
         self.stopped = why
