@@ -12,8 +12,10 @@ pattern: loss, reordering, duplication and cross-talk all fail the run, `invalid
 is from the first connect to the last verified byte. One load generator for every server:
 the `c` client (one thread, epoll), pinned to the other CPU; its own CPU share is in every
 record. Servers: `c` (one thread, epoll; standing in for the original's C++ framework), `go`
-(a goroutine per connection), `nodejs` (`net`), `twisted` (epoll reactor), `eventlet` (a
-green thread per connection), `python_threads` (a thread per connection, 256 KiB stacks).
+(a goroutine per connection), `erlang` (`gen_tcp`, a process per connection), `scala_akka`
+(Akka IO TCP, an actor per connection), `nodejs` (`net`), `twisted` (epoll reactor),
+`eventlet` (a green thread per connection), `python_threads` (a thread per connection,
+256 KiB stacks).
 On this machine the open-files hard limit is 20,000, so the largest N is 16,384 (the
 harness refuses 32,768 in one line naming RLIMIT_NOFILE).
 """
