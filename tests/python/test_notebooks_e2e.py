@@ -157,3 +157,17 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
     assert again["sweep_id"] == sid
     assert (tmp_path / "paper2" / "report.html").exists()
     assert elapsed < 240, f"analysis of the smoke sweep took {elapsed:.0f} s"
+
+
+def test_render_removes_figures_left_by_an_earlier_sweep(tmp_path):
+    """The report draws a registered figure only when its file is missing: stale files must go first."""
+    from serverbench.analysis import pipeline, registry
+
+    names = [s.name for s in registry.figures()]
+    assert {"fig3_pingping", "fig_echo_flood", "fig_tcp_pingpong"} <= set(names)
+    for n in names:
+        (tmp_path / f"{n}.png").write_bytes(b"old")
+    (tmp_path / "notes.txt").write_text("kept")
+    gone = pipeline.remove_figures(tmp_path)
+    assert sorted(p.name for p in gone) == sorted(f"{n}.png" for n in names)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

@@ -19,6 +19,22 @@ REPORT_NOTEBOOK = "report"
 CELL_TIMEOUT_S = 1800
 
 
+def remove_figures(figdir: Path) -> list[Path]:
+    """Delete every registered figure's PNG/PDF before a render. Why: the report draws a
+    registered figure only when its file is missing, so a file left by an earlier sweep
+    would be shown as this sweep's (a figure this sweep has no data for is then left out)."""
+    from serverbench.analysis import registry
+
+    gone = []
+    for spec in registry.figures():
+        for ext in ("png", "pdf"):
+            f = Path(figdir) / f"{spec.name}.{ext}"
+            if f.exists():
+                f.unlink()
+                gone.append(f)
+    return gone
+
+
 def notebooks_dir() -> Path:
     # The notebooks belong to the code, like spec/: never relocated with SERVERBENCH_ROOT.
     return Path(__file__).resolve().parents[4] / "notebooks"
@@ -88,6 +104,7 @@ def run_notebooks(
         "spawn_metric": spawn_metric,
     }
     out: dict = {"sweep_id": sweep_id, "timings_s": {}}
+    out["removed_stale"] = remove_figures(paper / "figures")
     src = notebooks_dir()
     for name in FIGURE_NOTEBOOKS + PROFILE_NOTEBOOKS.get(profile, ()) + (REPORT_NOTEBOOK,):
         t0 = time.perf_counter()
