@@ -368,6 +368,9 @@ def _start_killable(tmp_path, sleep="0.3", langs="go,erlang"):
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # a test run started in the background inherits SIGINT ignored (POSIX shells do that for `&`),
+        # and Python then leaves it ignored: give the harness the disposition a terminal gives it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 

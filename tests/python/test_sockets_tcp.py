@@ -272,6 +272,8 @@ def test_interrupted_run_leaves_nothing(launcher):
         if not returned.is_set():
             signal.pthread_kill(main, signal.SIGINT)
 
+    # a test run started in the background has SIGINT ignored (shells do that for `&`): Ctrl-C's handler here
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     th = threading.Thread(target=interrupt)
     th.start()
     try:
@@ -282,6 +284,7 @@ def test_interrupted_run_leaves_nothing(launcher):
     finally:
         returned.set()
         th.join()
+        signal.signal(signal.SIGINT, old)
     # the autouse fixture then checks that no child process is left
 
 
