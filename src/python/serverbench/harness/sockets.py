@@ -1,8 +1,8 @@
 """The socket-benchmark family (tcp_pingpong, echo_flood): one server and one client.
 
-Over 400 lines for now: one run's lifecycle kept in one place; limits and plan expansion
-(sockets_limits), `serve`, the /proc probe (sockets_probe) and the byte accounting
-(sockets_bytes) are separate modules; the Server class is the next part to move out.
+One run's lifecycle is here; limits and plan expansion (sockets_limits), the server
+process (sockets_server), `serve`, the /proc probe (sockets_probe) and the byte accounting
+(sockets_bytes) are modules of their own.
 
 `run_socket_task(launcher, task)` is the "socket" entry of launch.FAMILY_RUNNERS:
   1. checks the limits (open files, ephemeral ports; from 1,024 connections the kernel's
@@ -30,8 +30,6 @@ ones that matter for the manifest.
 from __future__ import annotations
 
 import os
-import selectors
-import signal
 import subprocess
 import time
 from dataclasses import replace
@@ -51,11 +49,10 @@ from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: th
     sysctl_snapshot,
 )
 from serverbench.harness.sockets_limits import preexec_for as _preexec
+from serverbench.harness.sockets_server import STOP_WAIT_S, TERM_WAIT_S, Server  # noqa: F401  (re-exported)
 from serverbench.harness.task import Task
 
 LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
-STOP_WAIT_S = 10.0  # longest wait for the server's record after its stdin closes
-TERM_WAIT_S = 3.0  # after SIGTERM, before SIGKILL
 CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
 
 
@@ -97,112 +94,6 @@ def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> 
 
 
 # ---- the server process ------------------------------------------------------------------
-class Server:
-    """A started server: Popen with stdin/stdout pipes, stderr to a file."""
-
-    def __init__(self, argv, env, cpus, err_path):
-        self.argv, self.cpus, self.err_path = argv, cpus, err_path
-        self.ferr = open(err_path, "wb")
-        self.t0 = time.perf_counter()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.ferr,
-            env=env,
-            preexec_fn=_preexec(cpus),
-            start_new_session=True,
-            close_fds=True,
-        )
-        self.buf = b""
-        self.status = None
-        self.rusage = None
-
-    def read_line(self, deadline: float) -> bytes | None:
-        """The next stdout line, or None at EOF or the deadline."""
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        try:
-            while b"\n" not in self.buf:
-                left = deadline - time.perf_counter()
-                if left <= 0 or not sel.select(left):
-                    return None
-                chunk = os.read(self.proc.stdout.fileno(), 65536)
-                if not chunk:
-                    return None
-                self.buf += chunk
-        finally:
-            sel.close()
-        line, _, self.buf = self.buf.partition(b"\n")
-        return line
-
-    def poll(self) -> bool:
-        """True once the server has exited (and is reaped)."""
-        if self.status is not None:
-            return True
-        pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
-        if pid == 0:
-            return False
-        self.status, self.rusage, self.wall_s = status, ru, time.perf_counter() - self.t0
-        self.proc.returncode = status
-        return True
-
-    def stop(self) -> str | None:
-        """Close stdin, wait for the exit; SIGTERM then SIGKILL the group. Returns the
-        harness's own action if it had to use a signal, else None."""
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        action = None
-        for wait_s, sig in ((STOP_WAIT_S, signal.SIGTERM), (TERM_WAIT_S, signal.SIGKILL), (TERM_WAIT_S, None)):
-            end = time.perf_counter() + wait_s
-            while time.perf_counter() < end:
-                self._drain(0.05)
-                if self.poll():
-                    break
-            if self.poll() or sig is None:
-                break
-            action = f"no exit {wait_s:g} s after its stdin closed: {signal.Signals(sig).name}"
-            try:
-                os.killpg(self.proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
-        limits.killpg(self.proc.pid)  # leftovers of its group
-        if not self.poll():  # cannot happen after SIGKILL; reap for certain
-            _, self.status, self.rusage = os.wait4(self.proc.pid, 0)
-            self.wall_s = time.perf_counter() - self.t0
-        self._drain(0)
-        return action
-
-    def _drain(self, timeout: float) -> None:
-        sel = selectors.DefaultSelector()
-        try:
-            sel.register(self.proc.stdout, selectors.EVENT_READ)
-            if sel.select(timeout):
-                chunk = os.read(self.proc.stdout.fileno(), 65536)
-                self.buf += chunk
-        except (OSError, ValueError):
-            pass
-        finally:
-            sel.close()
-
-    def kill(self) -> None:
-        limits.killpg(self.proc.pid)
-        try:
-            os.waitpid(self.proc.pid, 0)
-        except ChildProcessError:
-            pass
-        self.close()
-
-    def close(self) -> None:
-        for f in (self.proc.stdin, self.proc.stdout, self.ferr):
-            try:
-                f.close()
-            except OSError:
-                pass
-
-
 # ---- one run ------------------------------------------------------------------------------
 def run_socket_task(lau, task: Task) -> dict:
     """One server + one client for one task; the raw record (see the module docstring)."""
