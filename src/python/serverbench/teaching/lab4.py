@@ -2,23 +2,21 @@
 silently do less work (a batch counter dropping its remainder, an asynchronous spawn
 timed as if it had finished, a 1-byte TCP read buffer), found from the numbers.
 
-Over 400 lines on purpose: one lab's exercises, checks and explanations read together
-by a teacher; its runs and plots already live in teaching/common.py (to split by
-pitfall next).
+Its shared runs and plots live in teaching/common.py, the TCP 1-byte-buffer pitfall and
+the extra sweeps it and the paper variant need in teaching/lab4_tcp.py.
 
 The paper variant (`--variant paper`) and the TCP ping-pong benchmark are used when this
 checkout has them (spec/cli.json); otherwise the lab says so and works on the fair runs."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pandas as pd
 
 from serverbench import contract
-from serverbench.analysis import explore, explore_plots, stats
+from serverbench.analysis import explore_plots, stats
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
+from serverbench.teaching.lab4_tcp import _run_extra, _tcp_looks_faster, tcp_buffer, tcp_buffer_flag, tcp_table  # noqa: F401
 
 SIZE = 5000
 REPS = (1000, 20_000)
@@ -167,29 +165,6 @@ def paper_available() -> str | None:
     return "the paper variant is not built in this checkout yet (spec/cli.json implemented_variants)"
 
 
-def tcp_buffer_flag() -> tuple[str | None, str | None]:
-    """(param name of --read-buffer-bytes, None) or (None, why it is not available)."""
-    b = contract.cli_contract().get("benchmarks", {}).get("tcp_pingpong")
-    if not b:
-        return None, "the tcp_pingpong benchmark is not in this checkout yet (spec/cli.json)"
-    flag_sets = [b.get("flags", {})] + [r.get("flags", {}) for r in (b.get("roles") or {}).values()]
-    for flags in flag_sets:
-        spec = flags.get("--read-buffer-bytes")
-        if spec and spec.get("param"):
-            return spec["param"], None
-    return None, "tcp_pingpong has no --read-buffer-bytes flag yet"
-
-
-def _run_extra(tag: str, benchmarks, overrides, languages):
-    from serverbench import harness
-
-    sid = f"lab4{tag}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
-    folder = harness.run_sweep(
-        common.PROFILE, sweep_id=sid, benchmarks=benchmarks, languages=languages, overrides=overrides, progress=False
-    )
-    return explore.load_sweep(folder)
-
-
 def paper_vs_fair(data: LabData, run: bool = True):
     """Throughput with the original programs' quirks (variant paper) next to the fair runs:
     what each program reported against what it really did."""
@@ -263,67 +238,6 @@ def paper_spawn(data: LabData):
         c for c in ("language", "processes", "status", "reported_elapsed_s", "spawn_call_s", "all_ready_s") if c in d
     ]
     return d[cols].astype({"processes": "Int64"}).reset_index(drop=True)
-
-
-def tcp_buffer(data: LabData, run: bool = True):
-    param, why = tcp_buffer_flag()
-    if why:
-        return common.md(
-            f"**Not available yet:** {why}. The story: one TCP ping-pong read its socket one byte at "
-            "a time and, counting reads instead of whole messages, looked ~6x faster while moving a "
-            "fraction of the bytes. Once the benchmark lands, this cell runs it with "
-            "`--read-buffer-bytes 1` next to the default (4 bytes, one whole message)."
-        )
-    if not run or data.source != "ran":
-        return common.md(
-            "**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no TCP runs were made."
-        )
-    cli = contract.cli_contract()["languages"]
-    langs = [x for x in ("go", "erlang") if "tcp_pingpong" in cli.get(x, {}).get("benchmarks", [])]
-    if not langs:
-        return common.md("**Not available yet:** neither go nor erlang implements tcp_pingpong in this checkout.")
-    try:
-        s = _run_extra(
-            "tcp",
-            ["tcp_pingpong"],
-            {
-                f"tcp_pingpong.{param}": [1, 4],
-                "tcp_pingpong.trials": 1,
-                "tcp_pingpong.connections": [2],
-                "tcp_pingpong.round_trips": [2000],
-                "tcp_pingpong.cores": [1],
-            },
-            langs,
-        )
-    except Exception as e:  # an optional demo: say why and go on
-        return common.md(f"**The TCP runs could not be made:** {e}")
-    data.extra["tcp"] = s
-    return tcp_table(s.runs)
-
-
-def tcp_table(runs: pd.DataFrame) -> pd.DataFrame:
-    cols = [
-        "language",
-        "read_buffer_bytes",
-        "status",
-        "round_trips_counted",
-        "round_trips_completed",
-        "bytes_read",
-        "expected_bytes_each_way",
-        "reported_us_per_round_trip",
-        "true_us_per_round_trip",
-    ]
-    return runs[[c for c in cols if c in runs]].sort_values(["language", "read_buffer_bytes"]).reset_index(drop=True)
-
-
-def _tcp_looks_faster(data, lang="go"):
-    s = data.extra.get("tcp")
-    if s is None or "reported_us_per_round_trip" not in s.runs:
-        return None
-    d = s.runs[s.runs["language"] == lang] if (s.runs["language"] == lang).any() else s.runs
-    one = d.loc[d["read_buffer_bytes"] == 1, "reported_us_per_round_trip"].median()
-    four = d.loc[d["read_buffer_bytes"] == 4, "reported_us_per_round_trip"].median()
-    return float(four / one) if one and one == one and four == four else None
 
 
 def _paper_fraction(data, lang="go"):
