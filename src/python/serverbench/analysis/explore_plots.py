@@ -107,15 +107,10 @@ def trial_distributions(
         sns.ecdfplot(data=d, x=metric, hue="language", hue_order=langs, ax=ax, log_scale=log)
         ax.set_ylabel("fraction of trials <= x")
     else:
+        common = dict(data=d, x="config", y=metric, hue="language", hue_order=langs, order=order, ax=ax)
         if kind == "violin":
             sns.violinplot(
-                data=d,
-                x="config",
-                y=metric,
-                hue="language",
-                hue_order=langs,
-                order=order,
-                ax=ax,
+                **common,
                 log_scale=log,
                 inner=None,
                 cut=0,
@@ -125,13 +120,7 @@ def trial_distributions(
                 legend=False,
             )
         sns.stripplot(
-            data=d,
-            x="config",
-            y=metric,
-            hue="language",
-            hue_order=langs,
-            order=order,
-            ax=ax,
+            **common,
             dodge=True,
             jitter=0.15,
             size=5,
