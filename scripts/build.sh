@@ -66,7 +66,7 @@ build_c() {
   if up_to_date "$d/bin/serverbench-c" "$d"/*.c "$d"/*.h; then return; fi
   log "gcc -> src/c/bin/serverbench-c"
   mkdir -p "$d/bin"
-  ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -o "$d/bin/serverbench-c" "$d"/*.c -lm
+  ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -pthread -o "$d/bin/serverbench-c" "$d"/*.c -lm
 }
 need_runtime() {  # need_runtime LANG COMMAND...: the runtime answers, else say how to get it
   local l="$1"; shift

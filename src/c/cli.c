@@ -25,11 +25,11 @@ double sb_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void sb_runtime_json(FILE *f) {
+void sb_runtime_json(FILE *f, int schedulers) {
 #ifdef __VERSION__
-    fprintf(f, "{\"name\":\"c\",\"version\":\"gcc %s\",\"schedulers\":1}", __VERSION__);
+    fprintf(f, "{\"name\":\"c\",\"version\":\"gcc %s\",\"schedulers\":%d}", __VERSION__, schedulers);
 #else
-    fprintf(f, "{\"name\":\"c\",\"version\":\"unknown\",\"schedulers\":1}");
+    fprintf(f, "{\"name\":\"c\",\"version\":\"unknown\",\"schedulers\":%d}", schedulers);
 #endif
 }
 
@@ -71,7 +71,8 @@ static int set_value(const flag *f, const char *text) {
 static void help(void) {
     printf("usage: serverbench-c echo_flood server [--port P] [--idle-timeout-s T] [--variant fair]\n"
            "       serverbench-c echo_flood client --port P --connections N [--bytes-per-connection D]\n"
-           "                     [--mode flood|saturate] [--duration-s T] [--timeout-s T] [--host 127.0.0.1]\n"
+           "                     [--mode flood|saturate] [--duration-s T] [--timeout-s T] [--threads T]\n"
+           "                     [--host 127.0.0.1]\n"
            "       serverbench-c --version | --help\n"
            "benchmarks: echo_flood (flags: spec/cli.json)\n");
 }
@@ -84,12 +85,13 @@ int sb_parse(int argc, char **argv, sb_params *p) {
     p->duration_s = 5;
     p->client_timeout_s = 60;
     p->host = SB_LOOPBACK;
+    p->threads = 1;
     p->variant = "fair";
     if (argc < 1) return usage_error("missing sub-command (echo_flood, --version, --help)%s%s", "", "");
     if (strcmp(argv[0], "--version") == 0) {
         if (argc > 1) return usage_error("--version takes no argument, got '%s'%s", argv[1], "");
         printf("{\"program\":\"serverbench\",\"program_version\":\"%s\",\"language\":\"c\",\"runtime\":", SB_PROGRAM_VERSION);
-        sb_runtime_json(stdout);
+        sb_runtime_json(stdout, 1);
         printf("}\n");
         return -1;
     }
@@ -116,6 +118,7 @@ int sb_parse(int argc, char **argv, sb_params *p) {
         {"--mode", T_ENUM, 0, 0, 0, 0, {"flood", "saturate", 0}, &p->mode},
         {"--duration-s", T_NUM, 0, 3600, 1, 0, {0}, &p->duration_s},
         {"--timeout-s", T_NUM, 0, 86400, 1, 0, {0}, &p->client_timeout_s},
+        {"--threads", T_INT, 1, 256, 0, 0, {0}, &p->threads},
         {"--variant", T_ENUM, 0, 0, 0, 0, {"fair", 0}, &p->variant},
     };
     flag *flags;

@@ -23,6 +23,7 @@ typedef struct {
     double duration_s;
     double client_timeout_s;
     const char *host;
+    long threads; /* worker threads of the load generator */
     const char *variant;
     const char *role;
 } sb_params;
@@ -31,7 +32,7 @@ typedef struct {
  * on bad input; returns -1 when --version/--help was handled (exit 0). */
 int sb_parse(int argc, char **argv, sb_params *p);
 double sb_now(void);        /* CLOCK_MONOTONIC seconds */
-void sb_runtime_json(FILE *f);
+void sb_runtime_json(FILE *f, int schedulers); /* schedulers: threads running the event loops */
 int run_server(const sb_params *p);
 int run_client(const sb_params *p);
 #endif

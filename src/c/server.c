@@ -187,7 +187,7 @@ int run_server(const sb_params *p) {
            p->variant, p->port, p->idle_timeout_s, sb_now() - t0, port, (unsigned long long)accepted,
            (unsigned long long)bytes_read, (unsigned long long)bytes_written, (unsigned long long)conn_errors,
            reason ? reason : "signal");
-    sb_runtime_json(stdout);
+    sb_runtime_json(stdout, 1);
     printf("}\n");
     fflush(stdout);
     return EXIT_OK;
