@@ -2,15 +2,31 @@
 engine and statistics as the paper's claims. Source: blog posts of 28 July and 6 August
 2010 (data/reference/README.md, servers_echo_*.csv). Every comparison is a
 Hodges-Lehmann ratio of flood times (seconds to echo N x D; median-type, exact interval
-at its achieved confidence) between two SERVERS at the same N and D, split placement."""
+at its achieved confidence) between two SERVERS at the same N and D, split placement.
+
+A flood time measured while the load generator was at its own CPU limit
+(echo_figures.LOADGEN_LIMIT) is an upper bound on the server's: the server may be faster
+than the client let it show. A decided comparison stands only if it would hold for any
+smaller time on that side (`_loadgen_checked`); otherwise it is unclear, and says why."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+
 from serverbench.analysis import stats
 from serverbench.analysis.claims import Claim, Needs, NotTestable, register
-from serverbench.analysis.claims.compare import RatioBelow, RatioWithin, judged, order_above, values_where
-from serverbench.analysis.claims.engine import ORDER_MARGIN, Comparison
-from serverbench.analysis.echo_figures import TABLE
+from serverbench.analysis.claims.compare import (
+    Expectation,
+    RatioBelow,
+    RatioWithin,
+    judged,
+    order_above,
+    values_where,
+)
+from serverbench.analysis.claims.engine import NO, ORDER_MARGIN, UNCLEAR, YES, Comparison, Data
+from serverbench.analysis.echo_figures import LOADGEN_LIMIT, TABLE
 
 SOURCE = "Echo-flood blog posts, 28 Jul and 6 Aug 2010 (data/reference/README.md)"
 METRIC = "elapsed_s"
@@ -44,6 +60,45 @@ def _vals(d, s, N, D):
     return values_where(d, server_language=s, connections=N, bytes_per_connection=D)
 
 
+def _loadgen_share(data: Data, s: str, N: int, D: int) -> float | None:
+    """Median CPU share of the load generator over the runs against server s at (N, D)."""
+    try:
+        d = _flood(data.table(TABLE, "client_cpu_share"))
+    except (KeyError, ValueError):
+        return None
+    v = _vals(d, s, N, D)
+    v = v[~np.isnan(v)]
+    return float(np.median(v)) if len(v) else None
+
+
+def _loadgen_checked(c: Comparison, expect: Expectation, num: float | None, den: float | None) -> Comparison:
+    """c, or c made unclear when a side's time is only an upper bound (load generator at
+    >= LOADGEN_LIMIT of its CPU) and the decision would not survive that side being faster.
+    num bound: the true ratio may be lower; den bound: it may be higher."""
+    num_bound = num is not None and num >= LOADGEN_LIMIT
+    den_bound = den is not None and den >= LOADGEN_LIMIT
+    c.extra.update(loadgen_cpu_share_num=num, loadgen_cpu_share_den=den)
+    if c.result not in (YES, NO) or c.ci is None or not (num_bound or den_bound):
+        return c
+    ci = c.ci
+    wider = replace(ci, lo=ci.lo * 1e-9 if num_bound else ci.lo, hi=ci.hi * 1e9 if den_bound else ci.hi)
+    if expect.judge(wider)[0] == c.result:
+        return c  # holds whatever the bounded side's true time
+    sides = [f"{x:.0%}" for x, b in ((num, num_bound), (den, den_bound)) if b]
+    c.result = UNCLEAR
+    c.why = (
+        f"the load generator ran at {' and '.join(sides)} of its CPU (limit {LOADGEN_LIMIT:.0%}): "
+        "that server's time is only an upper bound, and the decision depends on it"
+    )
+    return c
+
+
+def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, expect: Expectation) -> Comparison:
+    """a / b flood time at (N, D), judged against expect and checked for a saturated load generator."""
+    c = judged(what, f"N={N:,}, D={D // 1024} KiB", stats.ratio_ci(_vals(d, a, N, D), _vals(d, b, N, D)), expect)
+    return _loadgen_checked(c, expect, _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D))
+
+
 def _servers(d):
     return sorted(set(d["server_language"]))
 
@@ -55,12 +110,7 @@ def _alike(data) -> list[Comparison]:
         raise NotTestable("needs echo_flood runs of the c server and another server at D = 32 KiB")
     N = _largest_n(d, KIB32, ["c", *ss])
     return [
-        judged(
-            f"{s} / c, seconds to echo N x 32 KiB",
-            f"N={N:,}, D=32 KiB",
-            stats.ratio_ci(_vals(d, s, N, KIB32), _vals(d, "c", N, KIB32)),
-            RatioWithin(*ALIKE),
-        )
+        _judged_servers(data, d, s, "c", N, KIB32, f"{s} / c, seconds to echo N x 32 KiB", RatioWithin(*ALIKE))
         for s in ss
     ]
 
@@ -74,23 +124,9 @@ def _c_fastest_node_slowest(data) -> list[Comparison]:
     out = []
     for s in ss:
         if s != "c":
-            out.append(
-                judged(
-                    f"{s} / c",
-                    f"N={N:,}, D=512 KiB",
-                    stats.ratio_ci(_vals(d, s, N, KIB512), _vals(d, "c", N, KIB512)),
-                    order_above(),
-                )
-            )
-        if s != "nodejs":
-            out.append(
-                judged(
-                    f"nodejs / {s}",
-                    f"N={N:,}, D=512 KiB",
-                    stats.ratio_ci(_vals(d, "nodejs", N, KIB512), _vals(d, s, N, KIB512)),
-                    order_above(),
-                )
-            )
+            out.append(_judged_servers(data, d, s, "c", N, KIB512, f"{s} / c", order_above()))
+        if s not in ("nodejs", "c"):  # nodejs / c is the row above
+            out.append(_judged_servers(data, d, "nodejs", s, N, KIB512, f"nodejs / {s}", order_above()))
     return out
 
 
@@ -102,14 +138,7 @@ def _eventlet_twisted(data) -> list[Comparison]:
             N = _largest_n(d, D, ["eventlet", "twisted"])
         except NotTestable:
             continue
-        out.append(
-            judged(
-                "eventlet / twisted",
-                f"N={N:,}, D={D // 1024} KiB",
-                stats.ratio_ci(_vals(d, "eventlet", N, D), _vals(d, "twisted", N, D)),
-                RatioWithin(*SLIGHTLY),
-            )
-        )
+        out.append(_judged_servers(data, d, "eventlet", "twisted", N, D, "eventlet / twisted", RatioWithin(*SLIGHTLY)))
     if not out:
         raise NotTestable("needs eventlet and twisted runs at a common N and D")
     return out
@@ -118,12 +147,7 @@ def _eventlet_twisted(data) -> list[Comparison]:
 def _go_near_c(data) -> list[Comparison]:
     d = _flood(data.values)
     N = _largest_n(d, KIB512, ["go", "c"])
-    c = judged(
-        "go / c",
-        f"N={N:,}, D=512 KiB",
-        stats.ratio_ci(_vals(d, "go", N, KIB512), _vals(d, "c", N, KIB512)),
-        RatioBelow(NEARLY),
-    )
+    c = _judged_servers(data, d, "go", "c", N, KIB512, "go / c", RatioBelow(NEARLY))
     if N < 32768:
         c.extra["note"] = f"largest N this sweep holds is {N:,}, not the claim's 32,768 (open-files limit)"
     return [c]

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from serverbench.analysis import registry
-from serverbench.analysis.echo_figures import per_server, reference_saturation, runs, saturation_table
+from serverbench.analysis.echo_figures import LOADGEN_LIMIT, per_server, reference_saturation, runs, saturation_table
 
 INTRO = """\
 **Echo flood.** N concurrent loopback connections each send D bytes in 32 KiB chunks to an
 echo server and verify every byte that comes back (a position- and connection-dependent
 pattern: loss, reordering, duplication and cross-talk all fail the run, `invalid`). The time
 is from the first connect to the last verified byte. One load generator for every server:
-the `c` client (one thread, epoll), pinned to the other CPU; its own CPU share is in every
-record. Servers: `c` (one thread, epoll; standing in for the original's C++ framework), `go`
-(a goroutine per connection), `erlang` (`gen_tcp`, a process per connection), `scala_akka`
+the `c` client (epoll, one thread per CPU it is given: every CPU the server does not get),
+and its own CPU share is in every record. Where that share reached {limit:.0%}, the load
+generator rather than the server may have set the pace, so the time is only an upper bound
+on the server's: such points are drawn hollow (`loadgen_bound` in the table), and a claim
+decides on them only when its decision holds for any shorter time on that side.
+Servers: `c` (one thread, epoll; standing in for the original's C++ framework), `go`
+(a goroutine per connection), `erlang` (`gen_tcp`, a process per connection, 100
+acceptors), `scala_akka`
 (Akka IO TCP, an actor per connection), `nodejs` (`net`), `twisted` (epoll reactor),
 `eventlet` (a green thread per connection), `python_threads` (a thread per connection,
 256 KiB stacks).
@@ -41,7 +46,7 @@ def echo_flood_section(P) -> list:
     d, sat = runs(P), saturation_table(P)
     if d.empty and sat.empty:
         return ["No echo_flood runs in this sweep (profile `servers` or `quick` runs them)."]
-    blocks: list = [INTRO]
+    blocks: list = [INTRO.format(limit=LOADGEN_LIMIT)]
     if not d.empty:
         blocks.append(registry.FigureRef("fig_echo_flood"))
         blocks += ["Seconds to echo N x D per server (median and min of trials):", per_server(d).round(4)]
