@@ -6,16 +6,16 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: ./run_all.sh [--profile smoke|quick|paper|FILE.toml] [--no-run] [--sweep-id ID]
-                    [--languages erlang,go,scala_akka] [--no-reference] [--help]
+usage: ./run_all.sh [--profile NAME|FILE.toml] [--no-run] [--sweep-id ID]
+                    [--languages L1,L2,...] [--no-reference] [--help]
 
-  --profile P     sweep profile (default: quick, about 15 minutes on 2 cores;
-                  smoke: about 2 minutes; paper: the paper's full parameters, many hours)
+  --profile P     sweep profile (default: quick); `python -m serverbench profiles`
+                  lists every profile with its runs and estimated duration
   --no-run        run no benchmark: re-render tables, figures and the report from the
                   raw logs already in data/raw (the newest sweep of the profile, or --sweep-id)
   --sweep-id ID   the sweep to write or read (data/raw/ID); giving an existing one
                   resumes it, skipping runs already recorded ok
-  --languages L   comma-separated subset of erlang,go,scala_akka
+  --languages L   comma-separated subset of the languages in spec/cli.json
   --no-reference  do not overlay the paper's own values on the figures
 
 Outputs: data/raw/<sweep-id>/ (raw logs), data/processed/<sweep-id>/ (tables),

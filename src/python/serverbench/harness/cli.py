@@ -15,7 +15,9 @@ def register(subparsers) -> None:
         description="Run a sweep: every run a fresh, pinned, capped process; every result appended to "
         "data/raw/<sweep-id>/runs.jsonl. Starting the same --sweep-id again resumes it.",
     )
-    r.add_argument("--profile", default="quick", help="smoke, quick (default), paper, or a path to a TOML file")
+    r.add_argument(
+        "--profile", default="quick", help=f"{', '.join(available_profiles())} (default: quick), or a TOML file"
+    )
     r.add_argument("--sweep-id", default=None, help="default: <profile>-<UTC time>; an existing id resumes")
     r.add_argument("--languages", default=None, help="comma-separated subset of " + ",".join(contract.languages()))
     r.add_argument(

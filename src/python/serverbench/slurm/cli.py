@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from serverbench import paths
+from serverbench.harness.profiles import available_profiles
 from serverbench.slurm import scheduler, submit
 from serverbench.slurm.scheduler import SlurmError
 
@@ -22,7 +23,9 @@ def register(subparsers) -> None:
         "report once every shard has ended (--dependency=afterany). Prints the job ids. Run it "
         "from a login node, in the repository on shared storage.",
     )
-    p.add_argument("--profile", default=None, help="smoke, quick (default), paper, audit, or a TOML file")
+    p.add_argument(
+        "--profile", default=None, help=f"{', '.join(available_profiles())} (default: quick), or a TOML file"
+    )
     p.add_argument("--sweep-id", default=None, help="an earlier submission's id: resubmit its unfinished shards")
     p.add_argument("--shards", type=int, default=None, help="number of shards (array tasks), default 2")
     p.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's default)")
