@@ -15,6 +15,10 @@ Tables written (CSV, one header line, units in column names):
 * sweep.json     profile, host, runtime versions, unrunnable core counts, counts.
 
 Tables of other benchmarks are registered with registry.table() (registry.py).
+
+Why one module past ~350 lines: every table is derived from the same flattened runs with
+the same selection rule (`selected`, warm-ups out, ok only), and the Processed reader
+below must mirror exactly what process_sweep writes; split, the two would drift.
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ Its shared runs and plots live in teaching/common.py, the TCP 1-byte-buffer pitf
 the extra sweeps it and the paper variant need in teaching/lab4_tcp.py.
 
 The paper variant (`--variant paper`) and the TCP ping-pong benchmark are used when this
-checkout has them (spec/cli.json); otherwise the lab says so and works on the fair runs."""
+checkout has them (spec/cli.json); otherwise the lab says so and works on the fair runs.
+
+Why one module past ~350 lines: it is one lab, read top to bottom beside its notebook;
+each pitfall's exercise sits next to the data it checks."""
 
 from __future__ import annotations
 
