@@ -216,7 +216,7 @@ int run_client(const sb_params *p) {
             if (*q != '"' && *q != '\\') putchar(*q);
         printf("\"},\"runtime\":");
     }
-    sb_runtime_json(stdout, nt);
+    sb_runtime_json(stdout, (int)p->threads); /* as configured, like GOMAXPROCS; metrics: those that ran */
     printf("}\n");
     fflush(stdout);
     close(sh.stop_fd);
