@@ -4,7 +4,8 @@ server (recorded invalid), bad input (exit 2 naming the limit), a server killed
 mid-flood (crashed), and nothing left behind. Also: the saturation fields sampled from
 /proc (sockets_probe), the kernel-memory guard of large runs (monkeypatched readers), the
 byte cross-check against a server lying about its counters (sockets_bytes), the
-python_threads server's bounded stop, and config_ids without the timeouts."""
+python_threads server's bounded stop, config_ids without the timeouts, and the load
+generator's --threads (its CPUs: every one the server does not use)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -117,6 +119,131 @@ def test_broken_server_is_invalid(tmp_path):
     assert rec["status"] == "invalid"
     assert "validation" in rec["status_reason"], rec["status_reason"]
     assert "expected" in rec["validation"]["reason"], rec["validation"]
+
+
+# ---- the load generator's worker threads (--threads; the harness sets one per client CPU) ----
+def _two_threads(monkeypatch):
+    """Every client of the test runs with --threads 2, whatever CPUs this machine has."""
+    real = sockets.client_params
+    monkeypatch.setattr(sockets, "client_params", lambda t, cpus=None: {**real(t, cpus), "client_threads": 2})
+
+
+@pytest.mark.parametrize("server", ["c", "go"])
+def test_two_threads_echo_every_byte(launcher, monkeypatch, server):
+    _need("c")
+    _need(server)
+    _two_threads(monkeypatch)
+    conns, d = 3, 4 * 32768  # 3 connections: one thread gets 2, the other 1
+    rec = run(launcher, task(server, conns, d))
+    assert rec["status"] == "ok", (rec["status_reason"], rec["stderr_tail"], rec["server"]["stderr_tail"])
+    assert rec["command"][rec["command"].index("--threads") + 1] == "2"
+    m, sm = rec["metrics"], rec["server"]["record"]["metrics"]
+    assert m["client_threads"] == 2 and rec["params"]["client_threads"] == 2 and rec["runtime"]["schedulers"] == 2
+    assert m["bytes_verified"] == m["bytes_written"] == conns * d == sm["bytes_read"] == sm["bytes_written"]
+    assert m["connections_completed"] == conns and m["connections_failed"] == 0
+    assert 0 < m["completion_median_s"] <= m["completion_p99_s"] <= m["completion_max_s"] <= m["elapsed_s"]
+    cpu = m["client_cpu_user_s"] + m["client_cpu_system_s"]  # share = CPU / (elapsed x threads); printed to 1e-6 s
+    assert m["client_cpu_share"] == pytest.approx(cpu / (2 * m["elapsed_s"]), abs=2e-6 / m["elapsed_s"] + 2e-6)
+
+
+def test_two_threads_saturate_runs_the_probe(launcher, monkeypatch):
+    _need("c")
+    _two_threads(monkeypatch)
+    rec = run(launcher, task("c", conns=3, mode="saturate", duration_s=1.0))  # thread 0 runs the probe
+    assert rec["status"] == "ok" and rec["metrics"]["client_threads"] == 2, rec["status_reason"]
+    assert rec["metrics"]["client_delay_s"] > 0
+
+
+def test_two_threads_broken_server_is_invalid(tmp_path, monkeypatch):
+    _need("c")
+    _two_threads(monkeypatch)
+    lau = Launcher(
+        sweep_id="t",
+        host=HOST,
+        allowed_cpus=sorted(os.sched_getaffinity(0)),
+        tmpdir=str(tmp_path),
+        commands={"python_threads": [sys.executable, str(BROKEN)]},
+    )
+    rec = run(lau, task("python_threads", conns=3, d=4 * 32768))
+    assert rec["status"] == "invalid" and rec["metrics"]["client_threads"] == 2
+    assert "validation" in rec["status_reason"], rec["status_reason"]
+    assert "expected" in rec["validation"]["reason"], rec["validation"]
+
+
+def test_one_invalid_connection_stops_every_thread():
+    """The first accepted connection gets one wrong byte back; the others are never echoed,
+    so the thread(s) holding them wait for bytes that never come: only the early stop of
+    the invalid thread ends them before --timeout-s."""
+    _need("c")
+    ls = socket.create_server(("127.0.0.1", 0))
+    conns: list[socket.socket] = []
+
+    def serve(c, bad):
+        try:
+            while data := c.recv(65536):
+                if bad:
+                    c.sendall(bytes([data[0] ^ 0xFF]) + data[1:])
+        except OSError:
+            pass
+
+    def accept():
+        try:
+            while True:
+                c, _ = ls.accept()
+                conns.append(c)
+                threading.Thread(target=serve, args=(c, len(conns) == 1), daemon=True).start()
+        except OSError:
+            pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        port = ls.getsockname()[1]
+        r = _c(*f"echo_flood client --port {port} --connections 3 --threads 2 --timeout-s 25".split())
+        took = time.monotonic() - t0
+    finally:
+        for c in (ls, *conns):
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            c.close()
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert records.native_errors(rec) is None, records.native_errors(rec)
+    assert rec["validation"]["ok"] is False and "expected" in rec["validation"]["reason"], rec["validation"]
+    assert rec["metrics"]["client_threads"] == 2 and rec["metrics"]["connections_failed"] == 1
+    assert took < 10 and rec["metrics"]["elapsed_s"] < 10, (took, rec["metrics"])
+
+
+def test_echo_flood_split_gives_the_load_generator_every_other_cpu():
+    eight = [7, 0, 1, 2, 3, 4, 5, 6]  # a fake allowed-CPU list: nothing is pinned here
+    assert sockets.placement_cpus(eight, 1, "split", "echo_flood") == ([0], [1, 2, 3, 4, 5, 6, 7])
+    assert sockets.placement_cpus(eight, 2, "split", "echo_flood") == ([0, 1], [2, 3, 4, 5, 6, 7])
+    assert sockets.placement_cpus(eight, 2, "split", "tcp_pingpong") == ([0, 1], [2, 3])  # both sides under test
+    assert sockets.placement_cpus(eight, 2, "shared", "echo_flood") == ([0, 1], [0, 1])
+    assert sockets.placement_cpus([0, 1], 1, "split", "echo_flood") == ([0], [1])  # this VM: as before
+    for cpus, cores in (([0], 1), ([0, 1, 2], 2)):  # impossible placements keep their errors
+        with pytest.raises(sockets.SocketLimitError, match=f"split with {cores} CPU.* needs {2 * cores} CPUs"):
+            sockets.placement_cpus(cpus, cores, "split", "echo_flood")
+    t = task("c")
+    assert sockets.client_params(t, [1, 2, 3, 4, 5, 6, 7])["client_threads"] == 7
+    assert sockets.client_params(t, [1])["client_threads"] == 1
+    assert sockets.client_params(t, list(range(1, 300)))["client_threads"] == 256  # the flag's max
+    pingpong = replace(t, benchmark="tcp_pingpong", params={"connections": 1})
+    assert "client_threads" not in sockets.client_params(pingpong, [1, 2, 3])  # no such flag there
+
+
+def test_split_run_pins_the_load_generator_to_the_rest(launcher):
+    _need("c")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("split needs 2 CPUs")
+    rec = run(launcher, task("c", conns=2))
+    assert rec["status"] == "ok", rec["status_reason"]
+    assert rec["server_cpus"] == cpus[:1] and rec["client_cpus"] == cpus[1:]
+    assert rec["params"]["client_threads"] == rec["metrics"]["client_threads"] == min(len(cpus) - 1, 2)
+    assert rec["command"][rec["command"].index("--threads") + 1] == str(len(cpus) - 1)
 
 
 def _c(*args):
@@ -439,6 +566,7 @@ def test_socket_config_ids_leave_out_the_timeouts():
 
     a = ids(60.0)
     assert a and not any("timeout" in c or "timeout" in g for c, g in a), a[:3]
+    assert not any("client_threads" in c + g for c, g in a), a[:3]  # set from the machine's CPUs
     assert ids(300.0) == a  # a different run timeout is the same configuration
     go = "echo_flood/c/fair/c1/bytes_per_connection=32768,connections=16,duration_s=5,mode=flood/server_language=go"
     assert f"{go}/placement=split" in {c for c, _ in a}

@@ -21,8 +21,9 @@ process (sockets_server), `serve`, the /proc probe (sockets_probe) and the byte 
      is checked across the two records (sockets_bytes).
 
 task.cores is the number of CPUs of EACH side. placement 'split': server on the first
-task.cores allowed CPUs, client on the next task.cores; 'shared': both on the first
-task.cores. A KeyboardInterrupt kills both process groups, reaps them, re-raises.
+task.cores allowed CPUs, client on the next task.cores (echo_flood: the load generator
+on ALL the remaining ones, with one --threads worker per CPU); 'shared': both on the
+first task.cores. A KeyboardInterrupt kills both process groups, reaps them, re-raises.
 No system-wide setting (sysctl) is ever changed here; `sysctl_snapshot()` reads the
 ones that matter for the manifest.
 """
@@ -63,11 +64,13 @@ def role_params(bench: str, role: str, params: dict) -> dict:
     return {k: v for k, v in params.items() if k in keys}
 
 
-def client_params(task: Task) -> dict:
+def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
     p = role_params(task.benchmark, "client", {**task.params, **task.options.get("client_params", {})})
-    flags = {s.get("param") for s in contract.benchmark_flags(task.benchmark, "client").values()}
+    flags = {s.get("param"): s for s in contract.benchmark_flags(task.benchmark, "client").values()}
     if "client_timeout_s" in flags:  # the client gives up (and reports) just before the harness would kill it
         p["client_timeout_s"] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
+    if "client_threads" in flags:  # the load generator: one worker thread per CPU it is pinned to
+        p["client_threads"] = max(1, min(len(client_cpus or ()), flags["client_threads"]["max"]))
     return p
 
 
@@ -99,11 +102,20 @@ def run_socket_task(lau, task: Task) -> dict:
     """One server + one client for one task; the raw record (see the module docstring)."""
     server_lang = task.options.get("server_language", task.language)
     placement = task.options.get("placement", "split")
-    cparams, sparams = client_params(task), server_params(task)
+    refused: str | None = None
+    try:
+        server_cpus, client_cpus = placement_cpus(lau.allowed_cpus, task.cores, placement, task.benchmark)
+        if "connections" in task.params:
+            check_connections(int(task.params["connections"]))
+            check_memory_floors(int(task.params["connections"]), sockets_probe.host_floor_bytes(task))
+    except SocketLimitError as e:
+        refused, server_cpus, client_cpus = f"refused: {e}", [], []
+    cparams, sparams = client_params(task, client_cpus), server_params(task)
+    ccores = len(client_cpus) or task.cores
     sargv, senv = command(
         lau, task, server_lang, "server", {**sparams, "port": task.options.get("port", 0)}, task.cores
     )
-    cargv_probe, cenv = command(lau, task, task.language, "client", {**cparams, "port": 1}, task.cores)
+    cargv_probe, cenv = command(lau, task, task.language, "client", {**cparams, "port": 1}, ccores)
     rec = lau.base_record(task, cargv_probe, cenv, [], "none")
     rec.update(
         params=dict(cparams),
@@ -114,13 +126,8 @@ def run_socket_task(lau, task: Task) -> dict:
         server=_server_part(server_lang, sargv, senv, []),
         **(dict.fromkeys(sockets_probe.FIELDS) if task.benchmark == "echo_flood" else {}),
     )
-    try:
-        server_cpus, client_cpus = placement_cpus(lau.allowed_cpus, task.cores, placement)
-        if "connections" in task.params:
-            check_connections(int(task.params["connections"]))
-            check_memory_floors(int(task.params["connections"]), sockets_probe.host_floor_bytes(task))
-    except SocketLimitError as e:
-        rec["status_reason"] = f"refused: {e}"
+    if refused:
+        rec["status_reason"] = refused
         return rec
     rec.update(pinned_cpus=client_cpus, client_cpus=client_cpus, server_cpus=server_cpus)
     rec["server"]["pinned_cpus"] = server_cpus
@@ -148,10 +155,12 @@ def run_socket_task(lau, task: Task) -> dict:
             rec["status_reason"] = f"server: {why}"
             rec["stderr_tail"] = ""
             return rec
-        cargv, cenv = command(lau, task, task.language, "client", {**cparams, "port": port}, task.cores)
+        cargv, cenv = command(lau, task, task.language, "client", {**cparams, "port": port}, ccores)
         rec.update(command=cargv, env=cenv)
         left = task.timeout_s - (time.perf_counter() - t_start)
-        ctask = replace(task, params={**cparams, "host": contract.cli_contract()["sockets"]["host"]})
+        host = contract.cli_contract()["sockets"]["host"]
+        # the load generator's runtime reports its --threads as its schedulers (classify checks them)
+        ctask = replace(task, params={**cparams, "host": host}, cores=int(cparams.get("client_threads", task.cores)))
         probe = sockets_probe.for_task(task, srv.proc.pid)
         _run_client(lau, rec, ctask, cargv, lau.child_env(cenv), client_cpus, c_out, c_err, max(1.0, left), probe)
         sockets_probe.apply(rec, task, probe)

@@ -70,8 +70,14 @@ def check_memory_floors(connections: int, host_floor: int) -> None:
         raise SocketLimitError(f"{connections} connections: {why.replace('fell below', 'is below')}")
 
 
-def placement_cpus(allowed: list[int], cores: int, placement: str) -> tuple[list[int], list[int]]:
-    """(server_cpus, client_cpus) for a placement; SocketLimitError if impossible."""
+def placement_cpus(
+    allowed: list[int], cores: int, placement: str, benchmark: str = "tcp_pingpong"
+) -> tuple[list[int], list[int]]:
+    """(server_cpus, client_cpus) for a placement; SocketLimitError if impossible.
+
+    `cores` CPUs per side. echo_flood split: the client is the load generator, not a
+    language under test, and must not be the bottleneck: it gets every allowed CPU the
+    server does not use (at least `cores`), and one worker thread per CPU (client_params)."""
     cpus = sorted(allowed)
     if placement not in PLACEMENTS:
         raise SocketLimitError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
@@ -85,6 +91,8 @@ def placement_cpus(allowed: list[int], cores: int, placement: str) -> tuple[list
         raise SocketLimitError(
             f"placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; the harness may use {len(cpus)}"
         )
+    if benchmark == "echo_flood":
+        return cpus[:cores], cpus[cores:]
     return cpus[:cores], cpus[cores : 2 * cores]
 
 
@@ -144,15 +152,15 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
     return out
 
 
-# Set by the harness from the run's timeout (sockets.client_params / server_params), so
-# not part of what a configuration measures: left out of config_id and group_id, as the
-# timeout is for every other benchmark.
-HARNESS_TIMEOUT_PARAMS = ("client_timeout_s", "idle_timeout_s")
+# Set by the harness from the run itself (sockets.client_params / server_params: the run's
+# timeout, the load generator's CPU count), so not part of what a configuration measures:
+# left out of config_id and group_id, as the timeout is for every other benchmark.
+HARNESS_SET_PARAMS = ("client_timeout_s", "idle_timeout_s", "client_threads")
 
 
 def measured_params(params: dict) -> dict:
-    """A socket task's params without the timeouts the harness sets itself."""
-    return {k: v for k, v in params.items() if k not in HARNESS_TIMEOUT_PARAMS}
+    """A socket task's params without the ones the harness sets itself."""
+    return {k: v for k, v in params.items() if k not in HARNESS_SET_PARAMS}
 
 
 def options_id(options: dict) -> str:
@@ -163,8 +171,8 @@ def options_id(options: dict) -> str:
 def expand_plan(plan):
     """A plan whose socket tasks carry list-valued options -> one task per client x server
     x placement (see expand), each with its own config_id and group_id (without the
-    timeouts: HARNESS_TIMEOUT_PARAMS). Other tasks are kept as they are. Idempotent (an
-    expanded task has no list-valued options left)."""
+    timeouts and the load generator's threads: HARNESS_SET_PARAMS). Other tasks are kept
+    as they are. Idempotent (an expanded task has no list-valued options left)."""
     from dataclasses import replace
 
     from serverbench.harness.task import config_id, group_id
