@@ -4,18 +4,9 @@
 package app
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/signal"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
-	"time"
 
 	"serverbench/internal/cli"
 	"serverbench/internal/record"
@@ -53,25 +44,12 @@ type echoServerRecord struct {
 	Runtime    record.Runtime    `json:"runtime"`
 }
 
+// echoServer: the counters; the lifecycle is runSockServer's.
 type echoServer struct {
-	bytesRead, bytesWritten, accepted, connErrs atomic.Int64
-	mu                                          sync.Mutex
-	conns                                       map[net.Conn]struct{}
-	lastIdle                                    time.Time
-	wg                                          sync.WaitGroup
+	bytesRead, bytesWritten, connErrs atomic.Int64
 }
 
 func (s *echoServer) serve(c net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		_ = c.Close()
-		s.mu.Lock()
-		delete(s.conns, c)
-		if len(s.conns) == 0 {
-			s.lastIdle = time.Now()
-		}
-		s.mu.Unlock()
-	}()
 	buf := make([]byte, echoBufferBytes)
 	for {
 		n, err := c.Read(buf)
@@ -94,86 +72,18 @@ func (s *echoServer) serve(c net.Conn) {
 }
 
 func runEchoServer(cfg cli.Config, io_ IO) int {
-	idle := time.Duration(cfg.Float("idle_timeout_s") * float64(time.Second))
-	ln, err := net.Listen("tcp4", net.JoinHostPort(loopbackHost, strconv.FormatInt(cfg.Int("port"), 10)))
-	if err != nil {
-		fmt.Fprintf(io_.Stderr, "error: cannot listen on %s port %d: %s\n", loopbackHost, cfg.Int("port"), err)
+	s := &echoServer{}
+	run, ok := runSockServer("echo_flood", cfg, io_, s.serve)
+	if !ok {
 		return cli.ExitRunFailed
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	start := time.Now()
-	s := &echoServer{conns: map[net.Conn]struct{}{}, lastIdle: start}
-	fmt.Fprintf(io_.Stdout, `{"event":"listening","benchmark":"echo_flood","role":"server","language":%q,"address":%q,"port":%d}`+"\n",
-		record.Language, loopbackHost, port)
-	if f, ok := io_.Stdout.(*os.File); ok {
-		_ = f.Sync()
-	}
-	stop := make(chan string, 4)
-	go func() {
-		sc := bufio.NewScanner(io_.Stdin)
-		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "stop" {
-				stop <- "stop_line"
-				return
-			}
-		}
-		stop <- "stdin_eof"
-	}()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			stop <- "signal"
-		}
-	}()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepted.Add(1)
-			s.mu.Lock()
-			s.conns[c] = struct{}{}
-			s.wg.Add(1)
-			s.mu.Unlock()
-			go s.serve(c)
-		}
-	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	reason := ""
-	for reason == "" {
-		select {
-		case reason = <-stop:
-		case <-tick.C:
-			s.mu.Lock()
-			if len(s.conns) == 0 && time.Since(s.lastIdle) >= idle {
-				reason = "idle_timeout"
-			}
-			s.mu.Unlock()
-		}
-	}
-	_ = ln.Close()
-	s.mu.Lock()
-	for c := range s.conns {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(stopGraceTime):
 	}
 	rec := echoServerRecord{
 		Benchmark: "echo_flood", Role: "server", Language: record.Language, Variant: variantOf(cfg),
 		Params: echoServerParams{Port: cfg.Int("port"), IdleTimeoutS: cfg.Float("idle_timeout_s")},
 		Metrics: echoServerMetrics{
-			ElapsedS: time.Since(start).Seconds(), Port: int64(port), ConnectionsAccepted: s.accepted.Load(),
+			ElapsedS: run.Elapsed.Seconds(), Port: int64(run.Port), ConnectionsAccepted: run.Accepted,
 			BytesRead: s.bytesRead.Load(), BytesWritten: s.bytesWritten.Load(), ConnectionErrors: s.connErrs.Load(),
-			StopReason: reason,
+			StopReason: run.StopReason,
 		},
 		Validation: tcpValidation{OK: true}, Runtime: record.CurrentRuntime(),
 	}

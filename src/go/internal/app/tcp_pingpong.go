@@ -8,29 +8,19 @@
 package app
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"serverbench/internal/cli"
 	"serverbench/internal/record"
 )
 
-const (
-	loopbackHost = "127.0.0.1"
-	messageBytes = 4
-	// Bound on how long a stopping server waits for its connection goroutines.
-	stopGraceTime = 5 * time.Second
-)
+const messageBytes = 4
 
 var (
 	pingMsg = []byte("Ping")
@@ -114,27 +104,14 @@ func strptr(s string) *string { return &s }
 
 // ---- server ----
 
+// tcpServer: the counters; the lifecycle is runSockServer's.
 type tcpServer struct {
-	k                           int
-	bytesRead, bytesWritten     atomic.Int64
-	replies, accepted, connErrs atomic.Int64
-	mu                          sync.Mutex
-	conns                       map[net.Conn]struct{}
-	lastIdle                    time.Time // when the last connection closed (or start)
-	wg                          sync.WaitGroup
+	k                       int
+	bytesRead, bytesWritten atomic.Int64
+	replies, connErrs       atomic.Int64
 }
 
 func (s *tcpServer) serve(c net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		_ = c.Close()
-		s.mu.Lock()
-		delete(s.conns, c)
-		if len(s.conns) == 0 {
-			s.lastIdle = time.Now()
-		}
-		s.mu.Unlock()
-	}()
 	buf := make([]byte, s.k)
 	for {
 		n, err := io.ReadFull(c, buf)
@@ -157,83 +134,11 @@ func (s *tcpServer) serve(c net.Conn) {
 
 func runTCPServer(cfg cli.Config, io_ IO) int {
 	k := int(cfg.Int("read_buffer_bytes"))
-	idle := time.Duration(cfg.Float("idle_timeout_s") * float64(time.Second))
-	ln, err := net.Listen("tcp4", net.JoinHostPort(loopbackHost, strconv.FormatInt(cfg.Int("port"), 10)))
-	if err != nil {
-		fmt.Fprintf(io_.Stderr, "error: cannot listen on %s port %d: %s\n", loopbackHost, cfg.Int("port"), err)
+	s := &tcpServer{k: k}
+	run, ok := runSockServer("tcp_pingpong", cfg, io_, s.serve)
+	if !ok {
 		return cli.ExitRunFailed
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	start := time.Now()
-	s := &tcpServer{k: k, conns: map[net.Conn]struct{}{}, lastIdle: start}
-	fmt.Fprintf(io_.Stdout, `{"event":"listening","benchmark":"tcp_pingpong","role":"server","language":%q,"address":%q,"port":%d}`+"\n",
-		record.Language, loopbackHost, port)
-	if f, ok := io_.Stdout.(*os.File); ok {
-		_ = f.Sync()
-	}
-
-	stop := make(chan string, 4)
-	go func() { // stdin: EOF or the line "stop"
-		sc := bufio.NewScanner(io_.Stdin)
-		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "stop" {
-				stop <- "stop_line"
-				return
-			}
-		}
-		stop <- "stdin_eof"
-	}()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			stop <- "signal"
-		}
-	}()
-	go func() { // accept loop; ends when the listener is closed
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepted.Add(1)
-			s.mu.Lock()
-			s.conns[c] = struct{}{}
-			s.wg.Add(1)
-			s.mu.Unlock()
-			go s.serve(c)
-		}
-	}()
-
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	reason := ""
-	for reason == "" {
-		select {
-		case reason = <-stop:
-		case <-tick.C:
-			s.mu.Lock()
-			if len(s.conns) == 0 && time.Since(s.lastIdle) >= idle {
-				reason = "idle_timeout"
-			}
-			s.mu.Unlock()
-		}
-	}
-	_ = ln.Close()
-	s.mu.Lock()
-	for c := range s.conns {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(stopGraceTime):
-	}
-	elapsed := time.Since(start)
-
 	v := tcpValidation{OK: true}
 	if k < messageBytes && cfg.Variant != "paper" {
 		v = tcpValidation{OK: false, Reason: strptr(fmt.Sprintf(
@@ -243,9 +148,9 @@ func runTCPServer(cfg cli.Config, io_ IO) int {
 		Benchmark: "tcp_pingpong", Role: "server", Language: record.Language, Variant: variantOf(cfg),
 		Params: tcpServerParams{Port: cfg.Int("port"), ReadBufferBytes: int64(k), IdleTimeoutS: cfg.Float("idle_timeout_s")},
 		Metrics: tcpServerMetrics{
-			ElapsedS: elapsed.Seconds(), Port: int64(port),
-			ConnectionsAccepted: s.accepted.Load(), BytesRead: s.bytesRead.Load(), BytesWritten: s.bytesWritten.Load(),
-			Replies: s.replies.Load(), ConnectionErrors: s.connErrs.Load(), StopReason: reason,
+			ElapsedS: run.Elapsed.Seconds(), Port: int64(run.Port),
+			ConnectionsAccepted: run.Accepted, BytesRead: s.bytesRead.Load(), BytesWritten: s.bytesWritten.Load(),
+			Replies: s.replies.Load(), ConnectionErrors: s.connErrs.Load(), StopReason: run.StopReason,
 		},
 		Validation: v, Runtime: record.CurrentRuntime(),
 	}
