@@ -5,26 +5,23 @@
 %% answers (server) or counts a round trip (client); K = 1 reproduces the original
 %% Scala program's 1-byte buffer. Both sides count every byte they move.
 %%
-%% Server lifecycle: bind 127.0.0.1 only, print the listening line, stop on stdin EOF
-%% or the line "stop", on SIGTERM, or after idle_timeout_s with no open connection;
-%% then close everything and return the record (sb_cli prints it, exit 0).
+%% Server lifecycle (sb_sockserver): bind 127.0.0.1 only, print the listening line, stop
+%% on stdin EOF or the line "stop", on SIGTERM, or after idle_timeout_s with no open
+%% connection; then close everything and return the record (sb_cli prints it, exit 0).
 -module(sb_tcp_pingpong).
 -behaviour(sb_benchmark).
--behaviour(gen_event).
 -export([name/0, run/1]).
-%% gen_event callbacks: SIGTERM arrives through erl_signal_server.
--export([init/1, handle_event/2, handle_call/2, handle_info/2, terminate/2, code_change/3]).
 
--define(LOOPBACK, {127, 0, 0, 1}).
 -define(MSG_BYTES, 4).
 -define(BACKLOG, 1024).
--define(TICK_MS, 100).
--define(STOP_GRACE_MS, 5000).
+%% One acceptor, as when the numbers in docs/sockets.md were measured: a pool (as
+%% sb_echo_flood needs under saturation) would change what this benchmark times, so it
+%% is a change to measure on its own, not part of sharing the lifecycle.
+-define(ACCEPTORS, 1).
 -define(C_READ, 1).
 -define(C_WRITTEN, 2).
 -define(C_REPLIES, 3).
--define(C_ACCEPTED, 4).
--define(C_ERRORS, 5).
+-define(C_ERRORS, 4).
 
 -spec name() -> binary().
 name() -> <<"tcp_pingpong">>.
@@ -39,30 +36,12 @@ variant(P) -> maps:get(variant, P, <<"fair">>).
 %% server
 
 server(#{port := Port, read_buffer_bytes := K, idle_timeout_s := Idle} = P) ->
-    Opts = [binary, {active, false}, {packet, raw}, {ip, ?LOOPBACK}, {backlog, ?BACKLOG}],
-    case gen_tcp:listen(Port, Opts) of
-        {error, Why} ->
-            {error, io_lib:format("cannot listen on 127.0.0.1 port ~b: ~p", [Port, Why])};
-        {ok, L} ->
-            {ok, Actual} = inet:port(L),
-            T0 = sb_sys:now_ns(),
-            io:put_chars(["{\"event\":\"listening\",\"benchmark\":\"tcp_pingpong\",\"role\":\"server\","
-                          "\"language\":\"erlang\",\"address\":\"127.0.0.1\",\"port\":",
-                          integer_to_list(Actual), "}\n"]),
-            Main = self(),
-            C = counters:new(5, [write_concurrency]),
-            watch_stdin(Main),
-            watch_sigterm(Main),
-            Acc = spawn_link(fun() -> accept_loop(L, Main, K, C) end),
-            ok = gen_tcp:controlling_process(L, Acc),
-            {Reason, Open} = server_loop(#{}, erlang:monotonic_time(millisecond), round(Idle * 1000)),
-            unlink(Acc),
-            exit(Acc, kill),
-            catch gen_tcp:close(L),
-            Handlers = collect_handlers(maps:keys(Open)),
-            [exit(H, shutdown) || H <- Handlers],
-            wait_down(Handlers, erlang:monotonic_time(millisecond) + ?STOP_GRACE_MS),
-            Ns = sb_sys:now_ns() - T0,
+    C = counters:new(4, [write_concurrency]),
+    case sb_sockserver:run(#{benchmark => <<"tcp_pingpong">>, port => Port, idle_timeout_s => Idle,
+                             listen_opts => [{backlog, ?BACKLOG}], acceptors => ?ACCEPTORS,
+                             handler => fun(S) -> serve(S, K, C) end}) of
+        {error, _} = E -> E;
+        {ok, #{port := Actual, accepted := Accepted, stop_reason := Reason, elapsed_ns := Ns}} ->
             V = case K < ?MSG_BYTES andalso variant(P) =/= <<"paper">> of
                     true -> {[{ok, false},
                               {reason, iolist_to_binary(io_lib:format(
@@ -75,7 +54,7 @@ server(#{port := Port, read_buffer_bytes := K, idle_timeout_s := Idle} = P) ->
                   {language, <<"erlang">>}, {variant, variant(P)},
                   {params, {[{port, Port}, {read_buffer_bytes, K}, {idle_timeout_s, Idle}]}},
                   {metrics, {[{elapsed_s, sb_sys:seconds(Ns)}, {port, Actual},
-                              {connections_accepted, counters:get(C, ?C_ACCEPTED)},
+                              {connections_accepted, Accepted},
                               {bytes_read, counters:get(C, ?C_READ)},
                               {bytes_written, counters:get(C, ?C_WRITTEN)},
                               {replies, counters:get(C, ?C_REPLIES)},
@@ -85,60 +64,6 @@ server(#{port := Port, read_buffer_bytes := K, idle_timeout_s := Idle} = P) ->
                   {runtime, sb_sys:runtime()}]},
             {ok, Record, true}
     end.
-
-%% Open connections by handler pid; LastIdle: when the count last became 0.
-server_loop(Open, LastIdle, IdleMs) ->
-    receive
-        {stop, Reason} -> {Reason, Open};
-        {opened, H} -> server_loop(Open#{H => true}, LastIdle, IdleMs);
-        {closed, H} ->
-            Open1 = maps:remove(H, Open),
-            Last = case map_size(Open1) of
-                       0 -> erlang:monotonic_time(millisecond);
-                       _ -> LastIdle
-                   end,
-            server_loop(Open1, Last, IdleMs)
-    after ?TICK_MS ->
-            Now = erlang:monotonic_time(millisecond),
-            case map_size(Open) =:= 0 andalso Now - LastIdle >= IdleMs of
-                true -> {<<"idle_timeout">>, Open};
-                false -> server_loop(Open, LastIdle, IdleMs)
-            end
-    end.
-
-%% The handlers still alive: the open ones plus any whose {opened, _} is unread.
-collect_handlers(Acc) ->
-    receive
-        {opened, H} -> collect_handlers([H | Acc]);
-        {closed, H} -> collect_handlers(lists:delete(H, Acc))
-    after 0 -> Acc
-    end.
-
-wait_down([], _) -> ok;
-wait_down([H | T], Deadline) ->
-    Ref = monitor(process, H),
-    Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
-    receive {'DOWN', Ref, process, H, _} -> wait_down(T, Deadline)
-    after Left -> ok
-    end.
-
-accept_loop(L, Main, K, C) ->
-    case gen_tcp:accept(L) of
-        {ok, S} ->
-            counters:add(C, ?C_ACCEPTED, 1),
-            H = spawn(fun() -> receive go -> ok end, handle(S, Main, K, C) end),
-            Main ! {opened, H},
-            ok = gen_tcp:controlling_process(S, H),
-            H ! go,
-            accept_loop(L, Main, K, C);
-        {error, _} ->
-            ok
-    end.
-
-handle(S, Main, K, C) ->
-    serve(S, K, C),
-    catch gen_tcp:close(S),
-    Main ! {closed, self()}.
 
 serve(S, K, C) ->
     case gen_tcp:recv(S, K) of
@@ -155,35 +80,6 @@ serve(S, K, C) ->
         {error, closed} -> ok;
         {error, _} -> counters:add(C, ?C_ERRORS, 1)
     end.
-
-watch_stdin(Main) ->
-    spawn_link(fun() -> stdin_loop(Main) end).
-
-stdin_loop(Main) ->
-    case io:get_line("") of
-        eof -> Main ! {stop, <<"stdin_eof">>};
-        {error, _} -> Main ! {stop, <<"stdin_eof">>};
-        Line ->
-            case string:trim(Line) of
-                "stop" -> Main ! {stop, <<"stop_line">>};
-                _ -> stdin_loop(Main)
-            end
-    end.
-
-watch_sigterm(Main) ->
-    _ = os:set_signal(sigterm, handle),
-    ok = gen_event:swap_handler(erl_signal_server, {erl_signal_handler, []}, {?MODULE, Main}).
-
-%% gen_event: SIGTERM -> stop the server (the default handler would halt the VM
-%% before the record is printed).
-init({Main, _}) -> {ok, Main};
-init(Main) when is_pid(Main) -> {ok, Main}.
-handle_event(sigterm, Main) -> Main ! {stop, <<"signal">>}, {ok, Main};
-handle_event(_, Main) -> {ok, Main}.
-handle_call(_, Main) -> {ok, ok, Main}.
-handle_info(_, Main) -> {ok, Main}.
-terminate(_, _) -> ok.
-code_change(_, Main, _) -> {ok, Main}.
 
 %% ---------------------------------------------------------------------------
 %% client
