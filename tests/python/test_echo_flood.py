@@ -570,3 +570,43 @@ def test_socket_config_ids_leave_out_the_timeouts():
     assert ids(300.0) == a  # a different run timeout is the same configuration
     go = "echo_flood/c/fair/c1/bytes_per_connection=32768,connections=16,duration_s=5,mode=flood/server_language=go"
     assert f"{go}/placement=split" in {c for c, _ in a}
+
+
+# ---- a client that stopped itself at its own limit is the run's timeout ------------------
+def _status_of(client_reason: str | None, ok: bool) -> tuple[str, str]:
+    rec = {
+        "status": "ok" if ok else "invalid",
+        "status_reason": None if ok else "the program's own validation failed (validation.ok false)",
+        "validation": {"ok": ok, "reason": client_reason},
+        "metrics": {"bytes_written": 1, "bytes_read": 1, "bytes_verified": 1},
+        "server": {"status": "ok", "language": "python_threads", "record": {"metrics": {}}},
+    }
+    sockets._overall_status(rec, task("python_threads"))
+    return rec["status"], rec["status_reason"]
+
+
+def test_client_at_its_own_limit_is_a_timeout_not_wrong_work():
+    status, why = _status_of("timed out after 895.010 s with 3315 of 16384 connections complete", ok=False)
+    assert status == "timeout" and "3315 of 16384" in why and f"{sockets.CLIENT_MARGIN_S:g} s" in why
+    status, why = _status_of("connection 7: echoed byte at offset 12 is 3, expected 4", ok=False)
+    assert status == "invalid"  # wrong bytes stay invalid
+
+
+def test_the_programs_own_reason_is_in_the_status_reason():
+    from serverbench.harness import classify
+
+    t = task("c")
+    native = {
+        "benchmark": "echo_flood",
+        "role": "client",
+        "language": "c",
+        "variant": "fair",
+        "params": dict(t.params),
+        "metrics": {},
+        "validation": {"ok": False, "reason": "connection 3: closed by the server after 0 of 32768 bytes echoed"},
+        "runtime": {"name": "c", "version": "gcc", "schedulers": 1},
+    }
+    rec: dict = {}
+    classify.accept_record(rec, t, native, 0, None)
+    assert rec["status"] == "invalid"
+    assert rec["status_reason"].endswith("closed by the server after 0 of 32768 bytes echoed; exit code 0")

@@ -78,6 +78,33 @@ def test_per_language_parameters():
     assert set(counts.values()) == {5}
 
 
+def test_also_grids_add_points_beside_the_table():
+    plan = make_plan(load_profile("quick"), benchmarks=["echo_flood"])
+    by_mode = Counter(t.params["mode"] for t in plan.tasks)
+    sat = [t for t in plan.tasks if t.params["mode"] == "saturate"]
+    servers = {t.options["server_language"] for t in sat}
+    assert len(servers) == 8 and by_mode["saturate"] == 3 * len(servers)  # [[echo_flood.also]]: 3 trials
+    assert {(t.params["connections"], t.params["duration_s"]) for t in sat} == {(64, 2.0)}
+    flood = [t for t in plan.tasks if t.params["mode"] == "flood"]
+    assert {t.params["connections"] for t in flood} == {16, 64} and by_mode["flood"] == 6 * 2 * 2 * 8
+    assert not {t.config_id for t in sat} & {t.config_id for t in flood}
+    assert set(Counter(t.config_id for t in sat).values()) == {3}
+
+
+@pytest.mark.parametrize(
+    ("also", "msg"),
+    [
+        ({"echo_flood.also": [{"cores": [1]}]}, r"echo_flood.also\[0\] may not set cores"),
+        ({"echo_flood.also": [{"connections": [0]}]}, r"echo_flood.also\[0\].*connections"),
+        ({"echo_flood.also": {"mode": ["saturate"]}}, r"echo_flood.also must be an array of tables"),
+        ({"spawn_max.also": [{"start": 10}]}, r"takes no \[\[spawn_max.also\]\] grids"),
+    ],
+)
+def test_bad_also_grids_are_refused_naming_the_key(also, msg):
+    with pytest.raises(ProfileError, match=msg):
+        load_profile("quick", also)
+
+
 def test_cli_refuses_a_benchmark_the_language_lacks(tmp_path):
     out, err = _Buf(), _Buf()
     code = cli.run(

@@ -140,10 +140,13 @@ def accept_record(rec: dict, task, native: dict, code: int | None, out_path: str
     if ok and code == 0:
         return _set(rec, "ok", None, None)
     if not ok:
+        said = native["validation"].get("reason")
         return _set(
             rec,
             "invalid",
-            "the program's own validation failed (validation.ok false)" + ("" if code == 1 else f"; exit code {code}"),
+            "the program's own validation failed (validation.ok false)"
+            + (f": {said}" if said else "")
+            + ("" if code == 1 else f"; exit code {code}"),
             None,
         )
     return _set(rec, "invalid", f"validation.ok is true but exit code is {code}", None)

@@ -156,16 +156,18 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
             if lang not in plan.languages:
                 plan.languages.append(lang)
             table = {**b, **b.get("per_language", {}).get(lang, {})}
+            tables = [table, *({**table, **extra} for extra in b.get("also", []))]
             for c in cores:
                 if bench == SEARCH_TABLE:
                     plan.searches.append(Search(lang, variant, c, table))
                     continue
-                for params in grid(bench, table):
-                    if table.get("steps") == "knobs":  # the audit: fair, paper, single-knob steps
-                        for s in audit_steps.steps(bench, lang):
-                            plan.tasks += _trials(bench, lang, s.variant, c, {**params, **s.knobs}, table)
-                    else:
-                        plan.tasks += _trials(bench, lang, variant, c, params, table)
+                for t in tables:
+                    for params in grid(bench, t):
+                        if t.get("steps") == "knobs":  # the audit: fair, paper, single-knob steps
+                            for s in audit_steps.steps(bench, lang):
+                                plan.tasks += _trials(bench, lang, s.variant, c, {**params, **s.knobs}, t)
+                        else:
+                            plan.tasks += _trials(bench, lang, variant, c, params, t)
     if any(t.family == "socket" for t in plan.tasks):
         # socket benchmarks: one task per client x server x placement (harness.sockets owns how)
         from serverbench.harness import sockets
@@ -248,7 +250,36 @@ def estimate_run_s(bench: str, language: str, params: dict) -> float:
     return s + 1.0
 
 
+# Socket runs (measured on the 2-core VM, 23 Nov 2026; docs/sockets.md): a server's start-up,
+# and for the echo flood its cost per connection and per byte relative to the c server's
+# (~1 GB/s and ~30 us per connection); a guard-stopped 512 KiB flood takes ~10 s.
+SERVER_STARTUP_S = {"c": 0.05, "go": 0.07, "erlang": 0.4, "scala_akka": 2.5, "scala": 1.0, "nodejs": 0.25}
+ECHO_SLOWER = {"c": 1, "go": 1.2, "erlang": 6, "scala_akka": 5.5, "nodejs": 2, "twisted": 2, "eventlet": 3.5}
+ECHO_GUARD_BYTES = 4 * 2**30  # N x D past this: the kernel-memory guard stops the run (~10 s)
+# tcp_pingpong: seconds per round trip, aggregate over the connections, by placement; across
+# CPUs a Scala side (one thread per CPU) pays a cross-CPU wake-up per round trip.
+RTT_S = {"shared": 26e-6, "split": 90e-6, "split_scala": 240e-6}
+
+
+def estimate_socket_s(t: Task) -> float:
+    server = t.options.get("server_language", t.language)
+    start = SERVER_STARTUP_S.get(server, 0.5) + 0.3
+    p = t.params
+    if t.benchmark == "echo_flood":
+        if p.get("mode") == "saturate":
+            return start + float(p["duration_s"]) + 1.0
+        n, d = int(p["connections"]), int(p["bytes_per_connection"])
+        if n * d > ECHO_GUARD_BYTES:
+            return start + 10.0
+        return start + ECHO_SLOWER.get(server, 4) * (n * 30e-6 + n * d / 1e9)
+    placement = t.options.get("placement", "split")
+    key = "split_scala" if placement == "split" and "scala" in (server, t.language) else placement
+    return start + int(p["connections"]) * int(p["round_trips"]) * RTT_S.get(key, RTT_S["split"])
+
+
 def estimate_task_s(t: Task) -> float:
+    if t.family == "socket":
+        return min(t.timeout_s, estimate_socket_s(t))
     return min(t.timeout_s, estimate_run_s(t.benchmark, t.language, t.params))
 
 

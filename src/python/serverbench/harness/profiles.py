@@ -7,6 +7,8 @@ one table per benchmark of spec/cli.json ([pingping], [spawn], [throughput], ...
 lists (every combination is a configuration; the parameters are the contract's) and may
 override any [defaults] key. A sub-table [<bench>.per_language.<lang>] overrides
 parameter lists or settings for one language (e.g. pingping at 5 kB only for java).
+Each [[<bench>.also]] table adds one more grid: the benchmark table with these parameter
+lists or settings replaced (e.g. a few saturate-mode points beside the flood grid).
 A language that does not implement a benchmark (spec/cli.json languages.<lang>.benchmarks)
 simply has no runs of it. Expansion into runs is harness.plan.
 """
@@ -49,7 +51,7 @@ DEFAULT_KEYS = {
     "skip_unavailable_cores": False,
     "options": {},  # family-specific settings (e.g. socket benchmarks' placement), checked by that family
 }
-COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages", "per_language", "steps"}
+COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages", "per_language", "steps", "also"}
 # The parameters a profile may list per benchmark: the contract's (spec/cli.json).
 PARAM_KEYS = {b: (() if b == SEARCH_TABLE else contract.profile_params(b)) for b in BENCHMARKS}
 SEARCH_KEYS = {
@@ -223,7 +225,29 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
                 f"{source}: {bench}.per_language.{lang}",
             )
             b["per_language"][lang] = {k: full[k] for k in sub}
+        b["also"] = _also(bench, table.get("also") or [], b, out["defaults"], source)
         out[bench] = b
+    return out
+
+
+def _also(bench: str, also, b: dict, defaults: dict, source: str) -> list[dict]:
+    """The [[<bench>.also]] grids: each a table of parameter lists or settings that replace
+    the benchmark table's (not its languages, cores or per-language tables), checked."""
+    if not isinstance(also, list) or not all(isinstance(x, dict) for x in also):
+        raise ProfileError(f"{source}: {bench}.also must be an array of tables ([[{bench}.also]])")
+    if also and bench == SEARCH_TABLE:
+        raise ProfileError(f"{source}: {bench} (the max-processes search) takes no [[{bench}.also]] grids")
+    out = []
+    for i, sub in enumerate(also):
+        bad = sorted(set(sub) & {"enabled", "languages", "per_language", "also", "cores", "steps"})
+        if bad:
+            raise ProfileError(f"{source}: {bench}.also[{i}] may not set {', '.join(bad)}")
+        base = {k: b[k] for k in b if k not in ("enabled", "languages", "per_language", "also")}
+        try:
+            full = _bench_settings(bench, {**base, **sub}, defaults, f"{source}: {bench}.also[{i}]")
+        except ProfileError as e:  # name the grid: the message alone names only the key
+            raise ProfileError(f"{bench}.also[{i}]: {e}") from None
+        out.append({k: full[k] for k in sub})
     return out
 
 

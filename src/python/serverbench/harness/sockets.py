@@ -55,6 +55,7 @@ from serverbench.harness.task import Task
 
 LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
 CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
+CLIENT_TIMED_OUT = "timed out after"  # how a socket client's validation.reason says it hit --timeout-s
 
 
 # ---- parameters of each role ---------------------------------------------------------
@@ -332,6 +333,12 @@ def _overall_status(rec: dict, task: Task) -> None:
     s = rec["server"]
     if s["status"] == "crashed" and rec["status"] in ("ok", "invalid"):
         rec["status"], rec["status_reason"] = "crashed", f"server ({s['language']}): {s['status_reason']}"
+        return
+    said = str((rec.get("validation") or {}).get("reason") or "")
+    if rec["status"] == "invalid" and said.startswith(CLIENT_TIMED_OUT):
+        # the client stopped itself at its own limit (the run's timeout - CLIENT_MARGIN_S) so as
+        # to report how far it got: that is the run's timeout, not wrong work
+        rec["status"], rec["status_reason"] = "timeout", f"client: {said} (the run's limit less {CLIENT_MARGIN_S:g} s)"
         return
     if rec["status"] != "ok":
         if rec["status"] == "crashed" and s["status"] == "crashed":
