@@ -85,10 +85,11 @@ def _loadgen_checked(c: Comparison, expect: Expectation, num: float | None, den:
     if expect.judge(wider)[0] == c.result:
         return c  # holds whatever the bounded side's true time
     sides = [f"{x:.0%}" for x, b in ((num, num_bound), (den, den_bound)) if b]
+    whose = "that server's time is only an upper bound" if len(sides) == 1 else "both times are only upper bounds"
     c.result = UNCLEAR
     c.why = (
         f"the load generator ran at {' and '.join(sides)} of its CPU (limit {LOADGEN_LIMIT:.0%}): "
-        "that server's time is only an upper bound, and the decision depends on it"
+        f"{whose}, and the decision depends on it"
     )
     return c
 

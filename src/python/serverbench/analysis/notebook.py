@@ -97,3 +97,14 @@ def relative(p) -> str:
         return str(p.relative_to(paths.repo_root().resolve()))
     except ValueError:
         return p.name
+
+
+def stat_table(P, table: str, metric: str, cols: list[str]):
+    """A figure notebook's summary table: the rows of one table and metric, the columns asked
+    for that it has. A sweep without this benchmark (e.g. a socket-only `servers` sweep)
+    gives an empty table and says so, instead of failing the notebook."""
+    s = P.stat(table, metric)
+    if s.empty:
+        print(f"this sweep has no {table} runs")
+        return s
+    return s[[c for c in cols if c in s]]
