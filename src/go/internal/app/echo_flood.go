@@ -4,7 +4,6 @@
 package app
 
 import (
-	"io"
 	"net"
 	"sync/atomic"
 
@@ -58,12 +57,14 @@ func (s *echoServer) serve(c net.Conn) {
 			w, werr := c.Write(buf[:n])
 			s.bytesWritten.Add(int64(w))
 			if werr != nil {
-				s.connErrs.Add(1)
+				if isConnFault(werr) {
+					s.connErrs.Add(1)
+				}
 				return
 			}
 		}
 		if err != nil {
-			if err != io.EOF {
+			if isConnFault(err) {
 				s.connErrs.Add(1)
 			}
 			return

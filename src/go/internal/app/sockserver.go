@@ -7,7 +7,9 @@ package app
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -145,4 +147,11 @@ func (s *sockServer) serve(c net.Conn) {
 		s.mu.Unlock()
 	}()
 	s.handle(c)
+}
+
+// isConnFault: whether a read or write error is the connection's fault. A clean close by
+// the peer (EOF) is not, and neither is the server's own close of connections still open
+// when it is told to stop (net.ErrClosed): the other servers do not count those either.
+func isConnFault(err error) bool {
+	return err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed)
 }

@@ -81,3 +81,40 @@ func TestSockServerIdleTimeout(t *testing.T) {
 		t.Fatal("no idle timeout after 5 s")
 	}
 }
+
+// A connection the server closes because it was told to stop is not a connection error;
+// one the peer resets is.
+func TestEchoServerCountsResetsNotItsOwnStop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reset bool
+		want  int64
+	}{{"closed at stop", false, 0}, {"reset by the peer", true, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			inR, inW := io.Pipe()
+			s := &echoServer{}
+			port, done := startSockServer(t, 60, inR, s.serve)
+			c, err := net.Dial("tcp4", net.JoinHostPort(loopbackHost, strconv.Itoa(port)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Write([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, make([]byte, 1)); err != nil { // echoed: the handler runs
+				t.Fatal(err)
+			}
+			if tc.reset {
+				_ = c.(*net.TCPConn).SetLinger(0) // close sends RST
+				_ = c.Close()
+				time.Sleep(100 * time.Millisecond)
+			}
+			_, _ = io.WriteString(inW, "stop\n")
+			<-done
+			_ = c.Close()
+			if got := s.connErrs.Load(); got != tc.want {
+				t.Errorf("connection errors %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -117,7 +117,7 @@ func (s *tcpServer) serve(c net.Conn) {
 		n, err := io.ReadFull(c, buf)
 		s.bytesRead.Add(int64(n))
 		if err != nil {
-			if err != io.EOF && err != io.ErrUnexpectedEOF {
+			if isConnFault(err) {
 				s.connErrs.Add(1)
 			}
 			return
@@ -125,7 +125,9 @@ func (s *tcpServer) serve(c net.Conn) {
 		w, err := c.Write(pongMsg)
 		s.bytesWritten.Add(int64(w))
 		if err != nil {
-			s.connErrs.Add(1)
+			if isConnFault(err) {
+				s.connErrs.Add(1)
+			}
 			return
 		}
 		s.replies.Add(1)
