@@ -203,6 +203,34 @@ def test_sweep_records_every_status_and_goes_on(tmp_path):
     assert end["harness_overhead_s"]["n"] == 6
 
 
+def test_raw_log_manifest_and_sessions_hold_no_machine_paths(tmp_path):
+    root = str(Path(paths.__file__).resolve().parents[3])
+    d = run_sweep(
+        "smoke",
+        sweep_id="mp",
+        raw_root=tmp_path,
+        progress=False,
+        overrides={**SMALL, "spawn.enabled": False},
+        commands=fakes(),
+    )
+    for name in ("runs.jsonl", "manifest.json", "sessions.jsonl"):
+        assert root + "/" not in (d / name).read_text(), name
+    assert {r["command"][1] for r in lines(d)} == {"tests/python/fakes/fake_serverbench.py"}
+    man = json.loads((d / "manifest.json").read_text())
+    assert man["profile"]["source"] == "src/python/serverbench/profiles/smoke.toml"
+
+
+def test_portable_paths():
+    root = str(Path(paths.__file__).resolve().parents[3])
+    assert paths.portable({"a": [root + "/src/go/bin/x", root]}) == {"a": ["src/go/bin/x", "."]}
+    # another checkout of the package (a sweep run in a clone), inside a longer string too
+    assert paths.portable("['/tmp/clone/src/c/bin/serverbench-c', 'x']") == "['src/c/bin/serverbench-c', 'x']"
+    assert paths.portable("-Dconfig.file=/tmp/clone/src/scala/a.conf") == "-Dconfig.file=src/scala/a.conf"
+    # paths that are not the package's stay as given
+    for other in ("/usr/src/linux/Makefile", "/tmp/raw", "/usr/lib/jvm/java-17/bin/java", "1/8"):
+        assert paths.portable(other) == other
+
+
 def test_resume_retries_failures_and_skips_ok(tmp_path):
     state = tmp_path / "flaky-state"
     os.environ["FAKE_STATE"] = str(state)

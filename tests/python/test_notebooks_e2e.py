@@ -131,6 +131,9 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
         ex = nbformat.read(tmp_path / "paper" / "executed" / f"{name}.ipynb", as_version=4)
         assert any("injected-parameters" in c.metadata.get("tags", []) for c in ex.cells)
         assert not any(o.get("output_type") == "error" for c in ex.cells for o in c.get("outputs", []))
+        executed_text = (tmp_path / "paper" / "executed" / f"{name}.ipynb").read_text()
+        assert str(ROOT) + "/" not in executed_text and f'"{ROOT}"' not in executed_text, name
+        assert ex.metadata.papermill.input_path == f"notebooks/{name}.ipynb"
     html = (tmp_path / "paper" / "report.html").read_text()
     assert "The paper&#x27;s conclusions, checked" in html or "The paper's conclusions, checked" in html
     for text in (

@@ -4,6 +4,7 @@ which can be moved with SERVERBENCH_ROOT (tests use it to work in a temporary co
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -13,6 +14,50 @@ def repo_root() -> Path:
         return Path(env).resolve()
     # src/python/serverbench/paths.py -> repository root is three levels above the package
     return Path(__file__).resolve().parents[3]
+
+
+# an absolute path inside a string (a command's argument, "-Dx=/path", a quoted list)
+_ABS_PATH = re.compile(r"(?<![\w.~-])/[^\s'\",;=\[\]]+")
+# the package's top-level folders: a path through one of them in another checkout
+# (/tmp/clone/src/go/...) is written from that folder on
+_TOP_FOLDERS = ("src", "data", "spec", "tests", "paper", "notebooks", "scripts")
+
+
+def portable(obj):
+    """obj with every path into this package written relative to its root (the root
+    itself as "."), so raw logs, manifests and processed tables carry no machine paths.
+    A path into another checkout (a sweep run in a clone) counts when the folder it goes
+    through exists here too (src/go, data/raw, ...). Other paths (--raw-dir /tmp/x,
+    /usr/lib/jvm) are not the package's and stay as they are."""
+    code = Path(__file__).resolve().parents[3]
+    roots = sorted({str(code), str(repo_root())}, key=len, reverse=True)
+    roots = [r for r in roots if r != "/"]
+
+    def rel(m: re.Match) -> str:
+        p = m.group(0)
+        for r in roots:
+            if p == r:
+                return "."
+            if p.startswith(r + "/"):
+                return p[len(r) + 1 :]
+        parts = p.split("/")
+        for i in range(1, len(parts) - 1):
+            if parts[i] in _TOP_FOLDERS and (code / parts[i] / parts[i + 1]).is_dir():
+                return "/".join(parts[i:])
+        return p
+
+    def fix(x):
+        if isinstance(x, Path):
+            x = str(x)
+        if isinstance(x, str):
+            return _ABS_PATH.sub(rel, x) if "/" in x else x
+        if isinstance(x, dict):
+            return {k: fix(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [fix(v) for v in x]
+        return x
+
+    return fix(obj)
 
 
 def spec_dir() -> Path:

@@ -120,7 +120,7 @@ def run_notebooks(
             execution_timeout=CELL_TIMEOUT_S,
         )
         out["timings_s"][name] = round(time.perf_counter() - t0, 2)
-        out[name] = executed / f"{name}.ipynb"
+        out[name] = portable_notebook(executed / f"{name}.ipynb")
     out["report_html"] = render_html(executed / f"{REPORT_NOTEBOOK}.ipynb", paper / "report.html")
     if pdf:
         out["report_pdf"] = print_pdf(out["report_html"], paper / "report.pdf")
@@ -141,6 +141,26 @@ CHROMIUM_FLAGS = (
     "--no-first-run",
     "--no-pdf-header-footer",
 )
+
+
+def portable_notebook(path: Path) -> Path:
+    """Rewrite an executed notebook without machine paths (papermill records its input,
+    output and parameters, paper_dir among them, as absolute paths): metadata, cell
+    sources and text outputs go through paths.portable; images are left alone."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    nb.metadata = nbformat.from_dict(paths.portable(nb.metadata))
+    for cell in nb.cells:
+        cell.source = paths.portable(cell.source)
+        cell.metadata = nbformat.from_dict(paths.portable(cell.metadata))
+        for o in cell.get("outputs", []):
+            if "text" in o:
+                o["text"] = paths.portable(o["text"])
+            for mime in [m for m in o.get("data", {}) if m.startswith("text/")]:
+                o["data"][mime] = paths.portable(o["data"][mime])
+    nbformat.write(nb, str(path))
+    return path
 
 
 def print_pdf(html_path, pdf_path, timeout_s: float = 120.0) -> Path:

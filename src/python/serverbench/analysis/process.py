@@ -194,9 +194,14 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
         for c in df.columns
         if c.startswith(("metrics.", "validation.", "env.", "params."))
         or c in ("_rank", "order", "command", "pinned_cpus", "stdout_tail", "stderr_tail")
+        or c in ("server.command", "server.env", "server.stderr_tail")  # the server side's, likewise
     ]
     out = df.drop(columns=drop)
     out["stderr_last_line"] = [_last_line(s) for s in df.get("stderr_tail", pd.Series([""] * len(df)))]
+    # reasons and stderr lines may quote the package's files by their machine path
+    for c in out.columns:
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):
+            out[c] = out[c].map(paths.portable)
     return out
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from serverbench import paths
+
 
 def read_manifest(sweep_dir: Path) -> dict:
     p = Path(sweep_dir) / "manifest.json"
@@ -121,7 +123,7 @@ def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
         "timeout_s_max": float(runs["timeout_s"].max()) if "timeout_s" in runs else None,
         "first_started_utc": str(runs["started_utc"].min()),
         "last_started_utc": str(runs["started_utc"].max()),
-        "manifest": manifest,
+        "manifest": paths.portable(manifest),  # older sweeps' manifests hold machine paths
     }
 
 

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from serverbench import records
+from serverbench import paths, records
 from serverbench.harness.profiles import ProfileError
 
 MANIFEST_NAME = "manifest.json"
@@ -70,7 +70,7 @@ class RawLog:
             if records.raw_errors(fallback):
                 raise RuntimeError(f"harness bug: record would not validate: {err}")
             rec = fallback
-        line = json.dumps(rec, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+        line = json.dumps(paths.portable(rec), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
         self._write_bytes(line.encode("utf-8"))
         return rec
 
@@ -99,7 +99,7 @@ def read_lines(path: Path, bad: list | None = None) -> list[dict]:
 
 
 def append_json(path: Path, obj: dict) -> None:
-    data = (json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+    data = (json.dumps(paths.portable(obj), ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
@@ -114,7 +114,7 @@ def write_once(path: Path, obj: dict) -> bool:
         return False
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, default=str)
+        json.dump(paths.portable(obj), f, indent=2, default=str)
         f.write("\n")
         f.flush()
         os.fsync(f.fileno())
