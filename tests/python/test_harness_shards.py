@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from harness_fakes import LANGS, SMALL, _Buf, fakes, lines
 from serverbench import cli, contract, records
 from serverbench.harness import load_profile, make_plan, rawlog, shards, stability
 from serverbench.harness.plan import schedule
 from serverbench.harness.profiles import ProfileError
 from serverbench.harness.sweep import run_sweep
-from test_harness import LANGS, SMALL, _Buf, fakes, lines
 
 SHARDED = {**SMALL, "pingping.repetitions": [10, 20, 30], "spawn.processes": [10, 20], "defaults.trials": 2}
 

@@ -1,0 +1,66 @@
+"""Shared helpers of the echo_flood tests: the servers, a launcher, a task, and a check
+that no test leaves a process behind."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from serverbench import contract, records
+from serverbench.harness.launch import Launcher
+from serverbench.harness.task import Task
+
+pytestmark = pytest.mark.native
+
+SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads")
+HOST = {"hostname": "test", "cpu_model": "test", "logical_cpus": 2, "memory_bytes": 1, "os": "linux", "kernel": "k"}
+BROKEN = Path(__file__).with_name("echo_broken_server.py")
+
+
+def _need(lang):
+    if "echo_flood" not in contract.language(lang).get("benchmarks", []):
+        pytest.skip(f"{lang} has no echo_flood server yet (spec/cli.json)")
+    if not contract.executable(lang).exists():
+        pytest.skip(f"not built: {lang} (scripts/build.sh)")
+
+
+def make_launcher(tmp_path):
+    return Launcher(sweep_id="t", host=HOST, allowed_cpus=sorted(os.sched_getaffinity(0)), tmpdir=str(tmp_path))
+
+
+def check_nothing_left():
+    """Fail the test if a child process (a server, a load generator) outlived it."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        kids = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+        if not kids:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"processes left behind: {[(p.pid, p.cmdline()[:3]) for p in kids]}")
+
+
+def task(server, conns=4, d=32768, mode="flood", timeout_s=60.0, **extra):
+    params = {"connections": conns, "bytes_per_connection": d, "mode": mode, "duration_s": 5.0, **extra}
+    placement = "split" if len(os.sched_getaffinity(0)) >= 2 else "shared"
+    return Task(
+        benchmark="echo_flood",
+        language="c",
+        variant="fair",
+        params=params,
+        cores=1,
+        config_id=f"echo_flood/{server}",
+        group_id="g",
+        timeout_s=timeout_s,
+        family="socket",
+        options={"server_language": server, "placement": placement},
+    )
+
+
+def run(launcher, t):
+    rec, _ = launcher.run(t)
+    assert records.raw_errors(rec) is None, records.raw_errors(rec)
+    return rec
