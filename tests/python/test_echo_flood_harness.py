@@ -17,23 +17,12 @@ import time
 import psutil
 import pytest
 
-from echo_helpers import BROKEN, HOST, _need, check_nothing_left, make_launcher, run, task
 from serverbench import contract, records
 from serverbench.harness import sockets, sockets_bytes, sockets_probe
 from serverbench.harness.launch import Launcher
+from socket_helpers import BROKEN, HOST, _need, run, task
 
-pytestmark = pytest.mark.native
-
-
-@pytest.fixture
-def launcher(tmp_path):
-    return make_launcher(tmp_path)
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_behind():
-    yield
-    check_nothing_left()
+pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]
 
 
 # ---- saturation: the server seen from /proc over the sending window (harness.sockets_probe) ----

@@ -17,14 +17,12 @@ import pytest
 
 from serverbench import contract, records
 from serverbench.harness import sockets
-from serverbench.harness.launch import Launcher
 from serverbench.harness.task import Task
 
-pytestmark = pytest.mark.native
+pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]
 
 LANGS = ("go", "erlang", "scala")
 C, R = 2, 50  # tiny: 2 connections x 50 round trips
-HOST = {"hostname": "test", "cpu_model": "test", "logical_cpus": 2, "memory_bytes": 1, "os": "linux", "kernel": "k"}
 
 
 def _built(lang):
@@ -35,24 +33,6 @@ def _need(*langs):
     missing = [lang for lang in langs if not _built(lang)]
     if missing:
         pytest.skip(f"not built: {', '.join(missing)} (scripts/build.sh)")
-
-
-@pytest.fixture
-def launcher(tmp_path):
-    return Launcher(sweep_id="t", host=HOST, allowed_cpus=sorted(os.sched_getaffinity(0)), tmpdir=str(tmp_path))
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_behind():
-    """After each test: no child process of this test process is alive."""
-    yield
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        kids = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
-        if not kids:
-            return
-        time.sleep(0.1)
-    pytest.fail(f"processes left behind: {[(p.pid, p.cmdline()[:3]) for p in kids]}")
 
 
 def _placement():

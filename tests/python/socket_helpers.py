@@ -1,5 +1,6 @@
-"""Shared helpers of the echo_flood tests: the servers, a launcher, a task, and a check
-that no test leaves a process behind."""
+"""Shared helpers of the socket-benchmark tests (their fixtures are in conftest.py): a
+launcher, the check that no test leaves a process behind, and echo_flood's servers,
+task and run."""
 
 from __future__ import annotations
 
