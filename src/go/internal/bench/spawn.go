@@ -38,8 +38,11 @@ func Spawn(n int64) SpawnResult {
 
 	t0ms := time.Now().UnixMilli()
 	t0 := time.Now()
+	current = st
 	for i := int64(0); i < n; i++ {
-		go sleeper(st) // one argument: the smallest closure the go statement can make
+		// No argument: a go statement with arguments allocates a closure per goroutine
+		// (about 20 % of the loop's time here), which the original's `go f()` does not.
+		go sleeper()
 	}
 	res.SpawnCall = time.Since(t0)
 	res.ReportedS = ReportedSeconds(t0ms, time.Now().UnixMilli())
@@ -65,7 +68,12 @@ type spawnState struct {
 	never    chan struct{}
 }
 
-func sleeper(st *spawnState) {
+// current is the running Spawn's state: Spawn runs once per process, and returns only
+// after every sleeper has read it.
+var current *spawnState
+
+func sleeper() {
+	st := current
 	if st.ready.Add(1) == st.n {
 		close(st.allReady)
 	}
