@@ -44,3 +44,33 @@ def test_a_repeat_that_differs_shows_no(tmp_path):
     table = stability_report.agreement_table(stability_report.repeats_of(tmp_path / "h-r1"))
     assert (table["agree"] == "NO").any()  # recomputed from each raw log, not copied
     assert (table.loc[table["agree"] == "NO", "h-r1"] != table.loc[table["agree"] == "NO", "h-r2"]).all()
+
+
+def test_a_sweep_outside_a_stability_run_is_set_beside_the_newest_one(tmp_path):
+    import json
+
+    for name, created in (
+        ("old-r1", "2026-01-01T00:00:00Z"),
+        ("old-r2", None),
+        ("new-r1", "2026-06-01T00:00:00Z"),
+        ("new-r2", None),
+        ("single", None),
+    ):
+        shutil.copytree(GOLDEN, tmp_path / name)
+        if created:
+            man = tmp_path / name / "manifest.json"
+            man.write_text(json.dumps({**json.loads(man.read_text()), "created_utc": created}))
+    log = tmp_path / "single" / "runs.jsonl"
+    log.write_text("".join(line for line in log.read_text().splitlines(True) if '"language":"erlang"' not in line))
+    load()
+    section = REG.sections["Stability of the verdicts"]
+    P = _P(tmp_path / "single")
+    P.info["profile"] = "smoke"
+    text, table = section.render(P)
+    assert list(table.columns) == ["claim", "new-r1", "new-r2", "this sweep (single)", "agree", "this sweep agrees"]
+    assert "new-r1, new-r2" in text and "old-r1" not in text
+    differs = table["this sweep agrees"] == "NO"
+    assert differs.any() and (table.loc[differs, "this sweep (single)"] != table.loc[differs, "new-r1"]).all()
+    assert (table.loc[~differs, "this sweep (single)"] == table.loc[~differs, "new-r1"]).all()
+    P.info["profile"] = "quick"  # no stability run of this profile here: one sentence
+    assert len(section.render(P)) == 1

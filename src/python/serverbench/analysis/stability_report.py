@@ -54,24 +54,81 @@ def _sweep_dir(P) -> Path:
     return d if d.is_absolute() else paths.repo_root() / d
 
 
+def _manifest(d: Path) -> dict:
+    import json
+
+    try:
+        return json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _profile_name(man: dict) -> str | None:
+    p = man.get("profile")
+    return p.get("name") if isinstance(p, dict) else p
+
+
+def newest_stability_run(raw_root: Path, profile: str | None) -> list[Path]:
+    """The repeats of the newest stability run of `profile` under raw_root (by the first
+    repeat's created_utc); [] when there is none."""
+    groups: dict[str, list] = {}
+    for d in Path(raw_root).glob("*-r*"):
+        m = REPEAT.match(d.name)
+        if m and d.is_dir() and any(d.glob("runs*.jsonl")):
+            groups.setdefault(m["prefix"], []).append((int(m["k"]), d))
+    best, best_key = [], ""
+    for members in groups.values():
+        dirs = [d for _, d in sorted(members)]
+        man = _manifest(dirs[0])
+        if len(dirs) >= 2 and _profile_name(man) == profile and str(man.get("created_utc", "")) >= best_key:
+            best, best_key = dirs, str(man.get("created_utc", ""))
+    return best
+
+
+def _commit(d: Path) -> str:
+    return str((_manifest(d).get("git") or {}).get("commit") or "?")[:7]
+
+
 @registry.report_section("Stability of the verdicts", order=95)
 def stability(P) -> list:
-    dirs = repeats_of(_sweep_dir(P))
-    if not dirs:
+    here = _sweep_dir(P)
+    dirs = repeats_of(here)
+    if dirs:
+        T = agreement_table(dirs)
+        n = int((T["agree"] == "yes").sum())
         return [
-            "This sweep is not one repeat of a stability run, so there is nothing to compare here. "
-            "`python -m serverbench stability --profile quick --repeats 2` runs the claim-deciding "
-            "configurations as independent sweeps (`<prefix>-r1`, `-r2`, ...); reporting any one of "
-            "them shows every repeat's verdicts side by side. docs/statistics.md gives the last "
-            "measured result."
+            f"This sweep is one of {len(dirs)} independent repeats of a stability run "
+            f"({', '.join(d.name for d in dirs)}: the same profile, each with its own seed and run "
+            f"order). Each repeat's verdicts are recomputed here from its own raw log. "
+            f"**{n} of {len(T)} claims get the same verdict in every repeat.** A borderline claim "
+            "should come out *inconclusive* every time rather than flip.",
+            T,
         ]
-    T = agreement_table(dirs)
+    how = (
+        "`python -m serverbench stability --profile quick --repeats 2` runs the claim-deciding "
+        "configurations as independent sweeps (`<prefix>-r1`, `-r2`, ...); docs/statistics.md "
+        "gives the last measured result."
+    )
+    others = newest_stability_run(here.parent, P.info.get("profile"))
+    if not others:
+        return [f"This sweep is not one repeat of a stability run, and no stability run of its profile is here. {how}"]
+    T = agreement_table(others)
     n = int((T["agree"] == "yes").sum())
+    from serverbench.analysis import verdicts_for_sweep
+
+    mine = verdicts_for_sweep(here)
+    col = f"this sweep ({here.name})"
+    T.insert(len(T.columns) - 1, col, [mine.get(c, "(missing)") for c in T["claim"]])
+    repeat_cols = [d.name for d in others]
+    T["this sweep agrees"] = ["yes" if all(r[c] == r[col] for c in repeat_cols) else "NO" for _, r in T.iterrows()]
+    same = int((T["this sweep agrees"] == "yes").sum())
+    commits = sorted({_commit(d) for d in others})
     return [
-        f"This sweep is one of {len(dirs)} independent repeats of a stability run "
-        f"({', '.join(d.name for d in dirs)}: the same profile, each with its own seed and run "
-        f"order). Each repeat's verdicts are recomputed here from its own raw log. "
-        f"**{n} of {len(T)} claims get the same verdict in every repeat.** A borderline claim "
-        "should come out *inconclusive* every time rather than flip.",
+        f"This sweep is not one repeat of a stability run. The newest stability run of its profile "
+        f"here is {', '.join(d.name for d in others)} (code {', '.join(commits)}; this sweep: code "
+        f"{_commit(here)}). Every verdict below is recomputed from its sweep's own raw log: "
+        f"{n} of {len(T)} claims agree across the repeats, and this sweep agrees with all of them "
+        f"on {same}. A difference can come from the machine (another session's CPU, its load) or "
+        f"from code changed between the commits. {how}",
         T,
     ]
