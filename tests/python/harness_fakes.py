@@ -71,14 +71,3 @@ SMALL = {  # a tiny sweep: 3 languages x (1 pingping + 1 spawn) = 6 runs, 1 tria
     "throughput.enabled": False,
     "spawn_max.enabled": False,
 }
-
-
-class _Buf:
-    def __init__(self):
-        self.text = ""
-
-    def write(self, s):
-        self.text += s
-
-    def flush(self):
-        pass

@@ -5,6 +5,7 @@ task and run."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -14,8 +15,6 @@ import pytest
 from serverbench import contract, records
 from serverbench.harness.launch import Launcher
 from serverbench.harness.task import Task
-
-pytestmark = pytest.mark.native
 
 SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads")
 HOST = {"hostname": "test", "cpu_model": "test", "logical_cpus": 2, "memory_bytes": 1, "os": "linux", "kernel": "k"}
@@ -29,8 +28,24 @@ def _need(lang):
         pytest.skip(f"not built: {lang} (scripts/build.sh)")
 
 
-def make_launcher(tmp_path):
-    return Launcher(sweep_id="t", host=HOST, allowed_cpus=sorted(os.sched_getaffinity(0)), tmpdir=str(tmp_path))
+def make_launcher(tmp_path, commands: dict | None = None):
+    return Launcher(
+        sweep_id="t",
+        host=HOST,
+        allowed_cpus=sorted(os.sched_getaffinity(0)),
+        tmpdir=str(tmp_path),
+        commands=commands or {},
+    )
+
+
+def broken_launcher(tmp_path, *args: str):
+    """A launcher whose python_threads server is tests/python/echo_broken_server.py (args: its mode)."""
+    return make_launcher(tmp_path, {"python_threads": [sys.executable, str(BROKEN), *args]})
+
+
+def default_placement() -> str:
+    """split (server and client on different CPUs) where there are two CPUs, else shared."""
+    return "split" if len(os.sched_getaffinity(0)) >= 2 else "shared"
 
 
 def check_nothing_left():
@@ -46,7 +61,6 @@ def check_nothing_left():
 
 def task(server, conns=4, d=32768, mode="flood", timeout_s=60.0, **extra):
     params = {"connections": conns, "bytes_per_connection": d, "mode": mode, "duration_s": 5.0, **extra}
-    placement = "split" if len(os.sched_getaffinity(0)) >= 2 else "shared"
     return Task(
         benchmark="echo_flood",
         language="c",
@@ -57,7 +71,7 @@ def task(server, conns=4, d=32768, mode="flood", timeout_s=60.0, **extra):
         group_id="g",
         timeout_s=timeout_s,
         family="socket",
-        options={"server_language": server, "placement": placement},
+        options={"server_language": server, "placement": default_placement()},
     )
 
 

@@ -12,7 +12,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import replace
@@ -22,8 +21,7 @@ import pytest
 
 from serverbench import contract, records
 from serverbench.harness import sockets
-from serverbench.harness.launch import Launcher
-from socket_helpers import BROKEN, HOST, SERVERS, _need, run, task
+from socket_helpers import SERVERS, _need, broken_launcher, run, task
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]
 
@@ -54,13 +52,7 @@ def test_saturation_reports_client_delay(launcher):
 
 def test_broken_server_is_invalid(tmp_path):
     _need("c")
-    lau = Launcher(
-        sweep_id="t",
-        host=HOST,
-        allowed_cpus=sorted(os.sched_getaffinity(0)),
-        tmpdir=str(tmp_path),
-        commands={"python_threads": [sys.executable, str(BROKEN)]},
-    )
+    lau = broken_launcher(tmp_path)
     rec = run(lau, task("python_threads", conns=2, d=4 * 32768))
     assert rec["status"] == "invalid"
     assert "validation" in rec["status_reason"], rec["status_reason"]
@@ -103,13 +95,7 @@ def test_two_threads_saturate_runs_the_probe(launcher, monkeypatch):
 def test_two_threads_broken_server_is_invalid(tmp_path, monkeypatch):
     _need("c")
     _two_threads(monkeypatch)
-    lau = Launcher(
-        sweep_id="t",
-        host=HOST,
-        allowed_cpus=sorted(os.sched_getaffinity(0)),
-        tmpdir=str(tmp_path),
-        commands={"python_threads": [sys.executable, str(BROKEN)]},
-    )
+    lau = broken_launcher(tmp_path)
     rec = run(lau, task("python_threads", conns=3, d=4 * 32768))
     assert rec["status"] == "invalid" and rec["metrics"]["client_threads"] == 2
     assert "validation" in rec["status_reason"], rec["status_reason"]

@@ -19,8 +19,7 @@ import pytest
 
 from serverbench import contract, records
 from serverbench.harness import sockets, sockets_bytes, sockets_probe
-from serverbench.harness.launch import Launcher
-from socket_helpers import BROKEN, HOST, _need, run, task
+from socket_helpers import _need, broken_launcher, run, task
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]
 
@@ -167,18 +166,12 @@ def test_guard_stops_a_large_run_cleanly(launcher, monkeypatch, reader, value, n
     assert s["status"] == "ok" and s["record"]["metrics"]["stop_reason"] == "stdin_eof", s["status_reason"]
     with pytest.raises(ConnectionRefusedError):  # nothing listens on its port any more
         socket.create_connection(("127.0.0.1", s["port"]), timeout=5).close()
-    # the autouse fixture checks that no process is left
+    # the no_leftover_processes fixture checks that no process is left
 
 
 # ---- byte accounting across the two records (harness.sockets_bytes) ---------------------
 def _liar(tmp_path, mode):
-    return Launcher(
-        sweep_id="t",
-        host=HOST,
-        allowed_cpus=sorted(os.sched_getaffinity(0)),
-        tmpdir=str(tmp_path),
-        commands={"python_threads": [sys.executable, str(BROKEN), mode]},
-    )
+    return broken_launcher(tmp_path, mode)
 
 
 def test_server_lying_about_its_counters_is_invalid(tmp_path):

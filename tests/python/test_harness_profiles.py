@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
 
-from harness_fakes import SMALL, _Buf, fakes, lines
+from harness_fakes import SMALL, fakes, lines
 from serverbench import cli, contract, paths
 from serverbench.harness import (
     ProfileError,
@@ -98,17 +99,17 @@ def test_oversubscribe_runs_more_cores_than_cpus(tmp_path):
 
 
 def test_cli_run_and_profiles(tmp_path):
-    out, err = _Buf(), _Buf()
+    out, err = io.StringIO(), io.StringIO()
     code = cli.run(["run", "--profile", "smoke", "--languages", "cobol", "--raw-dir", str(tmp_path)], out, err)
-    assert code == 2 and "error: unknown language 'cobol'" in err.text
-    out, err = _Buf(), _Buf()
+    assert code == 2 and "error: unknown language 'cobol'" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
     code = cli.run(
         ["run", "--profile", "smoke", "--set", "pingping.repetitions=[0]", "--raw-dir", str(tmp_path)], out, err
     )
-    assert code == 2 and "positive" in err.text
-    out, err = _Buf(), _Buf()
+    assert code == 2 and "positive" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
     assert cli.run(["profiles"], out, err) == 0
-    assert all(name in out.text for name in ("smoke", "quick", "paper")) and "runs" in out.text
+    assert all(name in out.getvalue() for name in ("smoke", "quick", "paper")) and "runs" in out.getvalue()
 
 
 def test_overhead_per_run_is_small(tmp_path):

@@ -3,6 +3,7 @@ spec/cli.json, contention fields and the stability command, with fake executable
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import types
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_fakes import LANGS, SMALL, _Buf, fakes, lines
+from harness_fakes import LANGS, SMALL, fakes, lines
 from serverbench import cli, contract, records
 from serverbench.harness import load_profile, make_plan, rawlog, shards, stability
 from serverbench.harness.plan import schedule
@@ -106,13 +107,13 @@ def test_bad_also_grids_are_refused_naming_the_key(also, msg):
 
 
 def test_cli_refuses_a_benchmark_the_language_lacks(tmp_path):
-    out, err = _Buf(), _Buf()
+    out, err = io.StringIO(), io.StringIO()
     code = cli.run(
         ["run", "--profile", "smoke", "--languages", "java", "--benchmarks", "throughput", "--raw-dir", str(tmp_path)],
         out,
         err,
     )
-    assert code == 2 and "java" in err.text and "throughput" in err.text
+    assert code == 2 and "java" in err.getvalue() and "throughput" in err.getvalue()
     assert not any(tmp_path.iterdir())
 
 
@@ -176,9 +177,9 @@ def shards_group(rec: dict) -> str:
     ],
 )
 def test_bad_shard_is_refused_and_nothing_written(tmp_path, arg, message):
-    out, err = _Buf(), _Buf()
+    out, err = io.StringIO(), io.StringIO()
     code = cli.run(["run", "--profile", "smoke", "--shard", arg, "--raw-dir", str(tmp_path), "--no-progress"], out, err)
-    assert code == 2 and message in err.text and err.text.count("\n") == 1
+    assert code == 2 and message in err.getvalue() and err.getvalue().count("\n") == 1
     assert not any(tmp_path.iterdir())
 
 
@@ -278,9 +279,9 @@ def test_stability_compares_independent_sweeps(tmp_path, monkeypatch):
 
 
 def test_stability_refuses_too_few_repeats(tmp_path):
-    out, err = _Buf(), _Buf()
+    out, err = io.StringIO(), io.StringIO()
     assert cli.run(["stability", "--profile", "smoke", "--repeats", "0", "--raw-dir", str(tmp_path)], out, err) == 2
-    assert "--repeats" in err.text and not any(tmp_path.iterdir())
+    assert "--repeats" in err.getvalue() and not any(tmp_path.iterdir())
 
 
 def test_contract_lists_come_from_cli_json():

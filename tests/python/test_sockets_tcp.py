@@ -15,9 +15,10 @@ import time
 import psutil
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
 from serverbench.harness import sockets
 from serverbench.harness.task import Task
+from socket_helpers import default_placement, run
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]
 
@@ -35,10 +36,6 @@ def _need(*langs):
         pytest.skip(f"not built: {', '.join(missing)} (scripts/build.sh)")
 
 
-def _placement():
-    return "split" if len(os.sched_getaffinity(0)) >= 2 else "shared"
-
-
 def task(client, server, k=4, variant="fair", conns=C, rounds=R, placement=None, timeout_s=60.0):
     params = {"connections": conns, "round_trips": rounds, "read_buffer_bytes": k}
     return Task(
@@ -51,14 +48,8 @@ def task(client, server, k=4, variant="fair", conns=C, rounds=R, placement=None,
         group_id="g",
         timeout_s=timeout_s,
         family="socket",
-        options={"server_language": server, "placement": placement or _placement()},
+        options={"server_language": server, "placement": placement or default_placement()},
     )
-
-
-def run(launcher, t):
-    rec, _ = launcher.run(t)
-    assert records.raw_errors(rec) is None, records.raw_errors(rec)
-    return rec
 
 
 PAIRS = [(c, s) for c in LANGS for s in LANGS]
@@ -75,7 +66,7 @@ def test_pair_k4_moves_every_byte(launcher, client, server):
     assert m["round_trips_completed"] == m["round_trips_counted"] == C * R
     assert m["true_us_per_round_trip"] == pytest.approx(m["reported_us_per_round_trip"])
     assert rec["server_language"] == server and rec["language"] == client
-    assert rec["placement"] == _placement() and rec["client_cpus"] and rec["server_cpus"]
+    assert rec["placement"] == default_placement() and rec["client_cpus"] and rec["server_cpus"]
     if rec["placement"] == "split":
         assert not set(rec["client_cpus"]) & set(rec["server_cpus"])
     assert rec["server"]["status"] == "ok" and rec["server"]["record"]["metrics"]["stop_reason"] == "stdin_eof"

@@ -8,6 +8,7 @@ verdicts of sweep folder X", `verdicts_of`), nothing else is assumed about it.""
 from __future__ import annotations
 
 import csv
+import io
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,10 +28,10 @@ def verdicts_of(sweep_dir: Path) -> dict[str, str]:
     from serverbench import cli
 
     with tempfile.TemporaryDirectory(prefix="serverbench-stability-") as tmp:
-        out, err = _Sink(), _Sink()
+        out, err = io.StringIO(), io.StringIO()
         code = cli.run(["process", str(sweep_dir), "--out", tmp], out, err)
         if code != 0:
-            raise RuntimeError(f"processing {sweep_dir} failed (exit {code}): {err.text.strip()[-500:]}")
+            raise RuntimeError(f"processing {sweep_dir} failed (exit {code}): {err.getvalue().strip()[-500:]}")
         with open(Path(tmp) / "claims.csv", encoding="utf-8", newline="") as f:
             return {row["id"]: row["verdict"] for row in csv.DictReader(f)}
 
@@ -92,17 +93,6 @@ def run_stability(
     n_same = sum(1 for _, _, s in rows if s)
     out(f"{n_same} of {len(rows)} claims agree")
     return 0 if n_same == len(rows) else 1
-
-
-class _Sink:
-    def __init__(self):
-        self.text = ""
-
-    def write(self, s):
-        self.text += s
-
-    def flush(self):
-        pass
 
 
 def register(subparsers) -> None:
