@@ -74,3 +74,9 @@ def test_a_sweep_outside_a_stability_run_is_set_beside_the_newest_one(tmp_path):
     assert (table.loc[~differs, "this sweep (single)"] == table.loc[~differs, "new-r1"]).all()
     P.info["profile"] = "quick"  # no stability run of this profile here: one sentence
     assert len(section.render(P)) == 1
+
+
+def test_sweep_dir_is_found_under_the_raw_folder_in_use(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "elsewhere"))
+    P = _P("data/raw/s-r1")  # as sweep.json writes it
+    assert stability_report._sweep_dir(P) == (tmp_path / "elsewhere" / "raw" / "s-r1").resolve()

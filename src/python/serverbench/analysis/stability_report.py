@@ -50,8 +50,10 @@ def agreement_table(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.D
 
 
 def _sweep_dir(P) -> Path:
+    # sweep.json says data/raw/<id> (no machine path); the raw folder may be elsewhere
+    # (SERVERBENCH_DATA), so look for <id> where this installation keeps raw logs
     d = Path(str(P.info.get("sweep_dir") or ""))
-    return d if d.is_absolute() else paths.repo_root() / d
+    return d if d.is_absolute() else paths.raw_dir() / d.name
 
 
 def _manifest(d: Path) -> dict:
