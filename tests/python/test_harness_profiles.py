@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
@@ -126,3 +127,74 @@ def test_overhead_per_run_is_small(tmp_path):
     oh = last_session(d)["harness_overhead_s"]
     assert oh["n"] == 10
     assert oh["median"] < 0.05, oh  # the issue's target
+
+
+# --- the run order's seed: drawn per sweep unless given -------------------------------------
+MORE = {**SMALL, "spawn.enabled": False, "pingping.message_bytes": [100, 200, 300, 400, 500, 600]}
+
+
+def _unseeded_smoke(tmp_path) -> Path:
+    """The smoke profile without its fixed seed (the measurement profiles have none)."""
+    text = (paths.profiles_dir() / "smoke.toml").read_text()
+    p = tmp_path / "unseeded.toml"
+    p.write_text("\n".join(x for x in text.splitlines() if not x.startswith("seed")) + "\n")
+    assert load_profile(p)["seed"] is None
+    return p
+
+
+def _manifest(d) -> dict:
+    return json.loads((Path(d) / "manifest.json").read_text())
+
+
+def _start(d) -> dict:
+    """The last session's start record (seed and order)."""
+    starts = [json.loads(x) for x in (Path(d) / "sessions.jsonl").read_text().splitlines()]
+    return [s for s in starts if s.get("event") == "start"][-1]
+
+
+def test_measurement_profiles_fix_no_seed():
+    for name in ("quick", "paper"):
+        assert load_profile(name)["seed"] is None
+    assert load_profile("quick", {"seed": 5})["seed"] == 5
+    with pytest.raises(ProfileError):
+        load_profile("quick", {"seed": -1})
+
+
+def test_sweeps_without_a_seed_draw_and_record_their_own(tmp_path):
+    prof = _unseeded_smoke(tmp_path)
+    kw = dict(raw_root=tmp_path / "raw", progress=False, overrides=MORE, commands=fakes(), languages=["go"])
+    a, b = (run_sweep(prof, sweep_id=s, **kw) for s in ("a", "b"))
+    sa, sb = _manifest(a)["seed"], _manifest(b)["seed"]
+    assert isinstance(sa, int) and isinstance(sb, int) and sa != sb
+    assert _start(a)["seed"] == sa and _manifest(a)["resolved_profile"]["seed"] == sa
+    # a resumed sweep keeps the order its manifest recorded
+    run_sweep(prof, sweep_id="a", **{**kw, "overrides": {**MORE, "defaults.trials": 2}})
+    assert _start(a)["seed"] == sa and _start(a)["already_ok"] == 6 and len(_start(a)["order"]) == 6
+
+
+def test_the_same_seed_gives_the_same_order(tmp_path, monkeypatch):
+    from serverbench.harness import sweep
+
+    real = sweep.run_sweep
+    monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: real(*a, **{**k, "commands": fakes()}))
+    prof = str(_unseeded_smoke(tmp_path))
+    base = ["run", "--profile", prof, "--raw-dir", str(tmp_path / "raw"), "--no-progress", "--languages", "go"]
+    base += [f"--set={k}={json.dumps(v)}" for k, v in MORE.items()]
+    runs = [["--seed", "7", "--sweep-id", "s1"], ["--set", "seed=7", "--sweep-id", "s2"], ["--sweep-id", "s3"]]
+    for extra in runs:
+        out, err = io.StringIO(), io.StringIO()
+        assert cli.run(base + extra, out, err) == 0, err.getvalue()
+    raw = tmp_path / "raw"
+    assert _manifest(raw / "s1")["seed"] == _manifest(raw / "s2")["seed"] == 7
+    orders = [[x[0] for x in _start(raw / s)["order"]] for s in ("s1", "s2", "s3")]
+    assert orders[0] == orders[1] and len(orders[0]) == 6
+    assert sorted(orders[2]) == sorted(orders[0])
+
+
+def test_schedule_depends_on_the_seed_only():
+    from serverbench.harness.plan import make_plan, schedule
+
+    plan = make_plan(load_profile("smoke", MORE), languages=["go", "erlang"])
+    keys = lambda seed: [t.key for t in schedule(plan, set(), seed)]  # noqa: E731
+    assert keys(3) == keys(3)
+    assert len({tuple(keys(s)) for s in range(5)}) > 1  # 6 groups: 720 orders per round

@@ -31,6 +31,13 @@ def register(subparsers) -> None:
         metavar="KEY=VALUE",
         help="override a profile value, VALUE a TOML literal: --set pingping.repetitions=[1000,10000]",
     )
+    r.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the run order (default: drawn afresh per sweep and recorded in its manifest; "
+        "a resumed sweep keeps its recorded one); the same seed reproduces an order",
+    )
     r.add_argument("--oversubscribe", action="store_true", help="allow core counts above this machine's CPUs")
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     r.add_argument("--raw-dir", default=None, help="folder of sweeps (default data/raw)")
@@ -65,6 +72,8 @@ def _cmd_run(args, stdout, stderr) -> int:
 
     try:
         overrides = parse_set(args.sets)
+        if args.seed is not None:
+            overrides["seed"] = args.seed
         shard = parse_shard(args.shard)
         sweep_dir = run_sweep(
             args.profile,

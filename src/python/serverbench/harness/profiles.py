@@ -16,7 +16,9 @@ simply has no runs of it. Expansion into runs is harness.plan.
 from __future__ import annotations
 
 import copy
+import json
 import re
+import secrets
 from pathlib import Path
 
 try:
@@ -173,6 +175,22 @@ def load_profile(name_or_path="quick", overrides=None) -> dict:
     return resolve(prof, source=str(path))
 
 
+def sweep_seed(prof: dict, sweep_dir) -> int:
+    """The seed of a sweep's run order: the profile's (--seed N / --set seed=N) when given;
+    else the one its manifest recorded (a resumed sweep, another shard of it, keeps its
+    order); else a fresh one from the OS's random source, recorded in the manifest."""
+    if prof.get("seed") is not None:
+        return int(prof["seed"])
+    try:
+        # rawlog.MANIFEST_NAME (rawlog imports this module)
+        recorded = json.loads((Path(sweep_dir) / "manifest.json").read_text(encoding="utf-8")).get("seed")
+    except (OSError, ValueError):
+        recorded = None
+    if isinstance(recorded, int) and not isinstance(recorded, bool):
+        return recorded
+    return secrets.randbelow(2**31)
+
+
 def resolve(prof: dict, source: str = "<dict>") -> dict:
     for k in prof:
         if k not in TOP_KEYS:
@@ -181,7 +199,8 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         "name": str(prof.get("name", "custom")),
         "description": str(prof.get("description", "")),
         "source": source,
-        "seed": _int(prof.get("seed", 2018), "seed", minimum=0),
+        # None: the sweep draws its own (sweep_seed), so two sweeps do not share one run order
+        "seed": None if prof.get("seed") is None else _int(prof["seed"], "seed", minimum=0),
         "variant": prof.get("variant", "fair"),
         "languages": _langs(prof.get("languages", list(contract.languages())), "languages"),
     }

@@ -71,7 +71,8 @@ def run_stability(
     seed = load_profile(profile, base)["seed"]
     dirs, verdicts = [], []
     for r in range(1, repeats + 1):
-        ov = {**base, "seed": seed + r - 1}  # independent: each repeat its own order
+        # independent: each repeat its own order; drawn per sweep unless a seed was given
+        ov = base if seed is None else {**base, "seed": seed + r - 1}
         # every enabled table of the profile: each one decides some claim (C1-C12, T1-T3, ...)
         d = run_sweep(
             profile,

@@ -28,7 +28,7 @@ from serverbench.harness import environment, limits, rawlog, shards
 from serverbench.harness.environment import host_info, utc
 from serverbench.harness.launch import Launcher
 from serverbench.harness.plan import Plan, make_plan, schedule
-from serverbench.harness.profiles import ProfileError, load_profile
+from serverbench.harness.profiles import ProfileError, load_profile, sweep_seed
 from serverbench.harness.rawlog import read_lines
 from serverbench.harness.search import Search, run_search
 from serverbench.harness.shards import Shard, parse_shard
@@ -167,6 +167,7 @@ def run_sweep(
 
 def _execute(run: SweepRun, launcher: Launcher) -> None:
     plan, prof = run.plan, run.plan.profile
+    prof["seed"] = sweep_seed(prof, run.sweep_dir)  # given, else the manifest's, else fresh
     versions = environment.runtime_versions(launcher, plan.languages)
     man = environment.manifest(run, launcher, versions)
     rawlog.write_once(run.sweep_dir / rawlog.MANIFEST_NAME, man)
