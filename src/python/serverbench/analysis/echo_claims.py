@@ -15,14 +15,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from serverbench.analysis import stats
 from serverbench.analysis.claims import Claim, Needs, NotTestable, register
 from serverbench.analysis.claims.compare import (
     Expectation,
     RatioBelow,
     RatioWithin,
+    by_round,
     judged,
     order_above,
+    rows_where,
     values_where,
 )
 from serverbench.analysis.claims.engine import NO, ORDER_MARGIN, UNCLEAR, YES, Comparison, Data
@@ -95,9 +96,24 @@ def _loadgen_checked(c: Comparison, expect: Expectation, num: float | None, den:
 
 
 def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, expect: Expectation) -> Comparison:
-    """a / b flood time at (N, D), judged against expect and checked for a saturated load generator."""
-    c = judged(what, f"N={N:,}, D={D // 1024} KiB", stats.ratio_ci(_vals(d, a, N, D), _vals(d, b, N, D)), expect)
-    return _loadgen_checked(c, expect, _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D))
+    """a / b flood time at (N, D) (paired by round where it holds), judged against expect
+    and checked for a saturated load generator, at 95 % and at any stricter level (Holm)."""
+    ci, at_level, note = by_round(
+        *(rows_where(d, server_language=s, connections=N, bytes_per_connection=D) for s in (a, b))
+    )
+    c = judged(what, f"N={N:,}, D={D // 1024} KiB", ci, expect, at_level, **note)
+    shares = _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D)
+    base = c.rejudge
+
+    def rejudge(level: float):
+        assert base is not None
+        r, why, ci2 = base(level)
+        again = _loadgen_checked(Comparison(c.label, c.config, c.expected, r, ci2, why), expect, *shares)
+        return again.result, again.why, again.ci
+
+    c = _loadgen_checked(c, expect, *shares)
+    c.rejudge = rejudge
+    return c
 
 
 def _servers(d):

@@ -217,12 +217,14 @@ def _keys(table: str, df: pd.DataFrame) -> list[str]:
 
 
 def trial_values(runs: pd.DataFrame, table: str, metric: str) -> pd.DataFrame:
-    """Selected, non-warm-up, ok runs of one table: keys + language + value."""
+    """Selected, non-warm-up, ok runs of one table: keys + language + trial + value (trial k
+    of a configuration ran in round k: the claims pair two languages by it, analysis.paired)."""
     keys = _keys(table, runs)
+    trial = ["trial"] if "trial" in runs.columns else []
     if metric not in runs.columns:
-        return pd.DataFrame(columns=["language", *keys, "value"])
+        return pd.DataFrame(columns=["language", *keys, *trial, "value"])
     d = runs[(runs["table"] == table) & runs["selected"] & ~runs["warmup"].astype(bool) & runs["is_ok"]]
-    d = d[["language", *keys, metric]].rename(columns={metric: "value"})
+    d = d[["language", *keys, *trial, metric]].rename(columns={metric: "value"})
     return d[d["value"].notna()]
 
 

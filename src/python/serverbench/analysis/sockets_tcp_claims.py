@@ -8,7 +8,7 @@ import numpy as np
 
 from serverbench.analysis import stats
 from serverbench.analysis.claims import Claim, Needs, NotTestable, register
-from serverbench.analysis.claims.compare import RatioAbove, RatioWithin, judged, values_where
+from serverbench.analysis.claims.compare import RatioAbove, RatioWithin, by_round, judged, rows_where, values_where
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison
 from serverbench.analysis.sockets_tcp_figures import TABLE, runs
 
@@ -28,26 +28,33 @@ def _vals(d, client, server, K, placement):
     return values_where(d, language=client, server_language=server, read_buffer_bytes=K, placement=placement)
 
 
+def _rows(d, client, server, K, placement):
+    return rows_where(d, language=client, server_language=server, read_buffer_bytes=K, placement=placement)
+
+
+def _judged(d, what, pl, num, den, expect):
+    """num / den client-server pairs ((client, server, K)) at one placement, paired by round
+    where it holds."""
+    ci, at_level, note = by_round(_rows(d, *num, pl), _rows(d, *den, pl))
+    return judged(what, f"placement={pl}", ci, expect, at_level, **note)
+
+
 def _six_times(data) -> list[Comparison]:
     d = data.values
     out = []
     for pl in _placements(d):
         go4 = _vals(d, "go", "go", 4, pl)
         sc4, sc1 = _vals(d, "scala", "scala", 4, pl), _vals(d, "scala", "scala", 1, pl)
+        go, sc = ("go", "go", 4), ("scala", "scala", 4)
         if len(go4) and len(sc4):
-            out.append(
-                judged(
-                    "go/go (K=4) / scala/scala (K=4), µs per round trip",
-                    f"placement={pl}",
-                    stats.ratio_ci(go4, sc4),
-                    RatioAbove(3.0),
-                )
-            )
+            out.append(_judged(d, "go/go (K=4) / scala/scala (K=4), µs per round trip", pl, go, sc, RatioAbove(3.0)))
         if len(go4) and len(sc1):
-            c = judged(
+            c = _judged(
+                d,
                 "go/go (K=4) / scala/scala (K=1, reported as the original printed it)",
-                f"placement={pl}",
-                stats.ratio_ci(go4, sc1),
+                pl,
+                go,
+                ("scala", "scala", 1),
                 RatioAbove(3.0),
             )
             c.extra["note"] = f"the illusion, shown for context (would decide: {c.result})"
@@ -67,10 +74,12 @@ def _within_1us(data) -> list[Comparison]:
             continue
         m = float(np.median(go4))
         lo, hi = max(1e-9, 1 - TOLERANCE_US / m), 1 + TOLERANCE_US / m
-        c = judged(
+        c = _judged(
+            d,
             "scala/scala / go/go (K=4), µs per round trip",
-            f"placement={pl}",
-            stats.ratio_ci(sc4, go4),
+            pl,
+            ("scala", "scala", 4),
+            ("go", "go", 4),
             RatioWithin(lo, hi),
         )
         c.extra["tolerance"] = f"±{TOLERANCE_US:g} µs around go/go's median {m:.3g} µs = ratio in [{lo:.3g}, {hi:.3g}]"

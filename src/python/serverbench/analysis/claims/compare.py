@@ -1,9 +1,12 @@
 """Small helpers claim entries are built from: the expectation a ratio must meet
 (`RatioBelow`, `RatioAbove`, `RatioWithin`), the selection of trial values, and the
 comparison factories (`ratio_between_languages`, `pooled_ratio_between_languages`,
-`ratio_between_configs`) that return Comparison rows. Every ratio interval comes from
-stats.ratio_ci / stats.pooled_ratio_ci at its achieved confidence; below
-engine.MIN_CONFIDENCE a comparison is never decisive."""
+`ratio_between_configs`) that return Comparison rows. Two languages at one configuration
+are paired by round where pairing holds (analysis.paired: exact signed-rank interval),
+else compared unpaired (stats.ratio_ci / stats.pooled_ratio_ci); every interval is at its
+achieved confidence, and below engine.MIN_CONFIDENCE a comparison is never decisive. Each
+comparison can be judged again at a stricter level (Comparison.rejudge: Holm's correction,
+claims.familywise)."""
 
 from __future__ import annotations
 
@@ -13,14 +16,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from serverbench.analysis import stats
+from serverbench.analysis import paired, stats
 from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, ORDER_MARGIN, UNCLEAR, YES, Comparison, label
+
+AtLevel = Callable[[float], stats.RatioCI]  # the same comparison's interval at another confidence
 
 
 def too_few_trials(ci: stats.RatioCI) -> str:
     """'' if ci reaches MIN_CONFIDENCE, else why not, with the best level these counts allow."""
     if ci.level >= MIN_CONFIDENCE - 1e-12:
         return ""
+    if paired.kind(ci) == paired.PAIRED:
+        return f"too few rounds ({ci.n_num} pairs reach at most {paired.max_paired_confidence(ci.n_num):.1%})"
     if ci.strata > 1:
         return (
             f"too few trials ({ci.strata} configurations with >= {ci.n_num} vs {ci.n_den} trials reach {ci.level:.0%})"
@@ -105,20 +112,45 @@ def _judge(
     return UNCLEAR, f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] is neither inside nor outside {text}"
 
 
-def judged(what: str, config: str, ci: stats.RatioCI, expect: Expectation, **extra) -> Comparison:
+def judged(
+    what: str, config: str, ci: stats.RatioCI, expect: Expectation, at_level: AtLevel | None = None, **extra
+) -> Comparison:
+    """A comparison judged against expect; with at_level it can be judged again at a
+    stricter confidence (Holm's correction)."""
     result, why = expect.judge(ci)
-    return Comparison(what, config, expect.text, result, ci, why, extra)
+
+    def rejudge(level: float) -> tuple[str, str, stats.RatioCI]:
+        c = at_level(level) if at_level is not None else ci
+        return (*expect.judge(c), c)
+
+    return Comparison(what, config, expect.text, result, ci, why, extra, rejudge if at_level else None)
+
+
+def by_round(a: pd.DataFrame, b: pd.DataFrame, scale: float = 1.0) -> tuple[stats.RatioCI, AtLevel, dict[str, str]]:
+    """a/b of two sides' trials (rows with value and, when known, trial): paired by round
+    where it holds, with the same choice at any other level, and why it is unpaired."""
+    ci, why = paired.ratio_by_round(a, b, min_confidence=MIN_CONFIDENCE)
+
+    def at_level(level: float) -> stats.RatioCI:
+        return paired.ratio_by_round(a, b, level, MIN_CONFIDENCE)[0].scaled(scale)
+
+    return ci.scaled(scale), at_level, {"method_note": why} if why else {}
 
 
 # ------------------------------------------------------------------ selecting values
 
 
-def values_where(d: pd.DataFrame, **eq) -> np.ndarray:
-    """The `value` column of the rows of d where every column equals its given value."""
+def rows_where(d: pd.DataFrame, **eq) -> pd.DataFrame:
+    """The rows of d where every column equals its given value."""
     m = np.ones(len(d), dtype=bool)
     for k, v in eq.items():
         m &= (d[k] == v).to_numpy()
-    return d.loc[m, "value"].to_numpy(dtype=float)
+    return d.loc[m]
+
+
+def values_where(d: pd.DataFrame, **eq) -> np.ndarray:
+    """The `value` column of the rows of d where every column equals its given value."""
+    return rows_where(d, **eq)["value"].to_numpy(dtype=float)
 
 
 def config_text(cfg: dict) -> str:
@@ -162,10 +194,11 @@ def ratio_between_languages(
 ) -> Comparison | None:
     """The ratio num/den of two languages' values at one configuration cfg (None if either
     side has no value there); `config` is how the row names it (default: all of cfg)."""
-    a, b = values_where(d, language=num, **cfg), values_where(d, language=den, **cfg)
+    a, b = rows_where(d, language=num, **cfg), rows_where(d, language=den, **cfg)
     if len(a) == 0 or len(b) == 0:
         return None
-    return judged(what or f"{label(num)}/{label(den)}", config or config_text(cfg), stats.ratio_ci(a, b), expect)
+    ci, at_level, note = by_round(a, b)
+    return judged(what or f"{label(num)}/{label(den)}", config or config_text(cfg), ci, expect, at_level, **note)
 
 
 def ratio_between_configs(
@@ -184,19 +217,26 @@ def ratio_between_configs(
     b = values_where(d, language=language, **den_cfg)
     if len(a) == 0 or len(b) == 0:
         return None
-    return judged(what, config, stats.ratio_ci(a, b).scaled(divide_by), expect)
+    # two configurations are different comparison groups of a round: not paired
+    return judged(
+        what,
+        config,
+        stats.ratio_ci(a, b).scaled(divide_by),
+        expect,
+        lambda level: stats.ratio_ci(a, b, level).scaled(divide_by),
+    )
 
 
 def paired_groups(d: pd.DataFrame, num: str, den: str, keys: Iterable[str], mask=None):
-    """[(num values, den values)] and their configurations, for every configuration of
+    """[(num rows, den rows)] and their configurations, for every configuration of
     `keys` measured in both languages."""
     dd = d if mask is None else d[mask]
     keys = present_keys(dd, keys)
     groups, cfgs = [], []
     for kv, g in dd.groupby(keys):
         kv = kv if isinstance(kv, tuple) else (kv,)
-        a = g.loc[g["language"] == num, "value"].to_numpy(float)
-        b = g.loc[g["language"] == den, "value"].to_numpy(float)
+        a = g.loc[g["language"] == num]
+        b = g.loc[g["language"] == den]
         if len(a) and len(b):
             groups.append((a, b))
             cfgs.append(dict(zip(keys, kv)))
@@ -217,11 +257,17 @@ def pooled_ratio_between_languages(
     groups, cfgs = paired_groups(d, num, den, keys, mask)
     if not groups:
         return []
-    rows = [
-        Comparison(f"{label(num)}/{label(den)}", config_text(c), expect.text, "-", stats.ratio_ci(a, b))
-        for (a, b), c in zip(groups, cfgs)
-    ]
+    rows = []
+    for (a, b), c in zip(groups, cfgs):
+        ci, _, note = by_round(a, b)
+        rows.append(Comparison(f"{label(num)}/{label(den)}", config_text(c), expect.text, "-", ci, "", note))
+    ci, why = paired.pooled_ratio_by_round(groups, min_confidence=MIN_CONFIDENCE)
     pooled = judged(
-        f"{label(num)}/{label(den)} pooled", f"{where} ({len(groups)})", stats.pooled_ratio_ci(groups), expect
+        f"{label(num)}/{label(den)} pooled",
+        f"{where} ({len(groups)})",
+        ci,
+        expect,
+        lambda level: paired.pooled_ratio_by_round(groups, level, MIN_CONFIDENCE)[0],
+        **({"method_note": why} if why else {}),
     )
     return [pooled, *rows]

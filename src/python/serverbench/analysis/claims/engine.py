@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from serverbench.analysis import stats
+from serverbench.analysis import paired, stats
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 
 SUPPORTED = "supported"
@@ -77,6 +77,8 @@ class Comparison:
     ci: stats.RatioCI | None = None
     why: str = ""  # for UNCLEAR: why it does not decide
     extra: dict[str, Any] = field(default_factory=dict)
+    # (result, why, ci) at another confidence, for Holm's correction (familywise.py); None: fixed
+    rejudge: Callable[[float], tuple[str, str, Any]] | None = field(default=None, repr=False)
 
     def row(self, claim_id: str) -> dict:
         c = self.ci
@@ -89,6 +91,7 @@ class Comparison:
                 "n_num": c.n_num,
                 "n_den": c.n_den,
                 "strata": c.strata,
+                "method": paired.kind(c),
             }
             if c is not None
             else {}

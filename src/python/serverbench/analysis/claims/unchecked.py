@@ -3,17 +3,20 @@ verdict (issue 14). Same engine, statistics and verdicts as C1-C9 (paper.py)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 from serverbench.analysis import stats
 from serverbench.analysis.claims.compare import (
     RatioBelow,
     RatioWithin,
+    by_round,
     judged,
     largest_common,
     order_above,
     present_keys,
-    values_where,
+    rows_where,
 )
 from serverbench.analysis.claims.engine import (
     EVIDENCE_ONLY,
@@ -53,17 +56,19 @@ def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
         raise NotTestable(f"no {C10_BYTES / 1000:g} kB PingPing measured in both Scala actors and Scala/Akka")
     out = []
     for cfg in pts:
-        a = values_where(d, language="scala_actors", **cfg)
-        b = values_where(d, language="scala_akka", **cfg)
-        ci = stats.ratio_ci(a, b)
+        ci, at_level, note = by_round(
+            rows_where(d, language="scala_actors", **cfg), rows_where(d, language="scala_akka", **cfg)
+        )
         where = f"{C10_BYTES / 1000:g} kB x {int(cfg['repetitions']):,}, {int(cfg['cores'])} core(s)"
-        out.append(judged("direction: Scala actors/Akka time", where, ci, order_above()))
+        out.append(judged("direction: Scala actors/Akka time", where, ci, order_above(), at_level, **note))
         out.append(
             judged(
                 "magnitude: Scala actors/Akka time",
                 where,
                 ci,
                 RatioWithin(AKKA_SPEEDUP / ABOUT_FACTOR, AKKA_SPEEDUP * ABOUT_FACTOR),
+                at_level,
+                **note,
             )
         )
     return out
@@ -212,6 +217,10 @@ register(
 )
 
 
+def _ratio_at(a, b, level: float) -> stats.RatioCI:
+    return stats.ratio_ci(a, b, level)
+
+
 def erlang_drop_after_peak(data: Data) -> list[Comparison]:
     d = data.values[data.values["language"] == "erlang"]
     keys = present_keys(d, TP_GROUP)
@@ -222,15 +231,14 @@ def erlang_drop_after_peak(data: Data) -> list[Comparison]:
             continue
         best, peak, _ = peak_pairs(g)
         last = float(g["pairs"].max())
-        ci = stats.ratio_ci(
-            g.loc[g["pairs"] == last, "value"].to_numpy(float), g.loc[g["pairs"] == best, "value"].to_numpy(float)
-        )
+        a, b = g.loc[g["pairs"] == last, "value"].to_numpy(float), g.loc[g["pairs"] == best, "value"].to_numpy(float)
         out.append(
             judged(
                 "Erlang T(largest pairs)/T(peak)",
                 f"cores={int(cfg['cores'])}, peak={int(best)}, largest={int(last)}",
-                ci,
+                stats.ratio_ci(a, b),
                 RatioBelow(1 - DROP),
+                partial(_ratio_at, a, b),
                 peak_set=_pairs_text(peak),
             )
         )
