@@ -148,8 +148,8 @@ def test_akka_most_processes_not_testable(tmp_path):
 # ------------------------------------------------------------------ C4 / C5 spawn
 
 
-def _spawn(times):
-    return S.spawn_runs({k: jit(v) for k, v in times.items()})
+def _spawn(times, n=5):
+    return S.spawn_runs({k: jit(v, n=n) for k, v in times.items()})
 
 
 @pytest.mark.parametrize("erl,expected", [(0.5, SUPPORTED), (3.0, CONTRADICTED), (1.0, INCONCLUSIVE)])
@@ -181,7 +181,7 @@ def _growth(akka_jump: float, erl_jump: float = 1.0):
         t[("go", n)] = 1e-5 * n
         t[("erlang", n)] = 1e-5 * n * (erl_jump if n >= 50000 else 1.0)
         t[("scala_akka", n)] = 3e-5 * n * (akka_jump if n >= 20000 else 1.0)
-    return _spawn(t)
+    return _spawn(t, n=7)  # 7 comparisons: Holm asks 99.3 % of a "no", beyond 5 vs 5 trials (99.2 %)
 
 
 def test_spawn_growth(tmp_path):
@@ -199,8 +199,8 @@ def test_spawn_growth(tmp_path):
 # ------------------------------------------------------------------ C6-C9 throughput
 
 
-def _tp(spec, spread=0.01):
-    return S.throughput_runs({k: jit(v, spread=spread) for k, v in spec.items()})
+def _tp(spec, spread=0.01, n=5):
+    return S.throughput_runs({k: jit(v, spread=spread, n=n) for k, v in spec.items()})
 
 
 def test_go_throughput_2_5x(tmp_path):
@@ -249,7 +249,7 @@ def test_peak_at_pairs_equal_cores(tmp_path):
             for c in (1, 2):
                 for p, v in curve(c, peaks[(lang, c)]).items():
                     s[(lang, c, p)] = v
-        return _tp(s, spread)
+        return _tp(s, spread, n=7)  # 12 comparisons: Holm asks 99.6 % of a "no"
 
     ok = {("erlang", 1): 1, ("erlang", 2): 2, ("go", 1): 1, ("go", 2): 2}
     assert check("C8", P_of(tmp_path / "a", spec(ok))).verdict == SUPPORTED
@@ -475,3 +475,61 @@ def test_an_error_verdict_fails_the_command(tmp_path):
     assert cli._claim_errors(P.folder / "claims.csv", err) == 1 and "claim X1 could not be computed" in err.getvalue()
     claims.write_claims(P)
     assert cli._claim_errors(P.folder / "claims.csv", io.StringIO()) == 0
+
+
+# ------------------------------------------------------------------ Holm's correction (issue 26)
+
+
+def _family(rng, n_true_no=0, m=16, n=8, effect=2.0):
+    """m comparisons 'a/b < 1' with true ratio 1 (the claim holds, at its boundary: the
+    worst case for a wrong 'no'), the first n_true_no of them truly `effect` (the claim fails)."""
+    from serverbench.analysis import stats
+    from serverbench.analysis.claims.compare import RatioBelow, judged
+
+    out = []
+    for j in range(m):
+        a, b = rng.lognormal(0, 0.3, n) * (effect if j < n_true_no else 1.0), rng.lognormal(0, 0.3, n)
+        at = lambda level, _, a=a, b=b: stats.ratio_ci(a, b, level)  # noqa: E731
+        out.append(judged("a/b", f"#{j}", stats.ratio_ci(a, b), RatioBelow(1.0), at))
+    return out
+
+
+def test_holm_keeps_a_wrong_contradiction_below_5_percent():
+    from serverbench.analysis.claims.familywise import holm
+
+    rng = np.random.default_rng(2026)
+    sets, raw, corrected = 1000, 0, 0
+    for _ in range(sets):
+        comps = _family(rng)
+        raw += claims.combine([c.result for c in comps]) == CONTRADICTED
+        corrected += claims.combine([c.result for c in holm(comps)]) == CONTRADICTED
+    print(f"16 true comparisons: wrong 'contradicted' {raw / sets:.1%} uncorrected, {corrected / sets:.1%} with Holm")
+    assert corrected / sets < 0.05 and raw / sets > 0.15
+
+
+def test_holm_still_contradicts_on_a_real_difference_and_records_the_level():
+    from serverbench.analysis.claims.familywise import holm
+
+    rng = np.random.default_rng(7)
+    comps = holm(_family(rng, n_true_no=1, m=16, n=10, effect=4.0))
+    assert comps[0].result == "no" and comps[0].extra["holm_level"] == pytest.approx(1 - 0.05 / 16, abs=1e-4)
+    assert claims.combine([c.result for c in comps]) == CONTRADICTED
+    one = holm(_family(rng, n_true_no=1, m=1, n=5, effect=4.0))  # one comparison: 95 % as before
+    assert one[0].result == "no" and one[0].extra["holm_level"] == pytest.approx(0.95)
+
+
+def test_holm_turns_a_lone_weak_no_unclear_and_says_why():
+    from serverbench.analysis import stats
+    from serverbench.analysis.claims.compare import RatioBelow, judged
+    from serverbench.analysis.claims.familywise import holm
+
+    a, b = [1.30, 1.32, 1.34, 1.36, 1.38], [1.0, 1.02, 1.04, 1.06, 1.08]  # 5 vs 5: "no" at 99.2 % at best
+    comps = [judged("a/b", "#0", stats.ratio_ci(a, b), RatioBelow(1.0), lambda lv, _: stats.ratio_ci(a, b, lv))]
+    comps += [
+        judged("b/b", f"#{j}", stats.ratio_ci(b, b), RatioBelow(1.5), lambda lv, _: stats.ratio_ci(b, b, lv))
+        for j in range(7)
+    ]
+    assert comps[0].result == "no"
+    holm(comps)
+    assert comps[0].result == "unclear" and "Holm's correction over 8 comparisons" in comps[0].why
+    assert claims.combine([c.result for c in comps]) == INCONCLUSIVE

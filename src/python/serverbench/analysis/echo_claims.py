@@ -105,9 +105,9 @@ def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, ex
     shares = _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D)
     base = c.rejudge
 
-    def rejudge(level: float):
+    def rejudge(level: float, choose_at: float):
         assert base is not None
-        r, why, ci2 = base(level)
+        r, why, ci2 = base(level, choose_at)
         again = _loadgen_checked(Comparison(c.label, c.config, c.expected, r, ci2, why), expect, *shares)
         return again.result, again.why, again.ci
 

@@ -19,7 +19,9 @@ import pandas as pd
 from serverbench.analysis import paired, stats
 from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, ORDER_MARGIN, UNCLEAR, YES, Comparison, label
 
-AtLevel = Callable[[float], stats.RatioCI]  # the same comparison's interval at another confidence
+# the same comparison's interval at another confidence (level, and the level its method is
+# chosen for: pairing only where the pairs can reach it)
+AtLevel = Callable[[float, float], stats.RatioCI]
 
 
 def too_few_trials(ci: stats.RatioCI) -> str:
@@ -119,8 +121,8 @@ def judged(
     stricter confidence (Holm's correction)."""
     result, why = expect.judge(ci)
 
-    def rejudge(level: float) -> tuple[str, str, stats.RatioCI]:
-        c = at_level(level) if at_level is not None else ci
+    def rejudge(level: float, choose_at: float = MIN_CONFIDENCE) -> tuple[str, str, stats.RatioCI]:
+        c = at_level(level, choose_at) if at_level is not None else ci
         return (*expect.judge(c), c)
 
     return Comparison(what, config, expect.text, result, ci, why, extra, rejudge if at_level else None)
@@ -131,8 +133,8 @@ def by_round(a: pd.DataFrame, b: pd.DataFrame, scale: float = 1.0) -> tuple[stat
     where it holds, with the same choice at any other level, and why it is unpaired."""
     ci, why = paired.ratio_by_round(a, b, min_confidence=MIN_CONFIDENCE)
 
-    def at_level(level: float) -> stats.RatioCI:
-        return paired.ratio_by_round(a, b, level, MIN_CONFIDENCE)[0].scaled(scale)
+    def at_level(level: float, choose_at: float) -> stats.RatioCI:
+        return paired.ratio_by_round(a, b, level, choose_at)[0].scaled(scale)
 
     return ci.scaled(scale), at_level, {"method_note": why} if why else {}
 
@@ -223,7 +225,7 @@ def ratio_between_configs(
         config,
         stats.ratio_ci(a, b).scaled(divide_by),
         expect,
-        lambda level: stats.ratio_ci(a, b, level).scaled(divide_by),
+        lambda level, _: stats.ratio_ci(a, b, level).scaled(divide_by),
     )
 
 
@@ -267,7 +269,7 @@ def pooled_ratio_between_languages(
         f"{where} ({len(groups)})",
         ci,
         expect,
-        lambda level: paired.pooled_ratio_by_round(groups, level, MIN_CONFIDENCE)[0],
+        lambda level, choose_at: paired.pooled_ratio_by_round(groups, level, choose_at)[0],
         **({"method_note": why} if why else {}),
     )
     return [pooled, *rows]

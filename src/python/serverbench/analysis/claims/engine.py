@@ -6,7 +6,8 @@ it; `check_all(P)` evaluates every registered claim on a sweep's processed table
 turns the comparisons' results into a verdict:
 
 * supported     every comparison came out "yes" at >= 95 % achieved confidence;
-* contradicted  at least one came out "no" at >= 95 % achieved confidence;
+* contradicted  at least one came out "no" at >= 95 % achieved confidence, after Holm's
+  correction over the claim's comparisons (familywise.py);
 * inconclusive  otherwise, with why (e.g. "too few trials (3 vs 3 reaches at most 90 %)");
 * not testable on this machine   the sweep lacks what the claim needs (languages,
   core counts, configurations), with what is missing;
@@ -78,7 +79,7 @@ class Comparison:
     why: str = ""  # for UNCLEAR: why it does not decide
     extra: dict[str, Any] = field(default_factory=dict)
     # (result, why, ci) at another confidence, for Holm's correction (familywise.py); None: fixed
-    rejudge: Callable[[float], tuple[str, str, Any]] | None = field(default=None, repr=False)
+    rejudge: Callable[[float, float], tuple[str, str, Any]] | None = field(default=None, repr=False)
 
     def row(self, claim_id: str) -> dict:
         c = self.ci
@@ -263,6 +264,9 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
             comps = claim.compare(data)
         except NotTestable as e:
             return Verdict(**base, verdict=NOT_TESTABLE, summary=str(e), why=str(e), scope=scope)
+        from serverbench.analysis.claims.familywise import holm  # it imports this module
+
+        holm(comps)  # a "no" among several comparisons must survive Holm's correction
         verdict = combine([c.result for c in comps])
         if verdict == NOT_TESTABLE:
             why = "no comparison could be made on this sweep"

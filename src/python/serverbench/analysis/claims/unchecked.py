@@ -217,8 +217,8 @@ register(
 )
 
 
-def _ratio_at(a, b, level: float) -> stats.RatioCI:
-    return stats.ratio_ci(a, b, level)
+def _ratio_at(a, b, level: float, choose_at: float) -> stats.RatioCI:
+    return stats.ratio_ci(a, b, level)  # one language at two pair counts: never paired
 
 
 def erlang_drop_after_peak(data: Data) -> list[Comparison]:
