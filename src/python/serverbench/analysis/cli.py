@@ -104,6 +104,7 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
             kernel_name=args.kernel,
             spawn_metric=args.spawn_metric,
             log=lambda m: print(m, file=stderr, flush=True),
+            pdf=not args.no_pdf,
         )
     except FileNotFoundError as e:
         raise _usage(str(e)) from None
@@ -154,7 +155,8 @@ def register(subparsers) -> None:
     c.set_defaults(func=_cmd_claims)
 
     n = subparsers.add_parser(
-        "notebooks", help="run the figure notebooks and the report with papermill; render paper/report.html"
+        "notebooks",
+        help="run the figure notebooks and the report with papermill; render paper/report.html and .pdf",
     )
     n.add_argument("--profile", default="quick")
     n.add_argument(
@@ -164,6 +166,9 @@ def register(subparsers) -> None:
     n.add_argument("--no-reference", action="store_true", help="hide the paper's own values in the figures")
     n.add_argument("--languages", default=None, help="comma-separated subset: erlang,go,scala_akka")
     n.add_argument("--paper-dir", default=None, help="output folder instead of paper/")
+    n.add_argument(
+        "--no-pdf", action="store_true", help="write report.html only; do not print report.pdf with chromium"
+    )
     n.add_argument(
         "--kernel",
         default=None,

@@ -69,8 +69,10 @@ def run_notebooks(
     """run=True: run (or resume) the whole sweep once, in this process, with the harness;
     then, for run=True or False, execute the figure notebooks and the report with
     papermill (analysis only; executed copies in <paper>/executed/), render
-    <paper>/report.html with nbconvert (code hidden) and print it to <paper>/report.pdf
-    with headless chromium. run=False analyses sweep_id, or the newest sweep of the profile.
+    <paper>/report.html with nbconvert (code hidden) and, if pdf, print it to
+    <paper>/report.pdf with headless chromium (ChromiumNotFound when it is missing, after
+    the HTML is written; pdf=False removes a report.pdf left by an earlier render).
+    run=False analyses sweep_id, or the newest sweep of the profile.
     Returns {name: path} for the executed notebooks, figures, processed folder and report."""
     import papermill as pm
 
@@ -124,6 +126,10 @@ def run_notebooks(
     out["report_html"] = render_html(executed / f"{REPORT_NOTEBOOK}.ipynb", paper / "report.html")
     if pdf:
         out["report_pdf"] = print_pdf(out["report_html"], paper / "report.pdf")
+    elif (paper / "report.pdf").exists():
+        # a PDF printed from an earlier render would be taken for this sweep's
+        (paper / "report.pdf").unlink()
+        out["removed_stale"].append(paper / "report.pdf")
     figs = paper / "figures"
     out["figures"] = sorted(figs.glob("fig*.png")) + sorted(figs.glob("fig*.pdf"))
     out["processed"] = paths.processed_dir() / sweep_id
@@ -163,18 +169,26 @@ def portable_notebook(path: Path) -> Path:
     return path
 
 
+class ChromiumNotFound(RuntimeError):
+    """No chromium on PATH to print the report PDF with."""
+
+
 def print_pdf(html_path, pdf_path, timeout_s: float = 120.0) -> Path:
     """report.html -> report.pdf with Debian's headless chromium (scripts/setup.sh installs
-    it). Raises RuntimeError naming the problem when chromium is missing or fails."""
+    it). Raises ChromiumNotFound when chromium is missing (a report.pdf already there is
+    removed: it was printed from another HTML) and RuntimeError when it fails."""
     import shutil
     import subprocess
     import tempfile
 
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        raise RuntimeError("chromium not found: run scripts/setup.sh (Debian package 'chromium')")
     html_path, pdf_path = Path(html_path).resolve(), Path(pdf_path).resolve()
     pdf_path.unlink(missing_ok=True)
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        raise ChromiumNotFound(
+            f"chromium not found: {html_path.name} is written ({html_path}), {pdf_path.name} is not; "
+            "install Debian's 'chromium' (scripts/setup.sh does) or pass --no-pdf"
+        )
     with tempfile.TemporaryDirectory(prefix="serverbench-chromium-") as profile_dir:
         cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}", f"--print-to-pdf={pdf_path}", html_path.as_uri()]
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s)
@@ -196,8 +210,22 @@ def _number_styler_ids(html: str) -> str:
     return re.sub(r"\b(T_[0-9a-f]{5})(?=[_\"\s])", sub, html)
 
 
+PRINT_CSS = Path(__file__).with_name("report_print.css")
+
+
+def with_print_style(html: str) -> str:
+    """The page with report_print.css (page size, margins, tables that fit the page) as the
+    last style sheet of its <head>, so that its rules win over nbconvert's."""
+    css = PRINT_CSS.read_text(encoding="utf-8")
+    head_end = html.find("</head>")
+    if head_end < 0:
+        raise ValueError("no </head> in the rendered report")
+    return html[:head_end] + f'<style id="serverbench-print">\n{css}</style>\n' + html[head_end:]
+
+
 def render_html(notebook, html_path) -> Path:
-    """nbconvert to HTML with every code cell's input hidden (as `--no-input`)."""
+    """nbconvert to HTML with every code cell's input hidden (as `--no-input`), and the print
+    style sheet (report_print.css) that chromium uses for report.pdf."""
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -208,7 +236,7 @@ def render_html(notebook, html_path) -> Path:
         cell["id"] = f"cell-{i}"
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb)
-    body = _number_styler_ids(body)
+    body = with_print_style(_number_styler_ids(body))
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     html_path.write_text(body, encoding="utf-8")

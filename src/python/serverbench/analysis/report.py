@@ -200,6 +200,36 @@ def verdict_style(value) -> str:
     return f"background-color: {c}; font-weight: bold" if c else ""
 
 
+def evidence_groups(verdicts) -> list[pd.DataFrame]:
+    """The evidence table (claims_evidence.csv) in pieces: consecutive claims whose
+    comparisons fill the same columns share one table, and a column that none of its rows
+    fills is left out. Why: the whole table has one column per kind of evidence (~30),
+    mostly empty in any row, and is too wide to read on a screen or fit on a page."""
+    groups: list[pd.DataFrame] = []
+    for v in verdicts:
+        e = v.evidence
+        if e is None or e.empty:
+            continue
+        filled = [c for c in e.columns if e[c].map(lambda x: not (pd.isna(x) or x == "")).any()]
+        e = e[filled].reset_index(drop=True)
+        if groups and list(groups[-1].columns) == filled:
+            groups[-1] = pd.concat([groups[-1], e], ignore_index=True)
+        else:
+            groups.append(e)
+    return groups
+
+
+def show_evidence(verdicts) -> None:
+    """The evidence tables of evidence_groups in the report notebook, numbers to 3 digits."""
+    from IPython.display import display
+
+    for t in evidence_groups(verdicts):
+        st = t.style.hide(axis="index").format(precision=3, na_rep="")
+        # a header such as loadgen_cpu_share_num may wrap after its underscores, else it
+        # alone sets its column's width and pushes the last columns off a printed page
+        display(st.format_index(lambda c: str(c).replace("_", "_<wbr>"), axis="columns"))
+
+
 # ------------------------------------------------------------------ contention
 
 # Raw-record fields (flattened) the harness records around each run, by what they mean;

@@ -1,0 +1,183 @@
+"""The printed report (paper/report.pdf) is readable: the report notebook's own cells, up to
+the claims table, run in this process on the golden sweep's processed tables, rendered by
+the pipeline and printed by headless chromium; then the PDF's text layer is checked."""
+
+import ast
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from serverbench.analysis import pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "expected"
+CLAIMS_COLUMNS = ["id", "claim", "source", "verdict", "why", "numbers", "scope", "on the paper's own data"]
+
+needs_chromium = pytest.mark.skipif(
+    shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+    reason="chromium not installed (scripts/setup.sh)",
+)
+
+
+def _outputs(value) -> dict:
+    """The mime bundle a kernel would send for a displayed value."""
+    from IPython.display import Markdown
+
+    if isinstance(value, Markdown):
+        return {"text/markdown": value.data}
+    if hasattr(value, "_repr_html_"):
+        return {"text/html": value._repr_html_()}
+    return {"text/plain": repr(value)}
+
+
+def _run_cell(source: str, ns: dict) -> list:
+    """Execute one code cell like a kernel: display() calls and the last expression's value
+    become outputs."""
+    shown = []
+    ns["display"] = lambda *objs: shown.extend(objs)
+    tree = ast.parse(source)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<cell>", "exec"), ns)
+    if last is not None:
+        value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns)
+        if value is not None:
+            shown.append(value)
+    return [nbformat.v4.new_output("display_data", data=_outputs(v)) for v in shown]
+
+
+def claims_report(tmp_path, monkeypatch) -> tuple[Path, "object"]:
+    """report.ipynb's cells from the title to the claims table (the loading cell replaced by
+    the golden sweep's processed tables), with their tags, executed -> an executed notebook."""
+    import pandas as pd
+    from IPython.display import Markdown
+
+    from serverbench.analysis import claims, paperdata, process, report
+
+    # the paper's own verdicts, computed afresh: the cached copy would be written into data/
+    monkeypatch.setattr(paperdata, "paper_verdicts_cached", paperdata.paper_verdicts)
+    P = process.Processed(GOLDEN)
+    ns = {"P": P, "sid": P.info["sweep_id"], "claims": claims, "paperdata": paperdata, "report": report}
+    ns.update(pd=pd, Markdown=Markdown)
+    nb = nbformat.read(ROOT / "notebooks" / "report.ipynb", as_version=4)
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "notebook.load(" in cell.source:
+            continue  # P and sid are set above
+        if cell.cell_type == "code":
+            cell.outputs = _run_cell(cell.source, ns)
+        cells.append(cell)
+        if "claims.claims_table(" in cell.source:
+            break
+    nb.cells = cells
+    path = tmp_path / "report.ipynb"
+    nbformat.write(nb, str(path))
+    return path, ns["ct"]
+
+
+def _text(page) -> str:
+    return " ".join(page.extract_text().split())
+
+
+@needs_chromium
+def test_printed_report_shows_the_whole_claims_table(tmp_path, monkeypatch):
+    from pypdf import PdfReader
+
+    nb, ct = claims_report(tmp_path, monkeypatch)
+    html = pipeline.render_html(nb, tmp_path / "report.html")
+    pages = PdfReader(pipeline.print_pdf(html, tmp_path / "report.pdf")).pages
+    texts = [_text(p) for p in pages]
+    table = [t for t in texts if "on the paper's own data" in t]
+    assert table, "the last column's header is not in the PDF: " + texts[-1][:300]
+    first_table_page = texts.index(table[0])
+    table_text = " ".join(texts[first_table_page:])
+    for col in CLAIMS_COLUMNS:
+        assert re.search(rf"\b{re.escape(col)}\b", table_text), col
+    # The last two columns are cut off first when the table is wider than the page: each
+    # verdict word must occur in the table pages at least as often as in the verdict and
+    # paper-data columns together, and every row's scope must be there.
+    paper_col = ct["on the paper's own data"].fillna("")
+    for verdict in set(ct["verdict"]) | set(paper_col) - {""}:
+        n = int((ct["verdict"] == verdict).sum() + (paper_col == verdict).sum())
+        assert table_text.count(verdict) >= n, (verdict, table_text.count(verdict), n)
+    squashed = table_text.replace(" ", "")
+    for scope in ct["scope"].dropna():
+        words = [w for w in str(scope).split() if len(w) > 3]
+        assert all(w in squashed for w in words), scope
+    # page 1: the title, the machine and the set-up tables, not a heading on a blank page
+    assert len(texts[0]) > 1500, texts[0][:200]
+    assert pages[0].mediabox.width < pages[0].mediabox.height  # portrait A4
+    assert all(p.mediabox.width > p.mediabox.height for p in pages[first_table_page:])  # the table: landscape
+    assert len(pages) <= 12, len(pages)
+
+
+# ------------------------------------------------------------------ the pdf switch
+
+
+@pytest.fixture
+def analysed_sweep(tmp_path, monkeypatch):
+    """A sweep folder to analyse and papermill replaced by a one-cell report: what the
+    pipeline does after the notebooks is under test, not the notebooks."""
+    import papermill
+
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
+    (tmp_path / "data" / "raw" / "quick-x").mkdir(parents=True)
+
+    def execute(src, out, **kw):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Report")]), out)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    real_which = shutil.which
+    hidden = lambda name, *a, **k: None if "chromium" in name else real_which(name, *a, **k)
+    monkeypatch.setattr(shutil, "which", hidden)  # as on a machine without chromium
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "report.pdf").write_bytes(b"%PDF- printed from an earlier render")
+    return paper
+
+
+def _notebooks(paper, *flags):
+    import io
+
+    from serverbench import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["notebooks", "--no-run", "--sweep-id", "quick-x", "--paper-dir", str(paper), *flags]
+    return cli.run(argv, out, err), out.getvalue(), err.getvalue()
+
+
+def test_no_pdf_writes_the_html_without_chromium(analysed_sweep):
+    code, out, err = _notebooks(analysed_sweep, "--no-pdf")
+    assert code == 0, err
+    assert "Report" in (analysed_sweep / "report.html").read_text()
+    assert not (analysed_sweep / "report.pdf").exists()  # the earlier one would pass for this sweep's
+
+
+def test_missing_chromium_fails_after_writing_the_html(analysed_sweep):
+    code, out, err = _notebooks(analysed_sweep)
+    assert code == 1
+    assert "chromium not found" in err and "'chromium'" in err and "--no-pdf" in err, err
+    assert (analysed_sweep / "report.html").exists()
+    assert not (analysed_sweep / "report.pdf").exists()
+
+
+def test_evidence_groups_keep_every_row_and_drop_only_empty_columns():
+    import pandas as pd
+
+    from serverbench.analysis import claims, process, report
+
+    V = claims.check_all(process.Processed(GOLDEN))
+    whole = claims.evidence_table(V)
+    groups = report.evidence_groups(V)
+    joined = pd.concat(groups, ignore_index=True)
+    assert len(joined) == len(whole) and list(joined["claim"]) == list(whole["claim"])
+    for g in groups:
+        assert len(g.columns) < len(whole.columns)
+        assert all(g[c].map(lambda x: not (pd.isna(x) or x == "")).any() for c in g.columns)
+    # a dropped column was empty in every row of its group
+    for g in groups:
+        rows = whole[whole["claim"].isin(g["claim"])]
+        dropped = [c for c in whole.columns if c not in g.columns]
+        assert rows[dropped].map(lambda x: pd.isna(x) or x == "").all().all()
