@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from serverbench import __version__, contract
+from serverbench.harness import limits
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -203,7 +204,11 @@ def manifest(run, launcher, versions: dict) -> dict:
         "git": git_info(),
         "serverbench_version": __version__,
         "python": sys.version.split()[0],
-        "memory_enforcement": {"mode": launcher.enforcement, "how": run.enforcement_how},
+        "memory_enforcement": {
+            "mode": launcher.enforcement,
+            "mechanism": limits.mechanism(launcher.enforcement, launcher.cgroup_parent),  # cgroup1 | cgroup2 | ...
+            "how": run.enforcement_how,
+        },
         "mem_available_bytes": mem_available(),
         "not_runnable": plan.not_runnable,
         "languages": plan.languages,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from serverbench import contract
-from serverbench.harness import classify, environment, jvm, limits
+from serverbench.harness import cgroups, classify, environment, jvm, limits
 from serverbench.harness.task import Task
 
 # Inherited variables that would change how a runtime behaves behind the harness's back.
@@ -60,7 +60,7 @@ class Launcher:
     allowed_cpus: list[int]
     commands: dict = field(default_factory=dict)  # language -> argv prefix override (tests' fakes)
     enforcement: str = "watchdog"  # cgroup | watchdog | none (what the machine allows)
-    cgroup_parent: str | None = None
+    cgroup_parent: str | None = None  # v1 memory cgroup or v2 sub-tree (harness.cgroups)
     watchdog_interval_s: float = 0.05
     tmpdir: str | None = None
     affinity_checked: int = 0
@@ -208,7 +208,7 @@ def run_process(lau: Launcher, task: Task) -> dict:
     lau.serial += 1
     cg = None
     if enforcement == "cgroup":
-        cg = limits.Cgroup.create(lau.cgroup_parent, f"serverbench-{os.getpid()}-{lau.serial}", budget)
+        cg = cgroups.create(lau.cgroup_parent, f"{cgroups.PREFIX}{os.getpid()}-{lau.serial}", budget)
         if cg is None:  # could not create this one: fall back for this run, say so
             enforcement = "watchdog"
     rec = lau.base_record(task, argv, set_env, cpus, enforcement)
@@ -246,7 +246,7 @@ def run_process(lau: Launcher, task: Task) -> dict:
             t0 + task.timeout_s,
             budget if enforcement == "watchdog" else None,
             lau.watchdog_interval_s,
-            sample_hwm=(enforcement != "cgroup"),
+            sample_hwm=(cg is None or cg.peak() is None),  # v2 before Linux 5.19 has no memory.peak
             host_floor=task.host_floor_bytes,
             extra_check=watch.check if watch else None,
         )
@@ -345,6 +345,6 @@ def _remove_dead_tmpdirs() -> None:
             len(parts) >= 4
             and name.startswith("serverbench-run-")
             and parts[2].isdigit()
-            and not limits.alive(int(parts[2]))
+            and not cgroups.alive(int(parts[2]))
         ):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)

@@ -1,6 +1,8 @@
 """Limits on one child process: CPU pinning and death-with-the-harness (in the child
-before exec), the wall-clock deadline, the memory budget (a cgroup v1 memory child, or
-an RSS watchdog), and the host's memory floor (MemAvailable must stay above it)."""
+before exec), the wall-clock deadline, the memory budget (which enforcement this machine
+allows, checked against each runtime's floor; the cgroups themselves are
+harness.cgroups), an RSS watchdog, and the host's memory floor (MemAvailable must stay
+above it)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,21 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
+from serverbench import contract
+from serverbench.harness import cgroups, jvm
+from serverbench.harness import task as task_mod
+from serverbench.harness.values import ProfileError
+
 PR_SET_PDEATHSIG = 1
+MiB = 1024**2
+# Budget floors checked before a sweep. Start-up measured on this machine (peak cgroup
+# usage of `<command> --version`): C 0.4 MiB, Go 1, Python 6-22, Node 7, Erlang 33;
+# Java 40, Scala 47-51, Akka 77 MiB with the heap mostly untouched. Below 16 MiB most
+# runtimes cannot start (less is most likely a unit slip); a JVM needs its heap + 32 MiB.
+MIN_BUDGET_BYTES = 16 * MiB
+JVM_NON_HEAP_BYTES = 32 * MiB
 
 
 def killpg(pid: int) -> None:
@@ -20,16 +33,6 @@ def killpg(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def make_preexec(cpus: list[int], cgroup_procs: str | None):
@@ -167,128 +170,34 @@ class Monitor:
         return total
 
 
-class Cgroup:
-    """A cgroup v1 memory child of the harness's own memory cgroup, one per run."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self.procs_path = os.path.join(path, "cgroup.procs")
-
-    @classmethod
-    def create(cls, parent: str | None, name: str, budget: int) -> Cgroup | None:
-        if not parent:
-            return None
-        path = os.path.join(parent, name)
-        try:
-            os.mkdir(path)
-        except FileExistsError:
-            pass
-        except OSError:
-            return None
-        cg = cls(path)
-        try:
-            write_int(os.path.join(path, "memory.limit_in_bytes"), budget)
-        except OSError:
-            cg.remove()
-            return None
-        try:  # no swapping past the budget either, where swap accounting exists
-            write_int(os.path.join(path, "memory.memsw.limit_in_bytes"), budget)
-        except OSError:
-            pass
-        return cg
-
-    def _read(self, name: str) -> int | None:
-        try:
-            return int(Path(self.path, name).read_text().strip())
-        except (OSError, ValueError):
-            return None
-
-    def oom_events(self) -> int:
-        n = 0
-        try:
-            for line in Path(self.path, "memory.oom_control").read_text().splitlines():
-                k, _, v = line.partition(" ")
-                if k == "oom_kill":
-                    n = int(v)
-        except (OSError, ValueError):
-            pass
-        if n == 0:
-            # failcnt counts allocations refused at the limit; a signal-killed child with
-            # failures is the OOM killer on kernels without oom_kill.
-            fail, peak, limit = self._read("memory.failcnt"), self.peak(), self._read("memory.limit_in_bytes")
-            n = 1 if fail and peak and limit and peak >= limit * 0.95 else 0
-        return n
-
-    def peak(self) -> int | None:
-        return self._read("memory.max_usage_in_bytes")
-
-    def remove(self) -> None:
-        for _ in range(50):
-            try:
-                pids = Path(self.procs_path).read_text().split()
-            except OSError:
-                pids = []
-            for p in pids:
-                try:
-                    os.kill(int(p), signal.SIGKILL)
-                except (ProcessLookupError, ValueError, PermissionError):
-                    pass
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.01)
-
-
-def write_int(path: str, value) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, str(value).encode())
-    finally:
-        os.close(fd)
-
-
-def own_memory_cgroup() -> str | None:
-    """The harness's own cgroup v1 memory directory, or None."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) == 3 and "memory" in parts[1].split(","):
-            d = os.path.join("/sys/fs/cgroup/memory", parts[2].lstrip("/"))
-            if os.path.isdir(d):
-                return d
-    return None
-
-
-def detect_enforcement(requested: str = "auto") -> tuple[str, str | None, str]:
+def detect_enforcement(
+    requested: str = "auto", root: str = cgroups.DEFAULT_ROOT, proc_cgroup: str | None = None
+) -> tuple[str, str | None, str]:
     """(mode, cgroup parent or None, how it was found) for memory budgets on this machine.
 
-    auto: a cgroup v1 memory child of the harness's own cgroup if one can be created and
-    limited (probed once); else the psutil RSS watchdog; else none."""
-    note = ""
+    auto and cgroup try, in order: a cgroup v1 memory child of the harness's own cgroup;
+    a cgroup v2 leaf in a sub-tree of the harness's own cgroup (cgroups.setup_v2); then
+    (auto) the psutil RSS watchdog; else none. A systemd-run scope (MemoryMax=) is not
+    implemented (docs/harness.md says why). `root` and `proc_cgroup` (the text of
+    /proc/self/cgroup) are for tests' fake trees."""
+    notes = []
     if requested in ("auto", "cgroup"):
-        parent = own_memory_cgroup()
+        parent = cgroups.own_v1_memory(root, proc_cgroup)
         if parent:
-            probe = os.path.join(parent, f"serverbench-probe-{os.getpid()}")
-            try:
-                os.mkdir(probe)
-                try:
-                    write_int(os.path.join(probe, "memory.limit_in_bytes"), 64 * 1024 * 1024)
-                    return "cgroup", parent, "cgroup v1 memory child of the harness's cgroup"
-                finally:
-                    os.rmdir(probe)
-            except OSError as e:
-                note = f"cannot create a memory cgroup under the harness's cgroup ({e.strerror}); "
+            why = cgroups.probe_v1(parent)
+            if why is None:
+                return "cgroup", parent, "cgroup v1 memory child of the harness's cgroup"
+            notes.append(why)
         else:
-            note = "no cgroup v1 memory controller for this process; "
+            notes.append("no cgroup v1 memory controller for this process")
+        sub, how = cgroups.setup_v2(root, proc_cgroup)
+        if sub:
+            return "cgroup", sub, how
+        notes.append(how)
         if requested == "cgroup":
-            raise RuntimeError(note + "memory_enforcement = 'cgroup' is not possible here")
-    if requested in ("auto", "cgroup", "watchdog"):
+            raise RuntimeError("; ".join(notes) + "; memory_enforcement = 'cgroup' is not possible here")
+    note = "".join(n + "; " for n in notes)
+    if requested in ("auto", "watchdog"):
         try:
             import psutil  # noqa: F401
 
@@ -299,27 +208,46 @@ def detect_enforcement(requested: str = "auto") -> tuple[str, str | None, str]:
     return "none", None, note + "no enforcement"
 
 
-def cleanup_stale_cgroups(parent: str | None) -> int:
-    """Remove empty serverbench-* cgroups left by a harness that was killed."""
-    if not parent:
-        return 0
-    n = 0
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return 0
-    for name in names:
-        if not name.startswith("serverbench-"):
+def mechanism(mode: str, parent: str | None) -> str:
+    """What enforces budgets, for the manifest: cgroup1 | cgroup2 | watchdog | none."""
+    if mode != "cgroup":
+        return mode
+    return "cgroup2" if cgroups.is_v2(parent) else "cgroup1"
+
+
+def budget_floor(prefix: list[str], heap_mb: int) -> tuple[int, str]:
+    """(the least budget a run of this command can start in, why)."""
+    if jvm.is_jvm(prefix):
+        return heap_mb * MiB + JVM_NON_HEAP_BYTES, (
+            f"a JVM gets a {heap_mb} MiB heap (-Xms/-Xmx, from heap_fraction x budget, at least "
+            f"{heap_mb_floor()} MiB) and needs about {JVM_NON_HEAP_BYTES // MiB} MiB beside it"
+        )
+    return MIN_BUDGET_BYTES, "below it most runtimes here cannot even start (Python, Node, Erlang: 6-33 MiB)"
+
+
+def heap_mb_floor() -> int:
+    return task_mod.heap_mb(1, 1.0)  # the smallest heap task.heap_mb ever gives
+
+
+def check_budgets(plan, commands: dict, mode: str, parent: str | None) -> None:
+    """Bad budgets get a clear error before anything runs: below what the run's runtime
+    needs to start, or (under a cgroup) a limit the kernel refuses (written to a probe)."""
+    runs = [(t.config_id, t) for t in plan.tasks if t.family == "process"]
+    runs += [(s.key, s.task(1, 0)) for s in plan.searches]
+    probed: set[int] = set()
+    for where, t in runs:
+        budget = t.memory_budget_bytes
+        if not budget or t.memory_enforcement == "none":
             continue
-        owner = name.split("-")[-2] if name.count("-") >= 2 else ""
-        if owner.isdigit() and alive(int(owner)):
-            continue
-        d = os.path.join(parent, name)
-        try:
-            if Path(d, "cgroup.procs").read_text().strip():
-                continue
-            os.rmdir(d)
-            n += 1
-        except OSError:
-            pass
-    return n
+        prefix = commands.get(t.language) or contract.language(t.language)["command"]
+        floor, why = budget_floor(prefix, t.heap_mb)
+        if budget < floor:
+            raise ProfileError(
+                f"{where}: memory budget {budget} bytes ({budget / MiB:g} MiB) is below the floor of "
+                f"{floor} bytes ({floor / MiB:g} MiB) for {t.language}: {why}"
+            )
+        if mode == "cgroup" and t.memory_enforcement != "watchdog" and budget not in probed:
+            probed.add(budget)
+            refused = cgroups.refusal(parent, budget)
+            if refused:
+                raise ProfileError(f"{where}: memory budget {budget} bytes ({budget / MiB:g} MiB): {refused}")

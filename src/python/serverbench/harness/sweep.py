@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import contract, paths, records
-from serverbench.harness import environment, limits, rawlog, shards
+from serverbench.harness import cgroups, environment, limits, rawlog, shards
 from serverbench.harness.environment import host_info, utc
 from serverbench.harness.launch import Launcher
 from serverbench.harness.plan import Plan, make_plan, schedule
@@ -135,6 +135,7 @@ def run_sweep(
     except RuntimeError as e:
         raise ProfileError(str(e)) from None
     check_plan(plan, commands, mode)
+    limits.check_budgets(plan, commands, mode, cg_parent)
     if sweep_id is None:
         sweep_id = f"{prof['name']}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     if not re.match(SWEEP_ID_RE, sweep_id):
@@ -158,7 +159,7 @@ def run_sweep(
             cgroup_parent=cg_parent,
             watchdog_interval_s=prof["defaults"]["watchdog_interval_s"],
         )
-        limits.cleanup_stale_cgroups(cg_parent)
+        cgroups.cleanup_stale(cg_parent)
         _execute(run, launcher)
     finally:
         lockf.close()
@@ -207,7 +208,11 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
             "oversubscribe": run.oversubscribe,
             "shard": run.shard.as_dict() if run.shard else None,
             "seed": prof["seed"],
-            "memory_enforcement": {"mode": launcher.enforcement, "how": run.enforcement_how},
+            "memory_enforcement": {
+                "mode": launcher.enforcement,
+                "mechanism": limits.mechanism(launcher.enforcement, launcher.cgroup_parent),
+                "how": run.enforcement_how,
+            },
             "runtime_versions": versions,
             "git": man["git"],
             "not_runnable": plan.not_runnable,
