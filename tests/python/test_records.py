@@ -1,6 +1,7 @@
 """The contract's two schemas and the raw-log loader."""
 
 import copy
+import io
 import json
 
 import pytest
@@ -246,3 +247,102 @@ def test_loader_names_a_missing_source(tmp_path):
         records.load_raw(tmp_path / "nope")
     with pytest.raises(FileNotFoundError, match="no raw log"):
         records.load_raw(tmp_path)
+
+
+# --- lines that are not UTF-8 (issue 24) ---------------------------------------------------
+def _with_bad_byte(line: dict) -> bytes:
+    """A raw line whose status_reason holds the byte 0xff (never valid in UTF-8)."""
+    data = json.dumps(line).encode()
+    at = data.index(b'"status_reason": null')
+    return data[:at] + b'"status_reason": "x\xff"' + data[at + len(b'"status_reason": null') :] + b"\n"
+
+
+def _bad_column(data: bytes) -> int:
+    return data.index(b"\xff") + 1
+
+
+@pytest.mark.parametrize("bad_at", [3, 1], ids=["middle line", "first line"])
+def test_a_line_that_is_not_utf8_is_named_by_its_number(tmp_path, bad_at):
+    f = tmp_path / "runs.jsonl"
+    good = [(json.dumps(raw_line(trial=t)) + "\n").encode() for t in (1, 2, 3, 4)]
+    bad = _with_bad_byte(raw_line(trial=9))
+    f.write_bytes(b"".join(good[: bad_at - 1] + [bad] + good[bad_at - 1 :]))
+    want = f"not UTF-8 text (byte 0xff at column {_bad_column(bad)})"
+    with pytest.raises(records.RawLogError) as e:
+        records.load_raw(f)
+    assert (e.value.line, e.value.reason) == (bad_at, want)
+    assert str(e.value) == f"{f}:{bad_at}: {want}"
+    with pytest.warns(UserWarning, match=f"skipped 1 bad raw line.*:{bad_at}: not UTF-8"):
+        df = records.load_raw(f, skip_bad=True)
+    assert list(df["trial"]) == [1, 2, 3, 4]  # every other line still read
+    assert df.attrs["skipped"] == [(str(f), bad_at, want)]
+
+
+def test_validate_prints_the_line_that_is_not_utf8(tmp_path):
+    from serverbench import cli
+
+    f = tmp_path / "runs.jsonl"
+    bad = _with_bad_byte(raw_line(trial=3))
+    f.write_bytes(b"".join((json.dumps(raw_line(trial=t)) + "\n").encode() for t in (1, 2)) + bad)
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["validate", str(f)], out, err) == 1
+    assert err.getvalue() == f"{f}:3: not UTF-8 text (byte 0xff at column {_bad_column(bad)})\n"
+    assert out.getvalue() == f"{f}: 2 valid line(s), 1 bad\n"
+
+
+def test_a_shard_file_line_that_is_not_utf8(tmp_path, capsys):
+    """A sharded sweep's runs.<i>.jsonl: the loader names file and line and reads the rest;
+    the resumed shard names the line, leaves it as it is and re-runs only that run."""
+    from harness_fakes import SMALL, fakes
+    from serverbench.harness.sweep import run_sweep
+
+    ov = {**SMALL, "pingping.repetitions": [10, 20], "spawn.enabled": False}
+
+    def shard(i):
+        return run_sweep(
+            "smoke", sweep_id="sh", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes(), shard=f"{i}/2"
+        )
+
+    d = shard(0)
+    shard(1)
+    runs = d / "runs.1.jsonl"
+    lines = runs.read_bytes().splitlines(keepends=True)
+    assert len(lines) >= 3
+    hit = json.loads(lines[1])
+    at = lines[1].index(b'"hostname":"') + len(b'"hostname":"')
+    lines[1] = lines[1][:at] + b"\xff" + lines[1][at:]  # e.g. a bit flipped on disk
+    runs.write_bytes(b"".join(lines))
+    want = f"not UTF-8 text (byte 0xff at column {at + 1})"
+    with pytest.raises(records.RawLogError) as e:
+        records.load_records(d)
+    assert (e.value.path, e.value.line, e.value.reason) == (runs, 2, want)
+    with pytest.warns(UserWarning, match="skipped 1 bad raw line"):
+        recs, skipped = records.load_records(d, skip_bad=True)
+    assert skipped == [(str(runs), 2, want)]
+    n_total = len(recs) + 1
+    before = runs.read_bytes()
+    capsys.readouterr()
+    shard(1)
+    assert f"{runs}: 1 unreadable line(s) (line 2) left untouched" in capsys.readouterr().err
+    after = runs.read_bytes()
+    assert after.startswith(before)  # the bad line kept byte for byte, nothing rewritten
+    again = [json.loads(x) for x in after[len(before) :].splitlines()]
+    assert [(r["config_id"], r["trial"]) for r in again] == [(hit["config_id"], hit["trial"])]
+    with pytest.warns(UserWarning, match="skipped 1 bad raw line"):
+        recs, skipped = records.load_records(d, skip_bad=True)
+    assert len(recs) == n_total and [s[1] for s in skipped] == [2]
+
+
+def test_resume_reads_lines_as_strictly_as_the_loader(tmp_path):
+    """A BOM or an encoded lone surrogate: json.loads would take the bytes, the loader
+    refuses the line, so the harness must not count its run as done."""
+    from serverbench.harness import rawlog
+
+    f = tmp_path / "runs.jsonl"
+    ok = json.dumps(raw_line()).encode()
+    f.write_bytes(b"\xef\xbb\xbf" + ok + b"\n" + ok.replace(b'"h"', b'"\xed\xa0\x80"') + b"\n" + ok + b"\n")
+    bad: list[int] = []
+    assert len(rawlog.read_lines(f, bad)) == 1 and bad == [1, 2]
+    with pytest.warns(UserWarning, match="skipped 2 bad raw line"):
+        recs, skipped = records.load_records(f, skip_bad=True)
+    assert len(recs) == 1 and [s[1] for s in skipped] == [1, 2]

@@ -149,33 +149,34 @@ def validate_raw(record) -> dict:
     return record
 
 
-def iter_raw_lines(path: Path) -> Iterator[tuple[int, str]]:
-    with open(path, encoding="utf-8", errors="strict") as f:
+def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(1-based number, bytes with the newline) of every line. Bytes, split at b"\\n" only
+    (as the harness reads its log when resuming, so both number lines alike): each line is
+    decoded on its own, so a line that is not UTF-8 is reported by its own number."""
+    with open(path, "rb") as f:
         yield from enumerate(f, start=1)
+
+
+def decode_line(raw: bytes) -> tuple[str | None, str | None]:
+    """(text, None), or (None, why) for bytes that are not UTF-8; the column counts bytes
+    from 1 (a character count means little in text that cannot be decoded)."""
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})"
 
 
 def parse_raw_file(path: Path, skip_bad: bool = False, skipped: list | None = None) -> list[dict]:
     """Every record of one JSON Lines file, checked against the raw schema."""
     path = Path(path)
     out = []
-    try:
-        lines = list(iter_raw_lines(path))
-    except UnicodeDecodeError as e:
-        raise RawLogError(path, 0, f"not UTF-8 text ({e})") from None
-    for no, line in lines:
-        if not line.strip():
-            continue
-        reason = None
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            reason = f"not valid JSON ({e.msg} at column {e.colno})"
-        else:
-            if not line.endswith("\n"):
-                # A line without its newline was cut off mid-write; the harness always ends lines.
-                reason = "last line has no newline (interrupted write?)"
-            else:
-                reason = raw_errors(rec)
+    for no, raw in iter_raw_lines(path):
+        line, reason = decode_line(raw)
+        rec = None
+        if line is not None:
+            if not line.strip():
+                continue
+            rec, reason = _parse_line(line)
         if reason:
             if not skip_bad:
                 raise RawLogError(path, no, reason)
@@ -184,6 +185,18 @@ def parse_raw_file(path: Path, skip_bad: bool = False, skipped: list | None = No
             continue
         out.append(rec)
     return out
+
+
+def _parse_line(line: str) -> tuple[dict | None, str | None]:
+    """(record, None) for a valid raw line, else (None or the record, why not)."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as e:
+        return None, f"not valid JSON ({e.msg} at column {e.colno})"
+    if not line.endswith("\n"):
+        # A line without its newline was cut off mid-write; the harness always ends lines.
+        return rec, "last line has no newline (interrupted write?)"
+    return rec, raw_errors(rec)
 
 
 def is_raw_log_name(name: str) -> bool:

@@ -88,7 +88,9 @@ def read_lines(path: Path, bad: list | None = None) -> list[dict]:
             try:
                 if not raw.endswith(b"\n"):
                     raise ValueError("no newline")
-                rec = json.loads(raw)
+                # Strict UTF-8 as the loader reads it (json.loads of bytes also takes a BOM or
+                # lone surrogates): a run counts as done only if the analysis can read its line.
+                rec = json.loads(raw.decode("utf-8"))
                 if not isinstance(rec, dict):
                     raise ValueError("not an object")
                 out.append(rec)
