@@ -1,5 +1,7 @@
 """serverbench.analysis.stats: known cases and coverage on synthetic data."""
 
+import math
+from fractions import Fraction
 from math import comb
 
 import numpy as np
@@ -62,16 +64,88 @@ def test_median_ci_coverage_on_synthetic_data(n, dist):
     assert abs(cov - nominal) < 0.02
 
 
-@pytest.mark.parametrize("n,m", [(1, 1), (2, 3), (3, 3), (4, 4), (3, 5), (5, 5)])
-def test_mann_whitney_pmf_matches_enumeration(n, m):
-    """scipy's exact null distribution of U equals counting every rank assignment."""
+@pytest.mark.parametrize(
+    "n,m", [(0, 3), (1, 1), (1, 6), (6, 1), (2, 3), (3, 2), (3, 3), (4, 4), (3, 7), (6, 4), (5, 5), (7, 8)]
+)
+def test_mwu_null_pmf_matches_enumeration(n, m):
+    """The exact null distribution of U equals counting every assignment of ranks."""
     from itertools import combinations
 
     counts = np.zeros(n * m + 1)
     for xs in combinations(range(n + m), n):
-        # U = #(x > y) pairs: for each x rank r, the y's below it
-        counts[sum(r - i for i, r in enumerate(sorted(xs)))] += 1
-    assert stats.mann_whitney_pmf(n, m) == pytest.approx(counts / comb(n + m, n))
+        # U = #(x > y) pairs: for the x of rank r (0-based, i-th x), r - i y's lie below it
+        counts[sum(r - i for i, r in enumerate(xs))] += 1
+    assert counts.sum() == comb(n + m, n)
+    pmf = stats.mwu_null_pmf(n, m)
+    assert pmf.shape == (n * m + 1,)
+    assert pmf == pytest.approx(counts / comb(n + m, n), rel=1e-12, abs=0)
+
+
+def _exact_counts(n, m):
+    """U's null counts in Python integers (exact at any size), by the same recursion's
+    other form: the largest value is the x's or the y's (slow; a reference only)."""
+    f = {(i, 0): [1] for i in range(n + 1)} | {(0, j): [1] for j in range(m + 1)}
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            out = [0] * (i * j + 1)
+            for u, c in enumerate(f[(i - 1, j)]):
+                out[u + j] += c
+            for u, c in enumerate(f[(i, j - 1)]):
+                out[u] += c
+            f[(i, j)] = out
+    return f[(n, m)]
+
+
+def test_mwu_null_pmf_is_a_symmetric_distribution_with_precise_tails():
+    for n, m in [(1, 1), (2, 9), (7, 7), (12, 5), (50, 50)]:
+        pmf = stats.mwu_null_pmf(n, m)
+        assert math.fsum(pmf) == pytest.approx(1.0, rel=1e-12)
+        assert pmf == pytest.approx(pmf[::-1], rel=1e-15, abs=0)
+        assert (pmf > 0).all()
+        assert pmf[0] == pytest.approx(1 / comb(n + m, n), rel=1e-12)  # one rank order: all x below all y
+        assert np.array_equal(pmf, stats.mwu_null_pmf(m, n))
+        with pytest.raises(ValueError):  # cached: callers must not change it
+            pmf[0] = 1.0
+    # beyond 2**53 the counts are floats: every probability, tails of ~1e-13 included, still
+    # within 1e-12 relative of the exact integer count
+    exact = _exact_counts(20, 25)
+    total = comb(45, 20)
+    assert stats.mwu_null_pmf(20, 25) == pytest.approx([Fraction(c, total) for c in exact], rel=1e-12, abs=0)
+    with pytest.raises(ValueError):
+        stats.mwu_null_pmf(-1, 3)
+
+
+def _p_values(x, y):
+    """Exact two-sided, 'greater' and 'less' p-values of U = #(x > y) from mwu_null_pmf."""
+    u = int(sum((xi > yj) for xi in x for yj in y))
+    pmf = stats.mwu_null_pmf(len(x), len(y))
+    le, ge = math.fsum(pmf[: u + 1]), math.fsum(pmf[u:])
+    return min(1.0, 2 * min(le, ge)), ge, le
+
+
+def _samples_with_u(n, m, u, rng):
+    """x (n values) and y (m values), no ties, with exactly u pairs x_i > y_j."""
+    y = np.arange(m, dtype=float)
+    below = [min(m, max(0, u - m * i)) for i in range(n)]  # y's under each x; sums to u
+    x = np.array([k - 0.5 + 0.01 * i for i, k in enumerate(below)])
+    return rng.permutation(x), rng.permutation(y)
+
+
+@pytest.mark.parametrize("n,m", [(1, 4), (3, 3), (5, 5), (6, 9), (11, 4), (12, 12), (20, 17)])
+def test_mwu_null_pmf_gives_scipys_exact_p_values(n, m):
+    """p-values from the pmf equal scipy.stats.mannwhitneyu(method="exact") (public API):
+    for samples realising every value of U, the extreme tails included, and random ones."""
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(100 * n + m)
+    cases = [_samples_with_u(n, m, u, rng) for u in range(n * m + 1)]
+    cases += [(rng.normal(shift, 1.0, n), rng.normal(0.0, 1.0, m)) for shift in (0.0, 0.7, -1.5, 4.0)]
+    for x, y in cases:
+        assert len(set(x) | set(y)) == n + m  # no ties
+        two, greater, less = _p_values(x, y)
+        for alternative, mine in (("two-sided", two), ("greater", greater), ("less", less)):
+            theirs = mannwhitneyu(x, y, alternative=alternative, method="exact").pvalue
+            assert mine == pytest.approx(theirs, rel=1e-9, abs=0), (alternative, x, y)
 
 
 def test_max_confidence():

@@ -12,21 +12,21 @@
 Every interval reports the confidence it actually achieves (`level`), never a nominal
 one: with few trials an exact interval cannot reach 95 % (3 vs 3 trials: at most 90 %,
 the two-sided p of the most extreme rank order); callers must not call such a comparison
-decisive (claims: MIN_CONFIDENCE). The exact distribution of the Mann-Whitney U
-statistic comes from scipy (scipy.stats._mannwhitneyu._MWU, the code behind
-mannwhitneyu(method="exact"); scipy is pinned in requirements.txt). No resampling: every
-result is a pure function of the data.
+decisive (claims: MIN_CONFIDENCE). The exact null distribution of the Mann-Whitney U
+statistic is computed here (mwu_null_pmf: the counting recursion over rank orders; no
+private scipy API), and tested against enumeration and scipy.stats.mannwhitneyu(method=
+"exact"). No resampling: every result is a pure function of the data.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from math import comb
 
 import numpy as np
 from scipy.stats import binom
-from scipy.stats._mannwhitneyu import _MWU
 
 CONFIDENCE = 0.95
 
@@ -116,14 +116,35 @@ def max_confidence(n: int, m: int) -> float:
 
 
 @lru_cache(maxsize=256)
-def mann_whitney_pmf(n: int, m: int) -> np.ndarray:
-    """P(U = u) for u = 0 .. n*m under the null (no shift), from scipy's exact
-    distribution; symmetric about n*m/2."""
-    half = np.arange(0, n * m // 2 + 1)
-    left = np.asarray(_MWU(n, m).pmf(half), dtype=float)
+def mwu_null_pmf(n: int, m: int) -> np.ndarray:
+    """P(U = u) for u = 0 .. n*m, U = #{(i, j): x_i > y_j}, under the null (all C(n+m, n)
+    rank orders of n x's and m y's equally likely, no ties); symmetric about n*m/2.
+
+    Counts by f(i, j, u) = f(i-1, j, u-j) + f(i, j-1, u) (the largest value is an x, above
+    all j y's, or a y), over u <= n*m/2 only (the rest by symmetry), divided by C(n+m, n).
+    Only additions of non-negative counts, so tail probabilities keep full relative
+    precision; counts below 2**53 are exact. Read-only (the array is cached)."""
+    if n < 0 or m < 0:
+        raise ValueError(f"sample sizes must be >= 0, not {n} and {m}")
+    n, m = min(n, m), max(n, m)  # the distribution is the same; fewer rows to keep
+    total = comb(n + m, n)
+    if total > sys.float_info.max:
+        raise ValueError(f"{n} vs {m}: C(n+m, n) overflows a float")
+    half = n * m // 2
+    # Row i holds f(i, j, u) for the current j, u = 0 .. half (j = 0: U = 0 in one way). For
+    # each j, i ascending: row i still holds f(i, j-1, .) and row i-1 already f(i-1, j, .).
+    f = np.zeros((n + 1, half + 1))
+    f[:, 0] = 1.0
+    for j in range(1, m + 1):
+        for i in range(1, n + 1):
+            top = min(i * j, half) + 1  # U <= i*j: nothing to add beyond
+            if top > j:
+                f[i, j:top] += f[i - 1, : top - j]
+    left = f[n] / float(total)
     pmf = np.zeros(n * m + 1)
-    pmf[: len(left)] = left
-    pmf[n * m - half] = left
+    pmf[n * m - np.arange(half + 1)] = left
+    pmf[: half + 1] = left
+    pmf.flags.writeable = False
     return pmf
 
 
@@ -156,7 +177,7 @@ def ratio_ci(num, den, confidence: float = CONFIDENCE) -> RatioCI:
         return RatioCI(len(a), len(b), nan, nan, nan, 0.0)
     diffs = (a[:, None] - b[None, :]).ravel()
     shift = float(np.median(diffs))
-    lo, hi, level = _rank_interval(diffs, mann_whitney_pmf(len(a), len(b)), confidence)
+    lo, hi, level = _rank_interval(diffs, mwu_null_pmf(len(a), len(b)), confidence)
     return RatioCI(len(a), len(b), float(np.exp(shift)), float(np.exp(lo)), float(np.exp(hi)), level)
 
 
@@ -175,7 +196,7 @@ def pooled_ratio_ci(groups, confidence: float = CONFIDENCE) -> RatioCI:
     diffs = np.concatenate([(a[:, None] - b[None, :]).ravel() for a, b in pairs])
     pmf = np.array([1.0])
     for a, b in pairs:
-        pmf = np.convolve(pmf, mann_whitney_pmf(len(a), len(b)))
+        pmf = np.convolve(pmf, mwu_null_pmf(len(a), len(b)))
     lo, hi, level = _rank_interval(diffs, pmf, confidence)
     return RatioCI(
         min(len(a) for a, _ in pairs),
