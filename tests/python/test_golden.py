@@ -34,3 +34,70 @@ def test_verdicts_for_sweep_reads_a_raw_folder():
     v = verdicts_for_sweep(golden.golden_dir() / "raw" / golden.GOLDEN_SWEEP)
     expected = pd.read_csv(golden.golden_dir() / "expected" / "claims.csv")
     assert v == dict(zip(expected["id"], expected["verdict"]))
+
+
+def _rewrite_floats(folder, change):
+    """Apply change(float) to every non-integer number cell of every CSV table in folder."""
+    import csv
+
+    for p in folder.glob("*.csv"):
+        rows = list(csv.reader(p.read_text(encoding="utf-8").splitlines()))
+        for row in rows[1:]:
+            for i, cell in enumerate(row):
+                try:
+                    x = float(cell)
+                except ValueError:
+                    continue
+                if "." in cell and x == x:
+                    row[i] = repr(change(x))
+        with open(p, "w", encoding="utf-8", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(rows)
+
+
+def test_golden_comparison_ignores_the_last_bits_of_floats(tmp_path):
+    """Another CPU's last bits (1e-13 relative, printed with another repr) are not a change."""
+    gen = golden.build(tmp_path / "generated")
+    _rewrite_floats(gen, lambda x: x * (1 + 1e-13))
+    assert any(
+        a != b
+        for a, b in zip(
+            (golden.golden_dir() / "expected" / "ratios.csv").read_text().splitlines(),
+            (gen / "ratios.csv").read_text().splitlines(),
+        )
+    ), "the rewrite must change the text"
+    assert golden.diff(golden.golden_dir() / "expected", gen) == []
+
+
+def test_golden_comparison_names_a_changed_number_text_and_column(tmp_path):
+    import csv
+
+    gen = golden.build(tmp_path / "generated")
+    _rewrite_floats(gen, lambda x: x * (1 + 1e-6))
+    diffs = golden.diff(golden.golden_dir() / "expected", gen)
+    assert diffs and all("generated" in d for d in diffs)
+    assert any(d.startswith("--- expected/ratios.csv") for d in diffs)
+
+    gen2 = golden.build(tmp_path / "generated2")
+    p = gen2 / "claims.csv"
+    rows = list(csv.reader(p.read_text(encoding="utf-8").splitlines()))
+    col = rows[0].index("verdict")
+    rows[1][col] = "supported" if rows[1][col] != "supported" else "contradicted"
+    with open(p, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    (gen2 / "summary.csv").write_text(
+        (gen2 / "summary.csv").read_text(encoding="utf-8") + (gen2 / "summary.csv").read_text().splitlines()[-1] + "\n",
+        encoding="utf-8",
+    )
+    diffs = golden.diff(golden.golden_dir() / "expected", gen2)
+    assert len(diffs) == 2
+    assert diffs[0].startswith("--- expected/claims.csv") and "column verdict" in diffs[0]
+    assert diffs[1].startswith("--- expected/summary.csv") and "rows:" in diffs[1]
+
+
+def test_cells_compare_numbers_with_a_tolerance_and_text_exactly():
+    assert golden.cells_equal("0.007590990198612106", "0.007590990198612105")
+    assert golden.cells_equal("0.27230806980531097", "0.2723080698053109")
+    assert not golden.cells_equal("0.27230806", "0.27230807")  # 4e-8 relative
+    assert golden.cells_equal("", "") and not golden.cells_equal("", "0.0")
+    assert golden.cells_equal("nan", "nan") and not golden.cells_equal("nan", "1.0")
+    assert not golden.cells_equal("supported", "Supported")

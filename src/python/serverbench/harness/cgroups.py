@@ -1,4 +1,5 @@
 """Memory cgroups that hold one run each, so that the kernel enforces its budget.
+(One module past ~350 lines: v1 and v2 share the run lifecycle and its cleanup.)
 
 cgroup v1: a `serverbench-<pid>-<n>` child of the harness's own memory cgroup
 (`memory.limit_in_bytes`, `memory.memsw.limit_in_bytes`).
