@@ -1,15 +1,20 @@
 """`python -m serverbench serve <benchmark> --server LANG [--port P]`: one socket server in
 the foreground on 127.0.0.1, so that a user can point their own client at it.
 
-It prints the server's address, relays lines typed on stdin (`stop` stops it), stops it
-on Ctrl-C or when stdin ends, then prints the server's final record. The server runs in
+It prints the server's address, relays lines from stdin (`stop` stops it), stops it on
+Ctrl-C (SIGINT), SIGTERM or after --duration-s, then prints the server's final record.
+The end of stdin stops it only when stdin is a terminal (Ctrl-D): started in the
+background (`< /dev/null &`, nohup, a service manager) it runs until told to stop. The server runs in
 its own session (Ctrl-C reaches only this command, which stops the server by closing its
 stdin), pinned to the CPUs given with --cpus, RLIMIT_NOFILE raised to the hard limit.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -39,6 +44,12 @@ def register(subparsers) -> None:
         help="a server parameter, e.g. --set read_buffer_bytes=1",
     )
     p.add_argument("--variant", default="fair")
+    p.add_argument(
+        "--duration-s",
+        type=float,
+        default=None,
+        help="stop by itself after this many seconds (> 0; default: run until told to stop)",
+    )
     p.set_defaults(func=_cmd_serve)
 
 
@@ -89,10 +100,33 @@ def _cmd_serve(args, stdout, stderr) -> int:
         raise _usage(f"--port must be in 0..65535, got {args.port}")
     if args.server not in contract.languages():
         raise _usage(f"unknown language {args.server!r}; known: {', '.join(contract.languages())}")
-    argv, env = server_argv(args.benchmark, args.server, args.port, _parse_sets(args.sets), args.variant)
+    if args.duration_s is not None and not args.duration_s > 0:
+        raise _usage(f"--duration-s must be > 0, got {args.duration_s}")
+    if args.port and _in_use(args.port):
+        raise _usage(f"port {args.port} on 127.0.0.1 is in use")
+    sets = _parse_sets(args.sets)
+    # A served server waits for the user, not for the harness: its idle timeout is the
+    # longest the contract allows unless --set gives one.
+    idle = next(
+        (f for f in contract.benchmark_flags(args.benchmark, "server").values() if f.get("param") == "idle_timeout_s"),
+        None,
+    )
+    if idle and "idle_timeout_s" not in sets:
+        sets["idle_timeout_s"] = idle["max"]
+    argv, env = server_argv(args.benchmark, args.server, args.port, sets, args.variant)
     cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else sorted(os.sched_getaffinity(0))
     child_env = {k: v for k, v in os.environ.items() if k not in ("GOMAXPROCS", "ERL_FLAGS", "JAVA_TOOL_OPTIONS")}
     child_env.update(env)
+    # SIGTERM is passed on to the server (its record then says so); SIGINT gets its default
+    # handling back, since a shell starts `&` jobs with SIGINT ignored.
+    terminated = []
+
+    def on_term(signum, frame):
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -121,11 +155,18 @@ def _cmd_serve(args, stdout, stderr) -> int:
         except (ValueError, KeyError, TypeError):
             pass
         stdout.flush()
-        threading.Thread(target=_relay, args=(proc,), daemon=True).start()
+        threading.Thread(target=_relay, args=(proc, sys.stdin.isatty()), daemon=True).start()
+        if args.duration_s is not None:
+            timer = threading.Timer(args.duration_s, _close, args=(proc,))
+            timer.daemon = True
+            timer.start()
         rest = proc.stdout.read().decode("utf-8", "replace")
         proc.wait()
     except KeyboardInterrupt:
-        _close(proc)
+        if terminated:
+            os.kill(proc.pid, signal.SIGTERM)
+        else:
+            _close(proc)
         try:
             rest = proc.stdout.read().decode("utf-8", "replace")
             proc.wait(timeout=sockets.STOP_WAIT_S)
@@ -140,15 +181,26 @@ def _cmd_serve(args, stdout, stderr) -> int:
     return 0 if proc.returncode == 0 else 1
 
 
-def _relay(proc) -> None:
-    """Copy the user's stdin lines to the server; close its stdin at EOF (a stop)."""
+def _in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as e:
+            return e.errno == errno.EADDRINUSE
+    return False
+
+
+def _relay(proc, stop_at_eof: bool) -> None:
+    """Copy stdin's lines to the server; at EOF of a terminal (Ctrl-D) close its stdin, a
+    stop. EOF of anything else (/dev/null, a finished pipe) leaves the server running."""
     try:
         for line in sys.stdin:
             proc.stdin.write(line.encode())
             proc.stdin.flush()
     except (OSError, ValueError):
         pass
-    _close(proc)
+    if stop_at_eof:
+        _close(proc)
 
 
 def _close(proc) -> None:
