@@ -259,11 +259,13 @@ def test_interrupted_run_leaves_nothing(launcher):
     # the autouse fixture then checks that no child process is left
 
 
-def test_serve_command_prints_address_and_stops_on_eof():
+def test_serve_command_prints_address_and_stops_after_its_duration():
+    """A pipe's EOF does not stop `serve` (tests/python/test_serve.py); --duration-s does, by
+    closing the server's stdin."""
     _need("go")
     from serverbench import paths
 
-    py = [os.sys.executable, "-m", "serverbench", "serve", "tcp_pingpong", "--server", "go"]
+    py = [os.sys.executable, "-m", "serverbench", "serve", "tcp_pingpong", "--server", "go", "--duration-s", "0.5"]
     r = subprocess.run(
         py,
         input="",
