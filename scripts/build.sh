@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the native benchmark programs to the paths spec/cli.json names.
-# usage: scripts/build.sh [go|erlang|scala|java|scala_actors|c|nodejs|python_servers ...]   (default: the compiled six)
+# usage: scripts/build.sh [go|erlang|scala|java|scala_actors|c|rust_tokio|nodejs|python_servers ...]   (default: the compiled seven)
 # A language is rebuilt only when a source file is newer than its output.
 set -euo pipefail
 
@@ -73,8 +73,19 @@ need_runtime() {  # need_runtime LANG COMMAND...: the runtime answers, else say 
   "$@" >/dev/null 2>&1 || { printf 'build: error: %s needs `%s` to work (run scripts/setup.sh)\n' "$l" "$*" >&2; exit 1; }
 }
 
+# rust_tokio: cargo with the committed Cargo.lock (--locked: a changed dependency fails
+# instead of silently re-resolving); crates come from the registry on the first build.
+build_rust_tokio() {
+  local d="$ROOT/src/rust_tokio"
+  if up_to_date "$d/bin/serverbench-rust-tokio" "$d/Cargo.toml" "$d/Cargo.lock" "$d/build.rs" "$d/src" "$ROOT/spec/cli.json"; then return; fi
+  need_runtime rust_tokio cargo --version
+  log "cargo build --release --locked -> src/rust_tokio/bin/serverbench-rust-tokio"
+  (cd "$d" && cargo build --quiet --release --locked && mkdir -p bin &&
+    install -m 755 target/release/serverbench-rust-tokio bin/serverbench-rust-tokio)
+}
+
 langs=("$@")
-[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors c)
+[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors c rust_tokio)
 for l in "${langs[@]}"; do
   case "$l" in
     go) build_go ;;
@@ -83,9 +94,10 @@ for l in "${langs[@]}"; do
     java) build_java ;;
     scala_actors) build_scala_actors ;;
     c) build_c ;;
+    rust_tokio) build_rust_tokio ;;
     nodejs) need_runtime nodejs node --version ;;
     python_servers|twisted|eventlet|python_threads)
       need_runtime "$l" "$ROOT/src/python_servers/serverbench-py" python_threads --version ;;
-    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors, c, nodejs, python_servers)\n' "$l" >&2; exit 2 ;;
+    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors, c, rust_tokio, nodejs, python_servers)\n' "$l" >&2; exit 2 ;;
   esac
 done

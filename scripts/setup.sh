@@ -61,6 +61,25 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
+# --- 1b. Rust toolchain (rust_tokio) -------------------------------------------------------
+# Not from apt: Debian's cargo can be older than the 1.85 that edition 2024 needs, and the
+# official installer (rustup) runs as the user, so set-up only finds cargo or says how to
+# get it. Crates come from the registry on the first build (Cargo.lock pins them).
+RUST_MIN="1.85"
+rust_toolchain() {
+  [ -x "$HOME/.cargo/bin/cargo" ] && case ":$PATH:" in *":$HOME/.cargo/bin:"*) ;; *) export PATH="$HOME/.cargo/bin:$PATH" ;; esac
+  local v
+  v="$(cargo --version 2>/dev/null | awk '{print $2}')" || v=""
+  if [ -z "$v" ] || [ "$(printf '%s\n%s\n' "$RUST_MIN" "$v" | sort -V | head -n1)" != "$RUST_MIN" ]; then
+    die "rust_tokio needs cargo/rustc >= $RUST_MIN (found: ${v:-none}).
+  Install rustup (as the user who builds):
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    . \"\$HOME/.cargo/env\"
+  or update an existing one: rustup update stable"
+  fi
+}
+[ "${SERVERBENCH_PYTHON_ONLY:-0}" = 1 ] || rust_toolchain
+
 # --- 2. Python virtual environment ---------------------------------------------------------
 if [ "${SERVERBENCH_NO_VENV:-0}" = 1 ]; then
   VPY="$(command -v python3)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: set-up (so it works on a fresh machine), then every suite (lint: ruff, mypy, docs drift).
 # Every suite runs even if an earlier one failed; the exit status is non-zero if any failed.
-# usage: scripts/test.sh [python|go|erlang|scala|java|scala_actors|lint ...]   (default: all)
+# usage: scripts/test.sh [python|go|erlang|scala|java|scala_actors|rust_tokio|lint ...]   (default: all)
 # Extra pytest arguments can be passed with PYTEST_ARGS (e.g. PYTEST_ARGS="-m 'not e2e'").
 set -euo pipefail
 
@@ -13,7 +13,7 @@ VPY="$ROOT/.venv/bin/python"
 [ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && VPY="$(command -v python3)"
 
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(go erlang scala java scala_actors lint python)
+[ ${#suites[@]} -gt 0 ] || suites=(go erlang scala java scala_actors rust_tokio lint python)
 
 failed=()
 passed=()
@@ -35,6 +35,9 @@ for s in "${suites[@]}"; do
     scala)  run_suite scala  bash -c 'cd src/scala && mvn -q -B test' ;;
     java)   run_suite java   bash -c 'cd src/java && mvn -q -B test' ;;
     scala_actors) run_suite scala_actors bash -c 'cd src/scala_actors && mvn -q -B test' ;;
+    # tiny: the parser against cli.json, the payload rule, each benchmark at toy sizes (~1 s)
+    rust_tokio) run_suite rust_tokio bash -c 'scripts/build.sh rust_tokio && cd src/rust_tokio &&
+                                      cargo fmt --check && cargo test --quiet --release --locked' ;;
     lint)   run_suite lint   bash -c '"$0" -m ruff check src/python tests/python &&
                                       "$0" -m ruff format --check src/python tests/python &&
                                       "$0" -m mypy && "$0" -m serverbench docs --check' "$VPY" ;;
@@ -42,7 +45,7 @@ for s in "${suites[@]}"; do
     python) scripts/build.sh || true
             eval "pyargs=(${PYTEST_ARGS:-})"
             run_suite python "$VPY" -m pytest -q -p no:cacheprovider "${pyargs[@]}" ;;
-    *) printf 'test: error: unknown suite %q (known: python, go, erlang, scala, java, scala_actors, lint)\n' "$s" >&2; exit 2 ;;
+    *) printf 'test: error: unknown suite %q (known: python, go, erlang, scala, java, scala_actors, rust_tokio, lint)\n' "$s" >&2; exit 2 ;;
   esac
 done
 

@@ -31,6 +31,7 @@ LANG_ORDER = (
     "twisted",
     "eventlet",
     "python_threads",
+    "rust_tokio",
 )
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D")

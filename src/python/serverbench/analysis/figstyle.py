@@ -22,6 +22,7 @@ COLORS = {
     "twisted": "#6E6E6E",
     "eventlet": "#C71585",
     "python_threads": "#1F3A93",
+    "rust_tokio": "#B7410E",
 }
 MARKERS = {
     "erlang": "o",
@@ -35,6 +36,7 @@ MARKERS = {
     "twisted": "<",
     "eventlet": ">",
     "python_threads": "*",
+    "rust_tokio": "p",
 }
 FIG3_SIZES = (5000, 10000, 50000)
 FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
@@ -85,7 +87,7 @@ def _legend_handles(langs, show_reference, measured_label="this sweep: median wi
     return h
 
 
-DODGE = {"erlang": 0.96, "go": 1.0, "scala_akka": 1.04, "java": 1.0, "scala_actors": 1.04}
+DODGE = {"erlang": 0.96, "go": 1.0, "scala_akka": 1.04, "java": 1.0, "scala_actors": 1.04, "rust_tokio": 0.98}
 
 
 def _plot_measured(ax, x, med, lo, hi, lang, label=None, dodge: bool = False):

@@ -54,6 +54,7 @@ LANGUAGE_LABELS = {
     "twisted": "Twisted",
     "eventlet": "eventlet",
     "python_threads": "Python threads",
+    "rust_tokio": "Rust (tokio)",
 }
 
 # The built-in figure tables: configuration keys (besides language) and the metrics

@@ -234,7 +234,7 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
 # (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
-STARTUP_S = {"go": 0.03, "erlang": 0.2, "scala_akka": 1.0, "java": 0.8, "scala_actors": 1.0}
+STARTUP_S = {"go": 0.03, "erlang": 0.2, "scala_akka": 1.0, "java": 0.8, "scala_actors": 1.0, "rust_tokio": 0.02}
 
 
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
