@@ -245,7 +245,7 @@ def estimate_run_s(bench: str, language: str, params: dict) -> float:
         return s + 2 * params["repetitions"] * per
     if bench in ("spawn", "spawn_max"):
         return s + params["processes"] * (2.5e-5 if language == "scala_akka" else 3e-6)
-    if bench == "throughput":
+    if bench in ("throughput", "recovery"):
         return s + params["duration_s"] + 0.3
     return s + 1.0
 

@@ -78,7 +78,10 @@ def param_values(values, where, spec) -> list:
         elif t == "number":
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise ProfileError(f"{where}: {v!r} is not a number")
-            if v <= spec.get("min_exclusive", 0):
+            if "min" in spec:  # a rate may be 0 (recovery.crashes_per_s); other numbers are positive
+                if v < spec["min"]:
+                    raise ProfileError(f"{where}: {v} is below the contract's minimum {spec['min']}")
+            elif v <= spec.get("min_exclusive", 0):
                 raise ProfileError(f"{where}: {v} must be positive")
             if "max" in spec and v > spec["max"]:
                 raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
