@@ -30,8 +30,23 @@ class UsageError(Exception):
 
 
 def _cmd_validate(args, stdout, stderr) -> int:
+    from pathlib import Path
+
+    from serverbench import checksums
+
+    if args.write_sums:
+        for src in args.paths:
+            folders = checksums.sweep_folders(Path(src))
+            if not folders:
+                raise UsageError(f"{src}: not a sweep folder (no manifest.json) nor a folder of sweeps")
+            for folder in folders:
+                print(f"wrote {checksums.write_sums(folder)}", file=stdout)
+        return 0
     total_bad = 0
     for src in args.paths:
+        for problem in (p for folder in checksums.sweep_folders(Path(src)) for p in checksums.check_sums(folder)):
+            print(problem, file=stderr)
+            total_bad += 1
         try:
             recs, skipped = records.load_records([src], skip_bad=True)
         except FileNotFoundError as e:
@@ -71,8 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    v = sub.add_parser("validate", help="check raw logs (files or sweep folders) against the raw-record schema")
+    v = sub.add_parser(
+        "validate",
+        help="check raw logs (files or sweep folders) against the raw-record schema and their SHA256SUMS",
+        description="Exit 1 when a line is not a valid raw record or a file of a sweep folder does not match "
+        "the folder's SHA256SUMS (a changed byte, a missing or an unlisted file).",
+    )
     v.add_argument("paths", nargs="+", help="runs.jsonl files, sweep folders or data/raw")
+    v.add_argument(
+        "--write-sums",
+        action="store_true",
+        help="write each sweep folder's SHA256SUMS (every file but hidden ones) instead of checking; "
+        "for a complete sweep about to be committed",
+    )
     v.set_defaults(func=_cmd_validate)
 
     vn = sub.add_parser("validate-native", help="check native records (one JSON object a line) from files or stdin")

@@ -40,6 +40,12 @@ def register(subparsers) -> None:
     )
     r.add_argument("--oversubscribe", action="store_true", help="allow core counts above this machine's CPUs")
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    r.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="record into the repository's data/raw although tracked files differ from the commit "
+        "(refused by default: the manifest's commit would not say what code ran)",
+    )
     r.add_argument("--raw-dir", default=None, help="folder of sweeps (default data/raw)")
     r.add_argument(
         "--shard",
@@ -70,6 +76,7 @@ def _cmd_run(args, stdout, stderr) -> int:
     from serverbench.harness.shards import parse_shard
     from serverbench.harness.sweep import last_session, read_lines, run_sweep
 
+    _refuse_dirty(args.raw_dir, args.allow_dirty)
     try:
         overrides = parse_set(args.sets)
         if args.seed is not None:
@@ -108,6 +115,25 @@ def _cmd_run(args, stdout, stderr) -> int:
             file=stdout,
         )
     return 0
+
+
+def _refuse_dirty(raw_dir, allow_dirty: bool) -> None:
+    """A sweep into the repository's own data/raw (the committed data) needs a clean tree:
+    otherwise the manifest's git commit does not say what code ran. Other folders (scratch,
+    tests) and --allow-dirty record the state in the manifest (git.dirty) and go on."""
+    from pathlib import Path
+
+    from serverbench import paths
+    from serverbench.harness.environment import git_info
+
+    root = Path(raw_dir).resolve() if raw_dir else paths.raw_dir()
+    if allow_dirty or root != (paths.repo_root() / "data" / "raw").resolve():
+        return
+    if git_info().get("dirty"):
+        raise _usage(
+            "tracked files differ from the commit (git status): commit them first, or pass --allow-dirty "
+            "to record the sweep anyway (its manifest then says dirty: true)"
+        )
 
 
 def _cmd_profiles(args, stdout, stderr) -> int:

@@ -1,0 +1,201 @@
+"""Provenance a reader can check and cite: sha256 sums of the committed raw logs (checked by
+`serverbench validate`), one version everywhere, sweeps into data/raw only from a clean tree."""
+
+import io
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from serverbench import __version__, checksums, cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _validate(*args):
+    out, err = io.StringIO(), io.StringIO()
+    rc = cli.run(["validate", *map(str, args)], stdout=out, stderr=err)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def _committed_sweeps() -> dict[str, set[str]]:
+    files = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "data/raw"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    sweeps: dict[str, set[str]] = {}
+    for f in files:
+        parts = f.split("/")
+        if len(parts) >= 4:
+            sweeps.setdefault(parts[2], set()).add("/".join(parts[3:]))
+    return sweeps
+
+
+def test_every_committed_sweep_has_sums_of_exactly_its_committed_files():
+    sweeps = _committed_sweeps()
+    assert len(sweeps) >= 10
+    for sid, files in sweeps.items():
+        assert checksums.SUMS_NAME in files, f"data/raw/{sid} has no committed {checksums.SUMS_NAME}"
+        listed = set(checksums.read_sums(ROOT / "data" / "raw" / sid / checksums.SUMS_NAME))
+        assert listed == files - {checksums.SUMS_NAME}, sid
+
+
+def test_validate_passes_on_the_committed_data():
+    rc, out, err = _validate(ROOT / "data" / "raw")
+    assert rc == 0, err
+    assert "sha256" not in err
+
+
+@pytest.fixture
+def sweep_copy(tmp_path):
+    src = ROOT / "data" / "raw" / "stab-r1"
+    dst = tmp_path / "stab-r1"
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_validate_detects_one_changed_byte_in_a_raw_log(sweep_copy):
+    assert _validate(sweep_copy)[0] == 0
+    runs = sweep_copy / "runs.jsonl"
+    data = bytearray(runs.read_bytes())
+    # a digit inside a measurement: the line stays a valid record, only the sums can tell
+    i = data.index(b'"wall_s":') + len(b'"wall_s":')
+    while not chr(data[i]).isdigit():
+        i += 1
+    data[i] = ord("7") if data[i] != ord("7") else ord("8")
+    runs.write_bytes(bytes(data))
+    rc, out, err = _validate(sweep_copy)
+    assert rc == 1
+    assert "0 bad" in out  # every line is still a valid record
+    assert re.search(r"runs\.jsonl: sha256 differs from SHA256SUMS", err), err
+    # a raw root above it reports the same
+    assert _validate(sweep_copy.parent)[0] == 1
+
+
+def test_validate_names_missing_and_unlisted_files(sweep_copy):
+    (sweep_copy / "sessions.jsonl").unlink()
+    (sweep_copy / "notes.txt").write_text("added later\n")
+    (sweep_copy / ".lock").write_text("")  # hidden files (the sweep's lock) are not covered
+    rc, _, err = _validate(sweep_copy)
+    assert rc == 1
+    assert "sessions.jsonl: listed in SHA256SUMS but missing" in err
+    assert "notes.txt: not listed in SHA256SUMS" in err
+    assert ".lock" not in err
+
+
+def test_write_sums_then_validate(sweep_copy, tmp_path):
+    (sweep_copy / checksums.SUMS_NAME).unlink()
+    (sweep_copy / "runs.jsonl").write_bytes((sweep_copy / "runs.jsonl").read_bytes() + b"")
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["validate", "--write-sums", str(sweep_copy)], stdout=out, stderr=err) == 0
+    sums = checksums.read_sums(sweep_copy / checksums.SUMS_NAME)
+    assert set(sums) == {"manifest.json", "runs.jsonl", "sessions.jsonl"}
+    assert (
+        sums["runs.jsonl"]
+        == subprocess.run(
+            ["sha256sum", str(sweep_copy / "runs.jsonl")], capture_output=True, text=True, check=True
+        ).stdout.split()[0]
+    )
+    assert _validate(sweep_copy)[0] == 0
+    # not a sweep folder: exit 2, one line
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    rc = cli.run(["validate", "--write-sums", str(empty)], stdout=io.StringIO(), stderr=err)
+    assert rc == 2 and "not a sweep folder" in err.getvalue()
+
+
+def test_a_malformed_sums_file_is_named(sweep_copy):
+    (sweep_copy / checksums.SUMS_NAME).write_text("not a sum\n")
+    rc, _, err = _validate(sweep_copy)
+    assert rc == 1 and "SHA256SUMS:1: not a sha256sum line" in err
+
+
+# --- one version -------------------------------------------------------------------------
+def test_version_is_the_same_everywhere():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "serverbench.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", __version__)
+    out = subprocess.run(
+        [__import__("sys").executable, "-m", "serverbench", "--version"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert out.returncode == 0 and out.stdout.strip() == f"serverbench {__version__}"
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert re.search(rf"^version: \"?{re.escape(__version__)}\"?$", cff, re.M), "CITATION.cff version"
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## [{__version__}]" in changelog
+
+
+# --- clean tree ---------------------------------------------------------------------------
+@pytest.fixture
+def fake_run_sweep(monkeypatch, tmp_path):
+    """run_sweep replaced by a stub that records its call (no runs are made)."""
+    from serverbench.harness import sweep
+
+    calls = []
+
+    def stub(profile, **kw):
+        calls.append(kw)
+        d = tmp_path / "raw" / "x"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    monkeypatch.setattr(sweep, "run_sweep", stub)
+    monkeypatch.delenv("SERVERBENCH_DATA", raising=False)
+    monkeypatch.delenv("SERVERBENCH_ROOT", raising=False)
+    return calls
+
+
+def _dirty(monkeypatch, dirty):
+    from serverbench.harness import environment
+
+    monkeypatch.setattr(environment, "git_info", lambda: {"commit": "0" * 40, "dirty": dirty})
+
+
+def test_a_sweep_into_data_raw_is_refused_from_a_dirty_tree(monkeypatch, fake_run_sweep):
+    _dirty(monkeypatch, True)
+    err = io.StringIO()
+    rc = cli.run(["run", "--profile", "smoke", "--no-progress"], stdout=io.StringIO(), stderr=err)
+    assert rc == 2 and not fake_run_sweep
+    assert err.getvalue().count("\n") == 1 and "--allow-dirty" in err.getvalue()
+
+
+def test_allow_dirty_a_clean_tree_or_another_folder_records(monkeypatch, fake_run_sweep, tmp_path):
+    _dirty(monkeypatch, True)
+    args = ["run", "--profile", "smoke", "--no-progress"]
+    assert cli.run([*args, "--allow-dirty"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    assert cli.run([*args, "--raw-dir", str(tmp_path / "scratch")], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    _dirty(monkeypatch, False)
+    assert cli.run(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    _dirty(monkeypatch, None)  # not a git checkout (an unpacked archive): nothing to compare with
+    assert cli.run(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    assert len(fake_run_sweep) == 4
+
+
+# --- CITATION.cff ---------------------------------------------------------------------------
+def _cff_errors(cff: dict) -> list[str]:
+    """Errors against the Citation File Format 1.2.0 schema (the copy cffconvert 2.0.0 ships,
+    tests/python/cff_schema_1_2_0.json; `cffconvert --validate` checks the same)."""
+    import json
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent / "cff_schema_1_2_0.json").read_text())
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
+    return [e.message for e in validator.iter_errors(cff)]
+
+
+def test_citation_cff_is_valid_and_cites_the_paper():
+    import yaml
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert _cff_errors(cff) == []
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software" and cff["license"] == "MIT"
+    paper = [r for r in cff["references"] if r.get("doi") == "10.1145/3167132.3167144"]
+    assert paper and [a["family-names"] for a in paper[0]["authors"]] == ["Valkov", "Chechina", "Trinder"]
+    # the check can fail: a file without authors or with a malformed DOI is refused
+    assert _cff_errors({k: v for k, v in cff.items() if k != "authors"})
+    bad = dict(cff, references=[dict(paper[0], doi="not a doi")])
+    assert _cff_errors(bad)
