@@ -98,6 +98,10 @@ class LabData:
         return d if table is None else d[d["table"] == table]
 
 
+def _lab_sweeps(raw: Path, lab: str) -> list[Path]:
+    return sorted(p for p in raw.glob(f"{lab}-*") if (p / "runs.jsonl").exists()) if raw.is_dir() else []
+
+
 def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, overrides) -> LabData:
     """Run this lab's tiny sweep (fresh sweep id `<lab>-<UTC time>`), or read raw_folder."""
     need_bool("run", run)
@@ -106,15 +110,12 @@ def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, override
         s = explore.load_sweep(raw_folder)
         return LabData(s, "folder", time.monotonic() - t0, languages)
     if not run:
-        latest = (
-            sorted(p for p in paths.raw_dir().glob(f"{lab}-*") if (p / "runs.jsonl").exists())
-            if paths.raw_dir().is_dir()
-            else []
-        )
+        # this data folder's newest, else the one committed with the package (a fresh clone)
+        latest = _lab_sweeps(paths.raw_dir(), lab) or _lab_sweeps(paths.repo_root() / "data" / "raw", lab)
         if not latest:
             raise LabInputError(
-                f"run=False but there is no earlier {lab} sweep under {paths.raw_dir()}: "
-                "set run=True (or raw_folder to a sweep folder)"
+                f"run=False but there is no earlier {lab} sweep under {paths.raw_dir()} (a clone has one "
+                f"committed under data/raw/{lab}-*): set run=True (or raw_folder to a sweep folder)"
             )
         s = explore.load_sweep(latest[-1])
         return LabData(s, "folder", time.monotonic() - t0, languages)
@@ -146,6 +147,8 @@ def describe(data: LabData) -> str:
         else f"read {len(r)} runs"
     )
     out = f"{how}: sweep {data.sweep.sweep_id} ({data.sweep.folder}); statuses: {counts}"
+    if data.source == "folder":
+        out += "\n  " + provenance(data.sweep.manifest)
     bad = r[r["status"] != "ok"]
     expected = bad["table"] == "spawn_max"  # the search fails its last steps on purpose
     for (lang, status), g in bad[~expected].groupby(["language", "status"]):
@@ -154,6 +157,16 @@ def describe(data: LabData) -> str:
     if (~expected).any():
         out += "\n  (failed runs are left out of the tables and figures; the self-checks use the rest)"
     return out
+
+
+def provenance(manifest: dict) -> str:
+    """Where a sweep read from disk came from: when, which commit, a clean tree or not."""
+    git = manifest.get("git") or {}
+    commit = (git.get("commit") or "")[:10] or "an unknown commit"
+    tree = {True: "a tree with uncommitted changes", False: "a clean tree"}.get(git.get("dirty"), "an unknown tree")
+    when = manifest.get("created_utc") or "an unknown time"
+    version = manifest.get("serverbench_version") or "?"
+    return f"recorded {when} by serverbench {version} from commit {commit} ({tree})"
 
 
 def require_ok(data: LabData, table: str) -> None:
