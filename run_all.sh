@@ -7,16 +7,22 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: ./run_all.sh [--profile NAME|FILE.toml] [--no-run] [--sweep-id ID]
-                    [--languages L1,L2,...] [--no-reference] [--help]
+                    [--languages L1,L2,...] [--no-reference] [--no-pdf]
+                    [--allow-dirty] [--help]
 
   --profile P     sweep profile (default: quick); `python -m serverbench profiles`
                   lists every profile with its runs and estimated duration
   --no-run        run no benchmark: re-render tables, figures and the report from the
-                  raw logs already in data/raw (the newest sweep of the profile, or --sweep-id)
+                  raw logs already in data/raw (the newest sweep of the profile, or --sweep-id);
+                  needs the Python environment only (no toolchain, no build, no root)
   --sweep-id ID   the sweep to write or read (data/raw/ID); giving an existing one
                   resumes it, skipping runs already recorded ok
-  --languages L   comma-separated subset of the languages in spec/cli.json
+  --languages L   comma-separated subset of the languages in spec/cli.json (set-up
+                  then checks and builds only their toolchains)
   --no-reference  do not overlay the paper's own values on the figures
+  --no-pdf        write paper/report.html only (no chromium needed)
+  --allow-dirty   record a sweep although tracked files differ from the commit
+                  (refused by default: the manifest's commit would not say what ran)
 
 Outputs: data/raw/<sweep-id>/ (raw logs), data/processed/<sweep-id>/ (tables),
 paper/figures/ (PNG, PDF), paper/report.html, paper/executed/ (executed notebooks).
@@ -25,7 +31,7 @@ verdict in data/processed/<sweep-id>/claims.csv is 'error').
 USAGE
 }
 
-profile=quick; run=1; sweep_id=""; languages=""; reference=1
+profile=quick; run=1; sweep_id=""; languages=""; reference=1; pdf=1; allow_dirty=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -37,6 +43,8 @@ while [ $# -gt 0 ]; do
     --languages=*) languages="${1#*=}"; shift ;;
     --no-run) run=0; shift ;;
     --no-reference) reference=0; shift ;;
+    --no-pdf) pdf=0; shift ;;
+    --allow-dirty) allow_dirty=1; shift ;;
     *) echo "error: unknown argument '$1' (see ./run_all.sh --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,11 +54,13 @@ cd "$ROOT"
 t0=$SECONDS
 
 echo "== set-up and build"
+[ "$pdf" = 1 ] || export SERVERBENCH_NO_PDF=1
 if [ "$run" = 1 ]; then
-  ./scripts/setup.sh
+  # only the chosen languages' toolchains when --languages is given
+  SERVERBENCH_LANGUAGES="$languages" ./scripts/setup.sh
 else
   # Re-rendering needs the Python environment only.
-  SERVERBENCH_SKIP_BUILD=1 ./scripts/setup.sh
+  SERVERBENCH_PYTHON_ONLY=1 ./scripts/setup.sh
 fi
 VPY="$ROOT/.venv/bin/python"
 [ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && VPY="$(command -v python3)"
@@ -62,6 +72,7 @@ if [ "$run" = 1 ]; then
   fi
   run_args=(run --profile "$profile" --sweep-id "$sweep_id")
   [ -n "$languages" ] && run_args+=(--languages "$languages")
+  [ "$allow_dirty" = 1 ] && run_args+=(--allow-dirty)
   echo "== sweep $sweep_id (profile: $profile): one harness process"
   "$VPY" -m serverbench "${run_args[@]}"
 elif [ -z "$sweep_id" ]; then
@@ -74,6 +85,7 @@ fi
 nb_args=(notebooks --profile "$profile" --no-run --sweep-id "$sweep_id")
 [ -n "$languages" ] && nb_args+=(--languages "$languages")
 [ "$reference" = 1 ] || nb_args+=(--no-reference)
+[ "$pdf" = 1 ] || nb_args+=(--no-pdf)
 echo "== figures and report of $sweep_id (analysis only)"
 "$VPY" -m serverbench "${nb_args[@]}"
 

@@ -7,6 +7,11 @@
 #   SERVERBENCH_NO_VENV=1   use the current python (e.g. an activated conda env from
 #                           environment.yml) instead of creating .venv
 #   SERVERBENCH_SKIP_BUILD=1  do not build the native programs
+#   SERVERBENCH_PYTHON_ONLY=1 check and set up the Python environment only (no toolchain,
+#                           no build): what re-rendering, the explorer and read-only labs need
+#   SERVERBENCH_LANGUAGES=go,erlang  check and build only these languages' toolchains
+#                           (default: every toolchain); chromium is checked unless
+#   SERVERBENCH_NO_PDF=1    (no report.pdf wanted)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,22 +33,41 @@ python_ok() {
 
 missing_pkgs=()   # Debian packages to install
 missing_why=()    # what is missing, for the error message
-have erl    || { missing_pkgs+=(erlang-nox erlang-dev); missing_why+=("Erlang/OTP (erl)"); }
-have rebar3 || { missing_pkgs+=(rebar3);               missing_why+=("rebar3"); }
-have go     || { missing_pkgs+=(golang-go);            missing_why+=("Go (go)"); }
-if ! have javac || [ "$(java_major 2>/dev/null || echo 0)" -lt 17 ] 2>/dev/null; then
-  missing_pkgs+=(openjdk-17-jdk-headless); missing_why+=("a JDK 17 or newer (java, javac)")
+# Which toolchains this call needs: none with SERVERBENCH_PYTHON_ONLY=1; with
+# SERVERBENCH_LANGUAGES only those languages' (their build.sh names); else all of them.
+python_only="${SERVERBENCH_PYTHON_ONLY:-0}"
+langs=",${SERVERBENCH_LANGUAGES:-erlang,go,scala_akka,java,scala_actors,c,nodejs},"
+[ "$python_only" = 1 ] && langs=","
+wants() { case "$langs" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+wants_jvm() { wants scala_akka || wants scala || wants java || wants scala_actors; }
+if wants erlang; then
+  have erl    || { missing_pkgs+=(erlang-nox erlang-dev); missing_why+=("Erlang/OTP (erl)"); }
+  have rebar3 || { missing_pkgs+=(rebar3);               missing_why+=("rebar3"); }
 fi
-have mvn    || { missing_pkgs+=(maven);                missing_why+=("Maven (mvn)"); }
-have chromium || { missing_pkgs+=(chromium);           missing_why+=("chromium (prints paper/report.pdf)"); }
-have gcc    || { missing_pkgs+=(gcc libc6-dev);        missing_why+=("a C compiler (gcc: the echo_flood C server and load generator)"); }
-have node   || { missing_pkgs+=(nodejs);               missing_why+=("Node.js (node: the nodejs echo server)"); }
+if wants go; then
+  have go     || { missing_pkgs+=(golang-go);            missing_why+=("Go (go)"); }
+fi
+if wants_jvm; then
+  if ! have javac || [ "$(java_major 2>/dev/null || echo 0)" -lt 17 ] 2>/dev/null; then
+    missing_pkgs+=(openjdk-17-jdk-headless); missing_why+=("a JDK 17 or newer (java, javac)")
+  fi
+  have mvn    || { missing_pkgs+=(maven);                missing_why+=("Maven (mvn)"); }
+fi
+if [ "$python_only" != 1 ] && [ "${SERVERBENCH_NO_PDF:-0}" != 1 ]; then
+  have chromium || { missing_pkgs+=(chromium);           missing_why+=("chromium (prints paper/report.pdf; --no-pdf skips it)"); }
+fi
+if wants c; then
+  have gcc    || { missing_pkgs+=(gcc libc6-dev);        missing_why+=("a C compiler (gcc: the echo_flood C server and load generator)"); }
+fi
+if wants nodejs; then
+  have node   || { missing_pkgs+=(nodejs);               missing_why+=("Node.js (node: the nodejs echo server)"); }
+fi
 PY="${SERVERBENCH_PYTHON:-python3}"
 if [ "${SERVERBENCH_NO_VENV:-0}" != 1 ] && ! python_ok "$PY"; then
   missing_pkgs+=(python3 python3-venv); missing_why+=("Python 3.11+ with the venv module")
 fi
 # rebar3 eunit needs OTP's eunit application (a separate Debian package on some releases).
-if have erl && ! erl -noshell -eval 'case code:which(eunit) of non_existing -> halt(1); _ -> halt(0) end.' >/dev/null 2>&1; then
+if wants erlang && have erl && ! erl -noshell -eval 'case code:which(eunit) of non_existing -> halt(1); _ -> halt(0) end.' >/dev/null 2>&1; then
   missing_pkgs+=(erlang-eunit); missing_why+=("Erlang's eunit")
 fi
 
@@ -55,6 +79,7 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
   else
     what="$(printf '%s, ' "${missing_why[@]}")"
     die "missing: ${what%, }.
+  Only re-plotting the committed data? ./run_all.sh --no-run --no-pdf needs Python alone.
   On Debian/Ubuntu, as root:  apt-get update && apt-get install -y ${missing_pkgs[*]}
   Or with conda:              conda env create -f environment.yml && conda activate serverbench
                               then run again with SERVERBENCH_NO_VENV=1"
@@ -91,14 +116,16 @@ else
     "$PY" -m venv "$ROOT/.venv"
   fi
 fi
-# Reinstall only when the pins or the package metadata changed.
+# Reinstall only when the lock or the package metadata changed. requirements.lock pins the
+# whole environment with hashes (a changed download is refused); the package itself is then
+# installed editable, without dependencies, by the locked setuptools (no other download).
 stamp="$ROOT/.venv/.serverbench-installed"
 [ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && stamp="${TMPDIR:-/tmp}/.serverbench-installed-$(id -u)-$(echo "$VPY" | md5sum | cut -c1-8)"
-want="$(cat requirements.txt pyproject.toml | md5sum | cut -d' ' -f1)"
+want="$(cat requirements.lock pyproject.toml | md5sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  log "installing Python packages (requirements.txt)"
-  "$VPY" -m pip install -q --disable-pip-version-check --upgrade pip
-  "$VPY" -m pip install -q --disable-pip-version-check -r requirements.txt -e .
+  log "installing Python packages (requirements.lock, hashes checked)"
+  "$VPY" -m pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
+  "$VPY" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   echo "$want" > "$stamp"
 fi
 
@@ -114,6 +141,11 @@ if ! grep -qF "\"$vexe\"" "$kernel_json" 2>/dev/null; then
 fi
 
 # --- 4. native programs --------------------------------------------------------------------
-if [ "${SERVERBENCH_SKIP_BUILD:-0}" != 1 ]; then
-  "$ROOT/scripts/build.sh"
+if [ "${SERVERBENCH_SKIP_BUILD:-0}" != 1 ] && [ "$python_only" != 1 ]; then
+  if [ -n "${SERVERBENCH_LANGUAGES:-}" ]; then
+    IFS=, read -r -a build_langs <<< "$SERVERBENCH_LANGUAGES"
+    "$ROOT/scripts/build.sh" "${build_langs[@]}"
+  else
+    "$ROOT/scripts/build.sh"
+  fi
 fi

@@ -1,0 +1,171 @@
+"""With Python alone: a copy of the repository's tracked files (what a fresh clone holds, no
+build outputs) and a PATH from which Erlang, Go, Java, Maven, C compilers, Node.js, cargo and
+chromium are hidden; `./run_all.sh --no-run --no-pdf` re-renders paper/ from the committed
+data, and the explorer and every lab in read-only mode (run=False) execute under papermill.
+
+The Python environment is this test's own (the declared dependencies, installed by set-up);
+set-up is told it is installed (its stamp) so that it neither downloads nor re-points this
+environment's editable install at the copy. PYTHONPATH puts the copy's package first, so
+the copy's code and data are what run.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LABS = ["lab1_message_cost", "lab2_processes_are_memory", "lab3_throughput_vs_cores", "lab4_benchmarking_pitfalls"]
+HIDE = re.compile(
+    r"^((x86_64-linux-gnu-)?(gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+|tcc)(-[\d.]+)?"
+    r"|java|javac|jar|jshell|mvn|mvnDebug|erl|erlc|escript|rebar3|go|gofmt|node|nodejs|npm|npx"
+    r"|chromium|chromium-browser|google-chrome|google-chrome-stable|scala|scalac|sbt|cargo|rustc|rustup)$"
+)
+TOOLCHAINS = ["erl", "rebar3", "go", "java", "javac", "mvn", "gcc", "cc", "node", "chromium", "cargo"]
+BUDGET_S = 420  # re-rendering ~70 s and five notebooks ~15 s each on an idle 2-core machine
+
+
+def _hidden_path(bin_dir: Path) -> str:
+    """A PATH of one folder: links to every program on this PATH but the toolchains; python
+    and python3 run this test's interpreter (exec, so sys.executable stays its own)."""
+    bin_dir.mkdir()
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        p = Path(d)
+        if not p.is_dir():
+            continue
+        for exe in p.iterdir():
+            target = bin_dir / exe.name
+            if HIDE.match(exe.name) or exe.name.startswith("python") or target.exists() or target.is_symlink():
+                continue
+            if exe.is_file() and os.access(exe, os.X_OK):
+                target.symlink_to(exe)
+    for name in ("python", "python3"):
+        w = bin_dir / name
+        w.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        w.chmod(0o755)
+    return str(bin_dir)
+
+
+def _copy_tracked(tree: Path) -> None:
+    files = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for f in filter(None, files):
+        src = ROOT / os.fsdecode(f)
+        if src.is_file():  # a file deleted in the working tree is not copied
+            dst = tree / os.fsdecode(f)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+
+
+@pytest.fixture(scope="module")
+def python_only(tmp_path_factory):
+    base = tmp_path_factory.mktemp("python-only")
+    path = _hidden_path(base / "bin")
+    tree = base / "tree"
+    _copy_tracked(tree)
+    tmp = base / "tmp"
+    tmp.mkdir()
+    # set-up's stamp for this interpreter: the environment is installed (see the module's docstring)
+    vpy = str(base / "bin" / "python3")
+    digest = subprocess.run(
+        f'cat requirements.lock pyproject.toml | md5sum | cut -d" " -f1; echo "{vpy}" | md5sum | cut -c1-8',
+        shell=True,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    (tmp / f".serverbench-installed-{os.getuid()}-{digest[1]}").write_text(digest[0] + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVERBENCH_") and k != "PYTHONPATH"}
+    env.update(
+        PATH=path,
+        TMPDIR=str(tmp),
+        SERVERBENCH_NO_VENV="1",
+        PYTHONPATH=str(tree / "src" / "python"),
+        MPLBACKEND="Agg",
+    )
+    return {"tree": tree, "env": env, "base": base}
+
+
+def test_the_toolchains_are_hidden(python_only):
+    for tool in TOOLCHAINS:
+        assert shutil.which(tool, path=python_only["env"]["PATH"]) is None, tool
+    for tool in ("bash", "git", "python3"):
+        assert shutil.which(tool, path=python_only["env"]["PATH"]), tool
+
+
+def test_run_all_no_run_no_pdf_rerenders_paper_with_python_alone(python_only):
+    tree, env = python_only["tree"], python_only["env"]
+    report = tree / "paper" / "report.html"
+    before = report.stat().st_mtime
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        ["bash", "./run_all.sh", "--no-run", "--no-pdf"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BUDGET_S,
+    )
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "setup: error" not in proc.stderr and "build:" not in proc.stderr
+    print(f"run_all.sh --no-run --no-pdf with Python alone: {took:.0f} s")
+    assert report.stat().st_mtime > before
+    assert not (tree / "paper" / "report.pdf").exists()  # --no-pdf: no stale PDF beside the new HTML
+    for fig in ("fig3_pingping", "fig4_spawn", "fig5_throughput"):
+        assert (tree / "paper" / "figures" / f"{fig}.png").stat().st_mtime > before, fig
+    sweep = re.search(r"== figures and report of (\S+)", proc.stdout).group(1)
+    assert sweep.startswith("quick-")
+    claims = (tree / "data" / "processed" / sweep / "claims.csv").read_text()
+    assert claims.count("\n") > 5 and ",error," not in claims
+    # nothing was built
+    assert not (tree / "src" / "go" / "bin").exists() and not (tree / "src" / "scala" / "target").exists()
+
+
+def _papermill(python_only, nb: Path, out: Path, *params: str):
+    args = [sys.executable, "-m", "papermill", str(nb), str(out), "--cwd", str(python_only["tree"])]
+    args += ["-k", "serverbench", "--no-progress-bar", "--execution-timeout", "300", *params]
+    return subprocess.run(args, env=python_only["env"], capture_output=True, text=True, timeout=BUDGET_S)
+
+
+def _text(nb) -> str:
+    out = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            out += [o.get("text", ""), *(v for v in o.get("data", {}).values() if isinstance(v, str))]
+    return "\n".join(x if isinstance(x, str) else "".join(x) for x in out)
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_each_lab_runs_read_only_on_the_committed_lab_sweep(python_only, lab):
+    tree = python_only["tree"]
+    out = python_only["base"] / f"{lab}.ipynb"
+    t0 = time.monotonic()
+    proc = _papermill(python_only, tree / "notebooks" / "teaching" / f"{lab}.ipynb", out, "-p", "run", "False")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(f"{lab} read-only with Python alone: {time.monotonic() - t0:.0f} s")
+    text = _text(nbformat.read(out, as_version=4))
+    short = lab.split("_")[0]
+    # the lab read its committed sweep, and says where it came from
+    assert re.search(rf"read \d+ runs: sweep {short}-\d{{8}}T\d{{6}}Z", text), text[:2000]
+    assert re.search(r"from commit [0-9a-f]{10} \(a clean tree\)", text)
+    assert "correct" in text or "no answer yet" in text
+
+
+def test_explore_runs_with_python_alone(python_only):
+    tree = python_only["tree"]
+    out = python_only["base"] / "explore.ipynb"
+    proc = _papermill(python_only, tree / "notebooks" / "explore.ipynb", out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    nb = nbformat.read(out, as_version=4)
+    assert any(o.get("output_type") == "display_data" for c in nb.cells for o in c.get("outputs", []))
