@@ -12,8 +12,8 @@
 %% `knobs' (a map param => binary) holds the paper variant's knobs, resolved by sb_knobs.
 -type params() :: #{atom() => integer() | float() | binary() | #{atom() => binary()}}.
 %% {ok, Record, ValidationOk}: the record is printed as one JSON line (exit 0 when
-%% ValidationOk, else 1); {error, Msg}: one error line, exit 1.
--type result() :: {ok, Record :: term(), boolean()} | {error, string()}.
+%% ValidationOk, else 1); {error, Msg}: one error line, exit 1; {usage, Msg}: exit 2.
+-type result() :: {ok, Record :: term(), boolean()} | {error, string()} | {usage, string()}.
 -export_type([params/0, result/0]).
 
 %% The sub-command, as spec/cli.json names the benchmark.

@@ -312,5 +312,7 @@ run_module(Mod, Params) ->
             Code = case Ok of true -> ?EXIT_OK; false -> ?EXIT_FAILED end,
             {Code, [sb_json:encode(Record), $\n], []};
         {error, Msg} ->
-            {?EXIT_FAILED, [], ["error: ", Msg, $\n]}
+            {?EXIT_FAILED, [], ["error: ", Msg, $\n]};
+        {usage, Msg} ->  % a rule across flags that cli.json's ranges cannot state
+            {?EXIT_USAGE, [], ["error: ", Msg, $\n]}
     end.
