@@ -169,3 +169,19 @@ def test_explore_runs_with_python_alone(python_only):
     assert proc.returncode == 0, proc.stderr[-3000:]
     nb = nbformat.read(out, as_version=4)
     assert any(o.get("output_type") == "display_data" for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_an_installed_package_finds_the_checkout_it_is_used_from(monkeypatch, tmp_path):
+    # `pip install .[notebooks]` copies the package into site-packages, away from spec/ and
+    # data/: the checkout is then the current folder or the nearest one above with spec/cli.json
+    from serverbench import paths
+
+    monkeypatch.delenv("SERVERBENCH_ROOT", raising=False)
+    monkeypatch.delenv("SERVERBENCH_DATA", raising=False)
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "serverbench"
+    monkeypatch.setattr(paths, "__file__", str(site / "paths.py"))
+    monkeypatch.chdir(ROOT / "notebooks" / "teaching")  # where Jupyter starts a lab's kernel
+    assert paths.repo_root() == ROOT and paths.spec_dir() == ROOT / "spec"
+    assert paths.raw_dir() == (ROOT / "data" / "raw").resolve()
+    monkeypatch.chdir(tmp_path)  # no checkout around: the package's own parents, as before
+    assert paths.repo_root() == site.parents[2]

@@ -8,12 +8,22 @@ import re
 from pathlib import Path
 
 
+def _checkout() -> Path:
+    """The checkout this code belongs to: three levels above the package (a clone, an editable
+    install); for a package installed from it (`pip install .[notebooks]`), the checkout it is
+    used from: the current folder or the nearest one above it holding spec/cli.json."""
+    here = Path(__file__).resolve().parents[3]  # src/python/serverbench/paths.py -> the root
+    if (here / "spec" / "cli.json").is_file():
+        return here
+    cwd = Path.cwd()
+    return next((d for d in (cwd, *cwd.parents) if (d / "spec" / "cli.json").is_file()), here)
+
+
 def repo_root() -> Path:
     env = os.environ.get("SERVERBENCH_ROOT")
     if env:
         return Path(env).resolve()
-    # src/python/serverbench/paths.py -> repository root is three levels above the package
-    return Path(__file__).resolve().parents[3]
+    return _checkout()
 
 
 # an absolute path inside a string (a command's argument, "-Dx=/path", a quoted list)
@@ -62,7 +72,7 @@ def portable(obj):
 
 def spec_dir() -> Path:
     # The contract is never relocated with SERVERBENCH_ROOT: it belongs to the code.
-    return Path(__file__).resolve().parents[3] / "spec"
+    return _checkout() / "spec"
 
 
 def data_dir() -> Path:
