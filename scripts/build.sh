@@ -24,9 +24,28 @@ sync_go_spec() {
 build_go() {
   local d="$ROOT/src/go"
   sync_go_spec
-  if up_to_date "$d/bin/serverbench" "$d/go.mod" "$d/cmd" "$d/internal"; then return; fi
-  log "go build -> src/go/bin/serverbench"
-  (cd "$d" && go build -o bin/serverbench ./cmd/serverbench)
+  # GOEXPERIMENT is unset for the default build, so that a stray export cannot change its GC
+  if ! up_to_date "$d/bin/serverbench" "$d/go.mod" "$d/cmd" "$d/internal"; then
+    log "go build -> src/go/bin/serverbench"
+    (cd "$d" && env -u GOEXPERIMENT go build -o bin/serverbench ./cmd/serverbench)
+  fi
+  build_go_nogreenteagc
+}
+
+# The same program without the Green Tea GC (spec/cli.json languages.go.settings.gc): the
+# collector is chosen at build time, so the runtime setting is a second build. Go < 1.25
+# has no Green Tea to switch off; then it is not built and the setting is refused.
+build_go_nogreenteagc() {
+  local d="$ROOT/src/go" out="bin/serverbench-nogreenteagc"
+  if up_to_date "$d/$out" "$d/go.mod" "$d/cmd" "$d/internal"; then return; fi
+  local minor
+  minor="$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
+  if [ -z "$minor" ] || [ "$minor" -lt 25 ]; then
+    log "go $(go env GOVERSION) has no Green Tea GC: src/go/$out not built"
+    return
+  fi
+  log "GOEXPERIMENT=nogreenteagc go build -> src/go/$out"
+  (cd "$d" && GOEXPERIMENT=nogreenteagc go build -o "$out" ./cmd/serverbench)
 }
 
 build_erlang() {

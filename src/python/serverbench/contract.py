@@ -105,9 +105,57 @@ def profile_params(bench: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s["param"] for s in benchmark_flags(bench).values() if is_param(s)))
 
 
-def executable(lang: str) -> Path:
-    """Absolute path of a language's built entry point (spec/cli.json 'executable')."""
-    return Path(__file__).resolve().parents[3] / language(lang)["executable"]
+def executable(lang: str, settings: dict | None = None) -> Path:
+    """Absolute path of a language's built entry point (spec/cli.json 'executable'), or
+    of the build a runtime setting's value names (languages.<lang>.settings.<s>.executables)."""
+    rel = language(lang)["executable"]
+    for name, value in (settings or {}).items():
+        rel = runtime_settings(lang)[name].get("executables", {}).get(value, rel)
+    return Path(__file__).resolve().parents[3] / rel
+
+
+def runtime_settings(lang: str) -> dict:
+    """A language's runtime settings (languages.<lang>.settings): {name: {values, default,
+    executables, record, doc}}; e.g. Go's gc. Not flags of a benchmark: the harness picks
+    the build, the record says which ran (its `record` path, e.g. runtime.gc)."""
+    return dict(language(lang).get("settings", {}))
+
+
+def check_settings(lang: str, settings: dict) -> dict:
+    """settings checked against the contract (ValueError naming the bad one)."""
+    known = runtime_settings(lang)
+    for name, value in settings.items():
+        if name not in known:
+            have = ", ".join(known) or "none"
+            raise ValueError(f"{lang} has no runtime setting {name!r} (spec/cli.json: {have})")
+        if value not in known[name]["values"]:
+            raise ValueError(f"{lang} setting {name}: {value!r} is not one of {', '.join(known[name]['values'])}")
+    return dict(settings)
+
+
+def language_key(lang: str, settings: dict | None) -> str:
+    """The language with the runtime settings a run chose, as config ids and the analysis
+    name it: 'go[gc=nogreentea]' (the same language, another build of it). A setting at
+    its default is the language itself ('go'), as every run that chose none."""
+    defaults = {k: v.get("default") for k, v in language(lang).get("settings", {}).items()}
+    chosen = sorted((k, v) for k, v in (settings or {}).items() if defaults.get(k) != v)
+    return lang + "".join(f"[{k}={v}]" for k, v in chosen)
+
+
+def settings_mismatch(lang: str, settings: dict, native: dict) -> str | None:
+    """Whether a native record ran the settings asked for (the default where none was):
+    None, or what differs. A record that does not report a setting is a mismatch only
+    when the setting was asked for (the tests' fake programs report none)."""
+    for name, spec in runtime_settings(lang).items():
+        want = settings.get(name, spec["default"])
+        node: object = native
+        for part in spec["record"].split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None and name not in settings:
+            continue
+        if node != want:
+            return f"{spec['record']} is {node!r}, the harness asked for {name}={want}"
+    return None
 
 
 def param_defaults(bench: str, role: str | None = None) -> dict:

@@ -21,10 +21,12 @@ type Runtime struct {
 	Name       string `json:"name"`
 	Version    string `json:"version"`
 	Schedulers int    `json:"schedulers"`
+	// GC is "greentea" or "nogreentea" (gc.go): which collector this build runs.
+	GC string `json:"gc"`
 }
 
 func CurrentRuntime() Runtime {
-	return Runtime{Name: "go", Version: runtime.Version(), Schedulers: runtime.GOMAXPROCS(0)}
+	return Runtime{Name: "go", Version: runtime.Version(), Schedulers: runtime.GOMAXPROCS(0), GC: GC()}
 }
 
 type VersionInfo struct {

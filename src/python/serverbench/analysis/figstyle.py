@@ -23,6 +23,7 @@ COLORS = {
     "eventlet": "#C71585",
     "python_threads": "#1F3A93",
     "rust_tokio": "#B7410E",
+    "go[gc=nogreentea]": "#7FC4E0",  # Go's colour, lighter: the same language, another build
 }
 MARKERS = {
     "erlang": "o",
@@ -37,6 +38,7 @@ MARKERS = {
     "eventlet": ">",
     "python_threads": "*",
     "rust_tokio": "p",
+    "go[gc=nogreentea]": "d",
 }
 FIG3_SIZES = (5000, 10000, 50000)
 FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors

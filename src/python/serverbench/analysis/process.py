@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import paths, records
+from serverbench import contract, paths, records
 from serverbench.analysis import registry, stats
 from serverbench.analysis.side_tables import (  # noqa: F401  (re-exported)
     FAILED_STATUSES,
@@ -55,6 +55,7 @@ LANGUAGE_LABELS = {
     "eventlet": "eventlet",
     "python_threads": "Python threads",
     "rust_tokio": "Rust (tokio)",
+    "go[gc=nogreentea]": "Go, Green Tea GC off",
 }
 
 # The built-in figure tables: configuration keys (besides language) and the metrics
@@ -164,6 +165,14 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
     if raw.empty:
         raise ValueError("the raw log holds no runs")
     df = raw.rename(columns=_RENAME).copy()
+    # A run with runtime settings (raw `settings`, e.g. Go's gc) is another build of its
+    # language: it gets its own line in every table, named as its config_id names it.
+    set_cols = sorted(c for c in df.columns if c.startswith("settings."))
+    if set_cols:
+        df["language"] = [
+            contract.language_key(lang, {c.split(".", 1)[1]: row[c] for c in set_cols if isinstance(row[c], str)})
+            for lang, (_, row) in zip(df["language"], df[set_cols].iterrows(), strict=True)
+        ]
     # every other params.X / metrics.X of a registered benchmark becomes column X
     for c in list(df.columns):
         if c.startswith(("params.", "metrics.")) and c != "metrics.samples":

@@ -132,6 +132,10 @@ def accept_record(rec: dict, task, native: dict, code: int | None, out_path: str
     rec["metrics"], rec["validation"], rec["runtime"] = native["metrics"], native["validation"], native["runtime"]
     if native.get("knobs") is not None:
         rec["knobs"] = native["knobs"]
+    # which runtime settings really ran (e.g. Go's gc, fixed when the binary was built)
+    wrong = contract.settings_mismatch(task.language, getattr(task, "settings", {}), native)
+    if wrong:
+        return _set(rec, "invalid", f"runtime settings: {wrong}", None)
     reported = native["runtime"].get("schedulers")
     # knob dispatcher=default (paper variant): Akka's own sizing on purpose (min 8 threads)
     if reported != task.cores and (native.get("knobs") or {}).get("dispatcher") != "default":

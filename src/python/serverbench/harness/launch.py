@@ -77,7 +77,7 @@ class Launcher:
     def command(self, task: Task, role: str | None = None) -> tuple[list[str], dict]:
         """(argv, env the harness sets) for one run, from spec/cli.json (or an override)."""
         subst = {
-            "exe": str(contract.executable(task.language)),
+            "exe": str(contract.executable(task.language, task.settings)),
             "cores": str(task.cores),
             "heap_mb": str(task.heap_mb),
             "process_limit": str(task.process_limit),
@@ -166,6 +166,8 @@ class Launcher:
         }
         if task.search is None:
             del rec["search"]
+        if task.settings:
+            rec["settings"] = dict(task.settings)
         return rec
 
     def check_affinity(self, pid: int, cpus: list[int]) -> None:

@@ -167,7 +167,8 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                             for s in audit_steps.steps(bench, lang):
                                 plan.tasks += _trials(bench, lang, s.variant, c, {**params, **s.knobs}, t)
                         else:
-                            plan.tasks += _trials(bench, lang, variant, c, params, t)
+                            for st in _settings_grid(lang, t):
+                                plan.tasks += _trials(bench, lang, variant, c, params, t, st)
     if any(t.family == "socket" for t in plan.tasks):
         # socket benchmarks: one task per client x server x placement (harness.sockets owns how)
         from serverbench.harness import sockets
@@ -176,15 +177,24 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
     return plan
 
 
-def _trials(bench: str, lang: str, variant: str, cores: int, params: dict, b: dict) -> list[Task]:
+def _settings_grid(lang: str, b: dict) -> list[dict]:
+    """Every combination of the runtime settings the table lists for lang
+    (settings = { go = { gc = ["greentea", "nogreentea"] } }); [{}] when none."""
+    chosen = b.get("settings", {}).get(lang, {})
+    names = sorted(chosen)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(chosen[n] for n in names))]
+
+
+def _trials(bench: str, lang: str, variant: str, cores: int, params: dict, b: dict, settings=None) -> list[Task]:
     params = {**contract.param_defaults(bench), **params}
+    settings = dict(settings or {})
     first = Task(
         benchmark=bench,
         language=lang,
         variant=variant,
         params=params,
         cores=cores,
-        config_id=config_id(bench, lang, variant, cores, params),
+        config_id=config_id(bench, lang, variant, cores, params, settings=settings),
         group_id=group_id(bench, variant, cores, params, b["options"]),
         timeout_s=b["timeout_s"],
         memory_budget_bytes=b["memory_budget_bytes"],
@@ -193,6 +203,7 @@ def _trials(bench: str, lang: str, variant: str, cores: int, params: dict, b: di
         memory_enforcement=b["memory_enforcement"],
         family=contract.family(bench),
         options=dict(b["options"]),
+        settings=settings,
     )
     warm = [first.with_trial(0, warmup=True)] if b["warmup"] else []
     return warm + [first.with_trial(k) for k in range(1, b["trials"] + 1)]

@@ -52,6 +52,7 @@ DEFAULT_KEYS = {
     "cores": ["max"],
     "skip_unavailable_cores": False,
     "options": {},  # family-specific settings (e.g. socket benchmarks' placement), checked by that family
+    "settings": {},  # runtime settings per language, each a list swept: { go = { gc = ["greentea", "nogreentea"] } }
 }
 COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages", "per_language", "steps", "also"}
 # The parameters a profile may list per benchmark: the contract's (spec/cli.json).
@@ -332,7 +333,31 @@ def _check_settings(s: dict, where: str) -> dict:
     s["cores"] = cores
     if not isinstance(s["options"], dict):
         raise ProfileError(f"{where}.options must be a table")
+    s["settings"] = _runtime_settings(s["settings"], where)
     return s
+
+
+def _runtime_settings(v, where: str) -> dict:
+    """{lang: {setting: [values]}}, every name and value spec/cli.json's (a bare value = [value])."""
+    if not isinstance(v, dict):
+        raise ProfileError(f"{where}.settings must be a table of language tables")
+    out: dict = {}
+    for lang, table in v.items():
+        _langs([lang], f"{where}.settings")
+        if not isinstance(table, dict):
+            raise ProfileError(f"{where}.settings.{lang} must be a table, e.g. {{ gc = [...] }}")
+        out[lang] = {}
+        for name, values in table.items():
+            values = values if isinstance(values, list) else [values]
+            if not values:
+                raise ProfileError(f"{where}.settings.{lang}.{name} is empty")
+            try:
+                for value in values:
+                    contract.check_settings(lang, {name: value})
+            except ValueError as e:
+                raise ProfileError(f"{where}.settings: {e}") from None
+            out[lang][name] = list(dict.fromkeys(values))
+    return out
 
 
 def _langs(v, where):

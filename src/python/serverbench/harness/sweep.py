@@ -74,6 +74,11 @@ def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
         if not exe.exists():
             build = contract.language(lang).get("build", "scripts/build.sh")
             raise ProfileError(f"{lang}: executable {exe} is missing; build it with `{build}`")
+        for t in plan.tasks:  # a runtime setting's own build (e.g. Go without Green Tea)
+            other = contract.executable(lang, t.settings) if t.language == lang and t.settings else exe
+            if not other.exists():
+                build = contract.language(lang).get("build", "scripts/build.sh")
+                raise ProfileError(f"{lang} {t.settings}: executable {other} is missing; build it with `{build}`")
         first = contract.language(lang)["command"][0]
         if first != "{exe}" and not shutil.which(first):
             raise ProfileError(f"{lang}: {first!r} is not on PATH (needed to run {exe})")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from serverbench import contract
+
 MiB = 1024**2
 ERLANG_MAX_PROCESSES = 134_217_727  # the largest +P the BEAM accepts
 
@@ -35,6 +37,9 @@ class Task:
     search: dict | None = None  # {"name": "max_processes", "step": k, "budget_bytes": B} for Fig. 4a steps
     host_floor_bytes: int | None = None  # MemAvailable the host keeps; None = no check
     options: dict = field(default_factory=dict)
+    # runtime settings of the language asked for (spec/cli.json languages.<lang>.settings,
+    # e.g. {"gc": "nogreentea"}); empty = the defaults, the build spec/cli.json names
+    settings: dict = field(default_factory=dict)
 
     @property
     def key(self) -> tuple:
@@ -61,11 +66,21 @@ def _params_id(params: dict) -> str:
     return ",".join(f"{k}={fmt_value(params[k])}" for k in sorted(params))
 
 
-def config_id(bench: str, language: str, variant: str, cores: int, params: dict, budget: int | None = None) -> str:
-    """A stable, readable identity of a configuration (what is measured, not the limits)."""
+def config_id(
+    bench: str,
+    language: str,
+    variant: str,
+    cores: int,
+    params: dict,
+    budget: int | None = None,
+    settings: dict | None = None,
+) -> str:
+    """A stable, readable identity of a configuration (what is measured, not the limits).
+    Runtime settings a profile chose (e.g. Go's gc) follow the language: go[gc=nogreentea]."""
+    lang = contract.language_key(language, settings)
     if bench == "spawn_max":
-        return f"spawn_max/{language}/{variant}/c{cores}/budget_bytes={budget}/{_params_id(params)}"
-    return f"{bench}/{language}/{variant}/c{cores}/{_params_id(params)}"
+        return f"spawn_max/{lang}/{variant}/c{cores}/budget_bytes={budget}/{_params_id(params)}"
+    return f"{bench}/{lang}/{variant}/c{cores}/{_params_id(params)}"
 
 
 def group_id(bench: str, variant: str, cores: int, params: dict, options: dict | None = None) -> str:
