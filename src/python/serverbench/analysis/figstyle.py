@@ -23,6 +23,11 @@ COLORS = {
     "eventlet": "#C71585",
     "python_threads": "#1F3A93",
     "rust_tokio": "#B7410E",
+    # issue 29's JVM points: Pekko in Akka's orange family, darker for the newer JDK
+    "scala_pekko": "#F2A541",
+    "scala_pekko_jdk25": "#C25E00",
+    "scala_pekko_jdk25_compact": "#7A3E00",
+    "java_vthreads": "#A4C639",  # Java threads' green, lighter
     "go[gc=nogreentea]": "#7FC4E0",  # Go's colour, lighter: the same language, another build
 }
 MARKERS = {
@@ -38,6 +43,10 @@ MARKERS = {
     "eventlet": ">",
     "python_threads": "*",
     "rust_tokio": "p",
+    "scala_pekko": "8",
+    "scala_pekko_jdk25": "H",
+    "scala_pekko_jdk25_compact": "x",
+    "java_vthreads": "+",
     "go[gc=nogreentea]": "d",
 }
 FIG3_SIZES = (5000, 10000, 50000)
@@ -89,7 +98,18 @@ def _legend_handles(langs, show_reference, measured_label="this sweep: median wi
     return h
 
 
-DODGE = {"erlang": 0.96, "go": 1.0, "scala_akka": 1.04, "java": 1.0, "scala_actors": 1.04, "rust_tokio": 0.98}
+DODGE = {
+    "erlang": 0.96,
+    "go": 1.0,
+    "scala_akka": 1.04,
+    "java": 1.0,
+    "scala_actors": 1.04,
+    "rust_tokio": 0.98,
+    "scala_pekko": 1.02,
+    "scala_pekko_jdk25": 1.06,
+    "scala_pekko_jdk25_compact": 1.08,
+    "java_vthreads": 0.94,
+}
 
 
 def _plot_measured(ax, x, med, lo, hi, lang, label=None, dodge: bool = False):

@@ -55,6 +55,10 @@ LANGUAGE_LABELS = {
     "eventlet": "eventlet",
     "python_threads": "Python threads",
     "rust_tokio": "Rust (tokio)",
+    "scala_pekko": "Scala/Pekko (JDK 17)",
+    "scala_pekko_jdk25": "Scala/Pekko (JDK 25)",
+    "scala_pekko_jdk25_compact": "Scala/Pekko (JDK 25, compact headers)",
+    "java_vthreads": "Java (virtual threads, JDK 25)",
     "go[gc=nogreentea]": "Go, Green Tea GC off",
 }
 

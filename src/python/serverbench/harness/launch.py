@@ -22,7 +22,7 @@ import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from serverbench import contract
+from serverbench import contract, jdks
 from serverbench.harness import cgroups, classify, environment, jvm, limits
 from serverbench.harness.task import Task
 
@@ -98,7 +98,7 @@ class Launcher:
     def _prefix(self, lang: str, subst: dict) -> tuple[list[str], dict]:
         spec = contract.language(lang)
         override = self.commands.get(lang)
-        prefix = [_fill(s, subst) for s in (override if override is not None else spec["command"])]
+        prefix = [_fill(s, subst) for s in (override if override is not None else jdks.fill(spec["command"]))]
         env = {k: _fill(v, subst) for k, v in spec.get("env", {}).items()}
         if override is not None:
             # A replaced command (tests' fakes) gets every setting as an env var too.

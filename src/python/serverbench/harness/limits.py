@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from serverbench import contract
+from serverbench import contract, jdks
 from serverbench.harness import cgroups, jvm
 from serverbench.harness import task as task_mod
 from serverbench.harness.values import ProfileError
@@ -239,7 +239,7 @@ def check_budgets(plan, commands: dict, mode: str, parent: str | None) -> None:
         budget = t.memory_budget_bytes
         if not budget or t.memory_enforcement == "none":
             continue
-        prefix = commands.get(t.language) or contract.language(t.language)["command"]
+        prefix = commands.get(t.language) or jdks.fill(contract.language(t.language)["command"])
         floor, why = budget_floor(prefix, t.heap_mb)
         if budget < floor:
             raise ProfileError(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from serverbench import contract, paths, records
+from serverbench import contract, jdks, paths, records
 from serverbench.harness import cgroups, environment, limits, rawlog, shards
 from serverbench.harness.environment import host_info, utc
 from serverbench.harness.launch import Launcher
@@ -79,8 +79,15 @@ def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
             if not other.exists():
                 build = contract.language(lang).get("build", "scripts/build.sh")
                 raise ProfileError(f"{lang} {t.settings}: executable {other} is missing; build it with `{build}`")
-        first = contract.language(lang)["command"][0]
-        if first != "{exe}" and not shutil.which(first):
+        spec = contract.language(lang)
+        try:  # a JVM language: the JDK release its entry names, with every option it takes
+            argv = jdks.fill(spec["command"])
+            if "jdk" in spec:
+                jdks.check(lang, argv, spec["jdk"])
+        except jdks.JdkError as e:
+            raise ProfileError(f"{lang}: {e}" if not str(e).startswith(lang) else str(e)) from None
+        first = argv[0]
+        if first != "{exe}" and not shutil.which(first) and not os.path.exists(first):
             raise ProfileError(f"{lang}: {first!r} is not on PATH (needed to run {exe})")
     avail = environment.mem_available()
     limit = int(avail * MEMAVAILABLE_FRACTION)

@@ -32,6 +32,10 @@ public final class Cli {
             return (Long) params.get(name);
         }
 
+        public double numberParam(String name) {
+            return ((Number) params.get(name)).doubleValue();
+        }
+
         public String stringParam(String name) {
             return (String) params.get(name);
         }

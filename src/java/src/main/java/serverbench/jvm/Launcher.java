@@ -73,6 +73,8 @@ public final class Launcher {
                 boolean ok;
                 switch (run.benchmark()) {
                     case "pingping" -> ok = pingping(lang, run, line);
+                    case "spawn" -> ok = Records.spawn(lang, run, line);
+                    case "throughput" -> ok = Records.throughput(lang, run, line);
                     default -> throw new IllegalStateException(
                         "spec/cli.json lists " + run.benchmark() + " for " + lang.name() + " but this program has no such benchmark");
                 }

@@ -8,6 +8,8 @@ package serverbench.jvm;
 public final class Payload {
     public static final byte PING_A = (byte) Spec.builtIn().marker("pingping_a");
     public static final byte PING_B = (byte) Spec.builtIn().marker("pingping_b");
+    public static final byte SERVER = (byte) Spec.builtIn().marker("throughput_server");
+    public static final byte CLIENT = (byte) Spec.builtIn().marker("throughput_client");
 
     private Payload() {}
 

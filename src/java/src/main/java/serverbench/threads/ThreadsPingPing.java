@@ -3,6 +3,7 @@ package serverbench.threads;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -74,6 +75,15 @@ public final class ThreadsPingPing {
     }
 
     public static PingPingResult run(int bytes, int reps, boolean copy) throws InterruptedException {
+        return run(bytes, reps, copy, Thread::new);
+    }
+
+    /**
+     * The same hand-off on threads from {@code factory} (java_vthreads: virtual threads),
+     * so that the two JVM thread languages differ only in the kind of thread.
+     */
+    public static PingPingResult run(int bytes, int reps, boolean copy, ThreadFactory factory)
+            throws InterruptedException {
         CountDownLatch start = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(2);
         Side a = new Side(Payload.PING_A, Payload.PING_B, bytes, reps, copy, start, done);
@@ -82,8 +92,8 @@ public final class ThreadsPingPing {
         b.peer(a.inbox);
         // A side that dies (e.g. OutOfMemoryError) must not leave main waiting forever.
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread ta = thread(a, "pingping-a", failure);
-        Thread tb = thread(b, "pingping-b", failure);
+        Thread ta = thread(factory, a, "pingping-a", failure);
+        Thread tb = thread(factory, b, "pingping-b", failure);
         ta.start();
         tb.start();
 
@@ -103,9 +113,10 @@ public final class ThreadsPingPing {
         return new PingPingResult(elapsedNs, a.received, b.received, a.errors + b.errors);
     }
 
-    private static Thread thread(Side s, String name, AtomicReference<Throwable> failure) {
-        Thread t = new Thread(s, name);
-        t.setDaemon(true); // a failed run must not keep the JVM alive
+    private static Thread thread(ThreadFactory factory, Side s, String name, AtomicReference<Throwable> failure) {
+        Thread t = factory.newThread(s);
+        t.setName(name);
+        t.setDaemon(true); // a failed run must not keep the JVM alive (virtual threads always are)
         t.setUncaughtExceptionHandler((th, e) -> failure.compareAndSet(null, e));
         return t;
     }

@@ -79,8 +79,10 @@ class RecordTest {
         TestSupport.RunResult r = TestSupport.run("--help");
         assertEquals(0, r.code());
         assertTrue(r.stdout().contains("usage"));
-        assertTrue(r.stdout().contains("pingping --message-bytes"));
-        assertFalse(r.stdout().contains("throughput --"), r.stdout());
+        for (String bench : List.of("pingping", "spawn", "throughput", "tcp_pingpong")) {
+            boolean listed = TestSupport.languageEntry().get("benchmarks").toString().contains("\"" + bench + "\"");
+            assertEquals(listed, r.stdout().contains(bench + " --"), bench + " in\n" + r.stdout());
+        }
     }
 
     /** The validator is not vacuous: broken records are refused. */

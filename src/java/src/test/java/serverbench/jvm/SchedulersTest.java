@@ -28,7 +28,8 @@ class SchedulersTest {
         boolean jarSeen = false;
         for (JsonNode part : entry.get("command")) {
             String s = part.asText().replace("{cores}", Integer.toString(cores)).replace("{heap_mb}", "64");
-            if (s.equals("java") && cmd.isEmpty()) {
+            // "{java25}": the JDK the harness would find; the test JVM is that JDK (test.sh)
+            if ((s.equals("java") || s.matches("\\{java[0-9]+\\}")) && cmd.isEmpty()) {
                 cmd.add(javaBin);
             } else if (s.equals("-jar")) {
                 jarSeen = true;

@@ -1,0 +1,47 @@
+package serverbench.pekko
+
+import java.util.concurrent.ForkJoinWorkerThread
+
+import scala.concurrent.{Await, Future}
+import scala.concurrent.duration._
+
+import org.apache.pekko.actor.ActorSystem
+import com.typesafe.config.Config
+
+/** What the record's `runtime` says: taken from the running system, not from our flags. */
+object RuntimeInfo {
+  val Name = "pekko"
+
+  /** Which runtime ran (issue 29 compares JDKs): Scala, Pekko, the JVM and its object-header layout. */
+  def version: String =
+    s"Scala ${scala.util.Properties.versionNumberString} / Pekko ${org.apache.pekko.Version.current} / " +
+      s"JVM ${System.getProperty("java.version")} (${JvmCheck.headers})"
+
+  /** The default dispatcher's real parallelism: a task run on it finds itself on a
+    * ForkJoinWorkerThread whose pool is the dispatcher's ForkJoinPool. If the dispatcher
+    * is not a fork-join pool (someone configured otherwise) fall back to the formula. */
+  def schedulers(system: ActorSystem): Int = {
+    val f = Future {
+      Thread.currentThread() match {
+        case t: ForkJoinWorkerThread => t.getPool.getParallelism
+        case _ => -1
+      }
+    }(system.dispatcher)
+    val p = Await.result(f, 30.seconds)
+    if (p >= 1) p else configuredParallelism(system.settings.config)
+  }
+
+  /** Pekko's own rule (ThreadPoolConfig.scaledPoolSize): ceil(cpus * factor) clamped to [min, max]. */
+  def configuredParallelism(config: Config): Int = {
+    val c = config.getConfig("pekko.actor.default-dispatcher.fork-join-executor")
+    val cpus = Runtime.getRuntime.availableProcessors
+    val scaled = math.ceil(cpus * c.getDouble("parallelism-factor")).toInt
+    math.min(math.max(scaled, c.getInt("parallelism-min")), c.getInt("parallelism-max"))
+  }
+
+  def json(system: ActorSystem): Json.Obj = Json.Obj(
+    "name" -> Json.Str(Name),
+    "version" -> Json.Str(version),
+    "schedulers" -> Json.int(schedulers(system)),
+    "max_heap_bytes" -> Json.optInt(Sys.maxHeapBytes()))
+}
