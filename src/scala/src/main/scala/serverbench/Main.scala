@@ -40,7 +40,8 @@ object Main {
     "pingping" -> ((s, r, _) => PingPing.run(s, Cli.PingPingArgs(r), knobsOf(r))),
     "spawn" -> ((s, r, _) => Spawn.run(s, Cli.SpawnArgs(r), knobsOf(r))),
     "throughput" -> ((s, r, _) => Throughput.run(s, Cli.ThroughputArgs(r), knobsOf(r))),
-    "echo_flood server" -> ((s, r, io) => EchoFlood.run(s, r, io)))
+    "echo_flood server" -> ((s, r, io) => EchoFlood.run(s, r, io)),
+    "recovery" -> ((s, r, _) => Recovery.run(s, r)))
 
   /** The paper variant's knobs of a run, resolved (Knobs); checked before anything runs. */
   def knobsOf(r: Cli.Run): Map[String, String] =
@@ -64,6 +65,10 @@ object Main {
         ExitUsage
       case Right(r: Cli.Run) if Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).isLeft =>
         err.println(s"error: ${Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).swap.getOrElse("")}")
+        ExitUsage
+      case Right(r: Cli.Run) if r.benchmark == "recovery" &&
+          Recovery.usageError(r.params.double("crashes_per_s"), r.params.double("duration_s")).isDefined =>
+        err.println(s"error: ${Recovery.usageError(r.params.double("crashes_per_s"), r.params.double("duration_s")).get}")
         ExitUsage
       case Right(cmd) =>
         var system: ActorSystem = null
