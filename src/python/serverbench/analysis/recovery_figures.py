@@ -1,0 +1,189 @@
+"""recovery (issue 30): the processed table, the derived tables and the two figures.
+
+What a fault costs: throughput at a crash rate lambda relative to the same configuration
+at lambda = 0 (a Hodges-Lehmann ratio of trials with its exact interval), the restart
+latency of every crash (all samples pooled per language, ECDF and median with its
+distribution-free interval), and supervision's own cost: lambda = 0 against the
+unsupervised `throughput` benchmark at the same cores, pairs and message size.
+"""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from serverbench.analysis import registry, stats
+from serverbench.analysis.figstyle import _style, color, marker
+
+matplotlib.use("Agg")
+
+TABLE = "recovery"
+CONFIG = ("cores", "pairs", "message_bytes", "duration_s")
+registry.table(
+    registry.TableSpec(
+        name=TABLE,
+        benchmark="recovery",
+        keys=("variant", "fault", *CONFIG, "crashes_per_s"),
+        metrics=("exchanges_per_s", "messages_lost", "exchanges_lost"),
+        ratio_metric="exchanges_per_s",
+    )
+)
+LOSS = 0.9  # "loses 10 %": the relative throughput's point estimate below this
+
+
+def runs(P, fault: str = "worker") -> pd.DataFrame:
+    """Selected, measured, ok recovery runs of one fault mode."""
+    r = P.runs
+    if r is None or r.empty or "table" not in r or "fault" not in r:
+        return pd.DataFrame()
+    d = r[(r["table"] == TABLE) & r["selected"] & ~r["warmup"].astype(bool) & r["is_ok"]]
+    return d[d["fault"] == fault].copy()
+
+
+def _samples(cell) -> list[float]:
+    if isinstance(cell, list):
+        return [float(x) for x in cell]
+    if isinstance(cell, str) and cell.startswith("["):
+        return [float(x) for x in json.loads(cell)]
+    return []
+
+
+def latencies(d: pd.DataFrame) -> pd.DataFrame:
+    """One row per restart: language, crashes_per_s, latency_s (every sample kept)."""
+    rows = [
+        (lang, rate, x)
+        for lang, rate, cell in zip(d.get("language", []), d.get("crashes_per_s", []), d.get("restart_latency_s", []))
+        for x in _samples(cell)
+    ]
+    return pd.DataFrame(rows, columns=["language", "crashes_per_s", "latency_s"])
+
+
+def relative_throughput(P) -> pd.DataFrame:
+    """Per language, configuration and lambda > 0: exchanges_per_s / the same at lambda = 0."""
+    d = runs(P)
+    cols = ["language", *CONFIG, "crashes_per_s", "ratio", "lo", "hi", "level", "n", "n_base"]
+    out = []
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    for key, g in d.groupby(["language", *CONFIG]):
+        base = g[g["crashes_per_s"] == 0]["exchanges_per_s"]
+        for rate, h in g[g["crashes_per_s"] > 0].groupby("crashes_per_s"):
+            ci = stats.ratio_ci(h["exchanges_per_s"], base)
+            out.append((*key, rate, ci.ratio, ci.lo, ci.hi, ci.level, ci.n_num, ci.n_den))
+    return pd.DataFrame(out, columns=cols).sort_values(["crashes_per_s", "language"]).reset_index(drop=True)
+
+
+def latency_summary(P, fault: str = "worker") -> pd.DataFrame:
+    """Per language: restarts timed, median restart latency with its interval, p90, max (µs)."""
+    lat = latencies(runs(P, fault))
+    rows = []
+    for lang, g in lat.groupby("language"):
+        ci = stats.median_ci(g["latency_s"])
+        x = g["latency_s"].to_numpy()
+        rows.append(
+            {
+                "language": lang,
+                "restarts": ci.n,
+                "median_us": ci.median * 1e6,
+                "lo_us": ci.lo * 1e6,
+                "hi_us": ci.hi * 1e6,
+                "level": round(ci.level, 3),
+                "p90_us": float(np.quantile(x, 0.9)) * 1e6,
+                "max_us": float(x.max()) * 1e6,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def supervision_overhead(P) -> pd.DataFrame:
+    """recovery at lambda = 0 / throughput (unsupervised) at the same cores, pairs, B."""
+    d = runs(P)
+    r = P.runs
+    cols = ["language", "cores", "pairs", "message_bytes", "ratio", "lo", "hi", "level", "n", "n_base"]
+    if d.empty or r is None or "table" not in r:
+        return pd.DataFrame(columns=cols)
+    t = r[(r["table"] == "throughput") & r["selected"] & ~r["warmup"].astype(bool) & r["is_ok"]]
+    if "payload" in t:
+        t = t[t["payload"].fillna("copy") == "copy"]
+    t = t[t["variant"] == "fair"]
+    out = []
+    for (lang, c, p, b), g in d[d["crashes_per_s"] == 0].groupby(["language", "cores", "pairs", "message_bytes"]):
+        base = t[(t["language"] == lang) & (t["cores"] == c) & (t["pairs"] == p) & (t["message_bytes"] == b)]
+        if base.empty:
+            continue
+        ci = stats.ratio_ci(g["exchanges_per_s"], base["exchanges_per_s"])
+        out.append((lang, c, p, b, ci.ratio, ci.lo, ci.hi, ci.level, ci.n_num, ci.n_den))
+    return pd.DataFrame(out, columns=cols)
+
+
+def first_loss(rel: pd.DataFrame, loss: float = LOSS):
+    """The smallest lambda at which some language's relative throughput is below `loss`,
+    and that language; (None, None) if none is."""
+    below = rel[rel["ratio"] < loss]
+    if below.empty:
+        return None, None
+    rate = below["crashes_per_s"].min()
+    return float(rate), ", ".join(sorted(below[below["crashes_per_s"] == rate]["language"]))
+
+
+@registry.figure("fig_recovery_throughput", title="Faults: throughput against crash rate", tables=(TABLE,), order=40)
+def fig_recovery_throughput(P, languages=None, show_reference: bool = True, **_):
+    rel = relative_throughput(P)
+    if languages:
+        rel = rel[rel["language"].isin(languages)]
+    if rel.empty:
+        return None
+    _style()
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for lang, g in rel.groupby("language"):
+        g = g.sort_values("crashes_per_s")
+        ax.errorbar(
+            g["crashes_per_s"],
+            g["ratio"],
+            yerr=[g["ratio"] - g["lo"], g["hi"] - g["ratio"]],
+            color=color(lang),
+            marker=marker(lang),
+            capsize=3,
+            label=lang,
+        )
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.axhline(LOSS, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("crashes per second (lambda), injected into workers")
+    ax.set_ylabel("throughput relative to lambda = 0")
+    c = rel.iloc[0]
+    ax.set_title(
+        f"Cost of recovering: {int(c['pairs'])} pairs, {int(c['message_bytes'])} B, {c['duration_s']:g} s, "
+        f"{int(c['cores'])} core(s)\nHodges-Lehmann ratio of trials, exact interval (level in the report table)",
+        fontsize=9,
+    )
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@registry.figure("fig_recovery_latency", title="Faults: restart latency", tables=(TABLE,), order=41)
+def fig_recovery_latency(P, languages=None, show_reference: bool = True, **_):
+    lat = latencies(runs(P))
+    if languages:
+        lat = lat[lat["language"].isin(languages)]
+    if lat.empty:
+        return None
+    _style()
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for lang, g in lat.groupby("language"):
+        x = np.sort(g["latency_s"].to_numpy()) * 1e6
+        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=color(lang), label=f"{lang} (n = {len(x)})")
+    ax.set_xscale("log")
+    ax.set_xlabel("restart latency, µs (crash to the restarted worker's first exchange)")
+    ax.set_ylabel("fraction of restarts (ECDF)")
+    ax.set_title("Restart latency of every injected worker crash, all crash rates pooled", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
