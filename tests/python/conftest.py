@@ -1,5 +1,6 @@
-"""Fixtures of the socket-benchmark tests (test_sockets_tcp.py, test_echo_flood*.py); a
-module asks for the process check with pytest.mark.usefixtures("no_leftover_processes")."""
+"""Shared fixtures: the socket-benchmark tests' launcher and process check (a module asks
+for it with pytest.mark.usefixtures("no_leftover_processes")), and the claim tests' fixed
+decision regions (quiet_machine)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,17 @@ def no_leftover_processes():
     """After the test: no child process of this test process is alive."""
     yield
     check_nothing_left()
+
+
+@pytest.fixture
+def quiet_machine(monkeypatch):
+    """Decision regions as on a machine whose sweeps differ by no more than their own
+    intervals say (every table at claims.decision.MIN_SPREAD_LOG), whatever spread table
+    the checkout holds: claim tests then state their gaps exactly."""
+    from serverbench.analysis import process
+    from serverbench.analysis.claims import decision
+
+    quiet = dict.fromkeys(process.table_keys(), decision.MIN_SPREAD_LOG)
+    monkeypatch.setattr(decision, "load_spreads", lambda *a, **k: dict(quiet))
+    with decision.using(decision.MIN_SPREAD_LOG):  # for expectations judged outside an evaluation
+        yield quiet

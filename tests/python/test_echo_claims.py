@@ -19,6 +19,8 @@ from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison
 from serverbench.analysis.echo_figures import LOADGEN_LIMIT, per_server, runs
 from serverbench.analysis.synthetic import processed_from
 
+pytestmark = pytest.mark.usefixtures("quiet_machine")
+
 BOUND, FREE = 0.97, 0.5
 
 

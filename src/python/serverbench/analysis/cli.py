@@ -49,6 +49,18 @@ def _claim_errors(claims_csv: Path, stderr) -> int:
     return 1 if len(bad) else 0
 
 
+def _copies(text: str) -> int:
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--copies must be a whole number, not {text!r}") from None
+    if not 0 <= n <= 10000:
+        raise argparse.ArgumentTypeError(f"--copies must be between 0 and 10000, not {n}")
+    return n
+
+
 def _cmd_process(args, stdout, stderr) -> int:
     from serverbench.analysis import claims, process
 
@@ -59,6 +71,10 @@ def _cmd_process(args, stdout, stderr) -> int:
         raise _usage(str(e)) from None
     P = process.Processed(written["runs"].parent)
     written.update(claims.write_claims(P, spawn_metric=args.spawn_metric))
+    if args.copies > 0:
+        from serverbench.analysis import reliability
+
+        written["claims_reliability"] = reliability.write(P, spawn_metric=args.spawn_metric, copies=args.copies)
     for name, p in written.items():
         print(f"{name}: {p}", file=stdout)
     return _claim_errors(written["claims"], stderr)
@@ -120,6 +136,27 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
     return _claim_errors(Path(out["processed"]) / "claims.csv", stderr)
 
 
+def _cmd_spread(args, stdout, stderr) -> int:
+    from serverbench.analysis import spread
+    from serverbench.analysis.claims import decision
+
+    if len(args.sweeps) < 2:
+        raise _usage("spread needs at least two sweeps of one profile on one machine")
+    dirs = [_sweep_dir(s) for s in args.sweeps]
+    prints = {d.name: spread.fingerprint_of(d) for d in dirs}
+    known = {v for v in prints.values() if v}
+    if len(known) > 1 and not args.any_machine:
+        names = ", ".join(f"{k}={v}" for k, v in prints.items())
+        raise _usage(f"the sweeps come from different machines (fingerprints {names}); pass --any-machine to pool them")
+    out = Path(args.out) if args.out else paths.processed_dir() / decision.SPREAD_FOLDER
+    written = spread.measure(dirs, out)
+    import pandas as pd
+
+    print(pd.read_csv(written).to_string(index=False), file=stdout)
+    print(f"spread: {written}", file=stdout)
+    return 0
+
+
 def _cmd_golden(args, stdout, stderr) -> int:
     from serverbench.analysis import golden
 
@@ -133,12 +170,20 @@ def _cmd_docs(args, stdout, stderr) -> int:
 
 
 def register(subparsers) -> None:
+    from serverbench.analysis.reliability import DEFAULT_B
+
     metric_help = "spawn time: all_ready_s (default) or spawn_call_s (what the original programs timed)"
 
     p = subparsers.add_parser("process", help="raw sweep -> processed tables and claims in data/processed/<sweep-id>/")
     p.add_argument("sweep", help="sweep folder, or a sweep id under data/raw")
     p.add_argument("--out", help="output folder (default data/processed/<sweep-id>)")
     p.add_argument("--skip-bad", action="store_true", help="skip (and count) corrupt raw lines instead of failing")
+    p.add_argument(
+        "--copies",
+        type=_copies,
+        default=DEFAULT_B,
+        help=f"re-runs simulated for each verdict's probability (claims_reliability.csv; 0: skip; default {DEFAULT_B})",
+    )
     p.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     p.set_defaults(func=_cmd_process)
 
@@ -176,6 +221,16 @@ def register(subparsers) -> None:
     )
     n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     n.set_defaults(func=_cmd_notebooks)
+
+    s = subparsers.add_parser(
+        "spread",
+        help="measure the between-sweep sd of the claims' deciding ratios from repeated sweeps "
+        "(sets the decision regions' gap; data/processed/between-sweep-spread/)",
+    )
+    s.add_argument("sweeps", nargs="+", help="two or more sweep folders or ids of one profile on one machine")
+    s.add_argument("--out", default=None, help="output folder (default data/processed/between-sweep-spread)")
+    s.add_argument("--any-machine", action="store_true", help="pool sweeps whose machine fingerprints differ")
+    s.set_defaults(func=_cmd_spread)
 
     g = subparsers.add_parser(
         "golden",

@@ -26,7 +26,8 @@ from serverbench.analysis.claims.compare import (
     rows_where,
     values_where,
 )
-from serverbench.analysis.claims.engine import NO, ORDER_MARGIN, UNCLEAR, YES, Comparison, Data
+from serverbench.analysis.claims.decision import ZONE_TEXT
+from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison, Data
 from serverbench.analysis.echo_figures import LOADGEN_LIMIT, TABLE
 
 SOURCE = "Echo-flood blog posts, 28 Jul and 6 Aug 2010 (data/reference/README.md)"
@@ -193,7 +194,7 @@ register(
         compare=_c_fastest_node_slowest,
         definition="D = 512 KiB, largest N every server ran: every other server ÷ c and nodejs ÷ every other server; "
         f"'yes' if every ratio's interval lies above 1, 'no' if one lies below (an ordering: each by more than "
-        f"the order margin, {ORDER_MARGIN:.0%}).",
+        f"{ZONE_TEXT}).",
     )
 )
 register(

@@ -10,6 +10,7 @@ claims.familywise)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -17,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from serverbench.analysis import paired, stats
-from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, ORDER_MARGIN, UNCLEAR, YES, Comparison, label
+from serverbench.analysis.claims import decision
+from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison, label
 
 # the same comparison's interval at another confidence (level, and the level its method is
 # chosen for: pairing only where the pairs can reach it)
@@ -39,93 +41,164 @@ def too_few_trials(ci: stats.RatioCI) -> str:
 
 
 @dataclass(frozen=True)
+class Regions:
+    """An expectation resolved with the gap in force (claims.decision): "yes" when the
+    interval at `yes_level` lies inside [yes_lo, yes_hi]; "no" when the interval at
+    MIN_CONFIDENCE lies entirely below `no_below` or above `no_above`; else undecided."""
+
+    yes_lo: float
+    yes_hi: float
+    no_below: float
+    no_above: float
+    yes_level: float
+    text: str
+
+    def columns(self) -> dict[str, float]:
+        return {"yes_lo": self.yes_lo, "yes_hi": self.yes_hi, "no_below": self.no_below, "no_above": self.no_above}
+
+    def judge(self, ci: stats.RatioCI, ci_yes: stats.RatioCI | None = None) -> tuple[str, str]:
+        if not np.isfinite(ci.ratio) or not np.isfinite(ci.lo):
+            return UNCLEAR, "no values to compare"
+        cy = ci_yes if ci_yes is not None else ci
+        if cy.level >= self.yes_level - 1e-12 and np.isfinite(cy.lo) and self.yes_lo <= cy.lo and cy.hi <= self.yes_hi:
+            return YES, ""
+        few = too_few_trials(ci)
+        if few:
+            return UNCLEAR, few
+        if ci.hi < self.no_below or ci.lo > self.no_above:
+            return NO, ""
+        return UNCLEAR, (
+            f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] lies in neither the yes region "
+            f"({_span(self.yes_lo, self.yes_hi)}) nor the no region ({_outside(self.no_below, self.no_above)})"
+        )
+
+
+def _span(lo: float, hi: float) -> str:
+    if lo <= 0:
+        return f"< {hi:.3g}"
+    if not np.isfinite(hi):
+        return f"> {lo:.3g}"
+    return f"[{lo:.3g}, {hi:.3g}]"
+
+
+def _outside(below: float, above: float) -> str:
+    if not np.isfinite(below) or below <= 0:
+        return f"> {above:.3g}"
+    if not np.isfinite(above):
+        return f"< {below:.3g}"
+    return f"< {below:.3g} or > {above:.3g}"
+
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
 class RatioBelow:
+    """ratio < threshold. An order claim (`order`, threshold 1) says "yes" below
+    1/(1+e) and "no" above 1+e, the gap between them decision.order_gap_log(); a tolerance
+    ("< 1.05") says "yes" below it and "no" above it times exp(decision.tolerance_gap_log())."""
+
     threshold: float
-    margin: float = 0.0  # ORDER_MARGIN for order claims (threshold 1)
+    order: bool = False
+
+    def resolved(self) -> Regions:
+        if self.order:
+            half = decision.order_gap_log() / 2
+            yes_hi, no_above = self.threshold * math.exp(-half), self.threshold * math.exp(half)
+        else:
+            yes_hi, no_above = self.threshold, self.threshold * math.exp(decision.tolerance_gap_log())
+        return Regions(0.0, yes_hi, -INF, no_above, MIN_CONFIDENCE, f"< {yes_hi:.3g} (no: > {no_above:.3g})")
 
     @property
     def text(self) -> str:
-        return f"< {self.threshold:g}" + (f" by > {self.margin:.0%}" if self.margin else "")
+        return self.resolved().text
 
     def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        below, above = self.threshold / (1 + self.margin), self.threshold * (1 + self.margin)
-        return _judge(ci, lambda: ci.hi < below, lambda: ci.lo > above, self.text, self.margin)
+        return self.resolved().judge(ci)
 
 
 @dataclass(frozen=True)
 class RatioAbove:
+    """ratio > threshold, the mirror of RatioBelow."""
+
     threshold: float
-    margin: float = 0.0  # ORDER_MARGIN for order claims (threshold 1)
+    order: bool = False
+
+    def resolved(self) -> Regions:
+        if self.order:
+            half = decision.order_gap_log() / 2
+            yes_lo, no_below = self.threshold * math.exp(half), self.threshold * math.exp(-half)
+        else:
+            yes_lo, no_below = self.threshold, self.threshold * math.exp(-decision.tolerance_gap_log())
+        return Regions(yes_lo, INF, no_below, INF, MIN_CONFIDENCE, f"> {yes_lo:.3g} (no: < {no_below:.3g})")
 
     @property
     def text(self) -> str:
-        return f"> {self.threshold:g}" + (f" by > {self.margin:.0%}" if self.margin else "")
+        return self.resolved().text
 
     def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        below, above = self.threshold / (1 + self.margin), self.threshold * (1 + self.margin)
-        return _judge(ci, lambda: ci.lo > above, lambda: ci.hi < below, self.text, self.margin)
+        return self.resolved().judge(ci)
 
 
 @dataclass(frozen=True)
 class RatioWithin:
+    """lo <= ratio <= hi: equivalence by two one-sided tests (the decision.TOST_LEVEL
+    interval inside [lo, hi]); "no" when the MIN_CONFIDENCE interval lies beyond either
+    bound by the tolerance gap."""
+
     lo: float
     hi: float
 
+    def resolved(self) -> Regions:
+        g = math.exp(decision.tolerance_gap_log())
+        nb, na = self.lo / g, self.hi * g
+        return Regions(
+            self.lo,
+            self.hi,
+            nb,
+            na,
+            decision.TOST_LEVEL,
+            f"in [{self.lo:.3g}, {self.hi:.3g}] at {decision.TOST_LEVEL:.0%} (no: < {nb:.3g} or > {na:.3g})",
+        )
+
     @property
     def text(self) -> str:
-        return f"in [{self.lo:.3g}, {self.hi:.3g}]"
+        return self.resolved().text
 
-    def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        return _judge(
-            ci, lambda: self.lo <= ci.lo and ci.hi <= self.hi, lambda: ci.hi < self.lo or ci.lo > self.hi, self.text
-        )
+    def judge(self, ci: stats.RatioCI, ci_yes: stats.RatioCI | None = None) -> tuple[str, str]:
+        return self.resolved().judge(ci, ci_yes)
 
 
 Expectation = RatioBelow | RatioAbove | RatioWithin
 
 
 def order_below() -> RatioBelow:
-    """An order claim, numerator faster (smaller): decided only outside 1 +- ORDER_MARGIN."""
-    return RatioBelow(1.0, ORDER_MARGIN)
+    """An order claim, numerator faster (smaller): decided only outside the indifference zone."""
+    return RatioBelow(1.0, order=True)
 
 
 def order_above() -> RatioAbove:
-    """An order claim, numerator larger: decided only outside 1 +- ORDER_MARGIN."""
-    return RatioAbove(1.0, ORDER_MARGIN)
-
-
-def _judge(
-    ci: stats.RatioCI, yes: Callable[[], bool], no: Callable[[], bool], text: str, margin: float = 0.0
-) -> tuple[str, str]:
-    if not np.isfinite(ci.ratio) or not np.isfinite(ci.lo):
-        return UNCLEAR, "no values to compare"
-    few = too_few_trials(ci)
-    if few:
-        return UNCLEAR, few
-    if yes():
-        return YES, ""
-    if no():
-        return NO, ""
-    if margin:
-        return UNCLEAR, (
-            f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] does not clear {text} by the "
-            f"{margin:.0%} margin two independent sweeps differ by"
-        )
-    return UNCLEAR, f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] is neither inside nor outside {text}"
+    """An order claim, numerator larger: decided only outside the indifference zone."""
+    return RatioAbove(1.0, order=True)
 
 
 def judged(
     what: str, config: str, ci: stats.RatioCI, expect: Expectation, at_level: AtLevel | None = None, **extra
 ) -> Comparison:
-    """A comparison judged against expect; with at_level it can be judged again at a
-    stricter confidence (Holm's correction)."""
-    result, why = expect.judge(ci)
+    """A comparison judged against expect's decision regions (the gap in force now); with
+    at_level it is judged at the yes region's own level (equivalence: 90 %) and can be
+    judged again at a stricter confidence (Holm's correction)."""
+    r = expect.resolved()
+    ci_yes = at_level(r.yes_level, MIN_CONFIDENCE) if at_level is not None and r.yes_level != MIN_CONFIDENCE else None
+    result, why = r.judge(ci, ci_yes)
+    if ci_yes is not None:
+        extra = {"ci_yes_lo": ci_yes.lo, "ci_yes_hi": ci_yes.hi, "ci_yes_level": round(ci_yes.level, 4), **extra}
 
     def rejudge(level: float, choose_at: float = MIN_CONFIDENCE) -> tuple[str, str, stats.RatioCI]:
         c = at_level(level, choose_at) if at_level is not None else ci
-        return (*expect.judge(c), c)
+        return (*r.judge(c, ci_yes), c)
 
-    return Comparison(what, config, expect.text, result, ci, why, extra, rejudge if at_level else None)
+    return Comparison(what, config, r.text, result, ci, why, {**r.columns(), **extra}, rejudge if at_level else None)
 
 
 def by_round(a: pd.DataFrame, b: pd.DataFrame, scale: float = 1.0) -> tuple[stats.RatioCI, AtLevel, dict[str, str]]:

@@ -5,9 +5,11 @@ the comparison that decides it, a definition a reader can check). `register(clai
 it; `check_all(P)` evaluates every registered claim on a sweep's processed tables and
 turns the comparisons' results into a verdict:
 
-* supported     every comparison came out "yes" at >= 95 % achieved confidence;
-* contradicted  at least one came out "no" at >= 95 % achieved confidence, after Holm's
-  correction over the claim's comparisons (familywise.py);
+* supported     every comparison came out "yes": its interval inside the claim's yes region
+  at >= 95 % achieved confidence (90 % for "inside [lo, hi]": two one-sided tests);
+* contradicted  at least one came out "no" (its interval in the no region, a gap beyond the
+  yes region: claims.decision) at >= 95 % achieved confidence, after Holm's correction over
+  the claim's comparisons (familywise.py);
 * inconclusive  otherwise, with why (e.g. "too few trials (3 vs 3 reaches at most 90 %)");
 * not testable on this machine   the sweep lacks what the claim needs (languages,
   core counts, configurations), with what is missing;
@@ -24,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from serverbench.analysis import paired, stats
+from serverbench.analysis.claims import decision
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 
 SUPPORTED = "supported"
@@ -38,13 +41,7 @@ YES, NO, UNCLEAR = "yes", "no", "unclear"
 EVIDENCE_ONLY = "-"  # a row shown for context that does not take part in the verdict
 
 MIN_CONFIDENCE = 0.95  # achieved (not nominal) confidence a decisive comparison needs
-# An order claim ("X is faster than Y": a ratio against 1) is decided only when the interval
-# clears 1 by this relative margin (below 1 / (1 + m) or above 1 + m). Why: an interval speaks
-# for one sweep only; two independent quick sweeps on the 2-core VM (stability run of 23 Nov
-# 2026) moved the same language-to-language ratio by a median of 15 % (docs/statistics.md,
-# "Stability"), so a smaller difference is decided by the day, not by the languages. Claims
-# with a tolerance of their own (a factor written in the claim module) use that instead.
-ORDER_MARGIN = 0.15
+# Where "yes" ends and "no" begins, with the indifference zone between: claims.decision.
 SPAWN_METRIC = "{spawn_metric}"  # Needs.metric placeholder: the spawn metric chosen for the sweep
 
 
@@ -147,6 +144,7 @@ class Verdict:
     why: str = ""
     scope: str = ""
     evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
+    spread_log: float | None = None  # the between-sweep sd its decision regions were set for
 
     def row(self) -> dict:
         return {
@@ -157,6 +155,7 @@ class Verdict:
             "why": self.why,
             "numbers": self.summary,
             "scope": self.scope,
+            "spread_log": self.spread_log,
             "definition": self.definition,
         }
 
@@ -251,7 +250,7 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
     P is a Processed, or anything with its interface (values(), info, spawn_max_limits),
     e.g. a view of one variant of a sweep."""
     options = dict(options or {})
-    base = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
+    base: dict[str, Any] = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
     try:
         metric = claim.needs.metric.format(**{"spawn_metric": options.get("spawn_metric", "all_ready_s")})
         d = P.values(claim.needs.table, metric)
@@ -260,13 +259,16 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
             return Verdict(**base, verdict=NOT_TESTABLE, summary=miss, why=miss)
         data = Data(P, d, metric, options)
         scope = claim.scope(data) if claim.scope else ""
-        try:
-            comps = claim.compare(data)
-        except NotTestable as e:
-            return Verdict(**base, verdict=NOT_TESTABLE, summary=str(e), why=str(e), scope=scope)
-        from serverbench.analysis.claims.familywise import holm  # it imports this module
+        spread = decision.spread_for(claim.needs.table, options.get("spreads"))
+        base["spread_log"] = round(spread, 4)
+        with decision.using(spread):
+            try:
+                comps = claim.compare(data)
+            except NotTestable as e:
+                return Verdict(**base, verdict=NOT_TESTABLE, summary=str(e), why=str(e), scope=scope)
+            from serverbench.analysis.claims.familywise import holm  # it imports this module
 
-        holm(comps)  # a "no" among several comparisons must survive Holm's correction
+            holm(comps)  # a "no" among several comparisons must survive Holm's correction
         verdict = combine([c.result for c in comps])
         if verdict == NOT_TESTABLE:
             why = "no comparison could be made on this sweep"
@@ -280,8 +282,14 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
         return Verdict(**base, verdict=ERROR, summary=f"the check failed: {msg}", why=msg)
 
 
-def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None) -> list[Verdict]:
-    opts = {"spawn_metric": spawn_metric}
+def options_for(spawn_metric: str = "all_ready_s", spreads: dict[str, float] | None = None) -> dict[str, Any]:
+    """An evaluation's options: the spawn metric and the between-sweep spreads that set the
+    decision regions (default: the committed table, claims.decision.load_spreads)."""
+    return {"spawn_metric": spawn_metric, "spreads": decision.load_spreads() if spreads is None else spreads}
+
+
+def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None, spreads=None) -> list[Verdict]:
+    opts = options_for(spawn_metric, spreads)
     return [evaluate(c, P, opts) for c in all_claims() if ids is None or c.id in ids]
 
 
@@ -290,13 +298,13 @@ def check(P: Processed, claim_id: str, spawn_metric: str = "all_ready_s") -> Ver
     by_id = {c.id: c for c in all_claims()}
     if claim_id not in by_id:
         raise KeyError(f"no claim {claim_id!r}; registered: {', '.join(by_id)}")
-    return evaluate(by_id[claim_id], P, {"spawn_metric": spawn_metric})
+    return evaluate(by_id[claim_id], P, options_for(spawn_metric))
 
 
 def claims_table(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.DataFrame(
         [v.row() for v in verdicts],
-        columns=["id", "claim", "source", "verdict", "why", "numbers", "scope", "definition"],
+        columns=["id", "claim", "source", "verdict", "why", "numbers", "scope", "spread_log", "definition"],
     )
 
 
@@ -305,10 +313,10 @@ def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def write_claims(P: Processed, out_dir=None, spawn_metric: str = "all_ready_s") -> dict:
+def write_claims(P: Processed, out_dir=None, spawn_metric: str = "all_ready_s", spreads=None) -> dict:
     """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison)."""
     out = Path(out_dir) if out_dir else P.folder
-    v = check_all(P, spawn_metric)
+    v = check_all(P, spawn_metric, spreads=spreads)
     paths = {"claims": out / "claims.csv", "claims_evidence": out / "claims_evidence.csv"}
     claims_table(v).to_csv(paths["claims"], index=False)
     evidence_table(v).to_csv(paths["claims_evidence"], index=False)

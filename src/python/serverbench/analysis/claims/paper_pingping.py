@@ -11,8 +11,8 @@ from serverbench.analysis.claims.compare import (
     order_below,
     ratio_between_languages,
 )
+from serverbench.analysis.claims.decision import ZONE_TEXT
 from serverbench.analysis.claims.engine import (
-    ORDER_MARGIN,
     Claim,
     Comparison,
     Data,
@@ -64,7 +64,7 @@ register(
         compare=pingping_ratios_at_largest_repetitions(("go", "erlang"), "scala_akka", order_below()),
         definition="For each message size, at the largest repetition count measured in both languages: Go/Akka and "
         "Erlang/Akka time ratios (Hodges-Lehmann, exact interval). 'yes' if the interval lies below 1 by more than "
-        f"the order margin ({ORDER_MARGIN:.0%}), 'no' if above 1 by more than it. Supported if every "
+        f"{ZONE_TEXT}, 'no' if above 1 by more than it. Supported if every "
         "comparison is yes; contradicted if any is no.",
         scope=_sizes_scope,
     )

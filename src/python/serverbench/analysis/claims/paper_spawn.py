@@ -14,9 +14,9 @@ from serverbench.analysis.claims.compare import (
     ratio_between_configs,
     ratio_between_languages,
 )
+from serverbench.analysis.claims.decision import ZONE_TEXT
 from serverbench.analysis.claims.engine import (
     NO,
-    ORDER_MARGIN,
     SPAWN_METRIC,
     UNCLEAR,
     YES,
@@ -158,8 +158,8 @@ register(
         compare=erlang_spawns_fastest,
         definition="Spawn time pooled over the fixed-N and max-processes runs. At the largest N with at least 5 ok "
         "trials in all three languages (else the largest N all three ran): Erlang/Go and Erlang/Akka time "
-        "ratios. 'yes' if the interval lies below 1, 'no' if above, each by more than the order margin "
-        f"({ORDER_MARGIN:.0%}). Supported if both yes.",
+        "ratios. 'yes' if the interval lies below 1, 'no' if above, each by more than "
+        f"{ZONE_TEXT}. Supported if both yes.",
         scope=lambda data: "the paper's example is 3,000,000 processes",
     )
 )

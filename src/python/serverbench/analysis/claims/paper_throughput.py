@@ -14,9 +14,9 @@ from serverbench.analysis.claims.compare import (
     pooled_ratio_between_languages,
     ratio_between_configs,
 )
+from serverbench.analysis.claims.decision import ZONE_TEXT
 from serverbench.analysis.claims.engine import (
     EVIDENCE_ONLY,
-    ORDER_MARGIN,
     Claim,
     Comparison,
     Data,
@@ -118,7 +118,7 @@ register(
         definition=f"Configurations with cores <= {SMALL_CORES} and pairs <= {SMALL_PAIRS}: one pooled "
         f"Erlang/Akka ratio "
         f"of exchanges per minute. Supported if its interval lies above 1; contradicted if below 1 (each by more "
-        f"than the order margin, {ORDER_MARGIN:.0%}).",
+        f"than {ZONE_TEXT}).",
         summarize=_pooled_summary,
         scope=_cores_scope,
     )
@@ -134,8 +134,8 @@ register(
         compare=erlang_vs_akka_region(small=False),
         definition=f"Configurations with cores > {SMALL_CORES} and pairs > {SMALL_PAIRS}: one pooled "
         f"Erlang/Akka ratio. "
-        f"Supported if its interval lies below 1; contradicted if above (each by more than the order margin, "
-        f"{ORDER_MARGIN:.0%}). Not testable without runs on more "
+        f"Supported if its interval lies below 1; contradicted if above (each by more than "
+        f"{ZONE_TEXT}). Not testable without runs on more "
         f"than {SMALL_CORES} cores.",
         summarize=_pooled_summary,
         scope=_cores_scope,

@@ -18,11 +18,11 @@ from serverbench.analysis.claims.compare import (
     present_keys,
     rows_where,
 )
+from serverbench.analysis.claims.decision import ZONE_TEXT
 from serverbench.analysis.claims.engine import (
     EVIDENCE_ONLY,
     MIN_CONFIDENCE,
     NO,
-    ORDER_MARGIN,
     UNCLEAR,
     YES,
     Claim,
@@ -92,8 +92,8 @@ register(
         compare=akka_speedup_over_scala_actors,
         definition=f"PingPing at {C10_BYTES / 1000:g} kB, at the largest repetition count measured in both: the ratio "
         f"Scala actors / Scala-Akka time (Hodges-Lehmann, exact interval). Direction: 'yes' if the interval "
-        f"lies above 1 (Akka faster), 'no' if below (each by more than the order margin, "
-        f"{ORDER_MARGIN:.0%}). Magnitude: 'yes' if it lies inside "
+        f"lies above 1 (Akka faster), 'no' if below (each by more than "
+        f"{ZONE_TEXT}). Magnitude: 'yes' if it lies inside "
         f"[{AKKA_SPEEDUP / ABOUT_FACTOR:g}, {AKKA_SPEEDUP * ABOUT_FACTOR:g}] (3x within a factor "
         f"{ABOUT_FACTOR}), 'no' if entirely outside. Supported if both yes; contradicted if either no.",
         summarize=_c10_summary,

@@ -1,0 +1,195 @@
+"""The probability of each verdict (docs/statistics.md, "How sure is a verdict?").
+
+A verdict is a function of one sweep's trials. Had the sweep been run again, its trials
+would differ in two ways: within the sweep (other draws of the same noise) and between
+sweeps (the machine's state, which every trial of a sweep shares). `probabilities`
+re-decides every claim on B simulated re-runs of the sweep:
+
+* within: the rounds of each configuration are drawn with replacement (a round keeps every
+  language's trial of it, so pairing by round holds in the copy);
+* between: every (language, configuration) of a table is multiplied by exp(N(0, s^2 / 2)),
+  s the table's between-sweep sd of a log *ratio* (analysis/spread.py; a ratio of two such
+  factors then moves by N(0, s^2)); claims.decision gives the floor and the default.
+
+P(supported), P(inconclusive), P(contradicted) are the verdicts' frequencies over the B
+copies. A claim is *robust* when its modal verdict has P >= 0.9 and *borderline* when it is
+below 0.8. The bootstrap of 5-7 rounds is coarse (a copy cannot hold a value the sweep did
+not see), so these are estimates of how repeatable the verdict is, not exact probabilities;
+the five-sweep check in docs/statistics.md compares them with real repeats (Brier score).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from serverbench.analysis.claims import decision, engine
+
+ROBUST, BORDERLINE, NEITHER = "robust", "borderline", "-"
+ROBUST_P, BORDERLINE_P = 0.9, 0.8
+DEFAULT_B = 40  # ~1.5 s per copy on the 2-core VM: 40 copies keep the quick report's render under 1.5 min
+OUTCOMES = (engine.SUPPORTED, engine.INCONCLUSIVE, engine.CONTRADICTED, engine.NOT_TESTABLE, engine.ERROR)
+COLUMNS = ["p_supported", "p_inconclusive", "p_contradicted", "p_not_testable", "p_error"]
+
+_NOT_KEYS = {"language", "trial", "value"}
+
+
+class Resampled:
+    """One simulated re-run of a processed sweep, with the interface the claims read
+    (values, info, runs, spawn_max_limits, folder)."""
+
+    def __init__(self, P: Any, cache: dict, rng: np.random.Generator, spreads: dict[str, float]):
+        self._P, self._cache, self._rng, self._spreads = P, cache, rng, spreads
+        self.info, self.runs, self.spawn_max_limits, self.folder = P.info, P.runs, P.spawn_max_limits, P.folder
+        self._drawn: dict[tuple[str, str], pd.DataFrame] = {}
+
+    def values(self, table: str, metric: str) -> pd.DataFrame:
+        key = (table, metric)
+        if key not in self._drawn:
+            if key not in self._cache:
+                self._cache[key] = Rounds(self._P.values(table, metric))
+            self._drawn[key] = self._cache[key].redraw(self._rng, decision.spread_for(table, self._spreads))
+        return self._drawn[key].copy()
+
+
+class Rounds:
+    """A values table indexed for redrawing: per configuration, the row numbers of each round."""
+
+    def __init__(self, d: pd.DataFrame):
+        self.d = d.reset_index(drop=True)
+        self.groups: list[list[np.ndarray]] = []
+        if self.d.empty or "trial" not in self.d.columns:
+            return
+        keys = [c for c in self.d.columns if c not in _NOT_KEYS]
+        gid = self.d.groupby(keys, dropna=False, sort=False).ngroup().to_numpy() if keys else np.zeros(len(self.d))
+        trial = self.d["trial"].to_numpy()
+        for g in np.unique(gid):
+            idx = np.flatnonzero(gid == g)
+            self.groups.append([idx[trial[idx] == r] for r in np.unique(trial[idx])])
+        # one between-sweep factor per (language, configuration)
+        self.cell, _ = pd.factorize(pd.Series(gid).astype(str) + "|" + self.d["language"].astype(str))
+
+    def redraw(self, rng: np.random.Generator, spread_log: float) -> pd.DataFrame:
+        """The rounds of every configuration drawn with replacement (renumbered 1..n), each
+        (language, configuration) times exp(N(0, spread_log^2 / 2))."""
+        if not self.groups:
+            return self.d
+        rows, trial = [], []
+        for rounds in self.groups:
+            for k, p in enumerate(rng.integers(len(rounds), size=len(rounds)), start=1):
+                rows.append(rounds[p])
+                trial.append(np.full(len(rounds[p]), k))
+        r = np.concatenate(rows)
+        out = self.d.iloc[r].copy()
+        out["trial"] = np.concatenate(trial)
+        if spread_log > 0:
+            factor = np.exp(rng.normal(0.0, spread_log / np.sqrt(2.0), size=int(self.cell.max()) + 1))
+            out["value"] = out["value"].to_numpy(dtype=float) * factor[self.cell[r]]
+        return out
+
+
+def probabilities(
+    P: Any,
+    B: int = DEFAULT_B,
+    seed: int = 2018,
+    spawn_metric: str = "all_ready_s",
+    spreads: dict[str, float] | None = None,
+    ids=None,
+) -> pd.DataFrame:
+    """One row per claim: P of each verdict over B re-runs, the modal verdict, its P and
+    the label (robust / borderline / -)."""
+    opts = engine.options_for(spawn_metric, spreads)
+    claims = [c for c in engine.all_claims() if ids is None or c.id in ids]
+    rng = np.random.default_rng(seed)
+    cache: dict = {}
+    counts = {c.id: dict.fromkeys(OUTCOMES, 0) for c in claims}
+    for _ in range(B):
+        view = Resampled(P, cache, rng, opts["spreads"])
+        for c in claims:
+            counts[c.id][engine.evaluate(c, view, opts).verdict] += 1
+    rows = []
+    for c in claims:
+        n = counts[c.id]
+        modal = max(OUTCOMES, key=lambda k: n[k])
+        p = n[modal] / B
+        rows.append(
+            {
+                "id": c.id,
+                **{col: n[o] / B for col, o in zip(COLUMNS, OUTCOMES)},
+                "modal_verdict": modal,
+                "p_modal": p,
+                "reliability": ROBUST if p >= ROBUST_P else BORDERLINE if p < BORDERLINE_P else NEITHER,
+                "copies": B,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def brier(probs: pd.DataFrame, observed: pd.DataFrame) -> float:
+    """Mean over claims of the Brier score of the stated probabilities against the observed
+    verdict frequencies: observed has one column per repeat sweep and a row per claim id."""
+    scores = []
+    for r in probs.itertuples():
+        if r.id not in observed.index:
+            continue
+        seen = observed.loc[r.id]
+        scores.append(sum((getattr(r, col) - float((seen == o).mean())) ** 2 for col, o in zip(COLUMNS, OUTCOMES)))
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+FILE = "claims_reliability.csv"
+STAMP = ".reliability_of"  # the claims.csv content (and copies) the file was computed for
+
+
+def write(
+    P: Any, out_dir=None, spawn_metric: str = "all_ready_s", copies: int = DEFAULT_B, force: bool = False, spreads=None
+):
+    """claims_reliability.csv beside claims.csv; recomputed only when claims.csv changed
+    (a new sweep, or new claims code), since it costs ~1 s per copy."""
+    import hashlib
+    from pathlib import Path
+
+    out = Path(out_dir) if out_dir else Path(P.folder)
+    claims_csv, target, stamp = out / "claims.csv", out / FILE, out / STAMP
+    key = hashlib.sha256((claims_csv.read_bytes() if claims_csv.exists() else b"") + f"|{copies}".encode()).hexdigest()
+    if not force and target.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == key:
+        return target
+    probabilities(P, B=copies, spawn_metric=spawn_metric, spreads=spreads).to_csv(target, index=False)
+    stamp.write_text(key, encoding="utf-8")
+    return target
+
+
+def with_reliability(claims: pd.DataFrame, rel: pd.DataFrame) -> pd.DataFrame:
+    """claims plus P(its verdict), the modal verdict's P and the label."""
+    if rel is None or rel.empty:
+        return claims
+    m = claims.merge(rel, on="id", how="left")
+    col = {o: c for c, o in zip(COLUMNS, OUTCOMES)}
+    m["p_verdict"] = [getattr(r, col[r.verdict]) if r.verdict in col else np.nan for r in m.itertuples()]
+    return m
+
+
+def load(P: Any) -> pd.DataFrame:
+    """The sweep's claims_reliability.csv (empty when it was not computed)."""
+    from pathlib import Path
+
+    f = Path(P.folder) / FILE
+    return pd.read_csv(f) if f.exists() else pd.DataFrame()
+
+
+def headline(claims: pd.DataFrame) -> str:
+    """'20 claims. Verdicts: ...; robust: ..., borderline: ...' for the report."""
+    counts = claims["verdict"].value_counts()
+    text = f"{len(claims)} claims. Verdicts: " + ", ".join(f"**{n}** {v}" for v, n in counts.items()) + "."
+    if "reliability" in claims.columns:
+        rob = int((claims["reliability"] == ROBUST).sum())
+        bord = claims.loc[claims["reliability"] == BORDERLINE, "id"].tolist()
+        copies = int(claims["copies"].dropna().iloc[0]) if claims["copies"].notna().any() else 0
+        text += (
+            f" On {copies} simulated re-runs, **{rob}** verdicts are robust (the most frequent verdict P >= "
+            f"{ROBUST_P:g}) and **{len(bord)}** borderline (P < {BORDERLINE_P:g})"
+            + (f": {', '.join(bord)}." if bord else ".")
+        )
+    return text

@@ -1,0 +1,110 @@
+"""Between-sweep spread: how much the claims' deciding ratios move between sweeps of one
+profile on one machine beyond what each sweep's own intervals allow (docs/statistics.md,
+"Decision regions"). `python -m serverbench spread SWEEP SWEEP [...]` writes
+data/processed/between-sweep-spread/spread.csv, which sets the decision regions' gap
+(claims.decision) and the between-sweep draw of the verdict probabilities (reliability.py).
+
+Method of moments, per benchmark table: for every deciding comparison (claim, comparison,
+configuration) present in two sweeps a and b, d = log ratio_a - log ratio_b has variance
+2 s^2 + se_a^2 + se_b^2, s the between-sweep sd of one sweep's log ratio and se the
+sampling sd each sweep's interval states (half its log width over the normal quantile of
+its level). So s^2 = (mean d^2 - mean(se_a^2 + se_b^2)) / 2, floored at 0; every pair of
+sweeps contributes. Only sweeps whose machine fingerprints match may be pooled (the
+command refuses others unless --any-machine).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+KEY = ["claim", "comparison", "config"]
+
+
+def _evidence(processed: Path) -> pd.DataFrame:
+    e = pd.read_csv(processed / "claims_evidence.csv")
+    e = e[e["result"].isin(["yes", "no", "unclear"])]
+    e = e[(e["ratio"] > 0) & (e["ci_lo"] > 0) & (e["ci_hi"] > 0) & (e["ci_level"] > 0)]
+    z = norm.ppf(0.5 + e["ci_level"].clip(upper=0.9999) / 2)
+    e = e.assign(log_ratio=np.log(e["ratio"]), se=(np.log(e["ci_hi"]) - np.log(e["ci_lo"])) / (2 * z))
+    return e[[*KEY, "log_ratio", "se"]].drop_duplicates(KEY)
+
+
+def spread_table(processed: list[Path], table_of_claim: dict[str, str]) -> pd.DataFrame:
+    """One row per benchmark table: spread_log (s), the comparisons and sweep pairs used."""
+    ev = [_evidence(p) for p in processed]
+    rows = []
+    for a, b in itertools.combinations(range(len(ev)), 2):
+        m = ev[a].merge(ev[b], on=KEY, suffixes=("_a", "_b"))
+        m["table"] = m["claim"].map(table_of_claim)
+        m["d2"] = (m["log_ratio_a"] - m["log_ratio_b"]) ** 2
+        m["se2"] = m["se_a"] ** 2 + m["se_b"] ** 2
+        rows.append(m.dropna(subset=["table"]))
+    if not rows:
+        return pd.DataFrame(columns=["table", "spread_log", "n_differences", "sampling_sd_log", "raw_sd_log"])
+    allm = pd.concat(rows, ignore_index=True)
+    out = []
+    for table, g in allm.groupby("table"):
+        between = max(float((g["d2"] - g["se2"]).mean()) / 2.0, 0.0)
+        out.append(
+            {
+                "table": table,
+                "spread_log": round(float(np.sqrt(between)), 4),
+                "n_differences": len(g),
+                "sampling_sd_log": round(float(np.sqrt(g["se2"].mean() / 2.0)), 4),
+                "raw_sd_log": round(float(np.sqrt(g["d2"].mean() / 2.0)), 4),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def fingerprint_of(sweep_dir: Path) -> str | None:
+    """The machine fingerprint a sweep's manifest records (None for older sweeps)."""
+    try:
+        m = json.loads((sweep_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    fp = (m.get("machine") or {}).get("fingerprint")
+    return str(fp) if fp else None
+
+
+def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
+    """Process each raw sweep (into a temporary folder), measure, and write spread.csv
+    plus provenance.json (the sweeps, their hosts and fingerprints)."""
+    from serverbench.analysis import process
+    from serverbench.analysis.claims import all_claims
+
+    tables = {c.id: c.needs.table for c in all_claims()}
+    with tempfile.TemporaryDirectory(prefix="serverbench-spread-") as tmp:
+        done = []
+        for i, s in enumerate(sweep_dirs):
+            dest = Path(tmp) / f"{i}-{s.name}"
+            process.process_sweep(s, dest)
+            from serverbench.analysis.claims import write_claims
+            from serverbench.analysis.process import Processed
+
+            write_claims(Processed(dest), dest, spreads={})
+            done.append(dest)
+        t = spread_table(done, tables)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t.to_csv(out_dir / "spread.csv", index=False)
+    hosts = {}
+    for s in sweep_dirs:
+        try:
+            m = json.loads((s / "manifest.json").read_text(encoding="utf-8"))
+            hosts[s.name] = {"cpu_model": (m.get("host") or {}).get("cpu_model"), "fingerprint": fingerprint_of(s)}
+        except (OSError, ValueError):
+            hosts[s.name] = {}
+    prov = {
+        "what": "between-sweep sd of the claims' deciding log ratios, per benchmark table (analysis/spread.py)",
+        "sweeps": hosts,
+        "command": "python -m serverbench spread " + " ".join(s.name for s in sweep_dirs),
+    }
+    (out_dir / "provenance.json").write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
+    return out_dir / "spread.csv"
