@@ -12,6 +12,7 @@ import pandas as pd
 
 from serverbench import paths
 from serverbench.analysis import registry
+from serverbench.harness import fingerprint
 
 REPEAT = re.compile(r"^(?P<prefix>.+)-r(?P<k>\d+)$")
 
@@ -103,7 +104,7 @@ def stability(P) -> list:
             f"({', '.join(d.name for d in dirs)}: the same profile, each with its own seed and run "
             f"order). Each repeat's verdicts are recomputed here from its own raw log. "
             f"**{n} of {len(T)} claims get the same verdict in every repeat.** A borderline claim "
-            "should come out *inconclusive* every time rather than flip.",
+            "should come out *inconclusive* every time rather than flip. " + fingerprint.compare(dirs),
             T,
         ]
     how = (
@@ -131,6 +132,6 @@ def stability(P) -> list:
         f"{_commit(here)}). Every verdict below is recomputed from its sweep's own raw log: "
         f"{n} of {len(T)} claims agree across the repeats, and this sweep agrees with all of them "
         f"on {same}. A difference can come from the machine (another session's CPU, its load) or "
-        f"from code changed between the commits. {how}",
+        f"from code changed between the commits. {fingerprint.compare([*others, here])} {how}",
         T,
     ]

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from serverbench import __version__, contract
-from serverbench.harness import limits
+from serverbench.harness import fingerprint, limits
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -199,6 +199,7 @@ def manifest(run, launcher, versions: dict) -> dict:
         "within each round; each session's order is in its sessions file",
         "shard": run.shard.as_dict() if run.shard else None,
         "host": host_info(),
+        "machine": fingerprint.machine(),  # fingerprint + calibration: "same machine" only when they match
         "allowed_cpus": launcher.allowed_cpus,
         "runtime_versions": versions,
         "git": git_info(),

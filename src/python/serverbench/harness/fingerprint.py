@@ -1,0 +1,116 @@
+"""Which machine a sweep ran on, precisely enough to tell two VM instances apart: the
+manifest's `machine` object (CPU model, family/model/stepping, microcode, kernel release
+and build, memory, logical CPUs), a short hash of those (`fingerprint`), and a calibration
+loop timed at the start of the sweep. Two sweeps are "the same machine" only when their
+fingerprints match; otherwise the ratio of their calibration times says how much faster
+one machine ran the same fixed work (docs/statistics.md, "Stability")."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+CALIBRATION_REPEATS = 5
+CALIBRATION_LOOP = 2_000_000  # ~0.1-0.3 s of pure-Python integer work per repeat on the 2-core VM
+STABLE_KEYS = ("cpu_model", "cpu_family", "cpu_model_number", "stepping", "microcode", "kernel_release",
+               "kernel_build", "memory_bytes", "logical_cpus")  # fmt: skip
+
+
+def _cpuinfo() -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if not line.strip():
+                break  # the first CPU's block is enough
+            k, _, v = line.partition(":")
+            out.setdefault(k.strip(), v.strip())
+    except OSError:
+        pass
+    return out
+
+
+def _memory_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def calibrate(repeats: int = CALIBRATION_REPEATS, loop: int = CALIBRATION_LOOP) -> dict:
+    """The median wall time of a fixed integer loop (the same work on every machine)."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        acc = 0
+        for i in range(loop):
+            acc = (acc + i * i) % 1_000_003
+        times.append(time.perf_counter() - t0)
+    return {
+        "what": f"pure-Python loop of {loop:,} modular multiply-adds, median of {repeats}",
+        "loop_s": statistics.median(times),
+        "samples_s": times,
+    }
+
+
+def machine(calibration: bool = True) -> dict:
+    """The manifest's `machine` object."""
+    info = _cpuinfo()
+    uname = platform.uname()
+    m: dict = {
+        "cpu_model": info.get("model name"),
+        "cpu_family": info.get("cpu family"),
+        "cpu_model_number": info.get("model"),
+        "stepping": info.get("stepping"),
+        "microcode": info.get("microcode"),
+        "kernel_release": uname.release,
+        "kernel_build": uname.version,
+        "memory_bytes": _memory_bytes(),
+        "logical_cpus": os.cpu_count(),
+    }
+    m["fingerprint"] = fingerprint(m)
+    if calibration:
+        m["calibration"] = calibrate()
+    return m
+
+
+def fingerprint(m: dict) -> str:
+    """16 hex digits of sha256 over the stable facts (not the calibration, which varies)."""
+    stable = {k: m.get(k) for k in STABLE_KEYS}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def of_sweep(sweep_dir: Path) -> dict | None:
+    """The `machine` object a sweep's manifest recorded (None for sweeps before it existed)."""
+    try:
+        m = json.loads((Path(sweep_dir) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return m.get("machine")
+
+
+def compare(sweep_dirs: list[Path]) -> str:
+    """One sentence: same machine (fingerprints match), or which differ and the
+    calibration ratio to the first sweep; or that the sweeps predate fingerprints."""
+    ms = [(Path(d).name, of_sweep(d)) for d in sweep_dirs]
+    known = [(n, m) for n, m in ms if m and m.get("fingerprint")]
+    if len(known) < len(ms):
+        missing = ", ".join(n for n, m in ms if not (m and m.get("fingerprint")))
+        return f"Not known to be the same machine: {missing} recorded no machine fingerprint."
+    prints = {m["fingerprint"] for _, m in known}
+    if len(prints) == 1:
+        return f"Same machine: every sweep's fingerprint is {prints.pop()}."
+    base = known[0][1].get("calibration", {}).get("loop_s")
+    parts = []
+    for n, m in known:
+        c = m.get("calibration", {}).get("loop_s")
+        ratio = f"{c / base:.2f}x the first's calibration time" if c and base else "no calibration"
+        parts.append(f"{n}: {m['fingerprint']} ({ratio})")
+    return "Different machines (fingerprints differ): " + "; ".join(parts) + "."
