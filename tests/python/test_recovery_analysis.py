@@ -32,6 +32,7 @@ def _run(lang, rate, per_s, lats=(), table="recovery", fault="worker", trial=1):
         "duration_s": 1.0,
         "crashes_per_s": rate,
         "exchanges_per_s": per_s,
+        "steady_msgs_per_min": 60 * per_s,
         "exchanges_lost": 10 * (rate or 0),
         "restart_latency_s": json.dumps(list(lats)),  # as runs.csv holds a list
         "payload": "copy",

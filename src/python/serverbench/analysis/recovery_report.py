@@ -75,14 +75,15 @@ def section(P) -> list:
         "**Restart latency.** " + fastest_recovery(lat),
         lat.round(1),
         registry.FigureRef("fig_recovery_latency"),
-        "**Throughput against lambda.** " + least_loss(rel),
+        "**Throughput against lambda** (each run's steady rate over its second half, so that JIT and VM "
+        "warm-up do not decide): " + least_loss(rel),
         rel.round(3),
         registry.FigureRef("fig_recovery_throughput"),
     ]
     sup = R.supervision_overhead(P)
     blocks.append(
-        "**Supervision when nothing fails** (recovery at lambda = 0 / throughput, same cores, pairs and "
-        "message size; recovery also counts every message and reports every 1,000 exchanges): "
+        "**Supervision when nothing fails** (recovery at lambda = 0 / throughput, steady rates, same cores, "
+        "pairs and message size; recovery also counts every message and reports every 1,000 exchanges): "
         + (
             "; ".join(
                 f"{r['language']} {r['ratio']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] "
