@@ -199,3 +199,31 @@ def test_citation_cff_is_valid_and_cites_the_paper():
     assert _cff_errors({k: v for k, v in cff.items() if k != "authors"})
     bad = dict(cff, references=[dict(paper[0], doi="not a doi")])
     assert _cff_errors(bad)
+
+
+# sweeps committed before the clean-tree rule (24 Nov 2026) keep their recorded state: six say
+# dirty: true (CHANGELOG.md, 0.1.0); every later one must come from a clean tree
+RULE_SINCE_UTC = "2026-11-24T21:00:00Z"
+DIRTY_BEFORE_THE_RULE = {
+    "audit-20261123T083449Z",
+    "quick-20261121T134551Z",
+    "quick-harness-20261123T082539Z",
+    "servers-echo-16k-20261123",
+    "servers-echo-sat-20261123",
+    "stab-r3",
+}
+
+
+def test_committed_sweeps_since_the_rule_come_from_a_clean_tree():
+    import json
+
+    dirty = set()
+    for sid in _committed_sweeps():
+        man = json.loads((ROOT / "data" / "raw" / sid / "manifest.json").read_text())
+        if (man.get("git") or {}).get("dirty") is not False:
+            assert man["created_utc"] < RULE_SINCE_UTC, (
+                f"{sid}: recorded from a dirty tree after the clean-tree rule; "
+                "re-record it from a clean tree (docs/release.md)"
+            )
+            dirty.add(sid)
+    assert dirty == DIRTY_BEFORE_THE_RULE
