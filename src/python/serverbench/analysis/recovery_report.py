@@ -73,7 +73,7 @@ def section(P) -> list:
         "of docs/spec.md 'recovery' (the same crash times in every language); every run that counted a "
         "restart short, lost a worker or did not balance its counts is invalid and left out.",
         "**Restart latency.** " + fastest_recovery(lat),
-        lat.round(1),
+        lat.round({c: 1 for c in lat.columns if c.endswith("_us")}),
         registry.FigureRef("fig_recovery_latency"),
         "**Throughput against lambda** (each run's steady rate over its second half, so that JIT and VM "
         "warm-up do not decide): " + least_loss(rel),
