@@ -31,7 +31,7 @@ TOOLCHAINS = ["erl", "rebar3", "go", "java", "javac", "mvn", "gcc", "cc", "node"
 BUDGET_S = 900  # a hang guard: re-rendering took 115 s at a load average of ~8 and 255 s at ~12; labs 14-27 s
 
 
-def _hidden_path(bin_dir: Path) -> str:
+def _hidden_path(bin_dir: Path, also_hide: tuple[str, ...] = ()) -> str:
     """A PATH of one folder: links to every program on this PATH but the toolchains; python
     and python3 run this test's interpreter (exec, so sys.executable stays its own)."""
     bin_dir.mkdir()
@@ -41,7 +41,8 @@ def _hidden_path(bin_dir: Path) -> str:
             continue
         for exe in p.iterdir():
             target = bin_dir / exe.name
-            if HIDE.match(exe.name) or exe.name.startswith("python") or target.exists() or target.is_symlink():
+            hidden = HIDE.match(exe.name) or exe.name in also_hide or exe.name.startswith("python")
+            if hidden or target.exists() or target.is_symlink():
                 continue
             if exe.is_file() and os.access(exe, os.X_OK):
                 target.symlink_to(exe)
@@ -185,3 +186,33 @@ def test_an_installed_package_finds_the_checkout_it_is_used_from(monkeypatch, tm
     assert paths.raw_dir() == (ROOT / "data" / "raw").resolve()
     monkeypatch.chdir(tmp_path)  # no checkout around: the package's own parents, as before
     assert paths.repo_root() == site.parents[2]
+
+
+@pytest.mark.parametrize(
+    ("languages", "no_pdf", "named", "not_named"),
+    [
+        ("go", "1", ["Go (go)"], ["Erlang", "rebar3", "JDK", "Maven", "chromium", "gcc", "Node.js"]),
+        ("erlang", "1", ["Erlang/OTP (erl)", "rebar3"], ["Go (go)", "JDK", "Maven", "chromium"]),
+        ("scala_akka", "0", ["JDK 17", "Maven (mvn)", "chromium"], ["Go (go)", "Erlang", "gcc", "Node.js"]),
+        ("", "1", ["Erlang", "Go (go)", "JDK", "Maven", "gcc", "Node.js"], ["chromium"]),
+    ],
+)
+def test_setup_checks_only_the_toolchains_of_the_languages_asked_for(tmp_path, languages, no_pdf, named, not_named):
+    # no toolchain and no apt-get: set-up stops at its first step, naming what is missing and how to get it
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVERBENCH_")}
+    env.update(
+        PATH=_hidden_path(tmp_path / "bin", also_hide=("apt-get",)),
+        SERVERBENCH_LANGUAGES=languages,
+        SERVERBENCH_NO_PDF=no_pdf,
+        SERVERBENCH_NO_VENV="1",
+    )
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "setup.sh")], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1
+    missing = proc.stderr.split("setup: error: missing: ", 1)[1].split("\n", 1)[0]
+    for what in named:
+        assert what in missing, (what, missing)
+    for what in not_named:
+        assert what not in missing, (what, missing)
+    assert "apt-get install" in proc.stderr and "--no-run --no-pdf needs Python alone" in proc.stderr
