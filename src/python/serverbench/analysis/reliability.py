@@ -181,8 +181,20 @@ def load(P: Any) -> pd.DataFrame:
 
 def headline(claims: pd.DataFrame) -> str:
     """'20 claims. Verdicts: ...; robust: ..., borderline: ...' for the report."""
-    counts = claims["verdict"].value_counts()
-    text = f"{len(claims)} claims. Verdicts: " + ", ".join(f"**{n}** {v}" for v, n in counts.items()) + "."
+
+    def tally(t: pd.DataFrame) -> str:
+        return ", ".join(f"**{n}** {v}" for v, n in t["verdict"].value_counts().items())
+
+    text = f"{len(claims)} claims. "
+    if "regime_kind" in claims.columns:
+        at = claims[claims["regime_kind"] == "as the source"]
+        red = claims[claims["regime_kind"] == "reduced"]
+        other = claims[~claims["regime_kind"].isin(["as the source", "reduced"])]
+        text += f"Tested at the scale their source measured: {len(at)}" + (f" ({tally(at)})" if len(at) else "")
+        text += f". At a reduced scale (see the regime column): {len(red)}" + (f" ({tally(red)})" if len(red) else "")
+        text += f". No source regime or no runs here: {len(other)}" + (f" ({tally(other)})" if len(other) else "") + "."
+    else:
+        text += "Verdicts: " + tally(claims) + "."
     if "reliability" in claims.columns:
         rob = int((claims["reliability"] == ROBUST).sum())
         bord = claims.loc[claims["reliability"] == BORDERLINE, "id"].tolist()

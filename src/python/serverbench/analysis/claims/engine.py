@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from serverbench.analysis import paired, stats
-from serverbench.analysis.claims import decision
+from serverbench.analysis.claims import decision, regime
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 
 SUPPORTED = "supported"
@@ -145,6 +145,8 @@ class Verdict:
     scope: str = ""
     evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
     spread_log: float | None = None  # the between-sweep sd its decision regions were set for
+    regime_kind: str = ""  # regime.AS_SOURCE | regime.REDUCED | "" (no source regime / no runs)
+    regime: str = ""  # the regime tested, in words
 
     def row(self) -> dict:
         return {
@@ -155,6 +157,9 @@ class Verdict:
             "why": self.why,
             "numbers": self.summary,
             "scope": self.scope,
+            "source_regime": regime.source_text(self.id),
+            "regime_kind": self.regime_kind,
+            "regime": self.regime,
             "spread_log": self.spread_log,
             "definition": self.definition,
         }
@@ -252,6 +257,7 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
     options = dict(options or {})
     base: dict[str, Any] = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
     try:
+        base["regime_kind"], base["regime"] = regime.tested(claim.id, P)
         metric = claim.needs.metric.format(**{"spawn_metric": options.get("spawn_metric", "all_ready_s")})
         d = P.values(claim.needs.table, metric)
         miss = _missing(claim.needs, d)
@@ -304,7 +310,20 @@ def check(P: Processed, claim_id: str, spawn_metric: str = "all_ready_s") -> Ver
 def claims_table(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.DataFrame(
         [v.row() for v in verdicts],
-        columns=["id", "claim", "source", "verdict", "why", "numbers", "scope", "spread_log", "definition"],
+        columns=[
+            "id",
+            "claim",
+            "source",
+            "verdict",
+            "why",
+            "numbers",
+            "scope",
+            "source_regime",
+            "regime_kind",
+            "regime",
+            "spread_log",
+            "definition",
+        ],
     )
 
 

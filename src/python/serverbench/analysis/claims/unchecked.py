@@ -61,14 +61,20 @@ def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
         )
         where = f"{C10_BYTES / 1000:g} kB x {int(cfg['repetitions']):,}, {int(cfg['cores'])} core(s)"
         out.append(judged("direction: Scala actors/Akka time", where, ci, order_above(), at_level, **note))
+        # the "3 times" is an estimate, not a test: a band as wide as [2, 4.5] is about as wide
+        # as a 5-trial interval, so a verdict on it would be a coin toss (issue 25), and the
+        # 3x is read off another paper's figure (3(a)). Reported beside the direction.
+        band = RatioWithin(AKKA_SPEEDUP / ABOUT_FACTOR, AKKA_SPEEDUP * ABOUT_FACTOR)
+        reading = band.resolved().judge(ci)[0]
         out.append(
-            judged(
-                "magnitude: Scala actors/Akka time",
+            Comparison(
+                "magnitude (reported, not tested): Scala actors/Akka time",
                 where,
+                f"about {AKKA_SPEEDUP:g}x ({band.text}: {reading})",
+                EVIDENCE_ONLY,
                 ci,
-                RatioWithin(AKKA_SPEEDUP / ABOUT_FACTOR, AKKA_SPEEDUP * ABOUT_FACTOR),
-                at_level,
-                **note,
+                "",
+                dict(note),
             )
         )
     return out
@@ -93,9 +99,10 @@ register(
         definition=f"PingPing at {C10_BYTES / 1000:g} kB, at the largest repetition count measured in both: the ratio "
         f"Scala actors / Scala-Akka time (Hodges-Lehmann, exact interval). Direction: 'yes' if the interval "
         f"lies above 1 (Akka faster), 'no' if below (each by more than "
-        f"{ZONE_TEXT}). Magnitude: 'yes' if it lies inside "
-        f"[{AKKA_SPEEDUP / ABOUT_FACTOR:g}, {AKKA_SPEEDUP * ABOUT_FACTOR:g}] (3x within a factor "
-        f"{ABOUT_FACTOR}), 'no' if entirely outside. Supported if both yes; contradicted if either no.",
+        f"{ZONE_TEXT}); it decides the verdict. Magnitude: reported as an estimate beside it, with "
+        f"whether it lies in [{AKKA_SPEEDUP / ABOUT_FACTOR:g}, {AKKA_SPEEDUP * ABOUT_FACTOR:g}] (3x within a "
+        f"factor {ABOUT_FACTOR}), not tested: that band is about as wide as a 5-trial interval, and the 3x is "
+        "read off Fig. 3(a), copied from another paper.",
         summarize=_c10_summary,
     )
 )
