@@ -16,7 +16,7 @@ from serverbench import contract, records
 from serverbench.harness.launch import Launcher
 from serverbench.harness.task import Task
 
-SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads")
+SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads", "rust_tokio")
 HOST = {"hostname": "test", "cpu_model": "test", "logical_cpus": 2, "memory_bytes": 1, "os": "linux", "kernel": "k"}
 BROKEN = Path(__file__).with_name("echo_broken_server.py")
 

@@ -5,6 +5,7 @@
 
 mod bench;
 mod cli;
+mod echo;
 mod record;
 
 use serde_json::Value;
@@ -48,6 +49,21 @@ fn run(args: &[String]) -> i32 {
     let Some(rt) = runtime_or_error() else {
         return cli::EXIT_RUN_FAILED;
     };
+    if cfg.benchmark == "echo_flood" {
+        // the server role (the only one cli.json lists for rust_tokio); its own task too
+        let res = rt.block_on(async move { tokio::spawn(async move { echo::serve(&cfg).await }).await });
+        return match res {
+            Ok(Ok(rec)) => emit(&rec, true),
+            Ok(Err(e)) => {
+                eprintln!("error: {e}");
+                cli::EXIT_RUN_FAILED
+            }
+            Err(e) => {
+                eprintln!("error: echo server task failed: {e}");
+                cli::EXIT_RUN_FAILED
+            }
+        };
+    }
     // The benchmark's main process is a task on a worker, as Go's main goroutine is on a P.
     let (rec, ok) = rt.block_on(async move {
         tokio::spawn(async move {

@@ -264,8 +264,25 @@ def estimate_run_s(bench: str, language: str, params: dict) -> float:
 # Socket runs (measured on the 2-core VM, 23 Nov 2026; docs/sockets.md): a server's start-up,
 # and for the echo flood its cost per connection and per byte relative to the c server's
 # (~1 GB/s and ~30 us per connection); a guard-stopped 512 KiB flood takes ~10 s.
-SERVER_STARTUP_S = {"c": 0.05, "go": 0.07, "erlang": 0.4, "scala_akka": 2.5, "scala": 1.0, "nodejs": 0.25}
-ECHO_SLOWER = {"c": 1, "go": 1.2, "erlang": 6, "scala_akka": 5.5, "nodejs": 2, "twisted": 2, "eventlet": 3.5}
+SERVER_STARTUP_S = {
+    "c": 0.05,
+    "go": 0.07,
+    "erlang": 0.4,
+    "scala_akka": 2.5,
+    "scala": 1.0,
+    "nodejs": 0.25,
+    "rust_tokio": 0.05,
+}
+ECHO_SLOWER = {
+    "c": 1,
+    "go": 1.2,
+    "erlang": 6,
+    "scala_akka": 5.5,
+    "nodejs": 2,
+    "twisted": 2,
+    "eventlet": 3.5,
+    "rust_tokio": 1.2,
+}
 ECHO_GUARD_BYTES = 4 * 2**30  # N x D past this: the kernel-memory guard stops the run (~10 s)
 # tcp_pingpong: seconds per round trip, aggregate over the connections, by placement; across
 # CPUs a Scala side (one thread per CPU) pays a cross-CPU wake-up per round trip.
