@@ -96,6 +96,14 @@ build_scala_pekko() {
   (cd "$d" && mvn -q -B -DskipTests package)
 }
 
+# scala_akka24 (issue 29): the paper's own Akka 2.4.12 on Scala 2.11.12, the same program.
+build_scala_akka24() {
+  local d="$ROOT/src/scala_akka24"
+  if up_to_date "$d/target/serverbench-akka24.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
+  log "mvn package -> src/scala_akka24/target/serverbench-akka24.jar"
+  (cd "$d" && mvn -q -B -DskipTests package)
+}
+
 # java_vthreads: compiled for Java 17 with src/java's shared sources (any JDK 17+ javac),
 # run on JDK 25 (its cli.json entry; serverbench.jdks finds that java).
 build_java_vthreads() {
@@ -123,7 +131,7 @@ build_rust_tokio() {
 
 langs=("$@")
 [ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors c rust_tokio)
-[ $# -gt 0 ] || langs+=(scala_pekko java_vthreads)  # the JVM runtime points of issue 29
+[ $# -gt 0 ] || langs+=(scala_pekko scala_akka24 java_vthreads)  # the JVM runtime points of issue 29
 for l in "${langs[@]}"; do
   case "$l" in
     go) build_go ;;
@@ -133,6 +141,7 @@ for l in "${langs[@]}"; do
     scala_actors) build_scala_actors ;;
     scala_pekko|scala_pekko_jdk25|scala_pekko_jdk25_compact) build_scala_pekko ;;
     java_vthreads) build_java_vthreads ;;
+    scala_akka24) build_scala_akka24 ;;
     c) build_c ;;
     rust_tokio) build_rust_tokio ;;
     nodejs) need_runtime nodejs node --version ;;

@@ -39,7 +39,10 @@ python_only="${SERVERBENCH_PYTHON_ONLY:-0}"
 langs=",${SERVERBENCH_LANGUAGES:-erlang,go,scala_akka,java,scala_actors,c,nodejs},"
 [ "$python_only" = 1 ] && langs=","
 wants() { case "$langs" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-wants_jvm() { wants scala_akka || wants scala || wants java || wants scala_actors; }
+wants_jvm() { wants scala_akka || wants scala || wants java || wants scala_actors || wants_jvm29; }
+wants_jvm29() {  # issue 29's JVM points (JDK 17 and Maven build them all; JDK 25: ensure_jdk25)
+  wants scala_pekko || wants scala_pekko_jdk25 || wants scala_pekko_jdk25_compact || wants scala_akka24 || wants java_vthreads
+}
 if wants erlang; then
   have erl    || { missing_pkgs+=(erlang-nox erlang-dev); missing_why+=("Erlang/OTP (erl)"); }
   have rebar3 || { missing_pkgs+=(rebar3);               missing_why+=("rebar3"); }

@@ -15,7 +15,7 @@ VPY="$ROOT/.venv/bin/python"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(go erlang scala java scala_actors rust_tokio lint python)
 
-[ $# -gt 0 ] || suites+=(scala_pekko java_vthreads)  # the JVM runtime points of issue 29
+[ $# -gt 0 ] || suites+=(scala_pekko scala_akka24 java_vthreads)  # the JVM runtime points of issue 29
 failed=()
 passed=()
 run_suite() {
@@ -37,6 +37,7 @@ for s in "${suites[@]}"; do
     java)   run_suite java   bash -c 'cd src/java && mvn -q -B test' ;;
     scala_actors) run_suite scala_actors bash -c 'cd src/scala_actors && mvn -q -B test' ;;
     scala_pekko) run_suite scala_pekko bash -c 'cd src/scala_pekko && mvn -q -B test' ;;
+    scala_akka24) run_suite scala_akka24 bash -c 'cd src/scala_akka24 && mvn -q -B test' ;;
     # on JDK 25, the JDK its cli.json entry names (surefire's -Djvm; serverbench.jdks finds it)
     java_vthreads) run_suite java_vthreads bash -c 'j="$(PYTHONPATH=src/python "$0" -c "from serverbench import jdks; print(jdks.find_java(25))")" &&
                                       cd src/java_vthreads && mvn -q -B test -Djvm="$j"' "$VPY" ;;

@@ -5,6 +5,7 @@ that needs one that is absent is skipped naming it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from serverbench import contract, jdks
+from serverbench import contract, jdks, paths
 
 
 def _java17() -> str:
@@ -100,3 +101,12 @@ def test_harness_refuses_a_wrong_jdk_before_running(lang, java25, expect, tmp_pa
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {lang}") and expect in lines[0], p.stderr
     assert not any(tmp_path.iterdir()), "nothing is written before the check"
+
+
+def test_both_record_schemas_accept_every_language() -> None:
+    """A language of cli.json that a schema does not list could run but never be recorded
+    (the raw log refuses the record as a harness bug)."""
+    native = json.loads((paths.spec_dir() / "native-record.schema.json").read_text())
+    raw = json.loads((paths.spec_dir() / "raw-record.schema.json").read_text())
+    for enum in (native["$defs"]["language"]["enum"], raw["properties"]["language"]["enum"]):
+        assert set(contract.languages()) <= set(enum), set(contract.languages()) - set(enum)

@@ -28,6 +28,7 @@ COLORS = {
     "scala_pekko_jdk25": "#C25E00",
     "scala_pekko_jdk25_compact": "#7A3E00",
     "java_vthreads": "#A4C639",  # Java threads' green, lighter
+    "scala_akka24": "#FFB000",  # the paper's Akka: Akka's orange, brighter
     "go[gc=nogreentea]": "#7FC4E0",  # Go's colour, lighter: the same language, another build
 }
 MARKERS = {
@@ -47,6 +48,7 @@ MARKERS = {
     "scala_pekko_jdk25": "H",
     "scala_pekko_jdk25_compact": "x",
     "java_vthreads": "+",
+    "scala_akka24": "1",
     "go[gc=nogreentea]": "d",
 }
 FIG3_SIZES = (5000, 10000, 50000)
@@ -109,6 +111,7 @@ DODGE = {
     "scala_pekko_jdk25": 1.06,
     "scala_pekko_jdk25_compact": 1.08,
     "java_vthreads": 0.94,
+    "scala_akka24": 1.0,
 }
 
 

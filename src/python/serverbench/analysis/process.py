@@ -59,6 +59,7 @@ LANGUAGE_LABELS = {
     "scala_pekko_jdk25": "Scala/Pekko (JDK 25)",
     "scala_pekko_jdk25_compact": "Scala/Pekko (JDK 25, compact headers)",
     "java_vthreads": "Java (virtual threads, JDK 25)",
+    "scala_akka24": "Scala/Akka 2.4.12 (the paper's)",
     "go[gc=nogreentea]": "Go, Green Tea GC off",
 }
 

@@ -1,0 +1,53 @@
+package serverbench.akka24
+
+import java.util.concurrent.CountDownLatch
+
+import akka.actor.{Actor, ActorSystem, Props}
+
+/** docs/spec.md "spawn": N dormant actors, each signalling readiness once in preStart. */
+object Spawn {
+  sealed trait Msg // an Idle actor is never sent anything
+
+  final class Idle(ready: CountDownLatch) extends Actor {
+    override def preStart(): Unit = ready.countDown()
+    def receive: Receive = Actor.emptyBehavior
+  }
+
+  def run(system: ActorSystem, a: Cli.SpawnArgs, knobs: Map[String, String] = Map.empty): Outcome = {
+    val n = a.processes
+    val ready = new CountDownLatch(n)
+    val props = Props(new Idle(ready)) // one Props; its creator runs once per actor
+    val rssBefore = Sys.rssBytes()
+
+    val t0Ms = System.currentTimeMillis()
+    val t0 = System.nanoTime()
+    var i = 0
+    while (i < n) { system.actorOf(props); i += 1 }
+    val spawnCallNs = System.nanoTime() - t0 // actorOf returns before the actor has started
+    val t1Ms = System.currentTimeMillis() // timer spawn_call: what ProcessCreationLatency/scala/maxBlockingProcesses.scala lines 18-25 printed
+    Waits.latch(system, ready)
+    val allReadyNs = System.nanoTime() - t0
+
+    val rssAfter = Sys.rssBytes()
+    val heapUsed = Sys.heapUsedBytes()
+    val readyCount = n - ready.getCount
+    val perProcess = for (b <- rssBefore; af <- rssAfter) yield (af - b).toDouble / n
+    val ok = readyCount == n
+    Outcome(
+      Json.Obj("processes" -> Json.int(n)),
+      Json.Obj(Seq[(String, Json.Value)](
+        "spawn_call_s" -> Json.num(spawnCallNs / 1e9),
+        "all_ready_s" -> Json.num(allReadyNs / 1e9),
+        "rss_bytes_before" -> Json.optInt(rssBefore),
+        "rss_bytes_after" -> Json.optInt(rssAfter),
+        "bytes_per_process" -> Json.optNum(perProcess),
+        "runtime_memory_bytes" -> Json.int(heapUsed)) ++
+        (if (a.variant == "fair") Nil
+         else Seq(
+           "reported_elapsed_s" -> Json.num(
+             if (knobs.get("timer").contains("spawn_call")) Knobs.reportedSeconds(t0Ms, t1Ms) else allReadyNs / 1e9),
+           "true_elapsed_s" -> Json.num(allReadyNs / 1e9))): _*),
+      Json.Obj("ok" -> Json.Bool(ok), "ready" -> Json.int(readyCount)),
+      ok)
+  }
+}
