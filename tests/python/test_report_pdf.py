@@ -14,7 +14,8 @@ from serverbench.analysis import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "expected"
-CLAIMS_COLUMNS = ["id", "claim", "source", "verdict", "why", "numbers", "scope", "on the paper's own data"]
+CLAIMS_COLUMNS = ["id", "claim", "source", "verdict", "P(verdict)", "reliability", "regime", "why", "numbers"]
+OWN = "on its source's own data"
 
 needs_chromium = pytest.mark.skipif(
     shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
@@ -54,12 +55,13 @@ def claims_report(tmp_path, monkeypatch) -> tuple[Path, "object"]:
     import pandas as pd
     from IPython.display import Markdown
 
-    from serverbench.analysis import claims, paperdata, process, report
+    from serverbench.analysis import claims, paperdata, process, reliability, report, sourcedata
 
     # the paper's own verdicts, computed afresh: the cached copy would be written into data/
     monkeypatch.setattr(paperdata, "paper_verdicts_cached", paperdata.paper_verdicts)
     P = process.Processed(GOLDEN)
     ns = {"P": P, "sid": P.info["sweep_id"], "claims": claims, "paperdata": paperdata, "report": report}
+    ns.update(reliability=reliability, sourcedata=sourcedata)
     ns.update(pd=pd, Markdown=Markdown)
     nb = nbformat.read(ROOT / "notebooks" / "report.ipynb", as_version=4)
     cells = []
@@ -86,26 +88,27 @@ def test_printed_report_shows_the_whole_claims_table(tmp_path, monkeypatch):
     from pypdf import PdfReader
 
     nb, ct = claims_report(tmp_path, monkeypatch)
+    assert set(CLAIMS_COLUMNS) | {OWN} <= set(ct.columns)  # each a column of the table shown
     html = pipeline.render_html(nb, tmp_path / "report.html")
     pages = PdfReader(pipeline.print_pdf(html, tmp_path / "report.pdf")).pages
     texts = [_text(p) for p in pages]
-    table = [t for t in texts if "on the paper's own data" in t]
+    table = [t for t in texts if OWN in t]
     assert table, "the last column's header is not in the PDF: " + texts[-1][:300]
     first_table_page = texts.index(table[0])
     table_text = " ".join(texts[first_table_page:])
-    for col in CLAIMS_COLUMNS:
-        assert re.search(rf"\b{re.escape(col)}\b", table_text), col
+    for col in [*CLAIMS_COLUMNS, OWN]:
+        assert re.search(rf"(?<!\w){re.escape(col)}(?!\w)", table_text), col
     # The last two columns are cut off first when the table is wider than the page: each
     # verdict word must occur in the table pages at least as often as in the verdict and
-    # paper-data columns together, and every row's scope must be there.
-    paper_col = ct["on the paper's own data"].fillna("")
-    for verdict in set(ct["verdict"]) | set(paper_col) - {""}:
-        n = int((ct["verdict"] == verdict).sum() + (paper_col == verdict).sum())
+    # source-data columns together, and every row's regime must be there.
+    own_col = ct[OWN].fillna("").map(lambda x: x.split(":")[0])
+    for verdict in set(ct["verdict"]) | set(own_col) - {""}:
+        n = int((ct["verdict"] == verdict).sum() + (own_col == verdict).sum())
         assert table_text.count(verdict) >= n, (verdict, table_text.count(verdict), n)
     squashed = table_text.replace(" ", "")
-    for scope in ct["scope"].dropna():
-        words = [w for w in str(scope).split() if len(w) > 3]
-        assert all(w in squashed for w in words), scope
+    for regime in ct["regime"].dropna():
+        words = [w for w in str(regime).split() if len(w) > 3]
+        assert all(w in squashed for w in words), regime
     # page 1: the title, the machine and the set-up tables, not a heading on a blank page
     assert len(texts[0]) > 1500, texts[0][:200]
     assert pages[0].mediabox.width < pages[0].mediabox.height  # portrait A4

@@ -108,8 +108,8 @@ def paper_verdicts(workdir=None) -> pd.DataFrame:
         with tempfile.TemporaryDirectory() as d:
             return paper_verdicts(d)
     P = synthetic.processed_from(paper_records(), Path(workdir), {"profile": {"name": "paper data"}})
-    t = claims.claims_table(claims.check_all(P))
-    return t[["id", "verdict", "numbers"]]
+    t = claims.claims_table([v for v in claims.check_all(P) if v.id.startswith("C")])
+    return t[["id", "verdict", "numbers", "why"]]
 
 
 def paper_verdicts_cached() -> pd.DataFrame:
@@ -124,12 +124,12 @@ def paper_verdicts_cached() -> pd.DataFrame:
 
     sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
     if cached.exists() and cached.stat().st_mtime >= max(p.stat().st_mtime for p in sources if p.exists()):
-        return pd.read_csv(cached)[["id", "verdict", "numbers"]]
+        return pd.read_csv(cached)[["id", "verdict", "numbers", "why"]]
     with tempfile.TemporaryDirectory() as work:
         P = synthetic.processed_from(paper_records(), Path(work), {"profile": {"name": "paper data"}})
-        V = claims.check_all(P)
+        V = [v for v in claims.check_all(P) if v.id.startswith("C")]  # E, T: sourcedata.py
     t = claims.claims_table(V)
     out.mkdir(parents=True, exist_ok=True)
     t.to_csv(cached, index=False)
     claims.evidence_table(V).to_csv(out / "claims_evidence.csv", index=False)
-    return t[["id", "verdict", "numbers"]]
+    return t[["id", "verdict", "numbers", "why"]]

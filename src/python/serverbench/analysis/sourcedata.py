@@ -1,0 +1,137 @@
+"""The two TCP write-ups' own published numbers run through their claims' checks (E1-E4,
+T1-T3), as paperdata.py does for the paper's C claims: a check that cannot recognise its
+source's effect on the source's own data is a bad reading of the source, and a source that
+published one value per point cannot support any interval at all, which the report then
+says (docs/statistics.md, "The checks on the sources' own data").
+
+Records are made in the raw-log shape from data/reference/servers_echo_flood.csv (the 2010
+sweep table and its 6 Aug update: best of 3 per point; `scale_stack_cpp` is the C++ server
+our `c` stands in for, `go_v2` the update's Go server, which replaced `go_v1`) and
+servers_tcp_pingpong.csv (best of 3 per pair: the original code's 1-byte Scala buffer, and
+with buffers fixed). The shape of a raw
+record (the server's record, the load generator's fields) is copied from an ok run of that
+benchmark in a committed sweep under data/raw, with the source's values put in.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from serverbench import paths
+from serverbench.analysis import claims, reference, synthetic
+
+SWEEP_ID = "sources-reference"
+ECHO_SERVERS = {"scale_stack_cpp": "c", "go_v2": "go"}  # the write-up's names -> ours (others equal)
+ONE_VALUE = "the source published one value per point, so no interval can decide it"
+
+
+def _template(benchmark: str) -> dict | None:
+    """An ok flood/ping-pong record of `benchmark` from a committed sweep (newest first)."""
+    for d in sorted(paths.raw_dir().glob("*/"), key=lambda p: p.name, reverse=True):
+        f = d / "runs.jsonl"
+        if not f.exists():
+            continue
+        with f.open(encoding="utf-8") as fh:
+            for line in fh:
+                if benchmark not in line:
+                    continue
+                r = json.loads(line)
+                if r.get("benchmark") != benchmark or r.get("status") != "ok" or r.get("warmup"):
+                    continue
+                if benchmark == "echo_flood" and r["params"].get("mode", "flood") != "flood":
+                    continue
+                return r
+    return None
+
+
+def _mark(r: dict) -> dict:
+    r.update(sweep_id=SWEEP_ID, host={**synthetic.HOST, "hostname": "source", "cpu_model": "the source's machine"})
+    return r
+
+
+def echo_records() -> list[dict]:
+    t = _template("echo_flood")
+    if t is None:
+        return []
+    ref = pd.read_csv(reference.reference_dir() / "servers_echo_flood.csv")
+    ref = ref.drop_duplicates(["server", "connections", "bytes_per_connection"], keep="last")  # the update's value
+    out = []
+    for r in ref.itertuples():
+        server = ECHO_SERVERS.get(r.server, r.server)
+        if server == "go_v1":  # the update's go_v2 replaced it (data/reference/README.md)
+            continue
+        x = _mark(copy.deepcopy(t))
+        n, d = int(r.connections), int(r.bytes_per_connection)
+        x.update(trial=1, server_language=server, placement="split")
+        x["params"].update(connections=n, bytes_per_connection=d, mode="flood")
+        x["config_id"] = f"echo_flood/source/bytes_per_connection={d},connections={n}/server_language={server}"
+        x["metrics"].update(
+            elapsed_s=float(r.seconds_best_of_3),
+            connections_completed=n,
+            connections_failed=0,
+            bytes_written=n * d,
+            bytes_read=n * d,
+            bytes_verified=n * d,
+        )
+        # the source did not measure its load generator; 0 (a field the schema requires) keeps the
+        # load-generator check (echo_claims._loadgen_checked) out of these records only
+        x["metrics"]["client_cpu_share"] = 0.0
+        x["server"]["language"] = server
+        out.append(x)
+    return out
+
+
+def tcp_records() -> list[dict]:
+    t = _template("tcp_pingpong")
+    if t is None:
+        return []
+    ref = pd.read_csv(reference.reference_dir() / "servers_tcp_pingpong.csv")
+    ref = ref[ref["client"] == ref["server"]]  # the same-language pairs the claims compare
+    out = []
+    for r in ref.drop_duplicates(["client", "read_buffer_bytes_client"]).itertuples():
+        x = _mark(copy.deepcopy(t))
+        k = int(r.read_buffer_bytes_client)
+        x.update(trial=1, language=r.client, server_language=r.server, placement="shared")
+        x["params"].update(read_buffer_bytes=k, connections=100, round_trips=10_000)
+        x["config_id"] = f"tcp_pingpong/source/read_buffer_bytes={k}/server_language={r.server}/placement=shared"
+        us = float(r.us_per_round_trip_best_of_3)
+        x["metrics"].update(reported_us_per_round_trip=us, elapsed_s=us * 10_000 / 1e6)
+        x["server"]["language"] = r.server
+        out.append(x)
+    return out
+
+
+def source_verdicts(workdir=None) -> pd.DataFrame:
+    """id, verdict, numbers, why of E1-E4 and T1-T3 on the write-ups' own numbers."""
+    if workdir is None:
+        with tempfile.TemporaryDirectory() as d:
+            return source_verdicts(d)
+    recs = echo_records() + tcp_records()
+    if not recs:
+        return pd.DataFrame(columns=["id", "verdict", "numbers", "why"])
+    P = synthetic.processed_from(recs, Path(workdir), {"profile": {"name": "sources' own data"}})
+    t = claims.claims_table([v for v in claims.check_all(P, spreads={}) if v.id[0] in "ET"])
+    return t[["id", "verdict", "numbers", "why"]]
+
+
+OWN = "on its source's own data"
+
+
+def own_data_column(paper: pd.DataFrame, sources: pd.DataFrame) -> pd.DataFrame:
+    """id and the verdict on the claim's source's own numbers (the paper's for C, the
+    write-ups' for E and T), with the reason wherever it is not supported."""
+    t = pd.concat([paper.assign(why=paper.get("why", "")), sources], ignore_index=True)
+
+    def reason(v, w) -> str:
+        if v == claims.SUPPORTED or not isinstance(w, str) or not w:
+            return v
+        one = "(1 vs 1 " in w or "too few trials (1)" in w
+        return f"{v}: {w}" + (f"; {ONE_VALUE}" if one else "")
+
+    text = [reason(v, w) for v, w in zip(t["verdict"], t["why"])]
+    return pd.DataFrame({"id": t["id"], OWN: text})
