@@ -254,10 +254,11 @@ def load_records(sources, skip_bad: bool = False) -> tuple[list[dict], list[tupl
 
 
 def duplicate_runs(recs: list[dict]) -> list[tuple]:
-    """(sweep_id, config_id, trial, warmup) keys that have more than one ok record."""
+    """(sweep_id, config_id, trial, warmup) keys that have more than one ok record (an ok
+    record flagged `interfered` was run again on purpose and does not count)."""
     seen: dict[tuple, int] = {}
     for r in recs:
-        if r.get("status") == "ok":
+        if r.get("status") == "ok" and not r.get("interfered"):
             k = (r.get("sweep_id"), r.get("config_id"), r.get("trial"), bool(r.get("warmup")))
             seen[k] = seen.get(k, 0) + 1
     return [k for k, n in seen.items() if n > 1]

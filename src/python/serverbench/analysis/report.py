@@ -7,6 +7,7 @@ import pandas as pd
 
 from serverbench.analysis import reference
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
+from serverbench.harness import interference
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
 PAPER_SETUP = {
@@ -233,12 +234,13 @@ def show_evidence(verdicts) -> None:
 # ------------------------------------------------------------------ contention
 
 # Raw-record fields (flattened) the harness records around each run, by what they mean;
-# the first one present is used. A run is flagged as taken under contention when the
-# machine was already busy before it started (1-minute load average >= its logical CPUs)
-# or the hypervisor took CPU time from it (steal >= STEAL_LIMIT of its CPU time).
+# the first one present is used. Since issue 26 a process run records its interference
+# (harness/interference.py: other processes' CPU time on its CPUs, steal) and is flagged
+# `interfered` over limits fixed in advance; older logs fall back to the load average
+# before the run (>= its logical CPUs: the machine was busy) or the steal.
 LOAD_FIELDS = ("load_avg_1m_before", "contention.load_avg_1m_before", "loadavg_1m_before", "load_avg_1m")
 STEAL_FIELDS = ("steal_share", "contention.steal_share", "cpu_steal_share")
-STEAL_LIMIT = 0.05
+STEAL_LIMIT = interference.STEAL_LIMIT
 
 
 def _first_col(runs: pd.DataFrame, names) -> str | None:
@@ -260,7 +262,12 @@ def contention_flags(P: Processed) -> pd.DataFrame:
     steal = d[steal_c] if steal_c else pd.Series(float("nan"), index=d.index)
     d["load_avg_1m_before"], d["steal_share"] = load, steal
     d["contended"] = (load >= cpus) | (steal >= STEAL_LIMIT)
-    return d[["table", "language", "load_avg_1m_before", "steal_share", "contended"]]
+    if "interfered" in d.columns and d["interfered"].notna().any():  # measured: replaces the guess
+        measured = d["interfered"].notna()
+        d.loc[measured, "contended"] = d.loc[measured, "interfered"].astype(str).str.lower() == "true"
+    if "other_cpu_share" not in d.columns:
+        d["other_cpu_share"] = float("nan")
+    return d[["table", "language", "load_avg_1m_before", "steal_share", "other_cpu_share", "contended"]]
 
 
 def contention_table(P: Processed) -> pd.DataFrame:
@@ -272,6 +279,7 @@ def contention_table(P: Processed) -> pd.DataFrame:
         under_contention=("contended", "sum"),
         max_load_avg_1m_before=("load_avg_1m_before", "max"),
         max_steal_share=("steal_share", "max"),
+        max_other_cpu_share=("other_cpu_share", "max"),
     )
     g["language"] = g["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
     return g.round(3)
@@ -287,8 +295,9 @@ def contention_note(P: Processed) -> str:
     n, k = len(f), int(f["contended"].sum())
     cpus = P.info.get("logical_cpus")
     rule = (
-        f"1-minute load average before the run >= {cpus} (the logical CPUs) or CPU steal >= "
-        f"{STEAL_LIMIT:.0%} of the run's CPU time"
+        f"other processes took > {interference.OTHER_CPU_LIMIT:.0%} of the run's CPU time on its CPUs or the "
+        f"hypervisor stole > {STEAL_LIMIT:.0%} of it, as measured per run; runs recorded before that was "
+        f"measured: 1-minute load average before the run >= {cpus} (the logical CPUs) or steal >= {STEAL_LIMIT:.0%}"
     )
     if k == 0:
         return f"No run was taken under contention ({rule})."

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from serverbench import contract, jdks
-from serverbench.harness import cgroups, classify, environment, jvm, limits
+from serverbench.harness import cgroups, classify, environment, interference, jvm, limits
 from serverbench.harness.task import Task
 
 # Inherited variables that would change how a runtime behaves behind the harness's back.
@@ -183,10 +183,16 @@ class Launcher:
     def run(self, task: Task) -> tuple[dict, float]:
         """Run once (by the task's family); return (raw record, harness wall seconds)."""
         t_begin = time.perf_counter()
-        cpus = self.pinned(task.cores) if task.family == "process" else self.allowed_cpus
-        before = environment.contention_before(cpus)
-        rec = family_runner(task.family)(self, task)
-        rec.update(environment.contention_fields(before, cpus))
+        process = task.family == "process"
+        cpus = self.pinned(task.cores) if process else self.allowed_cpus
+        with interference.harness_off(cpus if process else self.allowed_cpus, self.allowed_cpus) as off:
+            before = environment.contention_before(cpus)
+            busy = interference.busy_ticks(cpus) if process else None
+            rec = family_runner(task.family)(self, task)
+            busy_after = interference.busy_ticks(cpus) if process else None
+            rec.update(environment.contention_fields(before, cpus))
+        if process:
+            rec.update(interference.fields(busy, busy_after, cpus, rec), harness_cpus=off)
         return rec, time.perf_counter() - t_begin
 
     def run_one(self, task: Task) -> tuple[dict, float]:  # the name of the earlier API
@@ -277,6 +283,7 @@ def run_process(lau: Launcher, task: Task) -> dict:
         system_cpu_s=ru.ru_stime,
         minor_page_faults=int(ru.ru_minflt),
         major_page_faults=int(ru.ru_majflt),
+        involuntary_context_switches=int(ru.ru_nivcsw),
     )
     oom_kills = cg.oom_events() if cg else 0
     cg_peak = cg.peak() if cg else None

@@ -39,7 +39,7 @@ SEARCH_TABLE = "spawn_max"  # the max-processes search: runs of spawn, not a ben
 BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, SEARCH_TABLE) if x == "spawn" else (x,)))
 PROFILES = ("smoke", "quick", "paper")
 
-TOP_KEYS = {"name", "description", "seed", "variant", "languages", "defaults", *BENCHMARKS}
+TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "defaults", *BENCHMARKS}
 DEFAULT_KEYS = {
     "trials": 3,
     "warmup": False,
@@ -192,6 +192,14 @@ def sweep_seed(prof: dict, sweep_dir) -> int:
     return secrets.randbelow(2**31)
 
 
+def _bool(v, what: str) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    raise ProfileError(f"{what} must be true or false, not {v!r}")
+
+
 def resolve(prof: dict, source: str = "<dict>") -> dict:
     for k in prof:
         if k not in TOP_KEYS:
@@ -204,6 +212,9 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         "seed": None if prof.get("seed") is None else _int(prof["seed"], "seed", minimum=0),
         "variant": prof.get("variant", "fair"),
         "languages": _langs(prof.get("languages", list(contract.languages())), "languages"),
+        # an ok run flagged interfered (harness/interference.py) is run once more; smoke, a
+        # build check and test fixture, keeps one record per task
+        "rerun_interfered": _bool(prof.get("rerun_interfered", True), "rerun_interfered"),
     }
     built = contract.cli_contract().get("implemented_variants", ["fair"])
     if out["variant"] not in built:

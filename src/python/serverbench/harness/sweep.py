@@ -239,8 +239,16 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     bar = _progress(run.progress, sum(w.estimated_steps() if isinstance(w, Search) else 1 for w in work))
 
     def execute(task) -> dict:
+        rec = once(task)
+        if rec.get("status") == "ok" and rec.get("interfered") and run.plan.profile.get("rerun_interfered", True):
+            rec = once(task, rerun=True)  # once more; the later ok attempt is the one selected
+        return rec
+
+    def once(task, rerun: bool = False) -> dict:
         t0 = time.perf_counter()
         rec, _ = launcher.run(task)
+        if rerun:
+            rec["rerun_of_interfered"] = True
         rec = log.append(rec)
         if rec.get("wall_s") is not None and rec["status"] != "failed_to_start":
             overheads.append(time.perf_counter() - t0 - rec["wall_s"])
