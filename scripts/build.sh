@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the native benchmark programs to the paths spec/cli.json names.
-# usage: scripts/build.sh [go|erlang|scala|java|scala_actors|c|rust_tokio|nodejs|python_servers ...]   (default: the compiled seven)
+# usage: scripts/build.sh [go|erlang|scala|java|scala_actors|c|rust_tokio|scala_pekko|scala_akka24|java_vthreads|nodejs|python_servers ...]
+#        (default: the compiled ten)
 # A language is rebuilt only when a source file is newer than its output.
 set -euo pipefail
 
@@ -147,6 +148,6 @@ for l in "${langs[@]}"; do
     nodejs) need_runtime nodejs node --version ;;
     python_servers|twisted|eventlet|python_threads)
       need_runtime "$l" "$ROOT/src/python_servers/serverbench-py" python_threads --version ;;
-    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors, c, rust_tokio, nodejs, python_servers)\n' "$l" >&2; exit 2 ;;
+    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors, c, rust_tokio, scala_pekko, scala_akka24, java_vthreads, nodejs, python_servers)\n' "$l" >&2; exit 2 ;;
   esac
 done

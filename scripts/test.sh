@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: set-up (so it works on a fresh machine), then every suite (lint: ruff, mypy, docs drift).
 # Every suite runs even if an earlier one failed; the exit status is non-zero if any failed.
-# usage: scripts/test.sh [python|go|erlang|scala|java|scala_actors|rust_tokio|lint ...]   (default: all)
+# usage: scripts/test.sh [python|go|erlang|scala|java|scala_actors|rust_tokio|scala_pekko|scala_akka24|java_vthreads|lint ...]
+#        (default: all)
 # Extra pytest arguments can be passed with PYTEST_ARGS (e.g. PYTEST_ARGS="-m 'not e2e'").
 set -euo pipefail
 
@@ -51,7 +52,7 @@ for s in "${suites[@]}"; do
     python) scripts/build.sh || true
             eval "pyargs=(${PYTEST_ARGS:-})"
             run_suite python "$VPY" -m pytest -q -p no:cacheprovider "${pyargs[@]}" ;;
-    *) printf 'test: error: unknown suite %q (known: python, go, erlang, scala, java, scala_actors, rust_tokio, lint)\n' "$s" >&2; exit 2 ;;
+    *) printf 'test: error: unknown suite %q (known: python, go, erlang, scala, java, scala_actors, rust_tokio, scala_pekko, scala_akka24, java_vthreads, lint)\n' "$s" >&2; exit 2 ;;
   esac
 done
 
