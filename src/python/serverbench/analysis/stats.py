@@ -26,7 +26,7 @@ from functools import lru_cache
 from math import comb
 
 import numpy as np
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 CONFIDENCE = 0.95
 
@@ -235,3 +235,25 @@ def ratio_ci_coverage(
         hit += ci.lo <= true_ratio <= ci.hi
         level = min(level, ci.level)
     return hit / reps, level
+
+
+def random_effects(log_ratios, ses, confidence: float = CONFIDENCE) -> tuple[float, float, float, float]:
+    """DerSimonian-Laird random-effects summary of k log ratios with sampling sds `ses`:
+    (mean log ratio, its lower and upper normal bound at `confidence`, tau: the sd of the
+    true log ratios between the k configurations). What "consistently" is measured by: tau
+    near 0 when every configuration shows the same ratio."""
+    y, s = np.asarray(log_ratios, dtype=float), np.asarray(ses, dtype=float)
+    ok = np.isfinite(y) & np.isfinite(s) & (s > 0)
+    y, s = y[ok], s[ok]
+    if len(y) == 0:
+        nan = float("nan")
+        return nan, nan, nan, nan
+    w = 1.0 / s**2
+    mean_fixed = float(np.sum(w * y) / np.sum(w))
+    q = float(np.sum(w * (y - mean_fixed) ** 2))
+    denom = float(np.sum(w) - np.sum(w**2) / np.sum(w))
+    tau2 = max(0.0, (q - (len(y) - 1)) / denom) if denom > 0 else 0.0
+    ws = 1.0 / (s**2 + tau2)
+    mu = float(np.sum(ws * y) / np.sum(ws))
+    half = float(norm.ppf(0.5 + confidence / 2) / np.sqrt(np.sum(ws)))
+    return mu, mu - half, mu + half, float(np.sqrt(tau2))
