@@ -24,6 +24,8 @@ RUNTIME = {
     "scala_akka": ("akka", "2.8.0"),
     "java": ("java", "17"),
     "scala_actors": ("scala-actors", "2.11.12"),
+    "scala_pekko": ("pekko", "1.7.0"),
+    "rust_tokio": ("tokio", "1.54.1"),
 }
 
 
