@@ -36,7 +36,7 @@ missing_why=()    # what is missing, for the error message
 # Which toolchains this call needs: none with SERVERBENCH_PYTHON_ONLY=1; with
 # SERVERBENCH_LANGUAGES only those languages' (their build.sh names); else all of them.
 python_only="${SERVERBENCH_PYTHON_ONLY:-0}"
-langs=",${SERVERBENCH_LANGUAGES:-erlang,go,scala_akka,java,scala_actors,c,nodejs},"
+langs=",${SERVERBENCH_LANGUAGES:-erlang,go,scala_akka,java,scala_actors,c,nodejs,rust_tokio},"
 [ "$python_only" = 1 ] && langs=","
 wants() { case "$langs" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 wants_jvm() { wants scala_akka || wants scala || wants java || wants scala_actors || wants_jvm29; }
@@ -106,7 +106,7 @@ rust_toolchain() {
   or update an existing one: rustup update stable"
   fi
 }
-[ "${SERVERBENCH_PYTHON_ONLY:-0}" = 1 ] || rust_toolchain
+if [ "${SERVERBENCH_PYTHON_ONLY:-0}" != 1 ] && wants rust_tokio; then rust_toolchain; fi
 
 # --- 2. Python virtual environment ---------------------------------------------------------
 if [ "${SERVERBENCH_NO_VENV:-0}" = 1 ]; then
