@@ -73,12 +73,12 @@ def load_avg_1m() -> float | None:
         return None
 
 
-def cpu_ticks(cpus: list[int] | None = None) -> tuple[int, int] | None:
-    """(steal ticks, all ticks) summed over the given CPUs' lines of /proc/stat (the
-    aggregate 'cpu' line when cpus is None); None when unreadable."""
+def cpu_stat_lines(cpus: list[int] | None = None) -> list[list[int]] | None:
+    """The tick counters (user nice system idle iowait irq softirq steal ...) of the given
+    CPUs' lines of /proc/stat (the aggregate 'cpu' line when cpus is None); None when
+    unreadable or none found."""
     want = None if cpus is None else {f"cpu{c}" for c in cpus}
-    steal = total = 0
-    found = False
+    out = []
     try:
         with open("/proc/stat", encoding="ascii") as f:
             for line in f:
@@ -87,15 +87,20 @@ def cpu_ticks(cpus: list[int] | None = None) -> tuple[int, int] | None:
                 name, *vals = line.split()
                 if (want is None and name != "cpu") or (want is not None and name not in want):
                     continue
-                nums = [int(v) for v in vals]
-                # user nice system idle iowait irq softirq steal guest guest_nice; guest is
-                # already counted in user, so the total is the first eight fields.
-                total += sum(nums[:8])
-                steal += nums[7] if len(nums) > 7 else 0
-                found = True
+                out.append([int(v) for v in vals])
     except (OSError, ValueError):
         return None
-    return (steal, total) if found else None
+    return out or None
+
+
+def cpu_ticks(cpus: list[int] | None = None) -> tuple[int, int] | None:
+    """(steal ticks, all ticks) summed over the given CPUs' lines of /proc/stat (the
+    aggregate 'cpu' line when cpus is None); None when unreadable."""
+    lines = cpu_stat_lines(cpus)
+    if lines is None:
+        return None
+    # guest is already counted in user, so the total is the first eight fields
+    return sum(n[7] if len(n) > 7 else 0 for n in lines), sum(sum(n[:8]) for n in lines)
 
 
 def contention_before(cpus: list[int]) -> dict:

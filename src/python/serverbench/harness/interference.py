@@ -21,6 +21,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from serverbench.harness import environment
 from serverbench.harness.environment import CLK_TCK
 
 OTHER_CPU_LIMIT = 0.10  # other processes took more than 10 % of the run's CPU time: interfered
@@ -29,22 +30,10 @@ STEAL_LIMIT = 0.05  # the hypervisor stole more than 5 % of it: interfered (repo
 
 def busy_ticks(cpus: list[int]) -> int | None:
     """user + nice + system + irq + softirq ticks of the given CPUs (/proc/stat)."""
-    want = {f"cpu{c}" for c in cpus}
-    busy, found = 0, False
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            for line in f:
-                if not line.startswith("cpu"):
-                    break
-                name, *vals = line.split()
-                if name not in want:
-                    continue
-                n = [int(v) for v in vals]
-                busy += n[0] + n[1] + n[2] + (n[5] if len(n) > 5 else 0) + (n[6] if len(n) > 6 else 0)
-                found = True
-    except (OSError, ValueError):
+    lines = environment.cpu_stat_lines(cpus)
+    if lines is None:
         return None
-    return busy if found else None
+    return sum(n[0] + n[1] + n[2] + sum(n[5:7]) for n in lines)
 
 
 def fields(busy_before: int | None, busy_after: int | None, cpus: list[int], rec: dict) -> dict:
