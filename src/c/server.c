@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 /* The C echo server: one thread, non-blocking sockets, edge-triggered epoll (the native
  * floor of echo_flood, standing in for the original's C++ framework). Lifecycle as
- * docs/spec.md "Socket benchmarks": bind 127.0.0.1 port P, one listening line, stop on
+ * docs/sockets.md: bind 127.0.0.1 port P, one listening line, stop on
  * stdin EOF / the line "stop" / SIGTERM / idle timeout, then one record line. */
 #include "common.h"
 

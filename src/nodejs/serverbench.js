@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // serverbench nodejs: the echo_flood server (net.createServer, every 'data' chunk written
-// back, as the original). Flags come from spec/cli.json; lifecycle as docs/spec.md
-// "Socket benchmarks": listening line, stop on stdin EOF / "stop" / SIGTERM / idle timeout.
+// back, as the original). Flags come from spec/cli.json; lifecycle as docs/sockets.md:
+// listening line, stop on stdin EOF / "stop" / SIGTERM / idle timeout.
 'use strict';
 const fs = require('fs');
 const net = require('net');

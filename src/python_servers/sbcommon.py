@@ -1,5 +1,5 @@
 """Shared by the Python echo servers: the command line (from spec/cli.json, so the flags
-are the ones every language takes) and the lifecycle (docs/spec.md "Socket benchmarks"):
+are the ones every language takes) and the lifecycle (docs/sockets.md):
 the listening line, stop on stdin EOF / the line "stop" / SIGTERM / idle timeout, the
 final record. Each runtime module supplies only its echo loop."""
 

@@ -1,4 +1,4 @@
-%% @doc echo_flood server (docs/spec.md "Socket benchmarks"): gen_tcp in passive mode,
+%% @doc echo_flood server (docs/sockets.md): gen_tcp in passive mode,
 %% a process per connection, each receiving whatever arrived and sending it back. The
 %% socket buffers are raised to 16 KiB (recbuf, sndbuf and the driver's user-level
 %% buffer), as the original write-up did (its default was 1,500 bytes). Connections are

@@ -1,4 +1,4 @@
-%% @doc tcp_pingpong (docs/spec.md "Socket benchmarks"): C concurrent loopback
+%% @doc tcp_pingpong (docs/sockets.md): C concurrent loopback
 %% connections, R round trips each; the client sends the 4 bytes "Ping", the server
 %% answers "Pong". gen_tcp in passive mode, a process per connection on both sides.
 %% read_buffer_bytes K (1..4): bytes each side reads (gen_tcp:recv(S, K)) before it

@@ -1,6 +1,6 @@
 // echo_flood server: a goroutine per connection, each reading up to 32 KiB and writing
 // it back (the idiomatic Go echo server). Counts every byte it read and echoed. The
-// load generator is the c language's client; docs/spec.md "Socket benchmarks".
+// load generator is the c language's client; docs/sockets.md.
 package app
 
 import (

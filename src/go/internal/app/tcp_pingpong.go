@@ -4,7 +4,7 @@
 // each side reads before it answers or counts a round trip: K = 4 is one whole
 // message; K = 1 reproduces the original Scala program's 1-byte buffer (every
 // byte read triggers a reply, the client counts a round trip per byte). Both
-// sides count every byte they move; docs/spec.md "Socket benchmarks".
+// sides count every byte they move; docs/sockets.md.
 package app
 
 import (

@@ -2,7 +2,7 @@
 T1-T3), as paperdata.py does for the paper's C claims: a check that cannot recognise its
 source's effect on the source's own data is a bad reading of the source, and a source that
 published one value per point cannot support any interval at all, which the report then
-says (docs/statistics.md, "The checks on the sources' own data").
+says (docs/statistics.md, "The checks on their sources' own data").
 
 Records are made in the raw-log shape from data/reference/servers_echo_flood.csv (the 2010
 sweep table and its 6 Aug update: best of 3 per point; `scale_stack_cpp` is the C++ server

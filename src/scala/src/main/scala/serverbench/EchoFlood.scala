@@ -14,7 +14,7 @@ import akka.event.{DefaultLoggingFilter, EventStream}
 import akka.io.{IO, Tcp}
 import akka.pattern.gracefulStop
 
-/** echo_flood server for scala_akka (docs/spec.md "Socket benchmarks", docs/sockets.md):
+/** echo_flood server for scala_akka (docs/sockets.md, docs/sockets.md):
   * Akka IO TCP (classic, akka.io.{IO, Tcp}), one actor per connection. A listener actor
   * binds 127.0.0.1 (backlog 4,096 as the C and Erlang servers; the kernel caps it at
   * net.core.somaxconn), accepts everything queued whenever the socket is acceptable, and

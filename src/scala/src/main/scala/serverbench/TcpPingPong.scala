@@ -11,7 +11,7 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-/** tcp_pingpong for the `scala` language (docs/spec.md "Socket benchmarks"): blocking
+/** tcp_pingpong for the `scala` language (docs/sockets.md): blocking
   * java.net sockets and one Future per connection on Scala's global execution context,
   * as the original Scala program did (no `blocking {}`: at most `schedulers` connections
   * progress at a time on each side, which is how the original ran). C connections x R
