@@ -304,7 +304,7 @@ def test_check_all_on_paper_like_sweep(tmp_path):
     P = P_of(tmp_path, S.paper_like_sweep(trials=5))
     V = claims.check_all(P)
     table = claims.claims_table(V).set_index("id")
-    assert list(table.index)[:10] == ["C1", "C2", "C3", "C4", "C5", "C6", "C7a", "C7b", "C8", "C9"]
+    assert list(table.index)[:11] == ["C1", "C2", "C3", "C4", "C4b", "C5", "C6", "C7a", "C7b", "C8", "C9"]
     assert {"C10", "C11", "C12"} <= set(table.index)
     assert set(table["verdict"]) <= set(claims.VERDICTS)
     for cid in ("C1", "C2", "C3", "C4", "C5", "C6"):
@@ -604,3 +604,19 @@ def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
     head = reliability.headline(t)
     assert "Tested at the scale their source measured: 3" in head  # C1, C2, C10 on pingping runs only
     assert "At a reduced scale (see the regime column): 0" in head
+
+
+def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):
+    """The paper's own statement for N <= 100,000 (Erlang and Go about equal, both faster than
+    Akka), beside C4's at the largest N; runs above 100,000 do not decide it."""
+
+    def sweep(sub, erl, go, akka, big=None):
+        times = {("erlang", 100_000): jit(erl), ("go", 100_000): jit(go), ("scala_akka", 100_000): jit(akka)}
+        times |= {(k, 1_000_000): jit(v) for k, v in (big or {}).items()}
+        return check("C4b", P_of(tmp_path / sub, S.spawn_runs(times)))
+
+    c = sweep("a", 0.2, 0.18, 1.0, big={"erlang": 1.0, "go": 5.0, "scala_akka": 9.0})
+    assert c.verdict == SUPPORTED and "processes=100,000" in c.summary, c.summary
+    assert sweep("b", 0.2, 0.5, 1.0).verdict == CONTRADICTED  # Erlang 2.5x faster than Go: not "about equal"
+    assert sweep("c", 0.2, 0.18, 0.19).verdict in (INCONCLUSIVE, CONTRADICTED)  # Akka as fast
+    assert check("C4b", P_of(tmp_path / "d", S.spawn_runs({("erlang", 1000): jit(1.0)}))).verdict == NOT_TESTABLE

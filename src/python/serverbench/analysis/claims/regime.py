@@ -74,6 +74,11 @@ REGIMES: dict[str, SourceRegime] = {
         ("spawn", "spawn_max"),
         (Scale("processes", 3_000_000, "processes"),),
     ),
+    "C4b": SourceRegime(
+        "the paper (Fig. 4(b)): N = 1,000 to 100,000 processes",
+        ("spawn", "spawn_max"),
+        (Scale("processes", 100_000, "processes"),),
+    ),
     "C5": SourceRegime(
         "the paper: N = 1,000 to 100,000 processes, the JVM's default heap growth",
         ("spawn",),
