@@ -290,7 +290,7 @@ def test_socket_config_ids_leave_out_the_timeouts():
     assert a and not any("timeout" in c or "timeout" in g for c, g in a), a[:3]
     assert not any("client_threads" in c + g for c, g in a), a[:3]  # set from the machine's CPUs
     assert ids(300.0) == a  # a different run timeout is the same configuration
-    go = "echo_flood/c/fair/c1/bytes_per_connection=32768,connections=16,duration_s=5,mode=flood/server_language=go"
+    go = "echo_flood/c/fair/c1/bytes_per_connection=32768,connections=64,duration_s=5,mode=flood/server_language=go"
     assert f"{go}/placement=split" in {c for c, _ in a}
 
 

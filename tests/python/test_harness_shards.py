@@ -87,7 +87,13 @@ def test_also_grids_add_points_beside_the_table():
     assert len(servers) == 8 and by_mode["saturate"] == 3 * len(servers)  # [[echo_flood.also]]: 3 trials
     assert {(t.params["connections"], t.params["duration_s"]) for t in sat} == {(64, 2.0)}
     flood = [t for t in plan.tasks if t.params["mode"] == "flood"]
-    assert {t.params["connections"] for t in flood} == {16, 64} and by_mode["flood"] == 6 * 2 * 2 * 8
+    # the table: 64 connections x 2 sizes; an also grid: 1,024 x 32 KiB (E1-E4 nearer the source's scale)
+    assert {(t.params["connections"], t.params["bytes_per_connection"]) for t in flood} == {
+        (64, 32768),
+        (64, 524288),
+        (1024, 32768),
+    }
+    assert by_mode["flood"] == 6 * 3 * 8
     assert not {t.config_id for t in sat} & {t.config_id for t in flood}
     assert set(Counter(t.config_id for t in sat).values()) == {3}
 
