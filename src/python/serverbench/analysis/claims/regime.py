@@ -95,8 +95,8 @@ def _fmt(x: float) -> str:
 
 
 def tested(claim_id: str, P: Any) -> tuple[str, str]:
-    """(AS_SOURCE | REDUCED | "", the regime tested in words) for one claim on a sweep;
-    ("", "") when the claim names no source regime or the sweep has none of its runs."""
+    """(AS_SOURCE | REDUCED | "", the regime tested in words) for one claim on a sweep; two
+    empty strings when the claim names no source regime or the sweep has none of its runs."""
     reg = REGIMES.get(claim_id)
     runs = getattr(P, "runs", None)
     if reg is None or runs is None or runs.empty or "table" not in runs.columns:
