@@ -245,17 +245,21 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
 # (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
-STARTUP_S = {"go": 0.03, "erlang": 0.2, "scala_akka": 1.0, "java": 0.8, "scala_actors": 1.0, "rust_tokio": 0.02}
+STARTUP_S = {"go": 0.03, "erlang": 0.2, "scala_akka": 1.0, "java": 0.8, "scala_actors": 1.0, "rust_tokio": 0.02,
+             "scala_akka24": 1.0, "scala_pekko": 1.0, "scala_pekko_jdk25": 1.0,
+             "scala_pekko_jdk25_compact": 1.0, "java_vthreads": 0.6}
+# the JVM actor ports cost per message and per actor what Akka 2.6 does (same code, runtime ported)
+_AKKA_LIKE = ("scala_akka", "scala_akka24", "scala_pekko", "scala_pekko_jdk25", "scala_pekko_jdk25_compact")
 
 
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
     s = STARTUP_S.get(language, 1.0)
     if bench == "pingping":
         per = 0.4e-6 + params["message_bytes"] / 4e9
-        per *= {"scala_akka": 3, "erlang": 2, "java": 50, "scala_actors": 15}.get(language, 1)
+        per *= 3 if language in _AKKA_LIKE else {"erlang": 2, "java": 50, "scala_actors": 15}.get(language, 1)
         return s + 2 * params["repetitions"] * per
     if bench in ("spawn", "spawn_max"):
-        return s + params["processes"] * (2.5e-5 if language == "scala_akka" else 3e-6)
+        return s + params["processes"] * (2.5e-5 if language in _AKKA_LIKE else 3e-6)
     if bench in ("throughput", "recovery"):
         return s + params["duration_s"] + 0.3
     return s + 1.0
