@@ -620,3 +620,19 @@ def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):
     assert sweep("b", 0.2, 0.5, 1.0).verdict == CONTRADICTED  # Erlang 2.5x faster than Go: not "about equal"
     assert sweep("c", 0.2, 0.18, 0.19).verdict in (INCONCLUSIVE, CONTRADICTED)  # Akka as fast
     assert check("C4b", P_of(tmp_path / "d", S.spawn_runs({("erlang", 1000): jit(1.0)}))).verdict == NOT_TESTABLE
+
+
+def test_spawn_growth_decides_on_the_growing_heap_as_the_paper_ran_it(tmp_path):
+    """C5: Akka's jump is looked for with the JVM growing its heap (no -Xms), as the paper
+    ran it; the fixed heap's step is shown beside it and does not decide."""
+    fixed = _growth(1.0)  # with a fixed heap Akka grows linearly: alone, C5 is contradicted
+    assert check("C5", P_of(tmp_path / "a", fixed)).verdict == CONTRADICTED
+    grow = _spawn({("scala_akka", n): 3e-5 * n * (3.0 if n >= 20000 else 1.0) for n in (10000, 20000)}, n=7)
+    for r in grow:
+        r["settings"] = {"heap": "grow"}
+        r["config_id"] += "-heap=grow"
+    c = check("C5", P_of(tmp_path / "b", fixed + grow))
+    assert c.verdict == SUPPORTED, c.summary
+    rows = c.evidence.set_index("comparison")["result"]
+    assert rows["Scala/Akka super-linearity (heap growing, as the paper ran it)"] == "yes"
+    assert rows["Scala/Akka super-linearity (fixed heap, -Xms = -Xmx)"] == "-"

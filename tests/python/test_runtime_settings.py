@@ -115,3 +115,37 @@ def test_a_sweep_runs_both_builds_and_records_which_gc_ran(tmp_path: Path):
     assert {r["settings"]["gc"] for r in recs} == {"greentea", "nogreentea"}
     runs = process.runs_table(records.flatten(recs))
     assert set(runs["language"]) == {"go", "go[gc=nogreentea]"}
+
+
+def test_heap_grow_leaves_out_the_initial_heap(tmp_path: Path):
+    """scala_akka's heap setting (claim C5 as the paper ran it): grow drops -Xms, so the JVM
+    starts at its default initial heap; -Xmx (the budget) stays. fixed is the default."""
+    from serverbench.harness.launch import Launcher
+
+    lau = Launcher(sweep_id="t", host={}, allowed_cpus=[0], tmpdir=str(tmp_path))
+    prof = load_profile("quick")
+    plan = make_plan(prof, benchmarks=["spawn"], languages=["scala_akka"], machine=2)
+    grow = next(t for t in plan.tasks if t.settings == {"heap": "grow"})
+    fixed = next(t for t in plan.tasks if not t.settings and t.params["processes"] == grow.params["processes"])
+    argv_grow, _ = lau.command(grow)
+    argv_fixed, _ = lau.command(fixed)
+    assert f"-Xms{fixed.heap_mb}m" in argv_fixed and f"-Xmx{fixed.heap_mb}m" in argv_fixed
+    assert not any(a.startswith("-Xms") for a in argv_grow) and f"-Xmx{grow.heap_mb}m" in argv_grow
+    assert [a for a in argv_fixed if not a.startswith("-Xms")] == argv_grow
+    assert grow.config_id.startswith("spawn/scala_akka[heap=grow]/")
+    assert contract.settings_mismatch("scala_akka", {"heap": "grow"}, {"runtime": {"heap": "fixed"}}) is not None
+    assert contract.settings_mismatch("scala_akka", {}, {"runtime": {"heap": "fixed"}}) is None
+
+
+def test_an_also_grid_may_run_only_some_languages():
+    prof = load_profile("quick")
+    plan = make_plan(prof, benchmarks=["spawn"], machine=2)
+    grow = {(t.language, t.params["processes"]) for t in plan.tasks if t.settings}
+    assert grow == {("scala_akka", n) for n in (10000, 20000, 25000)}
+    # Erlang and Go run the main grid only: no configuration twice
+    runs = [(t.config_id, t.trial) for t in plan.tasks if t.language in ("erlang", "go")]
+    assert len(runs) == len(set(runs)) == 2 * 7 * 5
+    with pytest.raises(ProfileError, match=r"spawn.also\[0\].languages: java not among spawn's languages"):
+        load_profile("quick", {"spawn.languages": ["go", "erlang"], "spawn.also": [{"languages": ["java"], "processes": [10]}]})
+    with pytest.raises(ProfileError, match="unknown language 'cobol'"):
+        load_profile("quick", {"spawn.also": [{"languages": ["cobol"]}]})

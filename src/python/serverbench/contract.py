@@ -121,6 +121,15 @@ def runtime_settings(lang: str) -> dict:
     return dict(language(lang).get("settings", {}))
 
 
+def omitted_args(lang: str, settings: dict | None) -> list[str]:
+    """The command template's arguments a runtime setting's value leaves out
+    (languages.<lang>.settings.<s>.omit, e.g. the JVM's -Xms for heap=grow), unfilled."""
+    out: list[str] = []
+    for name, value in (settings or {}).items():
+        out += runtime_settings(lang)[name].get("omit", {}).get(value, [])
+    return out
+
+
 def check_settings(lang: str, settings: dict) -> dict:
     """settings checked against the contract (ValueError naming the bad one)."""
     known = runtime_settings(lang)

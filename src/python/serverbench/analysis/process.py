@@ -61,6 +61,7 @@ LANGUAGE_LABELS = {
     "java_vthreads": "Java (virtual threads, JDK 25)",
     "scala_akka24": "Scala/Akka 2.4.12 (the paper's)",
     "go[gc=nogreentea]": "Go, Green Tea GC off",
+    "scala_akka[heap=grow]": "Scala/Akka, heap growing (no -Xms)",
 }
 
 # The built-in figure tables: configuration keys (besides language) and the metrics

@@ -83,6 +83,9 @@ class Launcher:
             "process_limit": str(task.process_limit),
         }
         prefix, env = self._prefix(task.language, subst)
+        if task.language not in self.commands:  # a tests' fake command has no such arguments
+            omit = {_fill(a, subst) for a in contract.omitted_args(task.language, task.settings)}
+            prefix = [a for a in prefix if a not in omit]
         if jvm.is_jvm(prefix) and task.memory_budget_bytes:
             gc_log = os.path.join(self.tmpdir or ".", jvm.GC_LOG_NAME) if task.search else None
             prefix = prefix[:1] + jvm.options(bool(task.search), gc_log) + prefix[1:]

@@ -156,7 +156,7 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
             if lang not in plan.languages:
                 plan.languages.append(lang)
             table = {**b, **b.get("per_language", {}).get(lang, {})}
-            tables = [table, *({**table, **extra} for extra in b.get("also", []))]
+            tables = [table, *({**table, **extra} for extra in b.get("also", []) if lang in extra.get("languages", [lang]))]
             for c in cores:
                 if bench == SEARCH_TABLE:
                     plan.searches.append(Search(lang, variant, c, table))

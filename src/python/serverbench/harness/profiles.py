@@ -263,22 +263,31 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
 
 def _also(bench: str, also, b: dict, defaults: dict, source: str) -> list[dict]:
     """The [[<bench>.also]] grids: each a table of parameter lists or settings that replace
-    the benchmark table's (not its languages, cores or per-language tables), checked."""
+    the benchmark table's (not its cores or per-language tables), checked. A grid may name
+    `languages`, a subset of the table's, to run only those (e.g. one runtime setting of
+    one language at a few points)."""
     if not isinstance(also, list) or not all(isinstance(x, dict) for x in also):
         raise ProfileError(f"{source}: {bench}.also must be an array of tables ([[{bench}.also]])")
     if also and bench == SEARCH_TABLE:
         raise ProfileError(f"{source}: {bench} (the max-processes search) takes no [[{bench}.also]] grids")
     out = []
     for i, sub in enumerate(also):
-        bad = sorted(set(sub) & {"enabled", "languages", "per_language", "also", "cores", "steps"})
+        bad = sorted(set(sub) & {"enabled", "per_language", "also", "cores", "steps"})
         if bad:
             raise ProfileError(f"{source}: {bench}.also[{i}] may not set {', '.join(bad)}")
+        sub = dict(sub)
+        langs = _langs(sub.pop("languages"), f"{source}: {bench}.also[{i}].languages") if "languages" in sub else None
+        if langs is not None and set(langs) - set(b["languages"]):
+            raise ProfileError(
+                f"{source}: {bench}.also[{i}].languages: {', '.join(sorted(set(langs) - set(b['languages'])))} "
+                f"not among {bench}'s languages ({', '.join(b['languages'])})"
+            )
         base = {k: b[k] for k in b if k not in ("enabled", "languages", "per_language", "also")}
         try:
             full = _bench_settings(bench, {**base, **sub}, defaults, f"{source}: {bench}.also[{i}]")
         except ProfileError as e:  # name the grid: the message alone names only the key
             raise ProfileError(f"{bench}.also[{i}]: {e}") from None
-        out.append({k: full[k] for k in sub})
+        out.append({k: full[k] for k in sub} | ({"languages": langs} if langs is not None else {}))
     return out
 
 

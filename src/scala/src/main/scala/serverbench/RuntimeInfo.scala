@@ -37,9 +37,17 @@ object RuntimeInfo {
     math.min(math.max(scaled, c.getInt("parallelism-min")), c.getInt("parallelism-max"))
   }
 
+  /** "fixed" when the JVM was given an initial heap (-Xms), else "grow": read from the JVM's
+    * own input arguments, so the record says what ran, not what was asked for. */
+  def heap: String = {
+    val args = java.lang.management.ManagementFactory.getRuntimeMXBean.getInputArguments
+    if (args.stream().anyMatch(a => a.startsWith("-Xms"))) "fixed" else "grow"
+  }
+
   def json(system: ActorSystem): Json.Obj = Json.Obj(
     "name" -> Json.Str(Name),
     "version" -> Json.Str(version),
     "schedulers" -> Json.int(schedulers(system)),
+    "heap" -> Json.Str(heap),
     "max_heap_bytes" -> Json.optInt(Sys.maxHeapBytes()))
 }
