@@ -13,8 +13,13 @@ def test_steps_are_fair_paper_and_each_knob_alone():
     assert set(singles) == {"mailbox", "server_buffer", "counting", "window"}  # send: the original copies too
     assert all(x.variant == "mixed" and len(x.knobs) == 1 for x in singles.values())
     assert singles["mailbox"].knobs == {"mailbox": "0"}
-    assert {x.name for x in audit_steps.steps("pingping", "erlang")[2:]} == {"send", "match", "payload_build"}
-    assert "dispatcher" in {x.name for x in audit_steps.steps("spawn", "scala_akka")}
+    erlang = {x.name: x for x in audit_steps.steps("pingping", "erlang")[2:]}
+    assert set(erlang) == {"send", "match", "payload_build", "message_shape"}
+    assert erlang["message_shape"].knobs == {"message_shape": "original"}  # issue 25: the original's 4-tuples
+    akka = {x.name: x for x in audit_steps.steps("spawn", "scala_akka")[2:]}
+    assert set(akka) == {"timer", "dispatcher", "props"}
+    assert akka["props"].knobs == {"props": "per_spawn"}  # issue 25: a Props per actorOf
+    assert audit_steps.step_of("mixed", {"props": "per_spawn"}, "spawn", "scala_akka") == "props"
 
 
 def test_step_of_a_record():

@@ -18,6 +18,7 @@ run(#{message_bytes := B, repetitions := R, payload := PayloadBin0} = P) ->
                          end,
     Match = sb_knobs:get(match, P),
     Build = sb_knobs:get(payload_build, P),
+    Shape = sb_knobs:get(message_shape, P),
     MA = sb_payload:marker(pingping_a),
     %% A bound match needs both sides' payloads equal (the original's were all ones).
     MB = case Match of bound -> MA; _ -> sb_payload:marker(pingping_b) end,
@@ -30,16 +31,17 @@ run(#{message_bytes := B, repetitions := R, payload := PayloadBin0} = P) ->
     Main = self(),
     PA = Pre(BufA),
     PB = Pre(BufB),
-    {A, RefA} = spawn_monitor(fun() -> init(Main, MA, MB, B, R, {Mode, Match}, PA) end),
-    {Bp, RefB} = spawn_monitor(fun() -> init(Main, MB, MA, B, R, {Mode, Match}, PB) end),
+    Knobs = {Mode, Match, Shape},
+    {A, RefA} = spawn_monitor(fun() -> init(Main, MA, MB, B, R, Knobs, PA) end),
+    {Bp, RefB} = spawn_monitor(fun() -> init(Main, MB, MA, B, R, Knobs, PB) end),
     A ! {peer, Bp},
     Bp ! {peer, A},
     %% Both are running and know their peer before the clock starts.
     [receive {ready, Pid} -> ok end || Pid <- [A, Bp]],
     T0ms = erlang:system_time(millisecond),
     T0 = sb_sys:now_ns(),
-    A ! start,
-    Bp ! start,
+    start(Shape, A, Bp, Main, R),
+    start(Shape, Bp, A, Main, R),
     {RecvA, ErrA} = wait_done(A, RefA),
     {RecvB, ErrB} = wait_done(Bp, RefB),
     T1 = sb_sys:now_ns(),
@@ -52,7 +54,7 @@ run(#{message_bytes := B, repetitions := R, payload := PayloadBin0} = P) ->
           {language, <<"erlang">>},
           {variant, maps:get(variant, P)},
           {params, {[{message_bytes, B}, {repetitions, R}, {payload, PayloadBin0}]
-                    ++ sb_knobs:given([send, match, payload_build], P)}},
+                    ++ sb_knobs:given([send, match, payload_build, message_shape], P)}},
           {metrics, {[{elapsed_s, sb_sys:seconds(Ns)},
                       {messages, 2 * R},
                       {ns_per_message, Ns / (2 * R)}]
@@ -71,6 +73,11 @@ paper_metrics(_, Reported, True) -> [{reported_elapsed_s, Reported}, {true_elaps
 sb_knobs_record(#{variant := <<"fair">>}) -> [];
 sb_knobs_record(P) -> [{knobs, {lists:sort(maps:to_list(maps:get(knobs, P)))}}].
 
+%% The start signal: `start', or under message_shape original the original's
+%% {init, Parent, Dest, R} (ProcessCommunicationLatency/erlang/pingping.erl lines 8-9).
+start(original, Pid, Peer, Main, R) -> Pid ! {init, Main, Peer, R};
+start(_, Pid, _Peer, _Main, _R) -> Pid ! start.
+
 wait_done(Pid, Ref) ->
     receive
         {done, Pid, Received, Errors} ->
@@ -80,16 +87,36 @@ wait_done(Pid, Ref) ->
             error({pingping_process_died, Reason})
     end.
 
+init(Main, My, PeerM, B, R, {_, _, original} = Mode, Own0) ->
+    receive {peer, _} -> ok end, % the peer comes again in init, as in the original
+    Main ! {ready, self()},
+    %% Only init is taken here: a message the peer sent before our init waits in the
+    %% mailbox for orig_loop.
+    receive
+        {init, Parent, Dest, R} ->
+            Own = own(Own0),
+            Dest ! {self(), R - 1, Own, Parent},
+            orig_loop(Main, My, PeerM, B, R, Mode, Own, 0, 0)
+    end;
 init(Main, My, PeerM, B, R, Mode, Own0) ->
     Peer = receive {peer, P} -> P end,
     Main ! {ready, self()},
     receive start -> ok end,
-    Own = case Own0 of {M, Bytes} -> sb_payload:build(M, Bytes); _ -> Own0 end,
+    Own = own(Own0),
     Peer ! Own,
     loop(Peer, Main, My, PeerM, B, R, Mode, Own, 1, 0, 0).
 
+%% payload_build in_clock: built here, after the start signal, as the original built it
+%% (ProcessCommunicationLatency/erlang/pingping.erl lines 27-33): a B-element list, one
+%% cons per byte, then list_to_binary. The bytes are ours (marker, i mod 256).
+own({M, Bytes}) -> list_to_binary([M | byte_list(Bytes - 1, [])]);
+own(Own) -> Own.
+
+byte_list(0, L) -> L;
+byte_list(I, L) -> byte_list(I - 1, [I band 255 | L]).
+
 %% Sent counts our sends; we stop after receiving R (by then we have sent R).
-loop(Peer, Main, My, PeerM, B, R, {_, bound} = Mode, Own, Sent, Recv, Errs) ->
+loop(Peer, Main, My, PeerM, B, R, {_, bound, _} = Mode, Own, Sent, Recv, Errs) ->
     %% The original's receive pattern holds the process's own payload as a bound
     %% variable (ProcessCommunicationLatency/erlang/pingping.erl lines 15-24): every
     %% receive compares the whole message with it.
@@ -118,5 +145,51 @@ step(Peer, Main, My, PeerM, B, R, Mode, Own, Sent, Recv, Errs1, Bin) ->
        true -> loop(Peer, Main, My, PeerM, B, R, Mode, Own, Sent1, Recv1, Errs1)
     end.
 
-out({copy, _}, Bin, My, _Own) -> sb_payload:copy(Bin, My);
-out({share, _}, _Bin, _My, Own) -> Own.
+out({copy, _, _}, Bin, My, _Own) -> sb_payload:copy(Bin, My);
+out({share, _, _}, _Bin, _My, Own) -> Own.
+
+%% message_shape original (ProcessCommunicationLatency/erlang/pingping.erl lines 15-25):
+%% every message is the 4-tuple {From, Counter, Payload, Parent}; the receiver replies
+%% {self(), Counter - 1, ..., Parent} to From unless Counter is 0. The receive has the
+%% original's three clauses in its order: init (only ever taken in init/7; kept so every
+%% receive tests it, as the original's does), a clause guarded Counter =:= 0, and the
+%% general one. Under match bound both clauses hold the process's own payload as a bound
+%% variable, as the original's Data (OTP 25 compiles one full compare shared by both
+%% clauses, then the Counter test: the same instructions as for the original).
+%% The original's process stops at its Counter-0 message; ours stops after receiving R
+%% (the same message when the two chains stay in step; never a lost message otherwise).
+orig_loop(Main, My, PeerM, B, R, {_, bound, _} = Mode, Own, Recv, Errs) ->
+    receive
+        {init, _Parent, _Dest, _R} ->
+            orig_loop(Main, My, PeerM, B, R, Mode, Own, Recv, Errs);
+        {_From, C, Own, _Parent} when C =:= 0 ->
+            orig_next(Main, My, PeerM, B, R, Mode, Own, Recv + 1, Errs);
+        {From, C, Own, Parent} ->
+            From ! {self(), C - 1, out(Mode, Own, My, Own), Parent},
+            orig_next(Main, My, PeerM, B, R, Mode, Own, Recv + 1, Errs);
+        {From, C, Bin, Parent} when is_binary(Bin) -> % not our payload: an error, not a hang
+            C =:= 0 orelse From ! {self(), C - 1, out(Mode, Bin, My, Own), Parent},
+            orig_next(Main, My, PeerM, B, R, Mode, Own, Recv + 1, Errs + 1)
+    end;
+orig_loop(Main, My, PeerM, B, R, Mode, Own, Recv, Errs) ->
+    receive
+        {init, _Parent, _Dest, _R} ->
+            orig_loop(Main, My, PeerM, B, R, Mode, Own, Recv, Errs);
+        {_From, C, Bin, _Parent} when C =:= 0 ->
+            orig_next(Main, My, PeerM, B, R, Mode, Own, Recv + 1, Errs + errors(Bin, B, PeerM));
+        {From, C, Bin, Parent} ->
+            Errs1 = Errs + errors(Bin, B, PeerM),
+            From ! {self(), C - 1, out(Mode, Bin, My, Own), Parent},
+            orig_next(Main, My, PeerM, B, R, Mode, Own, Recv + 1, Errs1)
+    end.
+
+orig_next(Main, _My, _PeerM, _B, R, _Mode, _Own, R, Errs) -> Main ! {done, self(), R, Errs};
+orig_next(Main, My, PeerM, B, R, Mode, Own, Recv, Errs) ->
+    orig_loop(Main, My, PeerM, B, R, Mode, Own, Recv, Errs).
+
+errors(Bin, B, PeerM) when is_binary(Bin) ->
+    case sb_payload:check(Bin, B, PeerM) of
+        true -> 0;
+        false -> 1
+    end;
+errors(_, _, _) -> 1.

@@ -16,7 +16,8 @@ get(Path, M) -> lists:foldl(fun(K, Acc) -> maps:get(K, Acc) end, M, Path).
 pingping_paper_shares_and_matches_bound_test() ->
     R = rec(["pingping", "--message-bytes", "500", "--repetitions", "300", "--variant", "paper"]),
     ?assertEqual(#{<<"match">> => <<"bound">>, <<"payload_build">> => <<"in_clock">>,
-                   <<"send">> => <<"share">>}, maps:get(<<"knobs">>, R)),
+                   <<"send">> => <<"share">>, <<"message_shape">> => <<"original">>},
+                 maps:get(<<"knobs">>, R)),
     ?assertEqual(<<"copy">>, get([<<"params">>, <<"payload">>], R)),  % the flag; send share in knobs
     ?assertEqual(true, get([<<"validation">>, <<"ok">>], R)),
     ?assert(is_number(get([<<"metrics">>, <<"reported_elapsed_s">>], R))).
@@ -25,6 +26,29 @@ bound_match_with_copies_still_matches_test() ->
     R = rec(["pingping", "--message-bytes", "100", "--repetitions", "50", "--variant", "mixed",
              "--match", "bound", "--send", "copy"]),
     ?assertEqual(0, get([<<"validation">>, <<"payload_errors">>], R)).
+
+%% The original's 4-tuples {From, Counter, Payload, Parent}: every combination with the
+%% other pingping knobs receives exactly R per side, odd and even R, R = 1 included.
+message_shape_original_counts_every_message_test_() ->
+    {timeout, 60,
+     fun() ->
+             [begin
+                  Args = ["pingping", "--message-bytes", integer_to_list(Bytes), "--repetitions",
+                          integer_to_list(Reps), "--variant", "mixed", "--message-shape", "original",
+                          "--match", Match, "--send", Send, "--payload-build", Build],
+                  R = rec(Args),
+                  ?assertEqual(<<"original">>, get([<<"knobs">>, <<"message_shape">>], R)),
+                  ?assertEqual(<<"original">>, get([<<"params">>, <<"message_shape">>], R)),
+                  ?assertEqual({Args, true, Reps, Reps, 0},
+                               {Args, get([<<"validation">>, <<"ok">>], R),
+                                get([<<"validation">>, <<"received_a">>], R),
+                                get([<<"validation">>, <<"received_b">>], R),
+                                get([<<"validation">>, <<"payload_errors">>], R)})
+              end
+              || Reps <- [1, 2, 7, 1000], Bytes <- [1, 300],
+                 Match <- ["check", "bound"], Send <- ["payload", "share", "copy"],
+                 Build <- ["before_clock", "in_clock"]]
+     end}.
 
 spawn_paper_reports_the_spawn_loop_test() ->
     R = rec(["spawn", "--processes", "2000", "--variant", "paper"]),

@@ -89,7 +89,7 @@ object Main {
                 "language" -> Json.Str(Language),
                 "variant" -> Json.Str(r.variant.getOrElse("")),
                 // knob flags given on the command line appear in params (resolved values: knobs)
-                "params" -> Json.Obj(o.params.fields ++ Knobs.givenFlags(r.params, "send", "dispatcher", "timer", "counting", "window", "exit"): _*),
+                "params" -> Json.Obj(o.params.fields ++ Knobs.givenFlags(r.params, "send", "dispatcher", "timer", "props", "counting", "window", "exit"): _*),
                 "metrics" -> o.metrics,
                 "validation" -> o.validation,
                 "runtime" -> RuntimeInfo.json(system)) ++

@@ -13,16 +13,29 @@ object Spawn {
     def receive: Receive = Actor.emptyBehavior
   }
 
+  /** props per_spawn: a class without constructor arguments, as the original's HelloActor
+    * (ProcessCreationLatency/scala/maxBlockingProcesses.scala lines 7-11, 21), so that
+    * Props[IdleByClass] is built from its class for every actorOf and Akka constructs each
+    * actor by reflection. Its latch is the run's (one run per JVM). */
+  final class IdleByClass extends Actor {
+    override def preStart(): Unit = IdleByClass.ready.countDown()
+    def receive: Receive = Actor.emptyBehavior
+  }
+  object IdleByClass { @volatile var ready: CountDownLatch = new CountDownLatch(0) }
+
   def run(system: ActorSystem, a: Cli.SpawnArgs, knobs: Map[String, String] = Map.empty): Outcome = {
     val n = a.processes
     val ready = new CountDownLatch(n)
-    val props = Props(new Idle(ready)) // one Props; its creator runs once per actor
+    val perSpawn = knobs.get("props").contains("per_spawn")
+    val props = Props(new Idle(ready)) // props once: one Props; its creator runs once per actor
+    IdleByClass.ready = ready
     val rssBefore = Sys.rssBytes()
 
     val t0Ms = System.currentTimeMillis()
     val t0 = System.nanoTime()
     var i = 0
-    while (i < n) { system.actorOf(props); i += 1 }
+    if (perSpawn) while (i < n) { system.actorOf(Props[IdleByClass]()); i += 1 } // a new Props per actor
+    else while (i < n) { system.actorOf(props); i += 1 }
     val spawnCallNs = System.nanoTime() - t0 // actorOf returns before the actor has started
     val t1Ms = System.currentTimeMillis() // timer spawn_call: what ProcessCreationLatency/scala/maxBlockingProcesses.scala lines 18-25 printed
     Waits.latch(system, ready)

@@ -31,6 +31,16 @@ class PaperTest {
     assertEquals(j.at("/metrics/all_ready_s").asDouble, j.at("/metrics/true_elapsed_s").asDouble, 0.0)
   }
 
+  @Test def spawnPropsPerSpawnBuildsOnePropsPerActor(): Unit = {
+    val p = paperRecord("spawn", "--processes", "500", "--variant", "paper").json
+    assertEquals("per_spawn", p.at("/knobs/props").asText)
+    val m = paperRecord("spawn", "--processes", "500", "--variant", "mixed", "--props", "per_spawn").json
+    assertEquals("per_spawn", m.at("/knobs/props").asText)
+    assertEquals("per_spawn", m.at("/params/props").asText) // given on the command line
+    assertEquals("sized", m.at("/knobs/dispatcher").asText)
+    assertEquals(500L, m.at("/validation/ready").asLong)
+  }
+
   @Test def throughputPaperCountsWholeBatchesOrNothing(): Unit = {
     val j = paperRecord("throughput", "--pairs", "2", "--message-bytes", "100", "--duration-s", "0.2",
       "--variant", "paper").json
