@@ -86,7 +86,7 @@ REGIMES: dict[str, SourceRegime] = {
     ),
     **{cid: _THROUGHPUT for cid in ("C6", "C7a", "C7b", "C8", "C9", "C11", "C12")},
     **{cid: _ECHO for cid in ("E1", "E2", "E3", "E4")},
-    **{cid: _TCP for cid in ("T1", "T2", "T3")},
+    **{cid: _TCP for cid in ("T1", "T1b", "T2", "T3")},
 }
 
 
