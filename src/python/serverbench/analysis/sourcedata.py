@@ -106,17 +106,33 @@ def tcp_records() -> list[dict]:
     return out
 
 
+def _verdicts_on_sources(workdir) -> list:
+    recs = echo_records() + tcp_records()
+    if not recs:
+        return []
+    P = synthetic.processed_from(recs, Path(workdir), {"profile": {"name": "sources' own data"}})
+    return [v for v in claims.check_all(P, spreads={}) if v.id[0] in "ET"]
+
+
 def source_verdicts(workdir=None) -> pd.DataFrame:
     """id, verdict, numbers, why of E1-E4 and T1-T3 on the write-ups' own numbers."""
     if workdir is None:
         with tempfile.TemporaryDirectory() as d:
             return source_verdicts(d)
-    recs = echo_records() + tcp_records()
-    if not recs:
+    V = _verdicts_on_sources(workdir)
+    if not V:
         return pd.DataFrame(columns=["id", "verdict", "numbers", "why"])
-    P = synthetic.processed_from(recs, Path(workdir), {"profile": {"name": "sources' own data"}})
-    t = claims.claims_table([v for v in claims.check_all(P, spreads={}) if v.id[0] in "ET"])
-    return t[["id", "verdict", "numbers", "why"]]
+    return claims.claims_table(V)[["id", "verdict", "numbers", "why"]]
+
+
+def source_evidence(workdir=None) -> pd.DataFrame:
+    """The comparisons behind source_verdicts (claims_evidence.csv's columns): the write-ups'
+    own effect sizes, which analysis/power.py simulates at this machine's noise."""
+    if workdir is None:
+        with tempfile.TemporaryDirectory() as d:
+            return source_evidence(d)
+    V = _verdicts_on_sources(workdir)
+    return claims.evidence_table(V) if V else pd.DataFrame(columns=["claim", "comparison", "config", "ratio"])
 
 
 OWN = "on its source's own data"
