@@ -190,6 +190,7 @@ VERDICT_COLOURS = {
     "supported": "#d9f2d9",
     "contradicted": "#f8d0d0",
     "inconclusive": "#fff2cc",
+    "underpowered here": "#fde4c4",  # inconclusive, and these trials could not have seen the source's effect
     "not testable on this machine": "#e6e6e6",
     "error": "#ff9999",
 }
