@@ -1,6 +1,7 @@
 """The audit's steps (from spec/cli.json's knobs) and its ratio table."""
 
 import pandas as pd
+import pytest
 
 from serverbench import audit_steps
 from serverbench.analysis import audit
@@ -53,3 +54,14 @@ def test_ratios_and_decomposition():
     D = audit.decomposition(R).iloc[0]
     assert D["dominant_quirk"] == "send"
     assert abs(D["interaction"] - 1.0) < 0.05  # 1.5 x 2.0 = 3.0
+
+
+def test_the_audit_section_names_its_sweep_and_machine():
+    from serverbench.analysis import audit_report, process
+    from serverbench import paths
+
+    folder = paths.processed_dir() / "audit-20261123T145602Z"
+    if not (folder / "runs.csv").exists():
+        pytest.skip("the committed audit sweep is not processed here")
+    first = audit_report.language_or_code(process.Processed(folder))[0]
+    assert first.startswith("From sweep audit-20261123T145602Z (profile audit) on AMD EPYC, 2 logical CPUs")

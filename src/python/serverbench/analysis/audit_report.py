@@ -14,7 +14,14 @@ def language_or_code(P) -> list:
         return []
     R = audit.ratios(runs)
     D = audit.decomposition(R)
+    h = P.info.get("host", {}) or {}
+    machine = ", ".join(str(x) for x in (h.get("cpu_model"), f"{h.get('logical_cpus')} logical CPUs") if x)
+    m = (P.info.get("manifest") or {}).get("machine")
+    fp = m.get("fingerprint") if isinstance(m, dict) else None
     blocks: list = [
+        f"From sweep {P.info.get('sweep_id')} (profile {P.info.get('profile')}) on {machine}"
+        + (f", machine fingerprint {fp}" if fp else "")
+        + ": the audit's ratios hold for that machine and sweep.",
         "Every benchmark and language was run in the fair variant, in the paper variant (the "
         "original programs' quirks, each a knob in spec/cli.json) and with each quirk alone. "
         "Ratios are paper (or one quirk) over fair of the value the program reports — what the "
