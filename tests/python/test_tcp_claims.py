@@ -72,3 +72,16 @@ def test_split_only_decides_there_and_missing_pairs_are_not_testable(tmp_path):
     assert "1-byte buffer" in v["T1"].summary
     v = _verdicts(tmp_path / "b", {("go", 4, "shared"): 9.9, ("scala", 4, "shared"): 9.9 / 3.0})
     assert v["T1b"].verdict == INCONCLUSIVE  # right at half the article's 6x
+
+
+def test_within_1us_is_not_testable_where_1us_is_below_the_noise(tmp_path):
+    from serverbench.analysis.claims import check_all
+
+    def t2(us, sub):
+        P = synthetic.processed_from(_records(us), tmp_path / sub)
+        return check_all(P, spreads={}, ids={"T2"})[0]
+
+    near = t2({("go", 4, "shared"): 9.9, ("scala", 4, "shared"): 9.6}, "a")  # the write-up's ±10 %
+    assert near.verdict == SUPPORTED, near.summary
+    far = t2({("go", 4, "shared"): 60.0, ("scala", 4, "shared"): 60.0}, "b")  # ±1.7 % of 60 µs
+    assert far.verdict == NOT_TESTABLE and "±1.7% of this machine's go/go round trip" in far.summary
