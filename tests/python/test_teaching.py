@@ -265,6 +265,16 @@ def test_explore_compares_the_two_committed_sweeps():
     assert not env.loc[env["what"] == "cpu_model", "differs"].item()
     ids = set(explore.list_sweeps(ROOT / "data" / "raw")["sweep_id"])
     assert {SAMPLE.name, TARGETS.name} <= ids
+    # a same CPU model is not a same machine: these sweeps predate fingerprints and say so
+    assert explore.same_machine(a, b).startswith("Not known to be the same machine")
+    new = ROOT / "data" / "raw" / "quick-20261124T231433Z"
+    if new.exists():
+        n = explore.load_sweep(new)
+        assert explore.same_machine(n, n) == "Same machine: every sweep's fingerprint is 4947c750802ff210."
+        envn = explore.environment_diff(n, a)
+        assert envn.loc[envn["what"] == "machine_fingerprint", "differs"].item()
+        listed = explore.list_sweeps(ROOT / "data" / "raw").set_index("sweep_id")
+        assert listed.loc[new.name, "machine"] == "4947c750802ff210"
     figs = explore_plots.distribution_appendix(a)
     assert [t for t, _ in figs] == ["pingping", "spawn", "spawn_max", "throughput"]
     assert explore_plots.overlay([a, b], "pingping").axes[0].get_lines()

@@ -186,12 +186,15 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
                 "created_utc": m.get("created_utc"),
                 "cpu": host.get("cpu_model"),
                 "cpus": host.get("logical_cpus"),
+                "machine": (m.get("machine") or {}).get("fingerprint"),  # same value: same machine
                 "benchmarks": ",".join(sorted(b for b in benchmarks if b)),
                 "runs": sum(statuses.values()),
                 "ok": statuses.get("ok", 0),
             }
         )
-    return pd.DataFrame(rows, columns=["sweep_id", "profile", "created_utc", "cpu", "cpus", "benchmarks", "runs", "ok"])
+    return pd.DataFrame(
+        rows, columns=["sweep_id", "profile", "created_utc", "cpu", "cpus", "machine", "benchmarks", "runs", "ok"]
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -276,6 +279,8 @@ def environment(m: dict) -> dict:
         "variant": prof.get("variant"),
         "cpu_model": host.get("cpu_model"),
         "logical_cpus": host.get("logical_cpus"),
+        "machine_fingerprint": (m.get("machine") or {}).get("fingerprint"),
+        "calibration_loop_s": ((m.get("machine") or {}).get("calibration") or {}).get("loop_s"),
         "memory_bytes": host.get("memory_bytes"),
         "os": host.get("os"),
         "kernel": host.get("kernel"),
@@ -290,6 +295,15 @@ def environment(m: dict) -> dict:
         rt = (info or {}).get("runtime") or {}
         env[f"runtime[{lang}]"] = rt.get("version") or (info or {}).get("error")
     return env
+
+
+def same_machine(a: Sweep, b: Sweep) -> str:
+    """One sentence: whether two sweeps ran on the same machine (their fingerprints), and if
+    not how their calibration times compare; a same CPU model name is not enough (two VM
+    instances of one type differed by a factor ~1.9 in throughput)."""
+    from serverbench.harness import fingerprint
+
+    return fingerprint.compare([a.folder, b.folder])
 
 
 def environment_diff(a: Sweep, b: Sweep) -> pd.DataFrame:

@@ -107,6 +107,12 @@ def distributions(A, B, table, metric=None, kind="strip"):
 
 
 def environment_diff(A, B):
+    """The two sweeps' environments side by side, after one sentence saying whether they ran
+    on the same machine (fingerprints), since a difference between machines is not one
+    between languages or commits."""
+    from IPython.display import display
+
+    display(_md(explore.same_machine(A, B)))
     d = explore.environment_diff(A, B)
     return d.style.apply(lambda r: ["background-color: #fff3cd" if r["differs"] else "" for _ in r], axis=1)
 
