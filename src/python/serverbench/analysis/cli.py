@@ -1,4 +1,4 @@
-"""Sub-commands of the analysis: process, figures, claims, notebooks."""
+"""Sub-commands of the analysis: process, figures, claims, notebooks, spread, replication, golden, docs."""
 
 from __future__ import annotations
 
@@ -157,6 +157,38 @@ def _cmd_spread(args, stdout, stderr) -> int:
     return 0
 
 
+def _cmd_replication(args, stdout, stderr) -> int:
+    import io
+
+    from serverbench import cli
+    from serverbench.analysis import replication
+
+    if len(args.sweeps) < 2:
+        raise _usage("replication needs at least two sweeps (processed folders, or raw sweeps to process)")
+    folders = []
+    for s in args.sweeps:
+        given = Path(s)
+        done = given if (given / "claims.csv").exists() else paths.processed_dir() / given.name
+        if (done / "claims.csv").exists() and not args.reprocess:
+            folders.append(done)
+            continue
+        # process the raw sweep as `process` does (claims and P(verdict) included)
+        raw = _sweep_dir(given.name if (given / "claims.csv").exists() else s)
+        out, err = io.StringIO(), io.StringIO()
+        if cli.run(["process", str(raw), "--out", str(done)], out, err) != 0:
+            print(err.getvalue(), file=stderr, end="")
+            return 1
+        folders.append(done)
+    table, lines = replication.summary(folders)
+    print(table.to_string(), file=stdout)
+    for line in lines:
+        print(line, file=stdout)
+    if args.out:
+        table.to_csv(args.out)
+        print(f"table: {args.out}", file=stdout)
+    return 0
+
+
 def _cmd_golden(args, stdout, stderr) -> int:
     from serverbench.analysis import golden
 
@@ -231,6 +263,18 @@ def register(subparsers) -> None:
     s.add_argument("--out", default=None, help="output folder (default data/processed/between-sweep-spread)")
     s.add_argument("--any-machine", action="store_true", help="pool sweeps whose machine fingerprints differ")
     s.set_defaults(func=_cmd_spread)
+
+    r = subparsers.add_parser(
+        "replication",
+        help="do verdicts replicate over repeated sweeps? the verdict table, supported<->contradicted "
+        "flips, robust claims that changed, and the Brier score of each sweep's P(verdict)",
+    )
+    r.add_argument("sweeps", nargs="+", help="two or more processed folders, or raw sweep folders or ids")
+    r.add_argument("--out", default=None, help="also write the verdict table to this CSV file")
+    r.add_argument(
+        "--reprocess", action="store_true", help="process every sweep from its raw log with this code first"
+    )
+    r.set_defaults(func=_cmd_replication)
 
     g = subparsers.add_parser(
         "golden",
