@@ -57,8 +57,8 @@ def test_ratios_and_decomposition():
 
 
 def test_the_audit_section_names_its_sweep_and_machine():
-    from serverbench.analysis import audit_report, process
     from serverbench import paths
+    from serverbench.analysis import audit_report, process
 
     folder = paths.processed_dir() / "audit-20261123T145602Z"
     if not (folder / "runs.csv").exists():

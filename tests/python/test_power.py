@@ -12,16 +12,26 @@ from serverbench.analysis import power
 
 def _row(claim, comparison, ratio, lo, hi, level=0.968, yes_lo=0.0, yes_hi=0.87, result="unclear"):
     return dict(
-        claim=claim, comparison=comparison, config="x", ratio=ratio, ci_lo=lo, ci_hi=hi, ci_level=level,
-        yes_lo=yes_lo, yes_hi=yes_hi, result=result,
+        claim=claim,
+        comparison=comparison,
+        config="x",
+        ratio=ratio,
+        ci_lo=lo,
+        ci_hi=hi,
+        ci_level=level,
+        yes_lo=yes_lo,
+        yes_hi=yes_hi,
+        result=result,
     )
 
 
-SOURCE = pd.DataFrame([
-    _row("C1", "Go/Scala/Akka time", 0.5, 0.5, 0.5, level=0.0),
-    _row("C1", "Go/Scala/Akka time", 0.6, 0.6, 0.6, level=0.0),  # median of the source's configs: 0.548
-    _row("C2", "Erlang/Go time", 1.0, 1.0, 1.0, level=0.0),
-])
+SOURCE = pd.DataFrame(
+    [
+        _row("C1", "Go/Scala/Akka time", 0.5, 0.5, 0.5, level=0.0),
+        _row("C1", "Go/Scala/Akka time", 0.6, 0.6, 0.6, level=0.0),  # median of the source's configs: 0.548
+        _row("C2", "Erlang/Go time", 1.0, 1.0, 1.0, level=0.0),
+    ]
+)
 
 
 def test_a_precise_sweep_recovers_the_source_and_a_noisy_one_does_not():
@@ -44,24 +54,30 @@ def test_too_few_trials_can_never_decide_and_no_source_number_gives_no_power():
     other = pd.DataFrame([_row("C9", "something else", 0.5, 0.4, 0.6)])
     assert np.isnan(power.powers(other, SOURCE).set_index("id").loc["C9", "power"])
     # rows shown for context only ('-') are not simulated; a qualifier in brackets still matches
-    ctx = pd.DataFrame([
-        _row("C1", "Go/Scala/Akka time (heap growing)", 0.7, 0.62, 0.79),
-        _row("C1", "Go/Scala/Akka time", 0.7, 0.1, 9.0, result="-"),
-    ])
+    ctx = pd.DataFrame(
+        [
+            _row("C1", "Go/Scala/Akka time (heap growing)", 0.7, 0.62, 0.79),
+            _row("C1", "Go/Scala/Akka time", 0.7, 0.1, 9.0, result="-"),
+        ]
+    )
     assert power.powers(ctx, SOURCE).set_index("id").loc["C1", "power"] > 0.95
 
 
 def test_every_deciding_comparison_must_recover_its_effect():
-    two = pd.DataFrame([
-        _row("C1", "Go/Scala/Akka time", 0.7, 0.62, 0.79),
-        _row("C1", "Go/Scala/Akka time", 0.7, 0.25, 1.9),
-    ])
+    two = pd.DataFrame(
+        [
+            _row("C1", "Go/Scala/Akka time", 0.7, 0.62, 0.79),
+            _row("C1", "Go/Scala/Akka time", 0.7, 0.25, 1.9),
+        ]
+    )
     both = power.powers(two, SOURCE).set_index("id").loc["C1", "power"]
     assert both < 0.3
 
 
 def test_inconclusive_and_underpowered_is_labelled_so():
-    ct = pd.DataFrame({"id": ["C1", "C2", "C3", "C4"], "verdict": ["inconclusive", "inconclusive", "supported", "inconclusive"]})
+    ct = pd.DataFrame(
+        {"id": ["C1", "C2", "C3", "C4"], "verdict": ["inconclusive", "inconclusive", "supported", "inconclusive"]}
+    )
     pw = pd.DataFrame({"id": ["C1", "C2", "C3"], "power": [0.2, 0.95, 0.1]})
     t = power.label_underpowered(ct, pw).set_index("id")
     assert t.loc["C1", "verdict"] == power.UNDERPOWERED

@@ -18,15 +18,27 @@ def _sweep(folder, verdicts, probs=None):
     if probs is not None:
         rows = []
         for cid, (ps, pi, pc, label) in probs.items():
-            rows.append(dict(id=cid, p_supported=ps, p_inconclusive=pi, p_contradicted=pc, p_not_testable=0.0,
-                             p_error=0.0, reliability=label))
+            rows.append(
+                dict(
+                    id=cid,
+                    p_supported=ps,
+                    p_inconclusive=pi,
+                    p_contradicted=pc,
+                    p_not_testable=0.0,
+                    p_error=0.0,
+                    reliability=label,
+                )
+            )
         pd.DataFrame(rows).to_csv(folder / "claims_reliability.csv", index=False)
     return folder
 
 
 def test_flips_robust_changes_and_brier(tmp_path):
-    a = _sweep(tmp_path / "a", {"C1": "supported", "C2": "inconclusive", "C3": "supported"},
-               {"C1": (1.0, 0, 0, "robust"), "C2": (0, 1.0, 0, "robust"), "C3": (0.5, 0.5, 0, "borderline")})
+    a = _sweep(
+        tmp_path / "a",
+        {"C1": "supported", "C2": "inconclusive", "C3": "supported"},
+        {"C1": (1.0, 0, 0, "robust"), "C2": (0, 1.0, 0, "robust"), "C3": (0.5, 0.5, 0, "borderline")},
+    )
     b = _sweep(tmp_path / "b", {"C1": "supported", "C2": "supported", "C3": "contradicted"})
     table, lines = replication.summary([a, b])
     assert replication.flips(table) == [("C3", "a", "b")]

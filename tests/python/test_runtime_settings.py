@@ -146,6 +146,8 @@ def test_an_also_grid_may_run_only_some_languages():
     runs = [(t.config_id, t.trial) for t in plan.tasks if t.language in ("erlang", "go")]
     assert len(runs) == len(set(runs)) == 2 * 7 * 5
     with pytest.raises(ProfileError, match=r"spawn.also\[0\].languages: java not among spawn's languages"):
-        load_profile("quick", {"spawn.languages": ["go", "erlang"], "spawn.also": [{"languages": ["java"], "processes": [10]}]})
+        load_profile(
+            "quick", {"spawn.languages": ["go", "erlang"], "spawn.also": [{"languages": ["java"], "processes": [10]}]}
+        )
     with pytest.raises(ProfileError, match="unknown language 'cobol'"):
         load_profile("quick", {"spawn.also": [{"languages": ["cobol"]}]})

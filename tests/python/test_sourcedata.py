@@ -13,7 +13,8 @@ def test_the_write_ups_numbers_are_checked_and_say_why_they_cannot_decide():
     # the source's point estimates reach the checks (E4: go_v2 / c at 32,768 x 512 KiB)
     assert "go / c at N=32,768, D=512 KiB: 1.19" in t.loc["E4", "numbers"]
     assert "placement=shared" in t.loc["T1", "numbers"]
-    assert "5.68" in t.loc["T1", "numbers"] and "1.03" in t.loc["T1b", "numbers"]  # the article's 6x; the write-up's fix
+    # the article's 6x, and the write-up's fix
+    assert "5.68" in t.loc["T1", "numbers"] and "1.03" in t.loc["T1b", "numbers"]
     own = sourcedata.own_data_column(pd.DataFrame(columns=["id", "verdict", "numbers", "why"]), t.reset_index())
     text = dict(zip(own["id"], own[sourcedata.OWN]))
     for cid in ("E1", "E2", "E3", "E4", "T1", "T1b", "T2"):

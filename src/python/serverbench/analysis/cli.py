@@ -271,9 +271,7 @@ def register(subparsers) -> None:
     )
     r.add_argument("sweeps", nargs="+", help="two or more processed folders, or raw sweep folders or ids")
     r.add_argument("--out", default=None, help="also write the verdict table to this CSV file")
-    r.add_argument(
-        "--reprocess", action="store_true", help="process every sweep from its raw log with this code first"
-    )
+    r.add_argument("--reprocess", action="store_true", help="process every sweep from its raw log with this code first")
     r.set_defaults(func=_cmd_replication)
 
     g = subparsers.add_parser(

@@ -9,7 +9,15 @@ import numpy as np
 
 from serverbench.analysis import stats
 from serverbench.analysis.claims import Claim, Needs, NotTestable, decision, register
-from serverbench.analysis.claims.compare import RatioAbove, RatioBelow, RatioWithin, by_round, judged, rows_where, values_where
+from serverbench.analysis.claims.compare import (
+    RatioAbove,
+    RatioBelow,
+    RatioWithin,
+    by_round,
+    judged,
+    rows_where,
+    values_where,
+)
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison
 from serverbench.analysis.sockets_tcp_figures import TABLE, runs
 
@@ -96,7 +104,11 @@ def _illusion(data) -> list[Comparison]:
         if not (len(_vals(d, "go", "go", 4, pl)) and len(_vals(d, "scala", "scala", 4, pl))):
             return None
         return _judged(
-            d, "go/go (K=4) / scala/scala (K=4), µs per round trip", pl, ("go", "go", 4), ("scala", "scala", 4),
+            d,
+            "go/go (K=4) / scala/scala (K=4), µs per round trip",
+            pl,
+            ("go", "go", 4),
+            ("scala", "scala", 4),
             RatioBelow(3.0),
         )
 
@@ -212,8 +224,9 @@ register(
         source=SOURCE,
         needs=Needs(table=TABLE, metric=METRIC, languages=("go", "scala")),
         compare=_within_1us,
-        definition="At the write-up's placement (as T1): ratio scala/scala ÷ go/go of µs per round trip with 4-byte reads (Hodges-Lehmann, "
-        "exact interval at its achieved level); tolerance ±1 µs absolute, i.e. the ratio interval must lie "
+        definition="At the write-up's placement (as T1): ratio scala/scala ÷ go/go of µs per round trip with "
+        "4-byte reads (Hodges-Lehmann, exact interval at its achieved level); tolerance ±1 µs absolute, "
+        "i.e. the ratio interval must lie "
         "within 1 ± 1 µs / median(go/go) ('yes'), or entirely outside ('no'). On a machine whose round "
         "trip is far above the write-up's ~10 µs, 1 µs is a much tighter relative tolerance than there: "
         "where it is below 5 % of go/go's median (the floor on the between-sweep spread) the claim is "

@@ -156,7 +156,10 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
             if lang not in plan.languages:
                 plan.languages.append(lang)
             table = {**b, **b.get("per_language", {}).get(lang, {})}
-            tables = [table, *({**table, **extra} for extra in b.get("also", []) if lang in extra.get("languages", [lang]))]
+            tables = [
+                table,
+                *({**table, **extra} for extra in b.get("also", []) if lang in extra.get("languages", [lang])),
+            ]
             for c in cores:
                 if bench == SEARCH_TABLE:
                     plan.searches.append(Search(lang, variant, c, table))
@@ -245,9 +248,19 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
 # (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
-STARTUP_S = {"go": 0.03, "erlang": 0.2, "scala_akka": 1.0, "java": 0.8, "scala_actors": 1.0, "rust_tokio": 0.02,
-             "scala_akka24": 1.0, "scala_pekko": 1.0, "scala_pekko_jdk25": 1.0,
-             "scala_pekko_jdk25_compact": 1.0, "java_vthreads": 0.6}
+STARTUP_S = {
+    "go": 0.03,
+    "erlang": 0.2,
+    "scala_akka": 1.0,
+    "java": 0.8,
+    "scala_actors": 1.0,
+    "rust_tokio": 0.02,
+    "scala_akka24": 1.0,
+    "scala_pekko": 1.0,
+    "scala_pekko_jdk25": 1.0,
+    "scala_pekko_jdk25_compact": 1.0,
+    "java_vthreads": 0.6,
+}
 # the JVM actor ports cost per message and per actor what Akka 2.6 does (same code, runtime ported)
 _AKKA_LIKE = ("scala_akka", "scala_akka24", "scala_pekko", "scala_pekko_jdk25", "scala_pekko_jdk25_compact")
 
