@@ -279,6 +279,15 @@ def test_peak_at_pairs_equal_cores(tmp_path):
     assert check("C8", P_of(tmp_path / "c", flat)).verdict == INCONCLUSIVE
     only = _tp({("erlang", 1, 2): 1.0, ("go", 1, 2): 1.0})
     assert check("C8", P_of(tmp_path / "d", only)).verdict == NOT_TESTABLE
+    # on 1 core there is no peak to find: a 1-core "peak" elsewhere is shown, not decisive
+    one_core_off = {**ok, ("go", 1): 8}
+    c = check("C8", P_of(tmp_path / "e", spec(one_core_off)))
+    assert c.verdict == SUPPORTED, c.summary
+    ev = c.evidence
+    assert set(ev.loc[ev["config"].str.startswith("cores=1"), "result"]) == {"-"}
+    one_core = _tp({(lang, 1, p): 1.0 for lang in ("erlang", "go") for p in (1, 2)}, n=5)
+    c = check("C8", P_of(tmp_path / "f", one_core))
+    assert c.verdict == NOT_TESTABLE and "core count >= 2" in c.summary
 
 
 def test_go_no_scaling_beyond_4(tmp_path):
