@@ -332,3 +332,13 @@ def test_lab4_paper_and_tcp_checks_read_the_extra_runs(lab1_data, capsys):
     assert lab4.EXERCISES["paper"].solve(data) == 0.0
     assert _verdict(capsys, lab4.EXERCISES["paper"], 0, data)[0] is True
     assert _verdict(capsys, lab4.EXERCISES["paper"], 1, data)[0] is False
+
+
+def test_explorer_plots_every_language_a_sweep_has():
+    # a 2026 runtime or a runtime setting is not in LANG_ORDER: it is plotted after the known ones
+    assert explore_plots.languages_in({"java_vthreads", "go", "go[gc=nogreentea]", "erlang"}) == [
+        "erlang",
+        "go",
+        "go[gc=nogreentea]",
+        "java_vthreads",
+    ]

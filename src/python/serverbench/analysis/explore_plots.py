@@ -34,6 +34,16 @@ LANG_ORDER = (
     "rust_tokio",
 )
 LINESTYLES = ("-", "--", ":", "-.")
+
+
+def languages_in(present) -> list[str]:
+    """The languages present, the known ones in LANG_ORDER and any other (a 2026 runtime, a
+    runtime setting such as go[gc=nogreentea]) after them, sorted, so that no sweep's
+    language is dropped or fails the plot."""
+    present = {str(x) for x in present}
+    return [x for x in LANG_ORDER if x in present] + sorted(present - set(LANG_ORDER))
+
+
 MARKERS = ("o", "s", "^", "D")
 
 
@@ -102,7 +112,7 @@ def trial_distributions(
         ax.set_axis_off()
         return fig
     d = d.assign(config=config_labels(d, table).to_numpy())
-    langs = [lang for lang in LANG_ORDER if lang in set(d["language"])]
+    langs = languages_in(d["language"].unique())
     order = _order_labels(d, table)
     if kind == "ecdf":
         sns.ecdfplot(data=d, x=metric, hue="language", hue_order=langs, ax=ax, log_scale=log)
@@ -178,7 +188,8 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
         keep = set.intersection(*sets) or None
     xcol = explore.X_AXIS.get(table)
     fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
-    palette = dict(zip(LANG_ORDER, sns.color_palette("tab10", len(LANG_ORDER))))
+    every = languages_in(set().union(*(set(s.ok()["language"].dropna()) for s in sweeps)) | set(LANG_ORDER))
+    palette = dict(zip(every, sns.color_palette("tab20" if len(every) <= 20 else "husl", len(every))))
     drawn = 0
     for i, s in enumerate(sweeps):
         d = s.ok()
