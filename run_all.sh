@@ -17,8 +17,9 @@ usage: ./run_all.sh [--profile NAME|FILE.toml] [--no-run] [--sweep-id ID]
                   needs the Python environment only (no toolchain, no build, no root)
   --sweep-id ID   the sweep to write or read (data/raw/ID); giving an existing one
                   resumes it, skipping runs already recorded ok
-  --languages L   comma-separated subset of the languages in spec/cli.json (set-up
-                  then checks and builds only their toolchains)
+  --languages L   comma-separated subset of the languages in spec/cli.json; set-up
+                  checks and builds only their toolchains (without it: only those of
+                  the languages the profile runs, `python -m serverbench profiles --needs P`)
   --no-reference  do not overlay the paper's own values on the figures
   --no-pdf        write paper/report.html only (no chromium needed)
   --allow-dirty   record a sweep although tracked files differ from the commit
@@ -55,15 +56,17 @@ t0=$SECONDS
 
 echo "== set-up and build"
 [ "$pdf" = 1 ] || export SERVERBENCH_NO_PDF=1
-if [ "$run" = 1 ]; then
-  # only the chosen languages' toolchains when --languages is given
-  SERVERBENCH_LANGUAGES="$languages" ./scripts/setup.sh
-else
-  # Re-rendering needs the Python environment only.
-  SERVERBENCH_PYTHON_ONLY=1 ./scripts/setup.sh
-fi
+# The Python environment first: it says which languages the profile runs (clients and
+# socket servers), so set-up checks and builds only their toolchains.
+SERVERBENCH_PYTHON_ONLY=1 ./scripts/setup.sh
 VPY="$ROOT/.venv/bin/python"
 [ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && VPY="$(command -v python3)"
+if [ "$run" = 1 ]; then
+  needs="$languages"
+  [ -n "$needs" ] || needs="$("$VPY" -m serverbench profiles --needs "$profile")"
+  echo "== toolchains and builds for: $needs"
+  SERVERBENCH_LANGUAGES="$needs" ./scripts/setup.sh
+fi
 
 if [ "$run" = 1 ]; then
   if [ -z "$sweep_id" ]; then

@@ -113,6 +113,21 @@ def test_cli_run_and_profiles(tmp_path):
     assert all(name in out.getvalue() for name in ("smoke", "quick", "paper")) and "runs" in out.getvalue()
 
 
+def test_profiles_needs_names_clients_and_servers():
+    """run_all.sh builds what `profiles --needs` prints: the socket servers too, nothing else."""
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["profiles", "--needs", "quick"], out, err) == 0
+    quick = out.getvalue().strip().split(",")
+    assert {"go", "erlang", "scala_akka", "c", "nodejs", "twisted", "python_threads"} <= set(quick)
+    assert not {"rust_tokio", "scala_pekko", "java_vthreads"} & set(quick)
+    out = io.StringIO()
+    assert cli.run(["profiles", "--needs", "runtimes"], out, err) == 0
+    assert "java_vthreads" in out.getvalue() and "nodejs" not in out.getvalue()
+    assert (
+        cli.run(["profiles", "--needs", "nope"], io.StringIO(), err) == 2 and "unknown profile 'nope'" in err.getvalue()
+    )
+
+
 def test_overhead_per_run_is_small(tmp_path):
     ov = {**SMALL, "defaults.trials": 5, "spawn.enabled": False}
     d = run_sweep(

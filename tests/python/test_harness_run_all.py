@@ -26,6 +26,7 @@ if [ "${1:-}" = "-m" ] && [ "${2:-}" = "serverbench" ]; then
   done
   case "$cmd" in
     run) mkdir -p "data/raw/$id" ;;
+    profiles) echo "go,erlang,nodejs" ;;
     notebooks)
       mkdir -p "data/processed/$id"
       printf 'id,claim,verdict\\nC1,x,supported\\nC2,y,%s\\n' "$VERDICT" > "data/processed/$id/claims.csv" ;;
@@ -40,7 +41,8 @@ exec "$REAL_PY" "$@"
 def tree(tmp_path):
     shutil.copy(ROOT / "run_all.sh", tmp_path / "run_all.sh")
     (tmp_path / "scripts").mkdir()
-    (tmp_path / "scripts" / "setup.sh").write_text("#!/usr/bin/env bash\nexit 0\n")
+    log = 'echo "setup python_only=${SERVERBENCH_PYTHON_ONLY:-0} languages=${SERVERBENCH_LANGUAGES:-}" >> "$CALLS"'
+    (tmp_path / "scripts" / "setup.sh").write_text(f"#!/usr/bin/env bash\n{log}\n")
     (tmp_path / "scripts" / "setup.sh").chmod(0o755)
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -62,13 +64,17 @@ def _run(tree: Path, verdict: str, *args: str):
         ["bash", str(tree / "run_all.sh"), *args], cwd=tree, env=env, capture_output=True, text=True, timeout=60
     )
     calls = (tree / "calls.txt").read_text().splitlines() if (tree / "calls.txt").exists() else []
-    return proc, [c for c in calls if c.startswith("-m serverbench")]
+    return proc, [c for c in calls if c.startswith(("-m serverbench", "setup "))]
 
 
 def test_one_harness_process_then_analysis_only(tree):
     proc, calls = _run(tree, "supported", "--profile", "smoke", "--sweep-id", "s1")
     assert proc.returncode == 0, proc.stderr
     assert calls == [
+        # the Python environment, then only the toolchains of the languages the profile runs
+        "setup python_only=1 languages=",
+        "-m serverbench profiles --needs smoke",
+        "setup python_only=0 languages=go,erlang,nodejs",
         "-m serverbench run --profile smoke --sweep-id s1",
         "-m serverbench notebooks --profile smoke --no-run --sweep-id s1",
     ]
@@ -84,4 +90,14 @@ def test_a_claim_in_error_fails_the_run(tree):
 def test_no_run_analyses_only(tree):
     proc, calls = _run(tree, "supported", "--no-run", "--sweep-id", "old")
     assert proc.returncode == 0, proc.stderr
-    assert calls == ["-m serverbench notebooks --profile quick --no-run --sweep-id old"]
+    assert calls == [
+        "setup python_only=1 languages=",
+        "-m serverbench notebooks --profile quick --no-run --sweep-id old",
+    ]
+
+
+def test_given_languages_are_built_as_given(tree):
+    proc, calls = _run(tree, "supported", "--profile", "smoke", "--sweep-id", "s3", "--languages", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert "setup python_only=0 languages=go" in calls
+    assert not any(c.startswith("-m serverbench profiles") for c in calls)

@@ -151,3 +151,26 @@ def test_an_also_grid_may_run_only_some_languages():
         )
     with pytest.raises(ProfileError, match="unknown language 'cobol'"):
         load_profile("quick", {"spawn.also": [{"languages": ["cobol"]}]})
+
+
+def test_an_also_grid_may_name_its_own_core_counts():
+    """runtimes: the full pairs grid on 2 cores, one point on 1 core (issue 29's budget)."""
+    over = {
+        "throughput.languages": ["go", "erlang"],
+        "throughput.cores": [2],
+        "throughput.pairs": [1, 2, 64],
+        "throughput.also": [{"cores": [1, 4], "pairs": [1]}],
+        "throughput.skip_unavailable_cores": True,
+    }
+    plan = make_plan(load_profile("quick", over), benchmarks=["throughput"], machine=2)
+    points = {(t.language, t.cores, t.params["pairs"]) for t in plan.tasks}
+    assert points == {(lang, 2, p) for lang in ("go", "erlang") for p in (1, 2, 64)} | {
+        (lang, 1, 1) for lang in ("go", "erlang")
+    }
+    runs = [(t.config_id, t.trial) for t in plan.tasks]
+    assert len(runs) == len(set(runs)) == 4 * 2 * 5  # the 1-core grid is not also run on 2 cores
+    assert [r["cores"] for r in plan.not_runnable if r["benchmark"] == "throughput"] == [4]
+    # 4 cores without skip_unavailable_cores is refused, naming the grid
+    over["throughput.skip_unavailable_cores"] = False
+    with pytest.raises(ProfileError, match=r"throughput.also\[0\].cores: 4 cores asked"):
+        make_plan(load_profile("quick", over), benchmarks=["throughput"], machine=2)

@@ -58,6 +58,12 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("profiles", help="list the sweep profiles with run counts and estimated durations")
     p.add_argument("--oversubscribe", action="store_true")
+    p.add_argument(
+        "--needs",
+        metavar="PROFILE",
+        help="print only the languages (clients and servers, comma-separated) whose programs the "
+        "profile runs on this machine: what run_all.sh has set-up build",
+    )
     p.set_defaults(func=_cmd_profiles)
 
     from serverbench.harness import stability
@@ -140,6 +146,13 @@ def _cmd_profiles(args, stdout, stderr) -> int:
     from serverbench.harness.plan import machine_cpus, make_plan
 
     cpus = machine_cpus()
+    if args.needs:
+        try:
+            plan = make_plan(load_profile(args.needs), oversubscribe=args.oversubscribe)
+        except ProfileError as e:
+            raise _usage(e) from None
+        print(",".join(plan.languages_needed()), file=stdout)
+        return 0
     print(
         f"profiles (this machine: {cpus} CPU(s) for the harness); estimates are rough, start-up included", file=stdout
     )

@@ -37,6 +37,12 @@ class Plan:
             searches=[s for s in self.searches if s.group_id in keep],
         )
 
+    def languages_needed(self) -> list[str]:
+        """Every language whose program a run starts: clients, socket servers, searches."""
+        langs = [t.language for t in self.tasks] + [s.language for s in self.searches]
+        langs += [t.options["server_language"] for t in self.tasks if t.options.get("server_language")]
+        return list(dict.fromkeys(langs))
+
     def run_count(self) -> int:
         return len(self.tasks) + sum(s.estimated_steps() for s in self.searches)
 
@@ -146,9 +152,23 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
         cores, skipped = resolve_cores(
             b["cores"], machine, oversubscribe, b["skip_unavailable_cores"], f"{bench}.cores"
         )
+        # an also-grid may name its own core counts; they join the table's, in order
+        main_cores, also_cores = cores, {}
+        for i, extra in enumerate(b.get("also", [])):
+            if "cores" in extra:
+                also_cores[i], more = resolve_cores(
+                    extra["cores"],
+                    machine,
+                    oversubscribe,
+                    extra.get("skip_unavailable_cores", b["skip_unavailable_cores"]),
+                    f"{bench}.also[{i}].cores",
+                )
+                cores = sorted(set(cores) | set(also_cores[i]))
+                skipped = sorted(set(skipped) | set(more))
         plan.not_runnable += [
             {"benchmark": bench, "cores": c, "reason": f"this machine lets the harness use {machine} CPU(s)"}
             for c in skipped
+            if c not in cores
         ]
         if langs and cores:
             plan.benchmarks.append(bench)
@@ -157,14 +177,20 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                 plan.languages.append(lang)
             table = {**b, **b.get("per_language", {}).get(lang, {})}
             tables = [
-                table,
-                *({**table, **extra} for extra in b.get("also", []) if lang in extra.get("languages", [lang])),
+                (table, main_cores),
+                *(
+                    ({**table, **extra}, also_cores.get(i, main_cores))
+                    for i, extra in enumerate(b.get("also", []))
+                    if lang in extra.get("languages", [lang])
+                ),
             ]
             for c in cores:
                 if bench == SEARCH_TABLE:
                     plan.searches.append(Search(lang, variant, c, table))
                     continue
-                for t in tables:
+                for t, t_cores in tables:
+                    if c not in t_cores:
+                        continue
                     for params in grid(bench, t):
                         if t.get("steps") == "knobs":  # the audit: fair, paper, single-knob steps
                             for s in audit_steps.steps(bench, lang):

@@ -263,16 +263,17 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
 
 def _also(bench: str, also, b: dict, defaults: dict, source: str) -> list[dict]:
     """The [[<bench>.also]] grids: each a table of parameter lists or settings that replace
-    the benchmark table's (not its cores or per-language tables), checked. A grid may name
+    the benchmark table's (not its per-language tables), checked. A grid may name
     `languages`, a subset of the table's, to run only those (e.g. one runtime setting of
-    one language at a few points)."""
+    one language at a few points), and `cores`, to run its grid at other core counts (e.g.
+    one pairs value on 1 core beside the full grid on 2)."""
     if not isinstance(also, list) or not all(isinstance(x, dict) for x in also):
         raise ProfileError(f"{source}: {bench}.also must be an array of tables ([[{bench}.also]])")
     if also and bench == SEARCH_TABLE:
         raise ProfileError(f"{source}: {bench} (the max-processes search) takes no [[{bench}.also]] grids")
     out = []
     for i, sub in enumerate(also):
-        bad = sorted(set(sub) & {"enabled", "per_language", "also", "cores", "steps"})
+        bad = sorted(set(sub) & {"enabled", "per_language", "also", "steps"})
         if bad:
             raise ProfileError(f"{source}: {bench}.also[{i}] may not set {', '.join(bad)}")
         sub = dict(sub)
