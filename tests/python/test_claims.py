@@ -613,6 +613,14 @@ def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
     head = reliability.headline(t)
     assert "Tested at the scale their source measured: 3" in head  # C1, C2, C10 on pingping runs only
     assert "At a reduced scale (see the regime column): 0" in head
+    # the report's per-benchmark paragraph: pingping as the source, the rest not run here
+    para = regime.reduced_summary(small)
+    assert "- **pingping** (C1, C2, C10)" in para and "Here: as the source (repetitions up to 1,000,000" in para
+    assert "- **echo_flood** (E1, E2, E3, E4)" in para and para.count("not run in this sweep") == 7
+    small.runs = small.runs.assign(repetitions=1000)
+    assert "Here: reduced: repetitions <= 1,000 of 1,000,000; the verdicts speak for this scale" in (
+        regime.reduced_summary(small)
+    )
 
 
 def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):

@@ -75,8 +75,15 @@ def test_per_language_parameters():
         50000,
     }
     claim_tables = ("pingping", "spawn", "throughput")  # every claim configuration: 5 trials per language
-    counts = Counter(t.config_id for t in plan.tasks if t.benchmark in claim_tables)
+    counts = Counter(
+        t.config_id
+        for t in plan.tasks
+        if t.benchmark in claim_tables and t.params.get("repetitions", 100_000) == 100_000
+    )
     assert set(counts.values()) == {5}
+    # pingping's smaller R only draw Fig. 3 (the claims compare at the largest R): 3 trials
+    figure_only = Counter(t.config_id for t in plan.tasks if t.params.get("repetitions", 100_000) < 100_000)
+    assert figure_only and set(figure_only.values()) == {3}
 
 
 def test_also_grids_add_points_beside_the_table():
@@ -87,13 +94,14 @@ def test_also_grids_add_points_beside_the_table():
     assert len(servers) == 8 and by_mode["saturate"] == 3 * len(servers)  # [[echo_flood.also]]: 3 trials
     assert {(t.params["connections"], t.params["duration_s"]) for t in sat} == {(64, 2.0)}
     flood = [t for t in plan.tasks if t.params["mode"] == "flood"]
-    # the table: 64 connections x 2 sizes; an also grid: 1,024 x 32 KiB (E1-E4 nearer the source's scale)
+    # the table: 64 and 1,024 connections (E1-E4 at the larger, nearer the source's scale) x 2 sizes
     assert {(t.params["connections"], t.params["bytes_per_connection"]) for t in flood} == {
         (64, 32768),
         (64, 524288),
         (1024, 32768),
+        (1024, 524288),
     }
-    assert by_mode["flood"] == 6 * 3 * 8
+    assert by_mode["flood"] == 6 * 4 * 8
     assert not {t.config_id for t in sat} & {t.config_id for t in flood}
     assert set(Counter(t.config_id for t in sat).values()) == {3}
 
@@ -101,7 +109,8 @@ def test_also_grids_add_points_beside_the_table():
 @pytest.mark.parametrize(
     ("also", "msg"),
     [
-        ({"echo_flood.also": [{"cores": [1]}]}, r"echo_flood.also\[0\] may not set cores"),
+        ({"echo_flood.also": [{"per_language": {}}]}, r"echo_flood.also\[0\] may not set per_language"),
+        ({"echo_flood.also": [{"cores": [0]}]}, r"echo_flood.also\[0\].*cores"),
         ({"echo_flood.also": [{"connections": [0]}]}, r"echo_flood.also\[0\].*connections"),
         ({"echo_flood.also": {"mode": ["saturate"]}}, r"echo_flood.also must be an array of tables"),
         ({"spawn_max.also": [{"start": 10}]}, r"takes no \[\[spawn_max.also\]\] grids"),

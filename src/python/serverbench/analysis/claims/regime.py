@@ -128,3 +128,25 @@ def tested(claim_id: str, P: Any) -> tuple[str, str]:
 def source_text(claim_id: str) -> str:
     reg = REGIMES.get(claim_id)
     return reg.text if reg else ""
+
+
+def reduced_summary(P: Any) -> str:
+    """The report's paragraph on what "reduced" means, one line per benchmark (per source
+    regime): the claims it decides, the source's scale, and the scale this sweep tested."""
+    groups: dict[int, tuple[SourceRegime, list[str]]] = {}
+    for cid, reg in REGIMES.items():
+        groups.setdefault(id(reg), (reg, []))[1].append(cid)
+    lines = []
+    for reg, cids in groups.values():
+        kind, text = tested(cids[0], P)
+        if not kind:
+            here = "not run in this sweep"
+        elif kind == REDUCED:
+            here = text + "; the verdicts speak for this scale on this machine, not for the source's"
+        else:
+            here = text
+        lines.append(f"- **{' / '.join(reg.tables)}** ({', '.join(cids)}). Source: {reg.text}. Here: {here}.")
+    return (
+        "What *reduced* means, benchmark by benchmark (the largest value of each deciding parameter "
+        "in this sweep's ok runs against the source's):\n\n" + "\n".join(lines)
+    )
