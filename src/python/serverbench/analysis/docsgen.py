@@ -245,7 +245,7 @@ def gen_readme_folders() -> str:
     ]
     nb_rows = [
         [f"`{p.relative_to(ROOT).as_posix()}`", _notebook_heading(p)]
-        for p in sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("*/*.ipynb")])
+        for p in sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("[!.]*/*.ipynb")])
     ]
     return "\n\n".join(
         [
