@@ -1,6 +1,8 @@
 """Docs that cannot drift: the generated tables in the docs (flags, languages, profiles,
-profile settings) equal what `python -m serverbench docs` generates from spec/cli.json and
-the profile files; and no doc points at a machine path."""
+profile settings; the README's benchmarks, profiles and folder map) equal what
+`python -m serverbench docs` generates from spec/cli.json, the profile files, the harness
+plan and the tree; a stale README block fails the check; and no doc points at a machine
+path."""
 
 import re
 from pathlib import Path
@@ -38,3 +40,54 @@ def test_docs_name_no_machine_paths():
         for m in re.finditer(r"(/work/\S+|/home/\S+|\.\./shared/\S*|/root/\S+)", p.read_text(encoding="utf-8")):
             bad.append(f"{p.relative_to(ROOT)}: {m.group(1)}")
     assert bad == []
+
+
+README_BLOCKS = ("readme-benchmarks", "readme-profiles", "readme-folders")
+
+
+def _block(text: str, name: str) -> str:
+    begin, end = docsgen.BEGIN.format(name=name), docsgen.END.format(name=name)
+    return text[text.index(begin) + len(begin) : text.index(end)]
+
+
+def test_the_readme_has_its_generated_blocks():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert all(docsgen.BLOCKS[n][0] == "README.md" and docsgen.BEGIN.format(name=n) in text for n in README_BLOCKS)
+
+
+def test_a_hand_edited_readme_block_is_stale():
+    """An edit inside a README block is what `docs --check` reports (and `docs` undoes)."""
+    committed = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in README_BLOCKS:
+        body = _block(committed, name)
+        edited = committed.replace(body, body.replace("|---|", "|---|\n| `hand-typed` | row |", 1), 1)
+        assert edited != committed
+        assert docsgen.render(edited, name, docsgen.BLOCKS[name][1]()) == committed
+
+
+def test_a_changed_spec_makes_the_readme_check_fail(monkeypatch, capsys):
+    name, (rel, fn) = "readme-benchmarks", docsgen.BLOCKS["readme-benchmarks"]
+    monkeypatch.setitem(docsgen.BLOCKS, name, (rel, lambda: fn().replace("Fig. 3", "Fig. 9")))
+    assert [p.name for p, (old, new) in docsgen.generated().items() if old != new] == ["README.md"]
+    assert docsgen.main(check=True) == 1
+    assert "generated/README.md" in capsys.readouterr().out
+
+
+def test_the_readme_names_every_benchmark_folder_doc_and_socket_server():
+    """What the README's blocks must cover, checked against the tree, not the generator."""
+    import json
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    cli = json.loads((ROOT / "spec" / "cli.json").read_text(encoding="utf-8"))
+    benches = _block(text, "readme-benchmarks")
+    assert all(f"| `{b}` |" in benches for b in cli["benchmarks"])
+    folders = _block(text, "readme-folders")
+    assert all(f"`src/{d.name}/`" in folders for d in (ROOT / "src").glob("[!._]*/"))
+    assert all(f"`docs/{p.name}`" in folders for p in ROOT.glob("docs/*.md"))
+    assert all(
+        f"`{p.relative_to(ROOT).as_posix()}`" in folders
+        for p in [*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("notebooks/[!.]*/*.ipynb")]
+    )
+    servers = next(line for line in _block(text, "readme-profiles").splitlines() if line.startswith("| `servers`"))
+    assert all(lang in servers for lang in ("c", "nodejs", "twisted", "eventlet", "python_threads", "scala_akka"))
+    assert "the three native programs" not in text

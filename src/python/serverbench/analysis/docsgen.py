@@ -138,11 +138,123 @@ def _size(v) -> str:
     return _cell(v)
 
 
+# The machine a plan is made for in the docs: fixed, so that the generated text is the same
+# on every machine (a plan's core counts are capped by the machine unless oversubscribed).
+DOCS_MACHINE_CPUS = 32
+
+
+def _languages_run(name: str) -> list[str]:
+    """Every language whose program the profile starts (clients, socket servers, searches),
+    from the harness's own plan of it."""
+    from serverbench.harness.plan import make_plan
+    from serverbench.harness.profiles import load_profile
+
+    return make_plan(load_profile(name), machine=DOCS_MACHINE_CPUS, oversubscribe=True).languages_needed()
+
+
 def gen_profiles() -> str:
     """One row per profile: its description (the one statement of what it runs and how
-    long it may take) and its languages."""
-    rows = [[f"`{n}`", p.get("description", ""), ", ".join(p.get("languages", []))] for n, p in _profiles().items()]
-    return _table(["profile", "what it runs (the profile's own description)", "languages"], rows)
+    long it may take) and every language it runs (the harness plan's, socket servers
+    included)."""
+    rows = [[f"`{n}`", p.get("description", ""), ", ".join(_languages_run(n))] for n, p in _profiles().items()]
+    return _table(["profile", "what it runs (the profile's own description)", "languages it runs"], rows)
+
+
+def gen_readme_benchmarks() -> str:
+    """One row per benchmark of spec/cli.json: its `summary` and the languages implementing it."""
+    from serverbench import contract
+
+    rows = []
+    for bench in contract.benchmarks():
+        langs = [lang for lang in contract.languages() if contract.implements(lang, bench)]
+        rows.append([f"`{bench}`", contract.benchmark(bench).get("summary", ""), ", ".join(langs)])
+    return _table(["benchmark", "what it measures (spec/cli.json)", "languages"], rows)
+
+
+def _first_heading(text: str) -> str:
+    """The first Markdown heading of text, without its #s ("" if none); fenced code skipped."""
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#+ ", line):
+            return line.lstrip("#").strip()
+    return ""
+
+
+def _notebook_heading(path: Path) -> str:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            src = cell.get("source", "")
+            heading = _first_heading("".join(src) if isinstance(src, list) else src)
+            if heading:
+                return heading
+    return ""
+
+
+def _first_sentence(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph, on one line."""
+    para = " ".join((doc or "").strip().split("\n\n")[0].split())
+    return re.split(r"(?<=\.)\s", para)[0].rstrip(".")
+
+
+def _code(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def gen_readme_folders() -> str:
+    """The folders of the tree: every src/<folder> with the languages spec/cli.json builds
+    there, the Python package's sub-packages, the docs and notebooks with their first
+    headings, and the profiles. Paths are relative to the repository; sorted by name."""
+    import ast
+
+    from serverbench import contract
+
+    cli = _cli()
+    by_folder: dict[str, list[str]] = {}
+    for lang in contract.languages():
+        exe = Path(cli["languages"][lang].get("executable", ""))
+        if len(exe.parts) > 2 and exe.parts[0] == "src":
+            by_folder.setdefault(exe.parts[1], []).append(lang)
+    src_rows = []
+    for d in sorted(p for p in (ROOT / "src").iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        langs = by_folder.get(d.name, [])
+        benches = [b for b in contract.benchmarks() if any(contract.implements(lang, b) for lang in langs)]
+        exes = list(dict.fromkeys(f"`{cli['languages'][lang]['executable']}`" for lang in langs))
+        packages = sorted(p.parent.name for p in d.glob("*/__init__.py"))
+        if langs:
+            row = [_code(langs), ", ".join(benches), ", ".join(exes)]
+        elif packages:
+            row = ["", "", "the Python package " + _code(packages) + " (next table)"]
+        else:
+            row = ["", "", ""]
+        src_rows.append([f"`src/{d.name}/`", *row])
+
+    pkg = ROOT / "src" / "python" / "serverbench"
+    pkg_rows = []
+    for d in sorted(p for p in pkg.iterdir() if p.is_dir() and (p / "__init__.py").exists()):
+        doc = ast.get_docstring(ast.parse((d / "__init__.py").read_text(encoding="utf-8")))
+        pkg_rows.append([f"`{d.name}/`", _first_sentence(doc)])
+    profiles = sorted(p.stem for p in (pkg / "profiles").glob("*.toml"))
+    pkg_rows.append(["`profiles/`", "the profiles (TOML, above): " + _code(profiles)])
+
+    doc_rows = [
+        [f"`docs/{p.name}`", _first_heading(p.read_text(encoding="utf-8"))]
+        for p in sorted((ROOT / "docs").glob("*.md"))
+    ]
+    nb_rows = [
+        [f"`{p.relative_to(ROOT).as_posix()}`", _notebook_heading(p)]
+        for p in sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks").glob("[!.]*/*.ipynb")])
+    ]
+    return "\n\n".join(
+        [
+            _table(["folder", "languages (spec/cli.json)", "benchmarks", "program"], src_rows),
+            _table(["`src/python/serverbench/`", "what (the sub-package's docstring)"], pkg_rows),
+            _table(["document", "its first heading"], doc_rows),
+            _table(["notebook", "its first heading"], nb_rows),
+        ]
+    )
 
 
 def gen_profile_settings() -> str:
@@ -170,7 +282,9 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "languages": ("docs/spec.md", gen_languages),
     "profiles": ("docs/harness.md", gen_profiles),
     "profile-settings": ("docs/harness.md", gen_profile_settings),
+    "readme-benchmarks": ("README.md", gen_readme_benchmarks),
     "readme-profiles": ("README.md", gen_profiles),
+    "readme-folders": ("README.md", gen_readme_folders),
     "scala-command": ("src/scala/README.md", gen_scala_command),
 }
 

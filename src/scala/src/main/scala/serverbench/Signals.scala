@@ -1,7 +1,7 @@
 package serverbench
 
-/** SIGTERM and SIGINT as a stop request of a socket server (docs/spec.md "Socket
-  * benchmarks"): while installed, the signal calls `onSignal` instead of starting the JVM's
+/** SIGTERM and SIGINT as a stop request of a socket server (docs/sockets.md "The
+  * lifecycle"): while installed, the signal calls `onSignal` instead of starting the JVM's
   * shutdown (whose hooks include Akka's CoordinatedShutdown, which would terminate the
   * actor system before the record is printed). The returned function puts the previous
   * handlers back. sun.misc.Signal (module jdk.unsupported) is the JDK's only way to do this;
