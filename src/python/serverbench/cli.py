@@ -14,6 +14,7 @@ import json
 import sys
 
 from serverbench import __version__, records
+from serverbench.errors import UsageError
 
 # Modules that add sub-commands: the harness (run, ...) and the analysis (process, figures, claims, report).
 COMMAND_MODULES = (
@@ -22,11 +23,8 @@ COMMAND_MODULES = (
     "serverbench.analysis.cli",
     "serverbench.targets",
     "serverbench.slurm.cli",
+    "serverbench.stability",
 )
-
-
-class UsageError(Exception):
-    """Bad input from the user: exit 2 with a clear message."""
 
 
 def _cmd_validate(args, stdout, stderr) -> int:

@@ -113,8 +113,8 @@ def register(subparsers) -> None:
 
 
 def _cmd(args, stdout, stderr) -> int:
-    from serverbench.cli import UsageError
     from serverbench.contract import LANGUAGES
+    from serverbench.errors import UsageError
 
     path = Path(args.file) if args.file else paths.repo_root() / DEFAULT_FILE
     if not path.exists():

@@ -8,7 +8,7 @@ from serverbench import paths
 
 
 def _usage(msg):
-    from serverbench.cli import UsageError
+    from serverbench.errors import UsageError
 
     return UsageError(msg)
 
@@ -158,10 +158,11 @@ def _cmd_spread(args, stdout, stderr) -> int:
 
 
 def _cmd_replication(args, stdout, stderr) -> int:
+    import argparse
     import io
 
-    from serverbench import cli
     from serverbench.analysis import replication
+    from serverbench.analysis.reliability import DEFAULT_B
 
     if len(args.sweeps) < 2:
         raise _usage("replication needs at least two sweeps (processed folders, or raw sweeps to process)")
@@ -175,7 +176,10 @@ def _cmd_replication(args, stdout, stderr) -> int:
         # process the raw sweep as `process` does (claims and P(verdict) included)
         raw = _sweep_dir(given.name if (given / "claims.csv").exists() else s)
         out, err = io.StringIO(), io.StringIO()
-        if cli.run(["process", str(raw), "--out", str(done)], out, err) != 0:
+        given_args = argparse.Namespace(
+            sweep=str(raw), out=str(done), skip_bad=False, copies=DEFAULT_B, spawn_metric="all_ready_s"
+        )
+        if _cmd_process(given_args, out, err) != 0:
             print(err.getvalue(), file=stderr, end="")
             return 1
         folders.append(done)

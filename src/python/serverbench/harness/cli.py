@@ -66,13 +66,9 @@ def register(subparsers) -> None:
     )
     p.set_defaults(func=_cmd_profiles)
 
-    from serverbench.harness import stability
-
-    stability.register(subparsers)
-
 
 def _usage(e):
-    from serverbench.cli import UsageError
+    from serverbench.errors import UsageError
 
     return UsageError(str(e))
 

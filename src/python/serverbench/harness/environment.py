@@ -14,7 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from serverbench import __version__, contract
-from serverbench.harness import fingerprint, limits
+from serverbench.harness import fingerprint, host, limits
+from serverbench.harness.host import mem_available  # noqa: F401  (re-exported: callers use environment.mem_available)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -30,7 +31,7 @@ def host_info() -> dict:
                 break
     except OSError:
         pass
-    mem = _meminfo("MemTotal") or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    mem = host.mem_total()
     osname = platform.system()
     try:
         for line in Path("/etc/os-release").read_text().splitlines():
@@ -46,22 +47,6 @@ def host_info() -> dict:
         "os": osname,
         "kernel": platform.release(),
     }
-
-
-def _meminfo(key: str) -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def mem_available() -> int:
-    """MemAvailable in bytes (MemTotal when the kernel does not say)."""
-    v = _meminfo("MemAvailable")
-    return v if v is not None else host_info()["memory_bytes"]
 
 
 # --- contention: load average and CPU steal around a run ------------------------------------
@@ -169,9 +154,7 @@ def runtime_versions(launcher, languages: list) -> dict:
         try:
             stdout, stderr = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            from serverbench.harness.limits import killpg
-
-            killpg(p.pid)
+            host.killpg(p.pid)
             p.communicate()
             out[lang] = {"error": "--version did not answer within 60 s"}
             continue
@@ -229,6 +212,4 @@ def _sysctl(plan) -> dict | None:
     """The socket-related system settings (read only), when the plan has socket runs."""
     if not any(t.family == "socket" for t in plan.tasks):
         return None
-    from serverbench.harness import sockets_limits
-
-    return sockets_limits.sysctl_snapshot()
+    return host.sysctl_snapshot()

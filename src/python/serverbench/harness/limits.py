@@ -16,6 +16,7 @@ from typing import Any
 from serverbench import contract, jdks
 from serverbench.harness import cgroups, jvm
 from serverbench.harness import task as task_mod
+from serverbench.harness.host import killpg  # noqa: F401  (re-exported: callers use limits.killpg)
 from serverbench.harness.values import ProfileError
 
 PR_SET_PDEATHSIG = 1
@@ -26,13 +27,6 @@ MiB = 1024**2
 # runtimes cannot start (less is most likely a unit slip); a JVM needs its heap + 32 MiB.
 MIN_BUDGET_BYTES = 16 * MiB
 JVM_NON_HEAP_BYTES = 32 * MiB
-
-
-def killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def make_preexec(cpus: list[int], cgroup_procs: str | None):
@@ -124,7 +118,7 @@ class Monitor:
                 if rss > self.budget:
                     return self._end("memory")
             if self.host_floor is not None:
-                from serverbench.harness.environment import mem_available
+                from serverbench.harness.host import mem_available
 
                 avail = mem_available()
                 if self.min_mem_available is None or avail < self.min_mem_available:

@@ -142,17 +142,30 @@ def shard_files(sweep_dir: Path) -> dict[int, Path]:
     return dict(sorted(out.items()))
 
 
+@dataclass(frozen=True)
+class ShardProgress:
+    """One shard's planned and completed work (what `slurm status` shows)."""
+
+    shard: int
+    planned: int
+    done: int
+    statuses: dict
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= self.planned
+
+
 def shard_progress(sweep_dir, job) -> list:
     """Each shard's planned and completed work, as a resumed shard would see it.
 
     job: anything with .profile, .shards and .sets (the --set KEY=VALUE strings), e.g.
-    slurm.batch.SweepJob. Returns slurm.submit.ShardProgress(shard, planned, done,
+    slurm.batch.SweepJob. Returns ShardProgress(shard, planned, done,
     statuses) per shard: planned = runs of the shard's plan plus one per search; done =
     those a resumed shard would skip (ok runs; searches whose outcome is in the log);
     statuses = status counts of the shard's raw file."""
     from serverbench.harness.plan import make_plan
     from serverbench.harness.profiles import load_profile, parse_set
-    from serverbench.slurm.submit import ShardProgress
 
     sweep_dir = Path(sweep_dir)
     prof = load_profile(job.profile, parse_set(list(job.sets)))

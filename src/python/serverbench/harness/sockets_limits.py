@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import resource
 
-from serverbench.harness import limits
+from serverbench.harness import host, limits, sockets_probe
 
 PLACEMENTS = ("split", "shared")
 FD_OVERHEAD = 64  # descriptors a runtime needs besides its connections
-SYSCTLS = (
-    "net/core/somaxconn",
-    "net/ipv4/ip_local_port_range",
-    "net/ipv4/tcp_tw_reuse",
-    "net/ipv4/tcp_max_syn_backlog",
-    "fs/file-max",
-)
+SYSCTLS = host.SOCKET_SYSCTLS
 
 
 class SocketLimitError(ValueError):
@@ -61,8 +55,6 @@ def check_memory_floors(connections: int, host_floor: int) -> None:
     SocketLimitError (naming the floor) if the kernel's TCP memory is already at
     sockets_probe.TCP_HIGH_FRACTION of net.ipv4.tcp_mem's hard limit or MemAvailable is below the host floor. The
     same floors are watched during the run (sockets_probe.Probe)."""
-    from serverbench.harness import sockets_probe
-
     if connections < sockets_probe.GUARD_MIN_CONNECTIONS:
         return
     why = sockets_probe.floor_crossed(host_floor)
@@ -98,13 +90,7 @@ def placement_cpus(
 
 def sysctl_snapshot() -> dict:
     """The system-wide settings that bound socket benchmarks, read only (for the manifest)."""
-    out = {}
-    for name in SYSCTLS:
-        try:
-            out[name.replace("/", ".")] = " ".join(open(f"/proc/sys/{name}").read().split())
-        except OSError:
-            out[name.replace("/", ".")] = None
-    return out
+    return host.sysctl_snapshot(SYSCTLS)
 
 
 def preexec_for(cpus: list[int]):

@@ -35,7 +35,7 @@ import os
 import threading
 import time
 
-from serverbench.harness import environment, limits
+from serverbench.harness import host
 
 INTERVAL_S = 0.1  # how often peaks and the guard are sampled
 SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration_s, 1 s) after the client
@@ -91,7 +91,7 @@ def read_tcp_mem() -> tuple[int, int, int] | None:
 
 def read_mem_available() -> int | None:
     """MemAvailable in bytes (/proc/meminfo)."""
-    return environment.mem_available()
+    return host.mem_available()
 
 
 def read_host_ctxt() -> int | None:
@@ -253,7 +253,7 @@ class Probe:
             return False
         self.stopped = why
         if self.client_pid is not None:
-            limits.killpg(self.client_pid)
+            host.killpg(self.client_pid)
         return True
 
     def _endpoint(self) -> dict:

@@ -54,7 +54,7 @@ def register(subparsers) -> None:
 
 
 def _usage(msg):
-    from serverbench.cli import UsageError
+    from serverbench.errors import UsageError
 
     return UsageError(msg)
 

@@ -57,7 +57,7 @@ def register(subparsers) -> None:
 
 
 def _usage(msg: str):
-    from serverbench.cli import UsageError
+    from serverbench.errors import UsageError
 
     return UsageError(msg)
 

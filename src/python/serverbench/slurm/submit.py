@@ -15,6 +15,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.harness import profiles
+from serverbench.harness.shards import ShardProgress  # noqa: F401  (re-exported: slurm status shows it)
 from serverbench.slurm import batch, scheduler
 
 SUBMISSIONS = "submissions.jsonl"
@@ -26,18 +27,6 @@ TIME_RE = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")
 
 class SubmitError(ValueError):
     """Bad input: nothing was submitted and nothing written."""
-
-
-@dataclass(frozen=True)
-class ShardProgress:
-    shard: int
-    planned: int
-    done: int
-    statuses: dict
-
-    @property
-    def finished(self) -> bool:
-        return self.done >= self.planned
 
 
 def slurm_dir(sweep_dir: Path) -> Path:

@@ -1,0 +1,165 @@
+"""The import graph of src/python (issue 27): layered, no upward import, no new circle.
+
+Read from the source with `ast` (every import, function-level ones included, since a
+function-level import is still a dependency), so the check runs anywhere Python does."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "python"
+
+# Lower layers never import higher ones. A module not listed takes its package's layer.
+LAYERS = {
+    0: (  # the shared model and host helpers: leaves
+        "serverbench",
+        "serverbench.paths",
+        "serverbench.errors",
+        "serverbench.contract",
+        "serverbench.records",
+        "serverbench.checksums",
+        "serverbench.jdks",
+        "serverbench.audit_steps",
+        "serverbench.harness.host",
+        "serverbench.harness.values",
+    ),
+    1: ("serverbench.harness",),  # runs sweeps, writes raw logs
+    2: ("serverbench.analysis",),  # reads raw logs: tables, statistics, claims, figures, report
+    3: ("serverbench.teaching", "serverbench.slurm", "serverbench.targets", "serverbench.stability"),
+    4: ("serverbench.cli", "serverbench.__main__"),  # the command line over everything
+}
+
+# The one circle left from before the layering (the paper's claims, the registry and the
+# processed tables import each other); it may shrink, never grow, and no other may appear.
+KNOWN_CIRCLES = [
+    {
+        "serverbench.analysis",
+        "serverbench.analysis.claims",
+        "serverbench.analysis.claims.compare",
+        "serverbench.analysis.claims.engine",
+        "serverbench.analysis.claims.familywise",
+        "serverbench.analysis.claims.paper_pingping",
+        "serverbench.analysis.claims.paper_spawn",
+        "serverbench.analysis.claims.paper_throughput",
+        "serverbench.analysis.claims.unchecked",
+        "serverbench.analysis.process",
+        "serverbench.analysis.registry",
+    }
+]
+
+
+def modules(root: Path = SRC) -> dict[str, Path]:
+    out = {}
+    for p in root.rglob("*.py"):
+        name = ".".join(p.relative_to(root).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = p
+    return out
+
+
+def import_graph(root: Path = SRC) -> dict[str, set[str]]:
+    """module -> the project modules it imports (from x import y: x.y when it is a module, else x)."""
+    mods = modules(root)
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, p in mods.items():
+        package = m if p.name == "__init__.py" else m.rpartition(".")[0]
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            graph[m] |= {t for t in targets if t in mods and t != m}
+    return graph
+
+
+def layer(module: str) -> int:
+    best, depth = None, -1
+    for n, names in LAYERS.items():
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and name.count(".") > depth:
+                best, depth = n, name.count(".")
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in {Path(__file__).name}")
+    return best
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = set()
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.add(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(comp)
+    return out
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{m} (layer {layer(m)}) imports {t} (layer {layer(t)})"
+        for m, ts in graph.items()
+        for t in ts
+        if layer(t) > layer(m)
+    )
+
+
+def test_no_upward_import():
+    assert upward(import_graph()) == []
+
+
+def test_no_new_import_circle():
+    found = circles(import_graph())
+    new = [sorted(c) for c in found if not any(c <= known for known in KNOWN_CIRCLES)]
+    assert new == []
+
+
+def test_the_checks_can_fail(tmp_path):
+    """A circle and an upward import in a toy tree are found."""
+    pkg = tmp_path / "serverbench"
+    (pkg / "harness").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "paths.py").write_text("from serverbench.harness import a\n")  # layer 0 -> 1: upward
+    (pkg / "harness" / "__init__.py").write_text("")
+    (pkg / "harness" / "a.py").write_text("def f():\n    from serverbench.harness import b\n")
+    (pkg / "harness" / "b.py").write_text("from . import a\n")  # a <-> b, one import in a function
+    g = import_graph(tmp_path)
+    assert g["serverbench.harness.a"] == {"serverbench.harness.b"}
+    assert g["serverbench.harness.b"] == {"serverbench.harness.a"}
+    assert circles(g) == [{"serverbench.harness.a", "serverbench.harness.b"}]
+    assert upward(g) == ["serverbench.paths (layer 0) imports serverbench.harness.a (layer 1)"]
