@@ -110,6 +110,12 @@ def test_steady_rate():
     s = [[0.1 * i, 1000 * i] for i in range(1, 11)]
     assert process.steady_rate_per_min(s) == pytest.approx(1000 / 0.1 * 60)
     assert np.isnan(process.steady_rate_per_min([[1, 2]]))
+    # the final sample adds the remainders still unreported (batches of 10,000 per pair): it
+    # must not end the window (a real Erlang run at 64 pairs, runtimes sweep, 25 Nov 2026)
+    erl = [[0.101, 80000], [0.232, 170000], [0.400, 210000], [0.513, 290000], [0.618, 400000]]
+    erl += [[0.720, 510000], [0.824, 610000], [0.934, 710000], [1.004, 1067528]]
+    assert process.steady_rate_per_min(erl) == pytest.approx((710000 - 290000) / (0.934 - 0.513) * 60)
+    assert np.isnan(process.steady_rate_per_min([[0.1, 10], [0.2, 20], [0.25, 27]]))
     assert np.isnan(process.steady_rate_per_min(None))
 
 
