@@ -65,3 +65,26 @@ def test_the_audit_section_names_its_sweep_and_machine():
         pytest.skip("the committed audit sweep is not processed here")
     first = audit_report.language_or_code(process.Processed(folder))[0]
     assert first.startswith("From sweep audit-20261123T145602Z (profile audit) on AMD EPYC, 2 logical CPUs")
+
+
+def test_a_knob_of_one_benchmark_leaves_the_others_fair():
+    """Erlang's message_shape exists for pingping only: in its step, Erlang's throughput is
+    its fair throughput (before, it had none, and the throughput claims read 'not testable',
+    which the audit then named as the quirk that gives the paper verdict)."""
+    rows = [
+        {"benchmark": b, "language": lang, "step": step, "value": 1.0}
+        for b, lang, step in [
+            ("pingping", "erlang", "fair"),
+            ("pingping", "erlang", "message_shape"),
+            ("throughput", "erlang", "fair"),
+            ("throughput", "go", "fair"),
+        ]
+    ]
+    out = audit._with_fair_as(pd.DataFrame(rows), "message_shape")
+    step = out[out["step"] == "message_shape"]
+    assert sorted(map(tuple, step[["benchmark", "language"]].to_numpy())) == [
+        ("pingping", "erlang"),
+        ("throughput", "erlang"),
+        ("throughput", "go"),
+    ]
+    assert len(step[step["benchmark"] == "pingping"]) == 1  # its own runs, not the fair ones too
