@@ -141,11 +141,8 @@ _RENAME = {
 def steady_rate_per_min(samples, skip_fraction: float = 0.5) -> float:
     """Exchanges per minute over the last (1 - skip_fraction) of a run's samples
     [[t_s, cumulative], ...]: the steady state without start-up. NaN if too few samples.
-
-    Both ends of the window are periodic samples: each counts whole batches only, so the
-    reports still in flight cancel between them. The last sample is the run's exact total
-    (every server's remainder included, docs/spec.md): as an end it would add up to
-    P x report_every exchanges to a fraction of a second (a factor ~10 for Erlang at 64 pairs)."""
+    The window ends at the last periodic sample, not at the final exact total, which adds
+    every server's unreported remainder (up to P x report_every) to the last instant."""
     if not isinstance(samples, (list, tuple)) or len(samples) < 4:
         return float("nan")
     full = np.asarray(samples, dtype=float)
