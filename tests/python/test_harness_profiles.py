@@ -213,3 +213,19 @@ def test_schedule_depends_on_the_seed_only():
     keys = lambda seed: [t.key for t in schedule(plan, set(), seed)]  # noqa: E731
     assert keys(3) == keys(3)
     assert len({tuple(keys(s)) for s in range(5)}) > 1  # 6 groups: 720 orders per round
+
+
+def test_second_stage_keys_are_checked():
+    from serverbench.harness.profiles import ProfileError, load_profile
+
+    assert load_profile("smoke")["second_stage"]["enabled"] is False  # absent: no second stage
+    quick = load_profile("quick")["second_stage"]
+    assert quick["enabled"] and 0 < quick["budget_fraction"] <= 1 and quick["rounds"] >= 1
+    assert load_profile("quick", {"second_stage.rounds": 5})["second_stage"]["rounds"] == 5
+    for bad, match in [
+        ({"second_stage.budget_fraction": 0}, "budget_fraction"),
+        ({"second_stage.rounds": 0}, "rounds"),
+        ({"second_stage.every": 1}, "second_stage"),
+    ]:
+        with pytest.raises(ProfileError, match=match):
+            load_profile("quick", bad)

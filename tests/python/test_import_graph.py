@@ -26,7 +26,13 @@ LAYERS = {
     ),
     1: ("serverbench.harness",),  # runs sweeps, writes raw logs
     2: ("serverbench.analysis",),  # reads raw logs: tables, statistics, claims, figures, report
-    3: ("serverbench.teaching", "serverbench.slurm", "serverbench.targets", "serverbench.stability"),
+    3: (
+        "serverbench.teaching",
+        "serverbench.slurm",
+        "serverbench.targets",
+        "serverbench.stability",
+        "serverbench.stages",
+    ),
     4: ("serverbench.cli", "serverbench.__main__"),  # the command line over everything
 }
 

@@ -1,4 +1,4 @@
-"""Sub-commands `run`, `profiles` and `stability` (python -m serverbench run ...)."""
+"""Sub-command `profiles`, and the arguments and summary of `run` (registered by serverbench.stages)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,21 @@ from serverbench.harness.profiles import ProfileError, available_profiles, load_
 
 
 def register(subparsers) -> None:
-    r = subparsers.add_parser(
-        "run",
-        help="run (or resume) a sweep of native runs into data/raw/<sweep-id>/",
-        description="Run a sweep: every run a fresh, pinned, capped process; every result appended to "
-        "data/raw/<sweep-id>/runs.jsonl. Starting the same --sweep-id again resumes it.",
+    # `run` itself is registered by serverbench.stages (stage 1 here, then the second stage,
+    # which needs the analysis); its arguments and its summary live here, with the harness.
+    p = subparsers.add_parser("profiles", help="list the sweep profiles with run counts and estimated durations")
+    p.add_argument("--oversubscribe", action="store_true")
+    p.add_argument(
+        "--needs",
+        metavar="PROFILE",
+        help="print only the languages (clients and servers, comma-separated) whose programs the "
+        "profile runs on this machine: what run_all.sh has set-up build",
     )
+    p.set_defaults(func=_cmd_profiles)
+
+
+def add_run_arguments(r) -> None:
+    """The `run` sub-command's arguments."""
     r.add_argument(
         "--profile", default="quick", help=f"{', '.join(available_profiles())} (default: quick), or a TOML file"
     )
@@ -54,17 +63,6 @@ def register(subparsers) -> None:
         help="run shard i (0..N-1) of the sweep's plan: whole comparison groups, appended to "
         "runs.<i>.jsonl; every shard of one sweep needs the same profile, --set and N",
     )
-    r.set_defaults(func=_cmd_run)
-
-    p = subparsers.add_parser("profiles", help="list the sweep profiles with run counts and estimated durations")
-    p.add_argument("--oversubscribe", action="store_true")
-    p.add_argument(
-        "--needs",
-        metavar="PROFILE",
-        help="print only the languages (clients and servers, comma-separated) whose programs the "
-        "profile runs on this machine: what run_all.sh has set-up build",
-    )
-    p.set_defaults(func=_cmd_profiles)
 
 
 def _usage(e):
@@ -73,19 +71,18 @@ def _usage(e):
     return UsageError(str(e))
 
 
-def _cmd_run(args, stdout, stderr) -> int:
-    from serverbench.harness import rawlog
+def run_request(args) -> dict:
+    """run_sweep's keyword arguments from the parsed `run` arguments (bad input: UsageError;
+    a sweep into the repository's data/raw needs a clean tree)."""
     from serverbench.harness.shards import parse_shard
-    from serverbench.harness.sweep import last_session, read_lines, run_sweep
 
-    _refuse_dirty(args.raw_dir, args.allow_dirty)
+    refuse_dirty(args.raw_dir, args.allow_dirty)
     try:
         overrides = parse_set(args.sets)
         if args.seed is not None:
             overrides["seed"] = args.seed
-        shard = parse_shard(args.shard)
-        sweep_dir = run_sweep(
-            args.profile,
+        return dict(
+            profile=args.profile,
             sweep_id=args.sweep_id,
             overrides=overrides,
             languages=args.languages,
@@ -93,10 +90,17 @@ def _cmd_run(args, stdout, stderr) -> int:
             raw_root=args.raw_dir,
             oversubscribe=args.oversubscribe,
             progress=not args.no_progress,
-            shard=shard,
+            shard=parse_shard(args.shard),
         )
     except ProfileError as e:
         raise _usage(e) from None
+
+
+def print_session(sweep_dir, shard, stdout) -> None:
+    """What the last session of a sweep (or shard) did, and the sweep so far."""
+    from serverbench.harness import rawlog
+    from serverbench.harness.sweep import last_session, read_lines
+
     print(sweep_dir, file=stdout)
     index = shard.index if shard else None
     s = last_session(sweep_dir, index) or {}
@@ -116,10 +120,9 @@ def _cmd_run(args, stdout, stderr) -> int:
             f"max {oh['max'] * 1000:.1f} ms",
             file=stdout,
         )
-    return 0
 
 
-def _refuse_dirty(raw_dir, allow_dirty: bool) -> None:
+def refuse_dirty(raw_dir, allow_dirty: bool) -> None:
     """A sweep into the repository's own data/raw (the committed data) needs a clean tree:
     otherwise the manifest's git commit does not say what code ran. Other folders (scratch,
     tests) and --allow-dirty record the state in the manifest (git.dirty) and go on."""

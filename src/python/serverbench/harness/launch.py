@@ -137,6 +137,7 @@ class Launcher:
             "config_id": task.config_id,
             "trial": task.trial,
             "warmup": task.warmup,
+            "stage": task.stage,
             "benchmark": task.benchmark,
             "language": task.language,
             "variant": task.variant,

@@ -40,6 +40,7 @@ class Task:
     # runtime settings of the language asked for (spec/cli.json languages.<lang>.settings,
     # e.g. {"gc": "nogreentea"}); empty = the defaults, the build spec/cli.json names
     settings: dict = field(default_factory=dict)
+    stage: int = 1  # 2: an extra round of the second stage (docs/statistics.md, "The second stage")
 
     @property
     def key(self) -> tuple:

@@ -201,15 +201,22 @@ def judged(
     return Comparison(what, config, r.text, result, ci, why, {**r.columns(), **extra}, rejudge if at_level else None)
 
 
-def by_round(a: pd.DataFrame, b: pd.DataFrame, scale: float = 1.0) -> tuple[stats.RatioCI, AtLevel, dict[str, str]]:
+def sources(*frames: pd.DataFrame) -> dict[str, tuple]:
+    """extra["_sources"] of a comparison that read these trial rows (Comparison.sources)."""
+    rows = tuple((i, lang) for f in frames if "language" in f.columns for i, lang in zip(f.index, f["language"]))
+    return {"_sources": rows}
+
+
+def by_round(a: pd.DataFrame, b: pd.DataFrame, scale: float = 1.0) -> tuple[stats.RatioCI, AtLevel, dict]:
     """a/b of two sides' trials (rows with value and, when known, trial): paired by round
-    where it holds, with the same choice at any other level, and why it is unpaired."""
+    where it holds, with the same choice at any other level, and the comparison's extra
+    (why it is unpaired; the rows it read)."""
     ci, why = paired.ratio_by_round(a, b, min_confidence=MIN_CONFIDENCE)
 
     def at_level(level: float, choose_at: float) -> stats.RatioCI:
         return paired.ratio_by_round(a, b, level, choose_at)[0].scaled(scale)
 
-    return ci.scaled(scale), at_level, {"method_note": why} if why else {}
+    return ci.scaled(scale), at_level, {**({"method_note": why} if why else {}), **sources(a, b)}
 
 
 # ------------------------------------------------------------------ selecting values
@@ -288,8 +295,8 @@ def ratio_between_configs(
 ) -> Comparison | None:
     """One language's values at num_cfg over its values at den_cfg (optionally divided
     by a known factor, e.g. N2/N1 for growth faster than linear)."""
-    a = values_where(d, language=language, **num_cfg)
-    b = values_where(d, language=language, **den_cfg)
+    ra, rb = rows_where(d, language=language, **num_cfg), rows_where(d, language=language, **den_cfg)
+    a, b = ra["value"].to_numpy(dtype=float), rb["value"].to_numpy(dtype=float)
     if len(a) == 0 or len(b) == 0:
         return None
     # two configurations are different comparison groups of a round: not paired
@@ -299,6 +306,7 @@ def ratio_between_configs(
         stats.ratio_ci(a, b).scaled(divide_by),
         expect,
         lambda level, _: stats.ratio_ci(a, b, level).scaled(divide_by),
+        **sources(ra, rb),
     )
 
 
@@ -344,5 +352,6 @@ def pooled_ratio_between_languages(
         expect,
         lambda level, choose_at: paired.pooled_ratio_by_round(groups, level, choose_at)[0],
         **({"method_note": why} if why else {}),
+        **sources(*(f for g in groups for f in g)),
     )
     return [pooled, *rows]

@@ -77,6 +77,14 @@ class Comparison:
     extra: dict[str, Any] = field(default_factory=dict)
     # (result, why, ci) at another confidence, for Holm's correction (familywise.py); None: fixed
     rejudge: Callable[[float, float], tuple[str, str, Any]] | None = field(default=None, repr=False)
+    # the trials it read, as (row label of the processed runs, language): where the second
+    # stage would add rounds (analysis/second_stage.py); factories pass it as extra["_sources"]
+    sources: tuple = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if "_sources" in self.extra:
+            self.extra = dict(self.extra)
+            self.sources = tuple(self.sources) + tuple(self.extra.pop("_sources"))
 
     def row(self, claim_id: str) -> dict:
         c = self.ci
@@ -147,6 +155,7 @@ class Verdict:
     spread_log: float | None = None  # the between-sweep sd its decision regions were set for
     regime_kind: str = ""  # regime.AS_SOURCE | regime.REDUCED | "" (no source regime / no runs)
     regime: str = ""  # the regime tested, in words
+    comparisons: list = field(default_factory=list, repr=False)  # the Comparisons behind evidence
 
     def row(self) -> dict:
         return {
@@ -282,7 +291,7 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
         summary = (claim.summarize or default_summary)(comps)
         ev = pd.DataFrame([c.row(claim.id) for c in comps])
         why = _why(comps) if verdict == INCONCLUSIVE else ""
-        return Verdict(**base, verdict=verdict, summary=summary, why=why, scope=scope, evidence=ev)
+        return Verdict(**base, verdict=verdict, summary=summary, why=why, scope=scope, evidence=ev, comparisons=comps)
     except Exception as e:  # a bug in one check must not hide the others; it is shown as an error
         msg = f"{type(e).__name__}: {e}"
         return Verdict(**base, verdict=ERROR, summary=f"the check failed: {msg}", why=msg)

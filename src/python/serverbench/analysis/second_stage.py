@@ -1,0 +1,145 @@
+"""The second stage's choice (docs/statistics.md, "The second stage"): after the profile's
+own trials, which comparisons get extra rounds.
+
+The rule, fixed before any sweep runs:
+
+* candidates: the undecided comparisons ('unclear', an interval that overlaps the
+  indifference zone) of claims whose verdict is inconclusive, with the trials they read
+  (Comparison.sources); a decided claim cannot change by one more decided comparison;
+* each gets P(decide): the chance that k more rounds give an interval wholly inside its
+  yes region or its no region, taking its estimate for the truth and a normal model on the
+  log scale (se shrinks as sqrt(n / (n + k)), the estimate moves by its conditional sd).
+  It only ranks; the verdict itself is decided again by the claim's own interval method;
+* ranked by P(decide), highest first (ties: the claim's id, then the comparison), and
+  given their configurations' rounds in that order while the budget lasts (the caller
+  prices a set of configurations; a configuration already chosen costs nothing again).
+
+Why no error-rate correction for looking twice: a comparison is decided by an interval that
+excludes the whole indifference zone, so an extra look can only move a comparison whose
+estimate is already clear of the zone; the simulation test (tests/python/
+test_second_stage.py) checks that the two-stage rule keeps a supported <-> contradicted
+flip between two sweeps below 1 % with true effects on the boundaries.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+from scipy.stats import norm
+
+from serverbench.analysis.claims.engine import INCONCLUSIVE, UNCLEAR, Verdict
+
+Z95 = float(norm.ppf(0.975))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    claim: str
+    comparison: str  # "label @ config", as the evidence table names it
+    ratio: float
+    lo: float
+    hi: float
+    rounds_now: int
+    p_decide: float
+    config_ids: tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {
+            "claim": self.claim,
+            "comparison": self.comparison,
+            "ratio": round(self.ratio, 4),
+            "interval": [round(self.lo, 4), round(self.hi, 4)],
+            "rounds_now": self.rounds_now,
+            "p_decide": round(self.p_decide, 4),
+            "config_ids": list(self.config_ids),
+        }
+
+
+def _log(x: float) -> float:
+    if x is None or not math.isfinite(x):
+        return math.inf if x is not None and x > 0 else -math.inf
+    return math.log(x) if x > 0 else -math.inf
+
+
+def p_decide(
+    ratio: float, lo: float, hi: float, level: float, n: int, k: int, regions: dict[str, float], z: float = Z95
+) -> float:
+    """P(an interval after k more rounds lies wholly in the yes or wholly in the no region),
+    normal model on the log scale with the current estimate as the truth."""
+    if not (ratio > 0 and lo > 0 and hi > lo and n >= 1 and k >= 1 and 0 < level < 1):
+        return 0.0
+    est = math.log(ratio)
+    se = (math.log(hi) - math.log(lo)) / (2 * norm.ppf(0.5 + level / 2))
+    se_after = se * math.sqrt(n / (n + k))
+    move = se * math.sqrt(n * k) / (n + k)  # sd of the estimate after k more rounds, given today's
+    if move <= 0:
+        return 0.0
+
+    def cdf(x: float) -> float:
+        return float(norm.cdf((x - est) / move)) if math.isfinite(x) else (1.0 if x > 0 else 0.0)
+
+    half = z * se_after
+    yes_lo, yes_hi = _log(regions.get("yes_lo", math.nan)), _log(regions.get("yes_hi", math.nan))
+    p_yes = max(0.0, cdf(yes_hi - half) - cdf(yes_lo + half)) if yes_hi > yes_lo else 0.0
+    no_below, no_above = _log(regions.get("no_below", math.nan)), _log(regions.get("no_above", math.nan))
+    p_no = (cdf(no_below - half) if no_below > -math.inf else 0.0) + (
+        1.0 - cdf(no_above + half) if no_above < math.inf else 0.0
+    )
+    return min(1.0, p_yes + p_no)
+
+
+def candidates(verdicts: Iterable[Verdict], runs: pd.DataFrame, rounds: int) -> list[Candidate]:
+    """The undecided comparisons of inconclusive claims, with the configurations they read
+    (config_id of the processed runs), ranked: highest P(decide) first."""
+    out = []
+    for v in verdicts:
+        if v.verdict != INCONCLUSIVE:
+            continue
+        for c in v.comparisons:
+            ci = c.ci
+            if c.result != UNCLEAR or ci is None or not c.sources:
+                continue
+            ids = _config_ids(c.sources, runs)
+            if not ids:
+                continue
+            regions = {k: c.extra.get(k, math.nan) for k in ("yes_lo", "yes_hi", "no_below", "no_above")}
+            n = int(min(ci.n_num, ci.n_den))
+            p = p_decide(ci.ratio, ci.lo, ci.hi, ci.level, n, rounds, regions)
+            out.append(Candidate(v.id, f"{c.label} @ {c.config}", ci.ratio, ci.lo, ci.hi, n, p, ids))
+    return sorted(out, key=lambda c: (-c.p_decide, c.claim, c.comparison))
+
+
+def _config_ids(sources: tuple, runs: pd.DataFrame) -> tuple[str, ...]:
+    """The config_ids of the rows a comparison read; a row whose language does not match the
+    runs table's (a frame re-indexed on the way) makes the whole set unknown: ()."""
+    ids = []
+    for label, lang in sources:
+        if label not in runs.index or runs.at[label, "language"] != lang:
+            return ()
+        ids.append(str(runs.at[label, "config_id"]))
+    return tuple(sorted(set(ids)))
+
+
+def choose(
+    ranked: list[Candidate], cost_s: Callable[[set[str]], float], budget_s: float, min_p: float = 0.05
+) -> tuple[list[Candidate], float]:
+    """The candidates given rounds, in rank order while the budget lasts (a candidate that
+    does not fit is passed over, a cheaper one after it may still fit); P(decide) below
+    min_p is not worth a round. Returns them and the estimated seconds they take."""
+    chosen: list[Candidate] = []
+    configs: set[str] = set()
+    spent = 0.0
+    for c in ranked:
+        if c.p_decide < min_p:
+            break
+        new = set(c.config_ids) - configs
+        extra = cost_s(configs | new) - cost_s(configs) if new else 0.0
+        if spent + extra > budget_s:
+            continue
+        chosen.append(c)
+        configs |= new
+        spent += extra
+    return chosen, spent
