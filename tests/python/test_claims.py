@@ -634,6 +634,10 @@ def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):
 
     c = sweep("a", 0.2, 0.18, 1.0, big={"erlang": 1.0, "go": 5.0, "scala_akka": 9.0})
     assert c.verdict == SUPPORTED and "processes=100,000" in c.summary, c.summary
+    # its regime counts the N it decides at (<= 100,000), not the 1,000,000 runs beside them
+    assert c.regime_kind == "as the source" and "processes up to 100,000" in c.regime, c.regime
+    small = sweep("s", 0.2, 0.18, 1.0)
+    assert small.regime_kind == "as the source"
     assert sweep("b", 0.2, 0.5, 1.0).verdict == CONTRADICTED  # Erlang 2.5x faster than Go: not "about equal"
     assert sweep("c", 0.2, 0.18, 0.19).verdict in (INCONCLUSIVE, CONTRADICTED)  # Akka as fast
     assert check("C4b", P_of(tmp_path / "d", S.spawn_runs({("erlang", 1000): jit(1.0)}))).verdict == NOT_TESTABLE
