@@ -324,5 +324,9 @@ def test_second_stage_extra_rounds_of_whole_groups(tmp_path):
     assert start["stage"] == 2 and start["second_stage"]["chosen"] == [{"claim": "C1"}]
     run_sweep("smoke", sweep_id="s2", extra=extra, **kw)
     assert len(lines(d)) == len(recs)
+    from serverbench.analysis.process import process_sweep
+
+    info = json.loads(process_sweep(d, tmp_path / "processed")["sweep"].read_text())
+    assert info["second_stage"]["chosen"] == [{"claim": "C1"}]
     with pytest.raises(sweep.ProfileError, match="not in the plan"):
         run_sweep("smoke", sweep_id="s2", extra={"config_ids": ["pingping/nope"], "rounds": 1}, **kw)

@@ -167,3 +167,14 @@ def test_two_stage_intervals_still_cover_the_true_ratio(label, within, slow):
     assert extended > 0
     # 1,200 replicates: binomial sd ~0.6 %; the bimodal slow-downs hit both sides alike
     assert coverage >= stated - 0.02
+
+
+def test_the_report_says_what_the_second_stage_did():
+    chosen = [{"claim": "C6", "comparison": "Go/Scala/Akka @ pairs=2", "p_decide": 0.97}]
+    info = {"second_stage": {"candidates": 7, "rounds": 3, "estimated_s": 41.2, "budget_s": 50.0, "chosen": chosen}}
+    text = second_stage.summary(info)
+    assert "7 comparison(s)" in text and "1 got 3 more round(s)" in text and "41 s of a 50 s budget" in text
+    assert "- C6: Go/Scala/Akka @ pairs=2 (P(decide) 0.97)" in text
+    assert second_stage.summary({}).startswith("**No second stage**")
+    enabled = {"manifest": {"resolved_profile": {"second_stage": {"enabled": True}}}}
+    assert "did not run" in second_stage.summary(enabled)

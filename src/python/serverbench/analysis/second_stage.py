@@ -143,3 +143,25 @@ def choose(
         configs |= new
         spent += extra
     return chosen, spent
+
+
+def summary(info: dict) -> str:
+    """The report's paragraph on the second stage of a sweep (sweep.json's second_stage)."""
+    st = (info or {}).get("second_stage")
+    prof = (((info or {}).get("manifest") or {}).get("resolved_profile") or {}).get("second_stage") or {}
+    if not st:
+        if prof.get("enabled"):
+            return "**The second stage** did not run: the sweep stopped before it, or ran in shards."
+        return "**No second stage**: this sweep's profile has no `[second_stage]` table."
+    chosen = st.get("chosen") or []
+    head = (
+        f"**The second stage.** After the profile's own trials, {st.get('candidates', 0)} comparison(s) of "
+        f"inconclusive claims were undecided; {len(chosen)} got {st.get('rounds')} more round(s) of every "
+        f"language of their configurations (estimated {st.get('estimated_s', 0):.0f} s of a "
+        f"{st.get('budget_s', 0):.0f} s budget), ranked by P(decide), the chance that those rounds decide "
+        "them (docs/statistics.md, \"The second stage\"). The verdicts above use every round."
+    )
+    if not chosen:
+        return head
+    rows = "\n".join(f"- {c['claim']}: {c['comparison']} (P(decide) {c['p_decide']:.2f})" for c in chosen)
+    return head + "\n\n" + rows

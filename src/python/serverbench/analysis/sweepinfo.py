@@ -108,6 +108,11 @@ def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
         "not_runnable": not_runnable(manifest, sessions),
         "runtime_versions_manifest": manifest.get("runtime_versions"),
         "sessions": len([x for x in sessions if x.get("event") == "start"]),
+        # the second stage's choice (serverbench.stages), from its last session's start line
+        "second_stage": next(
+            (x.get("second_stage") for x in reversed(sessions) if x.get("event") == "start" and x.get("stage") == 2),
+            None,
+        ),
         "logical_cpus": logical_cpus(manifest, runs),
         "cores_measured": sorted(int(c) for c in runs["cores"].dropna().unique()),
         "languages": sorted(runs["language"].unique()),
