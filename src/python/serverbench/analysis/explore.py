@@ -125,6 +125,8 @@ def tidy(raw: pd.DataFrame) -> pd.DataFrame:
     df = raw[keep].copy()
     seen = set(df.columns)
     df = df.rename(columns={c: _short(c) for c in df.columns if _short(c) not in seen or _short(c) == c})
+    # two raw fields may shorten to one name (a socket run's client and server params): keep the first
+    df = df.loc[:, ~df.columns.duplicated()]
     if "search_name" not in df:
         df["search_name"] = np.nan
     df["table"] = _table_of(df)
@@ -209,14 +211,17 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------------
 def param_columns(df: pd.DataFrame, table: str) -> list[str]:
-    """The parameter columns of a table's runs (those with a value in some row)."""
+    """The parameter columns of a table's runs (those with a value in some row): its
+    configuration keys (the package's TableSpec, as the processed tables group runs), else
+    the benchmark's parameters in spec/cli.json. Not a socket client's port or time-out."""
     spec = registry.tables().get(table)
-    bench = spec.benchmark if spec else table
-    try:
-        cands = [s["param"] for s in contract.benchmark_flags(bench).values() if s.get("param")]
-    except (KeyError, TypeError, ValueError):
-        cands = []
-    cands = list(dict.fromkeys([*_spec_params(table), *cands])) or [x_axis(table) or ""]
+    cands = list(_spec_params(table))
+    if not cands:
+        try:
+            flags = contract.benchmark_flags(spec.benchmark if spec else table).values()
+            cands = [s["param"] for s in flags if s.get("param")]
+        except (KeyError, TypeError, ValueError):
+            cands = []
     return [c for c in cands if c in df and df[c].notna().any()]
 
 
