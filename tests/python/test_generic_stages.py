@@ -5,11 +5,11 @@ for benchmark ids as string literals.
 
 Some generic files still name one, listed below with their count: a ratchet. A count may
 only go down (and the list with it); a new file or a higher count fails. What is left, and
-why it has not moved yet: the paper-variant audit of the paper's three benchmarks (audit*),
-the sources' own data turned into records (paperdata, sourcedata), the synthetic records of
+why it has not moved yet: the processed spawn_max side tables' attribute (audit, process,
+side_tables), the sources' own data turned into records (paperdata, sourcedata), the synthetic records of
 the tests (synthetic), the max-processes search, which is spawn's (harness search, task,
-profiles, cli; the spawn_max side tables in process and side_tables), the report's table of
-the paper's set-up, and the socket family's per-benchmark hooks (harness sockets*)."""
+profiles, cli, plan), and a docstring's
+example command line (contract)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,9 @@ from serverbench import contract
 PKG = Path(__file__).resolve().parents[2] / "src" / "python" / "serverbench"
 GENERIC = ("harness/*.py", "analysis/*.py", "analysis/claims/*.py", "*.py")
 STILL_NAMING = {
-    "analysis/audit.py": 9,
-    "analysis/audit_figures.py": 3,
+    "analysis/audit.py": 1,
     "analysis/paperdata.py": 5,
     "analysis/process.py": 3,
-    "analysis/report.py": 4,
     "analysis/side_tables.py": 2,
     "analysis/sourcedata.py": 3,
     "analysis/synthetic.py": 17,
@@ -36,10 +34,6 @@ STILL_NAMING = {
     "harness/plan.py": 1,
     "harness/profiles.py": 3,
     "harness/search.py": 4,
-    "harness/sockets.py": 1,
-    "harness/sockets_bytes.py": 2,
-    "harness/sockets_limits.py": 3,
-    "harness/sockets_probe.py": 2,
     "harness/task.py": 2,
 }
 

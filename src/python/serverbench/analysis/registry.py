@@ -24,6 +24,17 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class AuditSpec:
+    """How the paper-variant audit (analysis/audit.py) reads a benchmark's runs: its fair
+    metric against the paper record's reported one, per configuration of `config`."""
+
+    fair_metric: str
+    reported_metric: str
+    config: tuple[str, ...]
+    what: str  # the audit figure's axis: what the ratio is
+
+
+@dataclass(frozen=True)
 class TableSpec:
     """A processed table: runs of `benchmark` (raw `benchmark` field) grouped by `keys`
     (besides language), each metric in `metrics` summarised (median with its interval)."""
@@ -38,6 +49,7 @@ class TableSpec:
     explore_metric: str | None = None
     explore_x: str | None = None
     search_steps: bool = False  # the table of the benchmark's search steps (raw `search`), not of its grid
+    audit: AuditSpec | None = None  # the paper-variant audit's view of it (None: not audited)
 
     @property
     def default_metric(self) -> str:
@@ -76,6 +88,8 @@ class _Registry:
     tables: dict[str, TableSpec] = field(default_factory=dict)
     figures: dict[str, FigureSpec] = field(default_factory=dict)
     sections: dict[str, SectionSpec] = field(default_factory=dict)
+    # the report's "what differs from the paper's set-up": fn(P, runs) -> [(aspect, paper, this sweep)]
+    setup_rows: list[Callable[..., list]] = field(default_factory=list)
     loaded: bool = False
 
 
@@ -105,6 +119,13 @@ def report_section(title: str, order: float = 100.0):
         return fn
 
     return deco
+
+
+def setup_rows(fn):
+    """Decorator: rows a benchmark adds to the report's table of differences from the paper's
+    set-up, fn(P, runs) -> [(aspect, the paper's, this sweep's)] (runs: warm-ups left out)."""
+    REG.setup_rows.append(fn)
+    return fn
 
 
 def load() -> _Registry:

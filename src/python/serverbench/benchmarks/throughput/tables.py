@@ -10,5 +10,22 @@ registry.table(
         ("paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"),
         "paper_msgs_per_min",
         explore_metric="exchanges_per_s",
+        audit=registry.AuditSpec(
+            "paper_msgs_per_min",
+            "reported_msgs_per_min",
+            ("cores", "payload", "message_bytes", "duration_s", "pairs"),
+            "reported msgs/min / fair msgs/min",
+        ),
     )
 )
+
+
+PAPER_RUN_S = 60.0  # Fig. 5's run length
+
+
+@registry.setup_rows
+def paper_setup(P, runs) -> list:
+    """The report's row on this sweep's throughput run length against the paper's."""
+    tp = runs[runs["table"] == "throughput"] if not runs.empty else runs
+    here = ", ".join(f"{x:g} s" for x in sorted(tp["duration_s"].dropna().unique())) if not tp.empty else "not run"
+    return [("throughput run length", f"{PAPER_RUN_S:g} s", here)]
