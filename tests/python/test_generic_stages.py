@@ -5,11 +5,10 @@ for benchmark ids as string literals.
 
 Some generic files still name one, listed below with their count: a ratchet. A count may
 only go down (and the list with it); a new file or a higher count fails. What is left, and
-why it has not moved yet: the processed spawn_max side tables' attribute (audit, process,
-side_tables), the sources' own data turned into records (paperdata, sourcedata), the synthetic records of
-the tests (synthetic), the max-processes search, which is spawn's (harness search, task,
-profiles, cli, plan), and a docstring's
-example command line (contract)."""
+why it has not moved yet: the max-processes search, which is spawn's (harness search,
+task, profiles, cli, plan; the processed spawn_max side tables in process, side_tables and
+audit), the sources' own data turned into records (paperdata, sourcedata), the synthetic
+records of the tests (synthetic), and a docstring's example command line (contract)."""
 
 from __future__ import annotations
 
