@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from serverbench import paths
-from serverbench.analysis import echo_claims, stats
+from serverbench.analysis import stats
 from serverbench.analysis.claims import engine
 from serverbench.analysis.claims.compare import RatioBelow, RatioWithin
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison
-from serverbench.analysis.echo_figures import LOADGEN_LIMIT, per_server, runs
 from serverbench.analysis.synthetic import processed_from
+from serverbench.benchmarks.echo_flood import claims as echo_claims
+from serverbench.benchmarks.echo_flood.figures import LOADGEN_LIMIT, per_server, runs
 
 pytestmark = pytest.mark.usefixtures("quiet_machine")
 

@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from serverbench import contract, records
+from serverbench.benchmarks.echo_flood import sockets as echo_sockets
 from serverbench.harness import sockets, sockets_bytes, sockets_probe
 from socket_helpers import _need, broken_launcher, run, task
 
@@ -197,7 +198,7 @@ def test_server_lying_in_saturate_mode_is_invalid(tmp_path):
 
 
 def test_saturate_tolerance_is_the_in_flight_window():
-    w = sockets_bytes.in_flight_window(2)
+    w = echo_sockets.in_flight_window(2)
     assert w == (5 * 2 + 1) * 32768
     p = {"mode": "saturate", "connections": 2}
     client = {"bytes_written": 10_000_000 + w, "bytes_verified": 10_000_000}

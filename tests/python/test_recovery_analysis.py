@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from serverbench.analysis import recovery_figures as R
-from serverbench.analysis import recovery_report as RR
 from serverbench.analysis import registry
+from serverbench.benchmarks.recovery import figures as R
+from serverbench.benchmarks.recovery import report as RR
 
 
 class FakeProcessed:

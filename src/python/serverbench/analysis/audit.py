@@ -19,20 +19,14 @@ import numpy as np
 import pandas as pd
 
 from serverbench import audit_steps
-from serverbench.analysis import stats
+from serverbench.analysis import registry, stats
 
-# benchmark -> (fair metric, the paper record's reported metric); lower is better for times
-METRIC = {
-    "pingping": ("elapsed_s", "reported_elapsed_s"),
-    "spawn": ("all_ready_s", "reported_elapsed_s"),
-    "throughput": ("paper_msgs_per_min", "reported_msgs_per_min"),
-}
-CONFIG = {
-    "pingping": ("cores", "payload", "message_bytes", "repetitions"),
-    "spawn": ("cores", "processes"),
-    "throughput": ("cores", "payload", "message_bytes", "duration_s", "pairs"),
-}
-UNIT = {"pingping": "time", "spawn": "time", "throughput": "msgs/min"}
+
+def specs() -> dict[str, registry.AuditSpec]:
+    """benchmark -> how the audit reads it (its package's TableSpec.audit), in table order."""
+    return {t.benchmark: t.audit for t in registry.tables().values() if t.audit is not None and not t.search_steps}
+
+
 LANGS = ("go", "erlang", "scala_akka")
 
 
@@ -73,7 +67,8 @@ def is_audit(P) -> bool:
 
 
 def load_runs(sweep_dir) -> pd.DataFrame:
-    """One row per ok, non-warm-up run of the three audited benchmarks."""
+    """One row per ok, non-warm-up run of the audited benchmarks (their TableSpec.audit)."""
+    audited = specs()
     rows = []
     for f in sorted(Path(sweep_dir).glob("runs*.jsonl")):
         for line in f.read_text(encoding="utf-8").splitlines():
@@ -82,10 +77,10 @@ def load_runs(sweep_dir) -> pd.DataFrame:
             except json.JSONDecodeError:
                 continue
             b = r.get("benchmark")
-            if b not in METRIC or r.get("warmup") or r.get("status") != "ok" or not r.get("metrics"):
+            if b not in audited or r.get("warmup") or r.get("status") != "ok" or not r.get("metrics"):
                 continue
             m, p = r["metrics"], r.get("params") or {}
-            fair_m, rep_m = METRIC[b]
+            fair_m, rep_m = audited[b].fair_metric, audited[b].reported_metric
             variant = r.get("variant", "fair")
             knobs = r.get("knobs") or {k: v for k, v in p.items() if v != "variant"}
             value = m.get(fair_m) if variant == "fair" else m.get(rep_m)
@@ -95,7 +90,7 @@ def load_runs(sweep_dir) -> pd.DataFrame:
                     "language": r["language"],
                     "variant": variant,
                     "step": audit_steps.step_of(variant, knobs, b, r["language"]),
-                    **{k: (r.get("cores") if k == "cores" else p.get(k)) for k in CONFIG[b]},
+                    **{k: (r.get("cores") if k == "cores" else p.get(k)) for k in audited[b].config},
                     "value": value if value is not None else np.nan,
                     "true_value": m.get(fair_m),
                     "printed": m.get("reported_printed", True) if variant != "fair" else True,
@@ -110,7 +105,7 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
     out = []
     if runs.empty:
         return pd.DataFrame()
-    for b, keys in CONFIG.items():
+    for b, keys in ((b, a.config) for b, a in specs().items()):
         d = runs[runs["benchmark"] == b]
         if d.empty:
             continue
@@ -146,7 +141,7 @@ def decomposition(R: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if R.empty:
         return pd.DataFrame()
-    for b, keys in CONFIG.items():
+    for b, keys in ((b, a.config) for b, a in specs().items()):
         d = R[R["benchmark"] == b]
         if d.empty:
             continue
@@ -178,8 +173,6 @@ def decomposition(R: pd.DataFrame) -> pd.DataFrame:
 
 # ---- claims under fair and under paper ------------------------------------------------
 
-_TABLE_METRIC = {"pingping": "elapsed_s", "spawn": "all_ready_s", "throughput": "paper_msgs_per_min"}
-
 
 class _VariantView:
     """A Processed whose runs are one step's: fair as measured, or the paper runs' reported
@@ -195,7 +188,8 @@ class _VariantView:
 
     def values(self, table: str, metric: str) -> pd.DataFrame:
         d = self._d[self._d["benchmark"] == table]
-        if d.empty or _TABLE_METRIC.get(table) != metric:
+        spec = specs().get(table)
+        if d.empty or spec is None or spec.fair_metric != metric:
             return pd.DataFrame(columns=["language", "variant", "value"])
         d = d.assign(variant="fair").drop(columns=["benchmark", "step", "true_value", "printed", "trial"])
         return d[d["value"].notna()].reset_index(drop=True)

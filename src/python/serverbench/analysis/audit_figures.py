@@ -11,12 +11,6 @@ import numpy as np
 from serverbench.analysis import audit, registry
 from serverbench.analysis.claims.engine import label as _label
 
-_WHAT = {
-    "pingping": "reported time / fair time",
-    "spawn": "reported time / fair all-ready time",
-    "throughput": "reported msgs/min / fair msgs/min",
-}
-
 
 @registry.figure("audit", title="Audit: paper/fair, quirk by quirk", tables=(), order=90)
 def audit_figure(P, languages=None, show_reference: bool = True, **_):
@@ -27,7 +21,8 @@ def audit_figure(P, languages=None, show_reference: bool = True, **_):
     R = audit.ratios(runs)
     D = audit.decomposition(R)
     langs = [x for x in audit.LANGS if x in set(runs["language"]) and (languages is None or x in languages)]
-    benches = [b for b in audit.METRIC if b in set(runs["benchmark"])]
+    specs = audit.specs()
+    benches = [b for b in specs if b in set(runs["benchmark"])]
     fig, axes = plt.subplots(len(benches), len(langs), figsize=(4.2 * len(langs), 2.9 * len(benches)), squeeze=False)
     for i, b in enumerate(benches):
         for j, lang in enumerate(langs):
@@ -35,7 +30,7 @@ def audit_figure(P, languages=None, show_reference: bool = True, **_):
             if i == 0:
                 axes[i][j].set_title(_label(lang))
             if j == 0:
-                axes[i][j].set_ylabel(f"{b}\n{_WHAT[b]}", fontsize=8)
+                axes[i][j].set_ylabel(f"{b}\n{specs[b].what}", fontsize=8)
     fig.suptitle(
         "Paper variant / fair variant, quirk by quirk: each bar is one quirk alone "
         "(cumulative on a log scale), then their interaction; the last bar is paper/fair "

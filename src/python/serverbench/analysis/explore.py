@@ -25,30 +25,32 @@ import numpy as np
 import pandas as pd
 
 from serverbench import contract, paths, records
-from serverbench.analysis import stats
+from serverbench.analysis import registry, stats
 
-# The metric a figure shows per benchmark (and whether larger is better).
-DEFAULT_METRIC = {
-    "pingping": "ns_per_message",
-    "spawn": "all_ready_s",
-    "spawn_max": "bytes_per_process",
-    "throughput": "exchanges_per_s",
-    "tcp_pingpong": "ns_per_message",
-    "echo_flood": "bytes_per_s",
-}
-X_AXIS = {
-    "pingping": "message_bytes",
-    "spawn": "processes",
-    "spawn_max": "processes",
-    "throughput": "pairs",
-    "tcp_pingpong": "message_bytes",
-    "echo_flood": "connections",
-}
-KNOWN_PARAMS = {
-    "pingping": ("message_bytes", "repetitions", "payload"),
-    "spawn": ("processes",),
-    "throughput": ("pairs", "message_bytes", "duration_s", "report_every", "payload"),
-}
+# Each table's default metric and x axis come from its package (registry.TableSpec).
+NOT_PARAMS = ("variant", "cores", "budget_bytes")  # keys that are not the benchmark's parameters
+
+
+def tables() -> list[str]:
+    """Every registered table, in the benchmarks' order."""
+    return list(registry.tables())
+
+
+def default_metric(table: str) -> str | None:
+    spec = registry.tables().get(table)
+    return spec.default_metric if spec else None
+
+
+def x_axis(table: str) -> str | None:
+    spec = registry.tables().get(table)
+    return spec.default_x if spec else None
+
+
+def _spec_params(table: str) -> tuple[str, ...]:
+    spec = registry.tables().get(table)
+    return tuple(k for k in spec.keys if k not in NOT_PARAMS) if spec else ()
+
+
 # Parameters that do not change what a rate measures: ignored when matching configurations.
 RATE_INVARIANT = ("duration_s", "report_every")
 CONFIDENCE = 0.95
@@ -123,13 +125,23 @@ def tidy(raw: pd.DataFrame) -> pd.DataFrame:
     df = raw[keep].copy()
     seen = set(df.columns)
     df = df.rename(columns={c: _short(c) for c in df.columns if _short(c) not in seen or _short(c) == c})
+    # two raw fields may shorten to one name (a socket run's client and server params): keep the first
+    df = df.loc[:, ~df.columns.duplicated()]
     if "search_name" not in df:
         df["search_name"] = np.nan
-    df["table"] = np.where((df["benchmark"] == "spawn") & df["search_name"].notna(), "spawn_max", df["benchmark"])
+    df["table"] = _table_of(df)
     if "warmup" not in df:
         df["warmup"] = False
     df["warmup"] = df["warmup"].fillna(False).astype(bool)
     return df
+
+
+def _table_of(df: pd.DataFrame) -> pd.Series:
+    """The processed table of each run, as analysis.process names it (a search step's runs
+    form their own table: the spawn package's spawn_max)."""
+    from serverbench.analysis.process import table_of
+
+    return table_of(df)
 
 
 def load_sweep(sweep) -> Sweep:
@@ -199,13 +211,17 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------------
 def param_columns(df: pd.DataFrame, table: str) -> list[str]:
-    """The parameter columns of a table's runs (those with a value in some row)."""
-    bench = "spawn" if table == "spawn_max" else table
-    try:
-        cands = [s["param"] for s in contract.benchmark_flags(bench).values() if s.get("param")]
-    except (KeyError, TypeError, ValueError):
-        cands = []
-    cands = list(dict.fromkeys([*KNOWN_PARAMS.get(bench, ()), *cands])) or [X_AXIS.get(table, "")]
+    """The parameter columns of a table's runs (those with a value in some row): its
+    configuration keys (the package's TableSpec, as the processed tables group runs), else
+    the benchmark's parameters in spec/cli.json. Not a socket client's port or time-out."""
+    spec = registry.tables().get(table)
+    cands = list(_spec_params(table))
+    if not cands:
+        try:
+            flags = contract.benchmark_flags(spec.benchmark if spec else table).values()
+            cands = [s["param"] for s in flags if s.get("param")]
+        except (KeyError, TypeError, ValueError):
+            cands = []
     return [c for c in cands if c in df and df[c].notna().any()]
 
 
@@ -241,7 +257,7 @@ def ratio_interval(num, den, confidence: float = CONFIDENCE) -> dict:
 
 def compare(a: Sweep, b: Sweep, table: str, metric: str | None = None, ignore=RATE_INVARIANT) -> pd.DataFrame:
     """Per configuration measured (ok) in both sweeps: medians and B/A with an interval."""
-    metric = metric or DEFAULT_METRIC.get(table)
+    metric = metric or default_metric(table)
     out = []
     da, db = a.ok(), b.ok()
     da, db = da[da["table"] == table], db[db["table"] == table]

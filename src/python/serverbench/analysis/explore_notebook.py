@@ -10,7 +10,6 @@ from serverbench.analysis import explore, explore_plots
 from serverbench.analysis.explore import SweepInputError
 
 SAMPLE = "quick-20261121T134551Z"
-TABLES = ("pingping", "spawn", "spawn_max", "throughput", "tcp_pingpong", "echo_flood")
 
 
 def _md(text):
@@ -43,10 +42,13 @@ def default_pair(sweep_a=None, sweep_b=None) -> tuple[str, str]:
     return str(sweep_a), str(sweep_b)
 
 
-def pick(sweep_a=None, sweep_b=None, table="pingping", metric=None, kind="strip"):
-    """Check the parameters and load both sweeps (one clear message if anything is wrong)."""
-    if table not in TABLES:
-        raise SweepInputError(f"parameter table={table!r}: choose one of {', '.join(TABLES)}")
+def pick(sweep_a=None, sweep_b=None, table=None, metric=None, kind="strip"):
+    """Check the parameters and load both sweeps (one clear message if anything is wrong);
+    table: any registered table (every benchmark's, explore.tables()), default the first."""
+    tables = explore.tables()
+    table = tables[0] if table is None else table
+    if table not in tables:
+        raise SweepInputError(f"parameter table={table!r}: choose one of {', '.join(tables)}")
     if kind not in explore_plots.KINDS:
         raise SweepInputError(f"parameter kind={kind!r}: choose one of {', '.join(explore_plots.KINDS)}")
     if metric is not None and not isinstance(metric, str):
@@ -134,7 +136,7 @@ def widgets():
     a0, b0 = default_pair() if len(ids) > 1 else (ids[0], ids[0])
     da = w.Dropdown(options=ids, value=a0, description="sweep A")
     db = w.Dropdown(options=ids, value=b0, description="sweep B")
-    dt = w.Dropdown(options=list(TABLES[:4]), value="pingping", description="table")
+    dt = w.Dropdown(options=explore.tables(), value=explore.tables()[0], description="table")
     dk = w.Dropdown(options=list(explore_plots.KINDS), value="strip", description="plot")
     out = w.Output()
 

@@ -17,6 +17,7 @@ import pandas as pd
 import seaborn as sns
 
 from serverbench.analysis import explore
+from serverbench.analysis.figstyle import COLORS
 
 KINDS = ("strip", "violin", "ecdf")
 LANG_ORDER = (
@@ -98,7 +99,7 @@ def trial_distributions(
     """Each configuration's trials (ok, not warm-up) of one table, coloured by language."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    metric = metric or explore.DEFAULT_METRIC.get(table)
+    metric = metric or explore.default_metric(table)
     d = runs[(runs["table"] == table) & (runs["status"] == "ok") & ~runs["warmup"].astype(bool)]
     if metric not in d:
         d = d.iloc[0:0]
@@ -113,12 +114,16 @@ def trial_distributions(
         return fig
     d = d.assign(config=config_labels(d, table).to_numpy())
     langs = languages_in(d["language"].unique())
+    spare = iter(sns.color_palette("husl", len(langs)))
+    palette = {lang: COLORS.get(lang) or next(spare) for lang in langs}  # the figures' colours (figstyle)
     order = _order_labels(d, table)
     if kind == "ecdf":
-        sns.ecdfplot(data=d, x=metric, hue="language", hue_order=langs, ax=ax, log_scale=log)
+        sns.ecdfplot(data=d, x=metric, hue="language", hue_order=langs, palette=palette, ax=ax, log_scale=log)
         ax.set_ylabel("fraction of trials <= x")
     else:
-        common = dict(data=d, x="config", y=metric, hue="language", hue_order=langs, order=order, ax=ax)
+        common = dict(
+            data=d, x="config", y=metric, hue="language", hue_order=langs, palette=palette, order=order, ax=ax
+        )
         if kind == "violin":
             sns.violinplot(
                 **common,
@@ -159,11 +164,7 @@ def distribution_appendix(sweep, tables=None, kind: str = "strip") -> list:
     """[(table, Figure)] for every table of a sweep (a Sweep, a sweep id or a folder).
     For the report's appendix: where a median hides the spread of its trials."""
     s = sweep if isinstance(sweep, explore.Sweep) else explore.load_sweep(sweep)
-    present = [
-        t
-        for t in ("pingping", "spawn", "spawn_max", "throughput", "tcp_pingpong", "echo_flood")
-        if (s.runs["table"] == t).any()
-    ]
+    present = [t for t in explore.tables() if (s.runs["table"] == t).any()]
     out = []
     for t in tables or present:
         if t not in present:
@@ -177,7 +178,7 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
     """Medians vs the table's x parameter, one colour per language, one line style per
     sweep; every ok trial as a faint dot. Other parameters: each value its own line.
     common_only: only the configurations every sweep measured (if there are any)."""
-    metric = metric or explore.DEFAULT_METRIC.get(table)
+    metric = metric or explore.default_metric(table)
     keep = None
     if common_only and len(sweeps) > 1:
         sets = []
@@ -186,10 +187,11 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
             d = d[d["table"] == table]
             sets.append(set(explore.config_key(d, table)) if len(d) else set())
         keep = set.intersection(*sets) or None
-    xcol = explore.X_AXIS.get(table)
+    xcol = explore.x_axis(table)
     fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
     every = languages_in(set().union(*(set(s.ok()["language"].dropna()) for s in sweeps)) | set(LANG_ORDER))
-    palette = dict(zip(every, sns.color_palette("tab20" if len(every) <= 20 else "husl", len(every))))
+    spare = iter(sns.color_palette("husl", len(every)))
+    palette = {lang: COLORS.get(lang) or next(spare) for lang in every}  # the figures' colours (figstyle)
     drawn = 0
     for i, s in enumerate(sweeps):
         d = s.ok()

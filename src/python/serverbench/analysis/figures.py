@@ -1,7 +1,6 @@
 """Figures drawn like the paper's, from processed tables (and data/reference for the
-paper's own values). Each figure is drawn by one registered function (registry.figure):
-Fig. 3 in pingping_figures.py, Fig. 4 in spawn_figures.py, Fig. 5 in throughput_figures.py,
-and any other module's *_figures.py. draw(name, P) is what notebooks, the report and
+paper's own values). Each figure is drawn by one registered function (registry.figure)
+in its benchmark's package (serverbench/benchmarks/<id>/figures.py). draw(name, P) is what notebooks, the report and
 `python -m serverbench figures` call; save() writes PNG and PDF to paper/figures/."""
 
 from __future__ import annotations
@@ -13,10 +12,7 @@ import matplotlib.pyplot as plt
 from serverbench import paths
 from serverbench.analysis import registry
 from serverbench.analysis.figstyle import COLORS, MARKERS, SPAWN_METRICS, color, marker  # noqa: F401
-from serverbench.analysis.pingping_figures import fig3_pingping  # noqa: F401  (registers Fig. 3)
 from serverbench.analysis.process import Processed
-from serverbench.analysis.spawn_figures import fig4_spawn  # noqa: F401  (registers Fig. 4)
-from serverbench.analysis.throughput_figures import fig5_throughput  # noqa: F401  (registers Fig. 5)
 
 
 def save(fig, name: str, out_dir=None) -> dict:

@@ -14,7 +14,7 @@ Tables written (CSV, one header line, units in column names):
 * cpu_time.csv   where the time went: wall vs user vs system CPU per benchmark/language.
 * sweep.json     profile, host, runtime versions, unrunnable core counts, counts.
 
-Tables of other benchmarks are registered with registry.table() (registry.py).
+Each benchmark's tables are registered by its package (serverbench/benchmarks/<id>/tables.py).
 
 Why one module past ~350 lines: every table is derived from the same flattened runs with
 the same selection rule (`selected`, warm-ups out, ok only), and the Processed reader
@@ -64,39 +64,6 @@ LANGUAGE_LABELS = {
     "scala_akka[heap=grow]": "Scala/Akka, heap growing (no -Xms)",
 }
 
-# The built-in figure tables: configuration keys (besides language) and the metrics
-# summarised. Other modules register theirs with registry.table() (see registry.py).
-for _spec in (
-    registry.TableSpec(
-        "pingping",
-        "pingping",
-        ("variant", "payload", "cores", "message_bytes", "repetitions"),
-        ("elapsed_s", "ns_per_message"),
-        "elapsed_s",
-    ),
-    registry.TableSpec(
-        "spawn",
-        "spawn",
-        ("variant", "cores", "processes"),
-        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
-        "all_ready_s",
-    ),
-    registry.TableSpec(
-        "spawn_max",
-        "spawn",
-        ("variant", "cores", "budget_bytes", "processes"),
-        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
-    ),
-    registry.TableSpec(
-        "throughput",
-        "throughput",
-        ("variant", "payload", "cores", "message_bytes", "duration_s", "pairs"),
-        ("paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"),
-        "paper_msgs_per_min",
-    ),
-):
-    registry.table(_spec)
-
 
 def table_keys() -> dict[str, list[str]]:
     """{table: configuration keys} of every registered table."""
@@ -106,9 +73,6 @@ def table_keys() -> dict[str, list[str]]:
 def table_metrics() -> dict[str, list[str]]:
     return {t.name: list(t.metrics) for t in registry.tables().values()}
 
-
-KEYS = table_keys()  # the built-in tables (kept for callers that read them)
-METRICS = table_metrics()
 
 _RENAME = {
     "params.message_bytes": "message_bytes",
@@ -156,14 +120,16 @@ def steady_rate_per_min(samples, skip_fraction: float = 0.5) -> float:
 
 
 def table_of(df: pd.DataFrame) -> pd.Series:
-    """Which figure table a run belongs to: pingping, spawn, spawn_max, throughput."""
+    """Which registered table a run belongs to: its benchmark's table, or, for a search
+    step (raw `search`), the benchmark's search table (the spawn package's spawn_max)."""
     t = df["benchmark"].astype(str).copy()
-    by_benchmark = {}
+    grid, steps = {}, {}
     for spec in registry.tables().values():
-        by_benchmark.setdefault(spec.benchmark, spec.name)
-    t = t.map(lambda b: by_benchmark.get(b, b))
+        (steps if spec.search_steps else grid).setdefault(spec.benchmark, spec.name)
+    t = t.map(lambda b: grid.get(b, b))
     if "search_name" in df:
-        t[(df["benchmark"] == "spawn") & df["search_name"].notna()] = "spawn_max"
+        for bench, name in steps.items():
+            t[(df["benchmark"] == bench) & df["search_name"].notna()] = name
     return t
 
 

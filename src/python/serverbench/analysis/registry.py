@@ -1,31 +1,37 @@
-"""Where the analysis finds its claims, figures, processed tables and report sections.
+"""Where the analysis finds its processed tables, figures, claims and report sections.
 
-Other modules add theirs without editing the core: a module in the package
-``serverbench.analysis`` whose name ends in ``_claims``, ``_figures`` or ``_report``
-(e.g. ``analysis/sockets_tcp_claims.py``, ``analysis/echo_figures.py``) is imported by
-``load()`` and registers its entries at import time:
+Each benchmark's package (serverbench/benchmarks/<id>/, docs/extending.md) registers its
+own at import time; `load()` imports them all once, through serverbench.benchmarks.load()
+(package iteration: the packages list their modules explicitly):
 
-* a processed table for a new benchmark:   ``registry.table(TableSpec(...))``
-* a claim:                                  ``claims.engine.register(Claim(...))``
-* a figure:                                 ``@registry.figure("fig_tcp", title=..., tables=(...))``
-* a report section:                         ``@registry.report_section("TCP ping-pong", order=60)``
+* a processed table:   ``registry.table(TableSpec(...))``
+* a claim:             ``claims.engine.register(Claim(...))``
+* a figure:            ``@registry.figure("fig_tcp", title=..., tables=(...))``
+* a report section:    ``@registry.report_section("TCP ping-pong", order=60)``
 
 A figure function takes ``(P: Processed, *, languages, show_reference)`` and returns a
 matplotlib Figure, or ``None`` when the sweep has nothing to draw (the figure is then
 left out: no empty figure, no empty panel). A report section function takes ``P`` and
 returns a list of blocks: ``str`` (Markdown), ``pandas.DataFrame`` (a table) or
-``FigureRef(name)`` (a registered figure's PNG). See docs/statistics.md, "Adding claims".
+``FigureRef(name)`` (a registered figure's PNG).
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-PROVIDER_SUFFIXES = ("_claims", "_figures", "_report")
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """How the paper-variant audit (analysis/audit.py) reads a benchmark's runs: its fair
+    metric against the paper record's reported one, per configuration of `config`."""
+
+    fair_metric: str
+    reported_metric: str
+    config: tuple[str, ...]
+    what: str  # the audit figure's axis: what the ratio is
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,20 @@ class TableSpec:
     keys: tuple[str, ...]
     metrics: tuple[str, ...]
     ratio_metric: str | None = None  # the metric compared between languages in ratios.csv
+    # the explorer's defaults (analysis/explore.py): the metric shown (default: ratio_metric,
+    # else the first metric) and the parameter on the x axis (default: the last key)
+    explore_metric: str | None = None
+    explore_x: str | None = None
+    search_steps: bool = False  # the table of the benchmark's search steps (raw `search`), not of its grid
+    audit: AuditSpec | None = None  # the paper-variant audit's view of it (None: not audited)
+
+    @property
+    def default_metric(self) -> str:
+        return self.explore_metric or self.ratio_metric or self.metrics[0]
+
+    @property
+    def default_x(self) -> str:
+        return self.explore_x or self.keys[-1]
 
 
 @dataclass(frozen=True)
@@ -68,6 +88,8 @@ class _Registry:
     tables: dict[str, TableSpec] = field(default_factory=dict)
     figures: dict[str, FigureSpec] = field(default_factory=dict)
     sections: dict[str, SectionSpec] = field(default_factory=dict)
+    # the report's "what differs from the paper's set-up": fn(P, runs) -> [(aspect, paper, this sweep)]
+    setup_rows: list[Callable[..., list]] = field(default_factory=list)
     loaded: bool = False
 
 
@@ -99,20 +121,21 @@ def report_section(title: str, order: float = 100.0):
     return deco
 
 
+def setup_rows(fn):
+    """Decorator: rows a benchmark adds to the report's table of differences from the paper's
+    set-up, fn(P, runs) -> [(aspect, the paper's, this sweep's)] (runs: warm-ups left out)."""
+    REG.setup_rows.append(fn)
+    return fn
+
+
 def load() -> _Registry:
-    """Import the built-in definitions and every provider module of serverbench.analysis
-    (names ending in _claims, _figures, _report), once."""
+    """Every benchmark package's tables, figures, claims and sections, registered once."""
     if REG.loaded:
         return REG
     REG.loaded = True
-    import serverbench.analysis as pkg
+    from serverbench import benchmarks
 
-    importlib.import_module("serverbench.analysis.process")
-    importlib.import_module("serverbench.analysis.figures")
-    importlib.import_module("serverbench.analysis.claims")
-    for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if m.name.endswith(PROVIDER_SUFFIXES):
-            importlib.import_module(f"serverbench.analysis.{m.name}")
+    benchmarks.load()
     return REG
 
 
@@ -127,4 +150,5 @@ def sections() -> list[SectionSpec]:
 
 
 def tables() -> dict[str, TableSpec]:
+    load()
     return REG.tables

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import reference
+from serverbench.analysis import reference, registry
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 from serverbench.harness import interference
 
@@ -16,15 +16,11 @@ PAPER_SETUP = {
     "versions": "Erlang/OTP 19.0, Go 1.7.1, Scala 2.12.0 + Akka 2.4.12",
     "programs": "the authors' original programs (timing and copying quirks differ by language)",
     "trials": "7 per point, median (Fig. 5 sheet: 3 runs)",
-    "throughput_run_s": 60.0,
-    "pingping_max_repetitions": 1_000_000,
-    "spawn_fixed_max": 100_000,
-    "spawn_max_budget": "8 GB machine (up to ~11 M processes)",
     "cores": "1, 2, 4, 8, 16, 32",
 }
 
 
-def _fmt_bytes(b) -> str:
+def fmt_bytes(b) -> str:
     if b is None or pd.isna(b):
         return "unknown"
     b = float(b)
@@ -43,9 +39,9 @@ def machine_table(P: Processed) -> pd.DataFrame:
         ("runs (first - last start, UTC)", f"{i.get('first_started_utc')} - {i.get('last_started_utc')}"),
         ("CPU", h.get("cpu_model")),
         ("logical CPUs", h.get("logical_cpus")),
-        ("memory", _fmt_bytes(h.get("memory_bytes"))),
+        ("memory", fmt_bytes(h.get("memory_bytes"))),
         ("OS / kernel", f"{h.get('os')} / {h.get('kernel')}"),
-        ("memory limit per run", f"{_fmt_bytes(i.get('memory_budget_bytes'))} ({i.get('memory_enforcement')})"),
+        ("memory limit per run", f"{fmt_bytes(i.get('memory_budget_bytes'))} ({i.get('memory_enforcement')})"),
     ]
     for lang, vs in sorted((i.get("runtime_versions") or {}).items()):
         rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)}", ", ".join(vs)))
@@ -64,23 +60,10 @@ def differences_table(P: Processed) -> pd.DataFrame:
 
     def trials(table):
         d = P.summary[(P.summary["table"] == table)] if not P.summary.empty else P.summary
-        if d.empty:
-            return "not run"
         lo, hi = int(d["n_trials"].min()), int(d["n_trials"].max())
         return f"{lo}" if lo == hi else f"{lo}-{hi}"
 
-    tp = nw[nw["table"] == "throughput"] if not nw.empty else nw
-    dur = ", ".join(f"{x:g} s" for x in sorted(tp["duration_s"].dropna().unique())) if not tp.empty else "not run"
-    pp = nw[nw["table"] == "pingping"] if not nw.empty else nw
-    reps = f"{int(pp['repetitions'].max()):,}" if not pp.empty else "not run"
-    sp = nw[nw["table"] == "spawn"] if not nw.empty else nw
-    spn = f"{int(sp['processes'].max()):,}" if not sp.empty else "not run"
-    lim = P.spawn_max_limits
-    budget = (
-        _fmt_bytes(lim["budget_bytes"].dropna().iloc[0])
-        if lim is not None and not lim.empty and lim["budget_bytes"].notna().any()
-        else "not run"
-    )
+    ran = [t for t in registry.tables() if not P.summary.empty and (P.summary["table"] == t).any()]
     variants = ", ".join(sorted(nw["variant"].dropna().unique())) if not nw.empty else "?"
     payloads = ", ".join(sorted(nw["payload"].dropna().unique())) if not nw.empty and "payload" in nw else "?"
     cores = ", ".join(map(str, i.get("cores_measured") or []))
@@ -94,7 +77,7 @@ def differences_table(P: Processed) -> pd.DataFrame:
             "machine",
             PAPER_SETUP["machine"],
             f"{h.get('cpu_model')}, {h.get('logical_cpus')} logical CPUs, "
-            f"{_fmt_bytes(h.get('memory_bytes'))}, {h.get('os')}",
+            f"{fmt_bytes(h.get('memory_bytes'))}, {h.get('os')}",
         ),
         (
             "runtime versions",
@@ -110,15 +93,8 @@ def differences_table(P: Processed) -> pd.DataFrame:
             f"this project's programs, variant {variants} (same work in every language), payload {payloads}",
         ),
         ("start", "cold start (fresh VM) per run", "fresh OS process per run (cold start), pinned to the cores used"),
-        (
-            "trials per point",
-            PAPER_SETUP["trials"],
-            f"PingPing {trials('pingping')}, spawn {trials('spawn')}, throughput {trials('throughput')}",
-        ),
-        ("throughput run length", f"{PAPER_SETUP['throughput_run_s']:g} s", dur),
-        ("PingPing largest repetitions", f"{PAPER_SETUP['pingping_max_repetitions']:,}", reps),
-        ("spawn, Fig. 4 (b) largest N", f"{PAPER_SETUP['spawn_fixed_max']:,}", spn),
-        ("spawn, Fig. 4 (a) memory", PAPER_SETUP["spawn_max_budget"], f"budget {budget} per run"),
+        ("trials per point", PAPER_SETUP["trials"], ", ".join(f"{t} {trials(t)}" for t in ran) or "none"),
+        *(row for fn in registry.load().setup_rows for row in fn(P, nw)),  # each benchmark's own
         ("cores", PAPER_SETUP["cores"], f"{cores} (not runnable here: {unr})"),
     ]
     return pd.DataFrame(rows, columns=["aspect", "paper", "this sweep"])

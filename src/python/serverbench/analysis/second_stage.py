@@ -159,7 +159,7 @@ def summary(info: dict) -> str:
         f"inconclusive claims were undecided; {len(chosen)} got {st.get('rounds')} more round(s) of every "
         f"language of their configurations (estimated {st.get('estimated_s', 0):.0f} s of a "
         f"{st.get('budget_s', 0):.0f} s budget), ranked by P(decide), the chance that those rounds decide "
-        "them (docs/statistics.md, \"The second stage\"). The verdicts above use every round."
+        'them (docs/statistics.md, "The second stage"). The verdicts above use every round.'
     )
     if not chosen:
         return head

@@ -79,7 +79,7 @@ def echo_records() -> list[dict]:
             bytes_verified=n * d,
         )
         # the source did not measure its load generator; 0 (a field the schema requires) keeps the
-        # load-generator check (echo_claims._loadgen_checked) out of these records only
+        # load-generator check (benchmarks/echo_flood/claims.py, _loadgen_checked) out of these records only
         x["metrics"]["client_cpu_share"] = 0.0
         x["server"]["language"] = server
         out.append(x)

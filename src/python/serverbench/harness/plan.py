@@ -9,7 +9,7 @@ import os
 import random
 from dataclasses import dataclass, field, replace
 
-from serverbench import audit_steps, contract
+from serverbench import audit_steps, benchmarks, contract
 from serverbench.harness.profiles import BENCHMARKS, PARAM_KEYS, SEARCH_TABLE, ProfileError
 from serverbench.harness.search import Search
 from serverbench.harness.task import Task, config_id, group_id, heap_mb, process_limit
@@ -307,26 +307,17 @@ STARTUP_S = {
     "scala_pekko_jdk25_compact": 1.0,
     "java_vthreads": 0.6,
 }
-# the JVM actor ports cost per message and per actor what Akka 2.6 does (same code, runtime ported)
-_AKKA_LIKE = ("scala_akka", "scala_akka24", "scala_pekko", "scala_pekko_jdk25", "scala_pekko_jdk25_compact")
 
 
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
-    s = STARTUP_S.get(language, 1.0)
-    if bench == "pingping":
-        per = 0.4e-6 + params["message_bytes"] / 4e9
-        per *= 3 if language in _AKKA_LIKE else {"erlang": 2, "java": 50, "scala_actors": 15}.get(language, 1)
-        return s + 2 * params["repetitions"] * per
-    if bench in ("spawn", "spawn_max"):
-        return s + params["processes"] * (2.5e-5 if language in _AKKA_LIKE else 3e-6)
-    if bench in ("throughput", "recovery"):
-        return s + params["duration_s"] + 0.3
-    return s + 1.0
+    """A run's start-up plus its benchmark's own cost (serverbench/benchmarks/<id>/cost.py,
+    run_s(language, params)); 1 s where the benchmark gives none."""
+    cost = benchmarks.part(native_benchmark(bench), "cost")
+    return STARTUP_S.get(language, 1.0) + (cost.run_s(language, params) if cost else 1.0)
 
 
-# Socket runs (measured on the 2-core VM, 23 Nov 2026; docs/sockets.md): a server's start-up,
-# and for the echo flood its cost per connection and per byte relative to the c server's
-# (~1 GB/s and ~30 us per connection); a guard-stopped 512 KiB flood takes ~10 s.
+# Socket runs (measured on the 2-core VM, 23 Nov 2026; docs/sockets.md): a server's start-up;
+# the benchmark's own cost is its package's (cost.socket_run_s(task, server)).
 SERVER_STARTUP_S = {
     "c": 0.05,
     "go": 0.07,
@@ -336,36 +327,13 @@ SERVER_STARTUP_S = {
     "nodejs": 0.25,
     "rust_tokio": 0.05,
 }
-ECHO_SLOWER = {
-    "c": 1,
-    "go": 1.2,
-    "erlang": 6,
-    "scala_akka": 5.5,
-    "nodejs": 2,
-    "twisted": 2,
-    "eventlet": 3.5,
-    "rust_tokio": 1.2,
-}
-ECHO_GUARD_BYTES = 4 * 2**30  # N x D past this: the kernel-memory guard stops the run (~10 s)
-# tcp_pingpong: seconds per round trip, aggregate over the connections, by placement; across
-# CPUs a Scala side (one thread per CPU) pays a cross-CPU wake-up per round trip.
-RTT_S = {"shared": 26e-6, "split": 90e-6, "split_scala": 240e-6}
 
 
 def estimate_socket_s(t: Task) -> float:
     server = t.options.get("server_language", t.language)
     start = SERVER_STARTUP_S.get(server, 0.5) + 0.3
-    p = t.params
-    if t.benchmark == "echo_flood":
-        if p.get("mode") == "saturate":
-            return start + float(p["duration_s"]) + 1.0
-        n, d = int(p["connections"]), int(p["bytes_per_connection"])
-        if n * d > ECHO_GUARD_BYTES:
-            return start + 10.0
-        return start + ECHO_SLOWER.get(server, 4) * (n * 30e-6 + n * d / 1e9)
-    placement = t.options.get("placement", "split")
-    key = "split_scala" if placement == "split" and "scala" in (server, t.language) else placement
-    return start + int(p["connections"]) * int(p["round_trips"]) * RTT_S.get(key, RTT_S["split"])
+    cost = benchmarks.part(t.benchmark, "cost")
+    return start + (cost.socket_run_s(t, server) if cost else 1.0)
 
 
 def estimate_task_s(t: Task) -> float:
@@ -377,7 +345,7 @@ def estimate_task_s(t: Task) -> float:
 def estimate_search_s(s: Search) -> float:
     total, n, cfg = 0.0, s.settings["start"], s.settings
     for _ in range(s.estimated_steps()):
-        est = estimate_run_s("spawn_max", s.language, {"processes": n})
+        est = estimate_run_s(SEARCH_TABLE, s.language, {"processes": n})
         total += min(cfg["timeout_s"], est)
         if est >= cfg["timeout_s"]:  # a timeout ends the growth (bisection after it)
             total += cfg["timeout_s"] * 0.7 if cfg["refine_steps"] else 0

@@ -125,7 +125,7 @@ def run_socket_task(lau, task: Task) -> dict:
         client_cpus=[],
         server_cpus=[],
         server=_server_part(server_lang, sargv, senv, []),
-        **(dict.fromkeys(sockets_probe.FIELDS) if task.benchmark == "echo_flood" else {}),
+        **(dict.fromkeys(sockets_probe.FIELDS) if sockets_probe.has_probe_fields(task) else {}),
     )
     if refused:
         rec["status_reason"] = refused

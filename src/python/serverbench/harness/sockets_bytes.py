@@ -1,62 +1,15 @@
 """Byte accounting across a socket run's two records (harness.sockets._overall_status):
 what the client says it sent and got back against what the server says it read and
-wrote. A mismatch makes the run `invalid`, the reason naming both numbers."""
+wrote. A mismatch makes the run `invalid`, the reason naming both numbers. Each socket
+benchmark's own rule is its package's (serverbench/benchmarks/<id>/sockets.py, mismatch)."""
 
 from __future__ import annotations
 
-CHUNK_BYTES = 32768  # the echo_flood load generator's chunk (spec: --bytes-per-connection multiples)
-# saturate mode: the load generator writes a chunk only while at most 4 chunks of that
-# connection are unverified (src/c/client.c, pump), so a connection has at most 5 chunks in
-# flight when the client stops; the client-delay probe adds one chunk.
-IN_FLIGHT_CHUNKS = 5
-
-
-def in_flight_window(connections: int) -> int:
-    """The most bytes an echo_flood saturate client can have written but not yet verified."""
-    return (IN_FLIGHT_CHUNKS * connections + 1) * CHUNK_BYTES
+from serverbench import benchmarks
 
 
 def mismatch(bench: str, params: dict, client: dict, server: dict) -> str | None:
-    """Why the client's and the server's metrics disagree, or None."""
-    if bench == "tcp_pingpong":
-        if int(params.get("read_buffer_bytes", 4)) < 4:  # the original's bug, run on purpose: no exact check
-            return None
-        if server["bytes_read"] != client["bytes_written"] or server["bytes_written"] != client["bytes_read"]:
-            return (
-                f"byte accounting: client wrote {client['bytes_written']} and read {client['bytes_read']}, "
-                f"server read {server['bytes_read']} and wrote {server['bytes_written']}"
-            )
-        return None
-    if bench == "echo_flood":
-        return _echo(params, client, server)
-    return None
-
-
-def _echo(params: dict, client: dict, server: dict) -> str | None:
-    sent, verified = client["bytes_written"], client["bytes_verified"]
-    s_read, s_wrote = server["bytes_read"], server["bytes_written"]
-    if params.get("mode", "flood") != "saturate":
-        # flood: every connection finished, so every byte sent was read, echoed and verified
-        if s_read != sent or s_wrote != verified:
-            return (
-                f"byte accounting: the client wrote {sent} and verified {verified} bytes; "
-                f"the server says it read {s_read} and wrote {s_wrote}"
-            )
-        return None
-    # saturate: the client stops while bytes are in flight. The server cannot have read
-    # more than the client wrote, nor echoed more than it read, and must have echoed at
-    # least what the client verified; so it may be ahead of the client's verified count by
-    # at most the in-flight window (5 chunks per connection + the probe's chunk).
-    window = in_flight_window(int(params.get("connections", 1)))
-    if s_wrote < verified:
-        return f"byte accounting: the client verified {verified} bytes but the server says it wrote only {s_wrote}"
-    if s_read > sent:
-        return f"byte accounting: the server says it read {s_read} bytes but the client wrote only {sent}"
-    if s_wrote > s_read:
-        return f"byte accounting: the server says it wrote {s_wrote} bytes but read only {s_read}"
-    if s_read - verified > window:
-        return (
-            f"byte accounting: the server says it read {s_read} bytes, more than the {verified} the client "
-            f"verified plus the in-flight window of {window}"
-        )
-    return None
+    """Why the client's and the server's metrics disagree, or None (None also for a
+    benchmark whose package has no byte rule)."""
+    hook = benchmarks.part(bench, "sockets")
+    return hook.mismatch(params, client, server) if hook is not None and hasattr(hook, "mismatch") else None

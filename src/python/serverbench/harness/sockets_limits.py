@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import resource
 
+from serverbench import benchmarks
 from serverbench.harness import host, limits, sockets_probe
 
 PLACEMENTS = ("split", "shared")
@@ -63,13 +64,14 @@ def check_memory_floors(connections: int, host_floor: int) -> None:
 
 
 def placement_cpus(
-    allowed: list[int], cores: int, placement: str, benchmark: str = "tcp_pingpong"
+    allowed: list[int], cores: int, placement: str, benchmark: str | None = None
 ) -> tuple[list[int], list[int]]:
     """(server_cpus, client_cpus) for a placement; SocketLimitError if impossible.
 
-    `cores` CPUs per side. echo_flood split: the client is the load generator, not a
-    language under test, and must not be the bottleneck: it gets every allowed CPU the
-    server does not use (at least `cores`), and one worker thread per CPU (client_params)."""
+    `cores` CPUs per side. Split, for a benchmark whose client is a load generator rather
+    than a language under test (its package's sockets.CLIENT_TAKES_SPARE_CPUS: the echo
+    flood): the client gets every allowed CPU the server does not use (at least `cores`),
+    and one worker thread per CPU (client_params)."""
     cpus = sorted(allowed)
     if placement not in PLACEMENTS:
         raise SocketLimitError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
@@ -83,7 +85,7 @@ def placement_cpus(
         raise SocketLimitError(
             f"placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; the harness may use {len(cpus)}"
         )
-    if benchmark == "echo_flood":
+    if getattr(benchmarks.part(benchmark, "sockets") if benchmark else None, "CLIENT_TAKES_SPARE_CPUS", False):
         return cpus[:cores], cpus[cores:]
     return cpus[:cores], cpus[cores : 2 * cores]
 
@@ -129,7 +131,8 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
         if "server" not in contract.language_roles(server, bench):
             continue
         v = variant
-        if bench == "tcp_pingpong" and pairs is not None and int(params.get("read_buffer_bytes", 4)) < 4:
+        hook = benchmarks.part(bench, "sockets")
+        if pairs is not None and hook is not None and getattr(hook, "runs_the_original_bug", lambda p: False)(params):
             if f"{client}/{server}" not in pairs:
                 continue
             v = "paper"

@@ -35,6 +35,7 @@ import os
 import threading
 import time
 
+from serverbench import benchmarks
 from serverbench.harness import host
 
 INTERVAL_S = 0.1  # how often peaks and the guard are sampled
@@ -299,11 +300,22 @@ class Probe:
         return out
 
 
+def _hook(task):
+    return benchmarks.part(task.benchmark, "sockets")
+
+
+def has_probe_fields(task) -> bool:
+    """Whether the task's records carry the saturation fields (its package's PROBE_FIELDS)."""
+    return bool(getattr(_hook(task), "PROBE_FIELDS", False))
+
+
 def for_task(task, server_pid: int) -> Probe:
-    """The probe a socket task needs: saturation sampling for echo_flood in saturate mode,
-    the guard from GUARD_MIN_CONNECTIONS connections (it does nothing for other runs)."""
+    """The probe a socket task needs: saturation sampling in its package's PROBE_MODE (the
+    echo flood's saturate mode), the guard from GUARD_MIN_CONNECTIONS connections (it does
+    nothing for other runs)."""
     p = task.params
-    saturate = task.benchmark == "echo_flood" and p.get("mode") == "saturate"
+    mode = getattr(_hook(task), "PROBE_MODE", None)
+    saturate = mode is not None and p.get("mode") == mode
     large = int(p.get("connections", 0)) >= GUARD_MIN_CONNECTIONS
     return Probe(
         server_pid,
@@ -313,9 +325,10 @@ def for_task(task, server_pid: int) -> Probe:
 
 
 def apply(rec: dict, task, probe: Probe) -> None:
-    """The probe's findings into the raw record: the saturation fields (every echo_flood
-    record has them, null unless measured) and, if the guard stopped the run, its status."""
-    if task.benchmark == "echo_flood":
+    """The probe's findings into the raw record: the saturation fields (every record of a
+    benchmark with PROBE_FIELDS has them, null unless measured) and, if the guard stopped
+    the run, its status."""
+    if has_probe_fields(task):
         rec.update(probe.fields())
     if probe.stopped:
         rec["status"] = "over_memory_budget"

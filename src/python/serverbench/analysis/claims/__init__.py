@@ -2,14 +2,13 @@
 
 * engine.py      Claim / Needs / Comparison / Verdict, register(), check_all(), the verdicts
 * compare.py     expectations (RatioBelow/Above/Within) and comparison helpers
-* paper_pingping.py, paper_spawn.py, paper_throughput.py   the paper's claims C1-C9
-* unchecked.py   C10-C12: the three statements the first reproduction left unchecked
+* decision.py, familywise.py, regime.py   decision regions, Holm's correction, regimes
 
-Other modules add claims with engine.register(Claim(...)) from a module named
-serverbench.analysis.*_claims (see registry.py and docs/statistics.md, "Adding claims").
+The claims themselves live with their benchmarks (serverbench/benchmarks/<id>/claims.py,
+docs/extending.md) and register with engine.register(Claim(...)) when
+analysis.registry.load() imports them.
 """
 
-from serverbench.analysis.claims import paper_pingping, paper_spawn, paper_throughput, unchecked  # noqa: F401,E402
 from serverbench.analysis.claims.engine import (  # noqa: F401
     CONTRADICTED,
     ERROR,

@@ -27,21 +27,21 @@ import pandas as pd
 
 from serverbench.analysis import paired, stats
 from serverbench.analysis.claims import decision, regime
+from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: claims read them here)
+    CONTRADICTED,
+    ERROR,
+    EVIDENCE_ONLY,
+    INCONCLUSIVE,
+    MIN_CONFIDENCE,
+    NO,
+    NOT_TESTABLE,
+    SUPPORTED,
+    UNCLEAR,
+    VERDICTS,
+    YES,
+)
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 
-SUPPORTED = "supported"
-CONTRADICTED = "contradicted"
-INCONCLUSIVE = "inconclusive"
-NOT_TESTABLE = "not testable on this machine"
-ERROR = "error"
-VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, ERROR)
-
-# One comparison's result (an evidence row).
-YES, NO, UNCLEAR = "yes", "no", "unclear"
-EVIDENCE_ONLY = "-"  # a row shown for context that does not take part in the verdict
-
-MIN_CONFIDENCE = 0.95  # achieved (not nominal) confidence a decisive comparison needs
-# Where "yes" ends and "no" begins, with the indifference zone between: claims.decision.
 SPAWN_METRIC = "{spawn_metric}"  # Needs.metric placeholder: the spawn metric chosen for the sweep
 
 
@@ -281,7 +281,7 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
                 comps = claim.compare(data)
             except NotTestable as e:
                 return Verdict(**base, verdict=NOT_TESTABLE, summary=str(e), why=str(e), scope=scope)
-            from serverbench.analysis.claims.familywise import holm  # it imports this module
+            from serverbench.analysis.claims.familywise import holm
 
             holm(comps)  # a "no" among several comparisons must survive Holm's correction
         verdict = combine([c.result for c in comps])

@@ -23,13 +23,14 @@ C11's peak sets, T3's median) keep their own result and are not counted in the f
 
 from __future__ import annotations
 
-from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison
+from serverbench.analysis.claims.results import MIN_CONFIDENCE, NO, UNCLEAR, YES
 
 ALPHA = 1.0 - MIN_CONFIDENCE
 
 
-def holm(comps: list[Comparison], alpha: float = ALPHA) -> list[Comparison]:
-    """Apply Holm's correction to the "no" results of comps, in place (and return them).
+def holm(comps: list, alpha: float = ALPHA) -> list:
+    """Apply Holm's correction to the "no" results of comps (engine.Comparison), in place
+    (and return them).
     Every family member gets extra["holm_level"]: the confidence its "no" was decided at,
     or the one it would have needed."""
     family = [c for c in comps if c.result in (YES, NO, UNCLEAR) and c.rejudge is not None]
@@ -58,7 +59,7 @@ def holm(comps: list[Comparison], alpha: float = ALPHA) -> list[Comparison]:
     return comps
 
 
-def _no_at(c: Comparison, level: float, choose_at: float) -> bool:
+def _no_at(c, level: float, choose_at: float) -> bool:
     """Whether c's interval at (at least) `level` confidence, its method chosen for
     `choose_at`, lies on the "no" side."""
     assert c.rejudge is not None

@@ -41,56 +41,15 @@ class SourceRegime:
     placement: str | None = None  # a socket benchmark's CPU placement in the source ("shared": one CPU)
 
 
-_PINGPING = SourceRegime(
-    "the paper (Fig. 3): 5, 10 and 50 kB, R = 10^3 to 10^6 repetitions",
-    ("pingping",),
-    (Scale("repetitions", 1_000_000, "repetitions"),),
-)
-_THROUGHPUT = SourceRegime(
-    "the paper (Fig. 5): 60 s runs, 1 to 128 pairs, 1 to 32 cores",
-    ("throughput",),
-    (Scale("duration_s", 60, "run length (s)"), Scale("pairs", 128, "pairs")),
-)
-_ECHO = SourceRegime(
-    "the 2010 echo flood: 1 to 32,768 connections x 32 KiB and 512 KiB, best of 3, one machine",
-    ("echo_flood",),
-    (Scale("connections", 32_768, "connections"),),
-)
-_TCP = SourceRegime(
-    "the 2016 TCP ping-pong: 100 connections x 10,000 round trips, client and server sharing a laptop's CPUs",
-    ("tcp_pingpong",),
-    (Scale("connections", 100, "connections"), Scale("round_trips", 10_000, "round trips")),
-    placement="shared",
-)
+# claim id -> the regime its source measured; each benchmark's claims module defines its own
+REGIMES: dict[str, SourceRegime] = {}
 
-REGIMES: dict[str, SourceRegime] = {
-    "C1": _PINGPING,
-    "C2": _PINGPING,
-    "C10": _PINGPING,
-    "C3": SourceRegime(
-        "the paper: a max-processes search on an 8 GiB machine",
-        ("spawn_max",),
-        (Scale("memory_budget_bytes", 8 * 2**30, "memory budget (GiB)", 2**30),),
-    ),
-    "C4": SourceRegime(
-        "the paper: 3,000,000 processes (Erlang 12 s, Go 26 s, Akka 114 s)",
-        ("spawn", "spawn_max"),
-        (Scale("processes", 3_000_000, "processes"),),
-    ),
-    "C4b": SourceRegime(
-        "the paper (Fig. 4(b)): N = 1,000 to 100,000 processes",
-        ("spawn", "spawn_max"),
-        (Scale("processes", 100_000, "processes", decides_up_to=100_000),),
-    ),
-    "C5": SourceRegime(
-        "the paper: N = 1,000 to 100,000 processes, the JVM's default heap growth",
-        ("spawn",),
-        (Scale("processes", 100_000, "processes", decides_up_to=100_000),),
-    ),
-    **{cid: _THROUGHPUT for cid in ("C6", "C7a", "C7b", "C8", "C9", "C11", "C12")},
-    **{cid: _ECHO for cid in ("E1", "E2", "E3", "E4")},
-    **{cid: _TCP for cid in ("T1", "T1b", "T2", "T3")},
-}
+
+def define(reg: SourceRegime, *claim_ids: str) -> SourceRegime:
+    """Say where the source of these claims measured (called by the claims' modules)."""
+    for cid in claim_ids:
+        REGIMES[cid] = reg
+    return reg
 
 
 def _fmt(x: float) -> str:

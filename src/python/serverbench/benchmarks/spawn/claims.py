@@ -30,6 +30,41 @@ from serverbench.analysis.claims.engine import (
     label,
     register,
 )
+from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+
+# where the paper measured C3-C5 (claims.regime: the verdicts say at which scale they were tested)
+define(
+    SourceRegime(
+        "the paper: a max-processes search on an 8 GiB machine",
+        ("spawn_max",),
+        (Scale("memory_budget_bytes", 8 * 2**30, "memory budget (GiB)", 2**30),),
+    ),
+    "C3",
+)
+define(
+    SourceRegime(
+        "the paper: 3,000,000 processes (Erlang 12 s, Go 26 s, Akka 114 s)",
+        ("spawn", "spawn_max"),
+        (Scale("processes", 3_000_000, "processes"),),
+    ),
+    "C4",
+)
+define(
+    SourceRegime(
+        "the paper (Fig. 4(b)): N = 1,000 to 100,000 processes",
+        ("spawn", "spawn_max"),
+        (Scale("processes", 100_000, "processes", decides_up_to=100_000),),
+    ),
+    "C4b",
+)
+define(
+    SourceRegime(
+        "the paper: N = 1,000 to 100,000 processes, the JVM's default heap growth",
+        ("spawn",),
+        (Scale("processes", 100_000, "processes", decides_up_to=100_000),),
+    ),
+    "C5",
+)
 
 C4B_MAX_N = 100_000  # "up to 100,000" (Sec. 4.2)
 C4B_SIMILAR = 1.5  # Erlang and Go about equal there: within 1.5x, as C2's "very similar"

@@ -15,6 +15,8 @@ import pandas as pd
 
 from serverbench import paths
 from serverbench.analysis import registry
+from serverbench.analysis.figstyle import color
+from serverbench.analysis.process import LANGUAGE_LABELS
 
 matplotlib.use("Agg")
 
@@ -27,6 +29,7 @@ registry.table(
         keys=KEYS,
         metrics=("elapsed_s", "completion_median_s", "completion_p99_s", "client_delay_s", "client_cpu_share"),
         ratio_metric="elapsed_s",
+        explore_x="connections",
     )
 )
 SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads")
@@ -96,13 +99,13 @@ def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
     ds = sorted(t["bytes_per_connection"].unique())
     fig, axes = plt.subplots(1, len(ds), figsize=(6 * len(ds), 4.5), squeeze=False)
     ref = reference_flood() if show_reference else pd.DataFrame()
-    colors = {s: plt.cm.tab10(i) for i, s in enumerate(SERVERS)}
+    colors = {s: color(s) for s in SERVERS}  # every figure's colour for a language (figstyle)
     for ax, D in zip(axes[0], ds):
         for s in [x for x in SERVERS if x in set(t["server_language"])]:
             g = t[(t["bytes_per_connection"] == D) & (t["server_language"] == s)].sort_values("connections")
             if languages and s not in languages:
                 continue
-            ax.plot(g["connections"], g["median"], "-", color=colors[s], label=s)
+            ax.plot(g["connections"], g["median"], "-", color=colors[s], label=LANGUAGE_LABELS.get(s, s))
             for bound, face in ((False, colors[s]), (True, "none")):
                 h = g[g["loadgen_bound"] == bound]
                 ax.plot(h["connections"], h["median"], "o", color=colors[s], mfc=face, ls="none")
@@ -115,7 +118,7 @@ def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
                         "--",
                         color=colors[s],
                         alpha=0.6,
-                        label=f"{s}, {REF_MACHINE.split(':')[0]}" if len(r) > 1 else None,
+                        label=f"{LANGUAGE_LABELS.get(s, s)}, {REF_MACHINE.split(':')[0]}" if len(r) > 1 else None,
                         marker="x" if len(r) == 1 else None,
                     )
         ax.set_xscale("log", base=2)

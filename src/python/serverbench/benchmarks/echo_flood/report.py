@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from serverbench.analysis import registry
-from serverbench.analysis.echo_figures import LOADGEN_LIMIT, per_server, reference_saturation, runs, saturation_table
+from serverbench.benchmarks.echo_flood.figures import (
+    LOADGEN_LIMIT,
+    per_server,
+    reference_saturation,
+    runs,
+    saturation_table,
+)
 
 INTRO = """\
 **Echo flood.** N concurrent loopback connections each send D bytes in 32 KiB chunks to an

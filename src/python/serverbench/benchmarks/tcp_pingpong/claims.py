@@ -19,7 +19,22 @@ from serverbench.analysis.claims.compare import (
     values_where,
 )
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison
-from serverbench.analysis.sockets_tcp_figures import TABLE, runs
+from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+from serverbench.benchmarks.tcp_pingpong.figures import TABLE, runs
+
+# where the 2016 write-up measured T1-T3 (claims.regime)
+define(
+    SourceRegime(
+        "the 2016 TCP ping-pong: 100 connections x 10,000 round trips, client and server sharing a laptop's CPUs",
+        ("tcp_pingpong",),
+        (Scale("connections", 100, "connections"), Scale("round_trips", 10_000, "round trips")),
+        placement="shared",
+    ),
+    "T1",
+    "T1b",
+    "T2",
+    "T3",
+)
 
 SOURCE = "TCP ping-pong blog post, 18 Jan 2016 (data/reference/README.md)"
 METRIC = "reported_us_per_round_trip"

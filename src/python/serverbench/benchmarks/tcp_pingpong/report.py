@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from serverbench.analysis import registry
-from serverbench.analysis.sockets_tcp_figures import per_pair, reference_bytes_read, runs
+from serverbench.benchmarks.tcp_pingpong.figures import per_pair, reference_bytes_read, runs
 
 INTRO = """\
 **TCP ping-pong.** C concurrent loopback connections, R round trips each: the client writes

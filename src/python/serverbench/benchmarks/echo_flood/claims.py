@@ -28,7 +28,21 @@ from serverbench.analysis.claims.compare import (
 )
 from serverbench.analysis.claims.decision import ZONE_TEXT
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison, Data
-from serverbench.analysis.echo_figures import LOADGEN_LIMIT, TABLE
+from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+from serverbench.benchmarks.echo_flood.figures import LOADGEN_LIMIT, TABLE
+
+# where the 2010 comparison measured E1-E4 (claims.regime)
+define(
+    SourceRegime(
+        "the 2010 echo flood: 1 to 32,768 connections x 32 KiB and 512 KiB, best of 3, one machine",
+        ("echo_flood",),
+        (Scale("connections", 32_768, "connections"),),
+    ),
+    "E1",
+    "E2",
+    "E3",
+    "E4",
+)
 
 SOURCE = "Echo-flood blog posts, 28 Jul and 6 Aug 2010 (data/reference/README.md)"
 METRIC = "elapsed_s"

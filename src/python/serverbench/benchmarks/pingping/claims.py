@@ -20,6 +20,19 @@ from serverbench.analysis.claims.engine import (
     label,
     register,
 )
+from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+
+# where the paper measured C1, C2 and C10 (claims.regime: the verdicts say at which scale they were tested)
+REGIME = define(
+    SourceRegime(
+        "the paper (Fig. 3): 5, 10 and 50 kB, R = 10^3 to 10^6 repetitions",
+        ("pingping",),
+        (Scale("repetitions", 1_000_000, "repetitions"),),
+    ),
+    "C1",
+    "C2",
+    "C10",
+)
 
 SIMILAR_FACTOR = 1.5  # "very similar": ratio within [1/1.5, 1.5]
 PINGPING_GROUP = ("variant", "payload", "cores", "message_bytes")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import recovery_figures as R
 from serverbench.analysis import registry
+from serverbench.benchmarks.recovery import figures as R
 
 TITLE = "Faults: the cost of tolerating them and of recovering"
 

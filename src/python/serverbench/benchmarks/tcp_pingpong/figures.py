@@ -26,6 +26,7 @@ registry.table(
         keys=KEYS,
         metrics=("reported_us_per_round_trip", "true_us_per_round_trip", "elapsed_s"),
         ratio_metric="reported_us_per_round_trip",
+        explore_x="connections",
     )
 )
 SERVER_READ = "server.record.metrics.bytes_read"

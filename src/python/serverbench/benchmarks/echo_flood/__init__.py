@@ -1,0 +1,4 @@
+"""Echo flood (docs/sockets.md): N connections each send D bytes to an echo server over loopback."""
+
+ORDER = 4  # where its tables come among the benchmarks' (processed tables keep this order)
+ANALYSIS = ("figures", "claims", "report")  # the modules that register its parts, in import order

@@ -1,0 +1,32 @@
+"""The PingPing table (Fig. 3): one configuration per message size and repetition count."""
+
+from serverbench.analysis import registry
+
+registry.table(
+    registry.TableSpec(
+        "pingping",
+        "pingping",
+        ("variant", "payload", "cores", "message_bytes", "repetitions"),
+        ("elapsed_s", "ns_per_message"),
+        "elapsed_s",
+        explore_metric="ns_per_message",
+        explore_x="message_bytes",
+        audit=registry.AuditSpec(
+            "elapsed_s",
+            "reported_elapsed_s",
+            ("cores", "payload", "message_bytes", "repetitions"),
+            "reported time / fair time",
+        ),
+    )
+)
+
+
+PAPER_MAX_REPETITIONS = 1_000_000  # Fig. 3's largest R
+
+
+@registry.setup_rows
+def paper_setup(P, runs) -> list:
+    """The report's row on how far this sweep's PingPing went against the paper's."""
+    pp = runs[runs["table"] == "pingping"] if not runs.empty else runs
+    here = f"{int(pp['repetitions'].max()):,}" if not pp.empty else "not run"
+    return [("PingPing largest repetitions", f"{PAPER_MAX_REPETITIONS:,}", here)]

@@ -1,0 +1,4 @@
+"""Recovery (the paper's future work): throughput while workers crash and are restarted."""
+
+ORDER = 5  # where its tables come among the benchmarks' (processed tables keep this order)
+ANALYSIS = ("figures", "report")  # the modules that register its parts, in import order

@@ -1,0 +1,47 @@
+"""The spawn tables: fixed N (Fig. 4 (b)) and the max-processes search's steps (Fig. 4 (a),
+runs of spawn under a memory budget, table spawn_max)."""
+
+from serverbench.analysis import registry
+
+registry.table(
+    registry.TableSpec(
+        "spawn",
+        "spawn",
+        ("variant", "cores", "processes"),
+        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
+        "all_ready_s",
+        audit=registry.AuditSpec(
+            "all_ready_s", "reported_elapsed_s", ("cores", "processes"), "reported time / fair all-ready time"
+        ),
+    )
+)
+registry.table(
+    registry.TableSpec(
+        "spawn_max",
+        "spawn",
+        ("variant", "cores", "budget_bytes", "processes"),
+        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
+        explore_metric="bytes_per_process",
+        search_steps=True,
+    )
+)
+
+
+PAPER_FIXED_MAX = 100_000  # Fig. 4 (b)'s largest N
+PAPER_MAX_BUDGET = "8 GB machine (up to ~11 M processes)"  # Fig. 4 (a)
+
+
+@registry.setup_rows
+def paper_setup(P, runs) -> list:
+    """The report's rows on this sweep's spawn sizes and search budget against the paper's."""
+    from serverbench.analysis.report import fmt_bytes
+
+    sp = runs[runs["table"] == "spawn"] if not runs.empty else runs
+    n = f"{int(sp['processes'].max()):,}" if not sp.empty else "not run"
+    lim = P.spawn_max_limits
+    has = lim is not None and not lim.empty and lim["budget_bytes"].notna().any()
+    budget = fmt_bytes(lim["budget_bytes"].dropna().iloc[0]) if has else "not run"
+    return [
+        ("spawn, Fig. 4 (b) largest N", f"{PAPER_FIXED_MAX:,}", n),
+        ("spawn, Fig. 4 (a) memory", PAPER_MAX_BUDGET, f"budget {budget} per run"),
+    ]

@@ -1,0 +1,4 @@
+"""TCP ping-pong (docs/sockets.md): a client and a server exchange round trips over loopback."""
+
+ORDER = 6  # where its tables come among the benchmarks' (processed tables keep this order)
+ANALYSIS = ("figures", "claims", "report")  # the modules that register its parts, in import order

@@ -1,0 +1,22 @@
+"""TCP ping-pong's hooks in the socket harness (harness/sockets*.py asks for them by name,
+serverbench.benchmarks.part): its byte accounting and the original's 1-byte read buffer."""
+
+from __future__ import annotations
+
+
+def runs_the_original_bug(params: dict) -> bool:
+    """A read buffer under 4 bytes is the original's bug, run on purpose (variant paper)."""
+    return int(params.get("read_buffer_bytes", 4)) < 4
+
+
+def mismatch(params: dict, client: dict, server: dict) -> str | None:
+    """Why the client's and the server's byte counts disagree, or None (no exact check of
+    the original's bug)."""
+    if runs_the_original_bug(params):
+        return None
+    if server["bytes_read"] != client["bytes_written"] or server["bytes_written"] != client["bytes_read"]:
+        return (
+            f"byte accounting: client wrote {client['bytes_written']} and read {client['bytes_read']}, "
+            f"server read {server['bytes_read']} and wrote {server['bytes_written']}"
+        )
+    return None

@@ -1,0 +1,31 @@
+"""The throughput table (Fig. 5): one configuration per core count and pair count."""
+
+from serverbench.analysis import registry
+
+registry.table(
+    registry.TableSpec(
+        "throughput",
+        "throughput",
+        ("variant", "payload", "cores", "message_bytes", "duration_s", "pairs"),
+        ("paper_msgs_per_min", "steady_msgs_per_min", "exchanges_per_s"),
+        "paper_msgs_per_min",
+        explore_metric="exchanges_per_s",
+        audit=registry.AuditSpec(
+            "paper_msgs_per_min",
+            "reported_msgs_per_min",
+            ("cores", "payload", "message_bytes", "duration_s", "pairs"),
+            "reported msgs/min / fair msgs/min",
+        ),
+    )
+)
+
+
+PAPER_RUN_S = 60.0  # Fig. 5's run length
+
+
+@registry.setup_rows
+def paper_setup(P, runs) -> list:
+    """The report's row on this sweep's throughput run length against the paper's."""
+    tp = runs[runs["table"] == "throughput"] if not runs.empty else runs
+    here = ", ".join(f"{x:g} s" for x in sorted(tp["duration_s"].dropna().unique())) if not tp.empty else "not run"
+    return [("throughput run length", f"{PAPER_RUN_S:g} s", here)]

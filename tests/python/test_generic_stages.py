@@ -1,0 +1,76 @@
+"""The generic stages name no benchmark (issue 27): what a benchmark is lives in its package
+(serverbench/benchmarks/<id>/, docs/extending.md), found by one discovery. This test greps
+the harness, the processing, the statistics, the claims engine, the report and the explorer
+for benchmark ids as string literals.
+
+Some generic files still name one, listed below with their count: a ratchet. A count may
+only go down (and the list with it); a new file or a higher count fails. What is left, and
+why it has not moved yet: the max-processes search, which is spawn's (harness search,
+task, profiles, cli, plan; the processed spawn_max side tables in process, side_tables and
+audit), the sources' own data turned into records (paperdata, sourcedata), the synthetic
+records of the tests (synthetic), and a docstring's example command line (contract)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from serverbench import contract
+
+PKG = Path(__file__).resolve().parents[2] / "src" / "python" / "serverbench"
+GENERIC = ("harness/*.py", "analysis/*.py", "analysis/claims/*.py", "*.py")
+STILL_NAMING = {
+    "analysis/audit.py": 1,
+    "analysis/paperdata.py": 5,
+    "analysis/process.py": 3,
+    "analysis/side_tables.py": 2,
+    "analysis/sourcedata.py": 3,
+    "analysis/synthetic.py": 17,
+    "contract.py": 2,
+    "harness/cli.py": 1,
+    "harness/plan.py": 1,
+    "harness/profiles.py": 3,
+    "harness/search.py": 4,
+    "harness/task.py": 2,
+}
+
+
+def ids() -> list[str]:
+    return [*contract.benchmarks(), "spawn_max"]
+
+
+def mentions(text: str) -> int:
+    alternatives = "|".join(map(re.escape, ids()))
+    pattern = re.compile(r"""["'](""" + alternatives + r""")["']""")
+    return sum(1 for line in text.splitlines() if pattern.search(line))
+
+
+def counts() -> dict[str, int]:
+    out = {}
+    for glob in GENERIC:
+        for p in sorted(PKG.glob(glob)):
+            n = mentions(p.read_text(encoding="utf-8"))
+            if n:
+                out[p.relative_to(PKG).as_posix()] = n
+    return out
+
+
+def test_the_generic_stages_name_no_new_benchmark():
+    found = counts()
+    grew = {f: n for f, n in found.items() if n > STILL_NAMING.get(f, 0)}
+    assert not grew, f"generic code names a benchmark id: move it into serverbench/benchmarks/<id>/ ({grew})"
+    shrank = {f: (STILL_NAMING[f], found.get(f, 0)) for f in STILL_NAMING if found.get(f, 0) < STILL_NAMING[f]}
+    assert not shrank, f"fewer mentions than listed: lower STILL_NAMING (listed, found) {shrank}"
+
+
+def test_the_check_finds_a_mention():
+    assert mentions('x = "pingping"\ny = 1') == 1 and mentions("pingping_figures = 2") == 0
+
+
+@pytest.mark.parametrize("bench", contract.benchmarks())
+def test_every_benchmark_has_its_package(bench):
+    from serverbench import benchmarks
+
+    assert bench in benchmarks.ids(), f"serverbench/benchmarks/{bench}/ is missing (docs/extending.md)"
