@@ -7,6 +7,9 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from serverbench.analysis import figures, synthetic  # noqa: E402
+from serverbench.benchmarks.pingping.figures import fig3_pingping  # noqa: E402
+from serverbench.benchmarks.spawn.figures import fig4_spawn  # noqa: E402
+from serverbench.benchmarks.throughput.figures import fig5_throughput  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -31,29 +34,29 @@ def _texts(fig):
 
 
 def test_fig3(P):
-    fig = figures.fig3_pingping(P)
+    fig = fig3_pingping(P)
     assert len(fig.axes) == 3
     t = _texts(fig)
     assert "(b) PingPing, 5 kB" in t and "(d) PingPing, 50 kB" in t and "Time (s)" in t
     assert all(ax.get_xscale() == "log" and ax.get_yscale() == "log" for ax in fig.axes)
     n_ref = sum(len(ax.lines) for ax in fig.axes)
-    n_noref = sum(len(ax.lines) for ax in figures.fig3_pingping(P, show_reference=False).axes)
+    n_noref = sum(len(ax.lines) for ax in fig3_pingping(P, show_reference=False).axes)
     assert n_ref > n_noref  # the paper's values are extra lines
 
 
 def test_fig4_marks_failures(P):
-    fig = figures.fig4_spawn(P)
+    fig = fig4_spawn(P)
     t = _texts(fig)
     assert "fails at 400,000" in t  # Go's first failing N in the synthetic search
     assert "(b) Spawn up to 100,000" in t and "all_ready_s" in t
-    t2 = _texts(figures.fig4_spawn(P, metric="spawn_call_s", show_reference=False))
+    t2 = _texts(fig4_spawn(P, metric="spawn_call_s", show_reference=False))
     assert "spawn_call_s" in t2
     with pytest.raises(ValueError):
-        figures.fig4_spawn(P, metric="nope")
+        fig4_spawn(P, metric="nope")
 
 
 def test_fig5_unrunnable_panels_say_so(P):
-    fig = figures.fig5_throughput(P)
+    fig = fig5_throughput(P)
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 6
     t = _texts(fig)
@@ -69,14 +72,14 @@ def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
         for reps in (1000, 10000):
             recs += synthetic.pingping_runs({lang: [t * reps / 1000 * (1 + i / 100) for i in range(3)]}, reps=reps)
     P = synthetic.processed_from(recs, tmp_path / "a")
-    fig = figures.fig3_pingping(P)
+    fig = fig3_pingping(P)
     t = _texts(fig)
     assert len(fig.axes) == 4 and "(a) PingPing, 5 kB" in t and "Java threads" in t
     assert "da Silva, Lins & dos Santos (2013)" in t
     a = fig.axes[0]
     assert not any(ln.get_linestyle() == "--" for ln in a.lines)  # no paper line on (a)
     assert sum(ln.get_linestyle() == "-" and ln.get_marker() not in (None, "None", "") for ln in a.lines) == 3
-    fig_b_only = figures.fig3_pingping(
+    fig_b_only = fig3_pingping(
         synthetic.processed_from(synthetic.pingping_runs({"go": [1.0, 1.1], "erlang": [1.0, 1.2]}), tmp_path / "b"),
         show_reference=False,
     )
@@ -85,7 +88,7 @@ def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
 
 def test_a_figure_with_no_data_is_left_out(tmp_path):
     P = synthetic.processed_from(synthetic.pingping_runs({"go": [1.0, 1.1]}), tmp_path / "p")
-    assert figures.fig5_throughput(P) is None and figures.fig4_spawn(P) is None
+    assert fig5_throughput(P) is None and fig4_spawn(P) is None
     out = figures.draw_all(P, tmp_path / "figs")
     assert set(out) == {"fig3_pingping"} and not (tmp_path / "figs" / "fig5_throughput.png").exists()
 
@@ -105,9 +108,9 @@ def test_figures_with_missing_benchmarks(tmp_path):
     P = synthetic.processed_from(recs, tmp_path)
     out = figures.draw_all(P, tmp_path / "figs", languages=("erlang", "go"))
     assert all(out[k]["png"].exists() for k in out)
-    t = _texts(figures.fig4_spawn(P))
+    t = _texts(fig4_spawn(P))
     assert "no fixed-N spawn runs" in t
-    t5 = _texts(figures.fig5_throughput(P))
+    t5 = _texts(fig5_throughput(P))
     assert "not measured in this sweep" in t5 and "not runnable on this machine" in t5
 
 
