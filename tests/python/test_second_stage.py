@@ -37,6 +37,14 @@ def _cand(claim, p, ids):
     return second_stage.Candidate(claim, f"{claim} cmp", 1.0, 0.9, 1.1, 5, p, tuple(ids))
 
 
+def test_every_claim_gets_its_turn_before_any_claims_second():
+    ranked = second_stage.rank(
+        [_cand("C6", 1.0, ["a"]), _cand("C6", 1.0, ["b"]), _cand("C5", 0.9, ["c"]), _cand("E3", 0.3, ["d"])]
+    )
+    # by P(decide) alone the two tied C6 comparisons would come first and could take the budget
+    assert [c.claim for c in ranked] == ["C6", "C5", "E3", "C6"]
+
+
 def test_choose_follows_the_rank_within_the_budget_and_shares_configurations():
     ranked = [_cand("C1", 0.9, ["a", "b"]), _cand("C2", 0.8, ["x", "y"]), _cand("C3", 0.7, ["a"]),
               _cand("C4", 0.6, ["z"]), _cand("C5", 0.01, ["q"])]  # fmt: skip
@@ -82,7 +90,8 @@ def test_the_committed_quick_sweep_gets_a_second_stage_within_its_budget():
     a = stages.second_stage_request(sweep, req)
     assert a is not None and a == stages.second_stage_request(sweep, req)
     assert a["chosen"] and a["estimated_s"] <= a["budget_s"]
-    assert a["budget_s"] == pytest.approx(0.1 * stages.stage1_seconds(sweep), abs=0.1)
+    fraction = load_profile("quick")["second_stage"]["budget_fraction"]
+    assert a["budget_s"] == pytest.approx(fraction * stages.stage1_seconds(sweep), abs=0.1)
     plan = make_plan(load_profile("quick"), oversubscribe=True)
     extra = plan.extra_rounds(a["config_ids"], a["rounds"])
     assert {t.stage for t in extra.tasks} == {2} and not extra.searches

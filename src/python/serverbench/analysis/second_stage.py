@@ -10,9 +10,11 @@ The rule, fixed before any sweep runs:
   yes region or its no region, taking its estimate for the truth and a normal model on the
   log scale (se shrinks as sqrt(n / (n + k)), the estimate moves by its conditional sd).
   It only ranks; the verdict itself is decided again by the claim's own interval method;
-* ranked by P(decide), highest first (ties: the claim's id, then the comparison), and
-  given their configurations' rounds in that order while the budget lasts (the caller
-  prices a set of configurations; a configuration already chosen costs nothing again).
+* ranked per claim: every claim's most likely comparison first, by P(decide), then every
+  claim's second, and so on (since 25 Nov 2026: ranked by P(decide) alone, four tied
+  comparisons of one claim took a sweep's whole budget from another's), and given their
+  configurations' rounds in that order while the budget lasts (the caller prices a set of
+  configurations; a configuration already chosen costs nothing again).
 
 Why no error-rate correction for looking twice: a comparison is decided by an interval that
 excludes the whole indifference zone, so an extra look can only move a comparison whose
@@ -109,7 +111,18 @@ def candidates(verdicts: Iterable[Verdict], runs: pd.DataFrame, rounds: int) -> 
             n = int(min(ci.n_num, ci.n_den))
             p = p_decide(ci.ratio, ci.lo, ci.hi, ci.level, n, rounds, regions)
             out.append(Candidate(v.id, f"{c.label} @ {c.config}", ci.ratio, ci.lo, ci.hi, n, p, ids))
-    return sorted(out, key=lambda c: (-c.p_decide, c.claim, c.comparison))
+    return rank(out)
+
+
+def rank(cands: list[Candidate]) -> list[Candidate]:
+    """Per claim, its candidates by P(decide); then every claim's best before any claim's
+    second (and so on), by P(decide) within a turn: one more decided comparison of a claim
+    that already has one is less likely to change its verdict than another claim's first."""
+    by_claim: dict[str, list[Candidate]] = {}
+    for c in sorted(cands, key=lambda c: (-c.p_decide, c.claim, c.comparison)):
+        by_claim.setdefault(c.claim, []).append(c)
+    turns = [(k, c) for cs in by_claim.values() for k, c in enumerate(cs)]
+    return [c for _, c in sorted(turns, key=lambda t: (t[0], -t[1].p_decide, t[1].claim, t[1].comparison))]
 
 
 def _config_ids(sources: tuple, runs: pd.DataFrame) -> tuple[str, ...]:
@@ -134,7 +147,7 @@ def choose(
     spent = 0.0
     for c in ranked:
         if c.p_decide < min_p:
-            break
+            continue
         new = set(c.config_ids) - configs
         extra = cost_s(configs | new) - cost_s(configs) if new else 0.0
         if spent + extra > budget_s:
