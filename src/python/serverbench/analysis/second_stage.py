@@ -11,7 +11,7 @@ The rule, fixed before any sweep runs:
   log scale (se shrinks as sqrt(n / (n + k)), the estimate moves by its conditional sd).
   It only ranks; the verdict itself is decided again by the claim's own interval method;
 * ranked per claim: every claim's most likely comparison first, by P(decide), then every
-  claim's second, and so on (since 25 Nov 2026: ranked by P(decide) alone, four tied
+  claim's second, and so on (until 25 Nov 2026 by P(decide) alone: four tied
   comparisons of one claim took a sweep's whole budget from another's), and given their
   configurations' rounds in that order while the budget lasts (the caller prices a set of
   configurations; a configuration already chosen costs nothing again).
@@ -171,8 +171,8 @@ def summary(info: dict) -> str:
         f"**The second stage.** After the profile's own trials, {st.get('candidates', 0)} comparison(s) of "
         f"inconclusive claims were undecided; {len(chosen)} got {st.get('rounds')} more round(s) of every "
         f"language of their configurations (estimated {st.get('estimated_s', 0):.0f} s of a "
-        f"{st.get('budget_s', 0):.0f} s budget), ranked by P(decide), the chance that those rounds decide "
-        'them (docs/statistics.md, "The second stage"). The verdicts above use every round.'
+        f"{st.get('budget_s', 0):.0f} s budget), chosen by P(decide), the chance that those rounds decide "
+        'them, each claim\'s best first (docs/statistics.md, "The second stage"). The verdicts above use every round.'
     )
     if not chosen:
         return head
