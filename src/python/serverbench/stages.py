@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 
 from serverbench.harness import cli as harness_cli
-from serverbench.harness import rawlog
+from serverbench.harness import rawlog, sweep
 from serverbench.harness.plan import estimate_task_s, make_plan
 from serverbench.harness.profiles import ProfileError, load_profile
-from serverbench.harness.sweep import read_lines, run_sweep
+from serverbench.harness.sweep import read_lines
 
 OVERHEAD_S = 0.15  # harness time per run beside the run's own wall time, where none was measured
 
@@ -40,7 +40,7 @@ def register(subparsers) -> None:
 def _cmd_run(args, stdout, stderr) -> int:
     req = harness_cli.run_request(args)
     try:
-        sweep_dir = run_sweep(**req)
+        sweep_dir = sweep.run_sweep(**req)  # looked up at call time: tests replace it
         harness_cli.print_session(sweep_dir, req["shard"], stdout)
         extra = second_stage_request(sweep_dir, req)
     except ProfileError as e:
@@ -52,7 +52,7 @@ def _cmd_run(args, stdout, stderr) -> int:
         print(f"  {c['claim']}: {c['comparison']} (P(decide) {c['p_decide']:.2f})", file=stdout)
     if extra["config_ids"]:
         try:
-            run_sweep(**{**req, "sweep_id": sweep_dir.name}, extra=extra)
+            sweep.run_sweep(**{**req, "sweep_id": sweep_dir.name}, extra=extra)
         except ProfileError as e:
             raise harness_cli._usage(e) from None
         harness_cli.print_session(sweep_dir, None, stdout)
