@@ -157,7 +157,10 @@ def test_report_tables(tmp_path):
     m = report.machine_table(P).set_index("item")["value"]
     assert m["logical CPUs"] == 2 and "Synthetic CPU" in m["CPU"]
     d = report.differences_table(P).set_index("aspect")
-    assert d.loc["trials per point", "this sweep"].startswith("PingPing 3, spawn 3")
+    assert d.loc["trials per point", "this sweep"].startswith("pingping 3, spawn 3")
+    # the rows each benchmark's package adds (registry.setup_rows), between trials and cores
+    assert {"PingPing largest repetitions", "spawn, Fig. 4 (b) largest N", "throughput run length"} <= set(d.index)
+    assert list(d.index)[-1] == "cores"
     assert "4, 8, 16, 32" in d.loc["cores", "this sweep"]
     f = report.failures_table(P)
     assert {"timeout", "over_memory_budget"} <= set(f["status"])
