@@ -27,7 +27,9 @@ except ModuleNotFoundError:  # pragma: no cover (Python 3.10)
     import tomli as tomllib  # type: ignore
 
 from serverbench import contract, paths
+from serverbench.harness import second_stage
 from serverbench.harness.values import ProfileError
+from serverbench.harness.values import bool_value as _bool
 from serverbench.harness.values import bytes_value as _bytes
 from serverbench.harness.values import int_value as _int
 from serverbench.harness.values import param_values as _param_values
@@ -39,22 +41,8 @@ SEARCH_TABLE = "spawn_max"  # the max-processes search: runs of spawn, not a ben
 BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, SEARCH_TABLE) if x == "spawn" else (x,)))
 PROFILES = ("smoke", "quick", "paper")
 
-TOP_KEYS = {
-    "name",
-    "description",
-    "seed",
-    "variant",
-    "languages",
-    "rerun_interfered",
-    "second_stage",
-    "defaults",
-    *BENCHMARKS,
-}
-# [second_stage] (docs/statistics.md, "The second stage"): after the profile's own trials,
-# extra rounds for the comparisons whose interval still touches a decision boundary.
-# Absent = no second stage. The rule is fixed before the sweep: its share of the first
-# stage's measured time, and the rounds each chosen comparison group gets.
-SECOND_STAGE_DEFAULTS = {"enabled": True, "budget_fraction": 0.1, "rounds": 3}
+TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "second_stage", "defaults"}
+TOP_KEYS |= set(BENCHMARKS)
 DEFAULT_KEYS = {
     "trials": 3,
     "warmup": False,
@@ -171,7 +159,7 @@ def _allowed_keys(table: str) -> set:
     if table == "defaults":
         return set(DEFAULT_KEYS)
     if table == "second_stage":
-        return set(SECOND_STAGE_DEFAULTS)
+        return set(second_stage.DEFAULTS)
     keys = COMMON_BENCH_KEYS | set(PARAM_KEYS[table])
     if table == "spawn_max":
         keys |= SEARCH_KEYS
@@ -209,34 +197,6 @@ def sweep_seed(prof: dict, sweep_dir) -> int:
     return secrets.randbelow(2**31)
 
 
-def _bool(v, what: str) -> bool:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    raise ProfileError(f"{what} must be true or false, not {v!r}")
-
-
-def _second_stage(table, source: str) -> dict:
-    if table is None:
-        return {**SECOND_STAGE_DEFAULTS, "enabled": False}
-    if not isinstance(table, dict):
-        raise ProfileError(f"{source}: second_stage must be a table")
-    for k in table:
-        if k not in SECOND_STAGE_DEFAULTS:
-            raise ProfileError(
-                f"{source}: unknown key second_stage.{k}; known: {', '.join(sorted(SECOND_STAGE_DEFAULTS))}"
-            )
-    out = {**SECOND_STAGE_DEFAULTS, **table}
-    out["enabled"] = _bool(out["enabled"], "second_stage.enabled")
-    frac = out["budget_fraction"]
-    if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1:
-        raise ProfileError(f"{source}: second_stage.budget_fraction must be a number in (0, 1], not {frac!r}")
-    out["budget_fraction"] = float(frac)
-    out["rounds"] = _int(out["rounds"], "second_stage.rounds", minimum=1)
-    return out
-
-
 def resolve(prof: dict, source: str = "<dict>") -> dict:
     for k in prof:
         if k not in TOP_KEYS:
@@ -252,7 +212,7 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         # an ok run flagged interfered (harness/interference.py) is run once more; smoke, a
         # build check and test fixture, keeps one record per task
         "rerun_interfered": _bool(prof.get("rerun_interfered", True), "rerun_interfered"),
-        "second_stage": _second_stage(prof.get("second_stage"), source),
+        "second_stage": second_stage.resolve(prof.get("second_stage"), source),
     }
     built = contract.cli_contract().get("implemented_variants", ["fair"])
     if out["variant"] not in built:

@@ -15,6 +15,14 @@ class ProfileError(ValueError):
     """A profile or an override that cannot be run: a clear message for the user."""
 
 
+def bool_value(v, what: str) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    raise ProfileError(f"{what} must be true or false, not {v!r}")
+
+
 def int_value(v, where, minimum=1):
     if isinstance(v, bool) or not isinstance(v, int):
         if isinstance(v, float) and v.is_integer():

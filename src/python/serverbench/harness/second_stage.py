@@ -1,0 +1,30 @@
+"""A profile's [second_stage] table (docs/statistics.md, "The second stage"): after the
+profile's own trials, extra rounds for the comparisons whose interval still touches a
+decision boundary. The rule is fixed before the sweep: its share of the first stage's
+measured time, and the rounds each chosen comparison group gets (serverbench.stages runs it)."""
+
+from __future__ import annotations
+
+from serverbench.harness.values import ProfileError, bool_value, int_value
+
+DEFAULTS = {"enabled": True, "budget_fraction": 0.1, "rounds": 3}
+
+
+def resolve(table, source: str) -> dict:
+    """The resolved [second_stage] table of a profile (absent: disabled); bad keys or values
+    raise ProfileError naming them."""
+    if table is None:
+        return {**DEFAULTS, "enabled": False}
+    if not isinstance(table, dict):
+        raise ProfileError(f"{source}: second_stage must be a table")
+    for k in table:
+        if k not in DEFAULTS:
+            raise ProfileError(f"{source}: unknown key second_stage.{k}; known: {', '.join(sorted(DEFAULTS))}")
+    out = {**DEFAULTS, **table}
+    out["enabled"] = bool_value(out["enabled"], "second_stage.enabled")
+    frac = out["budget_fraction"]
+    if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1:
+        raise ProfileError(f"{source}: second_stage.budget_fraction must be a number in (0, 1], not {frac!r}")
+    out["budget_fraction"] = float(frac)
+    out["rounds"] = int_value(out["rounds"], "second_stage.rounds", minimum=1)
+    return out
