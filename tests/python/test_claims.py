@@ -657,3 +657,34 @@ def test_spawn_growth_decides_on_the_growing_heap_as_the_paper_ran_it(tmp_path):
     rows = c.evidence.set_index("comparison")["result"]
     assert rows["Scala/Akka super-linearity (heap growing, as the paper ran it)"] == "yes"
     assert rows["Scala/Akka super-linearity (fixed heap, -Xms = -Xmx)"] == "-"
+
+
+def test_c4_pairs_spawn_times_by_round_and_names_the_runs_it_read(tmp_path):
+    """Issue 26's five sweeps: a slow spell that slows Erlang and Go in one round widened
+    C4's unpaired interval across its 1.15 edge in two sweeps of five. The spawn claims keep
+    each run's round (search steps have none), so with enough rounds the ratio pairs and
+    the slow rounds cancel; and the comparison names the runs it read, so a second stage
+    can extend it."""
+    from serverbench.analysis import paired, second_stage
+
+    slow = [1.0, 1.45, 1.0, 1.3, 1.0, 1.5, 1.0, 1.35]  # the machine's state, shared by a round
+    times = {
+        ("erlang", 100_000): [0.22 * f for f in slow],
+        ("go", 100_000): [0.155 * f for f in slow],  # Erlang/Go = 1.42 in every round
+        ("scala_akka", 100_000): [0.8 * f for f in slow],
+    }
+    search = S.search_runs({"erlang": [(500_000, 1.1)], "go": [(500_000, 0.7)], "scala_akka": [(500_000, 4.0)]})
+    P = P_of(tmp_path / "paired", S.spawn_runs(times) + search)
+    c = check("C4", P)
+    eg = next(x for x in c.comparisons if x.label.startswith("Erlang/Go"))
+    assert paired.kind(eg.ci) == paired.PAIRED and eg.result == "no", (eg.ci, eg.why)
+    assert c.verdict == CONTRADICTED
+    P5 = P_of(tmp_path / "five", S.spawn_runs({k: v[:5] for k, v in times.items()}) + search)
+    unpaired = check("C4", P5)
+    eg5 = next(x for x in unpaired.comparisons if x.label.startswith("Erlang/Go"))
+    assert paired.kind(eg5.ci) == paired.UNPAIRED and eg5.result == "unclear"  # 5 rounds cannot pair at 97.5 %
+    assert unpaired.verdict == INCONCLUSIVE
+    # it read the fixed-N runs of Erlang and Go at 100,000, so a second stage can extend them
+    cand = second_stage.candidates([unpaired], P5.runs, 3)
+    assert [x.claim for x in cand] == ["C4"], cand
+    assert cand[0].config_ids == ("spawn-erlang-c1-processes100000", "spawn-go-c1-processes100000")

@@ -5,6 +5,7 @@ section 4 has the same table."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from serverbench.analysis.claims.compare import (
@@ -166,10 +167,17 @@ register(
 
 
 def spawn_values_pooled(data: Data) -> pd.DataFrame:
-    """Spawn times of the fixed-N and the max-processes runs together: language, processes, value."""
-    cols = ["language", "processes", "value"]
-    parts = [x[cols] for x in (data.values, data.table("spawn_max", data.metric)) if not x.empty]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+    """Spawn times of the fixed-N and the max-processes runs together: language, processes,
+    trial, value (indexed by runs rows). The fixed-N runs keep their round (trial), so a comparison at an N only they
+    measured can pair by round; a search step has no round (NaN), so an N it also measured
+    is compared unpaired (paired.pairs_by_round says "no round ids")."""
+    cols = ["language", "processes", "trial", "value"]
+    fixed, search = data.values, data.table("spawn_max", data.metric)
+    parts = [fixed.reindex(columns=cols)] if not fixed.empty else []
+    if not search.empty:
+        parts.append(search.reindex(columns=cols).assign(trial=np.nan))
+    # both keep the runs table's row labels: Comparison.sources names the runs a second stage extends
+    return pd.concat(parts) if parts else pd.DataFrame(columns=cols)
 
 
 def erlang_spawns_fastest(data: Data) -> list[Comparison]:
