@@ -7,9 +7,18 @@ re-decides every claim on B simulated re-runs of the sweep:
 
 * within: the rounds of each configuration are drawn with replacement (a round keeps every
   language's trial of it, so pairing by round holds in the copy);
-* between: every (language, configuration) of a table is multiplied by exp(N(0, s^2 / 2)),
-  s the table's between-sweep sd of a log *ratio* (analysis/spread.py; a ratio of two such
-  factors then moves by N(0, s^2)); claims.decision gives the floor and the default.
+* between, and where the truth is: every (language, configuration) of a table is multiplied
+  by exp(N(0, s^2 + se^2)), s the table's between-sweep sd of a log *ratio*
+  (analysis/spread.py; claims.decision gives the floor and the default) and se the standard
+  error of that cell's mean log value (its rounds' sd / sqrt(rounds); 0 with one round).
+  Why both: the copy should behave like an independent re-run, not like this sweep drawn
+  again. A re-run's log ratio differs from this sweep's by (b2 - b1) + (e2 - e1): two
+  independent between-sweep effects (2 s^2 for a ratio, s^2 per cell) and two sampling
+  errors, of which the redrawn rounds supply the re-run's (e2) and the factor this sweep's
+  own (e1, se_a^2 + se_b^2). Without e1 a sweep that happened to see no slow round labels a
+  comparison near a boundary robust (issue 26's five sweeps: C4, C4b). Per cell, se counts
+  a slow spell shared by a round's languages twice, so for paired comparisons the spread is
+  conservative (fewer claims robust, none more).
 
 P(supported), P(inconclusive), P(contradicted) are the verdicts' frequencies over the B
 copies. A claim is *robust* when its modal verdict has P >= 0.9 and *borderline* when it is
@@ -68,12 +77,17 @@ class Rounds:
         for g in np.unique(gid):
             idx = np.flatnonzero(gid == g)
             self.groups.append([idx[trial[idx] == r] for r in np.unique(trial[idx])])
-        # one between-sweep factor per (language, configuration)
+        # one factor per (language, configuration), with the se of that cell's mean log value
         self.cell, _ = pd.factorize(pd.Series(gid).astype(str) + "|" + self.d["language"].astype(str))
+        v = self.d["value"].to_numpy(dtype=float)
+        logs = pd.Series(np.log(np.where(v > 0, v, np.nan)))  # a time or a rate is positive
+        per = logs.groupby(self.cell)
+        se = (per.std(ddof=1) / np.sqrt(per.size())).fillna(0.0)
+        self.cell_se = se.reindex(range(int(self.cell.max()) + 1), fill_value=0.0).to_numpy(dtype=float)
 
     def redraw(self, rng: np.random.Generator, spread_log: float) -> pd.DataFrame:
         """The rounds of every configuration drawn with replacement (renumbered 1..n), each
-        (language, configuration) times exp(N(0, spread_log^2 / 2))."""
+        (language, configuration) times exp(N(0, spread_log^2 + se^2)), se its own."""
         if not self.groups:
             return self.d
         rows, trial = [], []
@@ -84,9 +98,9 @@ class Rounds:
         r = np.concatenate(rows)
         out = self.d.iloc[r].copy()
         out["trial"] = np.concatenate(trial)
-        if spread_log > 0:
-            factor = np.exp(rng.normal(0.0, spread_log / np.sqrt(2.0), size=int(self.cell.max()) + 1))
-            out["value"] = out["value"].to_numpy(dtype=float) * factor[self.cell[r]]
+        sd = np.sqrt(spread_log**2 + self.cell_se**2)
+        factor = np.exp(rng.normal(0.0, 1.0, size=len(sd)) * sd)
+        out["value"] = out["value"].to_numpy(dtype=float) * factor[self.cell[r]]
         return out
 
 
@@ -146,14 +160,19 @@ STAMP = ".reliability_of"  # the claims.csv content (and copies) the file was co
 def write(
     P: Any, out_dir=None, spawn_metric: str = "all_ready_s", copies: int = DEFAULT_B, force: bool = False, spreads=None
 ):
-    """claims_reliability.csv beside claims.csv; recomputed only when claims.csv changed
-    (a new sweep, or new claims code), since it costs ~1 s per copy."""
+    """claims_reliability.csv beside claims.csv; recomputed only when claims.csv, the
+    copies, the spreads or this module changed (a new sweep, new claims code, a new rule for
+    the copies), since it costs ~1 s per copy."""
     import hashlib
     from pathlib import Path
 
     out = Path(out_dir) if out_dir else Path(P.folder)
     claims_csv, target, stamp = out / "claims.csv", out / FILE, out / STAMP
-    key = hashlib.sha256((claims_csv.read_bytes() if claims_csv.exists() else b"") + f"|{copies}".encode()).hexdigest()
+    key = hashlib.sha256(
+        (claims_csv.read_bytes() if claims_csv.exists() else b"")
+        + f"|{copies}|{sorted((spreads or {}).items())}|".encode()
+        + Path(__file__).read_bytes()
+    ).hexdigest()
     if not force and target.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == key:
         return target
     probabilities(P, B=copies, spawn_metric=spawn_metric, spreads=spreads).to_csv(target, index=False)
