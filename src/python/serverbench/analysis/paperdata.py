@@ -124,7 +124,10 @@ def paper_verdicts_cached() -> pd.DataFrame:
     sources = [reference.reference_dir() / f for f in reference.FILES.values()]
     from serverbench.analysis import stats
 
+    from serverbench import benchmarks
+
     sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
+    sources += Path(benchmarks.__file__).parent.glob("*/*.py")  # each benchmark's claims (issue 27)
     if cached.exists() and cached.stat().st_mtime >= max(p.stat().st_mtime for p in sources if p.exists()):
         return pd.read_csv(cached)[["id", "verdict", "numbers", "why"]]
     with tempfile.TemporaryDirectory() as work:
