@@ -58,3 +58,53 @@ def test_identical_rounds_and_no_spread_give_identical_copies():
     frame = _cell_frame([0.2] * 5, [0.1] * 5)
     got, centre = _log_ratio_sd(frame, 0.0, copies=50)
     assert got == pytest.approx(0.0, abs=1e-12) and centre == pytest.approx(np.log(2.0))
+
+
+def _c4_five_rounds(tmp_path):
+    """C4 at 5 rounds, its Erlang/Go comparison undecided (unpaired, a shared slow round)."""
+    from serverbench.analysis import synthetic as S
+
+    slow = [1.0, 1.45, 1.0, 1.3, 1.0]
+    times = {
+        ("erlang", 100_000): [0.22 * f for f in slow],
+        ("go", 100_000): [0.155 * f for f in slow],
+        ("scala_akka", 100_000): [0.8 * f for f in slow],
+    }
+    return S.processed_from(S.spawn_runs(times), tmp_path)
+
+
+def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust(tmp_path):
+    """The copies redraw rounds; they do not re-run the second stage. A claim left
+    inconclusive with an undecided comparison this sweep's second stage did not extend
+    gives P(decide) of that comparison to the side it would decide (issue 26's first five
+    sweeps: C5 "robust inconclusive" in the one sweep whose second stage passed it over)."""
+    from serverbench.analysis import second_stage
+    from serverbench.analysis.claims import engine
+
+    P = _c4_five_rounds(tmp_path)
+    verdict = engine.check_all(P)
+    c4 = next(v for v in verdict if v.id == "C4")
+    assert c4.verdict == engine.INCONCLUSIVE
+    assert second_stage.left_undecided([c4], P) == {}  # no second stage in this sweep
+    before = reliability.probabilities(P, B=20, ids=["C4"]).iloc[0]
+
+    P.info["second_stage"] = {"rounds": 3, "chosen": []}
+    p_yes, p_no = second_stage.left_undecided([c4], P)["C4"]
+    assert p_yes == 0.0 and 0.05 < p_no < 1.0  # Erlang/Go ~1.42: only a "no" is in reach
+    after = reliability.probabilities(P, B=20, ids=["C4"]).iloc[0]
+    assert after["p_inconclusive"] == pytest.approx(before["p_inconclusive"] * (1 - p_no))
+    assert after["p_contradicted"] == pytest.approx(before["p_contradicted"] + before["p_inconclusive"] * p_no)
+    assert after["p_supported"] == before["p_supported"]
+
+    # had the second stage extended that comparison, a re-run would have too: no change
+    runs = P.runs.copy()
+    runs["stage"] = np.where(runs["language"].isin(["erlang", "go"]), 2, 1)
+    P.runs = runs
+    assert second_stage.left_undecided([c4], P) == {}
+
+
+def test_the_label_is_about_the_verdict_the_sweep_reports():
+    assert reliability.label(0.95, 0.95) == reliability.ROBUST
+    assert reliability.label(0.94, 0.06) == reliability.BORDERLINE  # an unusual verdict, a sure modal one
+    assert reliability.label(0.85, 0.85) == reliability.NEITHER
+    assert reliability.label(0.5, 0.5) == reliability.BORDERLINE

@@ -21,8 +21,16 @@ re-decides every claim on B simulated re-runs of the sweep:
   conservative (fewer claims robust, none more).
 
 P(supported), P(inconclusive), P(contradicted) are the verdicts' frequencies over the B
-copies. A claim is *robust* when its modal verdict has P >= 0.9 and *borderline* when it is
-below 0.8. The bootstrap of 5-7 rounds is coarse (a copy cannot hold a value the sweep did
+copies. A sweep with a second stage extended some undecided comparisons and not others; a
+re-run ranks its own. So for an inconclusive claim whose best undecided comparison this
+sweep did not extend, P(decide) of that comparison (second_stage.left_undecided) moves that
+share of P(inconclusive) to the side it would most likely decide (a "no": contradicted; a
+"yes": supported): the copies redraw rounds, they do not re-run the second stage.
+
+A claim is *robust* when the verdict the sweep reports is the most frequent one with
+P >= 0.9, and *borderline* when the reported verdict's P is below 0.8 (the issue said "the
+modal verdict"; the two differ only when the sweep reported an unusual verdict, and calling
+that robust would mislead). The bootstrap of 5-7 rounds is coarse (a copy cannot hold a value the sweep did
 not see), so these are estimates of how repeatable the verdict is, not exact probabilities;
 the five-sweep check in docs/statistics.md compares them with real repeats (Brier score).
 """
@@ -34,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from serverbench.analysis import second_stage
 from serverbench.analysis.claims import decision, engine
 
 ROBUST, BORDERLINE, NEITHER = "robust", "borderline", "-"
@@ -123,22 +132,39 @@ def probabilities(
         view = Resampled(P, cache, rng, opts["spreads"])
         for c in claims:
             counts[c.id][engine.evaluate(c, view, opts).verdict] += 1
+    observed = {c.id: engine.evaluate(c, P, opts) for c in claims}
+    left = second_stage.left_undecided(observed.values(), P)
     rows = []
     for c in claims:
-        n = counts[c.id]
-        modal = max(OUTCOMES, key=lambda k: n[k])
-        p = n[modal] / B
+        f = {o: counts[c.id][o] / B for o in OUTCOMES}
+        if c.id in left:  # a re-run's second stage may decide what this sweep's left
+            p_yes, p_no = left[c.id]
+            moved = f[engine.INCONCLUSIVE] * (p_yes + p_no)
+            f[engine.INCONCLUSIVE] -= moved
+            f[engine.CONTRADICTED if p_no >= p_yes else engine.SUPPORTED] += moved
+        modal = max(OUTCOMES, key=lambda k: f[k])
+        p = f[modal]
+        reported = f.get(observed[c.id].verdict, 0.0)  # the label is about the verdict the sweep reports
         rows.append(
             {
                 "id": c.id,
-                **{col: n[o] / B for col, o in zip(COLUMNS, OUTCOMES)},
+                **{col: f[o] for col, o in zip(COLUMNS, OUTCOMES)},
                 "modal_verdict": modal,
                 "p_modal": p,
-                "reliability": ROBUST if p >= ROBUST_P else BORDERLINE if p < BORDERLINE_P else NEITHER,
+                "reliability": label(p, reported),
                 "copies": B,
             }
         )
     return pd.DataFrame(rows)
+
+
+def label(p_modal: float, p_reported: float) -> str:
+    """robust: the reported verdict is the most frequent one and has P >= 0.9; borderline:
+    the reported verdict has P < 0.8 (when the modal one is another, the sweep reported an
+    unusual verdict, however sure the modal one is)."""
+    if p_reported >= ROBUST_P and p_reported >= p_modal:
+        return ROBUST
+    return BORDERLINE if p_reported < BORDERLINE_P else NEITHER
 
 
 def brier(probs: pd.DataFrame, observed: pd.DataFrame) -> float:
@@ -219,8 +245,8 @@ def headline(claims: pd.DataFrame) -> str:
         bord = claims.loc[claims["reliability"] == BORDERLINE, "id"].tolist()
         copies = int(claims["copies"].dropna().iloc[0]) if claims["copies"].notna().any() else 0
         text += (
-            f" On {copies} simulated re-runs, **{rob}** verdicts are robust (the most frequent verdict P >= "
-            f"{ROBUST_P:g}) and **{len(bord)}** borderline (P < {BORDERLINE_P:g})"
+            f" On {copies} simulated re-runs, **{rob}** verdicts are robust (the reported verdict the most frequent, P >= "
+            f"{ROBUST_P:g}) and **{len(bord)}** borderline (its P < {BORDERLINE_P:g})"
             + (f": {', '.join(bord)}." if bord else ".")
         )
     return text

@@ -47,6 +47,7 @@ class Candidate:
     rounds_now: int
     p_decide: float
     config_ids: tuple[str, ...]
+    p_no: float = 0.0  # the part of p_decide that is a "no"
 
     def as_dict(self) -> dict:
         return {
@@ -71,14 +72,21 @@ def p_decide(
 ) -> float:
     """P(an interval after k more rounds lies wholly in the yes or wholly in the no region),
     normal model on the log scale with the current estimate as the truth."""
+    return sum(p_sides(ratio, lo, hi, level, n, k, regions, z))
+
+
+def p_sides(
+    ratio: float, lo: float, hi: float, level: float, n: int, k: int, regions: dict[str, float], z: float = Z95
+) -> tuple[float, float]:
+    """p_decide split: (P(wholly in the yes region), P(wholly in the no region))."""
     if not (ratio > 0 and lo > 0 and hi > lo and n >= 1 and k >= 1 and 0 < level < 1):
-        return 0.0
+        return 0.0, 0.0
     est = math.log(ratio)
     se = (math.log(hi) - math.log(lo)) / (2 * norm.ppf(0.5 + level / 2))
     se_after = se * math.sqrt(n / (n + k))
     move = se * math.sqrt(n * k) / (n + k)  # sd of the estimate after k more rounds, given today's
     if move <= 0:
-        return 0.0
+        return 0.0, 0.0
 
     def cdf(x: float) -> float:
         return float(norm.cdf((x - est) / move)) if math.isfinite(x) else (1.0 if x > 0 else 0.0)
@@ -90,7 +98,10 @@ def p_decide(
     p_no = (cdf(no_below - half) if no_below > -math.inf else 0.0) + (
         1.0 - cdf(no_above + half) if no_above < math.inf else 0.0
     )
-    return min(1.0, p_yes + p_no)
+    total = p_yes + p_no
+    if total > 1.0:  # rounding at the regions' shared edge
+        p_yes, p_no = p_yes / total, p_no / total
+    return p_yes, p_no
 
 
 def candidates(verdicts: Iterable[Verdict], runs: pd.DataFrame, rounds: int) -> list[Candidate]:
@@ -109,8 +120,8 @@ def candidates(verdicts: Iterable[Verdict], runs: pd.DataFrame, rounds: int) -> 
                 continue
             regions = {k: c.extra.get(k, math.nan) for k in ("yes_lo", "yes_hi", "no_below", "no_above")}
             n = int(min(ci.n_num, ci.n_den))
-            p = p_decide(ci.ratio, ci.lo, ci.hi, ci.level, n, rounds, regions)
-            out.append(Candidate(v.id, f"{c.label} @ {c.config}", ci.ratio, ci.lo, ci.hi, n, p, ids))
+            p_yes, p_no = p_sides(ci.ratio, ci.lo, ci.hi, ci.level, n, rounds, regions)
+            out.append(Candidate(v.id, f"{c.label} @ {c.config}", ci.ratio, ci.lo, ci.hi, n, p_yes + p_no, ids, p_no))
     return rank(out)
 
 
@@ -178,3 +189,30 @@ def summary(info: dict) -> str:
         return head
     rows = "\n".join(f"- {c['claim']}: {c['comparison']} (P(decide) {c['p_decide']:.2f})" for c in chosen)
     return head + "\n\n" + rows
+
+
+def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, float]]:
+    """For a sweep that ran a second stage: per inconclusive claim, the chance that a re-run's
+    second stage decides it through a comparison this sweep's did not extend (its rounds all
+    stage 1): (P(yes), P(no)) of that claim's most likely such comparison, with the stage's
+    own number of rounds (a "yes" counts only when it is the claim's last undecided
+    comparison). A re-run may well extend what this sweep left (its stage-1 trials,
+    and so its ranking and budget, differ), so reliability.py does not call such a claim's
+    "inconclusive" robust on the redrawn copies alone. {} for a sweep without a second stage."""
+    st = (getattr(P, "info", None) or {}).get("second_stage")
+    runs = P.runs
+    if not st or runs is None or runs.empty or not st.get("rounds"):
+        return {}
+    stage = runs["stage"].fillna(1).astype(int) if "stage" in runs.columns else pd.Series(1, index=runs.index)
+    extended = set(runs.loc[stage >= 2, "config_id"].astype(str))
+    verdicts = list(verdicts)
+    # a "yes" settles a claim only when it was the claim's last undecided comparison
+    undecided = {v.id: sum(c.result == UNCLEAR for c in v.comparisons) for v in verdicts}
+    out: dict[str, tuple[float, float]] = {}
+    for c in candidates(verdicts, runs, int(st["rounds"])):
+        if set(c.config_ids) & extended:
+            continue
+        p_yes = c.p_decide - c.p_no if undecided.get(c.claim) == 1 else 0.0
+        if p_yes + c.p_no > sum(out.get(c.claim, (0.0, 0.0))):
+            out[c.claim] = (p_yes, c.p_no)
+    return out
