@@ -44,3 +44,28 @@ def test_report_html_does_not_depend_on_random_ids(tmp_path):
     b = pipeline.render_html(_executed_notebook(tmp_path / "b.ipynb", 0x3D4E5), tmp_path / "b.html").read_text()
     assert "T_a1b2c" not in a and "T_t0" in a
     assert a == b
+
+
+def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
+    """Processing one raw sweep under two PYTHONHASHSEEDs writes the same bytes (runs.csv's
+    search_* columns once came out in set order, so a fresh clone could dirty the tree)."""
+    import os
+    import subprocess
+    import sys
+
+    from serverbench.analysis import synthetic as S
+
+    recs = S.spawn_runs({("go", 1000): [0.1, 0.11, 0.12]}) + S.search_runs({"go": [(2000, 0.2), (4000, "over_memory_budget")]})
+    raw = S.write_sweep(tmp_path / "raw" / recs[0]["sweep_id"], recs, {"profile": {"name": "synthetic"}})
+    out = {}
+    for seed in ("1", "2", "3"):
+        dest = tmp_path / f"p{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [sys.executable, "-m", "serverbench", "process", str(raw), "--out", str(dest), "--copies", "0"],
+            env=env, check=True, capture_output=True,
+        )
+        out[seed] = {p.name: p.read_bytes() for p in sorted(dest.glob("*.csv"))}
+    assert out["1"].keys() == out["2"].keys() and "runs.csv" in out["1"]
+    for name in out["1"]:
+        assert out["1"][name] == out["2"][name] == out["3"][name], name
