@@ -10,8 +10,11 @@ from serverbench.analysis import reliability
 
 def _cell_frame(values_a, values_b):
     """One configuration, two languages, one row per round."""
-    rows = [{"language": lang, "processes": 100_000, "trial": k + 1, "value": v}
-            for lang, vs in (("erlang", values_a), ("go", values_b)) for k, v in enumerate(vs)]
+    rows = [
+        {"language": lang, "processes": 100_000, "trial": k + 1, "value": v}
+        for lang, vs in (("erlang", values_a), ("go", values_b))
+        for k, v in enumerate(vs)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -92,8 +95,9 @@ def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust
     p_yes, p_no = second_stage.left_undecided([c4], P)["C4"]
     assert p_yes == 0.0 and 0.05 < p_no < 1.0  # Erlang/Go ~1.42: only a "no" is in reach
     after = reliability.probabilities(P, B=20, ids=["C4"]).iloc[0]
-    assert after["p_inconclusive"] == pytest.approx(before["p_inconclusive"] * (1 - p_no))
-    assert after["p_contradicted"] == pytest.approx(before["p_contradicted"] + before["p_inconclusive"] * p_no)
+    assert after["p_inconclusive"] == pytest.approx(before["p_inconclusive"] * (1 - p_no), abs=1e-4)
+    moved = before["p_inconclusive"] * p_no
+    assert after["p_contradicted"] == pytest.approx(before["p_contradicted"] + moved, abs=1e-4)
     assert after["p_supported"] == before["p_supported"]
 
     # had the second stage extended that comparison, a re-run would have too: no change

@@ -55,7 +55,8 @@ def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
 
     from serverbench.analysis import synthetic as S
 
-    recs = S.spawn_runs({("go", 1000): [0.1, 0.11, 0.12]}) + S.search_runs({"go": [(2000, 0.2), (4000, "over_memory_budget")]})
+    steps = {"go": [(2000, 0.2), (4000, "over_memory_budget")]}
+    recs = S.spawn_runs({("go", 1000): [0.1, 0.11, 0.12]}) + S.search_runs(steps)
     raw = S.write_sweep(tmp_path / "raw" / recs[0]["sweep_id"], recs, {"profile": {"name": "synthetic"}})
     out = {}
     for seed in ("1", "2", "3"):
@@ -63,7 +64,9 @@ def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         subprocess.run(
             [sys.executable, "-m", "serverbench", "process", str(raw), "--out", str(dest), "--copies", "0"],
-            env=env, check=True, capture_output=True,
+            env=env,
+            check=True,
+            capture_output=True,
         )
         out[seed] = {p.name: p.read_bytes() for p in sorted(dest.glob("*.csv"))}
     assert out["1"].keys() == out["2"].keys() and "runs.csv" in out["1"]

@@ -122,9 +122,8 @@ def paper_verdicts_cached() -> pd.DataFrame:
     out = paths.processed_dir() / SWEEP_ID
     cached = out / "claims.csv"
     sources = [reference.reference_dir() / f for f in reference.FILES.values()]
-    from serverbench.analysis import stats
-
     from serverbench import benchmarks
+    from serverbench.analysis import stats
 
     sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
     sources += Path(benchmarks.__file__).parent.glob("*/*.py")  # each benchmark's claims (issue 27)

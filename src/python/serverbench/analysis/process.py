@@ -153,7 +153,8 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
             short = c.split(".", 1)[1]
             if "." not in short and short not in df.columns:
                 df[short] = df[c]
-    for col in sorted(set(_RENAME.values()) | {"search_name"}):  # sorted: the column order must not depend on the hash seed
+    # sorted: the column order must not depend on the hash seed
+    for col in sorted(set(_RENAME.values()) | {"search_name"}):
         if col not in df:
             df[col] = np.nan
     if "metrics.samples" in df:

@@ -142,6 +142,8 @@ def probabilities(
             moved = f[engine.INCONCLUSIVE] * (p_yes + p_no)
             f[engine.INCONCLUSIVE] -= moved
             f[engine.CONTRADICTED if p_no >= p_yes else engine.SUPPORTED] += moved
+        # 4 decimals: P(decide)'s last bits differ between CPUs, and the committed file must not
+        f = {o: round(x, 4) for o, x in f.items()}
         modal = max(OUTCOMES, key=lambda k: f[k])
         p = f[modal]
         reported = f.get(observed[c.id].verdict, 0.0)  # the label is about the verdict the sweep reports
@@ -198,6 +200,7 @@ def write(
         (claims_csv.read_bytes() if claims_csv.exists() else b"")
         + f"|{copies}|{sorted((spreads or {}).items())}|".encode()
         + Path(__file__).read_bytes()
+        + Path(second_stage.__file__).read_bytes()
     ).hexdigest()
     if not force and target.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == key:
         return target
@@ -245,7 +248,8 @@ def headline(claims: pd.DataFrame) -> str:
         bord = claims.loc[claims["reliability"] == BORDERLINE, "id"].tolist()
         copies = int(claims["copies"].dropna().iloc[0]) if claims["copies"].notna().any() else 0
         text += (
-            f" On {copies} simulated re-runs, **{rob}** verdicts are robust (the reported verdict the most frequent, P >= "
+            f" On {copies} simulated re-runs, **{rob}** verdicts are robust (the reported verdict the most "
+            f"frequent, P >= "
             f"{ROBUST_P:g}) and **{len(bord)}** borderline (its P < {BORDERLINE_P:g})"
             + (f": {', '.join(bord)}." if bord else ".")
         )
