@@ -76,7 +76,7 @@ def _c4_five_rounds(tmp_path):
     return S.processed_from(S.spawn_runs(times), tmp_path)
 
 
-def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust(tmp_path):
+def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust(tmp_path, quiet_machine):
     """The copies redraw rounds; they do not re-run the second stage. A claim left
     inconclusive with an undecided comparison this sweep's second stage did not extend
     gives P(decide) of that comparison to the side it would decide (issue 26's first five

@@ -149,7 +149,10 @@ def _cmd_spread(args, stdout, stderr) -> int:
         names = ", ".join(f"{k}={v}" for k, v in prints.items())
         raise _usage(f"the sweeps come from different machines (fingerprints {names}); pass --any-machine to pool them")
     out = Path(args.out) if args.out else paths.processed_dir() / decision.SPREAD_FOLDER
-    written = spread.measure(dirs, out)
+    try:
+        written = spread.measure(dirs, out)
+    except ValueError as e:
+        raise _usage(str(e)) from None
     import pandas as pd
 
     print(pd.read_csv(written).to_string(index=False), file=stdout)

@@ -123,7 +123,7 @@ def probabilities(
 ) -> pd.DataFrame:
     """One row per claim: P of each verdict over B re-runs, the modal verdict, its P and
     the label (robust / borderline / -)."""
-    opts = engine.options_for(spawn_metric, spreads)
+    opts = engine.options_for(spawn_metric, spreads, P)
     claims = [c for c in engine.all_claims() if ids is None or c.id in ids]
     rng = np.random.default_rng(seed)
     cache: dict = {}

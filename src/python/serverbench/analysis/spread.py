@@ -64,6 +64,17 @@ def spread_table(processed: list[Path], table_of_claim: dict[str, str]) -> pd.Da
     return pd.DataFrame(out)
 
 
+def machine_kind_of(sweep_dir: Path) -> str | None:
+    """The kind of machine a raw sweep's manifest records (claims.decision.machine_kind)."""
+    from serverbench.analysis.claims import decision
+
+    try:
+        m = json.loads((sweep_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return decision.machine_kind(m.get("host"))
+
+
 def fingerprint_of(sweep_dir: Path) -> str | None:
     """The machine fingerprint a sweep's manifest records (None for older sweeps)."""
     try:
@@ -75,36 +86,51 @@ def fingerprint_of(sweep_dir: Path) -> str | None:
 
 
 def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
-    """Process each raw sweep (into a temporary folder), measure, and write spread.csv
-    plus provenance.json (the sweeps, their hosts and fingerprints)."""
+    """Process each raw sweep (into a temporary folder), measure, and write this kind of
+    machine's rows of spread.csv (other kinds' rows kept) and its entry in provenance.json
+    (the sweeps, their fingerprints, the command)."""
     from serverbench.analysis import process
-    from serverbench.analysis.claims import all_claims
+    from serverbench.analysis.claims import all_claims, write_claims
+    from serverbench.analysis.process import Processed
 
+    kinds = {s.name: machine_kind_of(s) for s in sweep_dirs}
+    if None in kinds.values() or len(set(kinds.values())) != 1:
+        raise ValueError(
+            "a spread holds for one kind of machine; these sweeps ran on "
+            + ", ".join(f"{k}: {v or 'unknown'}" for k, v in kinds.items())
+        )
+    kind = next(iter(kinds.values()))
     tables = {c.id: c.needs.table for c in all_claims()}
     with tempfile.TemporaryDirectory(prefix="serverbench-spread-") as tmp:
         done = []
         for i, s in enumerate(sweep_dirs):
             dest = Path(tmp) / f"{i}-{s.name}"
             process.process_sweep(s, dest)
-            from serverbench.analysis.claims import write_claims
-            from serverbench.analysis.process import Processed
-
             write_claims(Processed(dest), dest, spreads={})
             done.append(dest)
         t = spread_table(done, tables)
     out_dir.mkdir(parents=True, exist_ok=True)
-    t.to_csv(out_dir / "spread.csv", index=False)
-    hosts = {}
-    for s in sweep_dirs:
-        try:
-            m = json.loads((s / "manifest.json").read_text(encoding="utf-8"))
-            hosts[s.name] = {"cpu_model": (m.get("host") or {}).get("cpu_model"), "fingerprint": fingerprint_of(s)}
-        except (OSError, ValueError):
-            hosts[s.name] = {}
-    prov = {
-        "what": "between-sweep sd of the claims' deciding log ratios, per benchmark table (analysis/spread.py)",
-        "sweeps": hosts,
+    target = out_dir / "spread.csv"
+    t.insert(0, "machine", kind)
+    if target.exists():
+        old = pd.read_csv(target)
+        if "machine" in old.columns:  # a table from before machines were kept has no owner: replaced
+            t = pd.concat([old[old["machine"] != kind], t], ignore_index=True)
+    t.sort_values(["machine", "table"]).to_csv(target, index=False)
+    prov_file = out_dir / "provenance.json"
+    try:
+        prov = json.loads(prov_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        prov = {}
+    machines = prov.get("machines", {}) if isinstance(prov.get("machines"), dict) else {}
+    machines[kind] = {
+        "sweeps": {s.name: {"fingerprint": fingerprint_of(s)} for s in sweep_dirs},
         "command": "python -m serverbench spread " + " ".join(s.name for s in sweep_dirs),
     }
-    (out_dir / "provenance.json").write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
-    return out_dir / "spread.csv"
+    prov = {
+        "what": "between-sweep sd of the claims' deciding log ratios, per kind of machine and benchmark "
+        "table (analysis/spread.py)",
+        "machines": dict(sorted(machines.items())),
+    }
+    prov_file.write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
+    return target

@@ -7,8 +7,9 @@ ratio inside the gap decides nothing. The gap is the larger of
 
 * the claim's smallest effect of interest (order claims: 15 % each side of 1, so a gap of
   2 log 1.15 = 0.28; tolerance claims: log 1.15 = 0.14 beyond their written tolerance), and
-* GAP_SIGMAS between-sweep standard deviations of the claim's benchmark on this machine
-  (measured from stability sweeps, analysis/spread.py; DEFAULT_SPREAD_LOG where none was).
+* GAP_SIGMAS between-sweep standard deviations of the claim's benchmark on this kind of
+  machine (measured from stability sweeps, analysis/spread.py, and kept per machine: CPU
+  model and logical CPUs; DEFAULT_SPREAD_LOG where none was measured on the sweep's kind).
 
 Why the second: an interval covers one sweep's sampling noise; what it cannot cover is the
 machine state shared by every trial of a sweep. A true effect on the edge of the yes region
@@ -28,6 +29,7 @@ import math
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -76,14 +78,61 @@ def spread_for(table: str, spreads: dict[str, float] | None) -> float:
     return DEFAULT_SPREAD_LOG
 
 
-def load_spreads(processed_dir: Path | None = None) -> dict[str, float]:
-    """{table: sd} from the committed spread table (analysis/spread.py); {} when absent."""
+def machine_kind(host: dict | None) -> str | None:
+    """The kind of machine a spread holds for: its CPU model and logical CPUs, e.g.
+    "AMD EPYC, 2 CPUs" (None when unknown). Not the fingerprint: that changes with every VM
+    instance, and a spread measured on one instance is the best estimate for the next."""
+    if not host or not host.get("cpu_model"):
+        return None
+    n = host.get("logical_cpus")
+    return f"{host['cpu_model']}, {int(n)} CPUs" if n else str(host["cpu_model"])
+
+
+def machine_of(P: Any) -> str | None:
+    """The kind of machine a processed sweep (or a view of one) ran on, from its sweep.json."""
+    info = getattr(P, "info", None) or {}
+    return machine_kind(info.get("host"))
+
+
+def spread_path(processed_dir: Path | None = None) -> Path:
     if processed_dir is None:
         from serverbench import paths
 
         processed_dir = paths.processed_dir()
-    f = Path(processed_dir) / SPREAD_FOLDER / SPREAD_FILE
-    if not f.exists():
+    return Path(processed_dir) / SPREAD_FOLDER / SPREAD_FILE
+
+
+def load_spreads(processed_dir: Path | None = None, machine: str | None = None) -> dict[str, float]:
+    """{table: sd} measured on `machine` (machine_kind) in the committed spread table
+    (analysis/spread.py); {} when none was measured there, so every table gets the default."""
+    f = spread_path(processed_dir)
+    if machine is None or not f.exists():
         return {}
     t = pd.read_csv(f)
+    if "machine" not in t.columns:  # a table from before spreads were kept per machine: whose is unknown
+        return {}
+    t = t[t["machine"] == machine]
     return {str(r.table): float(r.spread_log) for r in t.itertuples() if pd.notna(r.spread_log)}
+
+
+def regions_note(P: Any) -> str:
+    """The report's sentence on which between-sweep spreads set this sweep's decision regions:
+    measured on its kind of machine, or the default because none was."""
+    kind = machine_of(P)
+    measured = load_spreads(machine=kind)
+    gap = GAP_SIGMAS * DEFAULT_SPREAD_LOG
+    default = (
+        f"the conservative default {DEFAULT_SPREAD_LOG:g}, so an order claim's gap between yes and no is "
+        f"{gap:.2f} on the log scale (a factor {math.exp(gap):.2f})"
+    )
+    if not measured:
+        return (
+            f"**Decision regions.** No between-sweep spread has been measured on this kind of machine "
+            f"({kind or 'unknown'}): every benchmark uses {default}. `python -m serverbench spread` on "
+            f'repeated sweeps here measures it (docs/statistics.md, "Decision regions").'
+        )
+    parts = ", ".join(f"{t} {spread_for(t, measured):.3g}" for t in sorted(measured))
+    return (
+        f"**Decision regions.** Set by the between-sweep spread measured on this kind of machine ({kind}; "
+        f"log sd, floored at {MIN_SPREAD_LOG:g}): {parts}; benchmarks not measured there use {default}."
+    )

@@ -297,14 +297,19 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
         return Verdict(**base, verdict=ERROR, summary=f"the check failed: {msg}", why=msg)
 
 
-def options_for(spawn_metric: str = "all_ready_s", spreads: dict[str, float] | None = None) -> dict[str, Any]:
+def options_for(
+    spawn_metric: str = "all_ready_s", spreads: dict[str, float] | None = None, P: Any = None
+) -> dict[str, Any]:
     """An evaluation's options: the spawn metric and the between-sweep spreads that set the
-    decision regions (default: the committed table, claims.decision.load_spreads)."""
-    return {"spawn_metric": spawn_metric, "spreads": decision.load_spreads() if spreads is None else spreads}
+    decision regions (default: the committed table's rows for the kind of machine sweep P
+    ran on, claims.decision.load_spreads; none there, or no P: the default spread)."""
+    if spreads is None:
+        spreads = decision.load_spreads(machine=decision.machine_of(P))
+    return {"spawn_metric": spawn_metric, "spreads": spreads}
 
 
 def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None, spreads=None) -> list[Verdict]:
-    opts = options_for(spawn_metric, spreads)
+    opts = options_for(spawn_metric, spreads, P)
     return [evaluate(c, P, opts) for c in all_claims() if ids is None or c.id in ids]
 
 
@@ -313,7 +318,7 @@ def check(P: Processed, claim_id: str, spawn_metric: str = "all_ready_s") -> Ver
     by_id = {c.id: c for c in all_claims()}
     if claim_id not in by_id:
         raise KeyError(f"no claim {claim_id!r}; registered: {', '.join(by_id)}")
-    return evaluate(by_id[claim_id], P, options_for(spawn_metric))
+    return evaluate(by_id[claim_id], P, options_for(spawn_metric, P=P))
 
 
 def claims_table(verdicts: list[Verdict]) -> pd.DataFrame:

@@ -1,0 +1,121 @@
+"""The between-sweep spread (analysis/spread.py) is kept per kind of machine, and a sweep is
+judged with the rows of the kind it ran on (claims.decision.load_spreads): a spread
+measured on an AMD EPYC must not set the decision regions of a sweep on an Intel Xeon."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from serverbench import cli
+from serverbench.analysis import spread
+from serverbench.analysis import synthetic as S
+from serverbench.analysis.claims import decision, engine
+
+KIND = "Synthetic CPU, 2 CPUs"  # synthetic.HOST's kind
+
+
+def test_the_kind_of_a_machine_is_its_cpu_model_and_logical_cpus():
+    assert decision.machine_kind(S.HOST) == KIND
+    assert decision.machine_kind({"cpu_model": "AMD EPYC", "logical_cpus": 2, "hostname": "a"}) == "AMD EPYC, 2 CPUs"
+    assert decision.machine_kind({"cpu_model": "AMD EPYC"}) == "AMD EPYC"
+    assert decision.machine_kind({}) is None and decision.machine_kind(None) is None
+
+
+def _spread_file(data, rows):
+    d = data / "processed" / decision.SPREAD_FOLDER
+    d.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(d / decision.SPREAD_FILE, index=False)
+
+
+def test_a_sweep_is_judged_with_its_own_kind_of_machine_s_spread(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
+    times = {("erlang", 100_000): [0.22] * 5, ("go", 100_000): [0.155] * 5, ("scala_akka", 100_000): [0.8] * 5}
+    P = S.processed_from(S.spawn_runs(times), tmp_path / "sweep")
+
+    def c4_spread():
+        return next(v for v in engine.check_all(P, ids={"C4"})).spread_log
+
+    assert c4_spread() == decision.DEFAULT_SPREAD_LOG  # no table at all
+
+    _spread_file(tmp_path / "data", [{"machine": "AMD EPYC, 2 CPUs", "table": "spawn", "spread_log": 0.07}])
+    assert decision.load_spreads(machine="AMD EPYC, 2 CPUs") == {"spawn": 0.07}
+    assert decision.load_spreads(machine=KIND) == {}
+    assert c4_spread() == decision.DEFAULT_SPREAD_LOG  # measured on another kind: the default
+
+    (tmp_path / "data" / "processed" / decision.SPREAD_FOLDER / decision.SPREAD_FILE).unlink()
+    (tmp_path / "data" / "processed" / decision.SPREAD_FOLDER).rmdir()
+    _spread_file(
+        tmp_path / "data",
+        [
+            {"machine": "AMD EPYC, 2 CPUs", "table": "spawn", "spread_log": 0.07},
+            {"machine": KIND, "table": "spawn", "spread_log": 0.11},
+        ],
+    )
+    assert c4_spread() == 0.11
+    v = next(v for v in engine.check_all(P, ids={"C4"}))
+    assert v.spread_log == 0.11 and v.verdict == engine.CONTRADICTED  # go/erlang 0.70 is past even the wider gap
+
+
+def test_a_table_without_machines_is_nobody_s(tmp_path):
+    _spread_file(tmp_path, [{"table": "spawn", "spread_log": 0.07}])
+    assert decision.load_spreads(tmp_path / "processed", machine=KIND) == {}
+
+
+def _sweeps(tmp_path, cpu_models, seed=0):
+    """Raw sweeps of spawn whose go/erlang ratio moves between sweeps by a known amount."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, cpu in enumerate(cpu_models):
+        shift = float(np.exp(rng.normal(0.0, 0.2)))
+        times = {
+            ("erlang", 100_000): [0.22 * shift * (1 + 0.01 * k) for k in range(5)],
+            ("go", 100_000): [0.155 * (1 + 0.01 * k) for k in range(5)],
+            ("scala_akka", 100_000): [0.8 * (1 + 0.01 * k) for k in range(5)],
+        }
+        recs = S.spawn_runs(times)
+        for r in recs:
+            r["sweep_id"] = f"stab-{i}"
+            r["host"] = {**S.HOST, "cpu_model": cpu}
+        manifest = {"profile": {"name": "synthetic"}, "host": {**S.HOST, "cpu_model": cpu}}
+        out.append(S.write_sweep(tmp_path / "raw" / f"stab-{i}", recs, manifest))
+    return out
+
+
+def test_measuring_one_kind_keeps_the_others_rows(tmp_path):
+    out = tmp_path / "spread"
+    intel = _sweeps(tmp_path / "a", ["Intel Xeon"] * 3)
+    spread.measure(intel, out)
+    amd = _sweeps(tmp_path / "b", ["AMD EPYC"] * 3, seed=1)
+    spread.measure(amd, out)
+    t = pd.read_csv(out / decision.SPREAD_FILE)
+    assert set(t["machine"]) == {"Intel Xeon, 2 CPUs", "AMD EPYC, 2 CPUs"}
+    s = t.set_index(["machine", "table"])["spread_log"]
+    assert s[("Intel Xeon, 2 CPUs", "spawn")] > 0.05  # the sweeps moved by a log sd of 0.2
+    prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert set(prov["machines"]) == {"Intel Xeon, 2 CPUs", "AMD EPYC, 2 CPUs"}
+    assert list(prov["machines"]["AMD EPYC, 2 CPUs"]["sweeps"]) == ["stab-0", "stab-1", "stab-2"]
+
+    again = _sweeps(tmp_path / "c", ["Intel Xeon"] * 2, seed=2)  # re-measured: Intel's rows replaced
+    spread.measure(again, out)
+    t2 = pd.read_csv(out / decision.SPREAD_FILE)
+    assert (
+        len(t2) == len(t) and (t2["machine"] == "AMD EPYC, 2 CPUs").sum() == (t["machine"] == "AMD EPYC, 2 CPUs").sum()
+    )
+    n = t.set_index(["machine", "table"])["n_differences"][("Intel Xeon, 2 CPUs", "spawn")]
+    n2 = t2.set_index(["machine", "table"])["n_differences"][("Intel Xeon, 2 CPUs", "spawn")]
+    assert n2 * 3 == n  # one pair of sweeps now, three before
+
+
+def test_sweeps_of_two_kinds_are_not_pooled(tmp_path):
+    dirs = _sweeps(tmp_path, ["Intel Xeon", "AMD EPYC"])
+    with pytest.raises(ValueError, match="one kind of machine"):
+        spread.measure(dirs, tmp_path / "spread")
+    err = io.StringIO()
+    code = cli.run(["spread", *map(str, dirs), "--out", str(tmp_path / "spread")], io.StringIO(), err)
+    assert code == 2 and "Intel Xeon, 2 CPUs" in err.getvalue() and "AMD EPYC, 2 CPUs" in err.getvalue()
+    assert not (tmp_path / "spread" / decision.SPREAD_FILE).exists()
