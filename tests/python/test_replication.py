@@ -60,3 +60,21 @@ def test_the_command_needs_two_sweeps_and_prints_the_summary(tmp_path):
     assert cli.run(["replication", str(a), str(b), "--out", str(tmp_path / "t.csv")], out, io.StringIO()) == 0
     assert "supported <-> contradicted flips: 0" in out.getvalue()
     assert pd.read_csv(tmp_path / "t.csv", index_col=0).loc["C1"].tolist() == ["supported", "supported"]
+
+
+def test_the_summary_names_the_machines_the_sweeps_ran_on(tmp_path):
+    """The criteria are about sweeps on one machine: the summary says which, and warns when
+    the sweeps come from more than one."""
+    import json
+
+    folders = []
+    for name, cpu, fp in (("a", "AMD EPYC", "f1"), ("b", "AMD EPYC", "f1"), ("c", "Intel Xeon", "f2")):
+        _sweep(tmp_path / name, {"C1": "supported"})
+        info = {"host": {"cpu_model": cpu, "logical_cpus": 2}, "manifest": {"machine": {"fingerprint": fp}}}
+        (tmp_path / name / "sweep.json").write_text(json.dumps(info), encoding="utf-8")
+        folders.append(tmp_path / name)
+    one = replication.summary(folders[:2])[1]
+    assert "machines: AMD EPYC, 2 CPUs (fingerprint f1)" in one and not any("more than one" in x for x in one)
+    two = replication.summary(folders)[1]
+    line = next(x for x in two if x.startswith("machines:"))
+    assert "Intel Xeon, 2 CPUs (fingerprint f2)" in line and "more than one" in line

@@ -15,6 +15,7 @@ asks of them:
 
 from __future__ import annotations
 
+import json
 from itertools import combinations
 from pathlib import Path
 
@@ -76,6 +77,22 @@ def _reliability(folder: Path) -> pd.DataFrame:
     return pd.read_csv(p) if p.exists() else pd.DataFrame()
 
 
+def machines(folders: list[Path]) -> dict[str, tuple[str | None, str | None]]:
+    """Per sweep: (kind of machine, fingerprint) from its sweep.json's manifest; the
+    replication criteria are about sweeps on one machine, so the summary names them."""
+    from serverbench.analysis.claims import decision
+
+    out = {}
+    for f in folders:
+        try:
+            info = json.loads((Path(f) / "sweep.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info = {}
+        man = info.get("manifest") or {}
+        out[Path(f).name] = (decision.machine_kind(info.get("host")), (man.get("machine") or {}).get("fingerprint"))
+    return out
+
+
 def summary(folders: list[Path]) -> tuple[pd.DataFrame, list[str]]:
     """(the verdict table, the lines to print) for processed sweep folders."""
     table = verdict_table(folders)
@@ -83,8 +100,11 @@ def summary(folders: list[Path]) -> tuple[pd.DataFrame, list[str]]:
     rb = robust_but_changed(table, folders)
     br = brier_scores(table, folders)
     n = len(table.columns)
+    where = sorted({f"{k or 'unknown machine'} (fingerprint {fp or 'none'})" for k, fp in machines(folders).values()})
     lines = [
         f"{len(table)} claims x {n} sweeps; {n * (n - 1) // 2} pairs of sweeps.",
+        f"machines: {'; '.join(where)}"
+        + (" -- more than one: differences may be the machines'" if len(where) > 1 else ""),
         f"supported <-> contradicted flips: {len(fl)}"
         + (": " + "; ".join(f"{c} ({a} vs {b})" for c, a, b in fl) if fl else ""),
         f"claims labelled robust that changed verdict: {len(rb)}" + (": " + ", ".join(rb) if rb else ""),
