@@ -119,3 +119,25 @@ def test_sweeps_of_two_kinds_are_not_pooled(tmp_path):
     code = cli.run(["spread", *map(str, dirs), "--out", str(tmp_path / "spread")], io.StringIO(), err)
     assert code == 2 and "Intel Xeon, 2 CPUs" in err.getvalue() and "AMD EPYC, 2 CPUs" in err.getvalue()
     assert not (tmp_path / "spread" / decision.SPREAD_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    "name,text,says",
+    [
+        ("provenance.json", "{not json", "cannot be read"),
+        ("provenance.json", '{"sweeps": {}, "machines": []}', "no 'machines' object"),
+        ("spread.csv", "table,spread_log\nspawn,0.07\n", "no machine column"),
+    ],
+)
+def test_what_is_recorded_is_never_overwritten_unread(tmp_path, name, text, says):
+    """A spread folder whose files cannot be read as per-machine records stops the command
+    before anything is measured, and the files are left as they were."""
+    out = tmp_path / "spread"
+    out.mkdir()
+    (out / name).write_text(text, encoding="utf-8")
+    dirs = _sweeps(tmp_path, ["Intel Xeon"] * 2)
+    err = io.StringIO()
+    code = cli.run(["spread", *map(str, dirs), "--out", str(out)], io.StringIO(), err)
+    assert code == 2 and says in err.getvalue() and name in err.getvalue()
+    assert (out / name).read_text(encoding="utf-8") == text
+    assert sorted(p.name for p in out.iterdir()) == [name]

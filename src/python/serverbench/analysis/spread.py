@@ -64,25 +64,53 @@ def spread_table(processed: list[Path], table_of_claim: dict[str, str]) -> pd.Da
     return pd.DataFrame(out)
 
 
+def _manifest(sweep_dir: Path) -> dict:
+    try:
+        m = json.loads((sweep_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return m if isinstance(m, dict) else {}
+
+
 def machine_kind_of(sweep_dir: Path) -> str | None:
     """The kind of machine a raw sweep's manifest records (claims.decision.machine_kind)."""
     from serverbench.analysis.claims import decision
 
-    try:
-        m = json.loads((sweep_dir / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return decision.machine_kind(m.get("host"))
+    return decision.machine_kind(_manifest(sweep_dir).get("host"))
 
 
 def fingerprint_of(sweep_dir: Path) -> str | None:
     """The machine fingerprint a sweep's manifest records (None for older sweeps)."""
-    try:
-        m = json.loads((sweep_dir / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    fp = (m.get("machine") or {}).get("fingerprint")
+    fp = (_manifest(sweep_dir).get("machine") or {}).get("fingerprint")
     return str(fp) if fp else None
+
+
+def _recorded(out_dir: Path) -> tuple[pd.DataFrame | None, dict]:
+    """The spread table and provenance already in out_dir, checked before anything is
+    measured: what they hold for other kinds of machine must survive, so a file that cannot
+    be read, or a table whose rows name no machine, stops the command instead of being
+    overwritten."""
+    table, prov_file = out_dir / "spread.csv", out_dir / "provenance.json"
+    old = None
+    if table.exists():
+        try:
+            old = pd.read_csv(table)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{table} cannot be read ({e}); move it away to measure anew") from None
+        if "machine" not in old.columns:
+            raise ValueError(
+                f"{table} has no machine column (written before spreads were kept per kind of machine): "
+                "add one naming the kind it was measured on, or move it away"
+            )
+    prov: dict = {}
+    if prov_file.exists():
+        try:
+            prov = json.loads(prov_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{prov_file} cannot be read ({e}); move it away to measure anew") from None
+        if not isinstance(prov, dict) or not isinstance(prov.get("machines", {}), dict):
+            raise ValueError(f"{prov_file} has no 'machines' object; move it away to measure anew")
+    return old, prov
 
 
 def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
@@ -100,6 +128,7 @@ def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
             + ", ".join(f"{k}: {v or 'unknown'}" for k, v in kinds.items())
         )
     kind = next(iter(kinds.values()))
+    old, prov = _recorded(out_dir)
     tables = {c.id: c.needs.table for c in all_claims()}
     with tempfile.TemporaryDirectory(prefix="serverbench-spread-") as tmp:
         done = []
@@ -112,17 +141,10 @@ def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / "spread.csv"
     t.insert(0, "machine", kind)
-    if target.exists():
-        old = pd.read_csv(target)
-        if "machine" in old.columns:  # a table from before machines were kept has no owner: replaced
-            t = pd.concat([old[old["machine"] != kind], t], ignore_index=True)
+    if old is not None:
+        t = pd.concat([old[old["machine"] != kind], t], ignore_index=True)
     t.sort_values(["machine", "table"]).to_csv(target, index=False)
-    prov_file = out_dir / "provenance.json"
-    try:
-        prov = json.loads(prov_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        prov = {}
-    machines = prov.get("machines", {}) if isinstance(prov.get("machines"), dict) else {}
+    machines = dict(prov.get("machines", {}))
     machines[kind] = {
         "sweeps": {s.name: {"fingerprint": fingerprint_of(s)} for s in sweep_dirs},
         "command": "python -m serverbench spread " + " ".join(s.name for s in sweep_dirs),
@@ -132,5 +154,5 @@ def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
         "table (analysis/spread.py)",
         "machines": dict(sorted(machines.items())),
     }
-    prov_file.write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "provenance.json").write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
     return target
