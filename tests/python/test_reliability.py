@@ -31,23 +31,86 @@ def _log_ratio_sd(frame, spread, copies=4000, seed=3):
 
 def test_a_copy_moves_by_both_sweeps_between_effects_and_both_sampling_errors():
     """A re-run's log ratio differs from this sweep's by two between-sweep effects (2 s^2)
-    and two sampling errors: the redrawn rounds give the re-run's, the factor this sweep's
-    own. With s = 0.05 and a cell log sd of 0.1 over 5 rounds, a copy's log ratio of means
-    has sd sqrt(2 s^2 + se^2 + bootstrap) (0.101 here); drawing the sweep again with only
-    the between-sweep effect (the rule until 25 Nov 2026) gives 0.074."""
+    and two sampling errors: the redrawn rounds give the re-run's (sd_d^2 / n, d the
+    per-round log ratios, whose pairing the copy keeps), the factor this sweep's own
+    (se_a^2 + se_b^2); both scaled by the uncertain sd, E[g^2] = (n-1)/(n-3). With s = 0.05,
+    a cell log sd of 0.1 and 8 rounds: ~0.097. Drawing the sweep again with only the
+    between-sweep effect (the rule until 25 Nov 2026) gives ~0.074."""
     rng = np.random.default_rng(11)
-    n, sd, s = 5, 0.1, 0.05
+    n, sd, s = 8, 0.1, 0.05
     a = np.exp(np.log(0.22) + rng.normal(0, sd, n))
     b = np.exp(np.log(0.155) + rng.normal(0, sd, n))
     frame = _cell_frame(a, b)
     got, centre = _log_ratio_sd(frame, s)
     la, lb = np.log(a), np.log(b)
     se2 = la.var(ddof=1) / n + lb.var(ddof=1) / n
-    boot2 = la.var(ddof=0) / n + lb.var(ddof=0) / n  # the rounds' bootstrap
-    want = np.sqrt(2 * s**2 + se2 + boot2)
-    assert got == pytest.approx(want, rel=0.06), (got, want)
-    assert got > np.sqrt(s**2 + boot2) * 1.25  # clearly wider than this sweep drawn again
+    rerun2 = (la - lb).var(ddof=1) / n
+    want = np.sqrt(2 * s**2 + (n - 1) / (n - 3) * (se2 + rerun2))
+    assert got == pytest.approx(want, rel=0.08), (got, want)
+    assert got > np.sqrt(s**2 + (la - lb).var(ddof=0) / n) * 1.25  # clearly wider than this sweep drawn again
     assert centre == pytest.approx(la.mean() - lb.mean(), abs=0.01)  # centred on this sweep
+
+
+def test_a_copy_is_smoothed_not_repeats_of_the_sweeps_values():
+    """A plain bootstrap of 5 rounds repeats ~3.2 of the sweep's values and never goes
+    beyond its range; a smoothed copy holds 5 new values, sometimes outside it, and keeps
+    the configuration's covariance between languages (a round slow for one is slow for the
+    other: the per-round log ratios vary far less than each side)."""
+    shared = np.array([0.0, 0.3, -0.2, 0.1, -0.15])
+    a = np.exp(np.log(0.2) + shared + np.array([0.01, -0.02, 0.0, 0.02, -0.01]))
+    b = np.exp(np.log(0.1) + shared)
+    r = reliability.Rounds(_cell_frame(a, b))
+    rng = np.random.default_rng(4)
+    outside, d_sd, side_sd = 0, [], []
+    for _ in range(400):
+        c = r.redraw(rng, 0.0)
+        va = c[c["language"] == "erlang"].sort_values("trial")["value"].to_numpy()
+        vb = c[c["language"] == "go"].sort_values("trial")["value"].to_numpy()
+        assert len(np.unique(va)) == 5
+        outside += bool(va.min() < a.min() or va.max() > a.max())
+        d_sd.append(np.std(np.log(va) - np.log(vb)))
+        side_sd.append(np.std(np.log(va)))
+    assert outside > 40  # a plain bootstrap: 0
+    assert np.median(d_sd) < 0.25 * np.median(side_sd)
+
+
+def _separation_predictions(module, delta, sweeps=200, copies=40, seed=5):
+    """Two 5-round cells of one language (log sd 0.1, means 0.1 * delta apart); the event
+    'every value of one is below every value of the other' (how C11 excludes a pair count
+    from a peak set: a 5 x 5 rank interval at 98.75 %). Returns the true probability and
+    each sweep's P from its copies."""
+    rng = np.random.default_rng(seed)
+    n = 5
+
+    def frame(a, b):
+        rows = [
+            {"language": "scala_akka", "pairs": p, "trial": k + 1, "value": v}
+            for p, vs in ((2, a), (64, b))
+            for k, v in enumerate(vs)
+        ]
+        return pd.DataFrame(rows)
+
+    def separated(d):
+        return d.loc[d["pairs"] == 64, "value"].max() < d.loc[d["pairs"] == 2, "value"].min()
+
+    truth = float(np.mean(rng.normal(delta, 1, (20000, n)).min(1) > rng.normal(0, 1, (20000, n)).max(1)))
+    preds = []
+    for _ in range(sweeps):
+        r = module.Rounds(frame(np.exp(0.1 * rng.normal(delta, 1, n)), np.exp(0.1 * rng.normal(0, 1, n))))
+        preds.append(np.mean([separated(r.redraw(rng, 0.0)) for _ in range(copies)]))
+    return truth, np.array(preds)
+
+
+def test_the_probability_of_separating_two_samples_is_not_overconfident():
+    """Issue 26's Intel sweeps: C11 (a pair count excluded from Akka's peak set) was called
+    robust at P(contradicted) 0.95 and was contradicted in 3 of 5. With a normal truth
+    separating two 5-round samples in ~38 % of sweeps, a plain bootstrap of rounds says
+    P >= 0.9 in ~22 % of sweeps (mean P ~0.57); the smoothed, rescaled redraw must be
+    right on average and rarely sure."""
+    truth, preds = _separation_predictions(reliability, delta=2.0)
+    assert 0.3 < truth < 0.45
+    assert abs(preds.mean() - truth) < 0.08, (preds.mean(), truth)
+    assert np.mean(preds >= reliability.ROBUST_P) < 0.07, np.mean(preds >= reliability.ROBUST_P)
 
 
 def test_a_cell_with_one_round_moves_by_the_between_sweep_effect_only():
