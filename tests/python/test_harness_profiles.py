@@ -225,6 +225,8 @@ def test_second_stage_keys_are_checked():
     for bad, match in [
         ({"second_stage.budget_fraction": 0}, "budget_fraction"),
         ({"second_stage.rounds": 0}, "rounds"),
+        ({"second_stage.deadline_s": 0}, "deadline_s"),
+        ({"second_stage.deadline_s": "15min"}, "deadline_s"),
         ({"second_stage.every": 1}, "second_stage"),
     ]:
         with pytest.raises(ProfileError, match=match):

@@ -91,7 +91,7 @@ def test_the_committed_quick_sweep_gets_a_second_stage_within_its_budget():
     assert a is not None and a == stages.second_stage_request(sweep, req)
     assert a["chosen"] and a["estimated_s"] <= a["budget_s"]
     fraction = load_profile("quick")["second_stage"]["budget_fraction"]
-    assert a["budget_s"] == pytest.approx(fraction * stages.stage1_seconds(sweep), abs=0.1)
+    assert a["budget_s"] == pytest.approx(fraction * stages.stage1_seconds(sweep), abs=0.1)  # AMD: under the deadline
     plan = make_plan(load_profile("quick"), oversubscribe=True)
     extra = plan.extra_rounds(a["config_ids"], a["rounds"])
     assert {t.stage for t in extra.tasks} == {2} and not extra.searches
@@ -99,6 +99,29 @@ def test_the_committed_quick_sweep_gets_a_second_stage_within_its_budget():
     assert {t.group_id for t in extra.tasks} == groups
     no_stage = stages.second_stage_request(sweep, {**req, "overrides": {"second_stage.enabled": False}})
     assert no_stage is None
+
+
+def test_the_deadline_caps_the_second_stage_on_a_slow_machine():
+    """A slower CPU takes longer over stage 1 (the Intel Xeon of issue 26: 721-772 s where
+    the AMD EPYC took ~620 s); the second stage gets only what stage 1 left of deadline_s,
+    so the profile's wall-time target holds, and nothing when stage 1 overran it."""
+    from serverbench import stages
+    from serverbench.harness.second_stage import budget_s
+
+    st = {"budget_fraction": 0.08, "deadline_s": 760.0}
+    assert budget_s(st, 620.0) == pytest.approx(49.6)  # the fraction binds
+    assert budget_s(st, 740.0) == pytest.approx(20.0)  # the deadline binds
+    assert budget_s(st, 772.0) == 0.0
+    assert budget_s({**st, "deadline_s": None}, 772.0) == pytest.approx(61.76)
+
+    sweep = REPO / "data" / "raw" / "quick-20261125T064728Z"
+    stage1 = stages.stage1_seconds(sweep)
+    req = dict(profile="quick", overrides={}, languages=None, benchmarks=None, oversubscribe=True, shard=None)
+    tight = stages.second_stage_request(sweep, {**req, "overrides": {"second_stage.deadline_s": stage1 + 10}})
+    assert tight["budget_s"] == pytest.approx(10.0, abs=0.1) and tight["estimated_s"] <= 10.0
+    assert "of the" in stages.describe(tight) and "deadline" in stages.describe(tight)
+    over = stages.second_stage_request(sweep, {**req, "overrides": {"second_stage.deadline_s": stage1 - 1}})
+    assert over["budget_s"] == 0.0 and over["config_ids"] == [] and over["chosen"] == []
 
 
 # ---------------------------------------------------------------- simulation of the rule

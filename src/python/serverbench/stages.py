@@ -5,8 +5,8 @@ Stage 1 is the profile's plan (harness.sweep). When the profile has a [second_st
 table, the claims are then decided on stage 1's trials alone (analysis), and the
 undecided comparisons of inconclusive claims, ranked by how likely more rounds are to
 decide them (analysis.second_stage), get `rounds` more rounds of every language of their
-configuration, within `budget_fraction` of stage 1's measured time (harness again, the
-records marked stage 2). The choice depends only on stage 1's records, so resuming a
+configuration, within `budget_fraction` of stage 1's measured time and what stage 1 left
+of `deadline_s` (harness again, the records marked stage 2). The choice depends only on stage 1's records, so resuming a
 sweep makes the same choice. This module sits above the harness and the analysis: neither
 imports the other.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from serverbench.harness import cli as harness_cli
 from serverbench.harness import rawlog, sweep
+from serverbench.harness import second_stage as harness_second_stage
 from serverbench.harness.plan import estimate_task_s, make_plan
 from serverbench.harness.profiles import ProfileError, load_profile
 from serverbench.harness.sweep import read_lines
@@ -61,9 +62,12 @@ def _cmd_run(args, stdout, stderr) -> int:
 
 def describe(extra: dict) -> str:
     n = len(extra["chosen"])
+    capped = ""
+    if extra.get("deadline_s") is not None and extra.get("stage1_s") is not None:
+        capped = f"; stage 1 took {extra['stage1_s']:.0f} s of the {extra['deadline_s']:.0f} s deadline"
     return (
         f"{n} undecided comparison(s) of {extra['candidates']} get {extra['rounds']} more round(s) "
-        f"(~{extra['estimated_s']:.0f} s of a {extra['budget_s']:.0f} s budget)"
+        f"(~{extra['estimated_s']:.0f} s of a {extra['budget_s']:.0f} s budget{capped})"
     )
 
 
@@ -76,7 +80,8 @@ def second_stage_request(sweep_dir: Path, req: dict) -> dict | None:
         return None
     plan = make_plan(prof, req["languages"], req["benchmarks"], req["oversubscribe"])
     stage1 = [r for r in read_lines(Path(sweep_dir) / rawlog.names(None)["runs"]) if int(r.get("stage") or 1) == 1]
-    budget = st["budget_fraction"] * stage1_seconds(Path(sweep_dir))
+    stage1_s = stage1_seconds(Path(sweep_dir))
+    budget = harness_second_stage.budget_s(st, stage1_s)
     rounds = st["rounds"]
     ranked = _ranked(Path(sweep_dir), rounds)
     in_plan = {t.config_id for t in plan.tasks}
@@ -97,6 +102,8 @@ def second_stage_request(sweep_dir: Path, req: dict) -> dict | None:
         "config_ids": ids,
         "rounds": rounds,
         "budget_s": round(budget, 1),
+        "stage1_s": round(stage1_s, 1),
+        "deadline_s": st.get("deadline_s"),
         "estimated_s": round(spent, 1),
         "candidates": len(ranked),
         "chosen": [c.as_dict() for c in chosen],
