@@ -175,3 +175,16 @@ def test_the_label_is_about_the_verdict_the_sweep_reports():
     assert reliability.label(0.94, 0.06) == reliability.BORDERLINE  # an unusual verdict, a sure modal one
     assert reliability.label(0.85, 0.85) == reliability.NEITHER
     assert reliability.label(0.5, 0.5) == reliability.BORDERLINE
+
+
+def test_the_copies_give_the_same_probabilities_in_one_process_or_several(tmp_path, quiet_machine):
+    """Copy i draws from its own stream (seed, i): splitting the copies between processes
+    (the report's default on a multi-core machine) changes nothing."""
+    P = _c4_five_rounds(tmp_path)
+    one = reliability.probabilities(P, B=12, ids=["C4", "C4b"], workers=1)
+    two = reliability.probabilities(P, B=12, ids=["C4", "C4b"], workers=2)
+    three = reliability.probabilities(P, B=12, ids=["C4", "C4b"], workers=3)
+    pd.testing.assert_frame_equal(one, two)
+    pd.testing.assert_frame_equal(one, three)
+    other_seed = reliability.probabilities(P, B=12, ids=["C4", "C4b"], workers=1, seed=7)
+    assert not one[reliability.COLUMNS].equals(other_seed[reliability.COLUMNS])  # the streams are real draws
