@@ -1,11 +1,11 @@
-"""P(verdict)'s simulated re-runs (analysis/reliability.py): a copy behaves like an
-independent re-run of the sweep, not like this sweep drawn again."""
+"""P(verdict)'s simulated re-runs (analysis/resample.py, analysis/reliability.py): a copy
+behaves like an independent re-run of the sweep, not like this sweep drawn again."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from serverbench.analysis import reliability
+from serverbench.analysis import reliability, resample
 
 
 def _cell_frame(values_a, values_b):
@@ -19,7 +19,7 @@ def _cell_frame(values_a, values_b):
 
 
 def _log_ratio_sd(frame, spread, copies=4000, seed=3):
-    r = reliability.Rounds(frame)
+    r = resample.Rounds(frame)
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(copies):
@@ -59,7 +59,7 @@ def test_a_copy_is_smoothed_not_repeats_of_the_sweeps_values():
     shared = np.array([0.0, 0.3, -0.2, 0.1, -0.15])
     a = np.exp(np.log(0.2) + shared + np.array([0.01, -0.02, 0.0, 0.02, -0.01]))
     b = np.exp(np.log(0.1) + shared)
-    r = reliability.Rounds(_cell_frame(a, b))
+    r = resample.Rounds(_cell_frame(a, b))
     rng = np.random.default_rng(4)
     outside, d_sd, side_sd = 0, [], []
     for _ in range(400):
@@ -74,7 +74,7 @@ def test_a_copy_is_smoothed_not_repeats_of_the_sweeps_values():
     assert np.median(d_sd) < 0.25 * np.median(side_sd)
 
 
-def _separation_predictions(module, delta, sweeps=200, copies=40, seed=5):
+def _separation_predictions(delta, sweeps=200, copies=40, seed=5):
     """Two 5-round cells of one language (log sd 0.1, means 0.1 * delta apart); the event
     'every value of one is below every value of the other' (how C11 excludes a pair count
     from a peak set: a 5 x 5 rank interval at 98.75 %). Returns the true probability and
@@ -96,7 +96,7 @@ def _separation_predictions(module, delta, sweeps=200, copies=40, seed=5):
     truth = float(np.mean(rng.normal(delta, 1, (20000, n)).min(1) > rng.normal(0, 1, (20000, n)).max(1)))
     preds = []
     for _ in range(sweeps):
-        r = module.Rounds(frame(np.exp(0.1 * rng.normal(delta, 1, n)), np.exp(0.1 * rng.normal(0, 1, n))))
+        r = resample.Rounds(frame(np.exp(0.1 * rng.normal(delta, 1, n)), np.exp(0.1 * rng.normal(0, 1, n))))
         preds.append(np.mean([separated(r.redraw(rng, 0.0)) for _ in range(copies)]))
     return truth, np.array(preds)
 
@@ -107,7 +107,7 @@ def test_the_probability_of_separating_two_samples_is_not_overconfident():
     separating two 5-round samples in ~38 % of sweeps, a plain bootstrap of rounds says
     P >= 0.9 in ~22 % of sweeps (mean P ~0.57); the smoothed, rescaled redraw must be
     right on average and rarely sure."""
-    truth, preds = _separation_predictions(reliability, delta=2.0)
+    truth, preds = _separation_predictions(delta=2.0)
     assert 0.3 < truth < 0.45
     assert abs(preds.mean() - truth) < 0.08, (preds.mean(), truth)
     assert np.mean(preds >= reliability.ROBUST_P) < 0.07, np.mean(preds >= reliability.ROBUST_P)
@@ -117,7 +117,7 @@ def test_a_cell_with_one_round_moves_by_the_between_sweep_effect_only():
     frame = _cell_frame([0.5], [0.25])
     got, _ = _log_ratio_sd(frame, 0.05)
     assert got == pytest.approx(0.05 * np.sqrt(2), rel=0.06)  # two cells, s each
-    assert reliability.Rounds(frame).cell_se.tolist() == [0.0, 0.0]
+    assert resample.Rounds(frame).cell_se.tolist() == [0.0, 0.0]
 
 
 def test_identical_rounds_and_no_spread_give_identical_copies():
@@ -162,6 +162,11 @@ def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust
     moved = before["p_inconclusive"] * p_no
     assert after["p_contradicted"] == pytest.approx(before["p_contradicted"] + moved, abs=1e-4)
     assert after["p_supported"] == before["p_supported"]
+
+    # a profile with a second stage that had no budget (or no record of one): the same
+    del P.info["second_stage"]
+    P.info["manifest"] = {"resolved_profile": {"second_stage": {"enabled": True, "rounds": 3}}}
+    assert second_stage.left_undecided([c4], P)["C4"] == (p_yes, p_no)
 
     # had the second stage extended that comparison, a re-run would have too: no change
     runs = P.runs.copy()
