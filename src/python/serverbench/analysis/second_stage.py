@@ -175,7 +175,19 @@ def summary(info: dict) -> str:
     prof = (((info or {}).get("manifest") or {}).get("resolved_profile") or {}).get("second_stage") or {}
     if not st:
         if prof.get("enabled"):
-            return "**The second stage** did not run: the sweep stopped before it, or ran in shards."
+            took, deadline = (info or {}).get("stage1_s"), prof.get("deadline_s")
+            if took is not None and deadline is not None and took >= deadline:
+                return (
+                    f"**The second stage** had no budget: stage 1 took {took:.0f} s of the profile's "
+                    f"{deadline:.0f} s deadline for both stages (a slower machine, or a busy one), so no "
+                    "comparison got more rounds. A re-run with a faster stage 1 would extend some, so P(verdict) "
+                    "does not call an inconclusive verdict robust on the copies alone "
+                    '(docs/statistics.md, "The second stage").'
+                )
+            return (
+                "**The second stage** ran no rounds: it chose none, the sweep stopped before it, or the sweep "
+                "ran in shards."
+            )
         return "**No second stage**: this sweep's profile has no `[second_stage]` table."
     chosen = st.get("chosen") or []
     head = (
@@ -191,6 +203,20 @@ def summary(info: dict) -> str:
     return head + "\n\n" + rows
 
 
+def planned(info: dict) -> dict | None:
+    """The sweep's second stage: its recorded choice; else, when the profile had an enabled
+    [second_stage] and the sweep was not sharded, one that extended nothing (stage 1 left it
+    no budget, or it chose nothing: before 26 Nov 2026 such a stage left no record); else None."""
+    st = info.get("second_stage")
+    if st:
+        return st
+    man = info.get("manifest") or {}
+    prof = (man.get("resolved_profile") or {}).get("second_stage") or {}
+    if prof.get("enabled") and not man.get("shard") and prof.get("rounds"):
+        return {"rounds": int(prof["rounds"]), "chosen": []}
+    return None
+
+
 def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, float]]:
     """For a sweep that ran a second stage: per inconclusive claim, the chance that a re-run's
     second stage decides it through a comparison this sweep's did not extend (its rounds all
@@ -198,8 +224,9 @@ def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, flo
     own number of rounds (a "yes" counts only when it is the claim's last undecided
     comparison). A re-run may well extend what this sweep left (its stage-1 trials,
     and so its ranking and budget, differ), so reliability.py does not call such a claim's
-    "inconclusive" robust on the redrawn copies alone. {} for a sweep without a second stage."""
-    st = (getattr(P, "info", None) or {}).get("second_stage")
+    "inconclusive" robust on the redrawn copies alone. {} for a sweep without a second stage
+    (planned: a stage that had no budget counts, with nothing extended)."""
+    st = planned(getattr(P, "info", None) or {})
     runs = P.runs
     if not st or runs is None or runs.empty or not st.get("rounds"):
         return {}
