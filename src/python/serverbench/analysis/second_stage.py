@@ -203,30 +203,20 @@ def summary(info: dict) -> str:
     return head + "\n\n" + rows
 
 
-def planned(info: dict) -> dict | None:
-    """The sweep's second stage: its recorded choice; else, when the profile had an enabled
-    [second_stage] and the sweep was not sharded, one that extended nothing (stage 1 left it
-    no budget, or it chose nothing: before 26 Nov 2026 such a stage left no record); else None."""
-    st = info.get("second_stage")
-    if st:
-        return st
-    man = info.get("manifest") or {}
-    prof = (man.get("resolved_profile") or {}).get("second_stage") or {}
-    if prof.get("enabled") and not man.get("shard") and prof.get("rounds"):
-        return {"rounds": int(prof["rounds"]), "chosen": []}
-    return None
-
-
 def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, float]]:
     """For a sweep that ran a second stage: per inconclusive claim, the chance that a re-run's
     second stage decides it through a comparison this sweep's did not extend (its rounds all
     stage 1): (P(yes), P(no)) of that claim's most likely such comparison, with the stage's
     own number of rounds (a "yes" counts only when it is the claim's last undecided
-    comparison). A re-run may well extend what this sweep left (its stage-1 trials,
-    and so its ranking and budget, differ), so reliability.py does not call such a claim's
-    "inconclusive" robust on the redrawn copies alone. {} for a sweep without a second stage
-    (planned: a stage that had no budget counts, with nothing extended)."""
-    st = planned(getattr(P, "info", None) or {})
+    comparison), times the stage's reach: the share of the claims with candidates that this
+    sweep's stage could afford (a re-run's budget is about as large). A re-run may well
+    extend what this sweep left (its stage-1 trials, and so its ranking, differ), so
+    reliability.py does not call such a claim's "inconclusive" robust on the redrawn copies
+    alone. {} for a sweep without a second stage, or whose stage had no budget (a deadline
+    passed): a re-run on the same machine would most likely have none either (issue 26's
+    Intel sweeps of 26 Nov: counting it as a stage that passed every claim over gave a Brier
+    score of 0.22 against 0.06)."""
+    st = (getattr(P, "info", None) or {}).get("second_stage")
     runs = P.runs
     if not st or runs is None or runs.empty or not st.get("rounds"):
         return {}
@@ -235,11 +225,14 @@ def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, flo
     verdicts = list(verdicts)
     # a "yes" settles a claim only when it was the claim's last undecided comparison
     undecided = {v.id: sum(c.result == UNCLEAR for c in v.comparisons) for v in verdicts}
+    ranked = candidates(verdicts, runs, int(st["rounds"]))
+    reached = {c.get("claim") for c in st.get("chosen") or []}
+    reach = len(reached) / max(len(reached | {c.claim for c in ranked}), 1)
     out: dict[str, tuple[float, float]] = {}
-    for c in candidates(verdicts, runs, int(st["rounds"])):
+    for c in ranked:
         if set(c.config_ids) & extended:
             continue
         p_yes = c.p_decide - c.p_no if undecided.get(c.claim) == 1 else 0.0
         if p_yes + c.p_no > sum(out.get(c.claim, (0.0, 0.0))):
             out[c.claim] = (p_yes, c.p_no)
-    return out
+    return {k: (y * reach, n * reach) for k, (y, n) in out.items() if reach > 0}
