@@ -180,9 +180,8 @@ def summary(info: dict) -> str:
                 return (
                     f"**The second stage** had no budget: stage 1 took {took:.0f} s of the profile's "
                     f"{deadline:.0f} s deadline for both stages (a slower machine, or a busy one), so no "
-                    "comparison got more rounds. A re-run with a faster stage 1 would extend some, so P(verdict) "
-                    "does not call an inconclusive verdict robust on the copies alone "
-                    '(docs/statistics.md, "The second stage").'
+                    "comparison got more rounds. P(verdict) assumes a re-run on this machine would have none "
+                    'either (docs/statistics.md, "The second stage").'
                 )
             return (
                 "**The second stage** ran no rounds: it chose none, the sweep stopped before it, or the sweep "
