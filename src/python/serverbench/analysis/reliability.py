@@ -57,11 +57,12 @@ def _count(P: Any, claims: list, opts: dict, seed: int, copies) -> dict[str, dic
     return counts
 
 
-_JOB: tuple = ()  # what a forked worker counts over (set in the parent before forking)
+_JOB: tuple[Any, ...] = ()  # what a forked worker counts over (set in the parent before forking)
 
 
 def _count_job(copies) -> dict[str, dict[str, int]]:
-    return _count(*_JOB, copies)
+    P, claims, opts, seed = _JOB
+    return _count(P, claims, opts, seed, copies)
 
 
 def default_workers() -> int:
