@@ -111,15 +111,10 @@ def second_stage_request(sweep_dir: Path, req: dict) -> dict | None:
 
 
 def stage1_seconds(sweep_dir: Path) -> float:
-    """Wall time of the sweep's stage-1 sessions (sessions.jsonl start/end pairs)."""
-    starts: dict[int, int] = {}
-    total = 0.0
-    for s in read_lines(sweep_dir / rawlog.names(None)["sessions"]):
-        if s.get("event") == "start":
-            starts[s.get("session")] = int(s.get("stage") or 1)
-        elif s.get("event") == "end" and starts.get(s.get("session"), 1) == 1:
-            total += float(s.get("elapsed_s") or 0.0)
-    return total
+    """Wall time of the sweep's stage-1 sessions (analysis.sweepinfo reads it the same way)."""
+    from serverbench.analysis.sweepinfo import stage1_seconds as from_sessions
+
+    return from_sessions(read_lines(sweep_dir / rawlog.names(None)["sessions"])) or 0.0
 
 
 def _measured_wall(records: list[dict]) -> dict[str, float]:
