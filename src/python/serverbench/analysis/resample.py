@@ -7,10 +7,11 @@ machine's state, which every trial of a sweep shares). A copy draws both:
   language's trial of it, so pairing by round holds in the copy), smoothed and rescaled
   (Rounds.redraw): each value moves by Gaussian noise with the configuration's own
   covariance between languages, so a copy of 5 rounds holds 5 values and not ~3 repeats
-  of the sweep's, and the whole configuration's spread is scaled by g, g^2 = (n-1)/chi2(n-1)
-  for n rounds: the sd 5 rounds show is itself uncertain (a re-run of a sweep that saw a
-  calm spell is not as calm), and a copy that takes the sweep's sd as the truth separates
-  two samples far more often than re-runs do. Measured with a normal truth whose two
+  of the sweep's, and each cell's spread is scaled by g, drawn from the posterior of its
+  sd (Rounds._scale: g^2 = (n-1)/chi2(n-1) for n rounds, moderated towards the language's
+  typical spread in the table): the sd 5 rounds show is itself uncertain (a re-run of a
+  sweep that saw a calm spell is not as calm), and a copy that takes the sweep's sd as the
+  truth separates two samples far more often than re-runs do. Measured with a normal truth whose two
   5-round samples separate completely in 38 % of sweeps (tests/python/test_reliability.py):
   the plain bootstrap said P >= 0.9 in 22 % of sweeps (mean P 0.57), this redraw in 3 %
   (mean 0.40); on issue 26's Intel sweeps the plain bootstrap called C11 robust at
@@ -35,10 +36,16 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import chi2
 
 from serverbench.analysis.claims import decision
 
 _NOT_KEYS = {"language", "trial", "value"}
+# The prior a cell's spread is moderated towards (Rounds._scale) weighs as much as this many
+# degrees of freedom (one configuration of 5 rounds), and needs this many configurations of
+# the language in the table to be estimated at all.
+PRIOR_DF = 4.0
+MIN_CONFIGS = 3
 
 
 class Resampled:
@@ -67,6 +74,7 @@ class Rounds:
     def __init__(self, d: pd.DataFrame):
         self.d = d.reset_index(drop=True)
         self.groups: list[list[np.ndarray]] = []
+        self.var = self.n = self.prior_var = np.zeros(0)  # per cell (see below)
         if self.d.empty or "trial" not in self.d.columns:
             return
         keys = [c for c in self.d.columns if c not in _NOT_KEYS]
@@ -99,6 +107,15 @@ class Rounds:
             scale = np.sqrt(np.maximum(n[cells] - 1.0, 0.0))
             m = np.divide(m, scale, out=np.zeros_like(m), where=scale > 0)
             self.noise.append((cells, m))
+        # Each cell's log variance and rounds, and its prior (see _scale): the median variance
+        # of the same language's cells in this table, where it has MIN_CONFIGS or more.
+        self.var = per.var(ddof=1).reindex(range(ncell)).to_numpy(dtype=float)
+        self.n = n
+        lang = self.d.groupby(self.cell)["language"].first().reindex(range(ncell)).astype(str)
+        ok = pd.Series(np.isfinite(self.var) & (self.var > 0))
+        typical = pd.Series(self.var)[ok].groupby(lang[ok]).agg(["median", "count"])
+        typical = typical[typical["count"] >= MIN_CONFIGS]["median"]
+        self.prior_var = lang.map(typical).to_numpy(dtype=float)  # nan: no prior
 
     def redraw(self, rng: np.random.Generator, spread_log: float) -> pd.DataFrame:
         """A smoothed redraw. The rounds of every configuration are drawn with replacement
@@ -113,12 +130,11 @@ class Rounds:
         multiplied by exp(N(0, spread_log^2 + se^2)), se its own."""
         if not self.groups:
             return self.d
-        rows, trial, eps, scale = [], [], [], []
+        rows, trial, eps = [], [], []
         g_cell = np.ones(len(self.cell_se))
         for rounds, (cells, m) in zip(self.groups, self.noise):
             n = len(rounds)
-            g = np.sqrt((n - 1) / rng.chisquare(n - 1)) if n >= 2 else 1.0
-            g_cell[cells] = g
+            g_cell[cells] = self._scale(rng.uniform(), self.n[cells], self.var[cells], self.prior_var[cells])
             picks = rng.integers(n, size=n)
             e = rng.normal(0.0, 1.0, size=(n, n)) @ m  # one noise vector per drawn round
             for k, p in enumerate(picks):
@@ -126,15 +142,38 @@ class Rounds:
                 rows.append(r)
                 trial.append(np.full(len(r), k + 1))
                 eps.append(e[k, np.searchsorted(cells, self.cell[r])])
-                scale.append(np.full(len(r), g))
         r = np.concatenate(rows)
         out = self.d.iloc[r].copy()
         out["trial"] = np.concatenate(trial)
         c = self.cell[r]
-        spread = np.concatenate(scale) * self.shrink[c] * (self.dev[r] + np.concatenate(eps))
+        spread = g_cell[c] * self.shrink[c] * (self.dev[r] + np.concatenate(eps))
         smoothed = np.exp(self.logs[r] - self.dev[r] + spread)
         value = np.where(np.isfinite(self.logs[r]), smoothed, out["value"].to_numpy(dtype=float))
         sd = np.sqrt(spread_log**2 + (g_cell * self.cell_se) ** 2)
         factor = np.exp(rng.normal(0.0, 1.0, size=len(sd)) * sd)
         out["value"] = value * factor[c]
         return out
+
+    @staticmethod
+    def _scale(u: float, n: np.ndarray, var: np.ndarray, prior_var: np.ndarray) -> np.ndarray:
+        """g per cell of one configuration, the factor on its observed spread: sigma / s,
+        sigma drawn from its posterior given the s^2 of its n rounds. A flat prior gives
+        sigma^2 = (n-1) s^2 / chi2(n-1). Where the language has MIN_CONFIGS or more
+        configurations in the table, the prior is their median variance s0^2, worth PRIOR_DF
+        degrees of freedom (empirical Bayes, as limma moderates a gene's variance): sigma^2 =
+        (d0 s0^2 + (n-1) s^2) / chi2(d0 + n - 1). Why: 5 rounds that happened to be calm
+        (issue 26: Go's 5 kB ping-ping at 0.060-0.064 s in one sweep, 0.044-0.075 s in the
+        next) made every copy calm too, and C2 was robust at P 1.00 in a sweep where a re-run
+        found it inconclusive; the language's other configurations say how calm 5 rounds
+        usually are. Per language, because runtimes differ in noise (Akka's rounds vary more
+        than Go's). One uniform u drives every cell's chi2 (its quantile), so the cells of a
+        configuration widen together and a slow round shared by its languages still cancels
+        in their ratio."""
+        has = (n >= 2) & np.isfinite(var) & (var > 0)
+        prior = has & np.isfinite(prior_var)
+        d0 = np.where(prior, PRIOR_DF, 0.0)
+        df = np.maximum(d0 + n - 1, 1.0)
+        s2 = np.where(has, var, 1.0)
+        sigma2 = (d0 * np.nan_to_num(prior_var) + (n - 1) * s2) / chi2.ppf(u, df)
+        flat = np.sqrt(np.maximum(n - 1, 1) / chi2.ppf(u, df))  # identical rounds: any g scales 0
+        return np.where(has, np.sqrt(sigma2 / s2), np.where(n >= 2, flat, 1.0))
