@@ -7,7 +7,7 @@ asks of them:
 * the verdict table: one row per claim, one column per sweep;
 * flips: pairs of sweeps in which a claim is supported in one and contradicted in the other
   (the failure decision regions exist to prevent);
-* robust claims that still changed: a claim whose P(verdict) labelled it robust (>= 0.9) in
+* robust claims that still changed: a claim whose P(verdict) labelled it robust (reliability.label) in
   a sweep, yet whose verdict is not the same in every sweep that judged it;
 * the Brier score of each sweep's stated probabilities (claims_reliability.csv) against
   the verdict frequencies observed over all the sweeps, and their mean (target <= 0.1).
