@@ -18,12 +18,15 @@ def _cell_frame(values_a, values_b):
     return pd.DataFrame(rows)
 
 
-def _log_ratio_sd(frame, spread, copies=4000, seed=3):
+def _log_ratio_sd(frame, spread, copies=4000, seed=3, processes=None):
+    """sd and mean over copies of the Erlang/Go mean log ratio (of one configuration)."""
     r = resample.Rounds(frame)
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(copies):
         d = r.redraw(rng, spread)
+        if processes is not None:
+            d = d[d["processes"] == processes]
         m = d.groupby("language")["value"].apply(lambda v: np.log(v).mean())
         out.append(m["erlang"] - m["go"])
     return float(np.std(out)), float(np.mean(out))
@@ -129,16 +132,8 @@ def _table(sds, n=5, seed=8):
     return pd.DataFrame(rows)
 
 
-def _ratio_sd_of(frame, processes, copies=2000, seed=2):
-    r = resample.Rounds(frame)
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(copies):
-        d = r.redraw(rng, 0.0)
-        d = d[d["processes"] == processes]
-        m = d.groupby("language")["value"].apply(lambda v: np.log(v).mean())
-        out.append(m["erlang"] - m["go"])
-    return float(np.std(out))
+def _ratio_sd_of(frame, processes):
+    return _log_ratio_sd(frame, 0.0, copies=2000, seed=2, processes=processes)[0]
 
 
 def test_a_calm_configuration_in_a_noisy_table_is_not_taken_for_calm():
