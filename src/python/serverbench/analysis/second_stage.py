@@ -212,9 +212,11 @@ def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, flo
     extend what this sweep left (its stage-1 trials, and so its ranking, differ), so
     reliability.py does not call such a claim's "inconclusive" robust on the redrawn copies
     alone. {} for a sweep without a second stage, or whose stage had no budget (a deadline
-    passed): a re-run on the same machine would most likely have none either (issue 26's
-    Intel sweeps of 26 Nov: counting it as a stage that passed every claim over gave a Brier
-    score of 0.22 against 0.06)."""
+    passed), on the assumption that a re-run on the same machine would have none either
+    (issue 26's Intel sweeps of 26 Nov, 11:09-12:30: counting it as a stage that passed
+    every claim over gave a Brier score of 0.22 against 0.02). Known to fail when stage 1
+    ends near the deadline: the 15:14-16:28 sweeps labelled C5 and C6 robust inconclusive
+    without a budget, and a re-run's stage decided them (docs/statistics.md, section 10)."""
     st = (getattr(P, "info", None) or {}).get("second_stage")
     runs = P.runs
     if not st or runs is None or runs.empty or not st.get("rounds"):
