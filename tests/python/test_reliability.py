@@ -180,47 +180,112 @@ def _c4_five_rounds(tmp_path):
     return S.processed_from(S.spawn_runs(times), tmp_path)
 
 
-def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust(tmp_path, quiet_machine):
-    """The copies redraw rounds; they do not re-run the second stage. A claim left
-    inconclusive with an undecided comparison this sweep's second stage did not extend
-    gives P(decide) of that comparison, times the share of claims the stage reached, to the
-    side it would decide (issue 26's first five sweeps: C5 "robust inconclusive" in the one
-    sweep whose second stage passed it over)."""
-    from serverbench.analysis import second_stage
+QUICK_STAGE = {"enabled": True, "budget_fraction": 0.08, "deadline_s": 760.0, "rounds": 3}
+C4_COST_S = 3 * 3 * (1.0 + 0.15)  # 3 rounds of C4's 3 languages, 1 s wall each, plus the harness's overhead
+
+
+def _with_stage(P, stage1_s, settings=QUICK_STAGE, ran=None, shard=None):
+    """P as a sweep of a profile with this second stage whose stage 1 took stage1_s."""
+    P.info["manifest"] = {"resolved_profile": {"second_stage": dict(settings)}, "shard": shard}
+    P.info["stage1_s"], P.info["second_stage"] = stage1_s, ran
+    return P
+
+
+@pytest.fixture
+def c4_sweep(tmp_path, quiet_machine, monkeypatch):
+    from serverbench.analysis import spread
     from serverbench.analysis.claims import engine
 
+    monkeypatch.setattr(spread, "stage1_log_sd", lambda *a, **k: (0.0645, True))  # Intel's, measured
     P = _c4_five_rounds(tmp_path)
-    verdict = engine.check_all(P)
-    c4 = next(v for v in verdict if v.id == "C4")
+    c4 = next(v for v in engine.check_all(P) if v.id == "C4")
     assert c4.verdict == engine.INCONCLUSIVE
-    assert second_stage.left_undecided([c4], P) == {}  # no second stage in this sweep
+    return P, c4
+
+
+def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust(c4_sweep):
+    """The copies redraw rounds; they do not re-run the second stage. A claim left
+    inconclusive with an undecided comparison this sweep's second stage did not extend
+    gives P(decide) of that comparison, times the share of claims a re-run's stage would
+    reach, to the side it would decide (issue 26's first five sweeps: C5 "robust
+    inconclusive" in the one sweep whose second stage passed it over)."""
+    from serverbench.analysis import second_stage
+
+    P, c4 = c4_sweep
+    assert second_stage.left_undecided([c4], P) == {}  # the profile has no second stage
     before = reliability.probabilities(P, B=20, ids=["C4"]).iloc[0]
 
-    # a stage that reached another claim (C6) and passed C4 over: a re-run's would reach C4
-    # about as often as this one reached the claims with candidates (1 of 2)
-    P.info["second_stage"] = {"rounds": 3, "chosen": [{"claim": "C6"}]}
+    # stage 1 well inside the deadline, a budget that affords C4's configuration: a
+    # re-run's stage reaches C4, the only claim with candidates, whatever its stage-1 time
+    _with_stage(P, 300.0)
     p_yes, p_no = second_stage.left_undecided([c4], P)["C4"]
     assert p_yes == 0.0 and 0.02 < p_no < 0.5  # Erlang/Go ~1.42: only a "no" is in reach
+    full = second_stage.candidates([c4], P.runs, 3)[0]
+    assert p_no == pytest.approx(full.p_no)
     after = reliability.probabilities(P, B=20, ids=["C4"]).iloc[0]
     assert after["p_inconclusive"] == pytest.approx(before["p_inconclusive"] * (1 - p_no), abs=1e-4)
     moved = before["p_inconclusive"] * p_no
     assert after["p_contradicted"] == pytest.approx(before["p_contradicted"] + moved, abs=1e-4)
     assert after["p_supported"] == before["p_supported"]
-    P.info["second_stage"] = {"rounds": 3, "chosen": [{"claim": "C6"}, {"claim": "C5"}, {"claim": "C7a"}]}
-    assert second_stage.left_undecided([c4], P)["C4"][1] == pytest.approx(p_no * 2 * 3 / 4)  # reach 3 of 4
-
-    # a stage that had no budget (stage 1 ran past its deadline) or chose nothing: a re-run
-    # on the same machine would most likely extend nothing either
-    P.info["second_stage"] = {"rounds": 3, "chosen": []}
-    assert second_stage.left_undecided([c4], P) == {}
 
     # had the second stage extended that comparison, a re-run would have too: no change
-    P.info["second_stage"] = {"rounds": 3, "chosen": [{"claim": "C6"}]}
-    assert second_stage.left_undecided([c4], P) != {}
     runs = P.runs.copy()
     runs["stage"] = np.where(runs["language"].isin(["erlang", "go"]), 2, 1)
     P.runs = runs
     assert second_stage.left_undecided([c4], P) == {}
+
+
+def test_a_stage_with_no_budget_here_may_have_one_in_a_re_run(c4_sweep):
+    """Issue 26's 15:14-16:28 Intel sweeps: stage 1 ended 8 and 28 s past the 760 s
+    deadline in two of them, their stages had no budget, and C5 and C6 were labelled robust
+    inconclusive at P 1.00; the other three sweeps' stage 1 ended in time and their stages
+    decided C5 or C6. Stage 1's time varies between sweeps (log sd 0.0645 there), so a
+    sweep just past the deadline is one whose re-run has a fair chance of a budget."""
+    from serverbench.analysis import second_stage
+
+    P, c4 = c4_sweep
+    full = second_stage.candidates([c4], P.runs, 3)[0].p_no
+
+    def moved(stage1_s):
+        _with_stage(P, stage1_s)
+        return second_stage.left_undecided([c4], P).get("C4", (0.0, 0.0))[1]
+
+    near = [moved(t) for t in (600.0, 700.0, 740.0, 768.0, 788.0, 830.0)]
+    assert near == sorted(near, reverse=True)  # the later stage 1 ends, the less a re-run's stage reaches
+    assert 0.1 * full < near[3] < 0.5 * full and 0.05 * full < near[4] < near[3]  # the C5/C6 sweeps
+    assert near[0] == pytest.approx(full)  # 2.4 sd inside the deadline: every re-run has a budget
+    assert moved(1500.0) == 0.0  # twice the deadline: no re-run gets a budget
+    _with_stage(P, 788.0)
+    row = reliability.probabilities(P, B=20, ids=["C4"]).iloc[0]
+    assert row["reliability"] != reliability.ROBUST or row["modal_verdict"] != "inconclusive"
+
+    # a sharded sweep has no second stage, nor would a re-run in shards
+    _with_stage(P, 300.0, shard="1/2")
+    assert second_stage.left_undecided([c4], P) == {}
+
+
+def test_a_re_runs_reach_follows_its_budget(c4_sweep):
+    """rerun_reach: with no spread in stage 1's time, a step where the deadline leaves the
+    cost of C4's configuration; the budget fraction caps it too; a spread smooths the step."""
+    from serverbench.analysis import second_stage
+
+    P, c4 = c4_sweep
+    ranked = second_stage.candidates([c4], P.runs, 3)
+    cost = second_stage.run_cost(P.runs, 3)
+    one = next(iter(ranked[0].config_ids))
+    assert cost(set(ranked[0].config_ids)) == pytest.approx(C4_COST_S)
+    assert cost({one}) == pytest.approx(C4_COST_S)  # every language of the group gets the rounds
+    assert cost(set()) == 0.0
+
+    def reach(stage1_s, sd, **settings):
+        return second_stage.rerun_reach(ranked, cost, {**QUICK_STAGE, **settings}, stage1_s, sd)
+
+    edge = 760.0 - C4_COST_S
+    assert reach(edge - 1, 0.0) == 1.0 and reach(edge + 1, 0.0) == 0.0
+    assert reach(edge, 0.0645) == pytest.approx(0.5, abs=0.05)
+    assert reach(100.0, 0.0) == 0.0  # 8 % of 100 s is less than the configuration costs
+    assert reach(200.0, 0.0) == 1.0
+    assert reach(900.0, 0.0, deadline_s=None) == 1.0  # no deadline: the fraction alone
 
 
 def test_the_label_is_about_the_verdict_the_sweep_reports():

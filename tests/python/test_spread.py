@@ -141,3 +141,71 @@ def test_what_is_recorded_is_never_overwritten_unread(tmp_path, name, text, says
     assert code == 2 and says in err.getvalue() and name in err.getvalue()
     assert (out / name).read_text(encoding="utf-8") == text
     assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def _timed_sweeps(tmp_path, stage1_s, cpu="Intel Xeon", profile="quick"):
+    """Raw sweep folders holding only what the stage-1 time needs: a manifest and the
+    sessions log (stage 1's sessions, then a stage-2 one that must not count)."""
+    out = []
+    for i, t in enumerate(stage1_s):
+        d = tmp_path / f"{profile}-{cpu.split()[0]}-{i}"
+        d.mkdir(parents=True)
+        manifest = {"profile": {"name": profile}, "host": {**S.HOST, "cpu_model": cpu}}
+        (d / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        lines = []
+        if t is not None:  # an older sweep: no sessions log
+            halves = [("a", 1, t / 2), ("b", 1, t / 2), ("c", 2, 30.0)]
+            for sid, stage, took in halves:
+                lines += [
+                    {"event": "start", "session": sid, "stage": stage},
+                    {"event": "end", "session": sid, "elapsed_s": took},
+                ]
+        (d / "sessions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        out.append(d)
+    return out
+
+
+def test_stage1_time_s_spread_is_measured_per_kind_and_profile(tmp_path):
+    """How far stage 1's wall time moves between sweeps sets the chance that a re-run's
+    second stage has a budget (analysis.second_stage.left_undecided)."""
+    out = tmp_path / "spread"
+    times = [700.0, 760.0, 820.0]
+    intel = _timed_sweeps(tmp_path / "a", [*times, None])  # the one without sessions is left out
+    row = spread.stage1_row(intel)
+    assert row["n_sweeps"] == 3 and row["machine"] == "Intel Xeon, 2 CPUs" and row["profile"] == "quick"
+    assert row["stage1_log_sd"] == pytest.approx(np.std(np.log(times), ddof=1), abs=1e-4)  # stage 2's 30 s left out
+    assert row["mean_stage1_s"] == pytest.approx(760.0)
+
+    spread.measure_stage1(intel, out)
+    spread.measure_stage1(_timed_sweeps(tmp_path / "b", [620.0, 625.0], cpu="AMD EPYC"), out)
+    spread.measure_stage1(_timed_sweeps(tmp_path / "c", [500.0, 600.0]), out)  # Intel re-measured
+    t = pd.read_csv(out / spread.STAGE1_FILE)
+    assert sorted(t["machine"]) == ["AMD EPYC, 2 CPUs", "Intel Xeon, 2 CPUs"]
+    assert t.loc[t["machine"] == "Intel Xeon, 2 CPUs", "n_sweeps"].item() == 2
+
+    processed = tmp_path / "processed"
+    (processed / decision.SPREAD_FOLDER).mkdir(parents=True)
+    (out / spread.STAGE1_FILE).replace(processed / decision.SPREAD_FOLDER / spread.STAGE1_FILE)
+    sd, measured = spread.stage1_log_sd("Intel Xeon, 2 CPUs", "quick", processed)
+    assert measured and sd == pytest.approx(np.std(np.log([500.0, 600.0]), ddof=1), abs=1e-4)
+    sd, measured = spread.stage1_log_sd("AMD EPYC, 2 CPUs", "quick", processed)
+    assert measured and sd == spread.MIN_STAGE1_LOG_SD  # 0.006 measured in one hour: floored
+    assert spread.stage1_log_sd("AMD EPYC, 2 CPUs", "smoke", processed) == (spread.DEFAULT_STAGE1_LOG_SD, False)
+    assert spread.stage1_log_sd(None, "quick", processed) == (spread.DEFAULT_STAGE1_LOG_SD, False)
+
+
+def test_stage1_time_needs_two_timed_sweeps_of_one_profile_and_kind(tmp_path):
+    with pytest.raises(ValueError, match="fewer than two"):
+        spread.stage1_row(_timed_sweeps(tmp_path / "a", [700.0, None]))
+    mixed = _timed_sweeps(tmp_path / "b", [700.0]) + _timed_sweeps(tmp_path / "c", [700.0], profile="smoke")
+    with pytest.raises(ValueError, match="one profile on one kind of machine"):
+        spread.stage1_row(mixed)
+    out = tmp_path / "spread"
+    err = io.StringIO()
+    code = cli.run(["spread", "--stage1-time", *map(str, mixed), "--out", str(out)], io.StringIO(), err)
+    assert code == 2 and "smoke" in err.getvalue() and not out.exists()
+
+    # --stage1-time reads the sessions logs only: no spread.csv
+    dirs = _timed_sweeps(tmp_path / "d", [700.0, 740.0])
+    assert cli.run(["spread", "--stage1-time", *map(str, dirs), "--out", str(out)], io.StringIO(), io.StringIO()) == 0
+    assert sorted(p.name for p in out.iterdir()) == [spread.STAGE1_FILE]

@@ -23,8 +23,6 @@ from serverbench.harness.plan import estimate_task_s, make_plan
 from serverbench.harness.profiles import ProfileError, load_profile
 from serverbench.harness.sweep import read_lines
 
-OVERHEAD_S = 0.15  # harness time per run beside the run's own wall time, where none was measured
-
 
 def register(subparsers) -> None:
     r = subparsers.add_parser(
@@ -92,7 +90,7 @@ def second_stage_request(sweep_dir: Path, req: dict) -> dict | None:
         if not config_ids:
             return 0.0
         tasks = plan.extra_rounds(config_ids, rounds).tasks
-        return sum(wall.get(t.config_id, estimate_task_s(t)) + OVERHEAD_S for t in tasks)
+        return sum(wall.get(t.config_id, estimate_task_s(t)) + harness_second_stage.OVERHEAD_S for t in tasks)
 
     from serverbench.analysis import second_stage
 

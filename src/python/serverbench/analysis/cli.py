@@ -149,12 +149,22 @@ def _cmd_spread(args, stdout, stderr) -> int:
         names = ", ".join(f"{k}={v}" for k, v in prints.items())
         raise _usage(f"the sweeps come from different machines (fingerprints {names}); pass --any-machine to pool them")
     out = Path(args.out) if args.out else paths.processed_dir() / decision.SPREAD_FOLDER
-    try:
-        written = spread.measure(dirs, out)
-    except ValueError as e:
-        raise _usage(str(e)) from None
     import pandas as pd
 
+    if not args.stage1_time:
+        try:
+            written = spread.measure(dirs, out)
+        except ValueError as e:
+            raise _usage(str(e)) from None
+        print(pd.read_csv(written).to_string(index=False), file=stdout)
+        print(f"spread: {written}", file=stdout)
+    try:
+        written = spread.measure_stage1(dirs, out)
+    except ValueError as e:
+        if args.stage1_time:
+            raise _usage(str(e)) from None
+        print(f"spread: stage 1's time not measured: {e}", file=stderr)  # older sweeps: no stage-1 sessions
+        return 0
     print(pd.read_csv(written).to_string(index=False), file=stdout)
     print(f"spread: {written}", file=stdout)
     return 0
@@ -263,12 +273,19 @@ def register(subparsers) -> None:
 
     s = subparsers.add_parser(
         "spread",
-        help="measure the between-sweep sd of the claims' deciding ratios from repeated sweeps "
-        "(sets the decision regions' gap; data/processed/between-sweep-spread/)",
+        help="measure the between-sweep sd of the claims' deciding ratios (sets the decision regions' gap) "
+        "and of stage 1's wall time (a re-run's second-stage budget) from repeated sweeps "
+        "(data/processed/between-sweep-spread/)",
     )
     s.add_argument("sweeps", nargs="+", help="two or more sweep folders or ids of one profile on one machine")
     s.add_argument("--out", default=None, help="output folder (default data/processed/between-sweep-spread)")
     s.add_argument("--any-machine", action="store_true", help="pool sweeps whose machine fingerprints differ")
+    s.add_argument(
+        "--stage1-time",
+        action="store_true",
+        help="measure only the between-sweep sd of stage 1's wall time (stage1.csv; reads the session logs, "
+        "processes nothing)",
+    )
     s.set_defaults(func=_cmd_spread)
 
     r = subparsers.add_parser(

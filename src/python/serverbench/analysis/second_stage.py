@@ -29,10 +29,12 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
 from serverbench.analysis.claims.engine import INCONCLUSIVE, UNCLEAR, Verdict
+from serverbench.harness import second_stage as harness_second_stage
 
 Z95 = float(norm.ppf(0.975))
 
@@ -180,8 +182,9 @@ def summary(info: dict) -> str:
                 return (
                     f"**The second stage** had no budget: stage 1 took {took:.0f} s of the profile's "
                     f"{deadline:.0f} s deadline for both stages (a slower machine, or a busy one), so no "
-                    "comparison got more rounds. P(verdict) assumes a re-run on this machine would have none "
-                    'either (docs/statistics.md, "The second stage").'
+                    "comparison got more rounds. P(verdict) counts the chance that a re-run's stage 1 ends in "
+                    'time and its stage decides a claim this one could not (docs/statistics.md, "The second '
+                    'stage in the copies").'
                 )
             return (
                 "**The second stage** ran no rounds: it chose none, the sweep stopped before it, or the sweep "
@@ -202,33 +205,97 @@ def summary(info: dict) -> str:
     return head + "\n\n" + rows
 
 
+def _group_of(config_id: str, language: str) -> str:
+    """A configuration's comparison group: its id without the language (harness.task.config_id
+    puts it second, "bench/lang/variant/..."; other ids, the synthetic sweeps' among them,
+    lose their first mention of the language)."""
+    parts = config_id.split("/")
+    if len(parts) > 2:
+        return "/".join(parts[:1] + parts[2:])
+    return config_id.replace(language, "*", 1)
+
+
+def run_cost(runs: pd.DataFrame, rounds: int) -> Callable[[set[str]], float]:
+    """What serverbench.stages prices, from the processed runs: `rounds` more trials of every
+    configuration in the comparison groups of config_ids, each at its mean stage-1 wall time
+    plus the harness's per-run overhead."""
+    nw = runs[~runs["warmup"].astype(bool)]
+    if "stage" in nw.columns:
+        nw = nw[nw["stage"].fillna(1).astype(int) <= 1]
+    walls: dict[str, list[float]] = {}
+    group: dict[str, str] = {}
+    for (cid, lang), w in nw.groupby(["config_id", "language"])["wall_s"].mean().items():
+        group[str(cid)] = _group_of(str(cid), str(lang))
+        if pd.notna(w):
+            walls.setdefault(group[str(cid)], []).append(float(w))
+
+    def cost_s(config_ids: set[str]) -> float:
+        groups = {group.get(c, c) for c in config_ids}
+        return rounds * sum(w + harness_second_stage.OVERHEAD_S for g in groups for w in walls.get(g, []))
+
+    return cost_s
+
+
+def rerun_reach(
+    ranked: list[Candidate],
+    cost_s: Callable[[set[str]], float],
+    settings: dict,
+    stage1_s: float,
+    log_sd: float,
+    points: int = 41,
+) -> float:
+    """The share of the claims with candidates that a re-run's second stage would reach,
+    averaged over the re-run's stage-1 time: log-normal around this sweep's, with sd
+    sqrt(2) * log_sd (both sweeps' times vary), at `points` equally likely quantiles; each
+    time gives the stage its budget (harness.second_stage.budget_s: nothing once the
+    deadline has passed) and `choose` spends it."""
+    claims = {c.claim for c in ranked}
+    if not claims or not stage1_s or stage1_s <= 0:
+        return 0.0
+    z = norm.ppf((np.arange(points) + 0.5) / points)
+    total = 0.0
+    for t in stage1_s * np.exp(math.sqrt(2.0) * max(log_sd, 0.0) * z):
+        chosen, _ = choose(ranked, cost_s, harness_second_stage.budget_s(settings, float(t)))
+        total += len({c.claim for c in chosen}) / len(claims)
+    return total / points
+
+
 def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, float]]:
-    """For a sweep that ran a second stage: per inconclusive claim, the chance that a re-run's
-    second stage decides it through a comparison this sweep's did not extend (its rounds all
-    stage 1): (P(yes), P(no)) of that claim's most likely such comparison, with the stage's
-    own number of rounds (a "yes" counts only when it is the claim's last undecided
-    comparison), times the stage's reach: the share of the claims with candidates that this
-    sweep's stage could afford (a re-run's budget is about as large). A re-run may well
-    extend what this sweep left (its stage-1 trials, and so its ranking, differ), so
-    reliability.py does not call such a claim's "inconclusive" robust on the redrawn copies
-    alone. {} for a sweep without a second stage, or whose stage had no budget (a deadline
-    passed), on the assumption that a re-run on the same machine would have none either
-    (issue 26's Intel sweeps of 26 Nov, 11:09-12:30: counting it as a stage that passed
-    every claim over gave a Brier score of 0.22 against 0.02). Known to fail when stage 1
-    ends near the deadline: the 15:14-16:28 sweeps labelled C5 and C6 robust inconclusive
-    without a budget, and a re-run's stage decided them (docs/statistics.md, section 10)."""
-    st = (getattr(P, "info", None) or {}).get("second_stage")
-    runs = P.runs
-    if not st or runs is None or runs.empty or not st.get("rounds"):
+    """For a sweep whose profile has a second stage: per inconclusive claim, the chance that
+    a re-run's second stage decides it through a comparison this sweep's did not extend (its
+    rounds all stage 1): (P(yes), P(no)) of that claim's most likely such comparison, with
+    the stage's number of rounds (a "yes" counts only when it is the claim's last undecided
+    comparison), times `rerun_reach`: the share of the claims with candidates that a re-run's
+    stage would reach, over the re-run's stage-1 time (the between-sweep sd of its log,
+    spread.stage1_log_sd, measured per kind of machine and profile). A re-run ranks its own
+    candidates (its stage-1 trials differ), so the share, not this sweep's ranking, says how
+    likely a given claim is to be reached. A stage that had no budget here (stage 1 passed
+    the deadline) still counts: a re-run's stage 1 may end in time. Until 26 Nov 2026 such a
+    sweep counted as one whose re-runs would have no budget either, and on issue 26's
+    15:14-16:28 Intel sweeps C5 and C6 were labelled robust inconclusive at P 1.00 by the two
+    sweeps whose stage 1 ended 8-28 s past the deadline, then decided by the others' stage
+    (docs/statistics.md, section 10). {} for a profile without a second stage or a sharded
+    sweep (a re-run in shards has none either)."""
+    info = getattr(P, "info", None) or {}
+    manifest = info.get("manifest") or {}
+    settings = (manifest.get("resolved_profile") or {}).get("second_stage") or {}
+    runs, stage1_s = P.runs, info.get("stage1_s")
+    if not settings.get("enabled") or manifest.get("shard") or runs is None or runs.empty or not stage1_s:
+        return {}
+    rounds = int((info.get("second_stage") or {}).get("rounds") or settings.get("rounds") or 0)
+    if rounds < 1:
         return {}
     stage = runs["stage"].fillna(1).astype(int) if "stage" in runs.columns else pd.Series(1, index=runs.index)
     extended = set(runs.loc[stage >= 2, "config_id"].astype(str))
     verdicts = list(verdicts)
     # a "yes" settles a claim only when it was the claim's last undecided comparison
     undecided = {v.id: sum(c.result == UNCLEAR for c in v.comparisons) for v in verdicts}
-    ranked = candidates(verdicts, runs, int(st["rounds"]))
-    reached = {c.get("claim") for c in st.get("chosen") or []}
-    reach = len(reached) / max(len(reached | {c.claim for c in ranked}), 1)
+    ranked = candidates(verdicts, runs, rounds)
+    from serverbench.analysis import spread
+    from serverbench.analysis.claims import decision
+
+    log_sd, _ = spread.stage1_log_sd(decision.machine_of(P), info.get("profile"))
+    reach = rerun_reach(ranked, run_cost(runs, rounds), settings, float(stage1_s), log_sd)
     out: dict[str, tuple[float, float]] = {}
     for c in ranked:
         if set(c.config_ids) & extended:

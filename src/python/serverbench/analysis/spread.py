@@ -156,3 +156,76 @@ def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
     }
     (out_dir / "provenance.json").write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
     return target
+
+
+# --- stage 1's wall time between sweeps ------------------------------------------------
+# A re-run's second stage gets a budget only if its stage 1 ends early enough before the
+# profile's deadline (harness.second_stage.budget_s); how far stage 1's time moves between
+# sweeps sets the chance of that (analysis.second_stage.left_undecided).
+STAGE1_FILE = "stage1.csv"
+DEFAULT_STAGE1_LOG_SD = 0.1  # where none was measured: above the 0.065 of 15 Intel sweeps (conservative)
+# floor on a measured one: an hour's sweeps on one VM (AMD: 0.007 over six) miss how its speed drifts
+# over a day (Intel: 0.031 and 0.033 within an hour, 0.065 over the day)
+MIN_STAGE1_LOG_SD = 0.03
+
+
+def _profile_of(sweep_dir: Path) -> str | None:
+    p = _manifest(sweep_dir).get("profile")
+    return p.get("name") if isinstance(p, dict) else p
+
+
+def stage1_row(sweep_dirs: list[Path]) -> dict:
+    """The sd of log(stage 1's wall time) over sweeps of one profile on one kind of
+    machine (sweeps without a stage-1 time are left out; at least two must have one)."""
+    from serverbench.analysis.sweepinfo import read_sessions, stage1_seconds
+
+    kinds = {machine_kind_of(s) for s in sweep_dirs}
+    profiles = {_profile_of(s) for s in sweep_dirs}
+    if None in kinds or len(kinds) != 1 or None in profiles or len(profiles) != 1:
+        raise ValueError(
+            "stage 1's time is compared within one profile on one kind of machine; these sweeps are "
+            + ", ".join(
+                f"{s.name}: {_profile_of(s) or 'unknown'} on {machine_kind_of(s) or 'unknown'}" for s in sweep_dirs
+            )
+        )
+    times = {s.name: stage1_seconds(read_sessions(s)) for s in sweep_dirs}
+    have = {k: v for k, v in times.items() if v}
+    if len(have) < 2:
+        raise ValueError(f"fewer than two of these sweeps record stage 1's time (sessions.jsonl): {sorted(times)}")
+    logs = np.log(list(have.values()))
+    return {
+        "machine": next(iter(kinds)),
+        "profile": next(iter(profiles)),
+        "n_sweeps": len(have),
+        "stage1_log_sd": round(float(np.std(logs, ddof=1)), 4),
+        "mean_stage1_s": round(float(np.mean(list(have.values()))), 1),
+        "sweeps": " ".join(sorted(have)),
+    }
+
+
+def measure_stage1(sweep_dirs: list[Path], out_dir: Path) -> Path:
+    """Write this (machine, profile)'s row of stage1.csv, other rows kept."""
+    row = stage1_row(sweep_dirs)
+    target = out_dir / STAGE1_FILE
+    old = pd.read_csv(target) if target.exists() else None
+    t = pd.DataFrame([row])
+    if old is not None:
+        keep = ~((old["machine"] == row["machine"]) & (old["profile"] == row["profile"]))
+        t = pd.concat([old[keep], t], ignore_index=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t.sort_values(["machine", "profile"]).to_csv(target, index=False)
+    return target
+
+
+def stage1_log_sd(machine: str | None, profile: str | None, processed_dir: Path | None = None) -> tuple[float, bool]:
+    """(sd, measured?): the committed sd of log stage-1 time for this kind of machine and
+    profile (floored at MIN_STAGE1_LOG_SD), else DEFAULT_STAGE1_LOG_SD."""
+    from serverbench.analysis.claims import decision
+
+    f = decision.spread_path(processed_dir).parent / STAGE1_FILE
+    if machine and profile and f.exists():
+        t = pd.read_csv(f)
+        t = t[(t["machine"] == machine) & (t["profile"] == profile)]
+        if len(t) and pd.notna(t["stage1_log_sd"].iloc[0]):
+            return max(float(t["stage1_log_sd"].iloc[0]), MIN_STAGE1_LOG_SD), True
+    return DEFAULT_STAGE1_LOG_SD, False

@@ -10,6 +10,7 @@ from __future__ import annotations
 from serverbench.harness.values import ProfileError, bool_value, int_value
 
 DEFAULTS = {"enabled": True, "budget_fraction": 0.1, "deadline_s": None, "rounds": 3}
+OVERHEAD_S = 0.15  # harness time per run beside the run's own wall time (the stage's cost estimate)
 
 
 def budget_s(settings: dict, stage1_s: float) -> float:
