@@ -213,3 +213,8 @@ def test_the_report_says_what_the_second_stage_did():
     assert "ran no rounds" in second_stage.summary({**enabled, "stage1_s": 700.0})
     late = second_stage.summary({**enabled, "stage1_s": 871.0})
     assert "had no budget" in late and "871 s of the profile's 760 s deadline" in late
+    # what P(verdict) assumes of a re-run's stage 1, and where its spread comes from
+    assert "around this sweep's 871 s with a log sd of 0.1 (the default" in late
+    intel = {"cpu_model": "Intel(R) Xeon(R) Processor", "logical_cpus": 2}
+    measured = second_stage.summary({**enabled, "stage1_s": 788.0, "host": intel, "profile": "quick"})
+    assert "log sd of 0.0645 (measured on this kind of machine: Intel(R) Xeon(R) Processor, 2 CPUs)" in measured

@@ -11,7 +11,8 @@ re-decides every claim on B simulated re-runs of the sweep:
 P(supported), P(inconclusive), P(contradicted) are the verdicts' frequencies over the B
 copies. A sweep with a second stage extended some undecided comparisons and not others; a
 re-run ranks its own. So for an inconclusive claim whose best undecided comparison this
-sweep did not extend, P(decide) of that comparison (second_stage.left_undecided) moves that
+sweep did not extend, P(decide) of that comparison, times the share of claims a re-run's
+stage would reach over its uncertain stage-1 time (second_stage.left_undecided), moves that
 share of P(inconclusive) to the side it would most likely decide (a "no": contradicted; a
 "yes": supported): the copies redraw rounds, they do not re-run the second stage.
 

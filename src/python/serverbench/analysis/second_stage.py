@@ -171,20 +171,41 @@ def choose(
     return chosen, spent
 
 
+def _rerun_note(info: dict) -> str:
+    """The sentence on how P(verdict) counts a re-run's second stage (left_undecided)."""
+    from serverbench.analysis import spread
+    from serverbench.analysis.claims import decision
+
+    took = info.get("stage1_s")
+    if not took:
+        return ""
+    kind = decision.machine_kind(info.get("host"))
+    sd, measured = spread.stage1_log_sd(kind, info.get("profile"))
+    where = (
+        f"measured on this kind of machine: {kind}"
+        if measured
+        else f"the default: none measured for this profile on {kind or 'this kind of machine'}"
+    )
+    return (
+        f" P(verdict) counts what a re-run's second stage could decide: its stage 1 taken as log-normal around "
+        f"this sweep's {took:.0f} s with a log sd of {sd:.3g} ({where}), each time given the budget it would "
+        'leave (docs/statistics.md, "The second stage in the copies").'
+    )
+
+
 def summary(info: dict) -> str:
     """The report's paragraph on the second stage of a sweep (sweep.json's second_stage)."""
-    st = (info or {}).get("second_stage")
-    prof = (((info or {}).get("manifest") or {}).get("resolved_profile") or {}).get("second_stage") or {}
+    info = info or {}
+    st = info.get("second_stage")
+    prof = ((info.get("manifest") or {}).get("resolved_profile") or {}).get("second_stage") or {}
     if not st:
         if prof.get("enabled"):
-            took, deadline = (info or {}).get("stage1_s"), prof.get("deadline_s")
+            took, deadline = info.get("stage1_s"), prof.get("deadline_s")
             if took is not None and deadline is not None and took >= deadline:
                 return (
                     f"**The second stage** had no budget: stage 1 took {took:.0f} s of the profile's "
                     f"{deadline:.0f} s deadline for both stages (a slower machine, or a busy one), so no "
-                    "comparison got more rounds. P(verdict) counts the chance that a re-run's stage 1 ends in "
-                    'time and its stage decides a claim this one could not (docs/statistics.md, "The second '
-                    'stage in the copies").'
+                    "comparison got more rounds." + _rerun_note(info)
                 )
             return (
                 "**The second stage** ran no rounds: it chose none, the sweep stopped before it, or the sweep "
@@ -198,7 +219,7 @@ def summary(info: dict) -> str:
         f"language of their configurations (estimated {st.get('estimated_s', 0):.0f} s of a "
         f"{st.get('budget_s', 0):.0f} s budget), chosen by P(decide), the chance that those rounds decide "
         'them, each claim\'s best first (docs/statistics.md, "The second stage"). The verdicts above use every round.'
-    )
+    ) + _rerun_note(info)
     if not chosen:
         return head
     rows = "\n".join(f"- {c['claim']}: {c['comparison']} (P(decide) {c['p_decide']:.2f})" for c in chosen)
