@@ -191,6 +191,21 @@ def _with_stage(P, stage1_s, settings=QUICK_STAGE, ran=None, shard=None):
     return P
 
 
+def _verdicts(view):
+    """The claims' verdicts on a view, as reliability.py ranks them (C4b's candidate, P(decide)
+    ~0.006, is not worth a round: C4 is the only claim a re-run's stage can reach)."""
+    from serverbench.analysis.claims import engine
+
+    return engine.check_all(view)
+
+
+def _left(c4, P):
+    """What a re-run's second stage may still decide of C4 (rerun.left_undecided)."""
+    from serverbench.analysis import rerun
+
+    return rerun.left_undecided([c4], P, rerun.reach(P, _verdicts))
+
+
 @pytest.fixture
 def c4_sweep(tmp_path, quiet_machine, monkeypatch):
     from serverbench.analysis import spread
@@ -212,13 +227,13 @@ def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust
     from serverbench.analysis import second_stage
 
     P, c4 = c4_sweep
-    assert second_stage.left_undecided([c4], P) == {}  # the profile has no second stage
+    assert _left(c4, P) == {}  # the profile has no second stage
     before = reliability.probabilities(P, B=20, ids=["C4"]).iloc[0]
 
     # stage 1 well inside the deadline, a budget that affords C4's configuration: a
     # re-run's stage reaches C4, the only claim with candidates, whatever its stage-1 time
     _with_stage(P, 300.0)
-    p_yes, p_no = second_stage.left_undecided([c4], P)["C4"]
+    p_yes, p_no = _left(c4, P)["C4"]
     assert p_yes == 0.0 and 0.02 < p_no < 0.5  # Erlang/Go ~1.42: only a "no" is in reach
     full = second_stage.candidates([c4], P.runs, 3)[0]
     assert p_no == pytest.approx(full.p_no)
@@ -232,7 +247,7 @@ def test_an_inconclusive_claim_a_re_runs_second_stage_could_decide_is_not_robust
     runs = P.runs.copy()
     runs["stage"] = np.where(runs["language"].isin(["erlang", "go"]), 2, 1)
     P.runs = runs
-    assert second_stage.left_undecided([c4], P) == {}
+    assert _left(c4, P) == {}
 
 
 def test_a_stage_with_no_budget_here_may_have_one_in_a_re_run(c4_sweep):
@@ -248,7 +263,7 @@ def test_a_stage_with_no_budget_here_may_have_one_in_a_re_run(c4_sweep):
 
     def moved(stage1_s):
         _with_stage(P, stage1_s)
-        return second_stage.left_undecided([c4], P).get("C4", (0.0, 0.0))[1]
+        return _left(c4, P).get("C4", (0.0, 0.0))[1]
 
     near = [moved(t) for t in (600.0, 700.0, 740.0, 768.0, 788.0, 830.0)]
     assert near == sorted(near, reverse=True)  # the later stage 1 ends, the less a re-run's stage reaches
@@ -261,24 +276,68 @@ def test_a_stage_with_no_budget_here_may_have_one_in_a_re_run(c4_sweep):
 
     # a sharded sweep has no second stage, nor would a re-run in shards
     _with_stage(P, 300.0, shard="1/2")
-    assert second_stage.left_undecided([c4], P) == {}
+    assert _left(c4, P) == {}
+
+
+def test_a_claim_the_stage_decided_is_decided_only_when_a_re_run_s_stage_reaches_it(tmp_path, quiet_machine):
+    """The mirror case (issue 26, 17:43 sweep): the second stage gave C5 and C6 three more
+    rounds and they were decided, and the copies, redrawing all eight rounds, called them
+    robust contradicted; a re-run whose stage 1 ends past the deadline decides on five and
+    leaves them inconclusive. So an extended claim's P mixes the copies of the whole sweep
+    (with the re-run's reach) and those of its stage-1 view (with the rest)."""
+    from serverbench.analysis import rerun, spread
+    from serverbench.analysis import synthetic as S
+    from serverbench.analysis.claims import engine
+
+    slow = [1.0, 1.45, 1.0, 1.3, 1.0, 1.0, 1.02, 0.99]
+    times = {
+        ("erlang", 100_000): [0.22 * f for f in slow],
+        ("go", 100_000): [0.155 * f for f in slow],
+        ("scala_akka", 100_000): [0.8 * f for f in slow],
+    }
+    P = S.processed_from(S.spawn_runs(times), tmp_path)
+    runs = P.runs.copy()
+    runs["stage"] = np.where(runs["trial"] >= 5, 2, 1)
+    P.runs = runs
+    c4 = next(v for v in engine.check_all(P) if v.id == "C4")
+    assert c4.verdict == engine.CONTRADICTED  # eight rounds decide it
+    assert next(v for v in engine.check_all(rerun.stage_one(P)) if v.id == "C4").verdict == engine.INCONCLUSIVE
+    assert rerun.extended_claims([c4], P) == {"C4"}
+
+    def p_contradicted(stage1_s, sd):
+        _with_stage(P, stage1_s, ran={"rounds": 3})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(spread, "stage1_log_sd", lambda *a, **k: (sd, True))
+            return reliability.probabilities(P, B=20, ids=["C4"]).iloc[0], rerun.reach(P, _verdicts)
+
+    whole, share = p_contradicted(300.0, 0.0645)  # every re-run's stage reaches C4
+    assert share == 1.0
+    late, share_late = p_contradicted(788.0, 0.0645)
+    assert 0.05 < share_late < 0.3
+    view = rerun.stage_one(P)
+    view.info = {**P.info, "manifest": {}}  # its copies alone, nothing moved for a re-run's stage
+    first = reliability.probabilities(view, B=20, ids=["C4"]).iloc[0]
+    for col in reliability.COLUMNS:
+        assert late[col] == pytest.approx(share_late * whole[col] + (1 - share_late) * first[col], abs=1e-4)
+    assert late["p_contradicted"] < whole["p_contradicted"]
+    assert late["reliability"] != reliability.ROBUST
 
 
 def test_a_re_runs_reach_follows_its_budget(c4_sweep):
     """rerun_reach: with no spread in stage 1's time, a step where the deadline leaves the
     cost of C4's configuration; the budget fraction caps it too; a spread smooths the step."""
-    from serverbench.analysis import second_stage
+    from serverbench.analysis import rerun, second_stage
 
     P, c4 = c4_sweep
     ranked = second_stage.candidates([c4], P.runs, 3)
-    cost = second_stage.run_cost(P.runs, 3)
+    cost = rerun.run_cost(P.runs, 3)
     one = next(iter(ranked[0].config_ids))
     assert cost(set(ranked[0].config_ids)) == pytest.approx(C4_COST_S)
     assert cost({one}) == pytest.approx(C4_COST_S)  # every language of the group gets the rounds
     assert cost(set()) == 0.0
 
     def reach(stage1_s, sd, **settings):
-        return second_stage.rerun_reach(ranked, cost, {**QUICK_STAGE, **settings}, stage1_s, sd)
+        return rerun.rerun_reach(ranked, cost, {**QUICK_STAGE, **settings}, stage1_s, sd)
 
     edge = 760.0 - C4_COST_S
     assert reach(edge - 1, 0.0) == 1.0 and reach(edge + 1, 0.0) == 0.0

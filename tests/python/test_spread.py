@@ -167,7 +167,7 @@ def _timed_sweeps(tmp_path, stage1_s, cpu="Intel Xeon", profile="quick"):
 
 def test_stage1_time_s_spread_is_measured_per_kind_and_profile(tmp_path):
     """How far stage 1's wall time moves between sweeps sets the chance that a re-run's
-    second stage has a budget (analysis.second_stage.left_undecided)."""
+    second stage has a budget (analysis.rerun)."""
     out = tmp_path / "spread"
     times = [700.0, 760.0, 820.0]
     intel = _timed_sweeps(tmp_path / "a", [*times, None])  # the one without sessions is left out

@@ -9,12 +9,15 @@ re-decides every claim on B simulated re-runs of the sweep:
   a smoothed, rescaled redraw of the rounds, and a between-sweep factor per cell).
 
 P(supported), P(inconclusive), P(contradicted) are the verdicts' frequencies over the B
-copies. A sweep with a second stage extended some undecided comparisons and not others; a
-re-run ranks its own. So for an inconclusive claim whose best undecided comparison this
-sweep did not extend, P(decide) of that comparison, times the share of claims a re-run's
-stage would reach over its uncertain stage-1 time (second_stage.left_undecided), moves that
-share of P(inconclusive) to the side it would most likely decide (a "no": contradicted; a
-"yes": supported): the copies redraw rounds, they do not re-run the second stage.
+copies. The copies redraw rounds; they do not re-run the second stage, and a re-run's stage
+would reach a share of the claims with candidates (rerun.reach: its stage 1 ends at another
+time, so its budget differs, and it ranks its own candidates). So, for a profile with a
+second stage: a claim that read a configuration this sweep's stage extended gets that share
+of the copies' frequencies and the rest from copies of the stage-1 view (what a re-run
+whose stage passes it over would decide); for an inconclusive claim whose best undecided
+comparison this sweep did not extend, P(decide) of that comparison, times the share
+(rerun.left_undecided), moves that share of P(inconclusive) to the side it would most
+likely decide (a "no": contradicted; a "yes": supported).
 
 A claim is *robust* when the verdict the sweep reports is the most frequent one with
 P >= 0.9 beyond the copies' Monte Carlo error (`label`), and *borderline* when the
@@ -38,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
-from serverbench.analysis import resample, second_stage
+from serverbench.analysis import rerun, resample, second_stage
 from serverbench.analysis.claims import engine
 
 ROBUST, BORDERLINE, NEITHER = "robust", "borderline", "-"
@@ -113,12 +116,19 @@ def probabilities(
     default_workers(); the result is the same for any number)."""
     opts = engine.options_for(spawn_metric, spreads, P)
     claims = [c for c in engine.all_claims() if ids is None or c.id in ids]
-    counts = _counts(P, claims, opts, seed, B, default_workers() if workers is None else workers)
+    workers = default_workers() if workers is None else workers
+    counts = _counts(P, claims, opts, seed, B, workers)
     observed = {c.id: engine.evaluate(c, P, opts) for c in claims}
-    left = second_stage.left_undecided(observed.values(), P)
+    # a re-run's second stage (rerun.py): it reaches this share of the claims with candidates
+    share = rerun.reach(P, lambda view: [engine.evaluate(c, view, opts) for c in engine.all_claims()])
+    left = rerun.left_undecided(observed.values(), P, share)
+    mixed = [c for c in claims if c.id in rerun.extended_claims(observed.values(), P)] if share is not None else []
+    first = _counts(rerun.stage_one(P), mixed, opts, seed, B, workers) if mixed else {}
     rows = []
     for c in claims:
         f = {o: counts[c.id][o] / B for o in OUTCOMES}
+        if c.id in first:  # decided with the extra rounds only when a re-run's stage reaches it too
+            f = {o: share * f[o] + (1.0 - share) * first[c.id][o] / B for o in OUTCOMES}
         if c.id in left:  # a re-run's second stage may decide what this sweep's left
             p_yes, p_no = left[c.id]
             moved = f[engine.INCONCLUSIVE] * (p_yes + p_no)
@@ -153,7 +163,7 @@ def label(p_modal: float, p_reported: float, copies: int = DEFAULT_B) -> str:
     one sweep and changed verdict in another."""
     if p_reported < p_modal or copies <= 0:
         return BORDERLINE if p_reported < BORDERLINE_P else NEITHER
-    k = p_reported * copies  # not always whole: second_stage.left_undecided moves mass
+    k = p_reported * copies  # not always whole: rerun.py moves and mixes mass
     lower = float(beta.ppf(1.0 - ROBUST_CONFIDENCE, k, copies - k + 1)) if k > 0 else 0.0
     if lower >= ROBUST_P:
         return ROBUST
@@ -193,6 +203,7 @@ def write(
         + Path(__file__).read_bytes()
         + Path(resample.__file__).read_bytes()
         + Path(second_stage.__file__).read_bytes()
+        + Path(rerun.__file__).read_bytes()
     ).hexdigest()
     if not force and target.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == key:
         return target

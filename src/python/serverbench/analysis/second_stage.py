@@ -29,14 +29,13 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
 from serverbench.analysis.claims.engine import INCONCLUSIVE, UNCLEAR, Verdict
-from serverbench.harness import second_stage as harness_second_stage
 
 Z95 = float(norm.ppf(0.975))
+MIN_P_DECIDE = 0.05  # a comparison less likely than this to be decided is not worth a round
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def candidates(verdicts: Iterable[Verdict], runs: pd.DataFrame, rounds: int) -> 
             ci = c.ci
             if c.result != UNCLEAR or ci is None or not c.sources:
                 continue
-            ids = _config_ids(c.sources, runs)
+            ids = config_ids_of(c.sources, runs)
             if not ids:
                 continue
             regions = {k: c.extra.get(k, math.nan) for k in ("yes_lo", "yes_hi", "no_below", "no_above")}
@@ -138,7 +137,7 @@ def rank(cands: list[Candidate]) -> list[Candidate]:
     return [c for _, c in sorted(turns, key=lambda t: (t[0], -t[1].p_decide, t[1].claim, t[1].comparison))]
 
 
-def _config_ids(sources: tuple, runs: pd.DataFrame) -> tuple[str, ...]:
+def config_ids_of(sources: tuple, runs: pd.DataFrame) -> tuple[str, ...]:
     """The config_ids of the rows a comparison read; a row whose language does not match the
     runs table's (a frame re-indexed on the way) makes the whole set unknown: ()."""
     ids = []
@@ -150,7 +149,7 @@ def _config_ids(sources: tuple, runs: pd.DataFrame) -> tuple[str, ...]:
 
 
 def choose(
-    ranked: list[Candidate], cost_s: Callable[[set[str]], float], budget_s: float, min_p: float = 0.05
+    ranked: list[Candidate], cost_s: Callable[[set[str]], float], budget_s: float, min_p: float = MIN_P_DECIDE
 ) -> tuple[list[Candidate], float]:
     """The candidates given rounds, in rank order while the budget lasts (a candidate that
     does not fit is passed over, a cheaper one after it may still fit); P(decide) below
@@ -172,7 +171,7 @@ def choose(
 
 
 def _rerun_note(info: dict) -> str:
-    """The sentence on how P(verdict) counts a re-run's second stage (left_undecided)."""
+    """The sentence on how P(verdict) counts a re-run's second stage (analysis/rerun.py)."""
     from serverbench.analysis import spread
     from serverbench.analysis.claims import decision
 
@@ -187,9 +186,10 @@ def _rerun_note(info: dict) -> str:
         else f"the default: none measured for this profile on {kind or 'this kind of machine'}"
     )
     return (
-        f" P(verdict) counts what a re-run's second stage could decide: its stage 1 taken as log-normal around "
+        f" P(verdict) counts what a re-run's second stage would do: its stage 1 taken as log-normal around "
         f"this sweep's {took:.0f} s with a log sd of {sd:.3g} ({where}), each time given the budget it would "
-        'leave (docs/statistics.md, "The second stage in the copies").'
+        "leave, so a claim decided with this stage's rounds counts as decided only as often as a re-run's "
+        'stage would reach it (docs/statistics.md, "The second stage in the copies").'
     )
 
 
@@ -224,104 +224,3 @@ def summary(info: dict) -> str:
         return head
     rows = "\n".join(f"- {c['claim']}: {c['comparison']} (P(decide) {c['p_decide']:.2f})" for c in chosen)
     return head + "\n\n" + rows
-
-
-def _group_of(config_id: str, language: str) -> str:
-    """A configuration's comparison group: its id without the language (harness.task.config_id
-    puts it second, "bench/lang/variant/..."; other ids, the synthetic sweeps' among them,
-    lose their first mention of the language)."""
-    parts = config_id.split("/")
-    if len(parts) > 2:
-        return "/".join(parts[:1] + parts[2:])
-    return config_id.replace(language, "*", 1)
-
-
-def run_cost(runs: pd.DataFrame, rounds: int) -> Callable[[set[str]], float]:
-    """What serverbench.stages prices, from the processed runs: `rounds` more trials of every
-    configuration in the comparison groups of config_ids, each at its mean stage-1 wall time
-    plus the harness's per-run overhead."""
-    nw = runs[~runs["warmup"].astype(bool)]
-    if "stage" in nw.columns:
-        nw = nw[nw["stage"].fillna(1).astype(int) <= 1]
-    walls: dict[str, list[float]] = {}
-    group: dict[str, str] = {}
-    for (cid, lang), w in nw.groupby(["config_id", "language"])["wall_s"].mean().items():
-        group[str(cid)] = _group_of(str(cid), str(lang))
-        if pd.notna(w):
-            walls.setdefault(group[str(cid)], []).append(float(w))
-
-    def cost_s(config_ids: set[str]) -> float:
-        groups = {group.get(c, c) for c in config_ids}
-        return rounds * sum(w + harness_second_stage.OVERHEAD_S for g in groups for w in walls.get(g, []))
-
-    return cost_s
-
-
-def rerun_reach(
-    ranked: list[Candidate],
-    cost_s: Callable[[set[str]], float],
-    settings: dict,
-    stage1_s: float,
-    log_sd: float,
-    points: int = 41,
-) -> float:
-    """The share of the claims with candidates that a re-run's second stage would reach,
-    averaged over the re-run's stage-1 time: log-normal around this sweep's, with sd
-    sqrt(2) * log_sd (both sweeps' times vary), at `points` equally likely quantiles; each
-    time gives the stage its budget (harness.second_stage.budget_s: nothing once the
-    deadline has passed) and `choose` spends it."""
-    claims = {c.claim for c in ranked}
-    if not claims or not stage1_s or stage1_s <= 0:
-        return 0.0
-    z = norm.ppf((np.arange(points) + 0.5) / points)
-    total = 0.0
-    for t in stage1_s * np.exp(math.sqrt(2.0) * max(log_sd, 0.0) * z):
-        chosen, _ = choose(ranked, cost_s, harness_second_stage.budget_s(settings, float(t)))
-        total += len({c.claim for c in chosen}) / len(claims)
-    return total / points
-
-
-def left_undecided(verdicts: Iterable[Verdict], P) -> dict[str, tuple[float, float]]:
-    """For a sweep whose profile has a second stage: per inconclusive claim, the chance that
-    a re-run's second stage decides it through a comparison this sweep's did not extend (its
-    rounds all stage 1): (P(yes), P(no)) of that claim's most likely such comparison, with
-    the stage's number of rounds (a "yes" counts only when it is the claim's last undecided
-    comparison), times `rerun_reach`: the share of the claims with candidates that a re-run's
-    stage would reach, over the re-run's stage-1 time (the between-sweep sd of its log,
-    spread.stage1_log_sd, measured per kind of machine and profile). A re-run ranks its own
-    candidates (its stage-1 trials differ), so the share, not this sweep's ranking, says how
-    likely a given claim is to be reached. A stage that had no budget here (stage 1 passed
-    the deadline) still counts: a re-run's stage 1 may end in time. Until 26 Nov 2026 such a
-    sweep counted as one whose re-runs would have no budget either, and on issue 26's
-    15:14-16:28 Intel sweeps C5 and C6 were labelled robust inconclusive at P 1.00 by the two
-    sweeps whose stage 1 ended 8-28 s past the deadline, then decided by the others' stage
-    (docs/statistics.md, section 10). {} for a profile without a second stage or a sharded
-    sweep (a re-run in shards has none either)."""
-    info = getattr(P, "info", None) or {}
-    manifest = info.get("manifest") or {}
-    settings = (manifest.get("resolved_profile") or {}).get("second_stage") or {}
-    runs, stage1_s = P.runs, info.get("stage1_s")
-    if not settings.get("enabled") or manifest.get("shard") or runs is None or runs.empty or not stage1_s:
-        return {}
-    rounds = int((info.get("second_stage") or {}).get("rounds") or settings.get("rounds") or 0)
-    if rounds < 1:
-        return {}
-    stage = runs["stage"].fillna(1).astype(int) if "stage" in runs.columns else pd.Series(1, index=runs.index)
-    extended = set(runs.loc[stage >= 2, "config_id"].astype(str))
-    verdicts = list(verdicts)
-    # a "yes" settles a claim only when it was the claim's last undecided comparison
-    undecided = {v.id: sum(c.result == UNCLEAR for c in v.comparisons) for v in verdicts}
-    ranked = candidates(verdicts, runs, rounds)
-    from serverbench.analysis import spread
-    from serverbench.analysis.claims import decision
-
-    log_sd, _ = spread.stage1_log_sd(decision.machine_of(P), info.get("profile"))
-    reach = rerun_reach(ranked, run_cost(runs, rounds), settings, float(stage1_s), log_sd)
-    out: dict[str, tuple[float, float]] = {}
-    for c in ranked:
-        if set(c.config_ids) & extended:
-            continue
-        p_yes = c.p_decide - c.p_no if undecided.get(c.claim) == 1 else 0.0
-        if p_yes + c.p_no > sum(out.get(c.claim, (0.0, 0.0))):
-            out[c.claim] = (p_yes, c.p_no)
-    return {k: (y * reach, n * reach) for k, (y, n) in out.items() if reach > 0}

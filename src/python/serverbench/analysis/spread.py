@@ -161,7 +161,7 @@ def measure(sweep_dirs: list[Path], out_dir: Path) -> Path:
 # --- stage 1's wall time between sweeps ------------------------------------------------
 # A re-run's second stage gets a budget only if its stage 1 ends early enough before the
 # profile's deadline (harness.second_stage.budget_s); how far stage 1's time moves between
-# sweeps sets the chance of that (analysis.second_stage.left_undecided).
+# sweeps sets the chance of that (analysis.rerun).
 STAGE1_FILE = "stage1.csv"
 DEFAULT_STAGE1_LOG_SD = 0.1  # where none was measured: above the 0.065 of 15 Intel sweeps (conservative)
 # floor on a measured one: an hour's sweeps on one VM (AMD: 0.007 over six) miss how its speed drifts
