@@ -209,3 +209,21 @@ def test_stage1_time_needs_two_timed_sweeps_of_one_profile_and_kind(tmp_path):
     dirs = _timed_sweeps(tmp_path / "d", [700.0, 740.0])
     assert cli.run(["spread", "--stage1-time", *map(str, dirs), "--out", str(out)], io.StringIO(), io.StringIO()) == 0
     assert sorted(p.name for p in out.iterdir()) == [spread.STAGE1_FILE]
+
+
+@pytest.mark.parametrize(
+    "text,says", [("machine,profile\nx,quick\n", "lacks column(s) stage1_log_sd"), ('"a,b\n1', "cannot be read")]
+)
+def test_a_stage1_file_that_cannot_be_read_is_named_and_kept(tmp_path, text, says):
+    """stage1.csv holds other machines' measurements: a file that is not one stops both the
+    command (exit 2, the file unchanged) and P(verdict) (no silent default)."""
+    out = tmp_path / "processed" / decision.SPREAD_FOLDER
+    out.mkdir(parents=True)
+    (out / spread.STAGE1_FILE).write_text(text, encoding="utf-8")
+    dirs = _timed_sweeps(tmp_path / "a", [700.0, 740.0])
+    err = io.StringIO()
+    code = cli.run(["spread", "--stage1-time", *map(str, dirs), "--out", str(out)], io.StringIO(), err)
+    assert code == 2 and says in err.getvalue() and spread.STAGE1_FILE in err.getvalue()
+    assert (out / spread.STAGE1_FILE).read_text(encoding="utf-8") == text
+    with pytest.raises(ValueError, match="move it away"):
+        spread.stage1_log_sd("Intel Xeon, 2 CPUs", "quick", tmp_path / "processed")

@@ -54,18 +54,16 @@ def settings_of(P: Any) -> dict | None:
     runs = getattr(P, "runs", None)
     if not settings.get("enabled") or manifest.get("shard") or runs is None or runs.empty:
         return None
-    if (
-        not info.get("stage1_s")
-        or int((info.get("second_stage") or {}).get("rounds") or settings.get("rounds") or 0) < 1
-    ):
+    if not info.get("stage1_s") or rounds_of(P) < 1:
         return None
     return settings
 
 
 def rounds_of(P: Any) -> int:
-    info = P.info
+    """The rounds the second stage gives a configuration: what it ran with, else the profile's."""
+    info = getattr(P, "info", None) or {}
     settings = ((info.get("manifest") or {}).get("resolved_profile") or {}).get("second_stage") or {}
-    return int((info.get("second_stage") or {}).get("rounds") or settings.get("rounds"))
+    return int((info.get("second_stage") or {}).get("rounds") or settings.get("rounds") or 0)
 
 
 def extended(P: Any) -> set[str]:

@@ -203,11 +203,26 @@ def stage1_row(sweep_dirs: list[Path]) -> dict:
     }
 
 
+def _read_stage1(f: Path) -> pd.DataFrame | None:
+    """stage1.csv, or None when absent; a file that cannot be read as one raises ValueError
+    naming it (it holds other machines' measurements: never overwritten unread)."""
+    if not f.exists():
+        return None
+    try:
+        t = pd.read_csv(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{f} cannot be read ({e}); move it away to measure anew") from None
+    missing = {"machine", "profile", "stage1_log_sd"} - set(t.columns)
+    if missing:
+        raise ValueError(f"{f} lacks column(s) {', '.join(sorted(missing))}; move it away to measure anew")
+    return t
+
+
 def measure_stage1(sweep_dirs: list[Path], out_dir: Path) -> Path:
     """Write this (machine, profile)'s row of stage1.csv, other rows kept."""
-    row = stage1_row(sweep_dirs)
     target = out_dir / STAGE1_FILE
-    old = pd.read_csv(target) if target.exists() else None
+    old = _read_stage1(target)  # checked before anything is measured
+    row = stage1_row(sweep_dirs)
     t = pd.DataFrame([row])
     if old is not None:
         keep = ~((old["machine"] == row["machine"]) & (old["profile"] == row["profile"]))
@@ -222,9 +237,8 @@ def stage1_log_sd(machine: str | None, profile: str | None, processed_dir: Path 
     profile (floored at MIN_STAGE1_LOG_SD), else DEFAULT_STAGE1_LOG_SD."""
     from serverbench.analysis.claims import decision
 
-    f = decision.spread_path(processed_dir).parent / STAGE1_FILE
-    if machine and profile and f.exists():
-        t = pd.read_csv(f)
+    t = _read_stage1(decision.spread_path(processed_dir).parent / STAGE1_FILE)
+    if machine and profile and t is not None:
         t = t[(t["machine"] == machine) & (t["profile"] == profile)]
         if len(t) and pd.notna(t["stage1_log_sd"].iloc[0]):
             return max(float(t["stage1_log_sd"].iloc[0]), MIN_STAGE1_LOG_SD), True
