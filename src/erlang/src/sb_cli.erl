@@ -4,9 +4,10 @@
 %% module (include/sb_cli_json.hrl), so there is no flag table here: a flag, benchmark,
 %% role or variant added to cli.json is parsed without an Erlang edit. parse/1 is pure;
 %% execute/1 turns arguments into {ExitCode, Stdout, Stderr} so the contract can be
-%% tested in-process; serverbench:main/1 only writes and halts.
+%% tested in-process; serverbench:main/1 only writes and halts. prepare/1 is execute/1
+%% up to the benchmark's start, so every command line can be checked without running one.
 -module(sb_cli).
--export([parse/1, parse/3, execute/1, usage/0, usage/2, spec/0, version_info/0,
+-export([parse/1, parse/3, prepare/1, execute/1, usage/0, usage/2, spec/0, version_info/0,
          program_version/0]).
 
 -include("sb_cli_json.hrl").
@@ -286,24 +287,34 @@ flag_usage(N, F) ->
 
 -spec execute([string()]) -> {0 | 1 | 2, iodata(), iodata()}.
 execute(Args) ->
-    case parse(Args) of
-        help -> {?EXIT_OK, usage(), []};
-        version -> {?EXIT_OK, [sb_json:encode(version_info()), $\n], []};
-        {error, Msg} -> {?EXIT_USAGE, [], ["error: ", Msg, $\n]};
-        {run, Bench, Params} -> run(Bench, Params)
+    case prepare(Args) of
+        {done, Code, Out, Err} -> {Code, Out, Err};
+        {run, Mod, Params} -> run_module(Mod, Params)
     end.
 
-run(Bench, Params) ->
+%% Everything execute/1 does before a benchmark starts: {done, ...} is the whole answer
+%% (help, version, usage error), {run, Mod, Params} what execute/1 would run.
+-spec prepare([string()]) ->
+          {done, 0 | 2, iodata(), iodata()} | {run, module(), sb_benchmark:params()}.
+prepare(Args) ->
+    case parse(Args) of
+        help -> {done, ?EXIT_OK, usage(), []};
+        version -> {done, ?EXIT_OK, [sb_json:encode(version_info()), $\n], []};
+        {error, Msg} -> {done, ?EXIT_USAGE, [], ["error: ", Msg, $\n]};
+        {run, Bench, Params} -> prepare_run(Bench, Params)
+    end.
+
+prepare_run(Bench, Params) ->
     case sb_benchmark:find(Bench) of
         {ok, Mod} ->
             %% The paper variant's knobs (sb_knobs): a contradiction is a usage error.
             case sb_knobs:resolve(spec(), Bench, ?LANGUAGE, Params) of
-                {error, KMsg} -> {?EXIT_USAGE, [], ["error: ", KMsg, $\n]};
-                {ok, Knobs} -> run_module(Mod, Params#{knobs => Knobs})
+                {error, KMsg} -> {done, ?EXIT_USAGE, [], ["error: ", KMsg, $\n]};
+                {ok, Knobs} -> {run, Mod, Params#{knobs => Knobs}}
             end;
         error ->
-            {?EXIT_USAGE, [], ["error: ", Bench, " is listed for erlang in cli.json but not built "
-                               "into this program\n"]}
+            {done, ?EXIT_USAGE, [], ["error: ", Bench, " is listed for erlang in cli.json but not built "
+                                     "into this program\n"]}
     end.
 
 run_module(Mod, Params) ->

@@ -6,6 +6,8 @@
 mod bench;
 mod cli;
 mod echo;
+#[cfg(test)]
+mod parser_cases;
 mod record;
 
 use serde_json::Value;
@@ -20,32 +22,40 @@ fn main() {
     std::process::exit(code);
 }
 
-fn usage_error(msg: &str) -> i32 {
-    eprintln!("error: {msg}");
-    cli::EXIT_USAGE
+/// The command line's part of run, before any runtime starts: --help is written to out
+/// and a usage error to err as its one "error: " line, each ending the program with the
+/// code in Err. Otherwise returns what is left to do: Version or Run, never Help.
+fn command_line(spec: &Value, args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> Result<cli::Action, i32> {
+    let accepted = cli::parse(spec, args).and_then(|action| match &action {
+        cli::Action::Run(cfg) => cli::refuse_knobs(spec, cfg).map(|()| action),
+        _ => Ok(action),
+    });
+    // A failed write panics with print!'s and eprintln!'s message, as those calls did here.
+    match accepted {
+        Err(e) => {
+            writeln!(err, "error: {e}").unwrap_or_else(|e| panic!("failed printing to stderr: {e}"));
+            Err(cli::EXIT_USAGE)
+        }
+        Ok(cli::Action::Help) => {
+            write!(out, "{}", cli::usage(spec)).unwrap_or_else(|e| panic!("failed printing to stdout: {e}"));
+            Err(cli::EXIT_OK)
+        }
+        Ok(action) => Ok(action),
+    }
 }
 
 fn run(args: &[String]) -> i32 {
     let spec = cli::spec();
-    let action = match cli::parse(&spec, args) {
-        Ok(a) => a,
-        Err(e) => return usage_error(&e),
-    };
-    let cfg = match action {
-        cli::Action::Help => {
-            print!("{}", cli::usage(&spec));
-            return cli::EXIT_OK;
-        }
-        cli::Action::Version => {
+    let cfg = match command_line(&spec, args, &mut std::io::stdout(), &mut std::io::stderr()) {
+        Err(code) => return code,
+        Ok(cli::Action::Version) => {
             return runtime_or_error().map_or(cli::EXIT_RUN_FAILED, |rt| {
                 emit(&rt.block_on(async { record::version() }), true)
             });
         }
-        cli::Action::Run(cfg) => cfg,
+        Ok(cli::Action::Run(cfg)) => cfg,
+        Ok(cli::Action::Help) => unreachable!("command_line prints --help itself"),
     };
-    if let Err(e) = cli::refuse_knobs(&spec, &cfg) {
-        return usage_error(&e);
-    }
     let Some(rt) = runtime_or_error() else {
         return cli::EXIT_RUN_FAILED;
     };

@@ -24,17 +24,27 @@ type IO struct {
 // Runner runs one parsed command line and returns the exit code.
 type Runner func(cfg cli.Config, io IO) int
 
+// Check refuses a parsed command line for a rule cli.json's flags cannot
+// state; its error is a usage error (exit 2) and nothing runs.
+type Check func(cfg cli.Config) error
+
+type entry struct {
+	check Check // nil: every parsed command line is accepted
+	run   Runner
+}
+
 // runners by benchmark, or "benchmark role" for benchmarks with roles.
-var runners = map[string]Runner{}
+var runners = map[string]entry{}
 
 // Register makes a benchmark (role "" when it has no roles) runnable; call it
-// from an init function in the file that implements the benchmark.
-func Register(benchmark, role string, r Runner) {
+// from an init function in the file that implements the benchmark. check
+// (may be nil) runs before r, so a refused command line starts nothing.
+func Register(benchmark, role string, check Check, r Runner) {
 	key := strings.TrimSpace(benchmark + " " + role)
 	if _, dup := runners[key]; dup {
 		panic("app.Register: " + key + " registered twice")
 	}
-	runners[key] = r
+	runners[key] = entry{check: check, run: r}
 }
 
 // Registered reports whether a runner exists for benchmark and role.
@@ -53,31 +63,49 @@ func Record[T any](run func(cli.Config) T, ok func(T) bool) Runner {
 
 func init() {
 	// Knobbed (paper.go): knobs resolved first; the fair variant runs RunPingping etc. unchanged.
-	Register("pingping", "", Knobbed(RunPingpingKnobs, func(r record.Pingping) bool { return r.Validation.OK }))
-	Register("spawn", "", Knobbed(RunSpawnKnobs, func(r record.Spawn) bool { return r.Validation.OK }))
-	Register("throughput", "", Knobbed(RunThroughputKnobs, func(r record.Throughput) bool { return r.Validation.OK }))
+	Register("pingping", "", CheckKnobs, Knobbed(RunPingpingKnobs, func(r record.Pingping) bool { return r.Validation.OK }))
+	Register("spawn", "", CheckKnobs, Knobbed(RunSpawnKnobs, func(r record.Spawn) bool { return r.Validation.OK }))
+	Register("throughput", "", CheckKnobs, Knobbed(RunThroughputKnobs, func(r record.Throughput) bool { return r.Validation.OK }))
 }
 
 // Run executes one command line and returns the exit code.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	r, cfg, code := Accept(args, stdout, stderr)
+	if r == nil {
+		return code
+	}
+	return r(cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// Accept is Run up to the start of a benchmark: it parses args, answers
+// --version and --help, and writes a usage error to stderr. It returns the
+// runner to start with its config, or a nil runner and the exit code when
+// there is nothing to run.
+func Accept(args []string, stdout, stderr io.Writer) (Runner, cli.Config, int) {
 	action, cfg, err := cli.Parse(record.Language, args)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %s\n", err)
-		return cli.ExitUsage
+		return nil, cfg, cli.ExitUsage
 	}
 	switch action {
 	case cli.ActionVersion:
-		return emit(record.CurrentVersion(), true, stdout, stderr)
+		return nil, cfg, emit(record.CurrentVersion(), true, stdout, stderr)
 	case cli.ActionHelp:
 		_, _ = io.WriteString(stdout, cli.Embedded.Usage(record.Language))
-		return cli.ExitOK
+		return nil, cfg, cli.ExitOK
 	}
-	r, ok := runners[strings.TrimSpace(cfg.Benchmark+" "+cfg.Role)]
+	e, ok := runners[strings.TrimSpace(cfg.Benchmark+" "+cfg.Role)]
 	if !ok {
 		fmt.Fprintf(stderr, "error: %s %s is listed for go in cli.json but not built into this program\n", cfg.Benchmark, cfg.Role)
-		return cli.ExitUsage
+		return nil, cfg, cli.ExitUsage
 	}
-	return r(cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	if e.check != nil {
+		if err := e.check(cfg); err != nil {
+			fmt.Fprintf(stderr, "error: %s\n", err)
+			return nil, cfg, cli.ExitUsage
+		}
+	}
+	return e.run, cfg, cli.ExitOK
 }
 
 func emit(v any, ok bool, stdout, stderr io.Writer) int {

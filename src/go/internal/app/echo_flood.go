@@ -14,7 +14,7 @@ import (
 const echoBufferBytes = 32768
 
 func init() {
-	Register("echo_flood", "server", runEchoServer)
+	Register("echo_flood", "server", nil, runEchoServer)
 }
 
 type echoServerParams struct {

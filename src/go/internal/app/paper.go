@@ -17,8 +17,15 @@ import (
 // (ConcurrentProcessesThroughput/go/maxSpeakers.go line 38).
 const goBatch = 10000
 
-// Knobbed resolves the knobs first: a knob go does not have, or a value that
-// contradicts --variant, is a usage error (exit 2) and nothing runs.
+// CheckKnobs refuses a knob go does not have, or a value that contradicts
+// --variant: a usage error (exit 2) and nothing runs.
+func CheckKnobs(cfg cli.Config) error {
+	_, err := bench.ResolveKnobs(cli.SpecJSON(), cfg.Benchmark, record.Language, cfg.Variant, cfg.Params)
+	return err
+}
+
+// Knobbed resolves the knobs, then runs; registered with CheckKnobs, which
+// refuses the same errors before anything starts.
 func Knobbed[T any](run func(cli.Config, bench.Knobs) T, ok func(T) bool) Runner {
 	return func(cfg cli.Config, s IO) int {
 		k, err := bench.ResolveKnobs(cli.SpecJSON(), cfg.Benchmark, record.Language, cfg.Variant, cfg.Params)

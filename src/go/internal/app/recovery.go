@@ -16,7 +16,7 @@ import (
 // so the conformance suite can see an unrecovered run recorded invalid.
 const BreakRestartEnv = "SERVERBENCH_RECOVERY_BREAK"
 
-func init() { Register("recovery", "", runRecovery) }
+func init() { Register("recovery", "", checkRecovery, runRecovery) }
 
 type recoveryParams struct {
 	Pairs        int64   `json:"pairs"`
@@ -78,12 +78,11 @@ func CheckRecoveryArgs(rate, durationS float64) error {
 	return nil
 }
 
+func checkRecovery(cfg cli.Config) error {
+	return CheckRecoveryArgs(cfg.Float("crashes_per_s"), cfg.Float("duration_s"))
+}
+
 func runRecovery(cfg cli.Config, s IO) int {
-	rate, dur := cfg.Float("crashes_per_s"), cfg.Float("duration_s")
-	if err := CheckRecoveryArgs(rate, dur); err != nil {
-		fmt.Fprintf(s.Stderr, "error: %s\n", err)
-		return cli.ExitUsage
-	}
 	rec := RunRecovery(cfg, os.Getenv(BreakRestartEnv) == "1")
 	return emit(rec, rec.Validation.OK, s.Stdout, s.Stderr)
 }

@@ -28,8 +28,8 @@ var (
 )
 
 func init() {
-	Register("tcp_pingpong", "server", runTCPServer)
-	Register("tcp_pingpong", "client", runTCPClient)
+	Register("tcp_pingpong", "server", nil, runTCPServer)
+	Register("tcp_pingpong", "client", nil, runTCPClient)
 }
 
 // ---- records (spec/native-record.schema.json $defs tcp_pingpong_*) ----

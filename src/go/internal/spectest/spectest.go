@@ -4,6 +4,8 @@ package spectest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -67,6 +69,60 @@ func LoadCLI(t testing.TB) CLI {
 	dec.UseNumber()
 	if err := dec.Decode(&c); err != nil {
 		t.Fatal(err)
+	}
+	return c
+}
+
+// UsageCase is a command line the program must refuse: exit code usage,
+// nothing on stdout, one stderr line "error: ..." containing every mention.
+type UsageCase struct {
+	Args     []string `json:"args"`
+	Mentions []string `json:"mentions"`
+}
+
+// ValidCase is a command line the program must accept; under Variant nil or
+// "fair", Params is what the record's params must be.
+type ValidCase struct {
+	Args      []string       `json:"args"`
+	Benchmark string         `json:"benchmark"`
+	Variant   *string        `json:"variant"`
+	Params    map[string]any `json:"params"` // json.Number or string
+}
+
+// ParserCases is tests/conformance/parser-cases.json, generated from
+// spec/cli.json by tests/python/conformance/cases.py.
+type ParserCases struct {
+	CLIJSONSHA256 string         `json:"cli_json_sha256"`
+	ExitCodes     map[string]int `json:"exit_codes"`
+	Languages     map[string]struct {
+		Usage []UsageCase `json:"usage"`
+		Valid []ValidCase `json:"valid"`
+	} `json:"languages"`
+}
+
+// LoadParserCases reads tests/conformance/parser-cases.json (numbers kept
+// exact) and fails the test when it was not generated from spec/cli.json as
+// it is now.
+func LoadParserCases(t testing.TB) ParserCases {
+	t.Helper()
+	spec := Dir(t)
+	cliJSON, err := os.ReadFile(filepath.Join(spec, "cli.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(spec), "tests", "conformance", "parser-cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c ParserCases
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&c); err != nil {
+		t.Fatalf("tests/conformance/parser-cases.json: %v", err)
+	}
+	sum := sha256.Sum256(cliJSON)
+	if c.CLIJSONSHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatal("tests/conformance/parser-cases.json was generated from another spec/cli.json: run python3 tests/python/conformance/cases.py")
 	}
 	return c
 }

@@ -54,10 +54,24 @@ object Main {
 
   def runnerKey(benchmark: String, role: Option[String]): String = (benchmark +: role.toSeq).mkString(" ")
 
+  /** The command line as run will carry it out, or the usage error (the line run prints
+    * after "error: ", exit 2): every refusal that comes before anything starts. */
+  def command(args: Seq[String]): Either[String, Cli.Command] =
+    Cli.parse(args) match {
+      case Right(Cli.Run(bench, role, _, _)) if !runners.contains(runnerKey(bench, role)) =>
+        Left(s"${runnerKey(bench, role)} is listed for $Language in cli.json but not built into this program")
+      case Right(r: Cli.Run) if Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).isLeft =>
+        Left(Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).swap.getOrElse(""))
+      case Right(r: Cli.Run) if r.benchmark == "recovery" &&
+          Recovery.usageError(r.params.double("crashes_per_s"), r.params.double("duration_s")).isDefined =>
+        Left(Recovery.usageError(r.params.double("crashes_per_s"), r.params.double("duration_s")).get)
+      case other => other
+    }
+
   /** Everything but the process exit, so that tests can call it. */
   def run(args: Array[String], out: PrintStream, err: PrintStream, config: => Config = ConfigFactory.load(),
           in: InputStream = System.in, awaitStop: Boolean = true): Int =
-    Cli.parse(args.toSeq) match {
+    command(args.toSeq) match {
       case Left(msg) =>
         err.println(s"error: $msg")
         ExitUsage
@@ -65,16 +79,6 @@ object Main {
         out.println(Cli.usage())
         out.flush()
         ExitOk
-      case Right(Cli.Run(bench, role, _, _)) if !runners.contains(runnerKey(bench, role)) =>
-        err.println(s"error: ${runnerKey(bench, role)} is listed for $Language in cli.json but not built into this program")
-        ExitUsage
-      case Right(r: Cli.Run) if Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).isLeft =>
-        err.println(s"error: ${Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).swap.getOrElse("")}")
-        ExitUsage
-      case Right(r: Cli.Run) if r.benchmark == "recovery" &&
-          Recovery.usageError(r.params.double("crashes_per_s"), r.params.double("duration_s")).isDefined =>
-        err.println(s"error: ${Recovery.usageError(r.params.double("crashes_per_s"), r.params.double("duration_s")).get}")
-        ExitUsage
       case Right(cmd) =>
         var system: ActorSystem = null
         val knobs = cmd match {

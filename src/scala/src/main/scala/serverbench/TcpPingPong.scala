@@ -57,19 +57,28 @@ object ScalaSocketsMain {
   private val signalled = new java.util.concurrent.atomic.AtomicBoolean(false)
   private val recordOut = new CountDownLatch(1)
 
+  /** Whether this main has the run's benchmark and role. */
+  private def built(r: Cli.Run): Boolean = r.benchmark == "tcp_pingpong" && r.role.exists(Set("server", "client"))
+
+  /** The command line as run will carry it out, or the usage error (the line run prints
+    * after "error: ", exit 2). */
+  def command(args: Seq[String]): Either[String, Cli.Command] =
+    Cli.parse(args, Language) match {
+      case Right(r: Cli.Run) if !built(r) =>
+        Left(s"${r.benchmark} ${r.role.getOrElse("")} is listed for $Language in cli.json but not built into this program")
+      case other => other
+    }
+
   def run(args: Array[String], out: PrintStream, err: PrintStream, in: InputStream): Int =
-    Cli.parse(args.toSeq, Language) match {
+    command(args.toSeq) match {
       case Left(msg) => err.println(s"error: $msg"); Main.ExitUsage
       case Right(Cli.Help) => out.println(Cli.usage(Language)); Main.ExitOk
       case Right(Cli.Version) =>
         out.println(Json.encode(Json.Obj("program" -> Json.Str("serverbench"),
           "program_version" -> Json.Str(Main.ProgramVersion), "language" -> Json.Str(Language), "runtime" -> runtime())))
         Main.ExitOk
-      case Right(r: Cli.Run) if r.benchmark == "tcp_pingpong" && r.role.contains("server") => server(r, out, err, in)
-      case Right(r: Cli.Run) if r.benchmark == "tcp_pingpong" && r.role.contains("client") => client(r, out, err)
-      case Right(r: Cli.Run) =>
-        err.println(s"error: ${r.benchmark} ${r.role.getOrElse("")} is listed for $Language in cli.json but not built into this program")
-        Main.ExitUsage
+      case Right(r: Cli.Run) if r.role.contains("server") => server(r, out, err, in)
+      case Right(r: Cli.Run) => client(r, out, err)
     }
 
   def schedulers(): Int = {

@@ -13,12 +13,12 @@ object Knobs {
   private lazy val root: ConfigObject = ConfigFactory.parseResources(Cli.Spec.Resource, json).root
 
   /** param -> resolved value, or the one error line. */
-  def resolve(benchmark: String, variant: String, params: Cli.Params): Either[String, Map[String, String]] = {
+  def resolve(benchmark: String, variant: String, params: Cli.Params,
+              lang: String = Main.Language): Either[String, Map[String, String]] = {
     val flags = Option(root.get("benchmarks")).collect { case o: ConfigObject => o }
       .flatMap(b => Option(b.get(benchmark))).collect { case o: ConfigObject => o }
       .flatMap(b => Option(b.get("flags"))).collect { case o: ConfigObject => o.asScala.toSeq }
       .getOrElse(Nil).sortBy(_._1)
-    val lang = Main.Language
     flags.foldLeft[Either[String, Map[String, String]]](Right(Map.empty)) {
       case (l @ Left(_), _) => l
       case (Right(acc), (flag, fv: ConfigObject)) if fv.containsKey("knob") =>

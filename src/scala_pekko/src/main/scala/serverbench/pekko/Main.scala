@@ -30,50 +30,59 @@ object Main {
     sys.exit(code) // only now: the record is out and the ActorSystem has terminated
   }
 
-  /** A benchmark's runner: the parsed command line in, its outcome out. */
-  type Runner = (ActorSystem, Cli.Run) => Outcome
+  /** A benchmark's runner: the parsed command line and its resolved knobs in, its outcome out. */
+  type Runner = (ActorSystem, Cli.Run, Map[String, String]) => Outcome
 
   /** Runners by benchmark (or "benchmark role"); every benchmark cli.json lists for
     * scala_pekko needs one (CliTest checks). */
   val runners: Map[String, Runner] = Map(
-    "pingping" -> ((s, r) => PingPing.run(s, Cli.PingPingArgs(r), knobsOf(r))),
-    "spawn" -> ((s, r) => Spawn.run(s, Cli.SpawnArgs(r), knobsOf(r))),
-    "throughput" -> ((s, r) => Throughput.run(s, Cli.ThroughputArgs(r), knobsOf(r))))
+    "pingping" -> ((s, r, k) => PingPing.run(s, Cli.PingPingArgs(r), k)),
+    "spawn" -> ((s, r, k) => Spawn.run(s, Cli.SpawnArgs(r), k)),
+    "throughput" -> ((s, r, k) => Throughput.run(s, Cli.ThroughputArgs(r), k)))
 
   /** The paper variant's knobs of a run, resolved (Knobs); checked before anything runs. */
-  def knobsOf(r: Cli.Run): Map[String, String] =
-    Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).getOrElse(Map.empty)
+  def knobsOf(r: Cli.Run, language: String = Language): Map[String, String] =
+    Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params, language).getOrElse(Map.empty)
 
   def runnerKey(benchmark: String, role: Option[String]): String = (benchmark +: role.toSeq).mkString(" ")
 
-  /** Everything but the process exit, so that tests can call it. */
-  def run(args: Array[String], out: PrintStream, err: PrintStream, config: => Config = ConfigFactory.load()): Int =
-    JvmCheck.problem(Language) match {
+  /** Everything but the process exit, so that tests can call it. language: the cli.json
+    * language to run as (main: -Dserverbench.language; tests parse as each one in turn). */
+  def run(args: Array[String], out: PrintStream, err: PrintStream, config: => Config = ConfigFactory.load(),
+          language: String = Language): Int =
+    JvmCheck.problem(language) match {
       case Some(msg) =>
         err.println(s"error: $msg")
         ExitUsage
-      case None => runChecked(args, out, err, config)
+      case None => runChecked(args, out, err, config, language)
     }
 
-  private def runChecked(args: Array[String], out: PrintStream, err: PrintStream, config: => Config): Int =
-    Cli.parse(args.toSeq) match {
+  /** The command line as run will carry it out, or the usage error (the line run prints
+    * after "error: ", exit 2): every refusal that comes after JvmCheck and before anything starts. */
+  def command(args: Seq[String], language: String = Language): Either[String, Cli.Command] =
+    Cli.parse(args, language) match {
+      case Right(Cli.Run(bench, role, _, _)) if !runners.contains(runnerKey(bench, role)) =>
+        Left(s"${runnerKey(bench, role)} is listed for $language in cli.json but not built into this program")
+      case Right(r: Cli.Run) if Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params, language).isLeft =>
+        Left(Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params, language).swap.getOrElse(""))
+      case other => other
+    }
+
+  /** run once the JVM is the language's (JvmCheck); tests call it for the JDK 25 languages. */
+  private[pekko] def runChecked(args: Array[String], out: PrintStream, err: PrintStream, config: => Config,
+                                language: String): Int =
+    command(args.toSeq, language) match {
       case Left(msg) =>
         err.println(s"error: $msg")
         ExitUsage
       case Right(Cli.Help) =>
-        out.println(Cli.usage())
+        out.println(Cli.usage(language))
         out.flush()
         ExitOk
-      case Right(Cli.Run(bench, role, _, _)) if !runners.contains(runnerKey(bench, role)) =>
-        err.println(s"error: ${runnerKey(bench, role)} is listed for $Language in cli.json but not built into this program")
-        ExitUsage
-      case Right(r: Cli.Run) if Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).isLeft =>
-        err.println(s"error: ${Knobs.resolve(r.benchmark, r.variant.getOrElse("fair"), r.params).swap.getOrElse("")}")
-        ExitUsage
       case Right(cmd) =>
         var system: ActorSystem = null
         val knobs = cmd match {
-          case r: Cli.Run => knobsOf(r)
+          case r: Cli.Run => knobsOf(r, language)
           case _ => Map.empty[String, String]
         }
         try {
@@ -82,11 +91,11 @@ object Main {
           system = ActorSystem("serverbench", Knobs.config(knobs, config))
           val (line, code) = cmd match {
             case r: Cli.Run =>
-              val o = runners(runnerKey(r.benchmark, r.role))(system, r)
+              val o = runners(runnerKey(r.benchmark, r.role))(system, r, knobs)
               val fields = Seq[(String, Json.Value)](
                 "benchmark" -> Json.Str(r.benchmark)) ++
                 r.role.map(role => "role" -> (Json.Str(role): Json.Value)) ++ Seq[(String, Json.Value)](
-                "language" -> Json.Str(Language),
+                "language" -> Json.Str(language),
                 "variant" -> Json.Str(r.variant.getOrElse("")),
                 // knob flags given on the command line appear in params (resolved values: knobs)
                 "params" -> Json.Obj(o.params.fields ++ Knobs.givenFlags(r.params, "send", "dispatcher", "timer", "counting", "window", "exit"): _*),
@@ -100,7 +109,7 @@ object Main {
               (Json.Obj(
                 "program" -> Json.Str("serverbench"),
                 "program_version" -> Json.Str(ProgramVersion),
-                "language" -> Json.Str(Language),
+                "language" -> Json.Str(language),
                 "runtime" -> RuntimeInfo.json(system)), ExitOk)
           }
           out.println(Json.encode(line))
