@@ -276,7 +276,133 @@ def other_cases(lang: str) -> list[Case]:
 
 
 def all_cases(cli: dict) -> list[Case]:
+    """Every case of every language: what tests/conformance/parser-cases.json holds."""
     out: list[Case] = []
     for lang in cli["languages"]:
         out += usage_cases(cli, lang) + run_cases(cli, lang) + other_cases(lang)
     return out
+
+
+# Languages whose own test suite runs every usage case in process (parser-cases.json):
+# the process-level suite gives them a fixed sample instead. The others (c, nodejs) have
+# no test suite of their own and start in milliseconds, so they keep every case here;
+# the Python echo servers' parser is checked in process by the pytest unit tier.
+IN_PROCESS_PARSERS = {
+    "go", "erlang", "rust_tokio", "scala_akka", "scala", "java", "scala_actors", "java_vthreads",
+    "scala_pekko", "scala_pekko_jdk25", "scala_pekko_jdk25_compact", "scala_akka24",
+    "twisted", "eventlet", "python_threads",
+}  # fmt: skip
+
+
+def program_key(cli: dict, lang: str) -> tuple:
+    """What decides a language's parser: its executable and main class. Languages that
+    differ only in a JVM, its options or a -D language property share one parser."""
+    spec = cli["languages"][lang]
+    cmd = spec["command"]
+    main = cmd[cmd.index("-cp") + 2] if "-cp" in cmd else None
+    return (spec["executable"], main)
+
+
+def usage_sample(cases: list[Case]) -> list[Case]:
+    """A fixed handful of one language's usage cases, one of each kind the process must
+    show (exit 2, one error line, nothing on stdout): no sub-command, an unknown one, a
+    value after --version, and the first benchmark's first bad value, unknown flag and
+    stray argument."""
+    picks: list[Case] = []
+    kinds = [
+        lambda c: c.args == (),
+        lambda c: c.args == ("bogus-benchmark",),
+        lambda c: c.args[:1] == ("--version",),
+        lambda c: c.args[-1:] == ("abc",),
+        lambda c: "--bogus-flag" in c.args,
+        lambda c: c.args[-1:] == ("stray",),
+    ]
+    for kind in kinds:
+        hit = next((c for c in cases if kind(c)), None)
+        if hit is not None and hit not in picks:
+            picks.append(hit)
+    return picks
+
+
+def sibling_runs(cases: list[Case]) -> list[Case]:
+    """One valid run per (benchmark, variant): what a language that shares its program
+    with an earlier one still needs (its JVM, options and record's language name)."""
+    seen: set[tuple] = set()
+    out = []
+    for c in cases:
+        if (c.benchmark, c.variant) not in seen:
+            seen.add((c.benchmark, c.variant))
+            out.append(c)
+    return out
+
+
+def process_cases(cli: dict) -> list[Case]:
+    """What the process-level conformance suite runs: for every language --version,
+    --help and one valid tiny run per (benchmark, variant), and for the first language of
+    each program every valid run (each enum value, each knob under mixed); every usage
+    case where no in-process suite checks the parser, else a fixed sample, once per
+    program."""
+    out: list[Case] = []
+    programs: set[tuple] = set()
+    for lang in cli["languages"]:
+        key = program_key(cli, lang)
+        first = key not in programs
+        programs.add(key)
+        usage = usage_cases(cli, lang)
+        if lang in IN_PROCESS_PARSERS:
+            usage = usage_sample(usage) if first else []
+        runs = run_cases(cli, lang)
+        out += usage + (runs if first else sibling_runs(runs)) + other_cases(lang)
+    return out
+
+
+# --- the in-process parser cases --------------------------------------------------------
+# Each language's own test suite (go test, eunit, JUnit/ScalaTest, cargo test) reads this
+# file and runs its parser, in process, on every case of the languages it builds: the
+# 2,000-odd bad command lines would otherwise each start a process (a JVM for most).
+PARSER_CASES = ROOT / "tests" / "conformance" / "parser-cases.json"
+
+
+def parser_cases_document(cli: dict, cli_bytes: bytes) -> dict:
+    """Every usage case and every valid command line of every language, as JSON."""
+    import hashlib
+
+    langs = {}
+    for lang in cli["languages"]:
+        langs[lang] = {
+            "usage": [{"args": list(c.args), "mentions": list(c.mentions)} for c in usage_cases(cli, lang)],
+            "valid": [
+                {"args": list(c.args), "benchmark": c.benchmark, "variant": c.variant, "params": c.params}
+                for c in run_cases(cli, lang)
+            ],
+        }
+    return {
+        "about": (
+            "Generated from spec/cli.json by `python tests/python/conformance/cases.py`; do not edit. "
+            "usage: the command line must exit with exit_codes.usage, print nothing on stdout and one "
+            "stderr line starting 'error: ' that contains every text in mentions. valid: the command "
+            "line must parse; under variant null or fair, params are what the record's params must be."
+        ),
+        "cli_json_sha256": hashlib.sha256(cli_bytes).hexdigest(),
+        "exit_codes": cli["exit_codes"],
+        "languages": langs,
+    }
+
+
+def parser_cases_text() -> str:
+    """The document with one case a line (small diffs when cli.json changes)."""
+    data = (SPEC_DIR / "cli.json").read_bytes()
+    doc = parser_cases_document(json.loads(data), data)
+    one = lambda v: json.dumps(v, sort_keys=True)  # noqa: E731
+    head = ",\n".join(f" {one(k)}: {one(doc[k])}" for k in ("about", "cli_json_sha256", "exit_codes"))
+    langs = []
+    for lang, kinds in doc["languages"].items():
+        parts = [f"  {one(kind)}: [\n" + ",\n".join(f"   {one(c)}" for c in cases) + "\n  ]" for kind, cases in kinds.items()]
+        langs.append(f"  {one(lang)}: {{\n" + ",\n".join(parts) + "\n  }")
+    return "{\n" + head + ',\n "languages": {\n' + ",\n".join(langs) + "\n }\n}\n"
+
+
+if __name__ == "__main__":
+    PARSER_CASES.parent.mkdir(exist_ok=True)
+    PARSER_CASES.write_text(parser_cases_text())
+    print(f"wrote {PARSER_CASES.relative_to(ROOT)}")

@@ -1,8 +1,8 @@
-"""Reports how many conformance cases spec/cli.json generated for each language."""
+"""Reports how many process-level conformance cases spec/cli.json generated per language."""
 
 from collections import Counter
 
-from .cases import all_cases, load_cli
+from .cases import load_cli, process_cases
 
 
 def pytest_collection_finish(session):
@@ -17,6 +17,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
     ran = getattr(config, "_conformance_ran", None)
     if not ran:
         return
-    generated = Counter(c.language for c in all_cases(load_cli()))
+    generated = Counter(c.language for c in process_cases(load_cli()))
     text = ", ".join(f"{lang} {n} (selected {ran.get(lang, 0)})" for lang, n in generated.items())
     terminalreporter.write_line(f"conformance cases generated from spec/cli.json per language: {text}")

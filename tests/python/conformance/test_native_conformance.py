@@ -1,9 +1,13 @@
-"""Every native executable against spec/cli.json and spec/native-record.schema.json.
+"""Every native executable against spec/cli.json and spec/native-record.schema.json,
+as a process: what only a real process can show.
 
-The cases are generated from the spec (cases.py); each is one process run as the
-harness runs it (the language's cli.json command and environment, at 1 core), and each
-record is validated with jsonschema. A language whose executable is not built is
-skipped with the build command to run.
+The cases are generated from the spec (cases.py, process_cases): every valid tiny run
+(each record validated with jsonschema), --version and --help, and a fixed sample of bad
+command lines per program (exit 2, one error line, nothing on stdout). The full set of
+bad command lines runs in process in each language's own test suite, from
+tests/conformance/parser-cases.json. Each case is one process run as the harness runs
+it (the language's cli.json command and environment, at 1 core). A language whose
+executable is not built is skipped with the build command to run.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ import pytest
 
 from serverbench import jdks
 
-from .cases import ROOT, Case, all_cases, load_cli, load_schema
+from .cases import ROOT, Case, load_cli, load_schema, process_cases
 
 pytestmark = pytest.mark.native
 
 CLI = load_cli()
 SCHEMA = load_schema()
-CASES = all_cases(CLI)
+CASES = process_cases(CLI)
 TIMEOUT_S = 60
 # What the cli.json command templates are filled with: small, within a 1 GiB budget.
 PLACEHOLDERS = {"cores": "1", "heap_mb": "256", "process_limit": "262144"}
