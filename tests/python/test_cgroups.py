@@ -303,6 +303,7 @@ def test_real_v1_child_takes_the_budget_and_kills_an_allocator_past_it():
     assert cgroups.refusal(REAL_PARENT, 64 * MiB) is None
 
 
+@pytest.mark.slow
 @real_v1
 def test_manifest_names_the_mechanism(tmp_path):
     d = run_sweep(

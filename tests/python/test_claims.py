@@ -186,6 +186,7 @@ def _growth(akka_jump: float, erl_jump: float = 1.0):
     return _spawn(t, n=7)  # 7 comparisons: Holm asks 99.3 % of a "no", beyond 5 vs 5 trials (99.2 %)
 
 
+@pytest.mark.slow
 def test_spawn_growth(tmp_path):
     assert check("C5", P_of(tmp_path / "a", _growth(3.0))).verdict == SUPPORTED
     c = check("C5", P_of(tmp_path / "b", _growth(1.0)))
@@ -205,6 +206,7 @@ def _tp(spec, spread=0.01, n=5):
     return S.throughput_runs({k: jit(v, spread=spread, n=n) for k, v in spec.items()})
 
 
+@pytest.mark.slow
 def test_go_throughput_2_5x(tmp_path):
     def run(sub, go, erl, akka, spread=0.01, n=5, odd=None):
         spec = {}
@@ -237,6 +239,7 @@ def test_random_effects_sees_inconsistent_configurations():
     assert tau > 0.4 and hi - lo > 0.8  # between-configuration spread widens the summary
 
 
+@pytest.mark.slow
 def test_erlang_vs_akka_scale(tmp_path):
     spec = {("erlang", 2, p): 10.0 for p in (1, 2, 16)} | {("scala_akka", 2, p): 8.0 for p in (1, 2, 16)}
     spec |= {("erlang", 2, 64): 5.0, ("scala_akka", 2, 64): 9.0}  # pairs > 20 on 2 cores: neither region
@@ -256,6 +259,7 @@ def test_erlang_vs_akka_scale(tmp_path):
     assert check("C7b", P3).verdict == CONTRADICTED
 
 
+@pytest.mark.slow
 def test_peak_at_pairs_equal_cores(tmp_path):
     def curve(c, peak_at):
         return {p: (10.0 if p == peak_at else 7.0) for p in (1, 2, 4, 8)}
@@ -290,6 +294,7 @@ def test_peak_at_pairs_equal_cores(tmp_path):
     assert c.verdict == NOT_TESTABLE and "core count >= 2" in c.summary
 
 
+@pytest.mark.slow
 def test_go_no_scaling_beyond_4(tmp_path):
     P = P_of(
         tmp_path / "a",
@@ -309,6 +314,7 @@ def test_go_no_scaling_beyond_4(tmp_path):
 # ------------------------------------------------------------------ all together
 
 
+@pytest.mark.slow
 def test_check_all_on_paper_like_sweep(tmp_path):
     P = P_of(tmp_path, S.paper_like_sweep(trials=5))
     V = claims.check_all(P)
@@ -412,6 +418,7 @@ def test_claims_registered_from_another_module(tmp_path):
         engine._CLAIMS.pop("Z9")
 
 
+@pytest.mark.slow
 def test_checks_on_the_papers_own_data(tmp_path):
     """The check definitions read the paper as it reads itself: on its own recorded values
     the spawn and scale claims it states are supported; the single-value figures (3 and 4b)
@@ -469,6 +476,7 @@ def _curve(peak_at, top=10.0, low=5.0):
     return {p: (top if p == peak_at else low) for p in PAIRS}
 
 
+@pytest.mark.slow
 def test_c11_akka_peak_near_62_pairs(tmp_path):
     def sweep(peaks, n=5, spread=0.01):
         spec = {}
@@ -491,6 +499,7 @@ def test_c11_akka_peak_near_62_pairs(tmp_path):
     assert check("C11", P_of(tmp_path / "d", small)).verdict == NOT_TESTABLE
 
 
+@pytest.mark.slow
 def test_c12_erlang_drop_after_peak(tmp_path):
     def sweep(last_value, n=5, spread=0.01):
         spec = {}
@@ -551,6 +560,7 @@ def _family(rng, n_true_no=0, m=16, n=8, effect=2.0):
     return out
 
 
+@pytest.mark.slow
 def test_holm_keeps_a_wrong_contradiction_below_5_percent():
     from serverbench.analysis.claims.familywise import holm
 
@@ -623,6 +633,7 @@ def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):
     """The paper's own statement for N <= 100,000 (Erlang and Go about equal, both faster than
     Akka), beside C4's at the largest N; runs above 100,000 do not decide it."""
@@ -643,6 +654,7 @@ def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):
     assert check("C4b", P_of(tmp_path / "d", S.spawn_runs({("erlang", 1000): jit(1.0)}))).verdict == NOT_TESTABLE
 
 
+@pytest.mark.slow
 def test_spawn_growth_decides_on_the_growing_heap_as_the_paper_ran_it(tmp_path):
     """C5: Akka's jump is looked for with the JVM growing its heap (no -Xms), as the paper
     ran it; the fixed heap's step is shown beside it and does not decide."""

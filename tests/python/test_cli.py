@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from serverbench import cli
 from test_records import SPEC_EXAMPLE, raw_line
 
@@ -18,6 +20,7 @@ def run(argv):
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_help_lists_the_subcommands():
     proc = subprocess.run([sys.executable, "-m", "serverbench", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
@@ -67,6 +70,7 @@ def test_run_all_rejects_unknown_arguments_before_doing_anything():
     assert proc.returncode == 2 and "--profiel" in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.native
 def test_build_rejects_an_unknown_language():
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "build.sh"), "cobol"], capture_output=True, text=True)
     assert proc.returncode == 2 and "cobol" in proc.stderr

@@ -68,6 +68,7 @@ def _flip_rate(expect, true_log_ratio: float, spread: float, seed: int, regime=(
         ("similar", lambda: RatioWithin(1 / 1.5, 1.5), lambda r: (math.log(r.yes_hi), math.log(r.no_above))),
     ],
 )
+@pytest.mark.slow
 def test_a_verdict_does_not_flip_between_sweeps_at_the_boundaries(name, expect, edges, spread, regime):
     with decision.using(spread):
         e = expect()

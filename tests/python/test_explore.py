@@ -20,6 +20,7 @@ def sweep():
     return explore.load_sweep(SWEEP)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("table", explore.tables())
 def test_every_table_can_be_explored(sweep, table):
     metric = explore.default_metric(table)

@@ -33,6 +33,7 @@ def _texts(fig):
     return "\n".join(out)
 
 
+@pytest.mark.slow
 def test_fig3(P):
     fig = fig3_pingping(P)
     assert len(fig.axes) == 3
@@ -44,6 +45,7 @@ def test_fig3(P):
     assert n_ref > n_noref  # the paper's values are extra lines
 
 
+@pytest.mark.slow
 def test_fig4_marks_failures(P):
     fig = fig4_spawn(P)
     t = _texts(fig)
@@ -64,6 +66,7 @@ def test_fig5_unrunnable_panels_say_so(P):
     assert "(a) 1 core" in t and "(f) 32 cores" in t and "Exchanges per minute" in t
 
 
+@pytest.mark.slow
 def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
     """Fig. 3 (a): 5 kB, Erlang vs Java threads vs Scala actors, the source cited on the panel,
     no paper values; drawn only when the sweep has one of those languages."""
@@ -86,6 +89,7 @@ def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
     assert len(fig_b_only.axes) == 1 and "(a)" not in _texts(fig_b_only)  # 5 kB only: no empty panels
 
 
+@pytest.mark.slow
 def test_a_figure_with_no_data_is_left_out(tmp_path):
     P = synthetic.processed_from(synthetic.pingping_runs({"go": [1.0, 1.1]}), tmp_path / "p")
     assert fig5_throughput(P) is None and fig4_spawn(P) is None
@@ -93,6 +97,7 @@ def test_a_figure_with_no_data_is_left_out(tmp_path):
     assert set(out) == {"fig3_pingping"} and not (tmp_path / "figs" / "fig5_throughput.png").exists()
 
 
+@pytest.mark.slow
 def test_save_png_and_pdf(P, tmp_path):
     out = figures.draw_all(P, tmp_path, show_reference=False)
     for key in ("fig3_pingping", "fig4_spawn", "fig5_throughput"):
@@ -101,6 +106,7 @@ def test_save_png_and_pdf(P, tmp_path):
             assert p.exists() and p.stat().st_size > 5000
 
 
+@pytest.mark.slow
 def test_figures_with_missing_benchmarks(tmp_path):
     recs = synthetic.pingping_runs({"go": [1.0, 1.1, 0.9], "erlang": [1.2, 1.1, 1.0]})
     recs += synthetic.throughput_runs({("go", 1, 1): [1.0, 1.1]})
@@ -114,6 +120,7 @@ def test_figures_with_missing_benchmarks(tmp_path):
     assert "not measured in this sweep" in t5 and "not runnable on this machine" in t5
 
 
+@pytest.mark.slow
 def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path):
     from serverbench.analysis import registry, report
 

@@ -2,9 +2,12 @@
 the processed tables and claim verdicts in tests/golden/expected/. Regenerate on purpose
 with `python -m serverbench golden --update` (it prints the diff)."""
 
+import pytest
+
 from serverbench.analysis import golden, stats
 
 
+@pytest.mark.slow
 def test_golden_sweep_gives_the_expected_tables_and_verdicts(tmp_path):
     gen = golden.build(tmp_path / "generated")
     diffs = golden.diff(golden.golden_dir() / "expected", gen)
@@ -15,6 +18,7 @@ def test_golden_sweep_gives_the_expected_tables_and_verdicts(tmp_path):
     assert (gen / "claims.csv").read_text().count("\n") >= 14  # header + 13 claims
 
 
+@pytest.mark.slow
 def test_golden_comparison_catches_a_perturbed_statistic(tmp_path, monkeypatch):
     """The best confidence n vs m trials can reach, off by a factor 2 (1 - 1/C(n+m, n)
     instead of 1 - 2/C(n+m, n)): the verdicts' reasons change, and the comparison says so."""
@@ -54,6 +58,7 @@ def _rewrite_floats(folder, change):
             csv.writer(f, lineterminator="\n").writerows(rows)
 
 
+@pytest.mark.slow
 def test_golden_comparison_ignores_the_last_bits_of_floats(tmp_path):
     """Another CPU's last bits (1e-13 relative, printed with another repr) are not a change."""
     gen = golden.build(tmp_path / "generated")
@@ -68,6 +73,7 @@ def test_golden_comparison_ignores_the_last_bits_of_floats(tmp_path):
     assert golden.diff(golden.golden_dir() / "expected", gen) == []
 
 
+@pytest.mark.slow
 def test_golden_comparison_names_a_changed_number_text_and_column(tmp_path):
     import csv
 

@@ -155,6 +155,7 @@ def test_raw_log_never_writes_a_bad_line(tmp_path):
     assert len(recs) == 1 and not skipped
 
 
+@pytest.mark.slow
 def test_torn_last_line_is_ended_not_glued(tmp_path):
     d = run_sweep(
         "smoke",
@@ -185,6 +186,7 @@ def test_torn_last_line_is_ended_not_glued(tmp_path):
     assert sweep.read_lines(d / "sessions.jsonl")[-2]["repaired_torn_line"] == 2
 
 
+@pytest.mark.slow
 def test_unreadable_line_is_reported_and_kept(tmp_path, capsys):
     ov = {**SMALL, "spawn.enabled": False}
     d = run_sweep(

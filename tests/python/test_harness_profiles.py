@@ -82,6 +82,7 @@ def test_missing_executable_names_the_build_command(tmp_path, monkeypatch):
         run_sweep("smoke", raw_root=tmp_path, progress=False, languages=["erlang"])
 
 
+@pytest.mark.slow
 def test_oversubscribe_runs_more_cores_than_cpus(tmp_path):
     c = len(os.sched_getaffinity(0)) + 1
     ov = {**SMALL, "spawn.enabled": False, "pingping.cores": [c]}
@@ -128,6 +129,7 @@ def test_profiles_needs_names_clients_and_servers():
     )
 
 
+@pytest.mark.slow
 def test_overhead_per_run_is_small(tmp_path):
     ov = {**SMALL, "defaults.trials": 5, "spawn.enabled": False}
     d = run_sweep(
@@ -175,6 +177,7 @@ def test_measurement_profiles_fix_no_seed():
         load_profile("quick", {"seed": -1})
 
 
+@pytest.mark.slow
 def test_sweeps_without_a_seed_draw_and_record_their_own(tmp_path):
     prof = _unseeded_smoke(tmp_path)
     kw = dict(raw_root=tmp_path / "raw", progress=False, overrides=MORE, commands=fakes(), languages=["go"])
@@ -187,6 +190,7 @@ def test_sweeps_without_a_seed_draw_and_record_their_own(tmp_path):
     assert _start(a)["seed"] == sa and _start(a)["already_ok"] == 6 and len(_start(a)["order"]) == 6
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_order(tmp_path, monkeypatch):
     from serverbench.harness import sweep
 

@@ -133,6 +133,7 @@ def test_cli_refuses_a_benchmark_the_language_lacks(tmp_path):
 
 
 # --- sharded sweeps -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_two_shards_make_the_whole_sweep(tmp_path):
     full = make_plan(load_profile("smoke", SHARDED))
     d0 = run_sweep(
@@ -198,6 +199,7 @@ def test_bad_shard_is_refused_and_nothing_written(tmp_path, arg, message):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_shard_of_another_plan_is_refused(tmp_path):
     run_sweep(
         "smoke", sweep_id="x", raw_root=tmp_path, progress=False, overrides=SHARDED, commands=fakes(), shard="0/2"
@@ -272,6 +274,7 @@ def test_records_carry_load_and_steal(tmp_path):
 
 
 # --- stability --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_stability_compares_independent_sweeps(tmp_path, monkeypatch):
     seen = []
 
@@ -332,6 +335,7 @@ SEARCH_ONLY = {
         ("20000", [1000, 4000, 16000, 64000, 40000, 28000], ["ok"] * 3 + ["timeout"] * 2 + ["crashed"], True),
     ],
 )
+@pytest.mark.slow
 def test_a_timed_out_step_is_bisected(tmp_path, monkeypatch, crash, expect_n, expect_status, established):
     monkeypatch.setenv("FAKE_LIMIT", "30000")
     if crash:
@@ -412,6 +416,7 @@ def test_gc_thrash_is_detected_from_the_log(tmp_path):
     assert calm.check() is None
 
 
+@pytest.mark.native
 def test_gc_thrash_ends_the_run_as_over_memory_budget(tmp_path):
     """A fake JVM writing a thrashing GC log is ended within a second or two, classified
     over_memory_budget with the GC log's reason."""

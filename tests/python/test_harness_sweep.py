@@ -26,6 +26,7 @@ from serverbench.harness import (
 
 
 # --- sweeps ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_sweep_records_every_status_and_goes_on(tmp_path):
     d = run_sweep(
         "smoke",
@@ -49,6 +50,7 @@ def test_sweep_records_every_status_and_goes_on(tmp_path):
     assert end["harness_overhead_s"]["n"] == 6
 
 
+@pytest.mark.slow
 def test_raw_log_manifest_and_sessions_hold_no_machine_paths(tmp_path):
     root = str(Path(paths.__file__).resolve().parents[3])
     d = run_sweep(
@@ -77,6 +79,7 @@ def test_portable_paths():
         assert paths.portable(other) == other
 
 
+@pytest.mark.slow
 def test_resume_retries_failures_and_skips_ok(tmp_path):
     state = tmp_path / "flaky-state"
     os.environ["FAKE_STATE"] = str(state)
@@ -99,6 +102,7 @@ def test_resume_retries_failures_and_skips_ok(tmp_path):
         del os.environ["FAKE_STATE"]
 
 
+@pytest.mark.slow
 def test_benchmark_subsets_share_one_sweep(tmp_path):
     d = run_sweep(
         "smoke",
@@ -126,6 +130,7 @@ def test_benchmark_subsets_share_one_sweep(tmp_path):
     assert latest_sweep(raw_root=tmp_path) == d and latest_sweep("quick", raw_root=tmp_path) is None
 
 
+@pytest.mark.slow
 def test_warmup_trials_and_order(tmp_path):
     ov = {**SMALL, "spawn.enabled": False, "defaults.trials": 3, "defaults.warmup": True}
     d = run_sweep("smoke", sweep_id="w", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes())
@@ -144,6 +149,7 @@ def test_warmup_trials_and_order(tmp_path):
     assert len(start["order"]) == 12 and start["seed"] == 1
 
 
+@pytest.mark.slow
 def test_not_runnable_core_counts_in_manifest(tmp_path):
     ov = {**SMALL, "spawn.enabled": False, "pingping.cores": [1, 4096], "pingping.skip_unavailable_cores": True}
     d = run_sweep("smoke", sweep_id="nr", raw_root=tmp_path, progress=False, overrides=ov, commands=fakes())
@@ -154,6 +160,7 @@ def test_not_runnable_core_counts_in_manifest(tmp_path):
     assert {r["cores"] for r in lines(d)} == {1}
 
 
+@pytest.mark.slow
 def test_max_processes_search(tmp_path):
     os.environ["FAKE_LIMIT"] = "30000"
     try:
@@ -191,6 +198,7 @@ def test_max_processes_search(tmp_path):
         del os.environ["FAKE_LIMIT"]
 
 
+@pytest.mark.slow
 def test_search_stops_at_memory_budget(tmp_path):
     os.environ["FAKE_BYTES_PER_PROCESS"] = "2000"
     try:
@@ -257,6 +265,7 @@ def _wait_lines(path, n, timeout=30):
     raise AssertionError(f"{path} never reached {n} lines")
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes_without_duplicates(tmp_path):
     p = _start_killable(tmp_path)
     runs = tmp_path / "k" / "runs.jsonl"
@@ -276,6 +285,7 @@ def test_killed_sweep_resumes_without_duplicates(tmp_path):
     assert len(keys) == len(set(keys)) == 8  # 2 languages x 2 R x 2 trials, none lost or doubled
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])  # Ctrl-C, and scancel's SIGTERM
 def test_ctrl_c_stops_cleanly(tmp_path, sig):
     p = _start_killable(tmp_path, sleep="30", langs="go")
@@ -304,6 +314,7 @@ def test_ctrl_c_stops_cleanly(tmp_path, sig):
     assert end["event"] == "end" and end["interrupted"] is True
 
 
+@pytest.mark.slow
 def test_second_stage_extra_rounds_of_whole_groups(tmp_path):
     """run_sweep(extra=...): k more rounds of every language of the groups asked for, numbered
     after the last trial and marked stage 2; the request is in the session's start line; a

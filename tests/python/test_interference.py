@@ -38,6 +38,7 @@ def test_the_harness_leaves_the_benchmarks_cpu_during_a_run():
         assert off is None and os.sched_getaffinity(0) == before
 
 
+@pytest.mark.slow
 def test_every_process_run_records_its_interference(tmp_path):
     d = run_sweep(
         "smoke",
@@ -53,6 +54,7 @@ def test_every_process_run_records_its_interference(tmp_path):
     assert isinstance(r["interfered"], bool) and records.raw_errors(r) is None
 
 
+@pytest.mark.slow
 def test_an_interfered_run_is_run_once_more_and_the_later_one_counts(tmp_path, monkeypatch):
     calls = []
 

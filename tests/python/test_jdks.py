@@ -30,12 +30,14 @@ def _java25() -> str:
         pytest.skip(str(e))
 
 
+@pytest.mark.native
 def test_release_of_the_installed_javas() -> None:
     assert jdks.java_major(_java17()) == 17
     assert jdks.java_major(_java25()) == 25
     assert jdks.java_major("/nonexistent/java") is None
 
 
+@pytest.mark.native
 def test_fill_replaces_only_the_placeholder() -> None:
     java = _java25()
     assert jdks.fill(["{java25}", "-Xss512k", "-jar", "{exe}"]) == [java, "-Xss512k", "-jar", "{exe}"]
@@ -54,6 +56,7 @@ def test_every_jvm_entry_names_a_jdk_its_command_fits() -> None:
                 assert spec["jdk"] >= jdks.OPTION_MIN_JDK[opt], (lang, opt)
 
 
+@pytest.mark.native
 def test_compact_headers_on_jdk17_names_option_and_release() -> None:
     java = _java17()
     argv = [java, "--sun-misc-unsafe-memory-access=allow", "-XX:+UseCompactObjectHeaders", "-jar", "x.jar"]
@@ -64,11 +67,13 @@ def test_compact_headers_on_jdk17_names_option_and_release() -> None:
     jdks.check("scala_pekko_jdk25_compact", [_java25(), *argv[1:]], 25)  # the right JDK passes
 
 
+@pytest.mark.native
 def test_wrong_release_names_both_and_how_to_install() -> None:
     with pytest.raises(jdks.JdkError, match=r"java_vthreads runs on JDK 25, but its java \(.*\) is JDK 17; "):
         jdks.check("java_vthreads", [_java17(), "-jar", "x.jar"], 25)
 
 
+@pytest.mark.native
 def test_missing_jdk_says_how_setup_installs_it(monkeypatch) -> None:
     monkeypatch.delenv("SERVERBENCH_JAVA99", raising=False)
     with pytest.raises(jdks.JdkError) as e:
@@ -93,6 +98,7 @@ def _run(langs: str, java25: str, tmp_path) -> subprocess.CompletedProcess:
         ("java_vthreads", "/nonexistent/java", "SERVERBENCH_JAVA25=/nonexistent/java is not a working java"),
     ],
 )
+@pytest.mark.native
 def test_harness_refuses_a_wrong_jdk_before_running(lang, java25, expect, tmp_path) -> None:
     if not contract.executable(lang).exists():
         pytest.skip(f"{lang} is not built ({contract.language(lang)['build']})")

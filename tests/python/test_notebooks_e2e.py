@@ -66,6 +66,7 @@ def test_notebook_kernelspec_is_the_registered_one(name):
     assert ks["display_name"] == spec.display_name
 
 
+@pytest.mark.e2e
 def test_print_pdf_with_headless_chromium(tmp_path):
     """paper/report.pdf is printed by Debian's headless chromium: a 3-page HTML gives a 3-page PDF."""
     from pypdf import PdfReader

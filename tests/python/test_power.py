@@ -86,6 +86,7 @@ def test_inconclusive_and_underpowered_is_labelled_so():
     assert t.loc["C4", "verdict"] == "inconclusive" and np.isnan(t.loc["C4", "power"])
 
 
+@pytest.mark.slow
 def test_the_sources_effects_come_from_their_own_numbers():
     ev = power.source_evidence_all()
     eff = power.source_effects(ev)

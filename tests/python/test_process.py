@@ -65,6 +65,7 @@ def test_retry_selection_warmup_and_counts(tmp_path):
     assert f.loc["timeout", "retried_ok"] == 0
 
 
+@pytest.mark.slow
 def test_tables_from_paper_like_sweep(tmp_path):
     recs = synthetic.paper_like_sweep(trials=3)
     manifest = {
@@ -130,6 +131,7 @@ def test_bad_raw_line_is_an_error_unless_skipped(tmp_path):
     assert json.loads(out["sweep"].read_text())["skipped_bad_lines"] == 1
 
 
+@pytest.mark.e2e
 def test_cli_process_figures_claims(tmp_path, monkeypatch):
     monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("SERVERBENCH_PAPER", str(tmp_path / "paper"))
@@ -147,6 +149,7 @@ def test_cli_process_figures_claims(tmp_path, monkeypatch):
     assert "no sweep folder" in err.getvalue()
 
 
+@pytest.mark.slow
 def test_report_tables(tmp_path):
     from serverbench.analysis import report
 

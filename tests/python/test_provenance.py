@@ -42,6 +42,7 @@ def test_every_committed_sweep_has_sums_of_exactly_its_committed_files():
         assert listed == files - {checksums.SUMS_NAME}, sid
 
 
+@pytest.mark.slow
 def test_validate_passes_on_the_committed_data():
     rc, out, err = _validate(ROOT / "data" / "raw")
     assert rc == 0, err
@@ -56,6 +57,7 @@ def sweep_copy(tmp_path):
     return dst
 
 
+@pytest.mark.slow
 def test_validate_detects_one_changed_byte_in_a_raw_log(sweep_copy):
     assert _validate(sweep_copy)[0] == 0
     runs = sweep_copy / "runs.jsonl"
@@ -74,6 +76,7 @@ def test_validate_detects_one_changed_byte_in_a_raw_log(sweep_copy):
     assert _validate(sweep_copy.parent)[0] == 1
 
 
+@pytest.mark.slow
 def test_validate_names_missing_and_unlisted_files(sweep_copy):
     (sweep_copy / "sessions.jsonl").unlink()
     (sweep_copy / "notes.txt").write_text("added later\n")
@@ -85,6 +88,7 @@ def test_validate_names_missing_and_unlisted_files(sweep_copy):
     assert ".lock" not in err
 
 
+@pytest.mark.slow
 def test_write_sums_then_validate(sweep_copy, tmp_path):
     (sweep_copy / checksums.SUMS_NAME).unlink()
     (sweep_copy / "runs.jsonl").write_bytes((sweep_copy / "runs.jsonl").read_bytes() + b"")
@@ -106,6 +110,7 @@ def test_write_sums_then_validate(sweep_copy, tmp_path):
     assert rc == 2 and "not a sweep folder" in err.getvalue()
 
 
+@pytest.mark.slow
 def test_a_malformed_sums_file_is_named(sweep_copy):
     (sweep_copy / checksums.SUMS_NAME).write_text("not a sum\n")
     rc, _, err = _validate(sweep_copy)
@@ -113,6 +118,7 @@ def test_a_malformed_sums_file_is_named(sweep_copy):
 
 
 # --- one version -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_version_is_the_same_everywhere():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" in pyproject["project"]["dynamic"]
@@ -230,6 +236,7 @@ def test_committed_sweeps_since_the_rule_come_from_a_clean_tree():
 
 
 # --- the paper's numbers ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_reference_csvs_rebuild_byte_for_byte_from_the_authors_spreadsheets(tmp_path):
     # data/reference/extract_reference.py needs openpyxl (the [reference] extra, in the lock)
     pytest.importorskip("openpyxl", reason="the [reference] extra is not installed")

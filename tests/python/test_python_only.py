@@ -104,6 +104,7 @@ def test_the_toolchains_are_hidden(python_only):
         assert shutil.which(tool, path=python_only["env"]["PATH"]), tool
 
 
+@pytest.mark.e2e
 def test_run_all_no_run_no_pdf_rerenders_paper_with_python_alone(python_only):
     tree, env = python_only["tree"], python_only["env"]
     report = tree / "paper" / "report.html"
@@ -147,6 +148,7 @@ def _text(nb) -> str:
     return "\n".join(x if isinstance(x, str) else "".join(x) for x in out)
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("lab", LABS)
 def test_each_lab_runs_read_only_on_the_committed_lab_sweep(python_only, lab):
     tree = python_only["tree"]
@@ -163,6 +165,7 @@ def test_each_lab_runs_read_only_on_the_committed_lab_sweep(python_only, lab):
     assert "correct" in text or "no answer yet" in text
 
 
+@pytest.mark.notebook
 def test_explore_runs_with_python_alone(python_only):
     tree = python_only["tree"]
     out = python_only["base"] / "explore.ipynb"
@@ -197,6 +200,7 @@ def test_an_installed_package_finds_the_checkout_it_is_used_from(monkeypatch, tm
         ("", "1", ["Erlang", "Go (go)", "JDK", "Maven", "gcc", "Node.js"], ["chromium"]),
     ],
 )
+@pytest.mark.e2e
 def test_setup_checks_only_the_toolchains_of_the_languages_asked_for(tmp_path, languages, no_pdf, named, not_named):
     # no toolchain and no apt-get: set-up stops at its first step, naming what is missing and how to get it
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVERBENCH_")}

@@ -290,6 +290,7 @@ def test_validate_prints_the_line_that_is_not_utf8(tmp_path):
     assert out.getvalue() == f"{f}: 2 valid line(s), 1 bad\n"
 
 
+@pytest.mark.slow
 def test_a_shard_file_line_that_is_not_utf8(tmp_path, capsys):
     """A sharded sweep's runs.<i>.jsonl: the loader names file and line and reads the rest;
     the resumed shard names the line, leaves it as it is and re-runs only that run."""

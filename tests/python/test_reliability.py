@@ -32,6 +32,7 @@ def _log_ratio_sd(frame, spread, copies=4000, seed=3, processes=None):
     return float(np.std(out)), float(np.mean(out))
 
 
+@pytest.mark.slow
 def test_a_copy_moves_by_both_sweeps_between_effects_and_both_sampling_errors():
     """A re-run's log ratio differs from this sweep's by two between-sweep effects (2 s^2)
     and two sampling errors: the redrawn rounds give the re-run's (sd_d^2 / n, d the
@@ -104,6 +105,7 @@ def _separation_predictions(delta, sweeps=200, copies=40, seed=5):
     return truth, np.array(preds)
 
 
+@pytest.mark.slow
 def test_the_probability_of_separating_two_samples_is_not_overconfident():
     """Issue 26's Intel sweeps: C11 (a pair count excluded from Akka's peak set) was called
     robust at P(contradicted) 0.95 and was contradicted in 3 of 5. With a normal truth
@@ -136,6 +138,7 @@ def _ratio_sd_of(frame, processes):
     return _log_ratio_sd(frame, 0.0, copies=2000, seed=2, processes=processes)[0]
 
 
+@pytest.mark.slow
 def test_a_calm_configuration_in_a_noisy_table_is_not_taken_for_calm():
     """Issue 26, C2: Go's 5 kB ping-ping ran at 0.060-0.064 s in one sweep and 0.044-0.075 s
     in the next; copies that took the calm sweep's sd for the truth called C2 robust at P
@@ -154,6 +157,7 @@ def test_a_calm_configuration_in_a_noisy_table_is_not_taken_for_calm():
     assert among_noisy < _ratio_sd_of(_table([noisy] * 6), 1)
 
 
+@pytest.mark.slow
 def test_a_cell_with_one_round_moves_by_the_between_sweep_effect_only():
     frame = _cell_frame([0.5], [0.25])
     got, _ = _log_ratio_sd(frame, 0.05)
@@ -279,6 +283,7 @@ def test_a_stage_with_no_budget_here_may_have_one_in_a_re_run(c4_sweep):
     assert _left(c4, P) == {}
 
 
+@pytest.mark.slow
 def test_a_claim_the_stage_decided_is_decided_only_when_a_re_run_s_stage_reaches_it(tmp_path, quiet_machine):
     """The mirror case (issue 26, 17:43 sweep): the second stage gave C5 and C6 three more
     rounds and they were decided, and the copies, redrawing all eight rounds, called them
@@ -367,6 +372,7 @@ def test_robust_means_p_at_least_0_9_beyond_the_copies_monte_carlo_error():
     assert reliability.label(1.0, 1.0, copies=10) == reliability.NEITHER  # 0.05^(1/10) = 0.74
 
 
+@pytest.mark.slow
 def test_the_copies_give_the_same_probabilities_in_one_process_or_several(tmp_path, quiet_machine):
     """Copy i draws from its own stream (seed, i): splitting the copies between processes
     (the report's default on a multi-core machine) changes nothing."""

@@ -1,6 +1,7 @@
 """The same raw logs render to the same bytes: figures and the HTML report."""
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -46,6 +47,7 @@ def test_report_html_does_not_depend_on_random_ids(tmp_path):
     assert a == b
 
 
+@pytest.mark.slow
 def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
     """Processing one raw sweep under two PYTHONHASHSEEDs writes the same bytes (runs.csv's
     search_* columns once came out in set order, so a fresh clone could dirty the tree)."""

@@ -83,6 +83,7 @@ def _text(page) -> str:
     return " ".join(page.extract_text().split())
 
 
+@pytest.mark.e2e
 @needs_chromium
 def test_printed_report_shows_the_whole_claims_table(tmp_path, monkeypatch):
     from pypdf import PdfReader

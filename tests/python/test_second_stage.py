@@ -78,6 +78,7 @@ def test_candidates_are_the_undecided_comparisons_of_inconclusive_claims():
     assert 0.0 < got[0].p_decide <= 1.0
 
 
+@pytest.mark.slow
 def test_the_committed_quick_sweep_gets_a_second_stage_within_its_budget():
     """On real stage-1 data: the choice is deterministic, priced within the budget, and names
     only configurations of the plan (harness.plan.Plan.extra_rounds accepts them)."""
@@ -101,6 +102,7 @@ def test_the_committed_quick_sweep_gets_a_second_stage_within_its_budget():
     assert no_stage is None
 
 
+@pytest.mark.slow
 def test_the_deadline_caps_the_second_stage_on_a_slow_machine():
     """A slower CPU takes longer over stage 1 (the Intel Xeon of issue 26: 721-772 s where
     the AMD EPYC took ~620 s); the second stage gets only what stage 1 left of deadline_s,
@@ -159,6 +161,7 @@ def _two_stage(expect, rng, true_log_ratio, spread, within=WITHIN_SD, slow=0.0):
     return c
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spread", [decision.MIN_SPREAD_LOG, 0.12])
 @pytest.mark.parametrize("name, expect", [("order", order_below), ("similar", lambda: RatioWithin(1 / 1.5, 1.5))])
 def test_two_stages_do_not_flip_between_sweeps_at_the_boundaries(name, expect, spread):
@@ -184,6 +187,7 @@ def test_two_stages_do_not_flip_between_sweeps_at_the_boundaries(name, expect, s
 @pytest.mark.parametrize(
     "label, within, slow", [("equal spreads", 0.2, 0.0), ("bimodal: 20 % of runs slowed by half", 0.1, 0.2)]
 )
+@pytest.mark.slow
 def test_two_stage_intervals_still_cover_the_true_ratio(label, within, slow):
     rng = np.random.default_rng(7)
     true, reps, hit, levels, extended = math.log(0.75), 1200, 0, [], 0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from serverbench.analysis import sourcedata
 
 
+@pytest.mark.slow
 def test_the_write_ups_numbers_are_checked_and_say_why_they_cannot_decide():
     t = sourcedata.source_verdicts().set_index("id")
     assert list(t.index) == ["E1", "E2", "E3", "E4", "T1", "T1b", "T2", "T3"]

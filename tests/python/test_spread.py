@@ -86,6 +86,7 @@ def _sweeps(tmp_path, cpu_models, seed=0):
     return out
 
 
+@pytest.mark.slow
 def test_measuring_one_kind_keeps_the_others_rows(tmp_path):
     out = tmp_path / "spread"
     intel = _sweeps(tmp_path / "a", ["Intel Xeon"] * 3)

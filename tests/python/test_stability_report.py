@@ -3,6 +3,8 @@
 import shutil
 from pathlib import Path
 
+import pytest
+
 from serverbench.analysis import stability_report
 from serverbench.analysis.registry import REG, load
 
@@ -23,6 +25,7 @@ def test_repeats_are_found_by_name_and_need_a_sibling(tmp_path):
     assert stability_report.repeats_of(tmp_path / "s-rx") == []
 
 
+@pytest.mark.slow
 def test_section_shows_every_repeat_and_agreement(tmp_path):
     for name in ("g-r1", "g-r2"):
         shutil.copytree(GOLDEN, tmp_path / name)
@@ -36,6 +39,7 @@ def test_section_shows_every_repeat_and_agreement(tmp_path):
     assert len(section.render(_P(tmp_path / "nothing-here"))) == 1  # not a repeat: one sentence
 
 
+@pytest.mark.slow
 def test_a_repeat_that_differs_shows_no(tmp_path):
     for name in ("h-r1", "h-r2"):
         shutil.copytree(GOLDEN, tmp_path / name)
@@ -46,6 +50,7 @@ def test_a_repeat_that_differs_shows_no(tmp_path):
     assert (table.loc[table["agree"] == "NO", "h-r1"] != table.loc[table["agree"] == "NO", "h-r2"]).all()
 
 
+@pytest.mark.slow
 def test_a_sweep_outside_a_stability_run_is_set_beside_the_newest_one(tmp_path):
     import json
 

@@ -131,6 +131,7 @@ def _samples_with_u(n, m, u, rng):
     return rng.permutation(x), rng.permutation(y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,m", [(1, 4), (3, 3), (5, 5), (6, 9), (11, 4), (12, 12), (20, 17)])
 def test_mwu_null_pmf_gives_scipys_exact_p_values(n, m):
     """p-values from the pmf equal scipy.stats.mannwhitneyu(method="exact") (public API):
@@ -199,6 +200,7 @@ SIZES = [(3, 3), (5, 5), (7, 7), (5, 9), (10, 10)]
 COVERAGE_REPS = 5000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", list(NOISE))
 def test_ratio_ci_coverage_on_synthetic_data(noise):
     """Thousands of simulated pairs with a known ratio (2.5): the share of intervals that

@@ -251,6 +251,7 @@ def test_bad_sweep_folders(tmp_path):
 
 
 # --- the explorer's functions on the two committed sweeps -------------------------------------
+@pytest.mark.slow
 @pytest.mark.skipif(not (SAMPLE.exists() and TARGETS.exists()), reason="committed sample sweeps not present")
 def test_explore_compares_the_two_committed_sweeps():
     a, b = explore.load_sweep(SAMPLE), explore.load_sweep(TARGETS)

@@ -83,6 +83,7 @@ def test_notebook_is_thin_parameterised_and_clean(path):
     assert sum(len(c.source.splitlines()) for c in nb.cells if c.cell_type == "code") < 60
 
 
+@pytest.mark.notebook
 def test_explorer_compares_the_committed_sweeps(tmp_path):
     if not all(p.exists() for p in COMMITTED):
         pytest.skip("the committed sample sweeps are not in this checkout")
@@ -101,6 +102,7 @@ def test_explorer_compares_the_committed_sweeps(tmp_path):
         assert "Traceback" not in text
 
 
+@pytest.mark.notebook
 def test_explorer_bad_sweep_is_one_clear_message(tmp_path):
     with pytest.raises(pm.PapermillExecutionError) as e:
         _execute(EXPLORE, tmp_path / "bad.ipynb", sweep_a=str(tmp_path / "no-such-sweep"), sweep_b=None)
@@ -119,6 +121,7 @@ def test_explorer_bad_sweep_is_one_clear_message(tmp_path):
         ("lab3_throughput_vs_cores", {"pairs": [0]}, "out of range"),
     ],
 )
+@pytest.mark.notebook
 def test_lab_bad_input_is_one_clear_first_output(tmp_path, lab, params, message):
     with pytest.raises(pm.PapermillExecutionError):
         _execute(TEACHING / f"{lab}.ipynb", tmp_path / "out.ipynb", **params)
@@ -127,6 +130,7 @@ def test_lab_bad_input_is_one_clear_first_output(tmp_path, lab, params, message)
     assert len(first.traceback) == 1 and message in first.traceback[0], first.traceback
 
 
+@pytest.mark.notebook
 def test_lab_on_a_folder_without_valid_records(tmp_path):
     bad = tmp_path / "broken-sweep"
     bad.mkdir()

@@ -1,7 +1,7 @@
 %% The parser's own logic on a made-up spec that has what the real one may not have
 %% yet (roles, per-language benchmarks, roles and variants, each kind of bound), and
 %% the built-in copy of spec/cli.json being current. Every flag and bad value of the
-%% real spec is driven through the built escript by tests/python/conformance.
+%% real spec is checked in process by sb_parser_cases_tests (tests/conformance/parser-cases.json).
 -module(sb_cli_tests).
 -include_lib("eunit/include/eunit.hrl").
 

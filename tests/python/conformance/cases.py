@@ -397,7 +397,9 @@ def parser_cases_text() -> str:
     head = ",\n".join(f" {one(k)}: {one(doc[k])}" for k in ("about", "cli_json_sha256", "exit_codes"))
     langs = []
     for lang, kinds in doc["languages"].items():
-        parts = [f"  {one(kind)}: [\n" + ",\n".join(f"   {one(c)}" for c in cases) + "\n  ]" for kind, cases in kinds.items()]
+        parts = [
+            f"  {one(kind)}: [\n" + ",\n".join(f"   {one(c)}" for c in cases) + "\n  ]" for kind, cases in kinds.items()
+        ]
         langs.append(f"  {one(lang)}: {{\n" + ",\n".join(parts) + "\n  }")
     return "{\n" + head + ',\n "languages": {\n' + ",\n".join(langs) + "\n }\n}\n"
 

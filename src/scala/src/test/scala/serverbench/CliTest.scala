@@ -10,7 +10,7 @@ import TestSupport._
 /** The parser's own logic on a made-up spec that has what the real one may not have yet
   * (roles, per-language benchmarks, roles and variants, each kind of bound), and the
   * copy of spec/cli.json in the jar being current. Every flag and bad value of the real
-  * spec is driven through the built jar by tests/python/conformance. */
+  * spec is checked in process by ParserCasesTest (tests/conformance/parser-cases.json). */
 class CliTest {
   private val testSpec = Cli.Spec.fromString(
     """{"languages": {
