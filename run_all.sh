@@ -23,7 +23,8 @@ usage: ./run_all.sh [--profile NAME|FILE.toml] [--no-run] [--sweep-id ID]
   --no-reference  do not overlay the paper's own values on the figures
   --no-pdf        write paper/report.html only (no chromium needed)
   --allow-dirty   record a sweep although tracked files differ from the commit
-                  (refused by default: the manifest's commit would not say what ran)
+                  (refused by default: the manifest's commit would not say what ran;
+                  what the pipeline writes, paper/ and data/, does not count)
 
 Outputs: data/raw/<sweep-id>/ (raw logs), data/processed/<sweep-id>/ (tables),
 paper/figures/ (PNG, PDF), paper/report.html, paper/executed/ (executed notebooks).

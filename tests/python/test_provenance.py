@@ -259,3 +259,27 @@ def test_the_reference_csvs_rebuild_byte_for_byte_from_the_authors_spreadsheets(
     assert len(committed) >= 6
     for name in committed:
         assert (copy / name).read_bytes() == (ref / name).read_bytes(), name
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+def test_only_what_decides_a_run_makes_the_tree_dirty(tmp_path):
+    """What the pipeline writes (paper/, data/processed/, data/raw/) is not a change to the
+    code that ran: a second ./run_all.sh in one clone must not be refused."""
+    from serverbench.harness.environment import git_info
+
+    _git(tmp_path, "init", "-q")
+    for rel in ("paper/report.html", "data/processed/t.csv", "data/raw/s/runs.jsonl", "src/a.py", "run_all.sh"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("1\n")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    assert git_info(tmp_path)["dirty"] is False
+    for rel in ("paper/report.html", "data/processed/t.csv", "data/raw/s/runs.jsonl"):
+        (tmp_path / rel).write_text("2\n")
+    assert git_info(tmp_path)["dirty"] is False
+    (tmp_path / "run_all.sh").write_text("2\n")
+    assert git_info(tmp_path)["dirty"] is True
+    assert git_info(tmp_path / "nowhere")["dirty"] is None

@@ -136,8 +136,8 @@ def refuse_dirty(raw_dir, allow_dirty: bool) -> None:
         return
     if git_info().get("dirty"):
         raise _usage(
-            "tracked files differ from the commit (git status): commit them first, or pass --allow-dirty "
-            "to record the sweep anyway (its manifest then says dirty: true)"
+            "tracked files outside paper/ and data/ differ from the commit (git status): commit them first, "
+            "or pass --allow-dirty to record the sweep anyway (its manifest then says dirty: true)"
         )
 
 

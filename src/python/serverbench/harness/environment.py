@@ -113,15 +113,32 @@ def contention_fields(before: dict, cpus: list[int]) -> dict:
 
 
 # --- git and runtime versions ---------------------------------------------------------------
-def git_info() -> dict:
-    root = Path(__file__).resolve().parents[4]
+# What the pipeline itself writes: a change there says nothing about the code that ran, so
+# a second ./run_all.sh in one clone (which re-renders paper/) is not refused as dirty.
+PIPELINE_OUTPUTS = ("paper", "data/processed", "data/raw")
+
+
+def git_info(root: Path | None = None) -> dict:
+    """The checkout's commit, and whether a tracked file that decides what runs (anything
+    but PIPELINE_OUTPUTS) differs from it; None for both outside a git checkout."""
+    root = root or Path(__file__).resolve().parents[4]
     out = {"commit": None, "dirty": None}
     try:
         out["commit"] = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20, check=True
         ).stdout.strip()
         st = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "-C",
+                str(root),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                *(f":(exclude){p}" for p in PIPELINE_OUTPUTS),
+            ],
             capture_output=True,
             text=True,
             timeout=20,
