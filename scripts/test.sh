@@ -8,6 +8,7 @@
 #                  unit tests whose toolchain is present (needs .venv; ~2-6 min)
 #   SUITE          any of: go erlang rust_tokio scala java scala_actors scala_pekko
 #                  scala_akka24 java_vthreads lint python python-unit python-integration
+#                  (python: every tier; python-integration: every tier but the unit one)
 # Extra pytest arguments can be passed with PYTEST_ARGS (e.g. PYTEST_ARGS="-k claims").
 #
 # The language suites build as they test (a JVM suite's `mvn package` compiles, tests and
@@ -53,10 +54,14 @@ jvm_suite() {
   [ "$fast" = 1 ] && goal=test
   run_suite "$name" bash -c 'cd "$0" && mvn -q -B "$1" "${@:2}"' "$dir" "$goal" "$@"
 }
-pytest_suite() {  # pytest_suite NAME MARK-EXPRESSION
+pytest_suite() {  # pytest_suite NAME MARK-EXPRESSION [PYTEST-ARGS...]
   eval "local pyargs=(${PYTEST_ARGS:-})"
-  run_suite "$1" "$VPY" -m pytest -q -p no:cacheprovider -m "$2" "${pyargs[@]}"
+  run_suite "$1" "$VPY" -m pytest -q -p no:cacheprovider --durations=15 -m "$2" "${@:3}" "${pyargs[@]}"
 }
+# Tests that start no native program run on every CPU (pytest-xdist); those that do run
+# one at a time, so that their timings and the harness's interference checks are not
+# disturbed by other tests.
+CPUS="$(nproc 2>/dev/null || echo 1)"
 UNIT='not (native or notebook or e2e or slow or slurm)'
 
 for s in "${suites[@]}"; do
@@ -92,14 +97,15 @@ for s in "${suites[@]}"; do
     lint)   run_suite lint bash -c '"$0" -m ruff check src/python tests/python &&
                                     "$0" -m ruff format --check src/python tests/python &&
                                     "$0" -m mypy && "$0" -m serverbench docs --check' "$VPY" ;;
-    python-unit) pytest_suite python-unit "$UNIT" ;;
+    python-unit) pytest_suite python-unit "$UNIT" -n "$CPUS" ;;
     # the other tiers need every program: build what the language suites did not (c, the
     # runtimes of nodejs and the Python servers; the rest is up to date, so this is quick)
     python-integration|python)
             scripts/build.sh || true
             scripts/build.sh nodejs python_servers || true
-            if [ "$s" = python ]; then pytest_suite python ''
-            else pytest_suite python-integration "not ($UNIT)"; fi ;;
+            if [ "$s" = python ]; then pytest_suite python "not native" -n "$CPUS"
+            else pytest_suite python-integration "not ($UNIT) and not native" -n "$CPUS"; fi
+            pytest_suite python-native native ;;
     *) printf 'test: error: unknown suite %q (known: %s python-unit python-integration)\n' "$s" "${all[*]}" >&2; exit 2 ;;
   esac
 done

@@ -67,17 +67,6 @@ def test_notebook_kernelspec_is_the_registered_one(name):
 
 
 @pytest.mark.e2e
-def test_print_pdf_with_headless_chromium(tmp_path):
-    """paper/report.pdf is printed by Debian's headless chromium: a 3-page HTML gives a 3-page PDF."""
-    from pypdf import PdfReader
-
-    page = '<div style="page-break-after: always">page {}</div>'
-    (tmp_path / "r.html").write_text("<html><body>" + "".join(page.format(i) for i in range(3)) + "</body></html>")
-    pdf = pipeline.print_pdf(tmp_path / "r.html", tmp_path / "r.pdf")
-    assert pdf.exists() and len(PdfReader(pdf).pages) == 3
-
-
-@pytest.mark.e2e
 @pytest.mark.native
 def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
     missing = [str(b) for b in BINARIES if not b.exists()]

@@ -166,13 +166,24 @@ def test_each_lab_runs_read_only_on_the_committed_lab_sweep(python_only, lab):
 
 
 @pytest.mark.notebook
-def test_explore_runs_with_python_alone(python_only):
+@pytest.mark.parametrize("table", ["pingping", "throughput"])
+def test_explore_compares_the_committed_sweeps_with_python_alone(python_only, table):
+    """The explorer in a checkout with no toolchain: two committed sweeps side by side,
+    their ratio and interval, and a setting that differs between them named."""
     tree = python_only["tree"]
-    out = python_only["base"] / "explore.ipynb"
-    proc = _papermill(python_only, tree / "notebooks" / "explore.ipynb", out)
+    out = python_only["base"] / f"explore-{table}.ipynb"
+    a, b = "quick-20261121T134551Z", "targets-20261121T134056Z"
+    if not all((tree / "data" / "raw" / s).exists() for s in (a, b)):
+        pytest.skip("the committed sample sweeps are not in this checkout")
+    params = ("-p", "sweep_a", a, "-p", "sweep_b", b, "-p", "table", table, "-p", "kind", "violin")
+    proc = _papermill(python_only, tree / "notebooks" / "explore.ipynb", out, *params)
     assert proc.returncode == 0, proc.stderr[-3000:]
     nb = nbformat.read(out, as_version=4)
     assert any(o.get("output_type") == "display_data" for c in nb.cells for o in c.get("outputs", []))
+    text = _text(nb)
+    assert "B / A" in text and "ci_level" in text
+    assert "runtime[erlang]" in text and "differs" in text
+    assert "Traceback" not in text
 
 
 def test_an_installed_package_finds_the_checkout_it_is_used_from(monkeypatch, tmp_path):

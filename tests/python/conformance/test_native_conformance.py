@@ -1,9 +1,10 @@
 """Every native executable against spec/cli.json and spec/native-record.schema.json,
 as a process: what only a real process can show.
 
-The cases are generated from the spec (cases.py, process_cases): every valid tiny run
-(each record validated with jsonschema), --version and --help, and a fixed sample of bad
-command lines per program (exit 2, one error line, nothing on stdout). The full set of
+The cases are generated from the spec (cases.py, process_cases): one valid tiny run per
+(language, benchmark, variant), each record validated with jsonschema, --version and
+--help, and a fixed sample of bad command lines per program (exit 2, one error line,
+nothing on stdout). The full set of
 bad command lines runs in process in each language's own test suite, from
 tests/conformance/parser-cases.json. Each case is one process run as the harness runs
 it (the language's cli.json command and environment, at 1 core). A language whose
