@@ -27,46 +27,6 @@ def test_other_cpu_time_is_the_cpus_busy_time_minus_the_runs_own():
     assert interference.fields(None, None, [1], {**rec, "steal_share": None})["interfered"] is None
 
 
-def test_a_socket_runs_client_server_and_harness_are_its_own_time():
-    """The socket benchmark's own processes are the benchmark, not interference: an idle
-    echo run whose client and server took the CPUs' busy time is not flagged."""
-    rec = {"wall_s": 1.0, "user_cpu_s": 0.5, "system_cpu_s": 0.3, "steal_share": 0.0}
-    rec["server"] = {"user_cpu_s": 0.6, "system_cpu_s": 0.4}
-    busy = int(2.0 * CLK_TCK)  # both CPUs busy for the 1.1 s span: 1.8 s client + server, 0.1 s harness
-    own = interference.fields(0, busy, [0, 1], rec, wall_s=1.1, also_own_s=0.1)
-    assert own["other_cpu_s"] == pytest.approx(0.1, abs=1.0 / CLK_TCK) and own["interfered"] is False
-    assert own["other_cpu_share"] == pytest.approx(0.1 / 2.2, abs=0.01)
-    client_only = interference.fields(0, busy, [0, 1], {**rec, "server": {}}, wall_s=1.1)
-    assert client_only["other_cpu_share"] is None  # the server's time unknown: not measured, not guessed
-    other = interference.fields(0, busy + int(0.5 * CLK_TCK), [0, 1], rec, wall_s=1.1, also_own_s=0.1)
-    assert other["interfered"] is True
-
-
-def test_a_sweep_that_measures_each_run_ignores_the_load_average(tmp_path):
-    """The load average before a run counts the sweep's own previous run; once runs are
-    measured, only their own measure (and steal) says contended."""
-    import pandas as pd
-
-    from serverbench.analysis import report
-
-    runs = pd.DataFrame(
-        {
-            "warmup": False,
-            "table": "echo_flood",
-            "language": "go",
-            "load_avg_1m_before": [3.0, 3.0, 0.1, 3.0],
-            "steal_share": [0.0, 0.0, 0.0, 0.0],
-            "other_cpu_share": [0.01, 0.3, 0.01, None],
-            "interfered": [False, True, False, None],
-        }
-    )
-    P = type("P", (), {"runs": runs, "info": {"logical_cpus": 2}})()
-    assert report.contention_flags(P)["contended"].tolist() == [False, True, False, False]
-    old = runs.drop(columns=["interfered", "other_cpu_share"])
-    P = type("P", (), {"runs": old, "info": {"logical_cpus": 2}})()
-    assert report.contention_flags(P)["contended"].tolist() == [True, True, False, True]
-
-
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs a second CPU to move the harness to")
 def test_the_harness_leaves_the_benchmarks_cpu_during_a_run():
     allowed = sorted(os.sched_getaffinity(0))
@@ -78,7 +38,6 @@ def test_the_harness_leaves_the_benchmarks_cpu_during_a_run():
         assert off is None and os.sched_getaffinity(0) == before
 
 
-@pytest.mark.slow
 def test_every_process_run_records_its_interference(tmp_path):
     d = run_sweep(
         "smoke",
@@ -94,7 +53,6 @@ def test_every_process_run_records_its_interference(tmp_path):
     assert isinstance(r["interfered"], bool) and records.raw_errors(r) is None
 
 
-@pytest.mark.slow
 def test_an_interfered_run_is_run_once_more_and_the_later_one_counts(tmp_path, monkeypatch):
     calls = []
 

@@ -211,11 +211,10 @@ def show_evidence(verdicts) -> None:
 # ------------------------------------------------------------------ contention
 
 # Raw-record fields (flattened) the harness records around each run, by what they mean;
-# the first one present is used. A run records its interference
+# the first one present is used. Since issue 26 a process run records its interference
 # (harness/interference.py: other processes' CPU time on its CPUs, steal) and is flagged
-# `interfered` over limits fixed in advance, socket runs included (their client, server
-# and harness are the run's own); older logs fall back to the load average before the run
-# (>= its logical CPUs: the machine was busy) or the steal.
+# `interfered` over limits fixed in advance; older logs fall back to the load average
+# before the run (>= its logical CPUs: the machine was busy) or the steal.
 LOAD_FIELDS = ("load_avg_1m_before", "contention.load_avg_1m_before", "loadavg_1m_before", "load_avg_1m")
 STEAL_FIELDS = ("steal_share", "contention.steal_share", "cpu_steal_share")
 STEAL_LIMIT = interference.STEAL_LIMIT
@@ -239,12 +238,10 @@ def contention_flags(P: Processed) -> pd.DataFrame:
     load = d[load_c] if load_c else pd.Series(float("nan"), index=d.index)
     steal = d[steal_c] if steal_c else pd.Series(float("nan"), index=d.index)
     d["load_avg_1m_before"], d["steal_share"] = load, steal
-    if "interfered" in d.columns and d["interfered"].notna().any():
-        # measured per run: replaces the load-average guess for the whole sweep (a run the
-        # harness could not measure, such as one refused before it started, is not counted)
-        d["contended"] = (d["interfered"].astype(str).str.lower() == "true") | (steal >= STEAL_LIMIT)
-    else:  # older logs: the load average before the run, or the steal
-        d["contended"] = (load >= cpus) | (steal >= STEAL_LIMIT)
+    d["contended"] = (load >= cpus) | (steal >= STEAL_LIMIT)
+    if "interfered" in d.columns and d["interfered"].notna().any():  # measured: replaces the guess
+        measured = d["interfered"].notna()
+        d.loc[measured, "contended"] = d.loc[measured, "interfered"].astype(str).str.lower() == "true"
     if "other_cpu_share" not in d.columns:
         d["other_cpu_share"] = float("nan")
     return d[["table", "language", "load_avg_1m_before", "steal_share", "other_cpu_share", "contended"]]

@@ -10,10 +10,9 @@ one free (`harness_off`), so its watchdog and bookkeeping do not count as interf
 
 other_cpu_s = busy ticks of the run's CPUs during it (user, nice, system, irq, softirq of
 /proc/stat) / CLK_TCK - the run's own user + system CPU seconds (wait4), floored at 0;
-other_cpu_share = other_cpu_s / (wall seconds x the run's CPUs). A socket run's own CPU
-time is its client's and its server's (each reaped with wait4) and the harness's while it
-drove them (its CPUs are all the harness's, so none is left to move it to); its wall time
-is the span between the two readings, server start and stop included.
+other_cpu_share = other_cpu_s / (wall seconds x the run's CPUs). Processes of the family
+'process' only: a socket run's CPUs hold its client and server, whose CPU time is known
+separately.
 """
 
 from __future__ import annotations
@@ -37,36 +36,12 @@ def busy_ticks(cpus: list[int]) -> int | None:
     return sum(n[0] + n[1] + n[2] + sum(n[5:7]) for n in lines)
 
 
-def own_cpu_s(rec: dict) -> float | None:
-    """The run's own user + system CPU seconds: a process run's, or a socket run's client
-    and server together; None when a part was not measured."""
-    parts = [rec]
-    if isinstance(rec.get("server"), dict):
-        parts.append(rec["server"])
-    total = 0.0
-    for part in parts:
-        if part.get("user_cpu_s") is None or part.get("system_cpu_s") is None:
-            return None
-        total += part["user_cpu_s"] + part["system_cpu_s"]
-    return total
-
-
-def fields(
-    busy_before: int | None,
-    busy_after: int | None,
-    cpus: list[int],
-    rec: dict,
-    *,
-    wall_s: float | None = None,
-    also_own_s: float = 0.0,
-) -> dict:
-    """The raw record's interference fields for a finished run: wall_s defaults to the
-    record's, also_own_s is CPU time on these CPUs that is the run's own beyond
-    own_cpu_s(rec) (a socket run's harness)."""
-    wall, own = wall_s if wall_s is not None else rec.get("wall_s"), own_cpu_s(rec)
+def fields(busy_before: int | None, busy_after: int | None, cpus: list[int], rec: dict) -> dict:
+    """The raw record's interference fields for a finished process run."""
+    wall, user, system = rec.get("wall_s"), rec.get("user_cpu_s"), rec.get("system_cpu_s")
     other = share = None
-    if busy_before is not None and busy_after is not None and wall and own is not None:
-        other = max(0.0, (busy_after - busy_before) / CLK_TCK - own - also_own_s)
+    if busy_before is not None and busy_after is not None and wall and user is not None and system is not None:
+        other = max(0.0, (busy_after - busy_before) / CLK_TCK - user - system)
         share = min(1.0, other / (wall * max(len(cpus), 1)))
     steal = rec.get("steal_share")
     flagged = None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import resource
 import shutil
 import subprocess
 import tempfile
@@ -192,26 +191,16 @@ class Launcher:
         cpus = self.pinned(task.cores) if process else self.allowed_cpus
         with interference.harness_off(cpus if process else self.allowed_cpus, self.allowed_cpus) as off:
             before = environment.contention_before(cpus)
-            busy, self_before, t0 = interference.busy_ticks(cpus), _self_cpu_s(), time.perf_counter()
+            busy = interference.busy_ticks(cpus) if process else None
             rec = family_runner(task.family)(self, task)
-            busy_after, self_after, t1 = interference.busy_ticks(cpus), _self_cpu_s(), time.perf_counter()
+            busy_after = interference.busy_ticks(cpus) if process else None
             rec.update(environment.contention_fields(before, cpus))
         if process:
             rec.update(interference.fields(busy, busy_after, cpus, rec), harness_cpus=off)
-        else:  # client, server and the harness driving them share the allowed CPUs
-            rec.update(
-                interference.fields(busy, busy_after, cpus, rec, wall_s=t1 - t0, also_own_s=self_after - self_before)
-            )
         return rec, time.perf_counter() - t_begin
 
     def run_one(self, task: Task) -> tuple[dict, float]:  # the name of the earlier API
         return self.run(task)
-
-
-def _self_cpu_s() -> float:
-    """The harness's own user + system CPU seconds so far, all its threads."""
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
 
 
 def family_runner(family: str):
