@@ -1,6 +1,5 @@
 """Shared fixtures: the unit tier's guard, the socket-benchmark tests' launcher and process
-check (a module asks for it with pytest.mark.usefixtures("no_leftover_processes")), and the
-claim tests' fixed decision regions (quiet_machine).
+check (a module asks for it with pytest.mark.usefixtures("no_leftover_processes")).
 
 The tiers (pyproject.toml's markers): a test with none of TIER_MARKERS is a unit test, run by
 a plain `pytest`. The guard below fails such a test if it starts a native program, a
@@ -100,17 +99,3 @@ def no_leftover_processes():
     """After the test: no child process of this test process is alive."""
     yield
     check_nothing_left()
-
-
-@pytest.fixture
-def quiet_machine(monkeypatch):
-    """Decision regions as on a machine whose sweeps differ by no more than their own
-    intervals say (every table at claims.decision.MIN_SPREAD_LOG), whatever spread table
-    the checkout holds: claim tests then state their gaps exactly."""
-    from serverbench.analysis import process
-    from serverbench.analysis.claims import decision
-
-    quiet = dict.fromkeys(process.table_keys(), decision.MIN_SPREAD_LOG)
-    monkeypatch.setattr(decision, "load_spreads", lambda *a, **k: dict(quiet))
-    with decision.using(decision.MIN_SPREAD_LOG):  # for expectations judged outside an evaluation
-        yield quiet

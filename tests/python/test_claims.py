@@ -1,20 +1,46 @@
-"""Every claim's verdict logic on synthetic data: supported, contradicted, inconclusive,
-not testable, error."""
+"""Every claim's verdict logic under protocol 1 (spec/protocol.json) on synthetic sweeps:
+supported, contradicted, inconclusive, not testable, error; the one interval (paired by
+round); the design's deciding and figure-only rounds; Holm's correction; the sensitivity
+columns; the regime; the paper's own numbers judged as points.
+
+The sweeps have the design's 8 rounds per deciding configuration unless a test says
+otherwise, and a little seeded noise per run, so each interval has a width."""
+
+from __future__ import annotations
+
+import io
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from serverbench.analysis import claims, synthetic
-from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED
-
-pytestmark = pytest.mark.usefixtures("quiet_machine")
+from serverbench import protocol
+from serverbench.analysis import claims, paired, registry, synthetic
+from serverbench.analysis.claims import CONTRADICTED, ERROR, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, engine
+from serverbench.analysis.claims.compare import judge, judged
+from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES, Comparison
+from serverbench.analysis.claims.familywise import holm
+from serverbench.analysis.stats import RatioCI
 
 S = synthetic
+R = protocol.rounds_deciding()  # 8
+FIGURE_ONLY = protocol.rounds_figure_only()  # 3
 
 
-def jit(x, n=5, spread=0.01):
-    """n values tightly around x (deterministic)."""
-    return [float(x * (1 + spread * (i - (n - 1) / 2) / n)) for i in range(n)]
+def test_the_design_these_tests_assume():
+    assert (R, FIGURE_ONLY) == (8, 3)
+    assert protocol.level() == pytest.approx(0.90) and protocol.margin_factor() == pytest.approx(1.25)
+
+
+def rounds(x: float, rng, n: int = R, sd: float = 0.02) -> list[float]:
+    """n values of x, each with its own log-normal noise (sd of the log)."""
+    return [float(v) for v in x * np.exp(sd * rng.standard_normal(n))]
+
+
+def sweep(spec: dict, seed: int = 0, n: int = R, sd: float = 0.02) -> dict:
+    """{key: centre} -> {key: n noisy rounds} (the form synthetic.*_runs take)."""
+    rng = np.random.default_rng(seed)
+    return {k: rounds(v, rng, n, sd) for k, v in spec.items()}
 
 
 def P_of(tmp_path, recs, manifest=None):
@@ -25,514 +51,637 @@ def check(cid, P):
     return claims.check(P, cid)
 
 
+def results(v) -> dict:
+    """comparison label (+ config) -> result, from a verdict's evidence."""
+    ev = v.evidence
+    return {f"{r.comparison} @ {r.config}": r.result for r in ev.itertuples()}
+
+
+# ------------------------------------------------------------------ regions and judging
+
+
+def test_regions_resolve_from_the_protocols_words():
+    """x * m**k with m = 1.25; the no region starts one factor m beyond each finite bound."""
+    lower, similar, c6 = protocol.region("C1"), protocol.region("C2"), protocol.region("C6")
+    assert lower.yes() == pytest.approx((0.0, 1.0)) and lower.no() == pytest.approx((0.0, 1.25))
+    assert similar.yes() == pytest.approx((0.8, 1.25)) and similar.no() == pytest.approx((0.64, 1.5625))
+    assert c6.yes() == pytest.approx((1.6, 6.25)) and c6.no() == pytest.approx((1.28, 7.8125))
+    higher = protocol.region("C7a")
+    assert higher.yes() == pytest.approx((1.0, np.inf)) and higher.no() == pytest.approx((0.8, np.inf))
+    assert lower.text() == "lower: yes <= 1; no >= 1.25"
+    assert similar.text() == "similar: yes [0.8, 1.25]; no <= 0.64 or >= 1.56"
+    with protocol.scaled_margin(0.5):  # the sensitivity row: the margin's log halved
+        assert similar.yes() == pytest.approx((1 / 1.25**0.5, 1.25**0.5))
+        assert similar.no() == pytest.approx((0.8, 1.25))
+    with protocol.scaled_margin(2.0):
+        assert similar.yes() == pytest.approx((0.64, 1.5625))
+    assert similar.yes() == pytest.approx((0.8, 1.25))  # restored
+
+
+def _ci(lo, ratio, hi, level=0.92, n=8):
+    return RatioCI(n, n, ratio, lo, hi, level)
+
+
+def test_one_interval_judged_against_a_region():
+    lower, similar, level = protocol.region("C1"), protocol.region("C2"), protocol.level()
+    assert judge(lower, _ci(0.5, 0.6, 0.7), level) == (YES, "")
+    assert judge(lower, _ci(0.9, 0.95, 1.0), level)[0] == YES  # the bound belongs to the yes region
+    assert judge(lower, _ci(1.25, 1.3, 1.4), level)[0] == NO
+    r, why = judge(lower, _ci(0.95, 1.1, 1.3), level)
+    assert r == UNCLEAR and why == ("the 92% interval [0.95, 1.3] is in neither region (lower: yes <= 1; no >= 1.25)")
+    r, _ = judge(lower, _ci(1.05, 1.1, 1.2), level)  # between the regions: faster is not shown, nor slower
+    assert r == UNCLEAR
+    assert judge(similar, _ci(0.85, 1.0, 1.2), level)[0] == YES
+    assert judge(similar, _ci(0.5, 0.55, 0.6), level)[0] == NO and judge(similar, _ci(1.6, 1.7, 1.8), level)[0] == NO
+    assert judge(similar, _ci(0.5, 1.0, 1.7), level)[0] == UNCLEAR  # too wide for either
+    # an interval that does not reach the protocol's level never decides, whichever side it is on
+    for ci in (_ci(0.5, 0.6, 0.7, level=0.875, n=4), _ci(2.0, 2.1, 2.2, level=0.875, n=4)):
+        assert judge(lower, ci, level) == (UNCLEAR, "too few rounds (4 pairs reach at most 87.5%)")
+
+
+def test_combine():
+    assert claims.combine([]) == NOT_TESTABLE
+    assert claims.combine([EVIDENCE_ONLY]) == NOT_TESTABLE  # evidence only never decides
+    assert claims.combine([YES, YES, EVIDENCE_ONLY]) == SUPPORTED
+    assert claims.combine([YES, UNCLEAR]) == INCONCLUSIVE
+    assert claims.combine([UNCLEAR, NO, YES]) == CONTRADICTED
+
+
+def _edge_flips(region, true_ratio, seed, shift_sd=0.07, within_sd=0.05, sweeps=600):
+    """Pairs of sweeps of one comparison (8 rounds, a sweep-level shift of the ratio): the
+    share of pairs where one sweep says yes and the other no."""
+    rng = np.random.default_rng(seed)
+    level, flips = protocol.level(), 0
+    for _ in range(sweeps):
+        got = set()
+        for _ in range(2):
+            d = np.log(true_ratio) + rng.normal(0, shift_sd) + rng.normal(0, within_sd, R)
+            got.add(judge(region, paired.paired_ratio_ci(np.exp(d), np.ones(R), level), level)[0])
+        flips += got == {YES, NO}
+    return flips / sweeps
+
+
+class _NoGap:
+    """'lower' with the no region starting where the yes region ends (not the protocol's)."""
+
+    def yes(self):
+        return 0.0, 1.0
+
+    def no(self):
+        return 0.0, 1.0
+
+    def text(self):
+        return "no gap"
+
+
+def test_a_verdict_does_not_flip_between_sweeps_at_the_region_edges():
+    """The no region starts one factor beyond the yes region, so a true ratio on the edge of
+    one region is far from the other: two sweeps that each shift the ratio a little (sd 0.07
+    in log) almost never decide it yes in one and no in the other. Without the gap they
+    flip often (the simulation can fail)."""
+    lower = protocol.region("C1")
+    for k, true in enumerate((1.0, 1.118, 1.25)):  # the yes edge, mid-gap, the no edge
+        assert _edge_flips(lower, true, seed=k) < 0.01, true
+    assert _edge_flips(_NoGap(), 1.0, seed=9) > 0.1
+
+
 # ------------------------------------------------------------------ C1 / C2 PingPing
 
 
 @pytest.mark.parametrize(
     "go,erl,akka,v1,v2",
     [
-        (1.0, 1.1, 3.0, SUPPORTED, SUPPORTED),  # both faster, similar
-        (1.0, 4.0, 3.0, CONTRADICTED, CONTRADICTED),  # Erlang slower than Akka; Go/Erlang = 0.25
-        (1.0, 1.45, 1.5, INCONCLUSIVE, INCONCLUSIVE),  # intervals straddle 1 / 1.5
+        (1.0, 1.1, 3.0, SUPPORTED, SUPPORTED),  # both faster than Akka; Go/Erlang 0.91: similar
+        (1.0, 4.0, 3.0, CONTRADICTED, CONTRADICTED),  # Erlang/Akka 1.33; Go/Erlang 0.25
+        (1.0, 1.5, 1.36, INCONCLUSIVE, INCONCLUSIVE),  # Erlang/Akka 1.1: neither lower nor 25 % higher; Go/Erlang 0.67
     ],
 )
 def test_pingping_claims(tmp_path, go, erl, akka, v1, v2):
-    spread = 0.2 if v1 == INCONCLUSIVE else 0.01
-    recs = S.pingping_runs(
-        {"go": jit(go, spread=spread), "erlang": jit(erl, spread=spread), "scala_akka": jit(akka, spread=spread)}
-    )
+    recs = S.pingping_runs(sweep({"go": go, "erlang": erl, "scala_akka": akka}))
     P = P_of(tmp_path, recs)
     c1, c2 = check("C1", P), check("C2", P)
-    assert c1.verdict == v1, c1.summary
-    assert c2.verdict == v2, c2.summary
-    assert not c1.evidence.empty and {"ratio", "ci_lo", "ci_hi", "result"} <= set(c1.evidence.columns)
+    assert (c1.verdict, c2.verdict) == (v1, v2), (c1.summary, c2.summary)
+    ev = c1.evidence
+    assert {"ratio", "ci_lo", "ci_hi", "ci_level", "rounds", "yes_hi", "no_above", "holm_level"} <= set(ev.columns)
+    assert set(ev["rounds"]) == {R} and (ev["ci_level"] >= protocol.level()).all()
+    assert ev.set_index("comparison").loc["Erlang/Scala/Akka time", "ratio"] == pytest.approx(erl / akka, rel=0.03)
+    if v1 == INCONCLUSIVE:
+        assert "is in neither region (lower: yes <= 1; no >= 1.25)" in c1.why
 
 
 def test_pairing_by_round_removes_a_shared_slowdown(tmp_path):
-    """Rounds alternately 2.2x slower for every language: unpaired, Go's and Akka's times
-    overlap; paired by round, Go/Akka is 1/1.5 in every round. With 5 trials the pairs
-    reach at most 93.75 %, so the comparison stays unpaired and says why."""
-    slow = [1.0, 2.2, 1.0, 2.2, 1.0, 2.2, 1.0, 2.2]
-    t = {lang: [x * s for x, s in zip(jit(base, n=8), slow)] for lang, base in (("go", 1.0), ("scala_akka", 1.5))}
-    c = check("C1", P_of(tmp_path / "a", S.pingping_runs(t)))
+    """Rounds alternately 2.2x slower for every language: Go's and Akka's times overlap, but
+    paired by round Go/Akka is 1/1.5 in every round. Paired across the wrong rounds (Akka
+    slow when Go is fast) the same values decide nothing: the rounds are what pairs."""
+    rng = np.random.default_rng(1)
+    slow = np.array([1.0, 2.2] * (R // 2))
+    go = slow * rounds(1.0, rng, sd=0.01)
+    akka = slow * rounds(1.5, rng, sd=0.01)
+    assert go.max() > akka.min()  # unpaired, the two samples overlap
+    c = check("C1", P_of(tmp_path / "a", S.pingping_runs({"go": list(go), "scala_akka": list(akka)})))
     assert c.verdict == SUPPORTED, c.summary
-    assert set(c.evidence["method"]) == {"paired"} and c.evidence["ratio"].iloc[0] == pytest.approx(1 / 1.5, rel=0.01)
-    lone = S.pingping_runs({"go": t["go"], "scala_akka": t["scala_akka"][:7]})  # round 8 lacks Akka
-    c = check("C1", P_of(tmp_path / "b", lone))
-    assert c.verdict == INCONCLUSIVE and set(c.evidence["method"]) == {"unpaired"}, c.summary
-    assert "lack one side" in c.evidence["method_note"].iloc[0]
-    five = S.pingping_runs({k: v[:5] for k, v in t.items()})
-    c = check("C1", P_of(tmp_path / "c", five))
-    assert set(c.evidence["method"]) == {"unpaired"}
-    assert c.evidence["method_note"].iloc[0] == "5 pair(s) reach at most 93.75%"
+    row = c.evidence.iloc[0]
+    assert row["ratio"] == pytest.approx(1 / 1.5, rel=0.02) and row["ci_hi"] < 0.7
+    shifted = S.pingping_runs({"go": list(go), "scala_akka": list(np.roll(akka, 1))})
+    c = check("C1", P_of(tmp_path / "b", shifted))
+    assert c.verdict == INCONCLUSIVE and c.evidence.iloc[0]["ci_hi"] > 1.0, c.summary
 
 
-def test_pingping_too_few_trials_is_inconclusive(tmp_path):
-    recs = S.pingping_runs({"go": [1.0], "erlang": [1.0], "scala_akka": [3.0]})
-    c = check("C1", P_of(tmp_path, recs))
-    assert c.verdict == INCONCLUSIVE and "too few trials (1 vs 1 reaches at most 0%)" in c.why, c.why
+def test_only_rounds_with_both_sides_count(tmp_path):
+    """A round one side lacks is left out (no unpaired fallback); two sides without a
+    common round cannot be compared, and the verdict says so."""
+    t = sweep({"go": 1.0, "scala_akka": 1.5}, seed=2)
+    lone = S.pingping_runs({"go": t["go"], "scala_akka": t["scala_akka"][: R - 1]})  # Akka lacks round 8
+    c = check("C1", P_of(tmp_path / "a", lone))
+    assert c.verdict == SUPPORTED and list(c.evidence["rounds"]) == [R - 1], c.summary
+    apart = S.pingping_runs({"go": t["go"]}) + [
+        S.raw_record(
+            "pingping", "scala_akka", {"message_bytes": 5000, "repetitions": 10000}, {"elapsed_s": v}, trial=R + i
+        )
+        for i, v in enumerate(t["scala_akka"])
+    ]
+    c = check("C1", P_of(tmp_path / "b", apart))
+    assert c.verdict == INCONCLUSIVE and c.why == "cannot pair: no round has both sides", c.why
 
 
-def test_three_vs_three_trials_never_decide(tmp_path):
-    """3 vs 3 trials reach at most 90 %: even a 3x difference stays inconclusive, and says why."""
-    recs = S.pingping_runs({"go": jit(1.0, n=3), "erlang": jit(1.0, n=3), "scala_akka": jit(3.0, n=3)})
-    c = check("C1", P_of(tmp_path, recs))
-    assert c.verdict == INCONCLUSIVE and "too few trials (3 vs 3 reaches at most 90%)" in c.why, c.why
+def test_too_few_rounds_is_inconclusive_and_says_why(tmp_path):
+    """4 rounds: a deciding configuration (more than the figure-only 3), but 4 pairs reach
+    at most 87.5 %, below the protocol's 90 %: even a 3x difference stays undecided. 5
+    rounds reach 93.75 % and decide."""
+    four = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=4))
+    c = check("C1", P_of(tmp_path / "a", four))
+    assert c.verdict == INCONCLUSIVE and c.why == "too few rounds (4 pairs reach at most 87.5%)", c.why
+    five = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=5))
+    assert check("C1", P_of(tmp_path / "b", five)).verdict == SUPPORTED
 
 
-def test_pingping_uses_largest_repetitions(tmp_path):
+def test_figure_only_configurations_never_decide(tmp_path):
+    """Configurations with the figure-only rounds (3) are drawn, never judged: alone they
+    leave the claim not testable, even with a 3x difference; beside deciding ones they are
+    left out, even at a larger repetition count where they would contradict."""
+    three = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=FIGURE_ONLY))
+    P = P_of(tmp_path / "a", three)
+    for cid in ("C1", "C2"):
+        v = check(cid, P)
+        assert v.verdict == NOT_TESTABLE and "no ok pingping runs at a deciding configuration" in v.why, v.why
+    assert len(engine.deciding(P.values("pingping", "elapsed_s"))) == 0
+    decide = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, seed=1), reps=10_000)
+    figure = S.pingping_runs(sweep({"go": 5.0, "erlang": 5.0, "scala_akka": 1.0}, seed=2, n=FIGURE_ONLY), reps=100_000)
+    c = check("C1", P_of(tmp_path / "b", decide + figure))
+    assert c.verdict == SUPPORTED, c.summary
+    assert set(c.evidence["config"]) == {"5 kB x 10,000"}
+
+
+def test_pingping_uses_the_largest_repetitions(tmp_path):
     # at 1,000 repetitions Go is slower than Akka, at 10,000 faster: only the largest counts
-    recs = S.pingping_runs({"go": jit(5.0), "erlang": jit(5.0), "scala_akka": jit(1.0)}, reps=1000) + S.pingping_runs(
-        {"go": jit(1.0), "erlang": jit(1.0), "scala_akka": jit(3.0)}, reps=10000
-    )
-    assert check("C1", P_of(tmp_path, recs)).verdict == SUPPORTED
+    small = S.pingping_runs(sweep({"go": 5.0, "erlang": 5.0, "scala_akka": 1.0}, seed=1), reps=1000)
+    large = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, seed=2), reps=10000)
+    c = check("C1", P_of(tmp_path, small + large))
+    assert c.verdict == SUPPORTED and set(c.evidence["config"]) == {"5 kB x 10,000"}, c.summary
 
 
 def test_pingping_not_testable_without_akka(tmp_path):
-    recs = S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0)})
-    P = P_of(tmp_path, recs)
+    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
     c = check("C1", P)
     assert c.verdict == NOT_TESTABLE and "Scala/Akka" in c.summary
     assert check("C2", P).verdict == SUPPORTED
 
 
+def test_source_values_are_judged_as_points(tmp_path):
+    """check_all(P, point_values=True): one value per point (the source's numbers) is judged
+    as a point, the ratio of the two values (of their medians where a point has a few
+    runs); without it the same sweep has no deciding configuration."""
+    recs = S.pingping_runs({"go": [1.0], "erlang": [1.1], "scala_akka": [2.0]})
+    recs += S.pingping_runs(
+        {"go": [1.0, 9.0, 1.2], "erlang": [1.1, 1.1, 1.1], "scala_akka": [3.0, 3.0, 3.0]}, size=10000
+    )
+    P = P_of(tmp_path, recs)
+    assert {v.id: v.verdict for v in claims.check_all(P, ids={"C1"})} == {"C1": NOT_TESTABLE}
+    (v,) = claims.check_all(P, ids={"C1"}, point_values=True)
+    assert v.verdict == SUPPORTED, v.summary
+    ev = v.evidence.set_index(["comparison", "config"])
+    go = ev.loc[("Go/Scala/Akka time", "5 kB x 10,000")]
+    assert go["ratio"] == go["ci_lo"] == go["ci_hi"] == pytest.approx(0.5) and go["ci_level"] == 1.0
+    assert ev.loc[("Go/Scala/Akka time", "10 kB x 10,000"), "ratio"] == pytest.approx(1.2 / 3.0)  # medians
+    assert v.sensitivity == {0.5: SUPPORTED, 2.0: SUPPORTED}
+
+
+# ------------------------------------------------------------------ sensitivity
+
+
+def test_sensitivity_columns_change_where_a_ratio_hangs_on_the_margin(tmp_path):
+    """Go/Erlang 1.18 lies between the margin-halved 'similar' bound (1.118) and the normal
+    one (1.25): C2 is supported, but not with the margin's log halved. Go/Akka 1.39 and
+    Erlang/Akka 1.18 contradict 'lower' (no from 1.25), not with the margin doubled (no from
+    1.5625), and still with it halved (no from 1.118)."""
+    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.18, "erlang": 1.0, "scala_akka": 0.85}, sd=0.005)))
+    V = {v.id: v for v in claims.check_all(P, ids={"C1", "C2"})}
+    t = claims.claims_table(list(V.values())).set_index("id")
+    cols = ["verdict", "verdict_margin_x0.5", "verdict_margin_x2"]
+    assert list(t.loc["C2", cols]) == [SUPPORTED, INCONCLUSIVE, SUPPORTED], t.loc["C2", "numbers"]
+    assert list(t.loc["C1", cols]) == [CONTRADICTED, CONTRADICTED, INCONCLUSIVE], t.loc["C1", "numbers"]
+    far = P_of(tmp_path / "far", S.pingping_runs(sweep({"go": 1.0, "erlang": 1.02, "scala_akka": 3.0})))
+    for v in claims.check_all(far, ids={"C1", "C2"}):  # far from every bound: the constant does not matter
+        assert v.verdict == SUPPORTED and v.sensitivity == {0.5: SUPPORTED, 2.0: SUPPORTED}, v.id
+
+
 # ------------------------------------------------------------------ C3 max processes
 
 
-@pytest.mark.parametrize(
-    "akka_fail,go_fail,expected",
-    [
-        ("over_memory_budget", "over_memory_budget", SUPPORTED),
-        ("timeout", "over_memory_budget", SUPPORTED),  # Akka's own limit not needed when it is larger
-    ],
-)
-def test_akka_most_processes_supported(tmp_path, akka_fail, go_fail, expected):
+@pytest.mark.parametrize("akka_fail", ["over_memory_budget", "timeout"])
+def test_akka_most_processes_supported(tmp_path, akka_fail):
+    # Akka's own limit is not needed when it is larger; the others' must be established
     recs = S.search_runs(
         {
             "scala_akka": [(1000, 0.1), (10000, 0.5), (100000, akka_fail)],
-            "go": [(1000, 0.1), (10000, go_fail)],
+            "go": [(1000, 0.1), (10000, "over_memory_budget")],
             "erlang": [(1000, 0.1), (10000, "crashed")],
         },
         budget=2**29,
     )
     c = check("C3", P_of(tmp_path, recs))
-    assert c.verdict == expected, c.summary
+    assert c.verdict == SUPPORTED, c.summary
     assert "reduced" in c.scope  # 512 MiB < the paper's 8 GiB
+    assert "Scala/Akka: 10,000 ok" in c.summary and "Go: 1,000 ok, fails at 10,000 (over_memory_budget)" in c.summary
 
 
-def test_akka_most_processes_contradicted_and_inconclusive(tmp_path):
+def test_akka_most_processes_contradicted_inconclusive_and_tied(tmp_path):
     base = {
         "go": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")],
         "erlang": [(1000, 0.1), (10000, "over_memory_budget")],
     }
-    c = check(
-        "C3", P_of(tmp_path / "a", S.search_runs({**base, "scala_akka": [(1000, 0.1), (10000, "over_memory_budget")]}))
-    )
+
+    def c3(sub, akka):
+        return check("C3", P_of(tmp_path / sub, S.search_runs({**base, "scala_akka": akka})))
+
+    c = c3("a", [(1000, 0.1), (10000, "over_memory_budget")])
     assert c.verdict == CONTRADICTED, c.summary  # Go 10,000 > Akka 1,000, Akka's limit found
-    c = check("C3", P_of(tmp_path / "b", S.search_runs({**base, "scala_akka": [(1000, 0.1), (10000, "timeout")]})))
-    assert c.verdict == INCONCLUSIVE, c.summary  # Akka stopped by a timeout: its limit is unknown
+    c = c3("b", [(1000, 0.1), (10000, "timeout")])
+    assert c.verdict == INCONCLUSIVE and "Scala/Akka's limit not established" in c.why, c.why
     assert "limit not established" in c.summary
-    c = check(
-        "C3",
-        P_of(
-            tmp_path / "c",
-            S.search_runs({**base, "scala_akka": [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")]}),
-        ),
-    )
-    assert c.verdict == INCONCLUSIVE, c.summary  # tie with Go at the same step
+    c = c3("c", [(1000, 0.1), (10000, 0.2), (100000, "over_memory_budget")])
+    assert c.verdict == INCONCLUSIVE and "equal largest ok N" in c.why, c.why  # tie with Go
 
 
 def test_akka_most_processes_not_testable(tmp_path):
-    c = check("C3", P_of(tmp_path, S.pingping_runs({"go": jit(1.0)})))
-    assert c.verdict == NOT_TESTABLE
+    c = check("C3", P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0}))))
+    assert c.verdict == NOT_TESTABLE and "max-processes search" in c.why
 
 
-# ------------------------------------------------------------------ C4 / C5 spawn
+# ------------------------------------------------------------------ C4 / C4b / C5 spawn
 
 
-def _spawn(times, n=5):
-    return S.spawn_runs({k: jit(v, n=n) for k, v in times.items()})
+def _spawn(times: dict, seed=0, n=R, sd=0.02):
+    return S.spawn_runs(sweep(times, seed, n, sd))
 
 
-@pytest.mark.parametrize("erl,expected", [(0.5, SUPPORTED), (3.0, CONTRADICTED), (1.0, INCONCLUSIVE)])
+@pytest.mark.parametrize("erl,expected", [(0.5, SUPPORTED), (3.0, CONTRADICTED), (1.1, INCONCLUSIVE)])
 def test_erlang_spawns_fastest(tmp_path, erl, expected):
-    t = {
-        ("erlang", 100000): erl,
-        ("go", 100000): 1.0,
-        ("scala_akka", 100000): 2.0,
-        ("erlang", 1000): 0.01,
-        ("go", 1000): 0.01,
-        ("scala_akka", 1000): 0.01,
-    }
-    recs = _spawn(t)
-    if expected == INCONCLUSIVE:  # Erlang = Go within noise
-        recs = S.spawn_runs({**{k: jit(v, spread=0.3) for k, v in t.items()}})
-    c = check("C4", P_of(tmp_path, recs))
+    t = {("erlang", 100000): erl, ("go", 100000): 1.0, ("scala_akka", 100000): 2.0}
+    t |= {(lang, 1000): 0.01 for lang in ("erlang", "go", "scala_akka")}
+    c = check("C4", P_of(tmp_path, _spawn(t)))
     assert c.verdict == expected, c.summary
-    assert "100,000" in c.summary
+    assert set(c.evidence["config"]) == {"processes=100,000"}  # the largest N all three ran
+
+
+def test_c4_pairs_a_slow_round_out_and_search_steps_do_not_decide(tmp_path):
+    """A slow spell slows every language of a round (up to 1.5x): paired by round Erlang/Go
+    is 1.42 in every round, so C4 is contradicted however slow the rounds. The max-processes
+    search's steps (no rounds) at 500,000 do not decide it."""
+    slow = np.array([1.0, 1.45, 1.0, 1.3, 1.0, 1.5, 1.0, 1.35])
+    rng = np.random.default_rng(4)
+    times = {
+        (lang, 100_000): list(base * slow * rounds(1.0, rng, sd=0.01))
+        for lang, base in (("erlang", 0.22), ("go", 0.155), ("scala_akka", 0.8))
+    }
+    search = S.search_runs({"erlang": [(500_000, 1.1)], "go": [(500_000, 0.7)], "scala_akka": [(500_000, 4.0)]})
+    c = check("C4", P_of(tmp_path, S.spawn_runs(times) + search))
+    assert c.verdict == CONTRADICTED, c.summary
+    eg = c.evidence.set_index("comparison").loc["Erlang/Go all_ready_s"]
+    assert (
+        eg["result"] == NO
+        and eg["ratio"] == pytest.approx(0.22 / 0.155, rel=0.02)
+        and eg["config"] == "processes=100,000"
+    )
 
 
 def test_erlang_spawns_fastest_not_testable(tmp_path):
-    recs = _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.2})
-    assert check("C4", P_of(tmp_path, recs)).verdict == NOT_TESTABLE
+    c = check("C4", P_of(tmp_path, _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.2})))
+    assert c.verdict == NOT_TESTABLE and "Scala/Akka" in c.why
 
 
-def _growth(akka_jump: float, erl_jump: float = 1.0):
-    t = {}
-    for n in (10000, 20000, 50000, 100000):
-        t[("go", n)] = 1e-5 * n
-        t[("erlang", n)] = 1e-5 * n * (erl_jump if n >= 50000 else 1.0)
-        t[("scala_akka", n)] = 3e-5 * n * (akka_jump if n >= 20000 else 1.0)
-    return _spawn(t, n=7)  # 7 comparisons: Holm asks 99.3 % of a "no", beyond 5 vs 5 trials (99.2 %)
+def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):
+    """At N = 100,000: Erlang and Go each lower than Akka, Erlang/Go similar; runs above
+    100,000 do not decide it, nor count towards its regime."""
 
+    def c4b(sub, erl, go, akka, big=None):
+        times = {("erlang", 100_000): erl, ("go", 100_000): go, ("scala_akka", 100_000): akka}
+        times |= {(k, 1_000_000): v for k, v in (big or {}).items()}
+        return check("C4b", P_of(tmp_path / sub, _spawn(times)))
 
-@pytest.mark.slow
-def test_spawn_growth(tmp_path):
-    assert check("C5", P_of(tmp_path / "a", _growth(3.0))).verdict == SUPPORTED
-    c = check("C5", P_of(tmp_path / "b", _growth(1.0)))
-    assert c.verdict == CONTRADICTED, c.summary  # Akka grows linearly: no jump
-    c = check("C5", P_of(tmp_path / "c", _growth(3.0, erl_jump=4.0)))
-    assert c.verdict == CONTRADICTED  # Erlang jumps
-    c = check("C5", P_of(tmp_path / "d", _growth(1.5)))
-    assert c.verdict == INCONCLUSIVE, c.summary  # Akka's step right at the threshold
-    c = check("C5", P_of(tmp_path / "e", _spawn({("erlang", 1000): 0.1, ("go", 1000): 0.1, ("scala_akka", 1000): 0.1})))
-    assert c.verdict == NOT_TESTABLE and "1,000" in c.summary
-
-
-# ------------------------------------------------------------------ C6-C9 throughput
-
-
-def _tp(spec, spread=0.01, n=5):
-    return S.throughput_runs({k: jit(v, spread=spread, n=n) for k, v in spec.items()})
-
-
-@pytest.mark.slow
-def test_go_throughput_2_5x(tmp_path):
-    def run(sub, go, erl, akka, spread=0.01, n=5, odd=None):
-        spec = {}
-        for c in (1, 2):
-            for p in (1, 2, 4):
-                spec.update({("go", c, p): go, ("erlang", c, p): erl, ("scala_akka", c, p): akka})
-        spec.update(odd or {})
-        return check("C6", P_of(tmp_path / sub, _tp(spec, spread, n=n)))
-
-    assert run("a", 30.0, 10.0, 8.0).verdict == SUPPORTED
-    # 12 comparisons: Holm asks 99.6 % of a "no", which 7 vs 7 trials reach and 5 vs 5 do not
-    c = run("b", 12.0, 10.0, 8.0, n=7)
-    assert c.verdict == CONTRADICTED and "random effects" in c.summary, c.summary
-    assert run("b5", 12.0, 10.0, 8.0).verdict == INCONCLUSIVE
-    # "consistently": one configuration at 0.8x contradicts, though the pooled ratio is ~3x
-    c = run("f", 30.0, 10.0, 8.0, n=7, odd={("go", 2, 4): 8.0})
-    assert c.verdict == CONTRADICTED and "0.8" in c.summary, c.summary
-    assert run("c", 20.0, 10.0, 4.0, spread=0.5).verdict == INCONCLUSIVE  # Go/Erlang at the 2x edge
-    assert "cores measured: 1, 2" in run("d", 30.0, 10.0, 8.0).scope
-    P = P_of(tmp_path / "e", _tp({("go", 1, 1): 1.0}))
-    assert check("C6", P).verdict == NOT_TESTABLE
-
-
-def test_random_effects_sees_inconsistent_configurations():
-    from serverbench.analysis import stats
-
-    mu, lo, hi, tau = stats.random_effects([1.0, 1.0, 1.0, 1.0], [0.1] * 4)
-    assert mu == pytest.approx(1.0) and tau == 0.0 and lo < 1.0 < hi
-    mu, lo, hi, tau = stats.random_effects([0.5, 1.5, 0.4, 1.6], [0.05] * 4)
-    assert tau > 0.4 and hi - lo > 0.8  # between-configuration spread widens the summary
-
-
-@pytest.mark.slow
-def test_erlang_vs_akka_scale(tmp_path):
-    spec = {("erlang", 2, p): 10.0 for p in (1, 2, 16)} | {("scala_akka", 2, p): 8.0 for p in (1, 2, 16)}
-    spec |= {("erlang", 2, 64): 5.0, ("scala_akka", 2, 64): 9.0}  # pairs > 20 on 2 cores: neither region
-    P = P_of(
-        tmp_path / "a", _tp(spec), {"not_runnable": [{"benchmark": "throughput", "cores": 16, "reason": "2 CPUs"}]}
+    c = c4b("a", 0.2, 0.18, 1.0, big={"erlang": 1.0, "go": 5.0, "scala_akka": 0.5})
+    assert c.verdict == SUPPORTED and set(c.evidence["config"]) == {"processes=100,000"}, c.summary
+    assert c.regime_kind == "as the source" and "processes up to 100,000" in c.regime, c.regime
+    c = c4b("b", 0.2, 0.5, 1.0)  # Erlang/Go 0.4: not similar
+    assert c.verdict == CONTRADICTED and results(c)["Erlang/Go all_ready_s @ processes=100,000"] == NO
+    assert c4b("c", 0.2, 0.2, 0.18).verdict == INCONCLUSIVE  # Akka 10 % faster: neither lower nor 25 % higher
+    c = check(
+        "C4b", P_of(tmp_path / "d", _spawn({("erlang", 1000): 1.0, ("go", 1000): 1.0, ("scala_akka", 1000): 1.0}))
     )
-    assert check("C7a", P).verdict == SUPPORTED
+    assert c.verdict == NOT_TESTABLE and "100,000" in c.why
+
+
+GROW = "Scala/Akka super-linearity (heap growing, as the paper ran it)"
+FIXED = "Scala/Akka super-linearity (fixed heap, -Xms = -Xmx)"
+
+
+def _growth(seed=0, erl=1.0, go=1.0, akka_fixed=1.0, akka_grow=None):
+    """Spawn times at N = 10,000 and 20,000 with super-linearity s = (t(20k)/t(10k)) / 2 per
+    language; Akka's growing-heap runs (settings heap=grow) when akka_grow is given."""
+    t = {}
+    for lang, base, s in (("erlang", 1e-5, erl), ("go", 1.5e-5, go), ("scala_akka", 3e-5, akka_fixed)):
+        t[(lang, 10_000)], t[(lang, 20_000)] = base * 1e4, base * 2e4 * s
+    recs = _spawn(t, seed)
+    if akka_grow is not None:
+        grow = _spawn({("scala_akka", 10_000): 0.3, ("scala_akka", 20_000): 0.6 * akka_grow}, seed + 100)
+        for r in grow:
+            r["settings"] = {"heap": "grow"}
+            r["config_id"] += "-heap=grow"
+        recs += grow
+    return recs
+
+
+def test_c5_is_judged_on_the_growing_heap_the_fixed_heap_is_evidence_only(tmp_path):
+    """Akka as the paper ran it (the JVM growing its heap) decides C5; the fixed heap's step
+    is shown beside it and never decides, either way. Without growing-heap runs the fixed
+    heap decides."""
+    c = check("C5", P_of(tmp_path / "a", _growth(akka_fixed=1.0, akka_grow=3.0)))
+    assert c.verdict == SUPPORTED, c.summary
+    r = c.evidence.set_index("comparison")
+    assert r.loc[GROW, "result"] == YES and r.loc[FIXED, "result"] == EVIDENCE_ONLY
+    assert r.loc[FIXED, "why"] == "shown beside the growing heap; does not decide"
+    assert r.loc[FIXED, "ratio"] == pytest.approx(1.0, rel=0.03)  # shown with its own interval
+    c = check("C5", P_of(tmp_path / "b", _growth(akka_fixed=3.0, akka_grow=0.6)))
+    assert c.verdict == CONTRADICTED, c.summary  # the growing heap has no jump: the fixed heap's does not rescue it
+    assert results(c)[f"{GROW} @ 10,000 -> 20,000"] == NO
+    c = check("C5", P_of(tmp_path / "c", _growth(akka_fixed=3.0)))
+    assert c.verdict == SUPPORTED and results(c) == {
+        "Erlang super-linearity @ 10,000 -> 20,000": YES,
+        "Go super-linearity @ 10,000 -> 20,000": YES,
+        f"{FIXED} @ 10,000 -> 20,000": YES,
+    }, c.summary
+
+
+def test_spawn_growth_verdicts(tmp_path):
+    c = check("C5", P_of(tmp_path / "a", _growth(erl=4.0, akka_grow=3.0)))
+    assert c.verdict == CONTRADICTED and results(c)["Erlang super-linearity @ 10,000 -> 20,000"] == NO
+    c = check("C5", P_of(tmp_path / "b", _growth(akka_grow=0.9)))
+    assert c.verdict == INCONCLUSIVE and "jump" not in c.why and "higher: yes >= 1; no <= 0.8" in c.why, c.why
+    c = check("C5", P_of(tmp_path / "c", _spawn({(lang, 1000): 0.1 for lang in ("erlang", "go", "scala_akka")})))
+    assert c.verdict == NOT_TESTABLE and "10,000 and 20,000" in c.why
+
+
+# ------------------------------------------------------------------ C6-C12 throughput
+
+
+def _tp(spec, seed=0, n=R, sd=0.02):
+    return S.throughput_runs(sweep(spec, seed, n, sd))
+
+
+def _c6(tmp_path, go, erl, akka, odd=None, cores=(1, 2)):
+    spec = {(lang, c, 64): v for c in cores for lang, v in (("go", go), ("erlang", erl), ("scala_akka", akka))}
+    return check("C6", P_of(tmp_path, _tp(spec | (odd or {}))))
+
+
+@pytest.mark.parametrize(
+    "go,erl,akka,expected",
+    [
+        (30.0, 10.0, 8.0, SUPPORTED),  # 3x and 3.75x
+        (12.0, 10.0, 4.0, CONTRADICTED),  # Go/Erlang 1.2: not 2x (no from 1.28)
+        (15.0, 10.0, 4.0, INCONCLUSIVE),  # 1.5: between the regions
+        (100.0, 10.0, 20.0, CONTRADICTED),  # Go/Erlang 10: more than 5x (no from 7.8)
+    ],
+)
+def test_go_throughput_2_to_5x(tmp_path, go, erl, akka, expected):
+    c = _c6(tmp_path, go, erl, akka)
+    assert c.verdict == expected and len(c.evidence) == 4, c.summary
+    assert c.scope == "cores measured: 1, 2 (paper: 1-32)"
+
+
+def test_go_throughput_per_configuration_up_to_8_cores(tmp_path):
+    # one configuration at 0.8x contradicts, though the others are 3x; 16 cores, where Akka
+    # catches up, does not decide
+    odd = {("go", 2, 64): 8.0, ("go", 16, 64): 10.0, ("erlang", 16, 64): 10.0}
+    c = _c6(tmp_path / "a", 30.0, 10.0, 8.0, odd=sweep(odd, seed=5))
+    assert c.verdict == CONTRADICTED and results(c)["Go/Erlang @ cores=2, pairs=64"] == NO, c.summary
+    assert not c.evidence["config"].str.contains("cores=16").any()
+    c = check("C6", P_of(tmp_path / "b", _tp({(lang, 1, 8): 1.0 for lang in ("go", "erlang")})))
+    assert c.verdict == NOT_TESTABLE and "64 pairs" in c.why
+
+
+def test_erlang_vs_akka_at_small_and_large_scale(tmp_path):
+    spec = {("erlang", 2, p): 10.0 for p in (1, 16)} | {("scala_akka", 2, p): 8.0 for p in (1, 16)}
+    spec |= {("erlang", 2, 64): 5.0, ("scala_akka", 2, 64): 9.0}  # pairs > 20 on 2 cores: neither claim's scale
+    P = P_of(tmp_path / "a", _tp(spec))
+    c = check("C7a", P)
+    assert c.verdict == SUPPORTED and len(c.evidence) == 2, c.summary
     c = check("C7b", P)
-    assert c.verdict == NOT_TESTABLE and "more than 8 cores" in c.summary
+    assert c.verdict == NOT_TESTABLE and "this machine: 2 CPUs" in c.why, c.why
     spec2 = {("erlang", 2, 1): 5.0, ("scala_akka", 2, 1): 8.0, ("erlang", 16, 32): 5.0, ("scala_akka", 16, 32): 9.0}
     P2 = P_of(tmp_path / "b", _tp(spec2))
-    assert check("C7a", P2).verdict == CONTRADICTED
-    assert check("C7b", P2).verdict == SUPPORTED
-    spec3 = {("erlang", 1, 1): 8.0, ("scala_akka", 1, 1): 8.1, ("erlang", 16, 32): 10.0, ("scala_akka", 16, 32): 5.0}
-    P3 = P_of(tmp_path / "c", _tp(spec3, spread=0.3))
-    assert check("C7a", P3).verdict == INCONCLUSIVE
-    assert check("C7b", P3).verdict == CONTRADICTED
+    assert check("C7a", P2).verdict == CONTRADICTED  # Erlang/Akka 0.63 at 2 cores
+    assert check("C7b", P2).verdict == SUPPORTED  # 0.56 at 16 cores x 32 pairs
+    spec3 = {("erlang", 1, 1): 8.0, ("scala_akka", 1, 1): 8.8, ("erlang", 16, 32): 10.0, ("scala_akka", 16, 32): 5.0}
+    P3 = P_of(tmp_path / "c", _tp(spec3))
+    assert check("C7a", P3).verdict == INCONCLUSIVE  # 0.91: neither higher nor 25 % lower
+    assert check("C7b", P3).verdict == CONTRADICTED  # 2.0 at large scale
 
 
-@pytest.mark.slow
+def _c8(tmp_path, peaks: dict, low: dict | None = None):
+    """Erlang and Go on 1 and 2 cores: 10 at the peak (default: pairs = cores), else 7
+    (or low[(language, cores)])."""
+    spec = {}
+    for lang in ("erlang", "go"):
+        for c, pairs in ((1, (1, 2)), (2, (1, 2, 4))):
+            for p in pairs:
+                spec[(lang, c, p)] = 10.0 if p == peaks.get((lang, c), c) else (low or {}).get((lang, c), 7.0)
+    return check("C8", P_of(tmp_path, _tp(spec)))
+
+
 def test_peak_at_pairs_equal_cores(tmp_path):
-    def curve(c, peak_at):
-        return {p: (10.0 if p == peak_at else 7.0) for p in (1, 2, 4, 8)}
-
-    def spec(peaks, spread=0.01):
-        s = {}
-        for lang in ("erlang", "go"):
-            for c in (1, 2):
-                for p, v in curve(c, peaks[(lang, c)]).items():
-                    s[(lang, c, p)] = v
-        return _tp(s, spread, n=7)  # 12 comparisons: Holm asks 99.6 % of a "no"
-
-    ok = {("erlang", 1): 1, ("erlang", 2): 2, ("go", 1): 1, ("go", 2): 2}
-    assert check("C8", P_of(tmp_path / "a", spec(ok))).verdict == SUPPORTED
-    bad = {**ok, ("go", 2): 8}
-    c = check("C8", P_of(tmp_path / "b", spec(bad)))
-    assert c.verdict == CONTRADICTED and "cores=2, P=8" in c.summary
-    flat = S.throughput_runs(
-        {(lang, c, p): jit(10.0, spread=0.2) for lang in ("erlang", "go") for c in (1, 2) for p in (1, 2, 4)}
-    )
-    assert check("C8", P_of(tmp_path / "c", flat)).verdict == INCONCLUSIVE
-    only = _tp({("erlang", 1, 2): 1.0, ("go", 1, 2): 1.0})
-    assert check("C8", P_of(tmp_path / "d", only)).verdict == NOT_TESTABLE
-    # on 1 core there is no peak to find: a 1-core "peak" elsewhere is shown, not decisive
-    one_core_off = {**ok, ("go", 1): 8}
-    c = check("C8", P_of(tmp_path / "e", spec(one_core_off)))
-    assert c.verdict == SUPPORTED, c.summary
-    ev = c.evidence
-    assert set(ev.loc[ev["config"].str.startswith("cores=1"), "result"]) == {"-"}
-    one_core = _tp({(lang, 1, p): 1.0 for lang in ("erlang", "go") for p in (1, 2)}, n=5)
-    c = check("C8", P_of(tmp_path / "f", one_core))
-    assert c.verdict == NOT_TESTABLE and "core count >= 2" in c.summary
+    c = _c8(tmp_path, {("erlang", 1): 2})  # a 1-core "peak" elsewhere does not count
+    assert c.verdict == SUPPORTED and len(c.evidence) == 4, c.summary  # 2 languages x 2 neighbours on 2 cores
+    assert not c.evidence["config"].str.startswith("cores=1,").any()  # on 1 core there is no peak to find
 
 
-@pytest.mark.slow
+def test_peak_elsewhere_contradicts_or_leaves_c8_open(tmp_path):
+    # on 2 cores Erlang peaks at 4 pairs, T(4)/T(2) = 1.43 (between the regions); Go at
+    # 4 pairs too, 1.67 (higher than similar)
+    c = _c8(tmp_path / "a", {("erlang", 2): 4, ("go", 2): 4}, low={("go", 2): 6.0})
+    assert c.verdict == CONTRADICTED, c.summary
+    r = results(c)
+    assert r["Erlang T(P)/T(pairs = cores) @ cores=2, 4 vs 2 pairs"] == UNCLEAR
+    assert r["Go T(P)/T(pairs = cores) @ cores=2, 4 vs 2 pairs"] == NO
+    c = check("C8", P_of(tmp_path / "b", _tp({(lang, 1, p): 1.0 for lang in ("erlang", "go") for p in (1, 2)})))
+    assert c.verdict == NOT_TESTABLE and "2 <= C <= 8" in c.why
+
+
 def test_go_no_scaling_beyond_4(tmp_path):
-    P = P_of(
-        tmp_path / "a",
-        _tp({("go", c, p): 10.0 for c in (1, 2) for p in (4, 8)}),
-        {"not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "x"} for c in (4, 8)]},
+    def c9(sub, scale):
+        return check("C9", P_of(tmp_path / sub, _tp({("go", c, 64): 10.0 * scale(c) for c in (4, 8)})))
+
+    assert c9("a", lambda c: 1.0).verdict == SUPPORTED
+    assert c9("b", lambda c: c / 4).verdict == CONTRADICTED  # 2x on 8 cores
+    assert c9("c", lambda c: 1.4 if c == 8 else 1.0).verdict == INCONCLUSIVE
+    c = check("C9", P_of(tmp_path / "d", _tp({("go", c, 64): 10.0 for c in (1, 2)})))
+    assert c.verdict == NOT_TESTABLE and "this machine: 2 CPUs" in c.why, c.why
+
+
+def test_c11_akka_slow_start(tmp_path):
+    def c11(sub, at_2c, at_64):
+        spec = {("scala_akka", c, p): (at_64 if p == 64 else at_2c) for c in (1, 2) for p in (2 * c, 64)}
+        return check("C11", P_of(tmp_path / sub, _tp(spec)))
+
+    c = c11("a", 5.0, 10.0)
+    assert c.verdict == SUPPORTED and len(c.evidence) == 2, c.summary
+    assert c11("b", 10.0, 5.0).verdict == CONTRADICTED  # T(64) half of T(2C): no slow start
+    assert c11("c", 10.0, 9.0).verdict == INCONCLUSIVE  # 0.9: neither higher nor 25 % lower
+    c = check("C11", P_of(tmp_path / "d", _tp({("scala_akka", 1, p): 1.0 for p in (1, 2, 4)})))
+    assert c.verdict == NOT_TESTABLE
+
+
+def test_c12_erlang_drop_after_peak(tmp_path):
+    def c12(sub, at_64, cores=(2, 4)):
+        spec = {("erlang", c, p): (at_64 if p == 64 else 10.0) for c in cores for p in (c, 64)}
+        return check("C12", P_of(tmp_path / sub, _tp(spec)))
+
+    c = c12("a", 4.0)
+    assert c.verdict == SUPPORTED and len(c.evidence) == 2, c.summary
+    assert c12("b", 15.0).verdict == CONTRADICTED  # 1.5x higher at 64 pairs
+    assert c12("c", 11.0).verdict == INCONCLUSIVE  # 1.1: neither lower nor 25 % higher
+    c = c12("d", 4.0, cores=(1,))  # 1 core: outside 2 <= C <= 8
+    assert c.verdict == NOT_TESTABLE and "2 to 8 cores" in c.why
+
+
+def test_c10_not_testable_without_5kb_or_scala_actors(tmp_path):
+    recs = S.pingping_runs(sweep({"scala_actors": 3.0, "scala_akka": 1.0}), size=10000)
+    c = check("C10", P_of(tmp_path / "a", recs))
+    assert c.verdict == NOT_TESTABLE and "5 kB" in c.why
+    c = check("C10", P_of(tmp_path / "b", S.pingping_runs(sweep({"go": 3.0, "scala_akka": 1.0}))))
+    assert c.verdict == NOT_TESTABLE and "Scala actors" in c.summary
+
+
+# ------------------------------------------------------------------ Holm's correction
+
+
+def _comparison(num: np.ndarray, region, j: int) -> Comparison:
+    """What compare.judged makes, on arrays (a Monte-Carlo of thousands of families)."""
+    level = protocol.level()
+    ci = paired.paired_ratio_ci(num, np.ones(len(num)), level)
+    result, why = judge(region, ci, level)
+
+    def rejudge(at):
+        c = paired.paired_ratio_ci(num, np.ones(len(num)), at)
+        return (NO if judge(region, c, at)[0] == NO else UNCLEAR), c
+
+    return Comparison("a/b", f"#{j}", region.text(), result, ci, why, {}, rejudge)
+
+
+def test_holm_keeps_a_wrong_contradiction_at_most_5_percent():
+    """12 comparisons (the most 8 rounds can contradict), each true ratio on the edge of the
+    'lower' claim's no region (1.25: the worst case for a wrong 'no'): without Holm's
+    correction a third of the families would be contradicted; with it at most alpha, within
+    Monte-Carlo error (the exact rate here is 1 - (1 - 2^-8)^12 = 4.6 %)."""
+    region, edge = protocol.region("C1"), protocol.region("C1").no()[1]
+    rng = np.random.default_rng(2026)
+    sets, raw, corrected = 800, 0, 0
+    for _ in range(sets):
+        comps = [_comparison(edge * np.exp(rng.normal(0, 0.1, R)), region, j) for j in range(12)]
+        raw += claims.combine([c.result for c in comps]) == CONTRADICTED
+        corrected += claims.combine([c.result for c in holm(comps)]) == CONTRADICTED
+    print(f"12 comparisons on the edge: wrong 'contradicted' {raw / sets:.1%} uncorrected, {corrected / sets:.1%} Holm")
+    assert raw / sets > 0.25
+    assert corrected / sets <= protocol.alpha() + 3 * np.sqrt(0.05 * 0.95 / sets)
+
+
+def _frame(values) -> pd.DataFrame:
+    return pd.DataFrame({"trial": range(len(values)), "value": values})
+
+
+def _family(rng, m, effect=2.0):
+    """m comparisons made by compare.judged: the first truly 'effect' (no), the rest 0.7 (yes)."""
+    region = protocol.region("C1")
+    return [
+        judged("a/b", f"#{j}", region, _frame((effect if j == 0 else 0.7) * np.exp(rng.normal(0, 0.05, R))))
+        for j in range(m)
+    ]
+
+
+def test_holm_still_contradicts_a_real_difference_and_records_the_level():
+    comps = holm(_family(np.random.default_rng(7), 12))
+    assert comps[0].result == NO and comps[0].extra["holm_level"] == pytest.approx(1 - 2 * 0.05 / 12, abs=1e-4)
+    assert all(c.result == YES for c in comps[1:])
+    assert claims.combine([c.result for c in comps]) == CONTRADICTED
+    one = holm(_family(np.random.default_rng(8), 1))  # one comparison: the protocol's 90 %
+    assert one[0].result == NO and one[0].extra["holm_level"] == pytest.approx(0.90)
+
+
+def test_holm_over_13_comparisons_needs_more_than_8_rounds():
+    """1 - 2 alpha / 13 = 99.23 % is beyond the 99.22 % 8 pairs reach: the same real
+    difference that contradicts among 12 comparisons stays unclear among 13, saying why."""
+    comps = holm(_family(np.random.default_rng(7), 13))
+    assert comps[0].result == UNCLEAR and "Holm's correction over 13 comparisons needs" in comps[0].why
+    assert claims.combine([c.result for c in comps]) == INCONCLUSIVE
+
+
+def test_holm_turns_a_lone_weak_no_unclear_and_says_why():
+    """A 'no' at the protocol's 90 % that does not hold at the 95 % two comparisons need."""
+    region = protocol.region("C1")
+    d = np.exp([0.05, 0.20, 0.36, 0.48, 0.50, 0.52, 0.54, 0.56])
+    weak = judged("a/b", "#0", region, _frame(d))
+    assert weak.result == NO and weak.rejudge(0.95)[0] == UNCLEAR  # the case this test needs
+    comps = holm([weak, judged("b", "#1", region, _frame(np.full(R, 0.7)))])
+    assert comps[0].result == UNCLEAR and comps[0].why == (
+        "'no' at 90% but not at the 95.00% Holm's correction over 2 comparisons needs"
     )
-    c = check("C9", P)
-    assert c.verdict == NOT_TESTABLE and "2 logical CPUs" in c.summary
-    flat = _tp({("go", c, p): 10.0 for c in (4, 8, 16) for p in (4, 8)})
-    assert check("C9", P_of(tmp_path / "b", flat)).verdict == SUPPORTED
-    scal = _tp({("go", c, p): 10.0 * c for c in (4, 8) for p in (4, 8)})
-    assert check("C9", P_of(tmp_path / "c", scal)).verdict == CONTRADICTED
-    edge = _tp({("go", c, p): 10.0 * (1.1 if c == 8 else 1.0) for c in (4, 8) for p in (4, 8)}, spread=0.3)
-    assert check("C9", P_of(tmp_path / "d", edge)).verdict == INCONCLUSIVE
+    assert claims.combine([c.result for c in comps]) == INCONCLUSIVE
+    alone = holm([judged("a/b", "#0", region, _frame(d))])  # alone it needs only 90 %
+    assert alone[0].result == NO
 
 
-# ------------------------------------------------------------------ all together
+def test_holm_inside_a_claim(tmp_path):
+    """Through the engine: C6's 4 comparisons, one truly below 2x, contradict at Holm's
+    level; the others record the level a "no" would have needed after it."""
+    spec = {(lang, c, 64): v for c in (1, 2) for lang, v in (("go", 30.0), ("erlang", 10.0), ("scala_akka", 8.0))}
+    spec[("go", 2, 64)] = 11.0  # Go/Erlang 1.1 at 2 cores
+    c = check("C6", P_of(tmp_path, _tp(spec)))
+    assert c.verdict == CONTRADICTED
+    levels = c.evidence.set_index("config").query("comparison == 'Go/Erlang'")["holm_level"]
+    assert levels["cores=2, pairs=64"] == pytest.approx(1 - 2 * 0.05 / 4, abs=1e-4)
+    assert levels["cores=1, pairs=64"] == pytest.approx(1 - 2 * 0.05 / 3, abs=1e-4)
 
 
-@pytest.mark.slow
-def test_check_all_on_paper_like_sweep(tmp_path):
-    P = P_of(tmp_path, S.paper_like_sweep(trials=5))
-    V = claims.check_all(P)
-    table = claims.claims_table(V).set_index("id")
-    assert list(table.index)[:11] == ["C1", "C2", "C3", "C4", "C4b", "C5", "C6", "C7a", "C7b", "C8", "C9"]
-    assert {"C10", "C11", "C12"} <= set(table.index)
-    assert set(table["verdict"]) <= set(claims.VERDICTS)
-    for cid in ("C1", "C2", "C3", "C4", "C5", "C6"):
-        assert table.loc[cid, "verdict"] == SUPPORTED, (cid, table.loc[cid, "numbers"])
-    # the paper's Erlang leads Akka by ~11 % at small scale: inside the indifference zone, not decided
-    assert table.loc["C7a", "verdict"] == INCONCLUSIVE and "neither the yes region" in table.loc["C7a", "why"]
-    assert table.loc["C7b", "verdict"] == NOT_TESTABLE and table.loc["C9", "verdict"] == NOT_TESTABLE
-    assert table.loc["C10", "verdict"] == NOT_TESTABLE  # no Scala actors in this sweep
-    out = claims.write_claims(P)
-    assert out["claims"].exists() and out["claims_evidence"].exists()
-    # deterministic: same verdicts and numbers again
-    assert claims.claims_table(claims.check_all(P)).equals(claims.claims_table(V))
-
-
-def test_combine_and_expectations():
-    from serverbench.analysis.claims.compare import RatioAbove, RatioBelow, RatioWithin
-    from serverbench.analysis.stats import RatioCI
-
-    assert claims.combine([]) == NOT_TESTABLE
-    assert claims.combine(["yes", "yes", "-"]) == SUPPORTED
-    assert claims.combine(["yes", "unclear"]) == INCONCLUSIVE
-    assert claims.combine(["unclear", "no"]) == CONTRADICTED
-    from serverbench.analysis.claims import decision
-    from serverbench.analysis.claims.compare import order_above, order_below
-
-    with decision.using(decision.MIN_SPREAD_LOG):  # gaps: order 2 log 1.15, tolerance log(1.15) + ...
-        tol = decision.tolerance_gap_log()
-        assert tol == pytest.approx(max(np.log(1.15), 3 * decision.MIN_SPREAD_LOG))
-        assert RatioBelow(1.0).judge(RatioCI(5, 5, 0.5, 0.4, 0.6, 0.99))[0] == "yes"
-        # order claims: yes below 1/1.15, no above 1.15, undecided between
-        assert order_below().judge(RatioCI(5, 5, 0.5, 0.4, 0.6, 0.99))[0] == "yes"
-        assert order_below().judge(RatioCI(5, 5, 0.92, 0.9, 0.95, 0.99))[0] == "unclear"  # faster, but by < 15 %
-        assert RatioBelow(1.0).judge(RatioCI(5, 5, 0.92, 0.9, 0.95, 0.99))[0] == "yes"  # a tolerance: decided
-        assert order_below().judge(RatioCI(5, 5, 1.3, 1.2, 1.4, 0.99))[0] == "no"
-        result, why = order_above().judge(RatioCI(5, 5, 1.1, 1.05, 1.14, 0.99))
-        assert result == "unclear" and "neither the yes region (> 1.15) nor the no region (< 0.87" in why
-        assert order_above().judge(RatioCI(5, 5, 1.3, 1.16, 1.4, 0.99))[0] == "yes"
-        for ci in (RatioCI(3, 3, 0.5, 0.4, 0.6, 0.90), RatioCI(3, 3, 1.5, 1.4, 1.6, 0.90)):
-            r, why = RatioBelow(1.0).judge(ci)  # an order needs 95 %, whichever side the interval is on
-            assert r == "unclear" and why == "too few trials (3 vs 3 reaches at most 90%)"
-        # a tolerance is contradicted only a gap beyond it: 1 * e^tol
-        assert RatioAbove(1.0).judge(RatioCI(5, 5, 0.5, 0.4, 0.6, 0.99))[0] == "no"
-        edge = np.exp(-tol)
-        assert RatioAbove(1.0).judge(RatioCI(5, 5, 0.9, edge * 1.01, 0.95, 0.99))[0] == "unclear"
-        assert RatioWithin(2, 5).judge(RatioCI(5, 5, 3, 2.5, 3.5, 0.99))[0] == "yes"
-        assert RatioWithin(2, 5).judge(RatioCI(5, 5, 6, 5.5, 6.5, 0.99))[0] == "unclear"  # inside the gap
-        assert RatioWithin(2, 5).judge(RatioCI(5, 5, 7, 6.5, 7.5, 0.99))[0] == "no"
-        r, why = RatioWithin(2, 5).judge(RatioCI(5, 5, 5, 4.5, 5.5, 0.99))
-        assert r == "unclear" and "neither the yes region ([2, 5])" in why
-        # equivalence: the 90 % interval inside decides "yes" even when the 95 % one sticks out
-        ci95, ci90 = RatioCI(5, 5, 3, 1.9, 4, 0.97), RatioCI(5, 5, 3, 2.1, 3.9, 0.90)
-        assert RatioWithin(2, 5).judge(ci95)[0] == "unclear"
-        assert RatioWithin(2, 5).judge(ci95, ci90)[0] == "yes"
-        assert RatioWithin(2, 5).judge(ci95, RatioCI(5, 5, 3, 2.1, 3.9, 0.85))[0] == "unclear"  # 85 % is not 90 %
-    assert np.isnan(RatioCI(1, 1, 1.0, float("nan"), float("nan"), 0.0).lo)
+# ------------------------------------------------------------------ engine behaviour
 
 
 def test_a_failing_check_is_an_error_not_a_verdict(tmp_path):
-    P = P_of(tmp_path, S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0)}))
+    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
 
     def broken(data):
         raise ZeroDivisionError("synthetic bug")
 
-    bad = claims.Claim(
-        id="X1",
-        sentence="s",
-        source="nowhere",
-        needs=claims.Needs("pingping", "elapsed_s"),
-        compare=broken,
-        definition="d",
-    )
-    v = claims.evaluate(bad, P)
-    assert v.verdict == claims.ERROR and "ZeroDivisionError: synthetic bug" in v.summary
-    assert claims.ERROR in claims.VERDICTS
-
-
-def test_claims_registered_from_another_module(tmp_path):
-    """A provider module registers a claim; check_all evaluates it with the others."""
-    from serverbench.analysis.claims import engine
-    from serverbench.analysis.claims.compare import RatioBelow, ratio_between_languages
-
-    P = P_of(tmp_path, S.pingping_runs({"go": jit(1.0), "erlang": jit(2.0)}))
-    extra = claims.Claim(
-        id="Z9",
-        sentence="Go beats Erlang",
-        source="test",
-        needs=claims.Needs("pingping", "elapsed_s", ("go", "erlang")),
-        compare=lambda d: [ratio_between_languages(d.values, "go", "erlang", {"message_bytes": 5000}, RatioBelow(1))],
-        definition="Go/Erlang < 1",
-    )
-    claims.register(extra)
-    try:
-        v = {x.id: x for x in claims.check_all(P)}["Z9"]
-        assert v.verdict == SUPPORTED, v.summary
-    finally:
-        engine._CLAIMS.pop("Z9")
-
-
-@pytest.mark.slow
-def test_checks_on_the_papers_own_data(tmp_path):
-    """The check definitions read the paper as it reads itself: on its own recorded values
-    the spawn and scale claims it states are supported; the single-value figures (3 and 4b)
-    cannot decide anything, nor can 3 runs per throughput point alone (90 % at most). C6,
-    "consistently 2-5x", is judged per configuration: the paper's own per-configuration
-    ratios range 0.85-6.56 (Go/Erlang) and 1.48-9.6 (Go/Akka), so it is not supported on its
-    own data, though the random-effects means (2.58, 4.43) lie inside 2-5."""
-    from serverbench.analysis import paperdata
-
-    v = paperdata.paper_verdicts(tmp_path).set_index("id")
-    t = v["verdict"].to_dict()
-    for cid in ("C3", "C4", "C7a", "C7b"):
-        assert t[cid] == SUPPORTED, cid
-    for cid in ("C1", "C2", "C5", "C6", "C8", "C9", "C11", "C12"):
-        assert t[cid] == INCONCLUSIVE, cid
-    c6 = v.loc["C6", "numbers"]
-    assert "Go/Erlang: per configuration 0.85-6.56" in c6 and "random effects 2.58" in c6, c6
-    assert t["C10"] == NOT_TESTABLE  # Fig. 3(a) was copied from another paper: no values
-
-
-# ------------------------------------------------------------------ C10-C12 (issue 14)
-
-
-@pytest.mark.parametrize(
-    "actors,n,expected,why",
-    [
-        (3.0, 5, SUPPORTED, ""),  # Akka 3x faster: direction and magnitude hold
-        (1.2, 5, SUPPORTED, ""),  # Akka faster: the direction decides; 1.2x is reported, not tested
-        (1.05, 5, INCONCLUSIVE, "neither the yes region"),  # faster by less than the indifference zone
-        (0.5, 5, CONTRADICTED, ""),  # Akka slower
-        (3.0, 3, INCONCLUSIVE, "too few trials (3 vs 3 reaches at most 90%)"),
-    ],
-)
-def test_c10_akka_speedup_over_scala_actors(tmp_path, actors, n, expected, why):
-    recs = S.pingping_runs({"scala_actors": jit(actors, n=n), "scala_akka": jit(1.0, n=n)}, size=5000, reps=100000)
-    recs += S.pingping_runs({"scala_actors": jit(9.0, n=n), "scala_akka": jit(1.0, n=n)}, size=5000, reps=1000)
-    c = check("C10", P_of(tmp_path, recs))
-    assert c.verdict == expected, c.summary
-    assert why in c.why
-    assert "direction" in c.summary and "magnitude" in c.summary and "100,000" in c.summary  # largest R only
-
-
-def test_c10_not_testable_without_5kb_or_scala_actors(tmp_path):
-    recs = S.pingping_runs({"scala_actors": jit(3.0), "scala_akka": jit(1.0)}, size=10000)
-    assert check("C10", P_of(tmp_path / "a", recs)).verdict == NOT_TESTABLE
-    recs = S.pingping_runs({"go": jit(3.0), "scala_akka": jit(1.0)})
-    c = check("C10", P_of(tmp_path / "b", recs))
-    assert c.verdict == NOT_TESTABLE and "Scala actors" in c.summary
-
-
-PAIRS = (1, 2, 4, 8, 16, 32, 64, 128)
-
-
-def _curve(peak_at, top=10.0, low=5.0):
-    return {p: (top if p == peak_at else low) for p in PAIRS}
-
-
-@pytest.mark.slow
-def test_c11_akka_peak_near_62_pairs(tmp_path):
-    def sweep(peaks, n=5, spread=0.01):
-        spec = {}
-        for c, peak in peaks.items():
-            for p, v in _curve(peak).items():
-                spec[("scala_akka", c, p)] = v
-                spec[("go", c, p)] = 3 * _curve(c)[p]
-        return S.throughput_runs({k: jit(v, n=n, spread=spread) for k, v in spec.items()})
-
-    # 8 pair counts: a simultaneous peak set excludes a pair count at 1 - 0.05/7 = 99.3 %,
-    # which 7 vs 7 trials reach (99.9 %) and 5 vs 5 do not (99.2 %)
-    c = check("C11", P_of(tmp_path / "a", sweep({1: 64, 2: 64}, n=7)))
-    assert c.verdict == SUPPORTED, c.summary
-    assert "Go cores=2: peak at 2 pairs" in c.summary  # Go and Erlang shown beside
-    c = check("C11", P_of(tmp_path / "b", sweep({1: 64, 2: 2}, n=7)))
-    assert c.verdict == CONTRADICTED, c.summary  # at 2 cores Akka peaks at 2 pairs
-    c = check("C11", P_of(tmp_path / "c", sweep({1: 64, 2: 64}, n=5)))
-    assert c.verdict == INCONCLUSIVE and "needs 99.3% each" in c.why, c.why
-    small = S.throughput_runs({("scala_akka", 1, p): jit(1.0) for p in (1, 2, 4)})
-    assert check("C11", P_of(tmp_path / "d", small)).verdict == NOT_TESTABLE
-
-
-@pytest.mark.slow
-def test_c12_erlang_drop_after_peak(tmp_path):
-    def sweep(last_value, n=5, spread=0.01):
-        spec = {}
-        for c in (1, 2):
-            for p in PAIRS:
-                spec[("erlang", c, p)] = 10.0 if p == c else (last_value if p == 128 else 8.0)
-        return S.throughput_runs({k: jit(v, n=n, spread=spread) for k, v in spec.items()})
-
-    # the peak is chosen on the odd rounds and the drop measured on the even ones: 10 trials
-    # give 5 vs 5 for the drop (99.2 %); 1 core has no peak to find and is left out
-    c = check("C12", P_of(tmp_path / "a", sweep(4.0, n=10)))
-    assert c.verdict == SUPPORTED and "cores=1" not in c.summary, c.summary  # 60 % drop at 128 pairs
-    assert "even rounds" in c.summary and "peak=2 (odd rounds)" in c.summary
-    c = check("C12", P_of(tmp_path / "b", sweep(9.8, n=10)))
-    assert c.verdict == INCONCLUSIVE, c.summary  # 2 % drop: in the indifference zone below a 10 % drop
-    c = check("C12", P_of(tmp_path / "e", sweep(11.0, n=10)))
-    # no drop at all (the peak is the largest P): T(largest)/T(peak) = 1, inside the gap before
-    # the no region (> 0.9 e^gap): a peak is a maximum, so C12 is never contradicted, only open
-    assert c.verdict == INCONCLUSIVE and "peak=128" in c.summary, c.summary
-    c = check("C12", P_of(tmp_path / "c", sweep(4.0, n=5)))  # the quick profile's 5: 3 vs 3 even rounds
-    assert c.verdict == INCONCLUSIVE and "3 vs 3 reaches at most 90%" in c.why, c.why
-    c = check("C12", P_of(tmp_path / "d", S.throughput_runs({("go", 1, 1): jit(1.0)})))
-    assert c.verdict == NOT_TESTABLE
+    v = claims.evaluate(claims.Claim(id="C2", needs=claims.Needs("pingping", "elapsed_s"), compare=broken), P)
+    assert v.verdict == ERROR and v.summary == "the check failed: ZeroDivisionError: synthetic bug"
+    assert v.claim == protocol.claim("C2")["sentence"]
+    assert ERROR in claims.VERDICTS
 
 
 def test_an_error_verdict_fails_the_command(tmp_path):
     """claims.csv carries `error`; the analysis commands (and so run_all.sh) exit non-zero."""
-    import io
-
     from serverbench.analysis import cli
 
-    P = P_of(tmp_path, S.pingping_runs({"go": jit(1.0), "erlang": jit(1.0)}))
-    t = claims.claims_table([claims.Verdict("X1", "s", "src", "d", claims.ERROR, "the check failed", "KeyError: 'x'")])
+    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
+    t = claims.claims_table([claims.Verdict("X1", "s", "src", "d", ERROR, "the check failed", "KeyError: 'x'")])
     t.to_csv(P.folder / "claims.csv", index=False)
     err = io.StringIO()
     assert cli._claim_errors(P.folder / "claims.csv", err) == 1 and "claim X1 could not be computed" in err.getvalue()
@@ -540,90 +689,54 @@ def test_an_error_verdict_fails_the_command(tmp_path):
     assert cli._claim_errors(P.folder / "claims.csv", io.StringIO()) == 0
 
 
-# ------------------------------------------------------------------ Holm's correction (issue 26)
+def test_claims_registered_from_another_module(tmp_path, monkeypatch):
+    """A provider module registers a claim whose words are in the protocol (here the
+    protocol is extended in memory with Z9); check_all evaluates it with the others, words
+    and regions from the protocol, after the paper's and the other benchmarks' claims."""
+    from serverbench.analysis.claims.compare import ratio_between_languages
 
-
-def _family(rng, n_true_no=0, m=16, n=8, effect=2.0):
-    """m comparisons 'a/b < 1' with true ratio on the edge of the no region (1 times the
-    tolerance gap: not contradicted, the worst case for a wrong 'no'), the first n_true_no
-    of them truly `effect` (the claim fails)."""
-    from serverbench.analysis import stats
-    from serverbench.analysis.claims import decision
-    from serverbench.analysis.claims.compare import RatioBelow, judged
-
-    edge = float(np.exp(decision.tolerance_gap_log()))
-    out = []
-    for j in range(m):
-        a, b = rng.lognormal(0, 0.3, n) * (effect if j < n_true_no else edge), rng.lognormal(0, 0.3, n)
-        at = lambda level, _, a=a, b=b: stats.ratio_ci(a, b, level)  # noqa: E731
-        out.append(judged("a/b", f"#{j}", stats.ratio_ci(a, b), RatioBelow(1.0), at))
-    return out
-
-
-@pytest.mark.slow
-def test_holm_keeps_a_wrong_contradiction_below_5_percent():
-    from serverbench.analysis.claims.familywise import holm
-
-    rng = np.random.default_rng(2026)
-    sets, raw, corrected = 1000, 0, 0
-    for _ in range(sets):
-        comps = _family(rng)
-        raw += claims.combine([c.result for c in comps]) == CONTRADICTED
-        corrected += claims.combine([c.result for c in holm(comps)]) == CONTRADICTED
-    print(f"16 true comparisons: wrong 'contradicted' {raw / sets:.1%} uncorrected, {corrected / sets:.1%} with Holm")
-    assert corrected / sets < 0.05 and raw / sets > 0.15
-
-
-def test_holm_still_contradicts_on_a_real_difference_and_records_the_level():
-    from serverbench.analysis.claims.familywise import holm
-
-    rng = np.random.default_rng(7)
-    comps = holm(_family(rng, n_true_no=1, m=16, n=10, effect=4.0))
-    assert comps[0].result == "no" and comps[0].extra["holm_level"] == pytest.approx(1 - 0.05 / 16, abs=1e-4)
-    assert claims.combine([c.result for c in comps]) == CONTRADICTED
-    one = holm(_family(rng, n_true_no=1, m=1, n=5, effect=4.0))  # one comparison: 95 % as before
-    assert one[0].result == "no" and one[0].extra["holm_level"] == pytest.approx(0.95)
-
-
-def test_holm_turns_a_lone_weak_no_unclear_and_says_why():
-    from serverbench.analysis import stats
-    from serverbench.analysis.claims.compare import RatioBelow, judged
-    from serverbench.analysis.claims.familywise import holm
-
-    a, b = [1.30, 1.32, 1.34, 1.36, 1.38], [1.0, 1.02, 1.04, 1.06, 1.08]  # 5 vs 5: "no" at 99.2 % at best
-    comps = [judged("a/b", "#0", stats.ratio_ci(a, b), RatioBelow(1.0), lambda lv, _: stats.ratio_ci(a, b, lv))]
-    comps += [
-        judged("b/b", f"#{j}", stats.ratio_ci(b, b), RatioBelow(1.5), lambda lv, _: stats.ratio_ci(b, b, lv))
-        for j in range(7)
-    ]
-    assert comps[0].result == "no"
-    holm(comps)
-    assert comps[0].result == "unclear" and "Holm's correction over 8 comparisons" in comps[0].why
-    assert claims.combine([c.result for c in comps]) == INCONCLUSIVE
+    registry.load()  # every real claim first, so that the copy below holds them
+    monkeypatch.setattr(engine, "_CLAIMS", dict(engine._CLAIMS))
+    real = protocol.claim
+    z9 = {
+        "id": "Z9", "source": "this test", "sentence": "Go beats Erlang", "quantity": "PingPing time ratio",
+        "deciding": "Go/Erlang at 5 kB", "yes": {"words": "lower", "hi": [1, 0]},
+    }  # fmt: skip
+    monkeypatch.setattr(protocol, "claim", lambda cid: z9 if cid == "Z9" else real(cid))
+    claims.register(
+        claims.Claim(
+            id="Z9",
+            needs=claims.Needs("pingping", "elapsed_s", ("go", "erlang")),
+            compare=lambda d: [
+                ratio_between_languages(d.values, "go", "erlang", {"message_bytes": 5000}, protocol.region("Z9"))
+            ],
+        )
+    )
+    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 2.0})))
+    V = claims.check_all(P)
+    assert V[-1].id == "Z9" and V[-1].verdict == SUPPORTED, V[-1].summary
+    row = claims.claims_table(V).set_index("id").loc["Z9"]
+    assert row["claim"] == "Go beats Erlang" and row["source"] == "this test"
+    assert "Regions: lower: yes <= 1; no >= 1.25." in row["definition"]
 
 
 def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
     """The regime column: 'as the source' only when every deciding parameter reached the
     source's largest value, else 'reduced' naming each shortfall; the headline counts apart."""
-    from serverbench.analysis import reliability
+    from serverbench.analysis import report
     from serverbench.analysis.claims import regime
 
-    small = P_of(tmp_path / "a", S.pingping_runs({"go": jit(1.0), "erlang": jit(1.1)}))
+    small = P_of(tmp_path / "a", S.pingping_runs(sweep({"go": 1.0, "erlang": 1.1})))
     kind, text = regime.tested("C2", small)
-    top = int(small.runs["repetitions"].max())
-    assert kind == regime.REDUCED and f"repetitions <= {top:,} of 1,000,000" in text
-    big = small.runs.copy()
-    big["repetitions"] = 1_000_000
-    small.runs = big
+    assert (kind, text) == (regime.REDUCED, "reduced: repetitions <= 10,000 of 1,000,000")
+    small.runs = small.runs.assign(repetitions=1_000_000)
     assert regime.tested("C2", small) == (regime.AS_SOURCE, "as the source (repetitions up to 1,000,000; cores 1)")
     assert regime.tested("X9", small) == ("", "")  # a claim without a source regime
-    v = claims.check_all(small)
-    t = claims.claims_table(v)
+    t = claims.claims_table(claims.check_all(small))
     assert {"source_regime", "regime_kind", "regime"} <= set(t.columns)
-    head = reliability.headline(t)
+    head = report.headline(t)
     assert "Tested at the scale their source measured: 3" in head  # C1, C2, C10 on pingping runs only
     assert "At a reduced scale (see the regime column): 0" in head
-    # the report's per-benchmark paragraph: pingping as the source, the rest not run here
     para = regime.reduced_summary(small)
     assert "- **pingping** (C1, C2, C10)" in para and "Here: as the source (repetitions up to 1,000,000" in para
     assert "- **echo_flood** (E1, E2, E3, E4)" in para and para.count("not run in this sweep") == 7
@@ -633,70 +746,42 @@ def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
     )
 
 
-@pytest.mark.slow
-def test_c4b_erlang_and_go_fastest_up_to_100k(tmp_path):
-    """The paper's own statement for N <= 100,000 (Erlang and Go about equal, both faster than
-    Akka), beside C4's at the largest N; runs above 100,000 do not decide it."""
-
-    def sweep(sub, erl, go, akka, big=None):
-        times = {("erlang", 100_000): jit(erl), ("go", 100_000): jit(go), ("scala_akka", 100_000): jit(akka)}
-        times |= {(k, 1_000_000): jit(v) for k, v in (big or {}).items()}
-        return check("C4b", P_of(tmp_path / sub, S.spawn_runs(times)))
-
-    c = sweep("a", 0.2, 0.18, 1.0, big={"erlang": 1.0, "go": 5.0, "scala_akka": 9.0})
-    assert c.verdict == SUPPORTED and "processes=100,000" in c.summary, c.summary
-    # its regime counts the N it decides at (<= 100,000), not the 1,000,000 runs beside them
-    assert c.regime_kind == "as the source" and "processes up to 100,000" in c.regime, c.regime
-    small = sweep("s", 0.2, 0.18, 1.0)
-    assert small.regime_kind == "as the source"
-    assert sweep("b", 0.2, 0.5, 1.0).verdict == CONTRADICTED  # Erlang 2.5x faster than Go: not "about equal"
-    assert sweep("c", 0.2, 0.18, 0.19).verdict in (INCONCLUSIVE, CONTRADICTED)  # Akka as fast
-    assert check("C4b", P_of(tmp_path / "d", S.spawn_runs({("erlang", 1000): jit(1.0)}))).verdict == NOT_TESTABLE
+# ------------------------------------------------------------------ all together
 
 
 @pytest.mark.slow
-def test_spawn_growth_decides_on_the_growing_heap_as_the_paper_ran_it(tmp_path):
-    """C5: Akka's jump is looked for with the JVM growing its heap (no -Xms), as the paper
-    ran it; the fixed heap's step is shown beside it and does not decide."""
-    fixed = _growth(1.0)  # with a fixed heap Akka grows linearly: alone, C5 is contradicted
-    assert check("C5", P_of(tmp_path / "a", fixed)).verdict == CONTRADICTED
-    grow = _spawn({("scala_akka", n): 3e-5 * n * (3.0 if n >= 20000 else 1.0) for n in (10000, 20000)}, n=7)
-    for r in grow:
-        r["settings"] = {"heap": "grow"}
-        r["config_id"] += "-heap=grow"
-    c = check("C5", P_of(tmp_path / "b", fixed + grow))
-    assert c.verdict == SUPPORTED, c.summary
-    rows = c.evidence.set_index("comparison")["result"]
-    assert rows["Scala/Akka super-linearity (heap growing, as the paper ran it)"] == "yes"
-    assert rows["Scala/Akka super-linearity (fixed heap, -Xms = -Xmx)"] == "-"
+def test_check_all_on_a_paper_like_sweep(tmp_path):
+    P = P_of(tmp_path, S.paper_like_sweep(trials=R))
+    V = claims.check_all(P)
+    table = claims.claims_table(V).set_index("id")
+    assert list(table.index) == list(protocol.claim_ids())
+    assert list(table.columns) == list(engine.CLAIMS_COLUMNS[1:])
+    assert set(table["verdict"]) <= set(claims.VERDICTS) and ERROR not in set(table["verdict"])
+    for cid in ("C1", "C2", "C3", "C4", "C5", "C7a", "C8"):
+        assert table.loc[cid, "verdict"] == SUPPORTED, (cid, table.loc[cid, "numbers"])
+    # the synthetic Erlang spawns 1.5x faster than Go: not 'similar' at N = 100,000
+    assert table.loc["C4b", "verdict"] == INCONCLUSIVE and "in neither region (similar" in table.loc["C4b", "why"]
+    for cid in ("C6", "C7b", "C9", "C10", "C11", "C12", "E1", "T1"):  # 2 cores, no 64 pairs, no Scala actors
+        assert table.loc[cid, "verdict"] == NOT_TESTABLE, cid
+    assert (table["protocol"] == protocol.version()).all()
+    out = claims.write_claims(P)
+    written = pd.read_csv(out["claims"]).set_index("id")
+    assert list(written["verdict"]) == list(table["verdict"])
+    ev = pd.read_csv(out["claims_evidence"])
+    assert set(ev["claim"]) == {"C1", "C2", "C3", "C4", "C4b", "C5", "C7a", "C8"}
+    # deterministic: same verdicts and numbers again
+    pd.testing.assert_frame_equal(claims.claims_table(claims.check_all(P)), claims.claims_table(V))
 
 
-def test_c4_pairs_spawn_times_by_round_and_names_the_runs_it_read(tmp_path):
-    """Issue 26's five sweeps: a slow spell that slows Erlang and Go in one round widened
-    C4's unpaired interval across its 1.15 edge in two sweeps of five. The spawn claims keep
-    each run's round (search steps have none), so with enough rounds the ratio pairs and
-    the slow rounds cancel; and the comparison names the runs it read, so a second stage
-    can extend it."""
-    from serverbench.analysis import paired, second_stage
+@pytest.mark.slow
+def test_checks_on_the_papers_own_data():
+    """The paper's own values (one per point), judged as points: every claim the paper
+    states about its own figures reads as it does; C10's Fig. 3(a) has no values."""
+    from serverbench.analysis import paperdata
 
-    slow = [1.0, 1.45, 1.0, 1.3, 1.0, 1.5, 1.0, 1.35]  # the machine's state, shared by a round
-    times = {
-        ("erlang", 100_000): [0.22 * f for f in slow],
-        ("go", 100_000): [0.155 * f for f in slow],  # Erlang/Go = 1.42 in every round
-        ("scala_akka", 100_000): [0.8 * f for f in slow],
-    }
-    search = S.search_runs({"erlang": [(500_000, 1.1)], "go": [(500_000, 0.7)], "scala_akka": [(500_000, 4.0)]})
-    P = P_of(tmp_path / "paired", S.spawn_runs(times) + search)
-    c = check("C4", P)
-    eg = next(x for x in c.comparisons if x.label.startswith("Erlang/Go"))
-    assert paired.kind(eg.ci) == paired.PAIRED and eg.result == "no", (eg.ci, eg.why)
-    assert c.verdict == CONTRADICTED
-    P5 = P_of(tmp_path / "five", S.spawn_runs({k: v[:5] for k, v in times.items()}) + search)
-    unpaired = check("C4", P5)
-    eg5 = next(x for x in unpaired.comparisons if x.label.startswith("Erlang/Go"))
-    assert paired.kind(eg5.ci) == paired.UNPAIRED and eg5.result == "unclear"  # 5 rounds cannot pair at 97.5 %
-    assert unpaired.verdict == INCONCLUSIVE
-    # it read the fixed-N runs of Erlang and Go at 100,000, so a second stage can extend them
-    cand = second_stage.candidates([unpaired], P5.runs, 3)
-    assert [x.claim for x in cand] == ["C4"], cand
-    assert cand[0].config_ids == ("spawn-erlang-c1-processes100000", "spawn-go-c1-processes100000")
+    v = paperdata.paper_verdicts().set_index("id")
+    t = v["verdict"].to_dict()
+    assert t.pop("C10") == NOT_TESTABLE and "Scala actors" in v.loc["C10", "why"]
+    assert t == dict.fromkeys(t, SUPPORTED), t
+    assert "Go/Erlang at cores=4, pairs=64: 6.14 [6.14, 6.14] at 100%" in v.loc["C6", "numbers"]  # inside [1.6, 6.25]
+    assert "fixed heap" in v.loc["C5", "numbers"]  # the paper's data has no growing-heap runs

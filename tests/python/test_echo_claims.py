@@ -11,52 +11,56 @@ import json
 import numpy as np
 import pytest
 
-from serverbench import paths
-from serverbench.analysis import stats
+from serverbench import paths, protocol
 from serverbench.analysis.claims import engine
-from serverbench.analysis.claims.compare import RatioBelow, RatioWithin
+from serverbench.analysis.claims.compare import judge
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison
+from serverbench.analysis.stats import RatioCI
 from serverbench.analysis.synthetic import processed_from
 from serverbench.benchmarks.echo_flood import claims as echo_claims
 from serverbench.benchmarks.echo_flood.figures import LOADGEN_LIMIT, per_server, runs
 
-pytestmark = pytest.mark.usefixtures("quiet_machine")
-
 BOUND, FREE = 0.97, 0.5
+R = protocol.rounds_deciding()
+SIMILAR, NOT_HIGHER = protocol.region("E1"), protocol.region("E4")  # [0.8, 1.25]; <= 1.25
 
 
-def _ci(lo, ratio, hi) -> stats.RatioCI:
-    return stats.RatioCI(n_num=6, n_den=6, ratio=ratio, lo=lo, hi=hi, level=0.96)
+def _ci(lo, ratio, hi) -> RatioCI:
+    return RatioCI(n_num=R, n_den=R, ratio=ratio, lo=lo, hi=hi, level=0.92)
 
 
-def _cmp(ci, expect) -> Comparison:
-    r, why = expect.judge(ci)
-    return Comparison("a / b", "N=1, D=32 KiB", expect.text, r, ci, why)
+def _cmp(ci, region) -> Comparison:
+    r, why = judge(region, ci, protocol.level())
+    return Comparison("a / b", "N=1, D=32 KiB", region.text(), r, ci, why, rejudge=lambda at: (r, ci))
 
 
 @pytest.mark.parametrize(
-    ("ci", "expect", "num", "den", "result"),
+    ("ci", "region", "num", "den", "result"),
     [
-        # a / b above the tolerance; b (den) bounded: the true ratio is only larger -> stands
-        (_ci(2.7, 3.9, 5.7), RatioWithin(0.5, 2.0), FREE, BOUND, NO),
+        # a / b above 'similar' (no from 1.5625); b (den) bounded: the true ratio is only larger -> stands
+        (_ci(2.7, 3.9, 5.7), SIMILAR, FREE, BOUND, NO),
         # the same with a (num) bounded: a may be faster, the ratio smaller -> unclear
-        (_ci(2.7, 3.9, 5.7), RatioWithin(0.5, 2.0), BOUND, FREE, UNCLEAR),
-        # "within" can never survive a bounded side
-        (_ci(0.9, 1.1, 1.3), RatioWithin(0.5, 2.0), FREE, BOUND, UNCLEAR),
-        # go / c below 1.3 with go bounded: go only faster -> stands; with c bounded -> unclear
-        (_ci(0.8, 0.95, 1.1), RatioBelow(1.3), BOUND, FREE, YES),
-        (_ci(0.8, 0.95, 1.1), RatioBelow(1.3), FREE, BOUND, UNCLEAR),
+        (_ci(2.7, 3.9, 5.7), SIMILAR, BOUND, FREE, UNCLEAR),
+        # 'similar' can never survive a bounded side
+        (_ci(0.9, 1.05, 1.2), SIMILAR, FREE, BOUND, UNCLEAR),
+        (_ci(0.9, 1.05, 1.2), SIMILAR, BOUND, FREE, UNCLEAR),
+        # go / c not higher with go bounded: go only faster -> stands; with c bounded -> unclear
+        (_ci(0.8, 0.95, 1.1), NOT_HIGHER, BOUND, FREE, YES),
+        (_ci(0.8, 0.95, 1.1), NOT_HIGHER, FREE, BOUND, UNCLEAR),
         # nothing bounded, or no share recorded: unchanged
-        (_ci(0.8, 0.95, 1.1), RatioBelow(1.3), FREE, FREE, YES),
-        (_ci(2.7, 3.9, 5.7), RatioWithin(0.5, 2.0), None, None, NO),
+        (_ci(0.8, 0.95, 1.1), NOT_HIGHER, FREE, FREE, YES),
+        (_ci(2.7, 3.9, 5.7), SIMILAR, None, None, NO),
     ],
 )
-def test_a_saturated_load_generator_leaves_only_robust_decisions(ci, expect, num, den, result):
-    c = echo_claims._loadgen_checked(_cmp(ci, expect), expect, num, den)
+def test_a_saturated_load_generator_leaves_only_robust_decisions(ci, region, num, den, result):
+    c = echo_claims._loadgen_checked(_cmp(ci, region), region, num, den)
     assert c.result == result
     assert c.extra["loadgen_cpu_share_num"] == num and c.extra["loadgen_cpu_share_den"] == den
     if result == UNCLEAR:
         assert "load generator ran at 97%" in c.why and f"{LOADGEN_LIMIT:.0%}" in c.why
+        assert c.rejudge is None  # no longer in Holm's family
+    else:
+        assert c.rejudge is not None
 
 
 def _template() -> dict:
@@ -83,7 +87,7 @@ def _sweep(times: dict, shares: dict, n=64, d=524288) -> list[dict]:
     return out
 
 
-def _rng_times(rng, center, k=6):
+def _rng_times(rng, center, k=R):
     return list(center * (1 + 0.01 * rng.standard_normal(k)))
 
 
@@ -93,35 +97,62 @@ def test_e4_go_nearly_as_fast_as_c_unless_the_c_time_is_only_a_bound(tmp_path):
     free = processed_from(_sweep(times, {"go": 0.6, "c": 0.6}), tmp_path / "free")
     v = engine.check(free, "E4")
     assert v.verdict == engine.SUPPORTED, v.why
+    assert "not the claim's 32,768" in v.evidence["note"].iloc[0]  # the sweep's N is 64
     bound = processed_from(_sweep(times, {"go": 0.6, "c": 0.95}), tmp_path / "bound")
     v = engine.check(bound, "E4")
-    assert v.verdict == engine.INCONCLUSIVE
-    assert "load generator ran at 95%" in v.why or "load generator" in " ".join(v.evidence["why"])
+    assert v.verdict == engine.INCONCLUSIVE and "the load generator ran at 95%" in v.why, v.why
+    slow = {"go": _rng_times(rng, 2.0), "c": _rng_times(rng, 1.0)}
+    v = engine.check(processed_from(_sweep(slow, {"go": 0.6, "c": 0.6}), tmp_path / "slow"), "E4")
+    assert v.verdict == engine.CONTRADICTED  # Go 2x slower: not nearly as fast (no from 1.5625)
+
+
+E2_N = protocol.claim("E2")["min_connections"]  # 16,384
 
 
 def test_e2_slow_servers_against_a_bounded_c_still_decide(tmp_path):
+    """C as the numerator is bounded: its true time, and so each c / s ratio, is only
+    smaller, so 'lower' stands."""
     rng = np.random.default_rng(8)
-    times = {"c": _rng_times(rng, 1.0), "go": _rng_times(rng, 2.0), "nodejs": _rng_times(rng, 4.0)}
-    P = processed_from(_sweep(times, {"c": 0.99, "go": 0.5, "nodejs": 0.3}), tmp_path / "e2")
-    v = engine.check(P, "E2")
+    centre = {"c": 1.0, "twisted": 2.0, "eventlet": 1.8, "nodejs": 4.0}
+    times = {s: _rng_times(rng, t) for s, t in centre.items()}
+    shares = {"c": 0.99, "twisted": 0.5, "eventlet": 0.5, "nodejs": 0.3}
+    v = engine.check(processed_from(_sweep(times, shares, n=E2_N), tmp_path / "e2"), "E2")
     assert v.verdict == engine.SUPPORTED, v.why
-    ev = v.evidence
-    assert list(ev["comparison"]).count("nodejs / c") == 1  # no duplicated row
-    assert set(ev["comparison"]) == {"go / c", "nodejs / c", "nodejs / go"}
+    assert sorted(v.evidence["comparison"]) == sorted(
+        ["c / nodejs", "c / twisted", "c / eventlet", "twisted / nodejs", "eventlet / nodejs"]
+    )  # each pair once
 
 
 def test_e2_contradicted_when_nodejs_is_not_the_slowest(tmp_path):
     rng = np.random.default_rng(9)
-    times = {"c": _rng_times(rng, 1.0), "go": _rng_times(rng, 5.0), "nodejs": _rng_times(rng, 2.0)}
-    P = processed_from(_sweep(times, {"c": 0.5, "go": 0.5, "nodejs": 0.5}), tmp_path / "e2n")
-    assert engine.check(P, "E2").verdict == engine.CONTRADICTED
+    centre = {"c": 1.0, "twisted": 5.0, "eventlet": 1.8, "nodejs": 2.0}
+    times = {s: _rng_times(rng, t) for s, t in centre.items()}
+    v = engine.check(processed_from(_sweep(times, dict.fromkeys(centre, 0.5), n=E2_N), tmp_path / "e2n"), "E2")
+    assert v.verdict == engine.CONTRADICTED
+    assert v.evidence.set_index("comparison").loc["twisted / nodejs", "result"] == NO
 
 
-def test_e3_inconclusive_with_too_few_trials(tmp_path):
-    times = {"eventlet": [0.9, 0.91], "twisted": [1.0, 1.01]}
-    P = processed_from(_sweep(times, {"eventlet": 0.5, "twisted": 0.5}), tmp_path / "e3")
-    v = engine.check(P, "E3")
-    assert v.verdict == engine.INCONCLUSIVE and "too few trials" in v.why
+def test_e2_is_not_testable_below_the_n_where_the_source_saw_it(tmp_path):
+    rng = np.random.default_rng(10)
+    times = {s: _rng_times(rng, t) for s, t in {"c": 1.0, "twisted": 2.0, "eventlet": 1.8, "nodejs": 4.0}.items()}
+    v = engine.check(processed_from(_sweep(times, dict.fromkeys(times, 0.5), n=1024), tmp_path / "small"), "E2")
+    assert v.verdict == engine.NOT_TESTABLE and "slowest only from 16,384 connections" in v.why, v.why
+
+
+@pytest.mark.parametrize(
+    ("eventlet", "rounds", "verdict", "why"),
+    [
+        (0.9, R, engine.SUPPORTED, ""),  # 10 % faster: slightly
+        (1.1, R, engine.INCONCLUSIVE, "in neither region (slightly lower"),  # 10 % slower: neither
+        (1.5, R, engine.CONTRADICTED, ""),  # slower (no from 1.25)
+        (0.9, 4, engine.INCONCLUSIVE, "too few rounds (4 pairs reach at most 87.5%)"),
+    ],
+)
+def test_e3_eventlet_slightly_faster_than_twisted(tmp_path, eventlet, rounds, verdict, why):
+    rng = np.random.default_rng(11)
+    times = {"eventlet": _rng_times(rng, eventlet, rounds), "twisted": _rng_times(rng, 1.0, rounds), "c": [1.0] * R}
+    v = engine.check(processed_from(_sweep(times, dict.fromkeys(times, 0.5)), tmp_path), "E3")
+    assert v.verdict == verdict and why in v.why, (v.summary, v.why)
 
 
 def test_per_server_marks_load_generator_bound_points(tmp_path):

@@ -1,8 +1,9 @@
 """docs/extending.md, walked: a toy benchmark defined in this test's folder, as a package
 dropped beside the others, appears in the plan (with its own cost), the processed tables,
 a figure, the claims and the explorer without editing any generic code. The spec edits a
-real benchmark makes (spec/cli.json and the two record schemas) are made here to in-memory
-copies; everything else is the package."""
+real benchmark makes (spec/cli.json, the two record schemas, and its claims' entries in
+spec/protocol.json: their words and yes regions) are made here to in-memory copies;
+everything else is the package."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import textwrap
 
 import pytest
 
-from serverbench import benchmarks, contract, records
+from serverbench import benchmarks, contract, protocol, records
 from serverbench.analysis import explore, registry, synthetic
 from serverbench.analysis.claims import engine, regime
 from serverbench.harness import plan as plan_mod
@@ -49,26 +50,18 @@ TOY = {
             return fig
     """,
     "claims.py": """
+        from serverbench import protocol
         from serverbench.analysis.claims import Claim, Needs, register
-        from serverbench.analysis.claims.compare import order_below, ratio_between_languages
+        from serverbench.analysis.claims.compare import ratio_between_languages
 
 
         def go_faster(data):
             d = data.values
             ns = sorted(set(d["units"]))
-            return [ratio_between_languages(d, "go", "erlang", {"units": n}, order_below()) for n in ns]
+            return [ratio_between_languages(d, "go", "erlang", {"units": n}, protocol.region("X1")) for n in ns]
 
 
-        register(
-            Claim(
-                id="X1",
-                sentence="Go finishes the toy faster than Erlang at every unit count",
-                source="this test",
-                needs=Needs("toy", "elapsed_s", languages=("go", "erlang")),
-                compare=go_faster,
-                definition="Go/Erlang time below 1 (outside the indifference zone) at every unit count",
-            )
-        )
+        register(Claim(id="X1", needs=Needs("toy", "elapsed_s", languages=("go", "erlang")), compare=go_faster))
     """,
     "cost.py": """
         def run_s(language, params):
@@ -112,6 +105,18 @@ def toy(tmp_path, monkeypatch):
         return s
 
     monkeypatch.setattr(records, "load_schema", load_schema)
+    # its claim's entry in spec/protocol.json: the words and the yes region the encoding is judged by
+    x1 = {
+        "id": "X1",
+        "source": "this test",
+        "sentence": "Go finishes the toy faster than Erlang at every unit count",
+        "quantity": "toy time ratio",
+        "population": ["go", "erlang"],
+        "deciding": "Go/Erlang at every unit count",
+        "yes": {"words": "lower", "hi": [1, 0]},
+    }
+    real_claim = protocol.claim
+    monkeypatch.setattr(protocol, "claim", lambda cid: x1 if cid == "X1" else real_claim(cid))
     records._validator.cache_clear()
     records._native_validator_for.cache_clear()
     # what profiles and the plan derive from spec/cli.json when they are imported
@@ -131,10 +136,13 @@ def toy(tmp_path, monkeypatch):
 def test_a_toy_benchmark_package_joins_every_stage(toy):
     assert "toy" in benchmarks.ids()
     # the plan: its runs, priced by its own cost model
-    prof = profiles.resolve({"name": "t", "languages": ["go", "erlang"], "toy": {"units": [10, 20], "trials": 5}})
+    rounds = protocol.rounds_deciding()  # a configuration a claim decides at gets the design's rounds
+    prof = profiles.resolve(
+        {"name": "t", "languages": ["go", "erlang"], "toy": {"units": [10, 20], "trials": "deciding"}}
+    )
     p = plan_mod.make_plan(prof)
     toy_tasks = [t for t in p.tasks if t.benchmark == "toy"]
-    assert len(toy_tasks) == 2 * 2 * 5
+    assert len(toy_tasks) == 2 * 2 * rounds
     t = next(t for t in toy_tasks if t.params["units"] == 20 and t.language == "go")
     assert plan_mod.estimate_task_s(t) == pytest.approx(plan_mod.STARTUP_S["go"] + 10.0)
     # the processed tables, a figure, the claims, the explorer
@@ -142,15 +150,20 @@ def test_a_toy_benchmark_package_joins_every_stage(toy):
         synthetic.raw_record("toy", lang, {"units": n}, {"elapsed_s": base * n * (1 + 0.01 * k)}, trial=k + 1)
         for lang, base in (("go", 0.1), ("erlang", 0.3))
         for n in (10, 20)
-        for k in range(5)
+        for k in range(rounds)
     ]
     P = synthetic.processed_from(recs, toy / "sweep")
     summary = P.stat("toy", "elapsed_s")
     assert sorted(set(summary["language"])) == ["erlang", "go"] and sorted(set(summary["units"])) == [10, 20]
     assert "toy" in set(P.ratios["table"])
     assert registry.load().figures["fig_toy"].draw(P) is not None
-    v = {x.id: x for x in engine.check_all(P)}
+    V = engine.check_all(P)
+    v = {x.id: x for x in V}
     assert v["X1"].verdict == engine.SUPPORTED, v["X1"].summary
+    assert len(v["X1"].evidence) == 2 and set(v["X1"].evidence["rounds"]) == {rounds}  # one per unit count
+    row = engine.claims_table(V).set_index("id").loc["X1"]  # its words are its protocol entry's
+    assert row["claim"] == "Go finishes the toy faster than Erlang at every unit count"
+    assert "Regions: lower: yes <= 1; no >= 1.25." in row["definition"]
     assert v["C1"].verdict == engine.NOT_TESTABLE  # the real claims are all still there
     assert (
         "toy" in explore.tables() and explore.default_metric("toy") == "elapsed_s" and explore.x_axis("toy") == "units"

@@ -32,7 +32,16 @@ def test_profiles_load_and_overrides():
     assert paper["throughput"]["pairs"] == [1, 2, 4, 6, 8, 16, 32, 64, 128]
     assert paper["spawn_max"]["budget_bytes"] == 8 * 2**30
     quick = load_profile("quick")
-    assert quick["spawn"]["processes"] == [1000, 10000, 20000, 25000, 50000, 75000, 100000]
+    assert quick["spawn"]["processes"] == [10000, 20000, 100000]  # where C4, C4b and C5 decide
+    assert sorted(quick["spawn"]["processes"] + quick["spawn"]["also"][0]["processes"]) == [
+        1000,
+        10000,
+        20000,
+        25000,
+        50000,
+        75000,
+        100000,
+    ]  # with the figure-only also-grid: the paper's seven N
     assert quick["pingping"]["message_bytes"] == [5000, 10000, 50000]
     ov = profiles.parse_set(
         [
@@ -219,19 +228,16 @@ def test_schedule_depends_on_the_seed_only():
     assert len({tuple(keys(s)) for s in range(5)}) > 1  # 6 groups: 720 orders per round
 
 
-def test_second_stage_keys_are_checked():
+def test_a_second_stage_table_is_an_unknown_key(tmp_path):
+    """The adaptive second stage is gone (protocol 1: a fixed number of rounds): a profile
+    that still has a [second_stage] table, or a --set of one of its keys, is refused as any
+    unknown key is."""
     from serverbench.harness.profiles import ProfileError, load_profile
 
-    assert load_profile("smoke")["second_stage"]["enabled"] is False  # absent: no second stage
-    quick = load_profile("quick")["second_stage"]
-    assert quick["enabled"] and 0 < quick["budget_fraction"] <= 1 and quick["rounds"] >= 1
-    assert load_profile("quick", {"second_stage.rounds": 5})["second_stage"]["rounds"] == 5
-    for bad, match in [
-        ({"second_stage.budget_fraction": 0}, "budget_fraction"),
-        ({"second_stage.rounds": 0}, "rounds"),
-        ({"second_stage.deadline_s": 0}, "deadline_s"),
-        ({"second_stage.deadline_s": "15min"}, "deadline_s"),
-        ({"second_stage.every": 1}, "second_stage"),
-    ]:
-        with pytest.raises(ProfileError, match=match):
-            load_profile("quick", bad)
+    assert "second_stage" not in load_profile("quick")
+    old = tmp_path / "old.toml"
+    old.write_text('name = "old"\n[second_stage]\nrounds = 3\n', encoding="utf-8")
+    with pytest.raises(ProfileError, match="unknown top-level key 'second_stage'"):
+        load_profile(str(old))
+    with pytest.raises(ProfileError, match="unknown setting 'second_stage.rounds'"):
+        load_profile("quick", {"second_stage.rounds": 5})

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness_fakes import LANGS, SMALL, fakes, lines
-from serverbench import cli, contract, records, stability
+from serverbench import cli, contract, protocol, records, stability
 from serverbench.harness import load_profile, make_plan, rawlog, shards
 from serverbench.harness.plan import schedule
 from serverbench.harness.profiles import ProfileError
@@ -74,36 +74,40 @@ def test_per_language_parameters():
         10000,
         50000,
     }
-    claim_tables = ("pingping", "spawn", "throughput")  # every claim configuration: 5 trials per language
-    counts = Counter(
-        t.config_id
-        for t in plan.tasks
-        if t.benchmark in claim_tables and t.params.get("repetitions", 100_000) == 100_000
-    )
-    assert set(counts.values()) == {5}
-    # pingping's smaller R only draw Fig. 3 (the claims compare at the largest R): 3 trials
-    figure_only = Counter(t.config_id for t in plan.tasks if t.params.get("repetitions", 100_000) < 100_000)
-    assert figure_only and set(figure_only.values()) == {3}
+    # protocol 1's fixed design: the configurations claims decide at get the deciding rounds,
+    # the figure-only points (pingping's smaller R) the figure-only rounds
+    counts = Counter(t.config_id for t in plan.tasks if t.benchmark == "pingping")
+    deciding = {c: n for c, n in counts.items() if "repetitions=100000" in c}
+    figure_only = {c: n for c, n in counts.items() if "repetitions=100000" not in c}
+    assert deciding and set(deciding.values()) == {protocol.rounds_deciding()}
+    assert figure_only and set(figure_only.values()) == {protocol.rounds_figure_only()}
 
 
 def test_also_grids_add_points_beside_the_table():
-    plan = make_plan(load_profile("quick"), benchmarks=["echo_flood"])
+    sat_grid = {"mode": ["saturate"], "connections": [64], "bytes_per_connection": [32768], "duration_s": [2.0]}
+    prof = load_profile("quick", {"echo_flood.also": [{**sat_grid, "trials": 3}]})
+    plan = make_plan(prof, benchmarks=["echo_flood"])
     by_mode = Counter(t.params["mode"] for t in plan.tasks)
     sat = [t for t in plan.tasks if t.params["mode"] == "saturate"]
     servers = {t.options["server_language"] for t in sat}
-    assert len(servers) == 8 and by_mode["saturate"] == 3 * len(servers)  # [[echo_flood.also]]: 3 trials
+    assert len(servers) == 8 and by_mode["saturate"] == 3 * len(servers)  # the also grid's own trials
     assert {(t.params["connections"], t.params["duration_s"]) for t in sat} == {(64, 2.0)}
     flood = [t for t in plan.tasks if t.params["mode"] == "flood"]
-    # the table: 1,024 connections (E1-E4, nearer the source's scale) x 2 sizes; an also grid: 64
     assert {(t.params["connections"], t.params["bytes_per_connection"]) for t in flood} == {
-        (64, 32768),
-        (64, 524288),
         (1024, 32768),
         (1024, 524288),
-    }
-    assert by_mode["flood"] == (6 + 3) * 2 * 8  # N = 64 only draws the figure: 3 trials
+    }  # the overridden also list replaced quick's own
+    assert by_mode["flood"] == protocol.rounds_deciding() * 2 * 8
     assert not {t.config_id for t in sat} & {t.config_id for t in flood}
-    assert set(Counter(t.config_id for t in sat).values()) == {3}
+
+
+def test_quick_gives_its_deciding_echo_configurations_the_design_rounds():
+    plan = make_plan(load_profile("quick"), benchmarks=["echo_flood"])
+    rounds = Counter((t.params["connections"], t.params["bytes_per_connection"]) for t in plan.tasks)
+    servers = len({t.options["server_language"] for t in plan.tasks})
+    d, f = protocol.rounds_deciding() * servers, protocol.rounds_figure_only() * servers
+    # E3, E4 decide at 1,024 connections; E1 on the growth from 64 to 1,024 at 32 KiB
+    assert rounds == {(1024, 32768): d, (1024, 524288): d, (64, 32768): d, (64, 524288): f}
 
 
 @pytest.mark.parametrize(

@@ -312,32 +312,3 @@ def test_ctrl_c_stops_cleanly(tmp_path, sig):
     assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()
     end = sweep.read_lines(tmp_path / "k" / "sessions.jsonl")[-1]
     assert end["event"] == "end" and end["interrupted"] is True
-
-
-@pytest.mark.slow
-def test_second_stage_extra_rounds_of_whole_groups(tmp_path):
-    """run_sweep(extra=...): k more rounds of every language of the groups asked for, numbered
-    after the last trial and marked stage 2; the request is in the session's start line; a
-    resume does nothing twice; a configuration not in the plan is refused."""
-    ov = {**SMALL, "defaults.trials": 2}
-    kw = dict(raw_root=tmp_path, progress=False, overrides=ov, commands=fakes())
-    d = run_sweep("smoke", sweep_id="s2", **kw)
-    ping = next(r["config_id"] for r in lines(d) if r["benchmark"] == "pingping")
-    extra = {"config_ids": [ping], "rounds": 2, "chosen": [{"claim": "C1"}]}
-    run_sweep("smoke", sweep_id="s2", extra=extra, **kw)
-    recs = lines(d)
-    second = [r for r in recs if r.get("stage") == 2]
-    assert {r["stage"] for r in recs} == {1, 2}
-    assert all(r["benchmark"] == "pingping" for r in second)
-    assert Counter(r["language"] for r in second) == dict.fromkeys(LANGS, 2)
-    assert sorted({r["trial"] for r in second}) == [3, 4]
-    start = [s for s in sweep.read_lines(d / "sessions.jsonl") if s["event"] == "start"][-1]
-    assert start["stage"] == 2 and start["second_stage"]["chosen"] == [{"claim": "C1"}]
-    run_sweep("smoke", sweep_id="s2", extra=extra, **kw)
-    assert len(lines(d)) == len(recs)
-    from serverbench.analysis.process import process_sweep
-
-    info = json.loads(process_sweep(d, tmp_path / "processed")["sweep"].read_text())
-    assert info["second_stage"]["chosen"] == [{"claim": "C1"}]
-    with pytest.raises(sweep.ProfileError, match="not in the plan"):
-        run_sweep("smoke", sweep_id="s2", extra={"config_ids": ["pingping/nope"], "rounds": 1}, **kw)

@@ -32,7 +32,6 @@ LAYERS = {
         "serverbench.slurm",
         "serverbench.targets",
         "serverbench.stability",
-        "serverbench.stages",
         "serverbench.benchmarks",  # one package per benchmark: over the analysis they plug into
     ),
     4: ("serverbench.cli", "serverbench.__main__"),  # the command line over everything

@@ -65,7 +65,7 @@ def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
         dest = tmp_path / f"p{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
         subprocess.run(
-            [sys.executable, "-m", "serverbench", "process", str(raw), "--out", str(dest), "--copies", "0"],
+            [sys.executable, "-m", "serverbench", "process", str(raw), "--out", str(dest)],
             env=env,
             check=True,
             capture_output=True,

@@ -1,80 +1,65 @@
-"""`serverbench replication`: the verdict table over repeated sweeps, supported<->contradicted
-flips, robust claims that changed, and the Brier score of the stated P(verdict)."""
+"""Replication measured across committed sweeps (analysis/replication.py): each claim's
+verdicts over the sweeps of a profile, by kind of machine, with the sweeps after the
+protocol's freeze counted apart."""
 
 from __future__ import annotations
 
 import io
+import json
 
 import pandas as pd
-import pytest
 
-from serverbench import cli
+from serverbench import cli, protocol
 from serverbench.analysis import replication
 
 
-def _sweep(folder, verdicts, probs=None):
-    folder.mkdir(parents=True)
-    pd.DataFrame({"id": list(verdicts), "verdict": list(verdicts.values())}).to_csv(folder / "claims.csv", index=False)
-    if probs is not None:
-        rows = []
-        for cid, (ps, pi, pc, label) in probs.items():
-            rows.append(
-                dict(
-                    id=cid,
-                    p_supported=ps,
-                    p_inconclusive=pi,
-                    p_contradicted=pc,
-                    p_not_testable=0.0,
-                    p_error=0.0,
-                    reliability=label,
-                )
-            )
-        pd.DataFrame(rows).to_csv(folder / "claims_reliability.csv", index=False)
-    return folder
-
-
-def test_flips_robust_changes_and_brier(tmp_path):
-    a = _sweep(
-        tmp_path / "a",
-        {"C1": "supported", "C2": "inconclusive", "C3": "supported"},
-        {"C1": (1.0, 0, 0, "robust"), "C2": (0, 1.0, 0, "robust"), "C3": (0.5, 0.5, 0, "borderline")},
+def _sweep(root, name, cpu, started, verdicts, profile="quick"):
+    f = root / name
+    f.mkdir(parents=True)
+    info = {"profile": {"name": profile}, "host": {"cpu_model": cpu, "logical_cpus": 2}, "first_started_utc": started}
+    (f / "sweep.json").write_text(json.dumps(info), encoding="utf-8")
+    pd.DataFrame({"id": list(verdicts), "verdict": list(verdicts.values()), "protocol": protocol.version()}).to_csv(
+        f / "claims.csv", index=False
     )
-    b = _sweep(tmp_path / "b", {"C1": "supported", "C2": "supported", "C3": "contradicted"})
-    table, lines = replication.summary([a, b])
-    assert replication.flips(table) == [("C3", "a", "b")]
-    assert replication.robust_but_changed(table, [a, b]) == ["C2"]  # robust in a, yet changed
-    br = replication.brier_scores(table, [a, b])
-    # C1: stated 1.0 supported, observed 1.0 -> 0; C2: stated inconclusive 1.0, observed 0.5/0.5 -> 0.5;
-    # C3: stated 0.5/0.5/0 (supported/inconclusive/contradicted), observed 0.5/0/0.5 -> 0 + 0.25 + 0.25
-    assert br["a"] == pytest.approx((0 + 0.5 + (0 + 0.25 + 0.25)) / 3)
-    assert pd.isna(br["b"])  # b states no probabilities
-    assert "supported <-> contradicted flips: 1: C3 (a vs b)" in lines
 
 
-def test_the_command_needs_two_sweeps_and_prints_the_summary(tmp_path):
-    a = _sweep(tmp_path / "a", {"C1": "supported"})
-    b = _sweep(tmp_path / "b", {"C1": "supported"})
-    out, err = io.StringIO(), io.StringIO()
-    assert cli.run(["replication", str(a)], out, err) == 2 and "at least two sweeps" in err.getvalue()
+def _three(root):
+    frozen = protocol.load()["frozen_utc"]
+    before, after = "2026-01-01T00:00:00Z", "2099-01-01T00:00:00Z"
+    assert before < frozen < after
+    _sweep(root, "quick-a", "AMD EPYC", before, {"C1": "supported", "C2": "contradicted"})
+    _sweep(root, "quick-b", "Intel(R) Xeon(R) Processor", before, {"C1": "supported", "C2": "supported"})
+    _sweep(root, "quick-c", "AMD EPYC", after, {"C1": "inconclusive", "C2": "supported"})
+    _sweep(root, "paper-x", "AMD EPYC", after, {"C1": "contradicted"}, profile="paper")
+
+
+def test_the_record_counts_verdicts_by_machine_and_marks_the_sweeps_after_the_freeze(tmp_path):
+    _three(tmp_path)
+    rec = replication.record("quick", tmp_path)
+    assert sorted(rec["sweep"].unique()) == ["quick-a", "quick-b", "quick-c"]  # not the paper sweep
+    assert set(rec.loc[rec["after_freeze"], "sweep"]) == {"quick-c"}
+    c = replication.counts(rec).set_index("id")
+    assert c.loc["C1", "all sweeps"] == (
+        "supported in 2 of 3 (1/2 AMD EPYC, 1/1 Intel Xeon); inconclusive in 1 of 3 (1/2 AMD EPYC, 0/1 Intel Xeon)"
+    )
+    assert c.loc["C1", "after the freeze"] == "inconclusive in 1 of 1 (1/1 AMD EPYC)"
+    assert replication.flips(rec) == [("C2", "quick-a", "quick-b"), ("C2", "quick-a", "quick-c")]
+
+
+def test_the_command_writes_the_record_and_prints_the_table(tmp_path, monkeypatch):
+    _three(tmp_path)
+    monkeypatch.setattr("serverbench.paths.processed_dir", lambda: tmp_path)
     out = io.StringIO()
-    assert cli.run(["replication", str(a), str(b), "--out", str(tmp_path / "t.csv")], out, io.StringIO()) == 0
-    assert "supported <-> contradicted flips: 0" in out.getvalue()
-    assert pd.read_csv(tmp_path / "t.csv", index_col=0).loc["C1"].tolist() == ["supported", "supported"]
+    assert cli.run(["replication", "--profile", "quick"], stdout=out, stderr=io.StringIO()) == 0
+    text = out.getvalue()
+    assert "3 sweeps (2 on AMD EPYC, 1 on Intel Xeon); 1 after protocol" in text
+    assert "supported <-> contradicted flips: 2" in text
+    written = pd.read_csv(tmp_path / replication.FOLDER / "quick.csv")
+    assert len(written) == 6 and list(written.columns) == replication.COLUMNS
 
 
-def test_the_summary_names_the_machines_the_sweeps_ran_on(tmp_path):
-    """The criteria are about sweeps on one machine: the summary says which, and warns when
-    the sweeps come from more than one."""
-    import json
-
-    folders = []
-    for name, cpu, fp in (("a", "AMD EPYC", "f1"), ("b", "AMD EPYC", "f1"), ("c", "Intel Xeon", "f2")):
-        _sweep(tmp_path / name, {"C1": "supported"})
-        info = {"host": {"cpu_model": cpu, "logical_cpus": 2}, "manifest": {"machine": {"fingerprint": fp}}}
-        (tmp_path / name / "sweep.json").write_text(json.dumps(info), encoding="utf-8")
-        folders.append(tmp_path / name)
-    one = replication.summary(folders[:2])[1]
-    assert "machines: AMD EPYC, 2 CPUs (fingerprint f1)" in one and not any("more than one" in x for x in one)
-    two = replication.summary(folders)[1]
-    line = next(x for x in two if x.startswith("machines:"))
-    assert "Intel Xeon, 2 CPUs (fingerprint f2)" in line and "more than one" in line
+def test_a_profile_without_sweeps_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setattr("serverbench.paths.processed_dir", lambda: tmp_path)
+    err = io.StringIO()
+    assert cli.run(["replication", "--profile", "nope"], stdout=io.StringIO(), stderr=err) == 2
+    assert "no processed sweep of profile 'nope'" in err.getvalue()

@@ -14,7 +14,7 @@ from serverbench.analysis import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "expected"
-CLAIMS_COLUMNS = ["id", "claim", "source", "verdict", "P(verdict)", "reliability", "regime", "why", "numbers"]
+CLAIMS_COLUMNS = ["id", "claim", "source", "verdict", "regime", "why", "numbers"]
 OWN = "on its source's own data"
 
 needs_chromium = pytest.mark.skipif(
@@ -55,13 +55,13 @@ def claims_report(tmp_path, monkeypatch) -> tuple[Path, "object"]:
     import pandas as pd
     from IPython.display import Markdown
 
-    from serverbench.analysis import claims, paperdata, power, process, reliability, report, sourcedata
+    from serverbench.analysis import claims, paperdata, process, report, sourcedata
 
     # the paper's own verdicts, computed afresh: the cached copy would be written into data/
     monkeypatch.setattr(paperdata, "paper_verdicts_cached", paperdata.paper_verdicts)
     P = process.Processed(GOLDEN)
     ns = {"P": P, "sid": P.info["sweep_id"], "claims": claims, "paperdata": paperdata, "report": report}
-    ns.update(reliability=reliability, sourcedata=sourcedata, power=power)
+    ns.update(sourcedata=sourcedata)
     ns.update(pd=pd, Markdown=Markdown)
     nb = nbformat.read(ROOT / "notebooks" / "report.ipynb", as_version=4)
     cells = []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract, protocol, records
 from serverbench.analysis import process
 from serverbench.harness import ProfileError, load_profile, run_sweep
 from serverbench.harness.plan import make_plan
@@ -141,10 +141,10 @@ def test_an_also_grid_may_run_only_some_languages():
     prof = load_profile("quick")
     plan = make_plan(prof, benchmarks=["spawn"], machine=2)
     grow = {(t.language, t.params["processes"]) for t in plan.tasks if t.settings}
-    assert grow == {("scala_akka", n) for n in (10000, 20000, 25000)}
-    # Erlang and Go run the main grid only: no configuration twice
+    assert grow == {("scala_akka", n) for n in (10000, 20000)}
+    # Erlang and Go run the main grid and the figure-only grid: no configuration twice
     runs = [(t.config_id, t.trial) for t in plan.tasks if t.language in ("erlang", "go")]
-    assert len(runs) == len(set(runs)) == 2 * 7 * 5
+    assert len(runs) == len(set(runs)) == 2 * (3 * protocol.rounds_deciding() + 4 * protocol.rounds_figure_only())
     with pytest.raises(ProfileError, match=r"spawn.also\[0\].languages: java not among spawn's languages"):
         load_profile(
             "quick", {"spawn.languages": ["go", "erlang"], "spawn.also": [{"languages": ["java"], "processes": [10]}]}
@@ -168,7 +168,7 @@ def test_an_also_grid_may_name_its_own_core_counts():
         (lang, 1, 1) for lang in ("go", "erlang")
     }
     runs = [(t.config_id, t.trial) for t in plan.tasks]
-    assert len(runs) == len(set(runs)) == 4 * 2 * 5  # the 1-core grid is not also run on 2 cores
+    assert len(runs) == len(set(runs)) == 4 * 2 * protocol.rounds_deciding()  # the 1-core grid not also on 2
     assert [r["cores"] for r in plan.not_runnable if r["benchmark"] == "throughput"] == [4]
     # 4 cores without skip_unavailable_cores is refused, naming the grid
     over["throughput.skip_unavailable_cores"] = False

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from serverbench.analysis import runtimes_report
 from serverbench.analysis import synthetic as S
-
-pytestmark = pytest.mark.usefixtures("quiet_machine")
 
 
 def _times(mean, n=5):

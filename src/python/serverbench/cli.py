@@ -19,7 +19,6 @@ from serverbench.errors import UsageError
 # Modules that add sub-commands: the harness (run, ...) and the analysis (process, figures, claims, report).
 COMMAND_MODULES = (
     "serverbench.harness.cli",
-    "serverbench.stages",  # `run`: the harness's stage 1, then the second stage
     "serverbench.harness.sockets_serve",
     "serverbench.analysis.cli",
     "serverbench.targets",

@@ -5,14 +5,26 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
+
+
+@lru_cache(maxsize=8)
+def _resolved(p: str) -> Path:
+    return Path(p).resolve()
+
+
+def _code() -> Path:
+    """src/python/serverbench/paths.py -> the root of the tree this module sits in (cached:
+    portable() asks for it once per value written)."""
+    return _resolved(__file__).parents[3]
 
 
 def _checkout() -> Path:
     """The checkout this code belongs to: three levels above the package (a clone, an editable
     install); for a package installed from it (`pip install .[notebooks]`), the checkout it is
     used from: the current folder or the nearest one above it holding spec/cli.json."""
-    here = Path(__file__).resolve().parents[3]  # src/python/serverbench/paths.py -> the root
+    here = _code()
     if (here / "spec" / "cli.json").is_file():
         return here
     cwd = Path.cwd()
@@ -22,7 +34,7 @@ def _checkout() -> Path:
 def repo_root() -> Path:
     env = os.environ.get("SERVERBENCH_ROOT")
     if env:
-        return Path(env).resolve()
+        return _resolved(env)  # cached: portable() asks for it once per value written
     return _checkout()
 
 
@@ -39,7 +51,7 @@ def portable(obj):
     A path into another checkout (a sweep run in a clone) counts when the folder it goes
     through exists here too (src/go, data/raw, ...). Other paths (--raw-dir /tmp/x,
     /usr/lib/jvm) are not the package's and stay as they are."""
-    code = Path(__file__).resolve().parents[3]
+    code = _code()
     roots = sorted({str(code), str(repo_root())}, key=len, reverse=True)
     roots = [r for r in roots if r != "/"]
 

@@ -1,4 +1,4 @@
-"""Sub-commands of the analysis: process, figures, claims, notebooks, spread, replication, golden, docs."""
+"""Sub-commands of the analysis: process, figures, claims, notebooks, replication, golden, docs."""
 
 from __future__ import annotations
 
@@ -49,18 +49,6 @@ def _claim_errors(claims_csv: Path, stderr) -> int:
     return 1 if len(bad) else 0
 
 
-def _copies(text: str) -> int:
-    import argparse
-
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--copies must be a whole number, not {text!r}") from None
-    if not 0 <= n <= 10000:
-        raise argparse.ArgumentTypeError(f"--copies must be between 0 and 10000, not {n}")
-    return n
-
-
 def _cmd_process(args, stdout, stderr) -> int:
     from serverbench.analysis import claims, process
 
@@ -71,10 +59,6 @@ def _cmd_process(args, stdout, stderr) -> int:
         raise _usage(str(e)) from None
     P = process.Processed(written["runs"].parent)
     written.update(claims.write_claims(P, spawn_metric=args.spawn_metric))
-    if args.copies > 0:
-        from serverbench.analysis import reliability
-
-        written["claims_reliability"] = reliability.write(P, spawn_metric=args.spawn_metric, copies=args.copies)
     for name, p in written.items():
         print(f"{name}: {p}", file=stdout)
     return _claim_errors(written["claims"], stderr)
@@ -136,73 +120,22 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
     return _claim_errors(Path(out["processed"]) / "claims.csv", stderr)
 
 
-def _cmd_spread(args, stdout, stderr) -> int:
-    from serverbench.analysis import spread
-    from serverbench.analysis.claims import decision
-
-    if len(args.sweeps) < 2:
-        raise _usage("spread needs at least two sweeps of one profile on one machine")
-    dirs = [_sweep_dir(s) for s in args.sweeps]
-    prints = {d.name: spread.fingerprint_of(d) for d in dirs}
-    known = {v for v in prints.values() if v}
-    if len(known) > 1 and not args.any_machine:
-        names = ", ".join(f"{k}={v}" for k, v in prints.items())
-        raise _usage(f"the sweeps come from different machines (fingerprints {names}); pass --any-machine to pool them")
-    out = Path(args.out) if args.out else paths.processed_dir() / decision.SPREAD_FOLDER
-    import pandas as pd
-
-    if not args.stage1_time:
-        try:
-            written = spread.measure(dirs, out)
-        except ValueError as e:
-            raise _usage(str(e)) from None
-        print(pd.read_csv(written).to_string(index=False), file=stdout)
-        print(f"spread: {written}", file=stdout)
-    try:
-        written = spread.measure_stage1(dirs, out)
-    except ValueError as e:
-        if args.stage1_time:
-            raise _usage(str(e)) from None
-        print(f"spread: stage 1's time not measured: {e}", file=stderr)  # older sweeps: no stage-1 sessions
-        return 0
-    print(pd.read_csv(written).to_string(index=False), file=stdout)
-    print(f"spread: {written}", file=stdout)
-    return 0
-
-
 def _cmd_replication(args, stdout, stderr) -> int:
-    import argparse
-    import io
+    from serverbench.analysis import process, replication
+    from serverbench.analysis.claims import engine
 
-    from serverbench.analysis import replication
-    from serverbench.analysis.reliability import DEFAULT_B
-
-    if len(args.sweeps) < 2:
-        raise _usage("replication needs at least two sweeps (processed folders, or raw sweeps to process)")
-    folders = []
-    for s in args.sweeps:
-        given = Path(s)
-        done = given if (given / "claims.csv").exists() else paths.processed_dir() / given.name
-        if (done / "claims.csv").exists() and not args.reprocess:
-            folders.append(done)
-            continue
-        # process the raw sweep as `process` does (claims and P(verdict) included)
-        raw = _sweep_dir(given.name if (given / "claims.csv").exists() else s)
-        out, err = io.StringIO(), io.StringIO()
-        given_args = argparse.Namespace(
-            sweep=str(raw), out=str(done), skip_bad=False, copies=DEFAULT_B, spawn_metric="all_ready_s"
-        )
-        if _cmd_process(given_args, out, err) != 0:
-            print(err.getvalue(), file=stderr, end="")
-            return 1
-        folders.append(done)
-    table, lines = replication.summary(folders)
-    print(table.to_string(), file=stdout)
-    for line in lines:
+    found = replication.sweeps(args.profile)
+    if not found:
+        raise _usage(f"no processed sweep of profile {args.profile!r} under {paths.processed_dir()}")
+    if args.rejudge:  # every sweep judged again by the protocol in force, from its processed tables
+        for f in found:
+            engine.write_claims(process.Processed(f))
+    out = replication.write(args.profile)
+    rec = replication.load(args.profile)
+    for line in replication.summary_lines(rec):
         print(line, file=stdout)
-    if args.out:
-        table.to_csv(args.out)
-        print(f"table: {args.out}", file=stdout)
+    print(replication.counts(rec).to_string(index=False), file=stdout)
+    print(f"wrote {out.relative_to(paths.repo_root()) if out.is_relative_to(paths.repo_root()) else out}", file=stdout)
     return 0
 
 
@@ -219,20 +152,12 @@ def _cmd_docs(args, stdout, stderr) -> int:
 
 
 def register(subparsers) -> None:
-    from serverbench.analysis.reliability import DEFAULT_B
-
     metric_help = "spawn time: all_ready_s (default) or spawn_call_s (what the original programs timed)"
 
     p = subparsers.add_parser("process", help="raw sweep -> processed tables and claims in data/processed/<sweep-id>/")
     p.add_argument("sweep", help="sweep folder, or a sweep id under data/raw")
     p.add_argument("--out", help="output folder (default data/processed/<sweep-id>)")
     p.add_argument("--skip-bad", action="store_true", help="skip (and count) corrupt raw lines instead of failing")
-    p.add_argument(
-        "--copies",
-        type=_copies,
-        default=DEFAULT_B,
-        help=f"re-runs simulated for each verdict's probability (claims_reliability.csv; 0: skip; default {DEFAULT_B})",
-    )
     p.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     p.set_defaults(func=_cmd_process)
 
@@ -271,31 +196,17 @@ def register(subparsers) -> None:
     n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
     n.set_defaults(func=_cmd_notebooks)
 
-    s = subparsers.add_parser(
-        "spread",
-        help="measure the between-sweep sd of the claims' deciding ratios (sets the decision regions' gap) "
-        "and of stage 1's wall time (a re-run's second-stage budget) from repeated sweeps "
-        "(data/processed/between-sweep-spread/)",
-    )
-    s.add_argument("sweeps", nargs="+", help="two or more sweep folders or ids of one profile on one machine")
-    s.add_argument("--out", default=None, help="output folder (default data/processed/between-sweep-spread)")
-    s.add_argument("--any-machine", action="store_true", help="pool sweeps whose machine fingerprints differ")
-    s.add_argument(
-        "--stage1-time",
-        action="store_true",
-        help="measure only the between-sweep sd of stage 1's wall time (stage1.csv; reads the session logs, "
-        "processes nothing)",
-    )
-    s.set_defaults(func=_cmd_spread)
-
     r = subparsers.add_parser(
         "replication",
-        help="do verdicts replicate over repeated sweeps? the verdict table, supported<->contradicted "
-        "flips, robust claims that changed, and the Brier score of each sweep's P(verdict)",
+        help="each claim's verdicts over every committed sweep of a profile, by kind of machine "
+        "(writes data/processed/replication/PROFILE.csv)",
     )
-    r.add_argument("sweeps", nargs="+", help="two or more processed folders, or raw sweep folders or ids")
-    r.add_argument("--out", default=None, help="also write the verdict table to this CSV file")
-    r.add_argument("--reprocess", action="store_true", help="process every sweep from its raw log with this code first")
+    r.add_argument("--profile", default="quick", help="the profile whose sweeps are counted (default: quick)")
+    r.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="judge every sweep again by the protocol in force (claims.csv from its processed tables) first",
+    )
     r.set_defaults(func=_cmd_replication)
 
     g = subparsers.add_parser(

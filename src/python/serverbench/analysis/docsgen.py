@@ -277,7 +277,40 @@ def gen_profile_settings() -> str:
     return _table(["setting", *[f"`{n}`" for n in profs]], rows)
 
 
+def gen_protocol_claims() -> str:
+    """Every claim of spec/protocol.json: its words, what decides it, and its regions with
+    the margin resolved."""
+    from serverbench import protocol
+
+    rows = []
+    for c in protocol.load()["claims"]:
+        regions = "; ".join(protocol.region(c["id"], k).text() for k in c if k.startswith("yes"))
+        rows.append([f"**{c['id']}**", c["sentence"], c["deciding"], regions])
+    return _table(["claim", "the source's sentence", "deciding comparisons", "regions (yes; no)"], rows)
+
+
+def gen_protocol_constants() -> str:
+    from serverbench import protocol
+
+    p = protocol.load()
+    rows = [
+        ["version", p["protocol"], ""],
+        ["alpha", p["alpha"], ""],
+        ["interval", f"{p['interval']['method']}, {p['interval']['level']:.0%}", p["interval"]["why"]],
+        ["margin factor m", p["margin"]["factor"], p["margin"]["why"]],
+        ["sensitivity", ", ".join(f"m^{e:g}" for e in p["sensitivity"]["margin_exponents"]), p["sensitivity"]["why"]],
+        [
+            "rounds",
+            f"{p['design']['rounds_deciding']} deciding, {p['design']['rounds_figure_only']} figure-only",
+            p["design"]["why"],
+        ],
+    ]
+    return _table(["constant", "value", "why"], rows)
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
+    "protocol-constants": ("docs/protocol.md", gen_protocol_constants),
+    "protocol-claims": ("docs/protocol.md", gen_protocol_claims),
     "cli-flags": ("docs/spec.md", gen_cli_flags),
     "languages": ("docs/spec.md", gen_languages),
     "profiles": ("docs/harness.md", gen_profiles),

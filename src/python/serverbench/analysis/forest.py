@@ -1,6 +1,6 @@
 """The decision behind each verdict, drawn: a forest plot of every deciding comparison's
 ratio and interval on a log axis, with its yes region shaded green and its no region red
-(claims.decision), grouped by claim. Rows come from the claims' evidence (the same
+(the claim's protocol regions), grouped by claim. Rows come from the claims' evidence (the same
 numbers as claims_evidence.csv); comparisons shown for context only ('-') are left out."""
 
 from __future__ import annotations

@@ -43,12 +43,7 @@ def build(out_dir: Path, raw_dir: Path | None = None) -> Path:
     raw = Path(raw_dir) if raw_dir else golden_dir() / "raw" / GOLDEN_SWEEP
     out_dir = Path(out_dir)
     process.process_sweep(raw, out_dir)
-    # no measured spread: the decision regions' default gap, whatever spread table the checkout holds
-    claims.write_claims(process.Processed(out_dir), spreads={})
-    from serverbench.analysis import reliability
-
-    reliability.write(process.Processed(out_dir), spreads={})
-    (out_dir / reliability.STAMP).unlink()  # a cache key, not a result
+    claims.write_claims(process.Processed(out_dir))
     info = json.loads((out_dir / "sweep.json").read_text(encoding="utf-8"))
     for k in VOLATILE_INFO_KEYS:
         info.pop(k, None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.analysis import claims as claims_mod
-from serverbench.analysis import process, reliability
+from serverbench.analysis import process
 
 
 class NoSweepError(FileNotFoundError):
@@ -61,13 +61,11 @@ def prepare(sweep_dir, spawn_metric: str = "all_ready_s", force: bool = False) -
     if not force and stamp.exists() and (out / "claims.csv").exists() and stamp.read_text(encoding="utf-8") == fp:
         P = process.Processed(out)
         claims_mod.write_claims(P, spawn_metric=spawn_metric)  # cheap; the claims' code may have changed
-        reliability.write(P, spawn_metric=spawn_metric)  # only when claims.csv changed
         return P
     written = process.process_sweep(sweep_dir)
     out = written["runs"].parent
     P = process.Processed(out)
     claims_mod.write_claims(P, spawn_metric=spawn_metric)
-    reliability.write(P, spawn_metric=spawn_metric)
     stamp.write_text(fp, encoding="utf-8")
     return P
 

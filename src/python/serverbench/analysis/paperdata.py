@@ -1,10 +1,10 @@
-"""The paper's own recorded values (data/reference/) run through the same checks, as a
-test of the check definitions: a definition that contradicts the paper on the paper's
-own data would be a bad reading of the paper.
+"""The paper's own recorded values (data/reference/) run through the same checks, judged
+as points (the protocol's "source_numbers"): each claim's encoding must recover the
+paper's conclusion from the paper's numbers, or its reading of the sentence is wrong.
 
 The reference tables are turned into raw-log-shaped records (host 'paper', marked as
 such) and processed like a sweep:
-* Fig. 3 values -> PingPing, one trial per point (so never decisive: inconclusive);
+* Fig. 3 values -> PingPing, one value per point;
 * Fig. 4 run rows -> the max-processes search (runs = trials; a 'crashes' or
   'cant alloc heap' cell = a failed step, which establishes the limit), Fig. 4 (b)
   values -> fixed-N spawn (one value per N);
@@ -110,7 +110,7 @@ def paper_verdicts(workdir=None) -> pd.DataFrame:
         with tempfile.TemporaryDirectory() as d:
             return paper_verdicts(d)
     P = synthetic.processed_from(paper_records(), Path(workdir), {"profile": {"name": "paper data"}})
-    t = claims.claims_table([v for v in claims.check_all(P) if v.id.startswith("C")])
+    t = claims.claims_table([v for v in claims.check_all(P, point_values=True) if v.id.startswith("C")])
     return t[["id", "verdict", "numbers", "why"]]
 
 
@@ -126,12 +126,13 @@ def paper_verdicts_cached() -> pd.DataFrame:
     from serverbench.analysis import stats
 
     sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
+    sources.append(paths.spec_dir() / "protocol.json")
     sources += Path(benchmarks.__file__).parent.glob("*/*.py")  # each benchmark's claims (issue 27)
     if cached.exists() and cached.stat().st_mtime >= max(p.stat().st_mtime for p in sources if p.exists()):
         return pd.read_csv(cached)[["id", "verdict", "numbers", "why"]]
     with tempfile.TemporaryDirectory() as work:
         P = synthetic.processed_from(paper_records(), Path(work), {"profile": {"name": "paper data"}})
-        V = [v for v in claims.check_all(P) if v.id.startswith("C")]  # E, T: sourcedata.py
+        V = [v for v in claims.check_all(P, point_values=True) if v.id.startswith("C")]  # E, T: sourcedata.py
     t = claims.claims_table(V)
     out.mkdir(parents=True, exist_ok=True)
     write_unless_same(t, cached)

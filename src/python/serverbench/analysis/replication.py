@@ -1,16 +1,13 @@
-"""Do verdicts replicate? (issue 26; docs/statistics.md, "How sure is a verdict?")
+"""Replication, measured: each claim's verdicts over every committed sweep of a profile,
+by kind of machine (docs/protocol.md, section 5).
 
-`python -m serverbench replication SWEEP SWEEP ...` takes repeated sweeps of one profile
-(processed folders, processing raw ones first) and reports what the issue's acceptance
-asks of them:
-
-* the verdict table: one row per claim, one column per sweep;
-* flips: pairs of sweeps in which a claim is supported in one and contradicted in the other
-  (the failure decision regions exist to prevent);
-* robust claims that still changed: a claim whose P(verdict) labelled it robust (reliability.label) in
-  a sweep, yet whose verdict is not the same in every sweep that judged it;
-* the Brier score of each sweep's stated probabilities (claims_reliability.csv) against
-  the verdict frequencies observed over all the sweeps, and their mean (target <= 0.1).
+`record(profile)` reads the claims.csv of every processed sweep of that profile (each
+judged by the protocol version its `protocol` column names) with its machine kind (CPU
+model and logical CPUs) and whether it ran after the protocol was frozen (its first run
+later than spec/protocol.json's frozen_utc). `counts(record)` turns that into one line per
+claim and verdict, e.g. "contradicted in 26 of 27: 7/7 AMD EPYC, 19/20 Intel Xeon".
+`python -m serverbench replication` writes data/processed/replication/<profile>.csv and
+prints the table; the report shows it beside a new sweep's verdicts.
 """
 
 from __future__ import annotations
@@ -21,95 +18,146 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench.analysis import reliability
+from serverbench import paths, protocol
 from serverbench.analysis.claims import engine
 
-BRIER_TARGET = 0.1
+FOLDER = "replication"
+COLUMNS = ["sweep", "machine", "after_freeze", "protocol", "id", "verdict"]
 
 
-def verdict_table(folders: list[Path]) -> pd.DataFrame:
-    """Claims x sweeps: each processed folder's claims.csv verdicts (the sweep's name heads
-    its column)."""
-    cols = {}
-    for f in folders:
-        t = pd.read_csv(Path(f) / "claims.csv")
-        cols[Path(f).name] = t.set_index("id")["verdict"]
-    return pd.DataFrame(cols)
+def machine_kind(host: dict | None) -> str:
+    """CPU model and logical CPUs, e.g. "AMD EPYC, 2 CPUs" ("unknown machine" without one)."""
+    if not host or not host.get("cpu_model"):
+        return "unknown machine"
+    n = host.get("logical_cpus")
+    return f"{host['cpu_model']}, {int(n)} CPUs" if n else str(host["cpu_model"])
 
 
-def flips(table: pd.DataFrame) -> list[tuple[str, str, str]]:
+def _info(folder: Path) -> dict:
+    try:
+        return json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _profile(info: dict) -> str | None:
+    p = info.get("profile")
+    return p.get("name") if isinstance(p, dict) else p
+
+
+def sweeps(profile: str, processed_dir: Path | None = None) -> list[Path]:
+    """Every processed sweep folder of `profile` that has verdicts, oldest first."""
+    root = Path(processed_dir) if processed_dir else paths.processed_dir()
+    found = [
+        f
+        for f in sorted(root.iterdir())
+        if f.is_dir() and (f / "claims.csv").exists() and _profile(_info(f)) == profile
+    ]
+    return sorted(found, key=lambda f: _info(f).get("first_started_utc") or f.name)
+
+
+def record(profile: str = "quick", processed_dir: Path | None = None) -> pd.DataFrame:
+    """One row per (sweep, claim): its machine kind, whether it ran after the freeze, the
+    protocol version that judged it, and the verdict."""
+    frozen = protocol.load()["frozen_utc"].rstrip("Z")
+    rows = []
+    for f in sweeps(profile, processed_dir):
+        info = _info(f)
+        started = (info.get("first_started_utc") or "").rstrip("Z")
+        t = pd.read_csv(f / "claims.csv")
+        version = t["protocol"].iloc[0] if "protocol" in t.columns and len(t) else None
+        for r in t.itertuples():
+            rows.append(
+                [f.name, machine_kind(info.get("host")), bool(started) and started > frozen, version, r.id, r.verdict]
+            )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _short(machine: str) -> str:
+    """'AMD EPYC' from 'AMD EPYC, 2 CPUs'; 'Intel Xeon' from 'Intel(R) Xeon(R) Processor, 2 CPUs'."""
+    m = machine.split(",")[0].replace("(R)", "").replace("(TM)", "").replace(" Processor", "").replace(" CPU", "")
+    return " ".join(m.split())
+
+
+def counts(rec: pd.DataFrame) -> pd.DataFrame:
+    """Per claim: its verdicts over the sweeps, most frequent first, each with its count by
+    machine kind; and the same over the sweeps after the freeze."""
+    out = []
+    for cid, g in rec.groupby("id", sort=False):
+        out.append({"id": cid, "all sweeps": _line(g), "after the freeze": _line(g[g["after_freeze"]])})
+    return pd.DataFrame(out, columns=["id", "all sweeps", "after the freeze"])
+
+
+def _line(g: pd.DataFrame) -> str:
+    if g.empty:
+        return "none yet"
+    n = len(g)
+    parts = []
+    for verdict, gv in sorted(g.groupby("verdict"), key=lambda x: -len(x[1])):
+        per = ", ".join(
+            f"{(gv['machine'] == m).sum()}/{(g['machine'] == m).sum()} {_short(m)}" for m in sorted(set(g["machine"]))
+        )
+        parts.append(f"{verdict} in {len(gv)} of {n} ({per})")
+    return "; ".join(parts)
+
+
+def flips(rec: pd.DataFrame) -> list[tuple[str, str, str]]:
     """(claim, sweep a, sweep b) for every pair in which the claim is supported in one and
     contradicted in the other."""
-    out = []
     both = {engine.SUPPORTED, engine.CONTRADICTED}
-    for cid, row in table.iterrows():
-        for a, b in combinations(table.columns, 2):
-            if {row[a], row[b]} == both:
-                out.append((str(cid), a, b))
+    out = []
+    for cid, g in rec.groupby("id", sort=False):
+        v = dict(zip(g["sweep"], g["verdict"]))
+        out += [(str(cid), a, b) for a, b in combinations(v, 2) if {v[a], v[b]} == both]
     return out
 
 
-def robust_but_changed(table: pd.DataFrame, folders: list[Path]) -> list[str]:
-    """Claims labelled robust in some sweep whose verdict differs between the sweeps."""
-    changed = {cid for cid, row in table.iterrows() if row.dropna().nunique() > 1}
-    out = set()
-    for f in folders:
-        rel = _reliability(f)
-        if rel.empty:
-            continue
-        robust = set(rel.loc[rel["reliability"] == reliability.ROBUST, "id"])
-        out |= robust & changed
-    return sorted(out)
-
-
-def brier_scores(table: pd.DataFrame, folders: list[Path]) -> pd.Series:
-    """Per sweep: the Brier score of its stated P(verdict) against the frequencies observed
-    over every sweep (NaN where the sweep has no claims_reliability.csv)."""
-    out = {}
-    for f in folders:
-        rel = _reliability(f)
-        out[Path(f).name] = reliability.brier(rel, table) if not rel.empty else float("nan")
-    return pd.Series(out, name="brier")
-
-
-def _reliability(folder: Path) -> pd.DataFrame:
-    p = Path(folder) / reliability.FILE
-    return pd.read_csv(p) if p.exists() else pd.DataFrame()
-
-
-def machines(folders: list[Path]) -> dict[str, tuple[str | None, str | None]]:
-    """Per sweep: (kind of machine, fingerprint) from its sweep.json's manifest; the
-    replication criteria are about sweeps on one machine, so the summary names them."""
-    from serverbench.analysis.claims import decision
-
-    out = {}
-    for f in folders:
-        try:
-            info = json.loads((Path(f) / "sweep.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            info = {}
-        man = info.get("manifest") or {}
-        out[Path(f).name] = (decision.machine_kind(info.get("host")), (man.get("machine") or {}).get("fingerprint"))
+def write(profile: str = "quick", processed_dir: Path | None = None) -> Path:
+    """data/processed/replication/<profile>.csv: the record (one row per sweep and claim)."""
+    root = Path(processed_dir) if processed_dir else paths.processed_dir()
+    out = root / FOLDER / f"{profile}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    record(profile, root).to_csv(out, index=False)
     return out
 
 
-def summary(folders: list[Path]) -> tuple[pd.DataFrame, list[str]]:
-    """(the verdict table, the lines to print) for processed sweep folders."""
-    table = verdict_table(folders)
-    fl = flips(table)
-    rb = robust_but_changed(table, folders)
-    br = brier_scores(table, folders)
-    n = len(table.columns)
-    where = sorted({f"{k or 'unknown machine'} (fingerprint {fp or 'none'})" for k, fp in machines(folders).values()})
-    lines = [
-        f"{len(table)} claims x {n} sweeps; {n * (n - 1) // 2} pairs of sweeps.",
-        f"machines: {'; '.join(where)}"
-        + (" -- more than one: differences may be the machines'" if len(where) > 1 else ""),
+def load(profile: str = "quick", processed_dir: Path | None = None) -> pd.DataFrame:
+    """The written record (write() first when it is missing)."""
+    root = Path(processed_dir) if processed_dir else paths.processed_dir()
+    f = root / FOLDER / f"{profile}.csv"
+    return pd.read_csv(f) if f.exists() else record(profile, root)
+
+
+def summary_lines(rec: pd.DataFrame) -> list[str]:
+    fl = flips(rec)
+    kinds = rec.drop_duplicates("sweep")["machine"].value_counts()
+    return [
+        f"{rec['sweep'].nunique()} sweeps ({', '.join(f'{n} on {_short(m)}' for m, n in kinds.items())}); "
+        f"{int(rec.drop_duplicates('sweep')['after_freeze'].sum())} after protocol {protocol.version()} was frozen",
         f"supported <-> contradicted flips: {len(fl)}"
         + (": " + "; ".join(f"{c} ({a} vs {b})" for c, a, b in fl) if fl else ""),
-        f"claims labelled robust that changed verdict: {len(rb)}" + (": " + ", ".join(rb) if rb else ""),
-        "Brier score of the stated P(verdict) against the observed frequencies: "
-        + ", ".join(f"{k} {v:.3f}" for k, v in br.items())
-        + (f"; mean {br.mean():.3f} (target <= {BRIER_TARGET:g})" if br.notna().any() else ""),
     ]
-    return table, lines
+
+
+def beside(profile: str, sweep: str, processed_dir: Path | None = None) -> pd.DataFrame:
+    """The report's replication column: per claim, its verdicts over every committed sweep
+    of the profile other than this one, by machine kind (id, replication)."""
+    rec = load(profile, processed_dir)
+    rec = rec[rec["sweep"] != sweep]
+    col = f"replication ({rec['sweep'].nunique()} other {profile} sweeps)"
+    return counts(rec)[["id", "all sweeps"]].rename(columns={"all sweeps": col})
+
+
+def protocol_note(info: dict) -> str:
+    """Which protocol judged the sweep, its hash, and whether the sweep ran after the freeze."""
+    p = protocol.load()
+    started = str(info.get("first_started_utc") or "")
+    when = (
+        "after it was frozen (a confirmation sweep: no rule cites it)"
+        if started.rstrip("Z") > p["frozen_utc"].rstrip("Z")
+        else "before it was frozen"
+    )
+    return (
+        f"**Judged by protocol {p['protocol']}** (spec/protocol.json, sha256 `{protocol.sha256()[:16]}`, "
+        f"frozen {p['frozen_utc']}; docs/protocol.md). This sweep ran {when}."
+    )

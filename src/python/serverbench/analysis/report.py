@@ -166,10 +166,28 @@ VERDICT_COLOURS = {
     "supported": "#d9f2d9",
     "contradicted": "#f8d0d0",
     "inconclusive": "#fff2cc",
-    "underpowered here": "#fde4c4",  # inconclusive, and these trials could not have seen the source's effect
     "not testable on this machine": "#e6e6e6",
     "error": "#ff9999",
 }
+
+
+def headline(claims: pd.DataFrame) -> str:
+    """'20 claims. Tested at the scale their source measured: ... (verdict counts)' for the
+    report: the claims table's verdicts counted apart by regime (claims.regime)."""
+
+    def tally(t: pd.DataFrame) -> str:
+        return ", ".join(f"**{n}** {v}" for v, n in t["verdict"].value_counts().items())
+
+    text = f"{len(claims)} claims. "
+    if "regime_kind" not in claims.columns:
+        return text + "Verdicts: " + tally(claims) + "."
+    at = claims[claims["regime_kind"] == "as the source"]
+    red = claims[claims["regime_kind"] == "reduced"]
+    other = claims[~claims["regime_kind"].isin(["as the source", "reduced"])]
+    text += f"Tested at the scale their source measured: {len(at)}" + (f" ({tally(at)})" if len(at) else "")
+    text += f". At a reduced scale (see the regime column): {len(red)}" + (f" ({tally(red)})" if len(red) else "")
+    text += f". No source regime or no runs here: {len(other)}" + (f" ({tally(other)})" if len(other) else "") + "."
+    return text
 
 
 def verdict_style(value) -> str:

@@ -60,7 +60,7 @@ def table(P: Any, spawn_metric: str = "all_ready_s") -> pd.DataFrame:
     2026 runtime this sweep ran, and the runtime changes that move the verdict."""
     have = languages_in(P)
     subs = [s for s in SUBSTITUTES if s[1] in have]
-    opts = engine.options_for(spawn_metric, P=P)
+    opts = {"spawn_metric": spawn_metric}
     paper_claims = [c for c in engine.all_claims() if c.id.startswith("C")]
     base = {c.id: engine.evaluate(c, P, opts).verdict for c in paper_claims}
     cols = {}

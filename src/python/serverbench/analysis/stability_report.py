@@ -103,8 +103,9 @@ def stability(P) -> list:
             f"This sweep is one of {len(dirs)} independent repeats of a stability run "
             f"({', '.join(d.name for d in dirs)}: the same profile, each with its own seed and run "
             f"order). Each repeat's verdicts are recomputed here from its own raw log. "
-            f"**{n} of {len(T)} claims get the same verdict in every repeat.** A borderline claim "
-            "should come out *inconclusive* every time rather than flip. " + fingerprint.compare(dirs),
+            f"**{n} of {len(T)} claims get the same verdict in every repeat.** A claim whose effect "
+            "lies near its decision boundary should come out *inconclusive* every time rather than flip. "
+            + fingerprint.compare(dirs),
             T,
         ]
     how = (

@@ -4,29 +4,28 @@
   statistics, as benchstat (golang.org/x/perf/benchmath) does.
 * ratio_ci: two samples (e.g. two languages' times) compared as a ratio: the
   Hodges-Lehmann shift of the log values, exp'd, with its exact Mann-Whitney (Moses)
-  interval.
-* pooled_ratio_ci: the same over several configurations at once (stratified
-  Hodges-Lehmann: one common log shift, the exact null distribution of the summed
-  Mann-Whitney statistics).
+  interval. The processed ratios table, the figures, the explorer and the audit use it;
+  the claims' verdicts use one interval paired by round instead (analysis/paired.py,
+  docs/protocol.md), which returns the same RatioCI.
 
 Every interval reports the confidence it actually achieves (`level`), never a nominal
 one: with few trials an exact interval cannot reach 95 % (3 vs 3 trials: at most 90 %,
-the two-sided p of the most extreme rank order); callers must not call such a comparison
-decisive (claims: MIN_CONFIDENCE). The exact null distribution of the Mann-Whitney U
-statistic is computed here (mwu_null_pmf: the counting recursion over rank orders; no
-private scipy API), and tested against enumeration and scipy.stats.mannwhitneyu(method=
-"exact"). No resampling: every result is a pure function of the data.
+the two-sided p of the most extreme rank order). The exact null distribution of the
+Mann-Whitney U statistic is computed here (mwu_null_pmf: the counting recursion over rank
+orders; no private scipy API), and tested against enumeration and
+scipy.stats.mannwhitneyu(method="exact"). No resampling: every result is a pure function
+of the data.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from math import comb
 
 import numpy as np
-from scipy.stats import binom, norm
+from scipy.stats import binom
 
 CONFIDENCE = 0.95
 
@@ -38,9 +37,6 @@ class MedianCI:
     lo: float
     hi: float
     level: float  # the coverage actually achieved (< confidence when n is too small)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def order_statistic_indices(n: int, confidence: float = CONFIDENCE) -> tuple[int, int, float]:
@@ -88,10 +84,6 @@ class RatioCI:
     hi: float
     level: float
     method: str = "Hodges-Lehmann ratio, exact Mann-Whitney interval"
-    strata: int = 1
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def scaled(self, factor: float) -> RatioCI:
         """The same comparison divided by a known constant (e.g. N2/N1)."""
@@ -103,7 +95,6 @@ class RatioCI:
             self.hi / factor,
             self.level,
             self.method,
-            self.strata,
         )
 
 
@@ -179,81 +170,3 @@ def ratio_ci(num, den, confidence: float = CONFIDENCE) -> RatioCI:
     shift = float(np.median(diffs))
     lo, hi, level = _rank_interval(diffs, mwu_null_pmf(len(a), len(b)), confidence)
     return RatioCI(len(a), len(b), float(np.exp(shift)), float(np.exp(lo)), float(np.exp(hi)), level)
-
-
-def pooled_ratio_ci(groups, confidence: float = CONFIDENCE) -> RatioCI:
-    """groups: [(num_values, den_values), ...], one pair per configuration. One common
-    ratio over all of them: exp of the median of every configuration's pairwise log ratios
-    (stratified Hodges-Lehmann), interval from the exact null distribution of the sum of
-    the per-configuration Mann-Whitney statistics (their pmfs convolved). Many
-    configurations with few trials each can reach 95 % together."""
-    pairs = [(_positive_logs(a), _positive_logs(b)) for a, b in groups]
-    pairs = [(a, b) for a, b in pairs if len(a) and len(b)]
-    nan = float("nan")
-    method = "pooled Hodges-Lehmann ratio over configurations, exact stratified Mann-Whitney interval"
-    if not pairs:
-        return RatioCI(0, 0, nan, nan, nan, 0.0, method, 0)
-    diffs = np.concatenate([(a[:, None] - b[None, :]).ravel() for a, b in pairs])
-    pmf = np.array([1.0])
-    for a, b in pairs:
-        pmf = np.convolve(pmf, mwu_null_pmf(len(a), len(b)))
-    lo, hi, level = _rank_interval(diffs, pmf, confidence)
-    return RatioCI(
-        min(len(a) for a, _ in pairs),
-        min(len(b) for _, b in pairs),
-        float(np.exp(np.median(diffs))),
-        float(np.exp(lo)),
-        float(np.exp(hi)),
-        level,
-        method,
-        len(pairs),
-    )
-
-
-def median_ci_coverage(
-    sampler, true_median: float, n: int, reps: int = 2000, seed: int = 1, confidence: float = CONFIDENCE
-) -> float:
-    """Fraction of reps in which median_ci's interval covers true_median (for tests and docs)."""
-    rng = np.random.default_rng(seed)
-    lo_i, hi_i, _ = order_statistic_indices(n, confidence)
-    x = np.sort(sampler(rng, (reps, n)), axis=1)
-    return float(np.mean((x[:, lo_i] <= true_median) & (true_median <= x[:, hi_i])))
-
-
-def ratio_ci_coverage(
-    sampler, true_ratio: float, n: int, m: int, reps: int = 2000, seed: int = 1, confidence: float = CONFIDENCE
-) -> tuple[float, float]:
-    """Simulate reps pairs of samples den ~ sampler, num = true_ratio * (independent draw
-    of sampler) and return (fraction of ratio_ci intervals covering true_ratio, the
-    achieved level they state). For the coverage test and docs/statistics.md."""
-    rng = np.random.default_rng(seed)
-    hit, level = 0, 1.0
-    for _ in range(reps):
-        den = sampler(rng, m)
-        num = true_ratio * sampler(rng, n)
-        ci = ratio_ci(num, den, confidence)
-        hit += ci.lo <= true_ratio <= ci.hi
-        level = min(level, ci.level)
-    return hit / reps, level
-
-
-def random_effects(log_ratios, ses, confidence: float = CONFIDENCE) -> tuple[float, float, float, float]:
-    """DerSimonian-Laird random-effects summary of k log ratios with sampling sds `ses`:
-    (mean log ratio, its lower and upper normal bound at `confidence`, tau: the sd of the
-    true log ratios between the k configurations). What "consistently" is measured by: tau
-    near 0 when every configuration shows the same ratio."""
-    y, s = np.asarray(log_ratios, dtype=float), np.asarray(ses, dtype=float)
-    ok = np.isfinite(y) & np.isfinite(s) & (s > 0)
-    y, s = y[ok], s[ok]
-    if len(y) == 0:
-        nan = float("nan")
-        return nan, nan, nan, nan
-    w = 1.0 / s**2
-    mean_fixed = float(np.sum(w * y) / np.sum(w))
-    q = float(np.sum(w * (y - mean_fixed) ** 2))
-    denom = float(np.sum(w) - np.sum(w**2) / np.sum(w))
-    tau2 = max(0.0, (q - (len(y) - 1)) / denom) if denom > 0 else 0.0
-    ws = 1.0 / (s**2 + tau2)
-    mu = float(np.sum(ws * y) / np.sum(ws))
-    half = float(norm.ppf(0.5 + confidence / 2) / np.sqrt(np.sum(ws)))
-    return mu, mu - half, mu + half, float(np.sqrt(tau2))

@@ -79,13 +79,6 @@ def logical_cpus(manifest: dict, runs: pd.DataFrame | None) -> int | None:
     return None
 
 
-def stage1_seconds(sessions: list[dict]) -> float | None:
-    """Wall time of the stage-1 sessions (their end lines' elapsed_s); None without any."""
-    stage = {x.get("session"): int(x.get("stage") or 1) for x in sessions if x.get("event") == "start"}
-    ends = [x for x in sessions if x.get("event") == "end" and stage.get(x.get("session"), 1) == 1]
-    return round(sum(float(x.get("elapsed_s") or 0.0) for x in ends), 1) if ends else None
-
-
 def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
     manifest = read_manifest(sweep_dir)
     sessions = read_sessions(sweep_dir)
@@ -115,12 +108,6 @@ def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
         "not_runnable": not_runnable(manifest, sessions),
         "runtime_versions_manifest": manifest.get("runtime_versions"),
         "sessions": len([x for x in sessions if x.get("event") == "start"]),
-        # the second stage's choice (serverbench.stages), from its last session's start line
-        "second_stage": next(
-            (x.get("second_stage") for x in reversed(sessions) if x.get("event") == "start" and x.get("stage") == 2),
-            None,
-        ),
-        "stage1_s": stage1_seconds(sessions),
         "logical_cpus": logical_cpus(manifest, runs),
         "cores_measured": sorted(int(c) for c in runs["cores"].dropna().unique()),
         "languages": sorted(runs["language"].unique()),

@@ -1,4 +1,4 @@
-"""Sub-command `profiles`, and the arguments and summary of `run` (registered by serverbench.stages)."""
+"""Sub-commands `run` (a sweep: the profile's plan) and `profiles`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,15 @@ from serverbench.harness.profiles import ProfileError, available_profiles, load_
 
 
 def register(subparsers) -> None:
-    # `run` itself is registered by serverbench.stages (stage 1 here, then the second stage,
-    # which needs the analysis); its arguments and its summary live here, with the harness.
+    r = subparsers.add_parser(
+        "run",
+        help="run (or resume) a sweep of native runs into data/raw/<sweep-id>/",
+        description="Run a sweep: every run a fresh, pinned, capped process; every result appended to "
+        "data/raw/<sweep-id>/runs.jsonl. Starting the same --sweep-id again resumes it.",
+    )
+    add_run_arguments(r)
+    r.set_defaults(func=_cmd_run)
+
     p = subparsers.add_parser("profiles", help="list the sweep profiles with run counts and estimated durations")
     p.add_argument("--oversubscribe", action="store_true")
     p.add_argument(
@@ -94,6 +101,18 @@ def run_request(args) -> dict:
         )
     except ProfileError as e:
         raise _usage(e) from None
+
+
+def _cmd_run(args, stdout, stderr) -> int:
+    from serverbench.harness import sweep
+
+    req = run_request(args)
+    try:
+        sweep_dir = sweep.run_sweep(**req)  # looked up at call time: tests replace it
+    except ProfileError as e:
+        raise _usage(e) from None
+    print_session(sweep_dir, req["shard"], stdout)
+    return 0
 
 
 def print_session(sweep_dir, shard, stdout) -> None:

@@ -37,26 +37,6 @@ class Plan:
             searches=[s for s in self.searches if s.group_id in keep],
         )
 
-    def extra_rounds(self, config_ids, rounds: int, stage: int = 2) -> Plan:
-        """`rounds` more trials of every language of each comparison group holding one of
-        config_ids (the second stage), numbered after the group's last trial so that round
-        k still holds every language's trial k; no warm-ups, no searches."""
-        ids = set(config_ids)
-        unknown = ids - {t.config_id for t in self.tasks}
-        if unknown:
-            raise ProfileError(f"extra rounds asked for configurations not in the plan: {', '.join(sorted(unknown))}")
-        groups = {t.group_id for t in self.tasks if t.config_id in ids}
-        last: dict[str, int] = {}
-        first: dict[str, Task] = {}
-        for t in self.tasks:
-            if t.group_id in groups and not t.warmup:
-                last[t.group_id] = max(last.get(t.group_id, 0), t.trial)
-                first.setdefault(t.config_id, t)
-        tasks = [
-            replace(t, trial=last[t.group_id] + k, stage=stage) for k in range(1, rounds + 1) for t in first.values()
-        ]
-        return replace(self, tasks=tasks, searches=[])
-
     def languages_needed(self) -> list[str]:
         """Every language whose program a run starts: clients, socket servers, searches."""
         langs = [t.language for t in self.tasks] + [s.language for s in self.searches]

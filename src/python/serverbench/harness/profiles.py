@@ -26,8 +26,7 @@ try:
 except ModuleNotFoundError:  # pragma: no cover (Python 3.10)
     import tomli as tomllib  # type: ignore
 
-from serverbench import contract, paths
-from serverbench.harness import second_stage
+from serverbench import contract, paths, protocol
 from serverbench.harness.values import ProfileError
 from serverbench.harness.values import bool_value as _bool
 from serverbench.harness.values import bytes_value as _bytes
@@ -41,7 +40,7 @@ SEARCH_TABLE = "spawn_max"  # the max-processes search: runs of spawn, not a ben
 BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, SEARCH_TABLE) if x == "spawn" else (x,)))
 PROFILES = ("smoke", "quick", "paper")
 
-TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "second_stage", "defaults"}
+TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "defaults"}
 TOP_KEYS |= set(BENCHMARKS)
 DEFAULT_KEYS = {
     "trials": 3,
@@ -145,7 +144,7 @@ def apply_overrides(prof: dict, overrides) -> dict:
                 raise ProfileError(f"{key!r} is a table; set one of its keys, e.g. {key}.trials=3")
             prof[parts[0]] = value
             continue
-        if len(parts) != 2 or parts[0] not in ("defaults", "second_stage", *BENCHMARKS):
+        if len(parts) != 2 or parts[0] not in ("defaults", *BENCHMARKS):
             raise ProfileError(f"unknown setting {key!r}")
         table, sub = parts
         allowed = _allowed_keys(table)
@@ -158,8 +157,6 @@ def apply_overrides(prof: dict, overrides) -> dict:
 def _allowed_keys(table: str) -> set:
     if table == "defaults":
         return set(DEFAULT_KEYS)
-    if table == "second_stage":
-        return set(second_stage.DEFAULTS)
     keys = COMMON_BENCH_KEYS | set(PARAM_KEYS[table])
     if table == "spawn_max":
         keys |= SEARCH_KEYS
@@ -212,7 +209,6 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         # an ok run flagged interfered (harness/interference.py) is run once more; smoke, a
         # build check and test fixture, keeps one record per task
         "rerun_interfered": _bool(prof.get("rerun_interfered", True), "rerun_interfered"),
-        "second_stage": second_stage.resolve(prof.get("second_stage"), source),
     }
     built = contract.cli_contract().get("implemented_variants", ["fair"])
     if out["variant"] not in built:
@@ -327,7 +323,7 @@ def _bench_settings(bench: str, table: dict, defaults: dict, source: str) -> dic
 
 def _check_settings(s: dict, where: str) -> dict:
     s = dict(s)
-    s["trials"] = _int(s["trials"], f"{where}.trials", minimum=1)
+    s["trials"] = _int(protocol.trials(s["trials"]), f"{where}.trials", minimum=1)
     if not isinstance(s["warmup"], bool):
         raise ProfileError(f"{where}.warmup must be true or false, got {s['warmup']!r}")
     s["timeout_s"] = _pos_number(s["timeout_s"], f"{where}.timeout_s")

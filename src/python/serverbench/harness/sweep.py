@@ -52,7 +52,6 @@ class SweepRun:
     shard: Shard | None
     enforcement_how: str
     progress: bool
-    extra: dict | None = None  # the second stage's request (run_sweep's extra), else None
 
     def path(self, kind: str) -> Path:
         return self.sweep_dir / rawlog.names(self.shard.index if self.shard else None)[kind]
@@ -127,13 +126,8 @@ def run_sweep(
     progress=True,
     commands=None,
     shard=None,
-    extra=None,
 ) -> Path:
     """Run (or resume) a sweep, or one shard of it ('i/N' or a Shard); return its folder.
-
-    extra = {"config_ids": [...], "rounds": k, ...}: run only the second stage, k more
-    rounds of the comparison groups of those configurations (Plan.extra_rounds), recorded
-    with stage 2; the whole dict goes into the session's start line (why they were chosen).
 
     Raises ProfileError for bad input before anything is written, KeyboardInterrupt
     after a clean stop on Ctrl-C or SIGTERM (what finished is written, the interrupted
@@ -147,10 +141,6 @@ def run_sweep(
         if not commands[lang]:
             raise ProfileError(f"commands: empty command for {lang!r}")
     plan = make_plan(prof, languages, benchmarks, oversubscribe)
-    if extra is not None:
-        if shard is not None:
-            raise ProfileError("the second stage runs on a whole sweep, not on a shard")
-        plan = plan.extra_rounds(extra["config_ids"], int(extra["rounds"]))
     wants = {t.memory_enforcement for t in plan.tasks} | {s.settings["memory_enforcement"] for s in plan.searches}
     try:
         mode, cg_parent, how = limits.detect_enforcement("cgroup" if "cgroup" in wants else "auto")
@@ -166,7 +156,7 @@ def run_sweep(
     lay = shards.check(sweep_dir, plan, shard)  # refuses another sweep's plan; writes nothing
     if shard is not None:
         plan = shards.shard_plan(plan, lay, shard)
-    run = SweepRun(sweep_id, sweep_dir, plan, str(profile), overrides or {}, oversubscribe, shard, how, progress, extra)
+    run = SweepRun(sweep_id, sweep_dir, plan, str(profile), overrides or {}, oversubscribe, shard, how, progress)
     sweep_dir.mkdir(parents=True, exist_ok=True)
     lockf = rawlog.lock(run.path("lock"))
     try:
@@ -229,8 +219,6 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
             "benchmarks": plan.benchmarks,
             "oversubscribe": run.oversubscribe,
             "shard": run.shard.as_dict() if run.shard else None,
-            "stage": 2 if run.extra is not None else 1,
-            "second_stage": run.extra,
             "seed": prof["seed"],
             "memory_enforcement": {
                 "mode": launcher.enforcement,

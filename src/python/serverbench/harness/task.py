@@ -40,7 +40,9 @@ class Task:
     # runtime settings of the language asked for (spec/cli.json languages.<lang>.settings,
     # e.g. {"gc": "nogreentea"}); empty = the defaults, the build spec/cli.json names
     settings: dict = field(default_factory=dict)
-    stage: int = 1  # 2: an extra round of the second stage (docs/statistics.md, "The second stage")
+    # recorded as the raw record's `stage`: always 1 now; 2 marked the extra rounds of the
+    # adaptive second stage in sweeps before protocol 1 (CHANGELOG)
+    stage: int = 1
 
     @property
     def key(self) -> tuple:

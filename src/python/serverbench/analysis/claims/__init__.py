@@ -1,10 +1,13 @@
 """The paper's conclusions as data: claim entries evaluated by one engine.
 
 * engine.py      Claim / Needs / Comparison / Verdict, register(), check_all(), the verdicts
-* compare.py     expectations (RatioBelow/Above/Within) and comparison helpers
-* decision.py, familywise.py, regime.py   decision regions, Holm's correction, regimes
+* compare.py     one interval (paired by round) judged against a region; row selection
+* familywise.py  Holm's correction of a claim's "no"
+* regime.py      the scale a claim's source measured, and the one a sweep tested
 
-The claims themselves live with their benchmarks (serverbench/benchmarks/<id>/claims.py,
+The protocol itself (version, alpha, margin, design, each claim's words and regions) is
+read from spec/protocol.json by serverbench/protocol.py. The claims' encodings live with
+their benchmarks (serverbench/benchmarks/<id>/claims.py,
 docs/extending.md) and register with engine.register(Claim(...)) when
 analysis.registry.load() imports them.
 """
@@ -13,7 +16,6 @@ from serverbench.analysis.claims.engine import (  # noqa: F401
     CONTRADICTED,
     ERROR,
     INCONCLUSIVE,
-    MIN_CONFIDENCE,
     NO,
     NOT_TESTABLE,
     SPAWN_METRIC,

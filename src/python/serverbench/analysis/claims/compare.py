@@ -1,222 +1,87 @@
-"""Small helpers claim entries are built from: the expectation a ratio must meet
-(`RatioBelow`, `RatioAbove`, `RatioWithin`), the selection of trial values, and the
-comparison factories (`ratio_between_languages`, `pooled_ratio_between_languages`,
-`ratio_between_configs`) that return Comparison rows. Two languages at one configuration
-are paired by round where pairing holds (analysis.paired: exact signed-rank interval),
-else compared unpaired (stats.ratio_ci / stats.pooled_ratio_ci); every interval is at its
-achieved confidence, and below engine.MIN_CONFIDENCE a comparison is never decisive. Each
-comparison can be judged again at a stricter level (Comparison.rejudge: Holm's correction,
-claims.familywise)."""
+"""What claim encodings are built from: selecting trial rows, and judging one ratio
+against a claim's regions (docs/protocol.md).
+
+Every deciding ratio is paired by round (analysis.paired), at the protocol's level (90 %:
+two one-sided 5 % tests): "yes" when the interval lies inside the yes region; "no" when
+it lies inside the no region (at the level Holm's correction asks: familywise.py);
+"unclear" otherwise, saying why. Under engine.POINT_VALUES (a source's one value per point)
+the ratio of the two values (of their medians, where the source gave a few runs per
+point) is judged as a point.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from serverbench.analysis import paired, stats
-from serverbench.analysis.claims import decision
-from serverbench.analysis.claims.engine import MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison, label
+from serverbench import protocol
+from serverbench.analysis import paired
+from serverbench.analysis.claims.engine import NO, POINT_VALUES, UNCLEAR, YES, Comparison, label
+from serverbench.analysis.stats import RatioCI
 
-# the same comparison's interval at another confidence (level, and the level its method is
-# chosen for: pairing only where the pairs can reach it)
-AtLevel = Callable[[float, float], stats.RatioCI]
-
-
-def too_few_trials(ci: stats.RatioCI) -> str:
-    """'' if ci reaches MIN_CONFIDENCE, else why not, with the best level these counts allow."""
-    if ci.level >= MIN_CONFIDENCE - 1e-12:
-        return ""
-    if paired.kind(ci) == paired.PAIRED:
-        return f"too few rounds ({ci.n_num} pairs reach at most {paired.max_paired_confidence(ci.n_num):.1%})"
-    if ci.strata > 1:
-        return (
-            f"too few trials ({ci.strata} configurations with >= {ci.n_num} vs {ci.n_den} trials reach {ci.level:.0%})"
-        )
-    best = stats.max_confidence(ci.n_num, ci.n_den)
-    return f"too few trials ({ci.n_num} vs {ci.n_den} reaches at most {best:.0%})"
+_EPS = 1e-12
 
 
-@dataclass(frozen=True)
-class Regions:
-    """An expectation resolved with the gap in force (claims.decision): "yes" when the
-    interval at `yes_level` lies inside [yes_lo, yes_hi]; "no" when the interval at
-    MIN_CONFIDENCE lies entirely below `no_below` or above `no_above`; else undecided."""
-
-    yes_lo: float
-    yes_hi: float
-    no_below: float
-    no_above: float
-    yes_level: float
-    text: str
-
-    def columns(self) -> dict[str, float]:
-        return {"yes_lo": self.yes_lo, "yes_hi": self.yes_hi, "no_below": self.no_below, "no_above": self.no_above}
-
-    def judge(self, ci: stats.RatioCI, ci_yes: stats.RatioCI | None = None) -> tuple[str, str]:
-        if not np.isfinite(ci.ratio) or not np.isfinite(ci.lo):
-            return UNCLEAR, "no values to compare"
-        cy = ci_yes if ci_yes is not None else ci
-        if cy.level >= self.yes_level - 1e-12 and np.isfinite(cy.lo) and self.yes_lo <= cy.lo and cy.hi <= self.yes_hi:
-            return YES, ""
-        few = too_few_trials(ci)
-        if few:
-            return UNCLEAR, few
-        if ci.hi < self.no_below or ci.lo > self.no_above:
-            return NO, ""
-        return UNCLEAR, (
-            f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] lies in neither the yes region "
-            f"({_span(self.yes_lo, self.yes_hi)}) nor the no region ({_outside(self.no_below, self.no_above)})"
-        )
+def interval(num: pd.DataFrame, den: pd.DataFrame | None, level: float, divide_by: float = 1.0) -> RatioCI | str:
+    """num/den (frames with trial and value; den None: against 1) paired by round at
+    `level`, divided by a known factor; or why there is no interval."""
+    if den is None:
+        den = num.assign(value=1.0)
+    if POINT_VALUES.get():
+        ci = paired.point_ratio([np.median(num["value"])], [np.median(den["value"])])
+    else:
+        pairs = paired.pairs_by_round(num, den)
+        if isinstance(pairs, str):
+            return pairs
+        ci = paired.paired_ratio_ci(*pairs, level)
+    if not np.isfinite(ci.ratio):
+        return "no positive values to compare"
+    return ci.scaled(divide_by)
 
 
-def _span(lo: float, hi: float) -> str:
-    if lo <= 0:
-        return f"< {hi:.3g}"
-    if not np.isfinite(hi):
-        return f"> {lo:.3g}"
-    return f"[{lo:.3g}, {hi:.3g}]"
-
-
-def _outside(below: float, above: float) -> str:
-    if not np.isfinite(below) or below <= 0:
-        return f"> {above:.3g}"
-    if not np.isfinite(above):
-        return f"< {below:.3g}"
-    return f"< {below:.3g} or > {above:.3g}"
-
-
-INF = float("inf")
-
-
-@dataclass(frozen=True)
-class RatioBelow:
-    """ratio < threshold. An order claim (`order`, threshold 1) says "yes" below
-    1/(1+e) and "no" above 1+e, the gap between them decision.order_gap_log(); a tolerance
-    ("< 1.05") says "yes" below it and "no" above it times exp(decision.tolerance_gap_log())."""
-
-    threshold: float
-    order: bool = False
-
-    def resolved(self) -> Regions:
-        if self.order:
-            half = decision.order_gap_log() / 2
-            yes_hi, no_above = self.threshold * math.exp(-half), self.threshold * math.exp(half)
-        else:
-            yes_hi, no_above = self.threshold, self.threshold * math.exp(decision.tolerance_gap_log())
-        return Regions(0.0, yes_hi, -INF, no_above, MIN_CONFIDENCE, f"< {yes_hi:.3g} (no: > {no_above:.3g})")
-
-    @property
-    def text(self) -> str:
-        return self.resolved().text
-
-    def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        return self.resolved().judge(ci)
-
-
-@dataclass(frozen=True)
-class RatioAbove:
-    """ratio > threshold, the mirror of RatioBelow."""
-
-    threshold: float
-    order: bool = False
-
-    def resolved(self) -> Regions:
-        if self.order:
-            half = decision.order_gap_log() / 2
-            yes_lo, no_below = self.threshold * math.exp(half), self.threshold * math.exp(-half)
-        else:
-            yes_lo, no_below = self.threshold, self.threshold * math.exp(-decision.tolerance_gap_log())
-        return Regions(yes_lo, INF, no_below, INF, MIN_CONFIDENCE, f"> {yes_lo:.3g} (no: < {no_below:.3g})")
-
-    @property
-    def text(self) -> str:
-        return self.resolved().text
-
-    def judge(self, ci: stats.RatioCI) -> tuple[str, str]:
-        return self.resolved().judge(ci)
-
-
-@dataclass(frozen=True)
-class RatioWithin:
-    """lo <= ratio <= hi: equivalence by two one-sided tests (the decision.TOST_LEVEL
-    interval inside [lo, hi]); "no" when the MIN_CONFIDENCE interval lies beyond either
-    bound by the tolerance gap."""
-
-    lo: float
-    hi: float
-
-    def resolved(self) -> Regions:
-        g = math.exp(decision.tolerance_gap_log())
-        nb, na = self.lo / g, self.hi * g
-        return Regions(
-            self.lo,
-            self.hi,
-            nb,
-            na,
-            decision.TOST_LEVEL,
-            f"in [{self.lo:.3g}, {self.hi:.3g}] at {decision.TOST_LEVEL:.0%} (no: < {nb:.3g} or > {na:.3g})",
-        )
-
-    @property
-    def text(self) -> str:
-        return self.resolved().text
-
-    def judge(self, ci: stats.RatioCI, ci_yes: stats.RatioCI | None = None) -> tuple[str, str]:
-        return self.resolved().judge(ci, ci_yes)
-
-
-Expectation = RatioBelow | RatioAbove | RatioWithin
-
-
-def order_below() -> RatioBelow:
-    """An order claim, numerator faster (smaller): decided only outside the indifference zone."""
-    return RatioBelow(1.0, order=True)
-
-
-def order_above() -> RatioAbove:
-    """An order claim, numerator larger: decided only outside the indifference zone."""
-    return RatioAbove(1.0, order=True)
+def judge(region: protocol.Region, ci: RatioCI, level: float) -> tuple[str, str]:
+    """One interval against a region: (YES | NO | UNCLEAR, why)."""
+    if ci.level < level - _EPS:
+        return UNCLEAR, f"too few rounds ({ci.n_num} pairs reach at most {paired.max_paired_confidence(ci.n_num):.1%})"
+    lo, hi = region.yes()
+    if lo <= ci.lo and ci.hi <= hi:
+        return YES, ""
+    below, above = region.no()
+    if ci.hi <= below or ci.lo >= above:
+        return NO, ""
+    return UNCLEAR, f"the {ci.level:.0%} interval [{ci.lo:.3g}, {ci.hi:.3g}] is in neither region ({region.text()})"
 
 
 def judged(
-    what: str, config: str, ci: stats.RatioCI, expect: Expectation, at_level: AtLevel | None = None, **extra
+    what: str,
+    config: str,
+    region: protocol.Region,
+    num: pd.DataFrame,
+    den: pd.DataFrame | None = None,
+    divide_by: float = 1.0,
+    **extra,
 ) -> Comparison:
-    """A comparison judged against expect's decision regions (the gap in force now); with
-    at_level it is judged at the yes region's own level (equivalence: 90 %) and can be
-    judged again at a stricter confidence (Holm's correction)."""
-    r = expect.resolved()
-    ci_yes = at_level(r.yes_level, MIN_CONFIDENCE) if at_level is not None and r.yes_level != MIN_CONFIDENCE else None
-    result, why = r.judge(ci, ci_yes)
-    if ci_yes is not None:
-        extra = {"ci_yes_lo": ci_yes.lo, "ci_yes_hi": ci_yes.hi, "ci_yes_level": round(ci_yes.level, 4), **extra}
+    """A comparison of num/den judged against region at the protocol's level; it can be
+    judged again at a stricter level for Holm's correction (Comparison.rejudge)."""
+    level = protocol.level()
+    ci = interval(num, den, level, divide_by)
+    lo, hi = region.yes()
+    below, above = region.no()
+    cols = {"yes_lo": lo, "yes_hi": hi, "no_below": below, "no_above": above, **extra}
+    if isinstance(ci, str):
+        return Comparison(what, config, region.text(), UNCLEAR, None, f"cannot pair: {ci}", cols)
+    result, why = judge(region, ci, level)
 
-    def rejudge(level: float, choose_at: float = MIN_CONFIDENCE) -> tuple[str, str, stats.RatioCI]:
-        c = at_level(level, choose_at) if at_level is not None else ci
-        return (*r.judge(c, ci_yes), c)
+    def rejudge(at: float) -> tuple[str, RatioCI]:
+        c = interval(num, den, at, divide_by)
+        if isinstance(c, str):
+            return UNCLEAR, ci
+        r, _ = judge(region, c, at)
+        return (NO if r == NO else UNCLEAR), c
 
-    return Comparison(what, config, r.text, result, ci, why, {**r.columns(), **extra}, rejudge if at_level else None)
-
-
-def sources(*frames: pd.DataFrame) -> dict[str, tuple]:
-    """extra["_sources"] of a comparison that read these trial rows (Comparison.sources)."""
-    rows = tuple((i, lang) for f in frames if "language" in f.columns for i, lang in zip(f.index, f["language"]))
-    return {"_sources": rows}
-
-
-def by_round(a: pd.DataFrame, b: pd.DataFrame, scale: float = 1.0) -> tuple[stats.RatioCI, AtLevel, dict]:
-    """a/b of two sides' trials (rows with value and, when known, trial): paired by round
-    where it holds, with the same choice at any other level, and the comparison's extra
-    (why it is unpaired; the rows it read)."""
-    ci, why = paired.ratio_by_round(a, b, min_confidence=MIN_CONFIDENCE)
-
-    def at_level(level: float, choose_at: float) -> stats.RatioCI:
-        return paired.ratio_by_round(a, b, level, choose_at)[0].scaled(scale)
-
-    return ci.scaled(scale), at_level, {**({"method_note": why} if why else {}), **sources(a, b)}
+    return Comparison(what, config, region.text(), result, ci, why, cols, rejudge)
 
 
 # ------------------------------------------------------------------ selecting values
@@ -233,6 +98,16 @@ def rows_where(d: pd.DataFrame, **eq) -> pd.DataFrame:
 def values_where(d: pd.DataFrame, **eq) -> np.ndarray:
     """The `value` column of the rows of d where every column equals its given value."""
     return rows_where(d, **eq)["value"].to_numpy(dtype=float)
+
+
+def per_round(num: pd.DataFrame, den: pd.DataFrame) -> pd.DataFrame:
+    """num/den round by round (trial, value): a ratio that is itself one side of a
+    comparison, e.g. a server's flood-time growth between two N (E1)."""
+    pairs = paired.pairs_by_round(num, den)
+    if isinstance(pairs, str):
+        return pd.DataFrame(columns=[paired.ROUND, "value"])
+    rounds = sorted(set(num[paired.ROUND]) & set(den[paired.ROUND]))
+    return pd.DataFrame({paired.ROUND: rounds, "value": pairs[0] / pairs[1]})
 
 
 def config_text(cfg: dict) -> str:
@@ -262,25 +137,20 @@ def largest_common(d: pd.DataFrame, group_keys: Iterable[str], along: str, langu
     return out
 
 
-# ------------------------------------------------------------------ comparison factories
-
-
 def ratio_between_languages(
     d: pd.DataFrame,
     num: str,
     den: str,
     cfg: dict,
-    expect: Expectation,
+    region: protocol.Region,
     what: str | None = None,
     config: str | None = None,
 ) -> Comparison | None:
-    """The ratio num/den of two languages' values at one configuration cfg (None if either
-    side has no value there); `config` is how the row names it (default: all of cfg)."""
+    """num/den of two languages at one configuration cfg (None if either has no value)."""
     a, b = rows_where(d, language=num, **cfg), rows_where(d, language=den, **cfg)
     if len(a) == 0 or len(b) == 0:
         return None
-    ci, at_level, note = by_round(a, b)
-    return judged(what or f"{label(num)}/{label(den)}", config or config_text(cfg), ci, expect, at_level, **note)
+    return judged(what or f"{label(num)}/{label(den)}", config or config_text(cfg), region, a, b)
 
 
 def ratio_between_configs(
@@ -288,70 +158,14 @@ def ratio_between_configs(
     language: str,
     num_cfg: dict,
     den_cfg: dict,
-    expect: Expectation,
+    region: protocol.Region,
     what: str,
     config: str,
     divide_by: float = 1.0,
 ) -> Comparison | None:
-    """One language's values at num_cfg over its values at den_cfg (optionally divided
-    by a known factor, e.g. N2/N1 for growth faster than linear)."""
-    ra, rb = rows_where(d, language=language, **num_cfg), rows_where(d, language=language, **den_cfg)
-    a, b = ra["value"].to_numpy(dtype=float), rb["value"].to_numpy(dtype=float)
+    """One language's values at num_cfg over its values at den_cfg, paired by round (both
+    configurations' trial k ran in round k), optionally divided by a known factor."""
+    a, b = rows_where(d, language=language, **num_cfg), rows_where(d, language=language, **den_cfg)
     if len(a) == 0 or len(b) == 0:
         return None
-    # two configurations are different comparison groups of a round: not paired
-    return judged(
-        what,
-        config,
-        stats.ratio_ci(a, b).scaled(divide_by),
-        expect,
-        lambda level, _: stats.ratio_ci(a, b, level).scaled(divide_by),
-        **sources(ra, rb),
-    )
-
-
-def paired_groups(d: pd.DataFrame, num: str, den: str, keys: Iterable[str], mask=None):
-    """[(num rows, den rows)] and their configurations, for every configuration of
-    `keys` measured in both languages."""
-    dd = d if mask is None else d[mask]
-    keys = present_keys(dd, keys)
-    groups, cfgs = [], []
-    for kv, g in dd.groupby(keys):
-        kv = kv if isinstance(kv, tuple) else (kv,)
-        a = g.loc[g["language"] == num]
-        b = g.loc[g["language"] == den]
-        if len(a) and len(b):
-            groups.append((a, b))
-            cfgs.append(dict(zip(keys, kv)))
-    return groups, cfgs
-
-
-def pooled_ratio_between_languages(
-    d: pd.DataFrame,
-    num: str,
-    den: str,
-    keys: Iterable[str],
-    expect: Expectation,
-    mask=None,
-    where: str = "all configurations",
-) -> list[Comparison]:
-    """One pooled ratio num/den over every configuration measured in both (decides), and
-    each configuration's own ratio (evidence only, result '-')."""
-    groups, cfgs = paired_groups(d, num, den, keys, mask)
-    if not groups:
-        return []
-    rows = []
-    for (a, b), c in zip(groups, cfgs):
-        ci, _, note = by_round(a, b)
-        rows.append(Comparison(f"{label(num)}/{label(den)}", config_text(c), expect.text, "-", ci, "", note))
-    ci, why = paired.pooled_ratio_by_round(groups, min_confidence=MIN_CONFIDENCE)
-    pooled = judged(
-        f"{label(num)}/{label(den)} pooled",
-        f"{where} ({len(groups)})",
-        ci,
-        expect,
-        lambda level, choose_at: paired.pooled_ratio_by_round(groups, level, choose_at)[0],
-        **({"method_note": why} if why else {}),
-        **sources(*(f for g in groups for f in g)),
-    )
-    return [pooled, *rows]
+    return judged(what, config, region, a, b, divide_by)

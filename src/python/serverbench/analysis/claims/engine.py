@@ -1,38 +1,39 @@
-"""The claims engine: one evaluator for every claim entry (docs/statistics.md, "Claims").
+"""The claims engine: one evaluator for every claim of the protocol (docs/protocol.md).
 
-A claim is a `Claim` entry (id, the paper's sentence and where it is, the data it needs,
-the comparison that decides it, a definition a reader can check). `register(claim)` adds
-it; `check_all(P)` evaluates every registered claim on a sweep's processed tables and
-turns the comparisons' results into a verdict:
+A claim's words (sentence, source, deciding comparisons, yes region) live in
+spec/protocol.json; its encoding is a `Claim` entry here (id, the data it needs, the
+function that makes its deciding comparisons). `register(claim)` adds it; `check_all(P)`
+evaluates every registered claim on a sweep's processed tables:
 
-* supported     every comparison came out "yes": its interval inside the claim's yes region
-  at >= 95 % achieved confidence (90 % for "inside [lo, hi]": two one-sided tests);
-* contradicted  at least one came out "no" (its interval in the no region, a gap beyond the
-  yes region: claims.decision) at >= 95 % achieved confidence, after Holm's correction over
-  the claim's comparisons (familywise.py);
-* inconclusive  otherwise, with why (e.g. "too few trials (3 vs 3 reaches at most 90 %)");
-* not testable on this machine   the sweep lacks what the claim needs (languages,
-  core counts, configurations), with what is missing;
+* supported     every deciding comparison is "yes" (its 90 % interval inside the yes region);
+* contradicted  at least one is "no" (its interval inside the no region) after Holm's
+  correction over the claim's comparisons (familywise.py);
+* inconclusive  otherwise, with why (e.g. "too few rounds (4 pairs reach at most 87.5 %)");
+* not testable on this machine   the sweep lacks what the claim needs, named;
 * error         the check raised: its message, shown as such (run_all.sh exits non-zero).
+
+Each verdict is also computed with the margin's log halved and doubled (the sensitivity
+columns), and carries the protocol's version.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from serverbench.analysis import paired, stats
-from serverbench.analysis.claims import decision, regime
+from serverbench import protocol
+from serverbench.analysis import stats
+from serverbench.analysis.claims import regime
 from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: claims read them here)
     CONTRADICTED,
     ERROR,
     EVIDENCE_ONLY,
     INCONCLUSIVE,
-    MIN_CONFIDENCE,
     NO,
     NOT_TESTABLE,
     SUPPORTED,
@@ -42,6 +43,9 @@ from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: c
 )
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 
+# While set, a comparison judges the ratio of the sides' medians as a point (a source's
+# published values: one per point, no rounds), not an interval (claims.compare.interval).
+POINT_VALUES: ContextVar[bool] = ContextVar("point_values", default=False)
 SPAWN_METRIC = "{spawn_metric}"  # Needs.metric placeholder: the spawn metric chosen for the sweep
 
 
@@ -75,16 +79,8 @@ class Comparison:
     ci: stats.RatioCI | None = None
     why: str = ""  # for UNCLEAR: why it does not decide
     extra: dict[str, Any] = field(default_factory=dict)
-    # (result, why, ci) at another confidence, for Holm's correction (familywise.py); None: fixed
-    rejudge: Callable[[float, float], tuple[str, str, Any]] | None = field(default=None, repr=False)
-    # the trials it read, as (row label of the processed runs, language): where the second
-    # stage would add rounds (analysis/second_stage.py); factories pass it as extra["_sources"]
-    sources: tuple = field(default=(), repr=False)
-
-    def __post_init__(self) -> None:
-        if "_sources" in self.extra:
-            self.extra = dict(self.extra)
-            self.sources = tuple(self.sources) + tuple(self.extra.pop("_sources"))
+    # (NO | UNCLEAR, interval) at another two-sided level, for Holm's correction (familywise.py)
+    rejudge: Callable[[float], tuple[str, Any]] | None = field(default=None, repr=False)
 
     def row(self, claim_id: str) -> dict:
         c = self.ci
@@ -94,10 +90,7 @@ class Comparison:
                 "ci_lo": c.lo,
                 "ci_hi": c.hi,
                 "ci_level": round(c.level, 4),
-                "n_num": c.n_num,
-                "n_den": c.n_den,
-                "strata": c.strata,
-                "method": paired.kind(c),
+                "rounds": c.n_num,
             }
             if c is not None
             else {}
@@ -130,15 +123,28 @@ class Data:
 
 @dataclass(frozen=True)
 class Claim:
+    """A claim's encoding; its words are the protocol's (spec/protocol.json, by id)."""
+
     id: str
-    sentence: str  # the paper's sentence (or a faithful paraphrase, marked so)
-    source: str  # where in the paper, e.g. "Sec. 4.1, p. 4"
     needs: Needs
     compare: Callable[[Data], list[Comparison]]  # the comparisons that decide it
-    definition: str  # exactly what is computed and what decides, for a reader to check
     summarize: Callable[[list[Comparison]], str] | None = None  # the "numbers" column
     scope: Callable[[Data], str] | None = None  # what this sweep could test
     order: float | None = None  # position in the table (default: from the id)
+
+    @property
+    def sentence(self) -> str:
+        return protocol.claim(self.id)["sentence"]
+
+    @property
+    def source(self) -> str:
+        return protocol.claim(self.id)["source"]
+
+    @property
+    def definition(self) -> str:
+        c = protocol.claim(self.id)
+        regions = "; ".join(protocol.region(self.id, k).text() for k in c if k.startswith("yes"))
+        return f"{c['quantity']}. Deciding: {c['deciding']}. Regions: {regions}."
 
 
 @dataclass
@@ -152,10 +158,10 @@ class Verdict:
     why: str = ""
     scope: str = ""
     evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
-    spread_log: float | None = None  # the between-sweep sd its decision regions were set for
     regime_kind: str = ""  # regime.AS_SOURCE | regime.REDUCED | "" (no source regime / no runs)
     regime: str = ""  # the regime tested, in words
     comparisons: list = field(default_factory=list, repr=False)  # the Comparisons behind evidence
+    sensitivity: dict = field(default_factory=dict)  # margin exponent -> verdict
 
     def row(self) -> dict:
         return {
@@ -163,13 +169,14 @@ class Verdict:
             "claim": self.claim,
             "source": self.source,
             "verdict": self.verdict,
+            **{f"verdict_margin_x{e:g}": v for e, v in self.sensitivity.items()},
             "why": self.why,
             "numbers": self.summary,
             "scope": self.scope,
             "source_regime": regime.source_text(self.id),
             "regime_kind": self.regime_kind,
             "regime": self.regime,
-            "spread_log": self.spread_log,
+            "protocol": protocol.version(),
             "definition": self.definition,
         }
 
@@ -215,13 +222,24 @@ def combine(results: list[str]) -> str:
     return INCONCLUSIVE
 
 
+def deciding(d: pd.DataFrame) -> pd.DataFrame:
+    """The rows of deciding configurations: those the sweep gave more rounds than a
+    figure-only point gets (protocol design; quick: 8 against 3). A claim is judged only
+    where its design put rounds, never on a figure's points."""
+    if d.empty or "trial" not in d.columns:
+        return d
+    keys = [c for c in d.columns if c not in ("trial", "value")]
+    n = d.groupby(keys, dropna=False)["trial"].transform("nunique")
+    return d[n > protocol.rounds_figure_only()]
+
+
 def _missing(needs: Needs, d: pd.DataFrame) -> str | None:
     have = set(d["language"].unique()) if not d.empty else set()
     miss = [lang for lang in needs.languages if lang not in have]
     if needs.any_of and not have & set(needs.any_of):
         miss.append(" or ".join(label(x) for x in needs.any_of))
     if miss:
-        return f"no ok {needs.table} runs for {', '.join(label(m) for m in miss)} in this sweep"
+        return f"no ok {needs.table} runs at a deciding configuration for {', '.join(label(m) for m in miss)}"
     return None
 
 
@@ -259,57 +277,65 @@ def fmt_ci(ci: stats.RatioCI | None) -> str:
     return f"{ci.ratio:.3g} [{ci.lo:.3g}, {ci.hi:.3g}] at {ci.level:.0%}"
 
 
-def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Verdict:
-    """One claim on one sweep. Never raises: a failing check is the verdict `error`.
-    P is a Processed, or anything with its interface (values(), info, spawn_max_limits),
-    e.g. a view of one variant of a sweep."""
-    options = dict(options or {})
+def _judge(claim: Claim, P: Any, options: dict[str, Any]) -> Verdict:
     base: dict[str, Any] = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
+    base["regime_kind"], base["regime"] = regime.tested(claim.id, P)
+    metric = claim.needs.metric.format(**{"spawn_metric": options.get("spawn_metric", "all_ready_s")})
+    d = P.values(claim.needs.table, metric)
+    if not options.get("point_values"):
+        d = deciding(d)
+    miss = _missing(claim.needs, d)
+    if miss:
+        return Verdict(**base, verdict=NOT_TESTABLE, summary=miss, why=miss)
+    data = Data(P, d, metric, options)
+    scope = claim.scope(data) if claim.scope else ""
     try:
-        base["regime_kind"], base["regime"] = regime.tested(claim.id, P)
-        metric = claim.needs.metric.format(**{"spawn_metric": options.get("spawn_metric", "all_ready_s")})
-        d = P.values(claim.needs.table, metric)
-        miss = _missing(claim.needs, d)
-        if miss:
-            return Verdict(**base, verdict=NOT_TESTABLE, summary=miss, why=miss)
-        data = Data(P, d, metric, options)
-        scope = claim.scope(data) if claim.scope else ""
-        spread = decision.spread_for(claim.needs.table, options.get("spreads"))
-        base["spread_log"] = round(spread, 4)
-        with decision.using(spread):
-            try:
-                comps = claim.compare(data)
-            except NotTestable as e:
-                return Verdict(**base, verdict=NOT_TESTABLE, summary=str(e), why=str(e), scope=scope)
-            from serverbench.analysis.claims.familywise import holm
+        comps = claim.compare(data)
+    except NotTestable as e:
+        return Verdict(**base, verdict=NOT_TESTABLE, summary=str(e), why=str(e), scope=scope)
+    from serverbench.analysis.claims.familywise import holm
 
-            holm(comps)  # a "no" among several comparisons must survive Holm's correction
-        verdict = combine([c.result for c in comps])
-        if verdict == NOT_TESTABLE:
-            why = "no comparison could be made on this sweep"
-            return Verdict(**base, verdict=verdict, summary=why, why=why, scope=scope)
-        summary = (claim.summarize or default_summary)(comps)
-        ev = pd.DataFrame([c.row(claim.id) for c in comps])
-        why = _why(comps) if verdict == INCONCLUSIVE else ""
-        return Verdict(**base, verdict=verdict, summary=summary, why=why, scope=scope, evidence=ev, comparisons=comps)
+    holm(comps)  # a "no" among several comparisons must survive Holm's correction
+    verdict = combine([c.result for c in comps])
+    if verdict == NOT_TESTABLE:
+        why = "no comparison could be made on this sweep"
+        return Verdict(**base, verdict=verdict, summary=why, why=why, scope=scope)
+    summary = (claim.summarize or default_summary)(comps)
+    ev = pd.DataFrame([c.row(claim.id) for c in comps])
+    why = _why(comps) if verdict == INCONCLUSIVE else ""
+    return Verdict(**base, verdict=verdict, summary=summary, why=why, scope=scope, evidence=ev, comparisons=comps)
+
+
+def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Verdict:
+    """One claim on one sweep, with its sensitivity verdicts. Never raises: a failing check
+    is the verdict `error`. P is a Processed, or anything with its interface (values(),
+    info, spawn_max_limits, runs), e.g. a view of one variant of a sweep. options:
+    spawn_metric; point_values (the source's numbers: judged as points)."""
+    options = dict(options or {})
+    token = POINT_VALUES.set(bool(options.get("point_values")))
+    try:
+        v = _judge(claim, P, options)
+        for e in protocol.sensitivity_exponents():
+            with protocol.scaled_margin(e):
+                v.sensitivity[e] = _judge(claim, P, options).verdict
+        return v
     except Exception as e:  # a bug in one check must not hide the others; it is shown as an error
         msg = f"{type(e).__name__}: {e}"
-        return Verdict(**base, verdict=ERROR, summary=f"the check failed: {msg}", why=msg)
+        return Verdict(
+            id=claim.id,
+            claim=protocol.claim(claim.id).get("sentence", ""),
+            source="",
+            definition="",
+            verdict=ERROR,
+            summary=f"the check failed: {msg}",
+            why=msg,
+        )
+    finally:
+        POINT_VALUES.reset(token)
 
 
-def options_for(
-    spawn_metric: str = "all_ready_s", spreads: dict[str, float] | None = None, P: Any = None
-) -> dict[str, Any]:
-    """An evaluation's options: the spawn metric and the between-sweep spreads that set the
-    decision regions (default: the committed table's rows for the kind of machine sweep P
-    ran on, claims.decision.load_spreads; none there, or no P: the default spread)."""
-    if spreads is None:
-        spreads = decision.load_spreads(machine=decision.machine_of(P))
-    return {"spawn_metric": spawn_metric, "spreads": spreads}
-
-
-def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None, spreads=None) -> list[Verdict]:
-    opts = options_for(spawn_metric, spreads, P)
+def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None, point_values: bool = False) -> list[Verdict]:
+    opts = {"spawn_metric": spawn_metric, "point_values": point_values}
     return [evaluate(c, P, opts) for c in all_claims() if ids is None or c.id in ids]
 
 
@@ -318,27 +344,29 @@ def check(P: Processed, claim_id: str, spawn_metric: str = "all_ready_s") -> Ver
     by_id = {c.id: c for c in all_claims()}
     if claim_id not in by_id:
         raise KeyError(f"no claim {claim_id!r}; registered: {', '.join(by_id)}")
-    return evaluate(by_id[claim_id], P, options_for(spawn_metric, P=P))
+    return evaluate(by_id[claim_id], P, {"spawn_metric": spawn_metric})
+
+
+CLAIMS_COLUMNS = (
+    "id",
+    "claim",
+    "source",
+    "verdict",
+    "verdict_margin_x0.5",
+    "verdict_margin_x2",
+    "why",
+    "numbers",
+    "scope",
+    "source_regime",
+    "regime_kind",
+    "regime",
+    "protocol",
+    "definition",
+)
 
 
 def claims_table(verdicts: list[Verdict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [v.row() for v in verdicts],
-        columns=[
-            "id",
-            "claim",
-            "source",
-            "verdict",
-            "why",
-            "numbers",
-            "scope",
-            "source_regime",
-            "regime_kind",
-            "regime",
-            "spread_log",
-            "definition",
-        ],
-    )
+    return pd.DataFrame([v.row() for v in verdicts], columns=list(CLAIMS_COLUMNS))
 
 
 def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
@@ -346,10 +374,10 @@ def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def write_claims(P: Processed, out_dir=None, spawn_metric: str = "all_ready_s", spreads=None) -> dict:
+def write_claims(P: Processed, out_dir=None, spawn_metric: str = "all_ready_s") -> dict:
     """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison)."""
     out = Path(out_dir) if out_dir else P.folder
-    v = check_all(P, spawn_metric, spreads=spreads)
+    v = check_all(P, spawn_metric)
     paths = {"claims": out / "claims.csv", "claims_evidence": out / "claims_evidence.csv"}
     claims_table(v).to_csv(paths["claims"], index=False)
     evidence_table(v).to_csv(paths["claims_evidence"], index=False)

@@ -1,6 +1,5 @@
-"""The words of a verdict and of one comparison's result, and the confidence a decisive
-comparison needs: a leaf, so that the claims engine and Holm's correction (familywise.py)
-share them without importing each other."""
+"""The words of a verdict and of one comparison's result: a leaf, so that the claims
+engine and Holm's correction (familywise.py) share them without importing each other."""
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
@@ -12,6 +11,3 @@ VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, ERROR)
 # One comparison's result (an evidence row).
 YES, NO, UNCLEAR = "yes", "no", "unclear"
 EVIDENCE_ONLY = "-"  # a row shown for context that does not take part in the verdict
-
-MIN_CONFIDENCE = 0.95  # achieved (not nominal) confidence a decisive comparison needs
-# Where "yes" ends and "no" begins, with the indifference zone between: claims.decision.

@@ -1,8 +1,8 @@
-"""The echo-flood write-ups' four findings as claims E1-E4 (issue 19), through the same
-engine and statistics as the paper's claims. Source: blog posts of 28 July and 6 August
-2010 (data/reference/README.md, servers_echo_*.csv). Every comparison is a
-Hodges-Lehmann ratio of flood times (seconds to echo N x D; median-type, exact interval
-at its achieved confidence) between two SERVERS at the same N and D, split placement.
+"""The encodings of E1-E4, the echo-flood write-ups' findings (blog posts of 28 July and 6
+August 2010, data/reference/README.md, servers_echo_*.csv). Their words and regions are
+spec/protocol.json's; E1 and E2 compare only the servers the 2010 sweep ran (C, node.js,
+Twisted, Eventlet); the others are shown in the figures, never decide. Every comparison is
+a ratio of flood times (seconds to echo N x D) paired by round, split placement.
 
 A flood time measured while the load generator was at its own CPU limit
 (echo_figures.LOADGEN_LIMIT) is an upper bound on the server's: the server may be faster
@@ -15,18 +15,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from serverbench import protocol
 from serverbench.analysis.claims import Claim, Needs, NotTestable, register
-from serverbench.analysis.claims.compare import (
-    Expectation,
-    RatioBelow,
-    RatioWithin,
-    by_round,
-    judged,
-    order_above,
-    rows_where,
-    values_where,
-)
-from serverbench.analysis.claims.decision import ZONE_TEXT
+from serverbench.analysis.claims.compare import judge, judged, per_round, rows_where, values_where
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison, Data
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 from serverbench.benchmarks.echo_flood.figures import LOADGEN_LIMIT, TABLE
@@ -44,12 +35,10 @@ define(
     "E4",
 )
 
-SOURCE = "Echo-flood blog posts, 28 Jul and 6 Aug 2010 (data/reference/README.md)"
 METRIC = "elapsed_s"
 KIB32, KIB512 = 32768, 524288
-ALIKE = (0.5, 2.0)  # E1: every server within 2x of the C server
-NEARLY = 1.3  # E4: Go at most 30 % slower than C
-SLIGHTLY = (0.7, 1.0)  # E3: Eventlet faster than Twisted, by at most 30 %
+# the servers the 2010 sweep ran at every N (the protocol's population of E1 and E2)
+SOURCE_SERVERS = tuple(protocol.claim("E1")["population"])
 
 
 def _flood(d):
@@ -87,7 +76,7 @@ def _loadgen_share(data: Data, s: str, N: int, D: int) -> float | None:
     return float(np.median(v)) if len(v) else None
 
 
-def _loadgen_checked(c: Comparison, expect: Expectation, num: float | None, den: float | None) -> Comparison:
+def _loadgen_checked(c: Comparison, region: protocol.Region, num: float | None, den: float | None) -> Comparison:
     """c, or c made unclear when a side's time is only an upper bound (load generator at
     >= LOADGEN_LIMIT of its CPU) and the decision would not survive that side being faster.
     num bound: the true ratio may be lower; den bound: it may be higher."""
@@ -98,11 +87,11 @@ def _loadgen_checked(c: Comparison, expect: Expectation, num: float | None, den:
         return c
     ci = c.ci
     wider = replace(ci, lo=ci.lo * 1e-9 if num_bound else ci.lo, hi=ci.hi * 1e9 if den_bound else ci.hi)
-    if expect.judge(wider)[0] == c.result:
+    if judge(region, wider, ci.level)[0] == c.result:
         return c  # holds whatever the bounded side's true time
     sides = [f"{x:.0%}" for x, b in ((num, num_bound), (den, den_bound)) if b]
     whose = "that server's time is only an upper bound" if len(sides) == 1 else "both times are only upper bounds"
-    c.result = UNCLEAR
+    c.result, c.rejudge = UNCLEAR, None
     c.why = (
         f"the load generator ran at {' and '.join(sides)} of its CPU (limit {LOADGEN_LIMIT:.0%}): "
         f"{whose}, and the decision depends on it"
@@ -110,25 +99,16 @@ def _loadgen_checked(c: Comparison, expect: Expectation, num: float | None, den:
     return c
 
 
-def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, expect: Expectation) -> Comparison:
-    """a / b flood time at (N, D) (paired by round where it holds), judged against expect
-    and checked for a saturated load generator, at 95 % and at any stricter level (Holm)."""
-    ci, at_level, note = by_round(
-        *(rows_where(d, server_language=s, connections=N, bytes_per_connection=D) for s in (a, b))
-    )
-    c = judged(what, f"N={N:,}, D={D // 1024} KiB", ci, expect, at_level, **note)
-    shares = _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D)
-    base = c.rejudge
+def _rows(d, s, N, D):
+    return rows_where(d, server_language=s, connections=N, bytes_per_connection=D)
 
-    def rejudge(level: float, choose_at: float):
-        assert base is not None
-        r, why, ci2 = base(level, choose_at)
-        again = _loadgen_checked(Comparison(c.label, c.config, c.expected, r, ci2, why), expect, *shares)
-        return again.result, again.why, again.ci
 
-    c = _loadgen_checked(c, expect, *shares)
-    c.rejudge = rejudge
-    return c
+def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, cid: str) -> Comparison:
+    """a / b flood time at (N, D), paired by round, judged against cid's region and checked
+    for a saturated load generator."""
+    region = protocol.region(cid)
+    c = judged(what, f"N={N:,}, D={D // 1024} KiB", region, _rows(d, a, N, D), _rows(d, b, N, D))
+    return _loadgen_checked(c, region, _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D))
 
 
 def _servers(d):
@@ -136,29 +116,46 @@ def _servers(d):
 
 
 def _alike(data) -> list[Comparison]:
+    """E1: each source server's growth t(N2)/t(N1) at 32 KiB over the C server's."""
+    c = protocol.claim("E1")
+    n1, n2 = c["connections"]
+    D = c["bytes_per_connection"]
     d = _flood(data.values)
-    ss = [s for s in _servers(d[d["bytes_per_connection"] == KIB32]) if s != "c"]
-    if not ss or "c" not in set(d["server_language"]):
-        raise NotTestable("needs echo_flood runs of the c server and another server at D = 32 KiB")
-    N = _largest_n(d, KIB32, ["c", *ss])
-    return [
-        _judged_servers(data, d, s, "c", N, KIB32, f"{s} / c, seconds to echo N x 32 KiB", RatioWithin(*ALIKE))
-        for s in ss
-    ]
+    out = []
+    for s in SOURCE_SERVERS:
+        if s == "c":
+            continue
+        grow = per_round(_rows(d, s, n2, D), _rows(d, s, n1, D))
+        base = per_round(_rows(d, "c", n2, D), _rows(d, "c", n1, D))
+        if len(grow) and len(base):
+            out.append(
+                judged(
+                    f"{s} / c, growth t({n2:,}) / t({n1:,})", f"D={D // 1024} KiB", protocol.region("E1"), grow, base
+                )
+            )
+    if not out:
+        raise NotTestable(
+            f"needs flood runs of the c server and another source server at N = {n1:,} and {n2:,}, D = 32 KiB"
+        )
+    return out
 
 
 def _c_fastest_node_slowest(data) -> list[Comparison]:
+    c = protocol.claim("E2")
+    D, least = c["bytes_per_connection"], c["min_connections"]
     d = _flood(data.values)
-    ss = _servers(d[d["bytes_per_connection"] == KIB512])
-    if "c" not in ss or "nodejs" not in ss or len(ss) < 3:
-        raise NotTestable("needs c, nodejs and another server at D = 512 KiB")
-    N = _largest_n(d, KIB512, ss)
-    out = []
-    for s in ss:
-        if s != "c":
-            out.append(_judged_servers(data, d, s, "c", N, KIB512, f"{s} / c", order_above()))
-        if s not in ("nodejs", "c"):  # nodejs / c is the row above
-            out.append(_judged_servers(data, d, "nodejs", s, N, KIB512, f"nodejs / {s}", order_above()))
+    N = _largest_n(d, D, SOURCE_SERVERS)
+    if N < least:
+        raise NotTestable(
+            f"the largest N every source server ran at 512 KiB is {N:,}; the source's own numbers show node.js "
+            f"slowest only from {least:,} connections"
+        )
+    out = [_judged_servers(data, d, "c", s, N, D, f"c / {s}", "E2") for s in SOURCE_SERVERS if s != "c"]
+    out += [
+        _judged_servers(data, d, s, "nodejs", N, D, f"{s} / nodejs", "E2")
+        for s in SOURCE_SERVERS
+        if s not in ("c", "nodejs")
+    ]
     return out
 
 
@@ -170,7 +167,7 @@ def _eventlet_twisted(data) -> list[Comparison]:
             N = _largest_n(d, D, ["eventlet", "twisted"])
         except NotTestable:
             continue
-        out.append(_judged_servers(data, d, "eventlet", "twisted", N, D, "eventlet / twisted", RatioWithin(*SLIGHTLY)))
+        out.append(_judged_servers(data, d, "eventlet", "twisted", N, D, "eventlet / twisted", "E3"))
     if not out:
         raise NotTestable("needs eventlet and twisted runs at a common N and D")
     return out
@@ -178,60 +175,14 @@ def _eventlet_twisted(data) -> list[Comparison]:
 
 def _go_near_c(data) -> list[Comparison]:
     d = _flood(data.values)
-    N = _largest_n(d, KIB512, ["go", "c"])
-    c = _judged_servers(data, d, "go", "c", N, KIB512, "go / c", RatioBelow(NEARLY))
+    D = protocol.claim("E4")["bytes_per_connection"]
+    N = _largest_n(d, D, ["go", "c"])
+    c = _judged_servers(data, d, "go", "c", N, D, "go / c", "E4")
     if N < 32768:
         c.extra["note"] = f"largest N this sweep holds is {N:,}, not the claim's 32,768 (open-files limit)"
     return [c]
 
 
 NEEDS = Needs(table=TABLE, metric=METRIC, languages=("c",))
-register(
-    Claim(
-        id="E1",
-        sentence="Below 32 KiB per connection every runtime scales alike.",
-        source=SOURCE,
-        needs=NEEDS,
-        compare=_alike,
-        definition="D = 32 KiB, at the largest N every server ran: each server's flood time ÷ the c server's "
-        "(Hodges-Lehmann ratio, exact interval); tolerance: 'yes' if every interval lies "
-        f"within [{ALIKE[0]}, {ALIKE[1]}] "
-        "(no server more than 2x off the native floor; the original's spread was 1.54x), 'no' if one lies outside.",
-    )
-)
-register(
-    Claim(
-        id="E2",
-        sentence="At 512 KiB per connection the C server is fastest and node.js slowest.",
-        source=SOURCE,
-        needs=NEEDS,
-        compare=_c_fastest_node_slowest,
-        definition="D = 512 KiB, largest N every server ran: every other server ÷ c and nodejs ÷ every other server; "
-        f"'yes' if every ratio's interval lies above 1, 'no' if one lies below (an ordering: each by more than "
-        f"{ZONE_TEXT}).",
-    )
-)
-register(
-    Claim(
-        id="E3",
-        sentence="Eventlet is slightly faster than Twisted.",
-        source=SOURCE,
-        needs=NEEDS,
-        compare=_eventlet_twisted,
-        definition="Per D, at the largest N both ran: eventlet ÷ twisted flood time; 'slightly faster' = the interval "
-        f"lies within [{SLIGHTLY[0]}, {SLIGHTLY[1]}] "
-        "(faster, by at most 30 %; the original: 0.87 at 32,768 x 512 KiB).",
-    )
-)
-register(
-    Claim(
-        id="E4",
-        sentence="Go is nearly as fast as C at 32,768 connections x 512 KiB.",
-        source=SOURCE,
-        needs=NEEDS,
-        compare=_go_near_c,
-        definition="D = 512 KiB at the largest N both ran (32,768 where the open-files limit allows): "
-        f"go ÷ c flood time; 'nearly as fast' = the interval lies below {NEARLY} "
-        "(at most 30 % slower; the original: 59.73 / 50.25 = 1.19).",
-    )
-)
+for _cid, _compare in (("E1", _alike), ("E2", _c_fastest_node_slowest), ("E3", _eventlet_twisted), ("E4", _go_near_c)):
+    register(Claim(id=_cid, needs=NEEDS, compare=_compare))

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from serverbench import paths
+from serverbench import paths, protocol
 from serverbench.analysis import registry
 from serverbench.analysis.figstyle import color
 from serverbench.analysis.process import LANGUAGE_LABELS
@@ -46,7 +46,8 @@ REF_NAME = {
 REF_MACHINE = "2010: 2.4 GHz Core 2 Duo, Ubuntu 10.04 (lowest of 3)"
 # At or above this CPU share the load generator, not the server, may set the pace: the
 # flood time is then an upper bound on the server's (drawn hollow; claims allow for it).
-LOADGEN_LIMIT = 0.9
+# The protocol's rule (spec/protocol.json, validity).
+LOADGEN_LIMIT = float(protocol.load()["validity"]["load_generator_cpu_limit"])
 
 
 def reference_flood() -> pd.DataFrame:

@@ -1,25 +1,12 @@
-"""The paper's conclusions about PingPing latency (Fig. 3): C1, C2 as claim entries (Valkov, Chechina & Trinder,
-SAC 2018). Each entry names the data it needs, its thresholds and a definition; the
-comparison functions compute exactly what the definition says. docs/statistics.md
-section 4 has the same table."""
+"""The encodings of C1 and C2, the paper's PingPing latency claims (Fig. 3; Valkov,
+Chechina & Trinder, SAC 2018). Their words and regions are spec/protocol.json's; each
+comparison function computes exactly what the protocol's "deciding" says."""
 
 from __future__ import annotations
 
-from serverbench.analysis.claims.compare import (
-    RatioWithin,
-    largest_common,
-    order_below,
-    ratio_between_languages,
-)
-from serverbench.analysis.claims.decision import ZONE_TEXT
-from serverbench.analysis.claims.engine import (
-    Claim,
-    Comparison,
-    Data,
-    Needs,
-    label,
-    register,
-)
+from serverbench import protocol
+from serverbench.analysis.claims.compare import largest_common, ratio_between_languages
+from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, label, register
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 
 # where the paper measured C1, C2 and C10 (claims.regime: the verdicts say at which scale they were tested)
@@ -34,14 +21,13 @@ REGIME = define(
     "C10",
 )
 
-SIMILAR_FACTOR = 1.5  # "very similar": ratio within [1/1.5, 1.5]
 PINGPING_GROUP = ("variant", "payload", "cores", "message_bytes")
 
 
 # ---------------------------------------------------------------- PingPing (Fig. 3)
 
 
-def pingping_ratios_at_largest_repetitions(nums, den, expect):
+def pingping_ratios_at_largest_repetitions(nums, den, claim_id):
     """For each message size (and variant, payload, cores): num/den time ratio at the
     largest repetition count both languages measured."""
 
@@ -54,7 +40,7 @@ def pingping_ratios_at_largest_repetitions(nums, den, expect):
                 where = f"{cfg['message_bytes'] / 1000:g} kB x {int(cfg['repetitions']):,}"
                 where += f", {int(cfg['cores'])} core(s)" if several_cores else ""
                 c = ratio_between_languages(
-                    data.values, num, den, cfg, expect, f"{label(num)}/{label(den)} time", where
+                    data.values, num, den, cfg, protocol.region(claim_id), f"{label(num)}/{label(den)} time", where
                 )
                 if c is not None:
                     out.append(c)
@@ -71,14 +57,8 @@ def _sizes_scope(data: Data) -> str:
 register(
     Claim(
         id="C1",
-        source="Sec. 4.1, Fig. 3",
-        sentence="Go and Erlang have lower PingPing latency than Scala/Akka at every message size",
         needs=Needs("pingping", "elapsed_s", languages=("scala_akka",), any_of=("go", "erlang")),
-        compare=pingping_ratios_at_largest_repetitions(("go", "erlang"), "scala_akka", order_below()),
-        definition="For each message size, at the largest repetition count measured in both languages: Go/Akka and "
-        "Erlang/Akka time ratios (Hodges-Lehmann, exact interval). 'yes' if the interval lies below 1 by more than "
-        f"{ZONE_TEXT}, 'no' if above 1 by more than it. Supported if every "
-        "comparison is yes; contradicted if any is no.",
+        compare=pingping_ratios_at_largest_repetitions(("go", "erlang"), "scala_akka", "C1"),
         scope=_sizes_scope,
     )
 )
@@ -86,16 +66,8 @@ register(
 register(
     Claim(
         id="C2",
-        source="Sec. 4.1, Fig. 3",
-        sentence="Go and Erlang PingPing latencies are very similar",
         needs=Needs("pingping", "elapsed_s", languages=("go", "erlang")),
-        compare=pingping_ratios_at_largest_repetitions(
-            ("go",), "erlang", RatioWithin(1 / SIMILAR_FACTOR, SIMILAR_FACTOR)
-        ),
-        definition=f"For each message size, at the largest repetition count measured in both: the Go/Erlang time "
-        f"ratio. "
-        f"'yes' if its interval lies inside [1/{SIMILAR_FACTOR}, {SIMILAR_FACTOR}], 'no' if entirely outside. "
-        f"Supported if all yes; contradicted if any no.",
+        compare=pingping_ratios_at_largest_repetitions(("go",), "erlang", "C2"),
         scope=_sizes_scope,
     )
 )

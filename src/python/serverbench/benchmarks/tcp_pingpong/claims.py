@@ -1,24 +1,15 @@
-"""The TCP ping-pong write-up's statements as claims (issue 18; T1 split into the article's
-claim and the write-up's finding, issue 25), through the same
-engine and statistics as the paper's claims. Source: the blog post of 18 January 2016
-(data/reference/README.md, servers_tcp_*.csv)."""
+"""The encodings of T1-T3, the TCP ping-pong write-up's statements (blog post of 18 January
+2016, data/reference/README.md, servers_tcp_*.csv; T1 is the article's claim, T1b the
+write-up's finding). Their words and regions are spec/protocol.json's. Each ratio is paired
+by round between client-server pairs at the write-up's placement (client and server
+sharing one CPU) where the sweep has it; other placements are shown beside it."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from serverbench.analysis import stats
-from serverbench.analysis.claims import Claim, Needs, NotTestable, decision, register
-from serverbench.analysis.claims.compare import (
-    RatioAbove,
-    RatioBelow,
-    RatioWithin,
-    by_round,
-    judged,
-    rows_where,
-    values_where,
-)
-from serverbench.analysis.claims.engine import EVIDENCE_ONLY, MIN_CONFIDENCE, NO, UNCLEAR, YES, Comparison
+from serverbench import protocol
+from serverbench.analysis.claims import Claim, Needs, NotTestable, register
+from serverbench.analysis.claims.compare import judged, rows_where
+from serverbench.analysis.claims.engine import EVIDENCE_ONLY, POINT_VALUES, Comparison
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 from serverbench.benchmarks.tcp_pingpong.figures import TABLE, runs
 
@@ -36,12 +27,7 @@ define(
     "T3",
 )
 
-SOURCE = "TCP ping-pong blog post, 18 Jan 2016 (data/reference/README.md)"
 METRIC = "reported_us_per_round_trip"
-TOLERANCE_US = 1.0
-# T2 is testable where 1 µs is at least this share of the round trip: the floor on a
-# between-sweep sd (claims.decision.MIN_SPREAD_LOG); a tighter tolerance is below the noise
-RESOLVABLE = decision.MIN_SPREAD_LOG
 
 
 def _placements(d):
@@ -51,19 +37,20 @@ def _placements(d):
     return ps
 
 
-def _vals(d, client, server, K, placement):
-    return values_where(d, language=client, server_language=server, read_buffer_bytes=K, placement=placement)
-
-
 def _rows(d, client, server, K, placement):
     return rows_where(d, language=client, server_language=server, read_buffer_bytes=K, placement=placement)
 
 
-def _judged(d, what, pl, num, den, expect):
-    """num / den client-server pairs ((client, server, K)) at one placement, paired by round
-    where it holds."""
-    ci, at_level, note = by_round(_rows(d, *num, pl), _rows(d, *den, pl))
-    return judged(what, f"placement={pl}", ci, expect, at_level, **note)
+def _ratio(cid: str, what: str, num: tuple, den: tuple):
+    """make(placement): num / den client-server pairs ((client, server, K)), or None."""
+
+    def make(d, pl):
+        a, b = _rows(d, *num, pl), _rows(d, *den, pl)
+        if a.empty or b.empty:
+            return None
+        return judged(what, f"placement={pl}", protocol.region(cid), a, b)
+
+    return make
 
 
 def _deciding(d) -> list[str]:
@@ -73,191 +60,76 @@ def _deciding(d) -> list[str]:
     return ["shared"] if "shared" in ps else ps
 
 
-def _at_source_placement(d, make) -> list[Comparison]:
-    """make(placement) -> Comparison or None, at every placement; rows off the write-up's
-    placement (when it was measured) are evidence only."""
-    out, deciding = [], _deciding(d)
-    for pl in _placements(d):
-        c = make(pl)
-        if c is None:
-            continue
-        if pl not in deciding:
-            c.extra["note"] = f"not the write-up's placement, shown for context (would decide: {c.result})"
-            c.result = EVIDENCE_ONLY
-        out.append(c)
-    return out
+def _at_source_placement(make, needs: str, rows=lambda data: data.values):
+    """A compare function: make(rows, placement) at every placement; rows off the
+    write-up's placement (when the sweep has it) are shown for context only."""
+
+    def compare(data) -> list[Comparison]:
+        d = rows(data)
+        out, deciding = [], _deciding(d)
+        for pl in _placements(d):
+            c = make(d, pl)
+            if c is None:
+                continue
+            if pl not in deciding:
+                c.extra["note"] = f"not the write-up's placement, shown for context (would decide: {c.result})"
+                c.result, c.rejudge = EVIDENCE_ONLY, None
+            out.append(c)
+        if not any(c.result != EVIDENCE_ONLY for c in out):
+            raise NotTestable(f"needs {needs}")
+        return out
+
+    return compare
 
 
-def _six_times(data) -> list[Comparison]:
-    """T1, the article's claim as its programs measured it: Go's 4-byte round trip over the
-    original Scala program's (1-byte buffer, time as printed)."""
-    d = data.values
-
-    def make(pl):
-        if not (len(_vals(d, "go", "go", 4, pl)) and len(_vals(d, "scala", "scala", 1, pl))):
-            return None
-        return _judged(
-            d,
-            "go/go (K=4) / scala/scala (K=1, the article's program, time as it printed)",
-            pl,
-            ("go", "go", 4),
-            ("scala", "scala", 1),
-            RatioAbove(3.0),
-        )
-
-    out = _at_source_placement(d, make)
-    if not any(c.result != EVIDENCE_ONLY for c in out):
-        raise NotTestable("needs go/go runs with 4-byte reads and scala/scala runs with the original 1-byte buffer")
-    return out
+def _quarter(d, pl):
+    """T3: the scala server's own count of bytes read / the bytes its client wrote, per run
+    (one sample against 1, by round)."""
+    r = d[(d["placement"] == pl)] if "placement" in d else d
+    if r.empty or (not POINT_VALUES.get() and r["trial"].nunique() <= protocol.rounds_figure_only()):
+        # a figure-only point never decides (a source's own value is judged as a point)
+        return None
+    return judged(
+        "bytes the scala server read / 4 x C x R (K=1)",
+        f"placement={pl}",
+        protocol.region("T3"),
+        r.assign(value=r["server_read_fraction"])[["trial", "value"]].dropna(),
+    )
 
 
-def _illusion(data) -> list[Comparison]:
-    """T1b, the write-up's finding: with 4-byte reads on both sides the 6x is gone."""
-    d = data.values
-
-    def make(pl):
-        if not (len(_vals(d, "go", "go", 4, pl)) and len(_vals(d, "scala", "scala", 4, pl))):
-            return None
-        return _judged(
-            d,
-            "go/go (K=4) / scala/scala (K=4), µs per round trip",
-            pl,
-            ("go", "go", 4),
-            ("scala", "scala", 4),
-            RatioBelow(3.0),
-        )
-
-    out = _at_source_placement(d, make)
-    if not any(c.result != EVIDENCE_ONLY for c in out):
-        raise NotTestable("needs go/go and scala/scala runs with 4-byte reads")
-    return out
-
-
-def _within_1us(data) -> list[Comparison]:
-    d = data.values
-
-    def make(pl):
-        go4, sc4 = _vals(d, "go", "go", 4, pl), _vals(d, "scala", "scala", 4, pl)
-        if not (len(go4) and len(sc4)):
-            return None
-        m = float(np.median(go4))
-        if pl in _deciding(d) and TOLERANCE_US / m < RESOLVABLE:
-            raise NotTestable(
-                f"T2's ±{TOLERANCE_US:g} µs is ±{TOLERANCE_US / m:.1%} of this machine's go/go round trip "
-                f"({m:.3g} µs at placement={pl}; the write-up's ~9.9 µs made it ±10 %), below the "
-                f"{RESOLVABLE:.0%} this machine's noise can resolve"
-            )
-        lo, hi = max(1e-9, 1 - TOLERANCE_US / m), 1 + TOLERANCE_US / m
-        c = _judged(
-            d,
-            "scala/scala / go/go (K=4), µs per round trip",
-            pl,
-            ("scala", "scala", 4),
-            ("go", "go", 4),
-            RatioWithin(lo, hi),
-        )
-        c.extra["tolerance"] = f"±{TOLERANCE_US:g} µs around go/go's median {m:.3g} µs = ratio in [{lo:.3g}, {hi:.3g}]"
-        return c
-
-    out = _at_source_placement(d, make)
-    if not any(c.result != EVIDENCE_ONLY for c in out):
-        raise NotTestable("needs go/go and scala/scala runs with 4-byte reads")
-    return out
-
-
-def _quarter(data) -> list[Comparison]:
+def _scala_k1_runs(data):
     d = runs(data.P)
     if d.empty or "server_read_fraction" not in d:
         raise NotTestable("no tcp_pingpong runs with the server's record")
-    d = d[(d["K"] == 1) & (d["server_language"] == "scala") & (d["language"] == "scala")]
-    out = []
-    for pl, g in d.groupby("placement"):
-        f = g["server_read_fraction"].dropna().to_numpy()
-        if len(f) == 0:
-            continue
-        ci = stats.median_ci(f)
-        lo, hi = 0.15, 0.35
-        if ci.level < MIN_CONFIDENCE - 1e-12:
-            res, why = UNCLEAR, f"too few trials ({len(f)}): the median's interval reaches {ci.level:.0%}"
-        elif lo <= ci.lo and ci.hi <= hi:
-            res, why = YES, ""
-        elif ci.hi < lo or ci.lo > hi:
-            res, why = NO, ""
-        else:
-            res, why = UNCLEAR, "the interval straddles the bounds"
-        out.append(
-            Comparison(
-                "bytes the scala server read / 4 x C x R (K=1)",
-                f"placement={pl}",
-                f"in [{lo:g}, {hi:g}]",
-                res,
-                None,
-                why,
-                {"median": float(np.median(f)), "lo": ci.lo, "hi": ci.hi, "level": ci.level, "n": len(f)},
-            )
-        )
-    if not out:
-        raise NotTestable("needs scala/scala runs with the 1-byte buffer (variant paper)")
-    return out
+    return d[(d["K"] == 1) & (d["server_language"] == "scala") & (d["language"] == "scala")]
 
 
-register(
-    Claim(
-        id="T1",
-        sentence="(the article's claim, which the write-up set out to check) Scala is ~6x faster than Go at "
-        "TCP ping-pong (1.7 µs vs 9.9 µs per round trip), as the article's programs measure it.",
-        source=SOURCE,
-        needs=Needs(table=TABLE, metric=METRIC, languages=("go", "scala")),
-        compare=_six_times,
-        definition="At the write-up's placement (client and server sharing one CPU; across CPUs only where the "
-        "sweep has no shared runs, other placements shown for context): Hodges-Lehmann ratio (exact interval at "
-        "its achieved level, paired by round) of go/go's µs per round trip with 4-byte reads over scala/scala's "
-        "with the article's 1-byte buffer (variant paper, the time as the original printed it); 'yes' if the "
-        "interval lies above 3 (half the claimed 6x). Supported means the article's measurement reproduces; "
-        "T1b says whether it measured Scala or its buffer.",
+NEEDS = Needs(table=TABLE, metric=METRIC, languages=("go", "scala"))
+GO4, SCALA4, SCALA1 = ("go", "go", 4), ("scala", "scala", 4), ("scala", "scala", 1)
+for _cid, _compare in (
+    (
+        "T1",
+        _at_source_placement(
+            _ratio("T1", "go/go (K=4) / scala/scala (K=1, the article's program, time as it printed)", GO4, SCALA1),
+            "go/go runs with 4-byte reads and scala/scala runs with the original 1-byte buffer",
+        ),
+    ),
+    (
+        "T1b",
+        _at_source_placement(
+            _ratio("T1b", "go/go (K=4) / scala/scala (K=4), µs per round trip", GO4, SCALA4),
+            "go/go and scala/scala runs with 4-byte reads",
+        ),
+    ),
+    (
+        "T2",
+        _at_source_placement(
+            _ratio("T2", "scala/scala (K=4) / go/go (K=4), µs per round trip", SCALA4, GO4),
+            "go/go and scala/scala runs with 4-byte reads",
+        ),
+    ),
+    ("T3", _at_source_placement(_quarter, "scala/scala runs with the 1-byte buffer (variant paper)", _scala_k1_runs)),
+):
+    register(
+        Claim(id=_cid, needs=NEEDS if _cid != "T3" else Needs(TABLE, METRIC, languages=("scala",)), compare=_compare)
     )
-)
-
-register(
-    Claim(
-        id="T1b",
-        sentence="(the write-up's finding) The 6x is an illusion of the article's 1-byte read buffer: with "
-        "4-byte reads on both sides Scala is nowhere near 6x faster than Go.",
-        source=SOURCE,
-        needs=Needs(table=TABLE, metric=METRIC, languages=("go", "scala")),
-        compare=_illusion,
-        definition="At the write-up's placement (as T1): the ratio go/go ÷ scala/scala of µs per round trip, both "
-        "with 4-byte reads; 'yes' if its interval lies below 3 (half the article's 6x), 'no' if above 3 "
-        "by more than the decision gap.",
-    )
-)
-
-register(
-    Claim(
-        id="T2",
-        sentence="With correct (4-byte) buffers Scala and Go are within 1 µs per round trip.",
-        source=SOURCE,
-        needs=Needs(table=TABLE, metric=METRIC, languages=("go", "scala")),
-        compare=_within_1us,
-        definition="At the write-up's placement (as T1): ratio scala/scala ÷ go/go of µs per round trip with "
-        "4-byte reads (Hodges-Lehmann, exact interval at its achieved level); tolerance ±1 µs absolute, "
-        "i.e. the ratio interval must lie "
-        "within 1 ± 1 µs / median(go/go) ('yes'), or entirely outside ('no'). On a machine whose round "
-        "trip is far above the write-up's ~10 µs, 1 µs is a much tighter relative tolerance than there: "
-        "where it is below 5 % of go/go's median (the floor on the between-sweep spread) the claim is "
-        "not testable here, and says so with the numbers.",
-    )
-)
-
-register(
-    Claim(
-        id="T3",
-        sentence="With the 1-byte buffer the server reads only about a quarter of the bytes sent.",
-        source=SOURCE,
-        needs=Needs(table=TABLE, metric=METRIC, languages=("scala",)),
-        compare=_quarter,
-        definition="scala/scala runs with read_buffer_bytes = 1 (variant paper): the server's own count of bytes "
-        "read ÷ 4 x C x R (what the client wrote); 'yes' if the order-statistic interval of the median "
-        "(at the engine's minimum confidence) lies within [0.15, 0.35], 'no' if entirely outside.",
-    )
-)
