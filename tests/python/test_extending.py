@@ -15,7 +15,7 @@ import pytest
 
 from serverbench import benchmarks, contract, protocol, records
 from serverbench.analysis import explore, registry, synthetic
-from serverbench.analysis.claims import engine, regime
+from serverbench.analysis.claims import engine, regime, tables
 from serverbench.harness import plan as plan_mod
 from serverbench.harness import profiles
 
@@ -161,7 +161,7 @@ def test_a_toy_benchmark_package_joins_every_stage(toy):
     v = {x.id: x for x in V}
     assert v["X1"].verdict == engine.SUPPORTED, v["X1"].summary
     assert len(v["X1"].evidence) == 2 and set(v["X1"].evidence["rounds"]) == {rounds}  # one per unit count
-    row = engine.claims_table(V).set_index("id").loc["X1"]  # its words are its protocol entry's
+    row = tables.claims_table(V).set_index("id").loc["X1"]  # its words are its protocol entry's
     assert row["claim"] == "Go finishes the toy faster than Erlang at every unit count"
     assert "Regions: lower: yes <= 1; no >= 1.25." in row["definition"]
     assert v["C1"].verdict == engine.NOT_TESTABLE  # the real claims are all still there

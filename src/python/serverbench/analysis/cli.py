@@ -122,14 +122,14 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
 
 def _cmd_replication(args, stdout, stderr) -> int:
     from serverbench.analysis import process, replication
-    from serverbench.analysis.claims import engine
+    from serverbench.analysis.claims import tables
 
     found = replication.sweeps(args.profile)
     if not found:
         raise _usage(f"no processed sweep of profile {args.profile!r} under {paths.processed_dir()}")
     if args.rejudge:  # every sweep judged again by the protocol in force, from its processed tables
         for f in found:
-            engine.write_claims(process.Processed(f))
+            tables.write_claims(process.Processed(f))
     out = replication.write(args.profile)
     rec = replication.load(args.profile)
     for line in replication.summary_lines(rec):

@@ -3,6 +3,7 @@
 * engine.py      Claim / Needs / Comparison / Verdict, register(), check_all(), the verdicts
 * compare.py     one interval (paired by round) judged against a region; row selection
 * familywise.py  Holm's correction of a claim's "no"
+* tables.py      claims.csv and claims_evidence.csv
 * regime.py      the scale a claim's source measured, and the one a sweep tested
 
 The protocol itself (version, alpha, margin, design, each claim's words and regions) is
@@ -32,10 +33,8 @@ from serverbench.analysis.claims.engine import (  # noqa: F401
     all_claims,
     check,
     check_all,
-    claims_table,
     combine,
     evaluate,
-    evidence_table,
     register,
-    write_claims,
 )
+from serverbench.analysis.claims.tables import claims_table, evidence_table, write_claims  # noqa: F401

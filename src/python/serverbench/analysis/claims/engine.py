@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -84,17 +83,8 @@ class Comparison:
 
     def row(self, claim_id: str) -> dict:
         c = self.ci
-        nums = (
-            {
-                "ratio": c.ratio,
-                "ci_lo": c.lo,
-                "ci_hi": c.hi,
-                "ci_level": round(c.level, 4),
-                "rounds": c.n_num,
-            }
-            if c is not None
-            else {}
-        )
+        nums = {} if c is None else {"ratio": c.ratio, "ci_lo": c.lo, "ci_hi": c.hi, "ci_level": round(c.level, 4)}
+        nums |= {} if c is None else {"rounds": c.n_num}
         return {
             "claim": claim_id,
             "comparison": self.label,
@@ -345,40 +335,3 @@ def check(P: Processed, claim_id: str, spawn_metric: str = "all_ready_s") -> Ver
     if claim_id not in by_id:
         raise KeyError(f"no claim {claim_id!r}; registered: {', '.join(by_id)}")
     return evaluate(by_id[claim_id], P, {"spawn_metric": spawn_metric})
-
-
-CLAIMS_COLUMNS = (
-    "id",
-    "claim",
-    "source",
-    "verdict",
-    "verdict_margin_x0.5",
-    "verdict_margin_x2",
-    "why",
-    "numbers",
-    "scope",
-    "source_regime",
-    "regime_kind",
-    "regime",
-    "protocol",
-    "definition",
-)
-
-
-def claims_table(verdicts: list[Verdict]) -> pd.DataFrame:
-    return pd.DataFrame([v.row() for v in verdicts], columns=list(CLAIMS_COLUMNS))
-
-
-def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
-    frames = [v.evidence for v in verdicts if v.evidence is not None and not v.evidence.empty]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def write_claims(P: Processed, out_dir=None, spawn_metric: str = "all_ready_s") -> dict:
-    """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison)."""
-    out = Path(out_dir) if out_dir else P.folder
-    v = check_all(P, spawn_metric)
-    paths = {"claims": out / "claims.csv", "claims_evidence": out / "claims_evidence.csv"}
-    claims_table(v).to_csv(paths["claims"], index=False)
-    evidence_table(v).to_csv(paths["claims_evidence"], index=False)
-    return paths

@@ -1,0 +1,35 @@
+"""The verdicts as tables: claims.csv (one row per claim) and claims_evidence.csv (one row
+per comparison), as the report and data/processed/<sweep>/ hold them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from serverbench.analysis.claims.engine import Verdict, check_all
+from serverbench.analysis.process import Processed
+
+# fmt: off
+CLAIMS_COLUMNS = ("id", "claim", "source", "verdict", "verdict_margin_x0.5", "verdict_margin_x2", "why", "numbers",
+                  "scope", "source_regime", "regime_kind", "regime", "protocol", "definition")
+# fmt: on
+
+
+def claims_table(verdicts: list[Verdict]) -> pd.DataFrame:
+    return pd.DataFrame([v.row() for v in verdicts], columns=list(CLAIMS_COLUMNS))
+
+
+def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
+    frames = [v.evidence for v in verdicts if v.evidence is not None and not v.evidence.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def write_claims(P: Processed, out_dir=None, spawn_metric: str = "all_ready_s") -> dict:
+    """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison)."""
+    out = Path(out_dir) if out_dir else P.folder
+    v = check_all(P, spawn_metric)
+    paths = {"claims": out / "claims.csv", "claims_evidence": out / "claims_evidence.csv"}
+    claims_table(v).to_csv(paths["claims"], index=False)
+    evidence_table(v).to_csv(paths["claims_evidence"], index=False)
+    return paths
