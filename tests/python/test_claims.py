@@ -16,7 +16,7 @@ import pytest
 
 from serverbench import protocol
 from serverbench.analysis import claims, paired, registry, synthetic
-from serverbench.analysis.claims import CONTRADICTED, ERROR, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, engine
+from serverbench.analysis.claims import CONTRADICTED, ERROR, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, engine, tables
 from serverbench.analysis.claims.compare import judge, judged
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES, Comparison
 from serverbench.analysis.claims.familywise import holm
@@ -755,7 +755,7 @@ def test_check_all_on_a_paper_like_sweep(tmp_path):
     V = claims.check_all(P)
     table = claims.claims_table(V).set_index("id")
     assert list(table.index) == list(protocol.claim_ids())
-    assert list(table.columns) == list(engine.CLAIMS_COLUMNS[1:])
+    assert list(table.columns) == list(tables.CLAIMS_COLUMNS[1:])
     assert set(table["verdict"]) <= set(claims.VERDICTS) and ERROR not in set(table["verdict"])
     for cid in ("C1", "C2", "C3", "C4", "C5", "C7a", "C8"):
         assert table.loc[cid, "verdict"] == SUPPORTED, (cid, table.loc[cid, "numbers"])

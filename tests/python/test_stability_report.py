@@ -44,7 +44,7 @@ def test_a_repeat_that_differs_shows_no(tmp_path):
     for name in ("h-r1", "h-r2"):
         shutil.copytree(GOLDEN, tmp_path / name)
     log = tmp_path / "h-r2" / "runs.jsonl"
-    log.write_text("".join(line for line in log.read_text().splitlines(True) if '"language":"erlang"' not in line))
+    log.write_text("".join(line for line in log.read_text().splitlines(True) if '"language":"scala_akka"' not in line))
     table = stability_report.agreement_table(stability_report.repeats_of(tmp_path / "h-r1"))
     assert (table["agree"] == "NO").any()  # recomputed from each raw log, not copied
     assert (table.loc[table["agree"] == "NO", "h-r1"] != table.loc[table["agree"] == "NO", "h-r2"]).all()
@@ -66,7 +66,7 @@ def test_a_sweep_outside_a_stability_run_is_set_beside_the_newest_one(tmp_path):
             man = tmp_path / name / "manifest.json"
             man.write_text(json.dumps({**json.loads(man.read_text()), "created_utc": created}))
     log = tmp_path / "single" / "runs.jsonl"
-    log.write_text("".join(line for line in log.read_text().splitlines(True) if '"language":"erlang"' not in line))
+    log.write_text("".join(line for line in log.read_text().splitlines(True) if '"language":"scala_akka"' not in line))
     load()
     section = REG.sections["Stability of the verdicts"]
     P = _P(tmp_path / "single")

@@ -1,4 +1,4 @@
-"""Which java runs a JVM language (issue 29: the same code on JDK 17 and JDK 25).
+"""Which java runs a JVM language (the same code on JDK 17 and JDK 25).
 
 A language's command in spec/cli.json starts with `java` (the one on PATH, as for
 scala_akka) or with a placeholder `{java25}`: the JDK of that feature release found on

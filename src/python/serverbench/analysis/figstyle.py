@@ -23,7 +23,7 @@ COLORS = {
     "eventlet": "#C71585",
     "python_threads": "#1F3A93",
     "rust_tokio": "#B7410E",
-    # issue 29's JVM points: Pekko in Akka's orange family, darker for the newer JDK
+    # the 2026 runtimes' JVM points: Pekko in Akka's orange family, darker for the newer JDK
     "scala_pekko": "#F2A541",
     "scala_pekko_jdk25": "#C25E00",
     "scala_pekko_jdk25_compact": "#7A3E00",

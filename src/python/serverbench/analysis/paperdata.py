@@ -127,7 +127,7 @@ def paper_verdicts_cached() -> pd.DataFrame:
 
     sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
     sources.append(paths.spec_dir() / "protocol.json")
-    sources += Path(benchmarks.__file__).parent.glob("*/*.py")  # each benchmark's claims (issue 27)
+    sources += Path(benchmarks.__file__).parent.glob("*/*.py")  # each benchmark's claims
     if cached.exists() and cached.stat().st_mtime >= max(p.stat().st_mtime for p in sources if p.exists()):
         return pd.read_csv(cached)[["id", "verdict", "numbers", "why"]]
     with tempfile.TemporaryDirectory() as work:

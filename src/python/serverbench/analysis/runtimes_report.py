@@ -1,4 +1,4 @@
-"""Report section "The conclusions on 2026 runtimes" (issue 29): each of the paper's claims
+"""Report section "The conclusions on 2026 runtimes": each of the paper's claims
 (C1-C12) decided with the paper's runtimes and again with each 2026 runtime in its
 counterpart's place, side by side, from the same sweep (the `runtimes` profile runs them
 beside each other), and one sentence per claim naming the runtime change that moves it.

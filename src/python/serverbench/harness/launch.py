@@ -2,7 +2,8 @@
 
 `Launcher.run(task)` picks the task's family runner ("process": `run_process` below;
 "socket": harness.sockets*, plugged in by name in FAMILY_RUNNERS), samples the load
-average and CPU steal around it, and returns the raw-log record (not yet written).
+average, CPU steal and other processes' CPU time on the run's CPUs around it
+(harness.interference), and returns the raw-log record (not yet written).
 `run_process` starts the process (sched_setaffinity and, where possible, a memory cgroup
 entered in the child before exec), waits with os.wait4 (rusage: peak RSS, CPU seconds,
 page faults), enforces the timeout, the memory budget and the host's memory floor, and
@@ -185,22 +186,37 @@ class Launcher:
 
     # -- one run --------------------------------------------------------------------
     def run(self, task: Task) -> tuple[dict, float]:
-        """Run once (by the task's family); return (raw record, harness wall seconds)."""
+        """Run once (by the task's family); return (raw record, harness wall seconds).
+        Interference (harness.interference) is measured on the run's CPUs for every family:
+        a process run's pinned CPUs, a socket run's server and client CPUs."""
         t_begin = time.perf_counter()
         process = task.family == "process"
-        cpus = self.pinned(task.cores) if process else self.allowed_cpus
-        with interference.harness_off(cpus if process else self.allowed_cpus, self.allowed_cpus) as off:
+        cpus = self.pinned(task.cores) if process else family_cpus(self, task)
+        with interference.harness_off(cpus, self.allowed_cpus) as off:
             before = environment.contention_before(cpus)
-            busy = interference.busy_ticks(cpus) if process else None
+            busy = interference.busy_ticks(cpus)
+            harness0, t0 = interference.harness_cpu_s(), time.perf_counter()
             rec = family_runner(task.family)(self, task)
-            busy_after = interference.busy_ticks(cpus) if process else None
+            window, harness_s = time.perf_counter() - t0, interference.harness_cpu_s() - harness0
+            busy_after = interference.busy_ticks(cpus)
             rec.update(environment.contention_fields(before, cpus))
         if process:
             rec.update(interference.fields(busy, busy_after, cpus, rec), harness_cpus=off)
+        else:  # the whole run is the window; the harness's share is the run's own unless it moved off
+            extra = {"window_s": window, "harness_s": harness_s if off is None else 0.0}
+            rec.update(interference.fields(busy, busy_after, cpus, rec, **extra), harness_cpus=off)
         return rec, time.perf_counter() - t_begin
 
     def run_one(self, task: Task) -> tuple[dict, float]:  # the name of the earlier API
         return self.run(task)
+
+
+def family_cpus(lau: Launcher, task: Task) -> list[int]:
+    """The CPUs a run of a non-process family uses: its module's run_cpus(launcher, task)
+    (e.g. sockets: the server's and the client's), else every allowed CPU."""
+    module = FAMILY_RUNNERS.get(task.family, "").partition(":")[0]
+    fn = getattr(importlib.import_module(module), "run_cpus", None) if module else None
+    return fn(lau, task) if fn else list(lau.allowed_cpus)
 
 
 def family_runner(family: str):

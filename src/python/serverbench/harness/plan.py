@@ -296,7 +296,7 @@ def estimate_run_s(bench: str, language: str, params: dict) -> float:
     return STARTUP_S.get(language, 1.0) + (cost.run_s(language, params) if cost else 1.0)
 
 
-# Socket runs (measured on the 2-core VM, 23 Nov 2026; docs/sockets.md): a server's start-up;
+# Socket runs (measured on a 2-core VM; docs/sockets.md): a server's start-up;
 # the benchmark's own cost is its package's (cost.socket_run_s(task, server)).
 SERVER_STARTUP_S = {
     "c": 0.05,

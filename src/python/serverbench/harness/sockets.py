@@ -97,6 +97,18 @@ def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> 
     return prefix + contract.native_args(task.benchmark, params, task.variant, role), env
 
 
+# ---- the run's CPUs (interference is measured on them) -----------------------------------
+def run_cpus(lau, task: Task) -> list[int]:
+    """Every CPU the run's server and client are pinned to: harness.interference counts the
+    other processes' CPU time on these (launch.family_cpus); every allowed CPU when the
+    placement is impossible (the run is refused)."""
+    try:
+        s, c = placement_cpus(lau.allowed_cpus, task.cores, task.options.get("placement", "split"), task.benchmark)
+    except SocketLimitError:
+        return sorted(lau.allowed_cpus)
+    return sorted(set(s) | set(c))
+
+
 # ---- the server process ------------------------------------------------------------------
 # ---- one run ------------------------------------------------------------------------------
 def run_socket_task(lau, task: Task) -> dict:

@@ -1,5 +1,5 @@
-"""The regime a claim's source measured, and the one a sweep tested it in (issue 25;
-docs/statistics.md, "Regimes").
+"""The regime a claim's source measured, and the one a sweep tested it in
+(docs/statistics.md, "What a verdict states").
 
 A verdict speaks for the scale it was tested at. Each claim's source ran at a scale (the
 paper: R up to 10^6, 3 M processes, 60 s throughput runs with up to 128 pairs; the 2010

@@ -1,5 +1,5 @@
 """What an echo-flood run costs, for the plan's estimates and shard balance only (measured on
-the 2-core VM, 23 Nov 2026; docs/sockets.md): per connection and per byte relative to the c
+a 2-core VM; docs/sockets.md): per connection and per byte relative to the c
 server's (~1 GB/s and ~30 us per connection); a guard-stopped 512 KiB flood takes ~10 s."""
 
 SLOWER = {

@@ -1,4 +1,4 @@
-"""Echo flood (issue 19): the processed table, per-server data and the figure.
+"""Echo flood: the processed table, per-server data and the figure.
 
 A run's `language` is the load generator's (always `c`); `server_language` is the echo
 server. D = bytes_per_connection, N = connections; mode `flood` (time to echo N x D) or

@@ -1,4 +1,4 @@
-"""Report section: socket benchmarks, the echo flood (issue 19)."""
+"""Report section: socket benchmarks, the echo flood."""
 
 from __future__ import annotations
 

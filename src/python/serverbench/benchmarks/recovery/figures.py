@@ -1,4 +1,4 @@
-"""recovery (issue 30): the processed table, the derived tables and the two figures.
+"""recovery: the processed table, the derived tables and the two figures.
 
 What a fault costs: throughput at a crash rate lambda relative to the same configuration
 at lambda = 0 (a Hodges-Lehmann ratio of trials with its exact interval), the restart

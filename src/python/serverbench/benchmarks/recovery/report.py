@@ -1,4 +1,4 @@
-"""Report section for recovery (issue 30): the paper's future work, measured.
+"""Report section for recovery: the paper's future work, measured.
 
 The paper made no quantitative claim about faults, so the section asks its questions as
 exploratory ones and answers with estimates and intervals, not verdicts."""

@@ -1,4 +1,4 @@
-"""TCP ping-pong (issue 18): the processed table, per-pair data, and the figure.
+"""TCP ping-pong: the processed table, per-pair data, and the figure.
 
 A run's `language` is the CLIENT's; `server_language` the server's; a pair is
 "client/server". K = read_buffer_bytes: 4 = whole messages, 1 = the original Scala

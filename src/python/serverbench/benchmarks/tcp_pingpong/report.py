@@ -1,4 +1,4 @@
-"""Report section: socket benchmarks, TCP ping-pong (issue 18)."""
+"""Report section: socket benchmarks, TCP ping-pong."""
 
 from __future__ import annotations
 

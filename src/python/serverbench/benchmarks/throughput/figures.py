@@ -36,7 +36,7 @@ def fig5_throughput(P: Processed, languages=None, show_reference: bool = True, *
 def fig5_normalised(P: Processed, languages=None, show_reference: bool = True, **kw):
     """Fig. 5 with every curve divided by its own value at pairs = cores: the shapes the
     claims speak of (a peak at pairs = cores, a rise to ~62 pairs, a drop after the peak)
-    compared across machines whose absolute speeds differ (issue 25)."""
+    compared across machines whose absolute speeds differ."""
     return _fig5(P, languages, show_reference, normalised=True, **kw)
 
 
