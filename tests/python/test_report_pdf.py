@@ -55,21 +55,20 @@ def claims_report(tmp_path, monkeypatch) -> tuple[Path, "object"]:
     import pandas as pd
     from IPython.display import Markdown
 
-    from serverbench.analysis import claims, paperdata, process, report, sourcedata
+    from serverbench.analysis import paperdata, process
 
     # the paper's own verdicts, computed afresh: the cached copy would be written into data/
     monkeypatch.setattr(paperdata, "paper_verdicts_cached", paperdata.paper_verdicts)
     P = process.Processed(GOLDEN)
-    ns = {"P": P, "sid": P.info["sweep_id"], "claims": claims, "paperdata": paperdata, "report": report}
-    ns.update(sourcedata=sourcedata)
+    ns = {"P": P, "sid": P.info["sweep_id"], "figdir": tmp_path / "figures"}
     ns.update(pd=pd, Markdown=Markdown)
     nb = nbformat.read(ROOT / "notebooks" / "report.ipynb", as_version=4)
     cells = []
     for cell in nb.cells:
-        if cell.cell_type == "code" and "notebook.load(" in cell.source:
-            continue  # P and sid are set above
         if cell.cell_type == "code":
-            cell.outputs = _run_cell(cell.source, ns)
+            # the loading cell runs without its load: P, sid and figdir are set above
+            keep = [ln for ln in cell.source.splitlines() if "notebook.load(" not in ln and "figures_dir(" not in ln]
+            cell.outputs = _run_cell("\n".join(keep), ns)
         cells.append(cell)
         if "claims.claims_table(" in cell.source:
             break

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import reference, registry
+from serverbench.analysis import findings, reference, registry
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 from serverbench.harness import interference
 
@@ -216,11 +216,11 @@ def evidence_groups(verdicts) -> list[pd.DataFrame]:
 
 
 def show_evidence(verdicts) -> None:
-    """The evidence tables of evidence_groups in the report notebook, numbers to 3 digits."""
+    """The evidence tables of evidence_groups in the report notebook (findings.fmt's numbers)."""
     from IPython.display import display
 
     for t in evidence_groups(verdicts):
-        st = t.style.hide(axis="index").format(precision=3, na_rep="")
+        st = findings.style(t)
         # a header such as loadgen_cpu_share_num may wrap after its underscores, else it
         # alone sets its column's width and pushes the last columns off a printed page
         display(st.format_index(lambda c: str(c).replace("_", "_<wbr>"), axis="columns"))
@@ -324,7 +324,7 @@ def show_section(section, P: Processed, figdir) -> None:
         if isinstance(b, str):
             display(Markdown(b))
         elif isinstance(b, pd.DataFrame):
-            display(b.style.hide(axis="index"))
+            display(findings.style(b))
         elif isinstance(b, registry.FigureRef):
             png = Path(figdir) / f"{b.name}.png"
             if not png.exists():

@@ -1,0 +1,391 @@
+"""The report's first screen (issue 44, "findings first"): one short line per claim with its
+verdict, the deciding ratios and the replication count; the glossary of the words those
+lines use (from docs/protocol.md and docs/statistics.md); the report's table of contents;
+and the number format of the report's tables (`fmt`, `style`): integers as integers,
+ratios to 3 significant digits, seconds in units, timestamps to the second, missing as an
+em dash, never "nan" and never more than 4 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from urllib.parse import quote
+
+import pandas as pd
+
+from serverbench import protocol
+from serverbench.analysis.claims import results
+
+DASH = "\u2014"
+TITLE = "Reproducing Valkov, Chechina & Trinder (SAC 2018): findings"
+
+# The report's sections, in order (notebooks/report.ipynb's "## " and "### " headings;
+# tests/python/test_findings.py checks that the notebook has exactly these). The
+# sections other modules register (registry.sections) are inserted before EVIDENCE.
+FINDINGS = "Findings"
+GLOSSARY = "Glossary"
+EVIDENCE = "Evidence behind the verdicts"
+APPENDIX = "Appendix: machine, runtimes, set-up differences, contention, failures, time"
+SECTIONS: list[tuple[int, str]] = [
+    (2, FINDINGS),
+    (2, GLOSSARY),
+    (2, "The claims, checked"),
+    (3, "The decisions, drawn"),
+    (3, "The regimes: where each source measured, where this sweep tested"),
+    (2, "Figures"),
+    (2, EVIDENCE),
+    (2, APPENDIX),
+    (3, "Machine and runtimes"),
+    (3, "What differs from the paper's set-up"),
+    (3, "Contention on the shared machine"),
+    (3, "Runs that were invalid or failed, and why"),
+    (3, "Where the time went"),
+]
+
+# ------------------------------------------------------------------ numbers
+
+_FRACTION_OF_SECOND = re.compile(r"(\d{2}:\d{2}:\d{2})\.\d+")
+
+
+def _missing(x) -> bool:
+    if x is None or x is pd.NA or x is pd.NaT:
+        return True
+    try:
+        return bool(isinstance(x, float) and math.isnan(x))
+    except TypeError:
+        return False
+
+
+def sig(x: float, digits: int = 3) -> str:
+    """x to `digits` significant digits, never in exponent form between 1e-3 and 1e15 and
+    never with more than 4 decimals (below 0.01 one digit fewer, below 0.001 as 1.2e-04);
+    1000 and above as a whole number with thousands separators."""
+    x = float(x)
+    if math.isnan(x):
+        return DASH
+    if math.isinf(x):
+        return "\u221e" if x > 0 else "-\u221e"
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.0f}"
+    if a < 0.001:
+        return f"{x:.{max(digits - 2, 0)}e}"
+    exp = math.floor(math.log10(a))
+    decimals = min(max(digits - 1 - exp, 0), 4)
+    s = f"{x:.{decimals}f}"
+    if "." in s and a < 1:  # 0.250 -> 0.25 below 1; 1.50 keeps its digits (a ratio's)
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def fmt(x) -> str:
+    """One table cell: integers (and whole floats) as integers with thousands separators
+    from 10,000; other numbers to 3 significant digits (`sig`); timestamps to the second;
+    missing (None, NaN, NaT) as an em dash; text as it is, with any timestamp in it cut to
+    the second."""
+    if _missing(x):
+        return DASH
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, (pd.Timestamp, datetime)):
+        return x.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(x, str):
+        return _FRACTION_OF_SECOND.sub(r"\1", x)
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return _FRACTION_OF_SECOND.sub(r"\1", str(x))
+    if math.isfinite(f) and f == int(f) and abs(f) < 1e15:
+        n = int(f)
+        return f"{n:,}" if abs(n) >= 10_000 else str(n)
+    return sig(f)
+
+
+def fmt_seconds(x) -> str:
+    """A duration in seconds in a unit that suits it: 12.3 µs, 4.56 ms, 7.89 s, 12.3 min."""
+    if _missing(x):
+        return DASH
+    try:
+        s = float(x)
+    except (TypeError, ValueError):
+        return fmt(x)
+    if not math.isfinite(s):
+        return fmt(s)
+    a = abs(s)
+    if a == 0:
+        return "0 s"
+    for unit, f in (("µs", 1e-6), ("ms", 1e-3)):
+        if a < f * 1000:
+            return f"{sig(s / f)} {unit}"
+    if a >= 7200:
+        return f"{sig(s / 3600)} h"
+    if a >= 600:
+        return f"{sig(s / 60)} min"
+    return f"{sig(s)} s"
+
+
+def is_seconds(column) -> bool:
+    """A column holding seconds, by its name: 'wall (s)', 'elapsed_s', 'max wall s'."""
+    c = str(column).strip()
+    return c.endswith("(s)") or c.endswith("_s") or c.endswith(" s")
+
+
+def style(df: pd.DataFrame, index: bool = False):
+    """df as a pandas Styler with every cell through `fmt`, seconds columns through
+    `fmt_seconds` (their header without its '(s)': the cells carry their unit), the index
+    hidden unless asked for."""
+    st = df.style.format(fmt)
+    secs = [c for c in df.columns if is_seconds(c)]
+    if secs:
+        st = st.format(fmt_seconds, subset=secs)
+        st = st.format_index(lambda c: re.sub(r"\s*\(s\)$|_s$", "", str(c)) if is_seconds(c) else c, axis="columns")
+    return st if index else st.hide(axis="index")
+
+
+# ------------------------------------------------------------------ the first screen
+
+_VERDICT_ORDER = (results.SUPPORTED, results.CONTRADICTED, results.INCONCLUSIVE, results.NOT_TESTABLE, results.ERROR)
+_SHORT_VERDICT = {results.NOT_TESTABLE: "not testable"}
+_DECIDING = (results.YES, results.NO, results.UNCLEAR)
+_WHY = (  # (substring of a comparison's or verdict's why, the few words the first screen says)
+    ("Holm", "a 'no' not kept after Holm"),
+    ("too few rounds", "too few rounds"),
+    ("load generator", "load generator saturated"),
+    ("cannot pair", "rounds cannot be paired"),
+    ("neither region", "interval in neither region"),
+)
+
+
+def _label(comparison: str) -> str:
+    """'Erlang/Scala/Akka time' -> 'Erlang/Akka'; 'go/go (K=4) / scala/scala (K=1, ...)' ->
+    'go/go / scala/scala': the first screen's short name of a comparison."""
+    s = re.sub(r"\s+\([^()]*\)", "", str(comparison))
+    s = re.sub(r",? (time|all_ready_s|spawn_call_s|µs per round trip)$", "", s)
+    return s.replace("/Scala/Akka", "/Akka").strip()
+
+
+def _range(values: Iterable[float]) -> str:
+    v = [float(x) for x in values if not _missing(x)]
+    if not v:
+        return ""
+    lo, hi = sig(min(v), 2), sig(max(v), 2)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def _rounds(V) -> str:
+    """'8 rounds' or '5-6 rounds': the rounds of the deciding comparisons of every verdict."""
+    n = [
+        int(r)
+        for v in V
+        if v.evidence is not None and "rounds" in v.evidence.columns
+        for r, res in zip(v.evidence["rounds"], v.evidence["result"])
+        if res in _DECIDING and not _missing(r)
+    ]
+    if not n:
+        return ""
+    return f"{min(n)} rounds" if min(n) == max(n) else f"{min(n)}-{max(n)} rounds"
+
+
+def _numbers(v) -> str:
+    """The deciding ratios of a verdict, by comparison: 'Go/Akka 0.26-0.67, Erlang/Akka 0.71-0.85 (8 rounds)'."""
+    ev = v.evidence
+    if ev is None or ev.empty or "result" not in ev.columns:
+        return ""
+    ev = ev[ev["result"].isin(_DECIDING)]
+    if v.verdict == results.CONTRADICTED:  # the comparisons against the claim
+        ev = ev[ev["result"] == results.NO]
+    if ev.empty:
+        return ""
+    if "ratio" not in ev.columns or ev["ratio"].isna().all():  # C3: a limit, not a ratio
+        return ", ".join(f"{_label(c)}: {r}" for c, r in zip(ev["comparison"], ev["result"]))
+    return ", ".join(f"{_label(c)} {_range(g['ratio'])}" for c, g in ev.groupby("comparison", sort=False))
+
+
+def _short_why(v) -> str:
+    """Why an inconclusive or not testable verdict is one, in a few words."""
+    if v.verdict == results.INCONCLUSIVE:
+        ev = v.evidence
+        n = int((ev["result"] == results.UNCLEAR).sum()) if ev is not None and "result" in ev.columns else 0
+        k = int(ev["result"].isin(_DECIDING).sum()) if n else 0
+        reasons = [w for key, w in _WHY if key in (v.why or "")] or ["undecided"]
+        return (f"{n} of {k} undecided: " if n else "") + ", ".join(reasons)
+    words = str(v.why or v.summary or "").split(";")[0].split()
+    return " ".join(words[:14]) + (" ..." if len(words) > 14 else "")
+
+
+def _id_map(col) -> dict[str, str]:
+    """id -> text, from a DataFrame (id and one column), a Series indexed by id or a dict."""
+    if col is None:
+        return {}
+    if isinstance(col, pd.DataFrame):
+        other = [c for c in col.columns if c != "id"]
+        return {str(i): t for i, t in zip(col["id"], col[other[0]])} if other else {}
+    return {str(k): t for k, t in dict(col).items()}
+
+
+def _replication(text) -> str:
+    """'inconclusive in 17 of 31 (...); supported in 13 of 31 (...)' -> 'elsewhere:
+    inconclusive 17, supported 13'."""
+    if not isinstance(text, str) or not text:
+        return ""
+    found = re.findall(r"([a-z][a-z ]*?) in (\d+) of (\d+)", text)
+    if not found:
+        return ""
+    return "elsewhere: " + ", ".join(f"{_SHORT_VERDICT.get(v, v)} {k}" for v, k, _ in found)
+
+
+def verdict_index(V) -> str:
+    """'**Supported (3):** C3, C12, T1b. **Contradicted (2):** T1, T2. ...': every claim's
+    verdict, grouped, in a few dozen words."""
+    by: dict[str, list[str]] = {}
+    for v in V:
+        by.setdefault(v.verdict, []).append(v.id)
+    order = [k for k in _VERDICT_ORDER if k in by] + [k for k in by if k not in _VERDICT_ORDER]
+    return " ".join(f"**{k[0].upper() + k[1:]} ({len(by[k])}):** {', '.join(by[k])}." for k in order)
+
+
+def claim_line(v, replication_text: str = "", own_text: str = "") -> str:
+    """One claim: '**C1** sentence — **supported**: Go/Akka 0.26-0.67, Erlang/Akka
+    0.71-0.85; elsewhere: supported 13, inconclusive 18.'"""
+    detail = _numbers(v)
+    if v.verdict in (results.INCONCLUSIVE, results.NOT_TESTABLE):
+        why = _short_why(v)
+        detail = f"{detail}; {why}" if detail and v.verdict == results.INCONCLUSIVE else why
+    elif v.verdict == results.ERROR:
+        detail = f"the check failed ({v.why})"
+    line = f"**{v.id}** {str(v.claim).rstrip('.')} {DASH} **{v.verdict}**" + (f": {detail}" if detail else "")
+    rep = _replication(replication_text)
+    if rep:
+        line += f"; {rep}"
+    if isinstance(own_text, str) and own_text and not own_text.startswith(results.SUPPORTED):
+        line += f"; on its source's own numbers: {_SHORT_VERDICT.get(own_text.split(':')[0], own_text.split(':')[0])}"
+    return line + "."
+
+
+def first_screen(V, replication_col=None, own_col=None) -> str:
+    """The report's first screen (Markdown): every claim's verdict in one line of a few
+    dozen words (`verdict_index`), then one short line per claim in the paper's order (C,
+    then E, then T). V: claims.check_all's verdicts; replication_col: replication.beside's
+    table (id and its replication column) or {id: text}; own_col: the verdicts on each
+    claim's source's own numbers (sourcedata.own_data_column) or {id: text}."""
+    rep, own = _id_map(replication_col), _id_map(own_col)
+    name = (
+        next((str(c) for c in replication_col.columns if c != "id"), "")
+        if isinstance(replication_col, pd.DataFrame)
+        else ""
+    )
+    m = re.search(r"\((\d+ other \w+ sweeps)\)", name)
+    elsewhere = f"the verdicts of the {m.group(1)}" if m else "the verdicts of the other committed sweeps"
+    rounds = _rounds(V)
+    lines = [
+        f"**{len(V)} claims.** " + verdict_index(V),
+        "",
+        "Each line below: the claim, its verdict on this sweep, the deciding ratios (first side / second side, "
+        f"lowest-highest over the deciding configurations{', ' + rounds if rounds else ''}, each judged by its "
+        f"interval) and, after *elsewhere*, {elsewhere}. "
+        f"The words are defined in the [Glossary](#{anchor(GLOSSARY)}).",
+        "",
+    ]
+    lines += [f"* {claim_line(v, rep.get(v.id, ''), own.get(v.id, ''))}" for v in V]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ glossary and contents
+
+
+def glossary() -> str:
+    """Each word of the verdicts once, as docs/protocol.md and docs/statistics.md define it."""
+    m = protocol.margin_factor()
+    half, double = m**0.5, m**2
+    deciding, figure_only = protocol.rounds_deciding(), protocol.rounds_figure_only()
+    level = f"{protocol.level():.0%}"
+    terms = [
+        ("supported", f"every deciding comparison is *yes*: its {level} interval lies inside the yes region."),
+        (
+            "contradicted",
+            "at least one deciding comparison is *no*: its interval lies inside the no region, after Holm's "
+            "correction over the claim's comparisons.",
+        ),
+        ("inconclusive", "neither: some comparison is *unclear*, and the verdict says why."),
+        (
+            "not testable (on this machine)",
+            "the sweep lacks a deciding configuration the claim needs; the reason names what is missing.",
+        ),
+        (
+            "deciding comparison",
+            "a ratio of two sides' times or rates (two languages at one configuration, or one language at two), "
+            "paired by round, at a configuration the claim decides at (listed per claim in docs/protocol.md, "
+            "section 4). A ratio below 1 means the first side took less time (or had the lower rate).",
+        ),
+        (
+            "round",
+            "round k runs trial k of every language of a configuration close together in time, so a slow spell "
+            f"of the machine slows both sides of a pair. Deciding configurations get {deciding} rounds.",
+        ),
+        (
+            "figure-only",
+            f"a configuration that only draws a figure: {figure_only} rounds; it never decides a claim.",
+        ),
+        (
+            "yes / no region",
+            'the yes region holds the ratios the source\'s sentence asserts, read from its words ("lower": at '
+            "most 1); the no region starts one margin factor beyond every finite bound of the yes region. "
+            "Between them (the gap) a ratio decides nothing.",
+        ),
+        (
+            "margin",
+            f"the factor m = {m:g} between the regions, from the paper's own vocabulary (the ratios it calls "
+            "'very similar' against those it calls 'lower') and the 80-125 % equivalence bounds.",
+        ),
+        (
+            "Hodges-Lehmann",
+            "the estimate of a comparison's ratio: the exponential of the median of the Walsh averages of the "
+            f"per-round log ratios, with its exact Wilcoxon signed-rank interval at {level} (the level it "
+            "achieves is printed).",
+        ),
+        (
+            "TOST",
+            f"two one-sided tests: a {level} interval inside a region is a one-sided "
+            f"{protocol.alpha():.0%} test of each of its bounds.",
+        ),
+        (
+            "Holm",
+            "Holm's step-down correction: with k comparisons a *no* must hold at the two-sided level "
+            "1 - 2 alpha / k, so that many comparisons do not make a wrong *contradicted* likely.",
+        ),
+        (
+            "regime / reduced",
+            "the scale a verdict was tested at: *as the source* when the sweep's ok runs reach the source's "
+            "largest value of every deciding parameter, else *reduced*, naming each shortfall.",
+        ),
+        (
+            "sensitivity",
+            f"the verdict recomputed with the margin's log halved (m = {half:.4g}) and doubled (m = {double:.5g}): "
+            "a verdict that changes hangs on the constant.",
+        ),
+        (
+            "replication",
+            "a claim's verdicts counted over every other committed sweep of the same profile, by kind of machine "
+            "(CPU model and logical CPUs); counted, not modelled.",
+        ),
+    ]
+    return "\n".join(f"* **{t}**: {d}" for t, d in terms)
+
+
+def anchor(heading: str) -> str:
+    """The id nbconvert gives a Markdown heading (nbconvert.filters.strings.add_anchor)."""
+    return quote(heading.replace(" ", "-"), safe="?/:@!$&'()*+,;=")
+
+
+def toc(extra: Iterable[str] = (), sections: list[tuple[int, str]] | None = None) -> str:
+    """The report's table of contents (Markdown links to the headings' anchors): SECTIONS,
+    with the `extra` level-2 sections (registry.sections' titles) before the evidence."""
+    rows = list(SECTIONS if sections is None else sections)
+    at = next((i for i, (_, t) in enumerate(rows) if t == EVIDENCE), len(rows))
+    rows[at:at] = [(2, t) for t in extra]
+    return "\n".join(f"{'  ' * (level - 2)}* [{t}](#{anchor(t)})" for level, t in rows)

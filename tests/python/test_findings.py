@@ -1,0 +1,176 @@
+"""The report's first screen (issue 44, "findings first"): analysis/findings.py.
+
+Unit tier: first_screen on a synthetic sweep, the number format, the notebook's headings
+against findings.SECTIONS. Notebook tier (-m notebook): the report rendered for a
+committed sweep, read as a reader sees it (the HTML's visible text)."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+from serverbench.analysis import claims, findings, synthetic
+from serverbench.analysis.claims import results
+
+ROOT = Path(__file__).resolve().parents[2]
+SWEEP = "quick-20261126T183939Z"
+WORDS = 400
+VERDICT_GROUP = re.compile(
+    r"(Supported|Contradicted|Inconclusive|Not testable on this machine|Error) \((\d+)\): ([^.]+)\."
+)
+# A number with more than 4 decimals: digits, a point, 5 or more digits, standing alone
+# (not inside a version such as 2.13.18 or a word); a timestamp's fraction of a second
+# (18:39:45.819122Z) counts, as the report should cut it to the second.
+LONG_DECIMALS = re.compile(r"(?<![\w.])\d+\.\d{5,}(?![\d.])")
+
+
+def _times(ratio: float, rng, n: int = 8) -> list[float]:
+    return list(ratio * np.exp(rng.normal(0, 0.02, n)))
+
+
+def _verdicts_in(text: str) -> dict[str, str]:
+    """{claim id: verdict} from the grouped verdict index ('Supported (3): C3, C12, T1b.')."""
+    out = {}
+    for verdict, n, ids in VERDICT_GROUP.findall(text.replace("*", "")):
+        names = [i.strip() for i in ids.split(",")]
+        assert len(names) == int(n), (verdict, n, names)
+        out |= {i: verdict.lower() for i in names}
+    return out
+
+
+def _first_words(text: str, n: int = WORDS) -> str:
+    return " ".join(text.split()[:n])
+
+
+def test_first_screen_names_every_claim_with_its_verdict_early(tmp_path):
+    rng = np.random.default_rng(44)
+    recs = synthetic.pingping_runs(
+        {"go": _times(0.5, rng), "erlang": _times(0.55, rng), "scala_akka": _times(1.0, rng)}
+    )
+    recs += synthetic.spawn_runs(
+        {
+            (lang, n): _times(t * n / 1e5, rng)
+            for n in (10_000, 100_000)
+            for lang, t in (("erlang", 0.1), ("go", 0.1), ("scala_akka", 0.5))
+        }
+    )
+    V = claims.check_all(synthetic.processed_from(recs, tmp_path))
+    assert {v.verdict for v in V} >= {results.SUPPORTED, results.NOT_TESTABLE}  # 8 rounds decide
+    rep = pd.DataFrame(
+        {"id": [v.id for v in V], "replication (2 other quick sweeps)": "supported in 2 of 2 (2/2 AMD EPYC)"}
+    )
+    md = findings.first_screen(V, rep, {v.id: "supported" for v in V})
+    head = _first_words(md)
+    assert _verdicts_in(head) == {v.id: v.verdict for v in V}
+    lines = [ln for ln in md.splitlines() if ln.startswith("* **")]
+    assert [re.match(r"\* \*\*(\w+)\*\*", ln).group(1) for ln in lines] == [v.id for v in V]  # the paper's order
+    for v, ln in zip(V, lines):
+        assert f"{findings.DASH} **{v.verdict}**" in ln
+        assert "elsewhere: supported 2" in ln
+        assert "nan" not in ln and not LONG_DECIMALS.search(ln)
+    c1 = next(ln for v, ln in zip(V, lines) if v.id == "C1")
+    assert "Go/Akka 0.5" in c1 and "Erlang/Akka 0.5" in c1, c1  # the deciding ratios, 2 significant digits
+    why = next(ln for v, ln in zip(V, lines) if v.verdict == results.NOT_TESTABLE)
+    assert len(why.split(findings.DASH)[1].split()) < 40  # says why in a few words
+
+
+@pytest.mark.parametrize(
+    "x",
+    [1, 1.0, 32768.0, 3.5926, 0.0027, 0.000123, 18057.848, 0.958, 1.0008, 2 / 3, 1e-9, 123456.789, -0.1234567,
+     np.float64(0.333333333), np.int64(7), float("nan"), None, pd.NA, pd.NaT, float("inf"), "0.25"],
+)  # fmt: skip
+def test_fmt_never_prints_nan_or_more_than_4_decimals(x):
+    for f in (findings.fmt, findings.fmt_seconds):
+        s = f(x)
+        assert "nan" not in s.lower() and "None" not in s
+        assert not re.search(r"\.\d{5,}", s), s
+
+
+def test_fmt_rules():
+    fmt = findings.fmt
+    assert fmt(7) == "7" and fmt(7.0) == "7" and fmt(32768.0) == "32,768" and fmt(np.int64(5000)) == "5000"
+    assert fmt(0.958123) == "0.958" and fmt(1.50) == "1.50" and fmt(3.5926) == "3.59" and fmt(117.62) == "118"
+    assert fmt(float("nan")) == fmt(None) == findings.DASH
+    assert fmt("2026-11-26T18:39:45.819122Z - x") == "2026-11-26T18:39:45Z - x"
+    assert fmt(pd.Timestamp("2026-11-26 18:39:45.8191")) == "2026-11-26 18:39:45"
+    assert findings.fmt_seconds(0.000123) == "123 µs" and findings.fmt_seconds(0.0123) == "12.3 ms"
+    assert findings.fmt_seconds(3.59) == "3.59 s" and findings.fmt_seconds(900) == "15.0 min"
+    html = findings.style(pd.DataFrame({"wall (s)": [0.5, math.nan], "ratio": [1 / 3, 2.0]})).to_html()
+    assert "500 ms" in html and "0.333" in html and findings.DASH in html and "nan" not in html
+
+
+def test_glossary_defines_each_term_once():
+    g = findings.glossary()
+    terms = re.findall(r"^\* \*\*(.+?)\*\*", g, flags=re.M)
+    assert len(terms) == len(set(terms))
+    for t in ("supported", "contradicted", "inconclusive", "not testable", "deciding comparison", "round",
+              "yes / no region", "margin", "Holm", "TOST", "Hodges-Lehmann", "regime / reduced", "sensitivity",
+              "replication", "figure-only"):  # fmt: skip
+        assert any(x.startswith(t) for x in terms), t
+
+
+def test_the_notebook_has_the_sections_the_contents_lists():
+    nb = nbformat.read(str(ROOT / "notebooks" / "report.ipynb"), as_version=4)
+    heads = [
+        (len(m.group(1)), m.group(2).strip())
+        for c in nb.cells
+        if c.cell_type == "markdown"
+        for m in re.finditer(r"^(##+) (.+)$", c.source, flags=re.M)
+    ]
+    assert heads == findings.SECTIONS
+    assert nb.metadata.get("title") == findings.TITLE
+    assert "parameters" in nb.cells[1].metadata.get("tags", [])
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # committed without outputs
+    toc = findings.toc(["Extra section"])
+    assert toc.index("Extra section") < toc.index(findings.EVIDENCE) < toc.index(findings.APPENDIX)
+
+
+def _visible_text(html: str) -> tuple[str, str]:
+    """(the body's visible text, the same without <code>/<pre>): scripts, styles and the
+    headings' pilcrow links dropped."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    body = soup.body
+    for t in body(["script", "style"]):
+        t.decompose()
+    for a in body.select("a.anchor-link"):
+        a.decompose()
+    full = body.get_text(" ")
+    for t in body(["code", "pre"]):  # paths, hashes (sha256), commands: not numbers to read
+        t.decompose()
+    return full, body.get_text(" ")
+
+
+@pytest.mark.notebook
+def test_rendered_report_puts_the_findings_first(tmp_path):
+    env = dict(os.environ, SERVERBENCH_PAPER=str(tmp_path))
+    cmd = [sys.executable, "-m", "serverbench", "notebooks", "--profile", "quick", "--no-run", "--sweep-id", SWEEP]
+    subprocess.run(cmd + ["--no-pdf"], cwd=ROOT, env=env, check=True, timeout=900)
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    title = re.search(r"<title>(.*?)</title>", html, flags=re.S).group(1).strip()
+    assert title != "Notebook" and "Valkov" in title
+    text, numbers = _visible_text(html)
+    expected = dict(pd.read_csv(ROOT / "data" / "processed" / SWEEP / "claims.csv")[["id", "verdict"]].values)
+    assert _verdicts_in(_first_words(text)) == expected
+    assert "Contents" in text and 'href="#Glossary"' in html and 'href="#Appendix:' in html
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    ids = {t["id"] for t in soup.select("[id]")}
+    for a in soup.select('a[href^="#"]'):  # every link has its heading, as a browser finds it:
+        href = a["href"][1:]  # the fragment as it is, else percent-decoded (%27 for ')
+        assert href in ids or unquote(href) in ids, href
+    assert not LONG_DECIMALS.findall(numbers), LONG_DECIMALS.findall(numbers)[:10]
+    assert not re.search(r"\bnan\b", numbers, flags=re.I)
+    assert text.index("Findings") < text.index("The claims, checked") < text.index("Machine and runtimes")
