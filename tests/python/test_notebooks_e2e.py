@@ -125,7 +125,7 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
         assert str(ROOT) + "/" not in executed_text and f'"{ROOT}"' not in executed_text, name
         assert ex.metadata.papermill.input_path == f"notebooks/{name}.ipynb"
     html = (tmp_path / "paper" / "report.html").read_text()
-    assert "The paper&#x27;s conclusions, checked" in html or "The paper's conclusions, checked" in html
+    assert "The claims, checked" in html and "Findings" in html
     for text in (
         "Machine and runtimes",
         "What differs from the paper",
