@@ -6,6 +6,8 @@ ratio paired by round: two languages at one configuration, or one language at tw
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from serverbench import protocol
@@ -59,7 +61,7 @@ def _has(g: pd.DataFrame, lang: str, cores, pairs) -> bool:
     return bool(((g["language"] == lang) & (g["cores"] == cores) & (g["pairs"] == pairs)).any())
 
 
-def _between_languages(cid: str, num: str, den: str, where) -> list[Comparison]:
+def _between_languages(cid: str, num: str, den: str, where) -> Callable[[Data], list[Comparison]]:
     """num/den at every configuration (cores, pairs) that where(cores, pairs) selects."""
 
     def compare(data: Data) -> list[Comparison]:
