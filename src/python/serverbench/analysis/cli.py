@@ -139,6 +139,18 @@ def _cmd_replication(args, stdout, stderr) -> int:
     return 0
 
 
+def _cmd_dimension(args, stdout, stderr) -> int:
+    from serverbench.analysis import dimension
+
+    try:
+        written = dimension.write(args.sweep)
+    except FileNotFoundError as e:
+        raise _usage(str(e)) from None
+    for name, path in written.items():
+        print(f"{name}: {paths.portable(str(path))}", file=stdout)
+    return 0
+
+
 def _cmd_golden(args, stdout, stderr) -> int:
     from serverbench.analysis import golden
 
@@ -208,6 +220,13 @@ def register(subparsers) -> None:
         help="judge every sweep again by the protocol in force (claims.csv from its processed tables) first",
     )
     r.set_defaults(func=_cmd_replication)
+
+    m = subparsers.add_parser(
+        "dimension",
+        help="the dimensioning tables (data/processed/SWEEP/dimension_*.csv) and figure of a `dimension` sweep",
+    )
+    m.add_argument("sweep", help="sweep folder, or a sweep id under data/raw")
+    m.set_defaults(func=_cmd_dimension)
 
     g = subparsers.add_parser(
         "golden",

@@ -319,7 +319,14 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "readme-profiles": ("README.md", gen_profiles),
     "readme-folders": ("README.md", gen_readme_folders),
     "scala-command": ("src/scala/README.md", gen_scala_command),
+    "dimension-tables": ("docs/dimensioning.md", lambda: _dimension_tables()),
 }
+
+
+def _dimension_tables() -> str:
+    from serverbench.analysis import dimension
+
+    return dimension.markdown()
 
 
 def render(text: str, name: str, body: str) -> str:

@@ -96,6 +96,25 @@ def of_sweep(sweep_dir: Path) -> dict | None:
     return m.get("machine")
 
 
+def other_machine(sweep_dir: Path) -> str | None:
+    """Why a sweep must not be resumed here: its manifest names another machine (another
+    fingerprint), so that its comparisons and curves would mix machines; None when it is
+    new, recorded no fingerprint, or was started on this machine."""
+    had = of_sweep(sweep_dir)
+    if not had or not had.get("fingerprint"):
+        return None
+    here = machine(calibration=False)
+    if had["fingerprint"] == here["fingerprint"]:
+        return None
+    return (
+        f"sweep {Path(sweep_dir).name} was started on another machine (fingerprint {had['fingerprint']}, "
+        f"{had.get('cpu_model')}, {had.get('logical_cpus')} CPUs); this one is {here['fingerprint']} "
+        f"({here.get('cpu_model')}, {here.get('logical_cpus')} CPUs). Resuming it here would mix machines "
+        "within one sweep's comparisons: start a new sweep (another --sweep-id), e.g. one piece of the "
+        "profile per machine"
+    )
+
+
 def compare(sweep_dirs: list[Path]) -> str:
     """One sentence: same machine (fingerprints match), or which differ and the
     calibration ratio to the first sweep; or that the sweeps predate fingerprints."""

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import contract, jdks, paths, records
-from serverbench.harness import cgroups, environment, limits, rawlog, shards
+from serverbench.harness import cgroups, environment, fingerprint, limits, rawlog, shards
 from serverbench.harness.environment import host_info, utc
 from serverbench.harness.launch import Launcher
 from serverbench.harness.plan import Plan, make_plan, schedule
@@ -154,6 +154,9 @@ def run_sweep(
         raise ProfileError(f"sweep id {sweep_id!r} must match {SWEEP_ID_RE}")
     sweep_dir = (Path(raw_root) if raw_root is not None else paths.raw_dir()) / sweep_id
     lay = shards.check(sweep_dir, plan, shard)  # refuses another sweep's plan; writes nothing
+    elsewhere = fingerprint.other_machine(sweep_dir)  # refuses another machine's sweep; writes nothing
+    if elsewhere:
+        raise ProfileError(elsewhere)
     if shard is not None:
         plan = shards.shard_plan(plan, lay, shard)
     run = SweepRun(sweep_id, sweep_dir, plan, str(profile), overrides or {}, oversubscribe, shard, how, progress)
