@@ -90,24 +90,34 @@ def test_also_grids_add_points_beside_the_table():
     by_mode = Counter(t.params["mode"] for t in plan.tasks)
     sat = [t for t in plan.tasks if t.params["mode"] == "saturate"]
     servers = {t.options["server_language"] for t in sat}
-    assert len(servers) == 8 and by_mode["saturate"] == 3 * len(servers)  # the also grid's own trials
+    base = set(prof["echo_flood"]["options"]["server_languages"])  # the table's servers, inherited
+    assert servers == base and by_mode["saturate"] == 3 * len(servers)  # the also grid's own trials
     assert {(t.params["connections"], t.params["duration_s"]) for t in sat} == {(64, 2.0)}
     flood = [t for t in plan.tasks if t.params["mode"] == "flood"]
     assert {(t.params["connections"], t.params["bytes_per_connection"]) for t in flood} == {
         (1024, 32768),
         (1024, 524288),
     }  # the overridden also list replaced quick's own
-    assert by_mode["flood"] == protocol.rounds_deciding() * 2 * 8
+    assert by_mode["flood"] == protocol.rounds_deciding() * 2 * len(base)
     assert not {t.config_id for t in sat} & {t.config_id for t in flood}
 
 
 def test_quick_gives_its_deciding_echo_configurations_the_design_rounds():
     plan = make_plan(load_profile("quick"), benchmarks=["echo_flood"])
-    rounds = Counter((t.params["connections"], t.params["bytes_per_connection"]) for t in plan.tasks)
-    servers = len({t.options["server_language"] for t in plan.tasks})
-    d, f = protocol.rounds_deciding() * servers, protocol.rounds_figure_only() * servers
-    # E3, E4 decide at 1,024 connections; E1 on the growth from 64 to 1,024 at 32 KiB
-    assert rounds == {(1024, 32768): d, (1024, 524288): d, (64, 32768): d, (64, 524288): f}
+    deciding = {"c", "go", *protocol.claim("E1")["population"], *protocol.claim("E4")["population"]}
+    rounds = Counter(
+        (t.params["connections"], t.params["bytes_per_connection"], t.options["server_language"] in deciding)
+        for t in plan.tasks
+    )
+    n, others = len(deciding), len({t.options["server_language"] for t in plan.tasks} - deciding)
+    d, f = protocol.rounds_deciding(), protocol.rounds_figure_only()
+    # E3, E4 decide at 1,024 connections; E1 on the growth from 64 to 1,024 at 32 KiB, over the
+    # servers of the claims' populations; the other servers are drawn at the figure-only rounds
+    assert others == 3 and rounds == {
+        (1024, 32768, True): d * n, (1024, 524288, True): d * n, (64, 32768, True): d * n, (64, 524288, True): f * n,
+        (1024, 32768, False): f * others, (1024, 524288, False): f * others, (64, 32768, False): f * others,
+        (64, 524288, False): f * others,
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -452,3 +462,15 @@ def test_gc_thrash_ends_the_run_as_over_memory_budget(tmp_path):
     assert time.monotonic() - t0 < 20
     assert rec["status"] == "over_memory_budget", rec["status_reason"]
     assert "consecutive full GCs" in rec["status_reason"]
+
+
+def test_resuming_a_sweep_started_on_another_machine_is_refused(tmp_path):
+    d = run_sweep("smoke", sweep_id="moved", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes())
+    man = json.loads((d / "manifest.json").read_text())
+    man["machine"] = dict(man["machine"], fingerprint="0123456789abcdef", cpu_model="Another CPU")
+    (d / "manifest.json").write_text(json.dumps(man))
+    (d / records.RAW_LOG_NAME).write_text("".join(x for x in (d / records.RAW_LOG_NAME).read_text().splitlines(True)[:2]))
+    before = _files(d)
+    with pytest.raises(ProfileError, match=r"started on another machine \(fingerprint 0123456789abcdef, Another CPU"):
+        run_sweep("smoke", sweep_id="moved", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes())
+    assert _files(d) == before  # nothing written, nothing lost
