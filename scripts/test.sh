@@ -14,6 +14,17 @@
 # The language suites build as they test (a JVM suite's `mvn package` compiles, tests and
 # writes the jar once), so set-up skips the build and the Python suites come last: the
 # process-level conformance suite and the end-to-end tests need the built programs.
+#
+# On 2 CPUs the whole command takes about as long as its work keeps both CPUs busy, so the
+# waits are filled: (1) set-up's longest step, the Python environment (.venv from
+# requirements.lock, the kernel, JDK 25), is needed by none of the suites up to scala_akka24;
+# when every toolchain is already installed (set-up would install none) it runs in the
+# background beside them, and the first suite that needs it waits for it. (2) The language
+# suites and lint run two at a time (SUITE_JOBS), each one's output shown whole when it ends.
+# (3) The Python tests run as two groups: those that measure nothing (no native program, or
+# one whose output alone is checked: tests/python/conftest.py, marker shares_cpu) on every
+# CPU, the longest first; then the native tests that assert times or CPU shares, one at a
+# time, with nothing else running.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,10 +33,41 @@ cd "$ROOT"
 fast=0
 if [ "${1:-}" = --fast ]; then fast=1; shift; fi
 
+have() { command -v "$1" >/dev/null 2>&1; }
 VPY="$ROOT/.venv/bin/python"
 [ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && VPY="$(command -v python3)"
+
+# Whether set-up would install no toolchain (what it checks for the default languages, and a
+# JDK 25), so that it may run beside the suites that use them.
+toolchains_ready() {
+  local t
+  for t in erl rebar3 go cargo javac java mvn gcc node python3; do have "$t" || return 1; done
+  [ "${SERVERBENCH_NO_PDF:-0}" = 1 ] || have chromium || return 1
+  [ "$(java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}')" -ge 17 ] \
+    2>/dev/null || return 1
+  erl -noshell -eval 'case code:which(eunit) of non_existing -> halt(1); _ -> halt(0) end.' >/dev/null 2>&1 || return 1
+  PYTHONPATH="$ROOT/src/python" python3 -c 'from serverbench import jdks; jdks.find_java(25)' >/dev/null 2>&1
+}
+NEEDS_NO_VENV=" go erlang rust_tokio scala java scala_actors scala_pekko scala_akka24 "
+setup_pid=""
+setup_log=""
+join_setup() {  # wait for a set-up running in the background; show its output; stop if it failed
+  [ -n "$setup_pid" ] || return 0
+  local rc=0
+  wait "$setup_pid" || rc=$?
+  setup_pid=""
+  printf '\n=== set-up (in the background since the start)\n'
+  cat "$setup_log"
+  rm -f "$setup_log"
+  if [ "$rc" != 0 ]; then printf 'test: error: set-up failed (exit %s)\n' "$rc" >&2; exit "$rc"; fi
+}
 if [ "$fast" = 1 ]; then
   [ -x "$VPY" ] || { printf 'test: error: --fast needs the environment: run scripts/setup.sh once\n' >&2; exit 2; }
+elif toolchains_ready; then
+  setup_log="$(mktemp)"
+  SERVERBENCH_SKIP_BUILD=1 "$ROOT/scripts/setup.sh" >"$setup_log" 2>&1 &
+  setup_pid=$!
+  printf 'test: set-up runs in the background (every toolchain is installed); its output follows later\n'
 else
   SERVERBENCH_SKIP_BUILD=1 "$ROOT/scripts/setup.sh"
 fi
@@ -36,7 +78,6 @@ if [ ${#suites[@]} -eq 0 ]; then
   if [ "$fast" = 1 ]; then suites=("${all[@]:0:9}" python-unit); else suites=("${all[@]}"); fi
 fi
 
-have() { command -v "$1" >/dev/null 2>&1; }
 failed=()
 passed=()
 skipped=()
@@ -46,25 +87,64 @@ run_suite() {
   local t0=$SECONDS
   if "$@"; then passed+=("$name ($((SECONDS - t0)) s)"); else failed+=("$name ($((SECONDS - t0)) s)"); fi
 }
+# The language suites and lint run SUITE_JOBS at a time (default 2): a Scala compiler, a
+# dialyzer or a test JVM keeps about one CPU busy, so one suite at a time left a CPU idle
+# for much of their 4-5 minutes. Each one's output is shown whole when it ends; its time
+# in the summary is its wall time beside the other one.
+SUITE_JOBS="${SUITE_JOBS:-2}"
+bg_dir="$(mktemp -d)"
+declare -A bg_name=()  # pid -> suite
+run_suite_bg() {  # run_suite_bg NAME COMMAND...: as run_suite, in the background
+  local name="$1"; shift
+  while [ "${#bg_name[@]}" -ge "$SUITE_JOBS" ]; do collect_suite; done
+  (
+    t0=$SECONDS
+    printf '\n=== %s: %s\n' "$name" "$*"
+    rc=0
+    "$@" || rc=$?
+    echo "$rc $((SECONDS - t0))" >"$bg_dir/$name.rc"
+  ) >"$bg_dir/$name.log" 2>&1 &
+  bg_name[$!]="$name"
+}
+collect_suite() {  # wait for the next background suite to end; show its output, count it
+  local pid="" name rc=1 secs="?"
+  wait -n -p pid "${!bg_name[@]}" || true
+  [ -n "$pid" ] || return 0
+  name="${bg_name[$pid]}"
+  unset "bg_name[$pid]"
+  cat "$bg_dir/$name.log"
+  read -r rc secs <"$bg_dir/$name.rc" || true
+  if [ "$rc" = 0 ]; then passed+=("$name ($secs s)"); else failed+=("$name ($secs s)"); fi
+}
+collect_suites() { while [ "${#bg_name[@]}" -gt 0 ]; do collect_suite; done; }
+cleanup() {
+  local p
+  for p in "${!bg_name[@]}" $setup_pid; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$bg_dir"
+}
+trap cleanup EXIT
 # A JVM suite: `mvn package` runs the tests and writes the jar the Python suites run; with
 # --fast only `mvn test` (no jar). MVN_EXTRA: e.g. java_vthreads' JDK 25 for surefire.
 jvm_suite() {
   local name="$1" dir="$2"; shift 2
   local goal=package
   [ "$fast" = 1 ] && goal=test
-  run_suite "$name" bash -c 'cd "$0" && mvn -q -B "$1" "${@:2}"' "$dir" "$goal" "$@"
+  run_suite_bg "$name" bash -c 'cd "$0" && mvn -q -B "$1" "${@:2}"' "$dir" "$goal" "$@"
 }
 pytest_suite() {  # pytest_suite NAME MARK-EXPRESSION [PYTEST-ARGS...]
   eval "local pyargs=(${PYTEST_ARGS:-})"
   run_suite "$1" "$VPY" -m pytest -q -p no:cacheprovider --durations=15 -m "$2" "${@:3}" "${pyargs[@]}"
 }
-# Tests that start no native program run on every CPU (pytest-xdist); those that do run
-# one at a time, so that their timings and the harness's interference checks are not
-# disturbed by other tests.
+# Tests that start no native program, and native tests that measure nothing (shares_cpu:
+# they check what a program printed or a notebook showed), run on every CPU (pytest-xdist,
+# the longest first); the other native tests run one at a time, so that their timings, CPU
+# shares and the harness's interference checks are not disturbed by other tests.
 CPUS="$(nproc 2>/dev/null || echo 1)"
 UNIT='not (native or notebook or e2e or slow or slurm)'
+SHARED='(not native or shares_cpu)'
 
 for s in "${suites[@]}"; do
+  case "$NEEDS_NO_VENV" in *" $s "*) ;; *) join_setup ;; esac
   # --fast: a language whose toolchain is missing is skipped, not failed
   if [ "$fast" = 1 ]; then
     case "$s" in
@@ -75,15 +155,15 @@ for s in "${suites[@]}"; do
     esac
   fi
   case "$s" in
-    go)     run_suite go bash -c '{ [ "$0" = 1 ] || scripts/build.sh go; } && cd src/go && go vet ./... &&
+    go)     run_suite_bg go bash -c '{ [ "$0" = 1 ] || scripts/build.sh go; } && cd src/go && go vet ./... &&
                                   { f="$(gofmt -l .)"; [ -z "$f" ] || { printf "gofmt -l lists:\n%s\n" "$f"; exit 1; }; } &&
                                   go test -count=1 ./...' "$fast" ;;
     # dialyzer: the first run on a machine builds the base PLT (~5 min on 2 busy cores; cached
     # in ~/.cache/rebar3), later runs ~20 s; bounded so a stuck build cannot hang the suite
-    erlang) if [ "$fast" = 1 ]; then run_suite erlang bash -c 'cd src/erlang && rebar3 eunit'
-            else run_suite erlang bash -c 'scripts/build.sh erlang && cd src/erlang && rebar3 eunit && timeout 1200 rebar3 dialyzer'; fi ;;
+    erlang) if [ "$fast" = 1 ]; then run_suite_bg erlang bash -c 'cd src/erlang && rebar3 eunit'
+            else run_suite_bg erlang bash -c 'scripts/build.sh erlang && cd src/erlang && rebar3 eunit && timeout 1200 rebar3 dialyzer'; fi ;;
     # the parser against tests/conformance/parser-cases.json, each benchmark at toy sizes (~1 s)
-    rust_tokio) run_suite rust_tokio bash -c '{ [ "$0" = 1 ] || scripts/build.sh rust_tokio; } && cd src/rust_tokio &&
+    rust_tokio) run_suite_bg rust_tokio bash -c '{ [ "$0" = 1 ] || scripts/build.sh rust_tokio; } && cd src/rust_tokio &&
                                   cargo fmt --check && cargo test --quiet --release --locked' "$fast" ;;
     scala)  jvm_suite scala src/scala ;;
     java)   jvm_suite java src/java ;;
@@ -94,21 +174,24 @@ for s in "${suites[@]}"; do
     java_vthreads) if j="$(PYTHONPATH=src/python "$VPY" -c 'from serverbench import jdks; print(jdks.find_java(25))')"; then
                      jvm_suite java_vthreads src/java_vthreads -Djvm="$j"
                    else failed+=("java_vthreads (no JDK 25: $j)"); fi ;;
-    lint)   run_suite lint bash -c '"$0" -m ruff check src/python tests/python &&
+    lint)   run_suite_bg lint bash -c '"$0" -m ruff check src/python tests/python &&
                                     "$0" -m ruff format --check src/python tests/python &&
                                     "$0" -m mypy && "$0" -m serverbench docs --check' "$VPY" ;;
-    python-unit) pytest_suite python-unit "$UNIT" -n "$CPUS" ;;
+    python-unit) collect_suites; pytest_suite python-unit "$UNIT" -n "$CPUS" ;;
     # the other tiers need every program: build what the language suites did not (c, the
     # runtimes of nodejs and the Python servers; the rest is up to date, so this is quick)
     python-integration|python)
+            collect_suites
             scripts/build.sh || true
             scripts/build.sh nodejs python_servers || true
-            if [ "$s" = python ]; then pytest_suite python "not native" -n "$CPUS"
-            else pytest_suite python-integration "not ($UNIT) and not native" -n "$CPUS"; fi
-            pytest_suite python-native native ;;
+            if [ "$s" = python ]; then pytest_suite python "$SHARED" -n "$CPUS"
+            else pytest_suite python-integration "not ($UNIT) and $SHARED" -n "$CPUS"; fi
+            pytest_suite python-native "native and not shares_cpu" ;;
     *) printf 'test: error: unknown suite %q (known: %s python-unit python-integration)\n' "$s" "${all[*]}" >&2; exit 2 ;;
   esac
 done
+collect_suites
+join_setup
 printf '\n=== test suites\n'
 for p in "${passed[@]}"; do printf '  ok      %s\n' "$p"; done
 for k in "${skipped[@]}"; do printf '  skipped %s (toolchain not installed)\n' "$k"; done

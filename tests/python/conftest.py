@@ -66,6 +66,55 @@ def _forbidden(args) -> str | None:
     return None
 
 
+# Native tests that measure nothing: what a program prints (the process-level conformance
+# runs), what a notebook shows after real runs (the labs, the smoke profile end to end), which
+# JDK the harness accepts. They get the marker shares_cpu, and scripts/test.sh runs them with
+# the tests that start no native program, on every CPU. Every other native test asserts times
+# or CPU shares (socket and echo servers, serve, the probes, crash and restart times) and runs
+# alone, one at a time: a native test is one of those unless its file is listed here.
+SHARES_CPU = (
+    "tests/python/conformance/test_native_conformance.py",
+    "tests/python/test_teaching_notebooks.py",
+    "tests/python/test_notebooks_e2e.py",
+    "tests/python/test_jdks.py",
+)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "shares_cpu: a native test that measures nothing, run beside other tests (tests/python/conftest.py)",
+    )
+    # xdist's load scheduling first gives each worker a quarter of its share as one block of
+    # consecutive tests, which with the longest first (below) would put them all on one
+    # worker: hand tests out one at a time instead (unless --maxschedchunk was given)
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "maxschedchunk", 0) is None:
+        config.option.maxschedchunk = 1
+
+
+def pytest_itemcollected(item):
+    if item.get_closest_marker("native") and item.nodeid.split("::")[0].endswith(SHARES_CPU):
+        item.add_marker(pytest.mark.shares_cpu)
+
+
+# With pytest-xdist (-n): the tests that take minutes first, then those that take seconds,
+# then the unit tests. xdist hands its first tests out in turn to each worker and the rest as
+# workers free up, so the long ones start at once on different workers and the run ends with
+# short tests on both, instead of one worker finishing a long test handed out last while the
+# other waits. (The order within each group is the collection order.)
+_LONG_FIRST = ("slurm", "e2e", "notebook", "native", "slow")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not (getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput")):
+        return  # not under xdist: the collection order
+
+    def rank(item) -> int:
+        return next((i for i, m in enumerate(_LONG_FIRST) if item.get_closest_marker(m)), len(_LONG_FIRST))
+
+    items.sort(key=rank)
+
+
 @pytest.fixture(autouse=True)
 def _unit_tier_guard(request, monkeypatch):
     """A test without a tier marker fails if it starts a native program or a kernel."""

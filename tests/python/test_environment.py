@@ -22,6 +22,10 @@ def pip_pins():
     return pins
 
 
+# conda-forge's name where it differs from PyPI's
+CONDA_TO_PIP = {"python-fastjsonschema": "fastjsonschema"}
+
+
 def conda_pins(name="environment.yml"):
     pins = {}
     in_deps = False
@@ -33,7 +37,7 @@ def conda_pins(name="environment.yml"):
             in_deps = False
         m = re.match(r"^\s*-\s*([A-Za-z0-9_.-]+)\s*(?:=+\s*([^\s#]+))?", line) if in_deps else None
         if m:
-            pins[_norm(m.group(1))] = m.group(2)
+            pins[CONDA_TO_PIP.get(_norm(m.group(1)), _norm(m.group(1)))] = m.group(2)
     return pins
 
 

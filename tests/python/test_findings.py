@@ -1,16 +1,13 @@
-"""The report's first screen (issue 44, "findings first"): analysis/findings.py.
+"""The report's first screen ("findings first"): analysis/findings.py.
 
 Unit tier: first_screen on a synthetic sweep, the number format, the notebook's headings
-against findings.SECTIONS. Notebook tier (-m notebook): the report rendered for a
-committed sweep, read as a reader sees it (the HTML's visible text)."""
+against findings.SECTIONS. check_rendered_report reads a rendered report as a reader sees it
+(the HTML's visible text); the end-to-end re-render (test_python_only.py) calls it."""
 
 from __future__ import annotations
 
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -23,7 +20,6 @@ from serverbench.analysis import claims, findings, synthetic
 from serverbench.analysis.claims import results
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEP = "quick-20261126T183939Z"
 WORDS = 400
 VERDICT_GROUP = re.compile(
     r"(Supported|Contradicted|Inconclusive|Not testable on this machine|Error) \((\d+)\): ([^.]+)\."
@@ -152,16 +148,16 @@ def _visible_text(html: str) -> tuple[str, str]:
     return full, body.get_text(" ")
 
 
-@pytest.mark.notebook
-def test_rendered_report_puts_the_findings_first(tmp_path):
-    env = dict(os.environ, SERVERBENCH_PAPER=str(tmp_path))
-    cmd = [sys.executable, "-m", "serverbench", "notebooks", "--profile", "quick", "--no-run", "--sweep-id", SWEEP]
-    subprocess.run(cmd + ["--no-pdf"], cwd=ROOT, env=env, check=True, timeout=900)
-    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+def check_rendered_report(html: str, claims_csv: Path) -> None:
+    """The rendered report read as a reader sees it (the HTML's visible text): every claim's
+    verdict in the first 400 words, a contents list whose links all land, no long decimals, no
+    nan, the findings before the evidence and the appendix. Called by the test that renders
+    the report (test_python_only.py: run_all.sh --no-run with Python alone), so that the
+    report is rendered once per test run."""
     title = re.search(r"<title>(.*?)</title>", html, flags=re.S).group(1).strip()
     assert title != "Notebook" and "Valkov" in title
     text, numbers = _visible_text(html)
-    expected = dict(pd.read_csv(ROOT / "data" / "processed" / SWEEP / "claims.csv")[["id", "verdict"]].values)
+    expected = dict(pd.read_csv(claims_csv)[["id", "verdict"]].values)
     assert _verdicts_in(_first_words(text)) == expected
     assert "Contents" in text and 'href="#Glossary"' in html and 'href="#Appendix:' in html
     from bs4 import BeautifulSoup

@@ -3,7 +3,6 @@ profile end to end through papermill with the real binaries."""
 
 import json
 import os
-import time
 from pathlib import Path
 
 import nbformat
@@ -143,13 +142,13 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
 
     assert len(PdfReader(tmp_path / "paper" / "report.pdf").pages) >= 3
 
-    # analysis only (no sweep): the same sweep again, reusing the processed tables
-    t0 = time.perf_counter()
-    again = pipeline.run_notebooks(profile="smoke", run=False, out_paper=tmp_path / "paper2")
-    elapsed = time.perf_counter() - t0
-    assert again["sweep_id"] == sid
-    assert (tmp_path / "paper2" / "report.html").exists()
-    assert elapsed < 240, f"analysis of the smoke sweep took {elapsed:.0f} s"
+    # Rendering again without running (run=False), which takes the newest sweep of the profile
+    # (harness.latest_sweep), is shown by test_python_only.py (./run_all.sh --no-run on the
+    # committed data) and test_slurm_cluster.py (its render job); here only: this sweep is
+    # the newest one of its profile, the one such a render picks.
+    from serverbench import harness
+
+    assert harness.latest_sweep("smoke").name == sid
 
 
 def test_render_removes_figures_left_by_an_earlier_sweep(tmp_path):

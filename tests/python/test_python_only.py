@@ -1,7 +1,9 @@
 """With Python alone: a copy of the repository's tracked files (what a fresh clone holds, no
 build outputs) and a PATH from which Erlang, Go, Java, Maven, C compilers, Node.js, cargo and
 chromium are hidden; `./run_all.sh --no-run --no-pdf` re-renders paper/ from the committed
-data, and the explorer and every lab in read-only mode (run=False) execute under papermill.
+data (the report then read as a reader sees it: test_findings.check_rendered_report), and
+the explorer and every lab in read-only mode (the student's copy of the committed lab sweep)
+execute under papermill.
 
 The Python environment is this test's own (the declared dependencies, installed by set-up);
 set-up is told it is installed (its stamp) so that it neither downloads nor re-points this
@@ -19,6 +21,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from test_findings import check_rendered_report  # the rendered report's first screen, read here
 
 ROOT = Path(__file__).resolve().parents[2]
 LABS = ["lab1_message_cost", "lab2_processes_are_memory", "lab3_throughput_vs_cores", "lab4_benchmarking_pitfalls"]
@@ -130,6 +134,7 @@ def test_run_all_no_run_no_pdf_rerenders_paper_with_python_alone(python_only):
     assert sweep.startswith("quick-")
     claims = (tree / "data" / "processed" / sweep / "claims.csv").read_text()
     assert claims.count("\n") > 5 and ",error," not in claims
+    check_rendered_report(report.read_text(encoding="utf-8"), tree / "data" / "processed" / sweep / "claims.csv")
     # nothing was built
     assert not (tree / "src" / "go" / "bin").exists() and not (tree / "src" / "scala" / "target").exists()
 
@@ -151,26 +156,39 @@ def _text(nb) -> str:
 @pytest.mark.notebook
 @pytest.mark.parametrize("lab", LABS)
 def test_each_lab_runs_read_only_on_the_committed_lab_sweep(python_only, lab):
+    """The student's copy (no solutions), reading the committed sweep of the lab: found by
+    itself (run=False, labs 1 and 3) or given (raw_folder, labs 2 and 4). The teacher's copy,
+    running the real programs, is in test_teaching_notebooks.py."""
     tree = python_only["tree"]
     out = python_only["base"] / f"{lab}.ipynb"
+    short = lab.split("_")[0]
+    if lab in (LABS[1], LABS[3]):
+        (sweep,) = (tree / "data" / "raw").glob(f"{short}-*")
+        params = ("-p", "raw_folder", str(sweep))
+    else:
+        params = ("-p", "run", "False")
     t0 = time.monotonic()
-    proc = _papermill(python_only, tree / "notebooks" / "teaching" / f"{lab}.ipynb", out, "-p", "run", "False")
+    proc = _papermill(python_only, tree / "notebooks" / "teaching" / f"{lab}.ipynb", out, *params)
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(f"{lab} read-only with Python alone: {time.monotonic() - t0:.0f} s")
     text = _text(nbformat.read(out, as_version=4))
-    short = lab.split("_")[0]
     # the lab read its committed sweep, and says where it came from
     assert re.search(rf"read \d+ runs: sweep {short}-\d{{8}}T\d{{6}}Z", text), text[:2000]
     assert re.search(r"from commit [0-9a-f]{10} \(a clean tree\)", text)
-    assert "correct" in text or "no answer yet" in text
+    # the student's copy: questions open, no solutions, explanations hidden
+    assert "no answer yet" in text and "solution:" not in text and "Take-away" not in text
+    assert "explanation is hidden" in text
+    assert "Traceback" not in text
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("table", ["pingping", "throughput"])
-def test_explore_compares_the_committed_sweeps_with_python_alone(python_only, table):
+def test_explore_compares_the_committed_sweeps_with_python_alone(python_only):
     """The explorer in a checkout with no toolchain: two committed sweeps side by side,
-    their ratio and interval, and a setting that differs between them named."""
+    their ratio and interval, and a setting that differs between them named. One table
+    (throughput: its runs of 1 s and 10 s matched as one rate); the comparison of every
+    table is test_explore.py's and test_teaching.py's, in process."""
     tree = python_only["tree"]
+    table = "throughput"
     out = python_only["base"] / f"explore-{table}.ipynb"
     a, b = "quick-20261121T134551Z", "targets-20261121T134056Z"
     if not all((tree / "data" / "raw" / s).exists() for s in (a, b)):
@@ -195,6 +213,7 @@ def test_an_installed_package_finds_the_checkout_it_is_used_from(monkeypatch, tm
     monkeypatch.delenv("SERVERBENCH_DATA", raising=False)
     site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "serverbench"
     monkeypatch.setattr(paths, "__file__", str(site / "paths.py"))
+    monkeypatch.setattr(paths, "_CODE", (site / "paths.py").parents[3], raising=False)  # where it is kept
     monkeypatch.chdir(ROOT / "notebooks" / "teaching")  # where Jupyter starts a lab's kernel
     assert paths.repo_root() == ROOT and paths.spec_dir() == ROOT / "spec"
     assert paths.raw_dir() == (ROOT / "data" / "raw").resolve()

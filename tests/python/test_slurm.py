@@ -64,6 +64,14 @@ def test_shard_script_asks_for_whole_nodes_and_runs_its_shard():
     assert "--set throughput.duration_s=60" in run[0]
 
 
+def test_allow_dirty_reaches_the_shards_run_only_when_asked():
+    assert "--allow-dirty" not in batch.shards_script(JOB, RES, [0])
+    dirty = batch.SweepJob("paper-x", "paper", 4, "data/raw/paper-x", allow_dirty=True)
+    run = [line for line in batch.shards_script(dirty, RES, [0]).splitlines() if line.startswith("exec ")]
+    assert run[0].endswith('--allow-dirty --shard "${SLURM_ARRAY_TASK_ID}/4" --no-progress'), run
+    assert "--allow-dirty" not in batch.render_script(dirty, RES)  # rendering records nothing
+
+
 def test_scripts_hold_no_machine_path():
     for text in (batch.shards_script(JOB, RES, [0]), batch.render_script(JOB, RES)):
         assert not re.search(r"(^|[\s=\"'])/(work|home|root|tmp)\b", text), text
@@ -141,6 +149,26 @@ def test_dry_run_prints_both_scripts_and_writes_nothing(no_slurm):
     assert "#SBATCH --time=2-00:00:00" in out
     assert "--dependency=afterany" in out
     assert not (no_slurm / "data").exists()
+
+
+def test_submit_refuses_a_dirty_tree_before_submitting_anything(no_slurm, monkeypatch):
+    """Each shard's `run` would refuse it (exit 2) once the job started: say so now instead."""
+    from serverbench.harness import environment
+
+    calls = no_slurm.parent / "calls"
+    for client in ("sbatch", "squeue", "sinfo"):
+        exe = no_slurm.parent / "bin" / client
+        exe.write_text(f'#!/bin/sh\necho "{client} $*" >> "{calls}"\nexit 1\n')
+        exe.chmod(0o755)
+    monkeypatch.setattr(environment, "git_info", lambda: {"commit": "0" * 40, "dirty": True})
+    code, out, err = run_cli("slurm", "submit", "--profile", "smoke")
+    assert code == 2, (out, err)
+    assert "--allow-dirty" in err and len(err.strip().splitlines()) == 1
+    assert not calls.exists() and not (no_slurm / "data").exists()  # no client asked, nothing written
+    # with --allow-dirty it goes on to ask the cluster (here: a client that fails)
+    code, out, err = run_cli("slurm", "submit", "--profile", "smoke", "--allow-dirty")
+    assert code == 2 and "sinfo failed" in err, err
+    assert calls.read_text().startswith("sinfo")
 
 
 def test_status_of_an_unknown_sweep_is_a_usage_error(no_slurm):

@@ -2,7 +2,9 @@
 as a 2-shard job array plus the dependent render job; one shard cancelled mid-run and
 resubmitted; nothing lost, nothing duplicated. The cluster is stopped whatever happens.
 
-Takes a few minutes (the smoke sweep runs once, the notebooks twice)."""
+About two minutes: the smoke sweep runs once and the notebooks once (the first render job is
+cancelled as soon as it has started). A job that ends with an error fails the test at once,
+with its state, exit code and log."""
 
 from __future__ import annotations
 
@@ -73,12 +75,50 @@ def _queue(env) -> list[str]:
     return [line for line in p.stdout.splitlines() if line.strip()]
 
 
-def _wait(cond, env, what: str, deadline: float):
+def _in_queue(env, *jobs: str) -> bool:
+    return any(line.split()[0].split("_")[0] in jobs for line in _queue(env))
+
+
+def _states(env, *jobs: str) -> dict[str, tuple[str, str]]:
+    """{"<job>" or "<array job>_<task>": (JobState, ExitCode)} of the jobs slurmctld still
+    knows: queued, running, or ended less than MinJobAge (300 s) ago."""
+    out = {}
+    for job in jobs:
+        p = subprocess.run(["scontrol", "-o", "show", "job", job], env=env, capture_output=True, text=True, timeout=30)
+        for line in p.stdout.splitlines():
+            f = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            task = f.get("ArrayTaskId", "")
+            key = f"{f['ArrayJobId']}_{task}" if task.isdigit() else f.get("JobId", "?")
+            out[key] = (f.get("JobState", "?"), f.get("ExitCode", "?"))
+    return out
+
+
+ENDED_BADLY = {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
+
+
+def _logs(sweep: Path) -> str:
+    return "\n".join(
+        f"--- {f.name}:\n" + "\n".join(f.read_text(errors="replace").splitlines()[-15:])
+        for f in sorted((sweep / "slurm").glob("*.out"))
+    )
+
+
+def _wait(cond, env, what: str, deadline: float, jobs: tuple[str, ...], sweep: Path, cancelled: set[str]):
+    """Poll cond every second; fail at once when one of the jobs ended with an error (a shard
+    that exits non-zero, e.g. a `run` that refuses to start) or was cancelled by someone else,
+    naming its state and exit code and showing the job logs, instead of waiting for the deadline."""
     while time.monotonic() < deadline:
         if cond():
             return
+        bad = {
+            k: v
+            for k, v in _states(env, *jobs).items()
+            if k not in cancelled and (v[0] in ENDED_BADLY | {"CANCELLED"} or v[1] not in ("0:0", "?"))
+        }
+        if bad:
+            raise AssertionError(f"waiting for {what}: job(s) ended badly: {bad}\n{_logs(sweep)}")
         time.sleep(1)
-    raise AssertionError(f"timed out waiting for {what}; queue: {_queue(env)}")
+    raise AssertionError(f"timed out waiting for {what}; queue: {_queue(env)}\n{_logs(sweep)}")
 
 
 def _records(sweep: Path) -> list[dict]:
@@ -94,36 +134,74 @@ def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
     deadline = time.monotonic() + WAIT_S
     sweep_id = "smoke-slurm-test"
     sweep = root / "data" / "raw" / sweep_id
+    cancelled: set[str] = set()
 
+    # --allow-dirty: what is tested here is the scheduling, whatever state this checkout is
+    # in (a clean tree is not needed for it; test_slurm.py shows a dirty one refused at submit)
     first = _cli(
-        env, "slurm", "submit", "--profile", "smoke", "--sweep-id", sweep_id, "--shards", "2", "--time", "00:20:00"
+        env,
+        "slurm",
+        "submit",
+        "--profile",
+        "smoke",
+        "--sweep-id",
+        sweep_id,
+        "--shards",
+        "2",
+        "--time",
+        "00:20:00",
+        "--allow-dirty",
     )
     array_id, render_id = _ids(first.stdout)
+    jobs = (array_id, render_id)
 
     # Cancel shard 0 once it has recorded a run: a shard killed mid-sweep.
     shard0 = sweep / "runs.0.jsonl"
-    _wait(lambda: shard0.exists() and shard0.read_text().count("\n") >= 1, env, "shard 0's first run", deadline)
-    subprocess.run(["scancel", f"{array_id}_0"], env=env, check=True, timeout=30)
     _wait(
-        lambda: not any(line.split()[0].startswith((array_id, render_id)) for line in _queue(env)),
+        lambda: shard0.exists() and shard0.read_text().count("\n") >= 1,
         env,
-        "the array and the render job to end",
+        "shard 0's first run",
         deadline,
+        jobs,
+        sweep,
+        cancelled,
     )
+    cancelled.add(f"{array_id}_0")
+    subprocess.run(["scancel", f"{array_id}_0"], env=env, check=True, timeout=30)
+    # The render job starts once the array has ended, a cancelled shard included (afterany).
+    # Its report would be of half a sweep and is redrawn below: it is cancelled once started.
+    _wait(
+        lambda: _states(env, render_id).get(render_id, ("?",))[0] in ("RUNNING", "COMPLETING", "COMPLETED"),
+        env,
+        "the render job to start after the array",
+        deadline,
+        jobs,
+        sweep,
+        cancelled,
+    )
+    assert not _in_queue(env, array_id), _queue(env)
+    cancelled.add(render_id)
+    subprocess.run(["scancel", render_id], env=env, check=True, timeout=30)
+    _wait(lambda: not _in_queue(env, *jobs), env, "the first render job to end", deadline, jobs, sweep, cancelled)
 
     status = _cli(env, "slurm", "status", sweep_id)
     assert re.search(r"shard 0: \d+/\d+ runs done, unfinished", status.stdout), status.stdout
     assert re.search(r"shard 1: (\d+)/\1 runs done, complete", status.stdout), status.stdout
 
-    again = _cli(env, "slurm", "submit", "--sweep-id", sweep_id)
+    again = _cli(env, "slurm", "submit", "--sweep-id", sweep_id, "--allow-dirty")
     assert "shards 0 of 2" in again.stdout, again.stdout
-    array2, render2 = _ids(again.stdout)
+    jobs = _ids(again.stdout)
     _wait(
-        lambda: not any(line.split()[0].startswith((array2, render2)) for line in _queue(env)),
+        lambda: not _in_queue(env, *jobs),
         env,
         "the resubmitted shard and its render job",
         deadline,
+        jobs,
+        sweep,
+        cancelled,
     )
+    ended = _states(env, *jobs)
+    assert all(state == ("COMPLETED", "0:0") for state in ended.values()), f"{ended}\n{_logs(sweep)}"
 
     # Every shard complete, as the harness counts it.
     status = _cli(env, "slurm", "status", sweep_id)
@@ -144,5 +222,5 @@ def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
     # The dependent job rendered the figures and the report from the whole sweep.
     report = root / "paper" / "report.html"
     assert report.exists()
-    assert list((sweep / "slurm").glob("render.job-*.out"))
+    assert len(list((sweep / "slurm").glob("render.job-*.out"))) == 2  # the cancelled one and this one
     assert sweep_id in report.read_text(encoding="utf-8")

@@ -127,19 +127,26 @@ def _built(langs=("go", "erlang", "scala_akka")):
 
 # Each lab at the smallest parameters its questions still make sense at: the test shows the
 # whole path with the real programs; the labs' own time at their defaults (<= 2 min each on
-# 2 cores) is measured by running them, not asserted here.
+# 2 cores) is measured by running them, not asserted here. Lab 3 runs all three languages;
+# labs 1, 2 and 4 run Go and Erlang only (the same code path: a language is a parameter),
+# since Scala/Akka's JVM start-up was two thirds of their time (lab 1: 36 of 57 s). Every
+# lab's analysis of all three languages is shown on its committed sweep by
+# test_python_only.py, and the JVM program through the harness by the smoke profile's tests.
+TWO = ["go", "erlang"]
 SMALL_LABS = {
-    "lab1_message_cost": {"trials": 2, "message_bytes": [100, 100000], "repetitions": 500},
-    "lab2_processes_are_memory": {"trials": 2, "processes": [1000, 10000], "budget_mib": 64},
+    "lab1_message_cost": {"trials": 2, "message_bytes": [100, 100000], "repetitions": 500, "languages": TWO},
+    "lab2_processes_are_memory": {"trials": 2, "processes": [1000, 10000], "budget_mib": 64, "languages": TWO},
     "lab3_throughput_vs_cores": {"trials": 1, "pairs": [1, 4], "duration_s": 0.1},
-    "lab4_benchmarking_pitfalls": {"trials": 2, "duration_s": 0.1},
+    "lab4_benchmarking_pitfalls": {"trials": 2, "duration_s": 0.1, "languages": TWO},
 }
 
 
 @pytest.mark.native
 @pytest.mark.e2e
 @pytest.mark.parametrize("lab", LABS)
-def test_lab_runs_the_real_programs_with_and_without_solutions(tmp_path, monkeypatch, lab):
+def test_lab_runs_the_real_programs_with_solutions(tmp_path, monkeypatch, lab):
+    """The teacher's copy, running the real programs. The student's copy (no solutions) of
+    each lab reads a committed sweep in test_python_only.py (with run=False, or a raw_folder)."""
     if len(_built()) < 3:
         pytest.skip("native programs not built (scripts/build.sh)")
     monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
@@ -154,9 +161,5 @@ def test_lab_runs_the_real_programs_with_and_without_solutions(tmp_path, monkeyp
     # The <= 2 min target holds on an idle 2-core machine (docs/teaching.md); under a shared
     # test run the time is printed, and only a hang fails the test.
     assert took < 5 * LAB_BUDGET_S, f"{lab} took {took:.0f} s"
-    sweep = next((tmp_path / "data" / "raw").glob(f"{lab[:4]}-*"))
-    # the student's copy: same runs (read back, not re-run), no solutions
-    nb = _execute(TEACHING / f"{lab}.ipynb", tmp_path / "student.ipynb", raw_folder=str(sweep))
-    text = _outputs_text(nb)
-    assert "no answer yet" in text and "solution:" not in text and "Take-away" not in text
-    assert "explanation is hidden" in text
+    # the sweep it ran is where a later run=False reads it from
+    assert len(list((tmp_path / "data" / "raw").glob(f"{lab[:4]}-*"))) == 1

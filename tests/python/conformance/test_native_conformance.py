@@ -68,8 +68,10 @@ def command(lang: str) -> tuple[list[str], dict[str, str]]:
 
 
 # Cases are independent processes; a language's cases are started together on a few
-# worker threads when its first case runs (each test then waits for its own result).
+# worker threads when its first case runs (each test then waits for its own result). Under
+# pytest-xdist the workers share the cases out instead: each runs its own, one at a time.
 JOBS = int(os.environ.get("SERVERBENCH_CONFORMANCE_JOBS", min(2, os.cpu_count() or 1)))
+UNDER_XDIST = bool(os.environ.get("PYTEST_XDIST_WORKER"))
 _pool = ThreadPoolExecutor(max_workers=JOBS)
 _results: dict[str, Future] = {}
 
@@ -90,6 +92,8 @@ def _run(case: Case, cmd: list[str], env: dict[str, str]) -> subprocess.Complete
 
 def execute(case: Case) -> subprocess.CompletedProcess:
     cmd, env = command(case.language)
+    if UNDER_XDIST:
+        return _run(case, cmd, env)
     if case.id not in _results:
         for c in CASES:
             if c.language == case.language and c.id not in _results:

@@ -26,6 +26,7 @@ class SweepJob:
     shards: int
     raw_rel: str  # the sweep folder relative to the repository root, e.g. data/raw/<id>
     sets: tuple[str, ...] = field(default_factory=tuple)  # --set KEY=VALUE overrides
+    allow_dirty: bool = False  # `run --allow-dirty`: record although tracked files differ from the commit
 
 
 def array_spec(shards: list[int]) -> str:
@@ -58,6 +59,8 @@ def shards_script(job: SweepJob, res: Resources, shards: list[int]) -> str:
     args = ["--profile", job.profile, "--sweep-id", job.sweep_id]
     for s in job.sets:
         args += ["--set", s]
+    if job.allow_dirty:
+        args.append("--allow-dirty")
     cmd = (
         '"$PY" -m serverbench run '
         + " ".join(shlex.quote(a) for a in args)

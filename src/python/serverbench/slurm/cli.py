@@ -45,6 +45,12 @@ def register(subparsers) -> None:
         help="override a profile value, as for `run`",
     )
     p.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="the shards run with `run --allow-dirty`: record although tracked files differ from the commit "
+        "(refused by default, as for `run`; give it again when resubmitting)",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="print the scripts, submit nothing, write nothing (needs --cores-per-node)",
@@ -81,6 +87,7 @@ def _cmd_submit(args, stdout, stderr) -> int:
             args.sets,
             args.dry_run,
             shard_progress,
+            allow_dirty=args.allow_dirty,
         )
     except (submit.SubmitError, SlurmError) as e:
         raise _usage(str(e)) from None

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.harness import profiles
+from serverbench.harness.cli import refuse_dirty
 from serverbench.harness.shards import ShardProgress  # noqa: F401  (re-exported: slurm status shows it)
 from serverbench.slurm import batch, scheduler
 
@@ -132,10 +133,13 @@ def prepare(
     dry_run: bool,
     progress_fn,
     raw_root: Path | None = None,
+    allow_dirty: bool = False,
 ) -> Submission:
     """Everything a submission needs, checked; writes nothing.
 
-    progress_fn(sweep_dir, job) -> list[ShardProgress] (the harness's view of each shard)."""
+    progress_fn(sweep_dir, job) -> list[ShardProgress] (the harness's view of each shard).
+    allow_dirty: each shard runs with `run --allow-dirty` (asked for at each submission, a
+    resubmission included: whether the tree may differ from its commit is decided now)."""
     root = Path(raw_root) if raw_root else paths.raw_dir()
     earlier = submissions(root / sweep_id) if sweep_id else []
     if earlier:
@@ -157,11 +161,17 @@ def prepare(
         raise SubmitError(str(e)) from None
     if not dry_run:
         scheduler.require_clients()
+        refuse_dirty(raw_root, allow_dirty)  # as `run` would in each shard (exit 2), before submitting
     res = plan_resources(prof, partition, cores_per_node, time, check_cluster=not dry_run)
     sweep_id = sweep_id or new_sweep_id(prof["name"])
     sweep_dir = root / sweep_id
     job = batch.SweepJob(
-        sweep_id=sweep_id, profile=profile, shards=shards, raw_rel=_relative(sweep_dir), sets=tuple(sets)
+        sweep_id=sweep_id,
+        profile=profile,
+        shards=shards,
+        raw_rel=_relative(sweep_dir),
+        sets=tuple(sets),
+        allow_dirty=allow_dirty,
     )
     todo = list(range(shards))
     if earlier:
@@ -213,6 +223,7 @@ def submit(sub: Submission) -> dict:
         "profile": sub.job.profile,
         "shards": sub.job.shards,
         "sets": list(sub.job.sets),
+        "allow_dirty": sub.job.allow_dirty,
         "submitted_shards": sub.shards,
         "resources": asdict(sub.resources),
         "array_job_id": array_id,
