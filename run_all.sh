@@ -6,12 +6,14 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: ./run_all.sh [--profile NAME|FILE.toml] [--no-run] [--sweep-id ID]
+usage: ./run_all.sh [--profile NAME|FILE.toml] [--piece NAME] [--no-run] [--sweep-id ID]
                     [--languages L1,L2,...] [--no-reference] [--no-pdf]
                     [--allow-dirty] [--help]
 
   --profile P     sweep profile (default: quick); `python -m serverbench profiles`
                   lists every profile with its runs and estimated duration
+  --piece NAME    one piece of a profile with [pieces] (the paper's: one session on one
+                  machine each), into its own sweep <profile>-<piece>-<time>
   --no-run        run no benchmark: re-render tables, figures and the report from the
                   raw logs already in data/raw (the newest sweep of the profile, or --sweep-id);
                   needs the Python environment only (no toolchain, no build, no root)
@@ -33,12 +35,14 @@ verdict in data/processed/<sweep-id>/claims.csv is 'error').
 USAGE
 }
 
-profile=quick; run=1; sweep_id=""; languages=""; reference=1; pdf=1; allow_dirty=0
+profile=quick; piece=""; run=1; sweep_id=""; languages=""; reference=1; pdf=1; allow_dirty=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --profile) [ $# -ge 2 ] || { echo "error: --profile needs a value" >&2; exit 2; }; profile="$2"; shift 2 ;;
     --profile=*) profile="${1#*=}"; shift ;;
+    --piece) [ $# -ge 2 ] || { echo "error: --piece needs a value" >&2; exit 2; }; piece="$2"; shift 2 ;;
+    --piece=*) piece="${1#*=}"; shift ;;
     --sweep-id) [ $# -ge 2 ] || { echo "error: --sweep-id needs a value" >&2; exit 2; }; sweep_id="$2"; shift 2 ;;
     --sweep-id=*) sweep_id="${1#*=}"; shift ;;
     --languages) [ $# -ge 2 ] || { echo "error: --languages needs a value" >&2; exit 2; }; languages="$2"; shift 2 ;;
@@ -72,9 +76,10 @@ fi
 if [ "$run" = 1 ]; then
   if [ -z "$sweep_id" ]; then
     name="$(basename "$profile")"
-    sweep_id="${name%.toml}-$(date -u +%Y%m%dT%H%M%SZ)"
+    sweep_id="${name%.toml}${piece:+-$piece}-$(date -u +%Y%m%dT%H%M%SZ)"
   fi
   run_args=(run --profile "$profile" --sweep-id "$sweep_id")
+  [ -n "$piece" ] && run_args+=(--piece "$piece")
   [ -n "$languages" ] && run_args+=(--languages "$languages")
   [ "$allow_dirty" = 1 ] && run_args+=(--allow-dirty)
   echo "== sweep $sweep_id (profile: $profile): one harness process"
@@ -93,7 +98,7 @@ nb_args=(notebooks --profile "$profile" --no-run --sweep-id "$sweep_id")
 echo "== figures and report of $sweep_id (analysis only)"
 "$VPY" -m serverbench "${nb_args[@]}"
 
-claims="data/processed/$sweep_id/claims.csv"
+claims="${SERVERBENCH_DATA:-${SERVERBENCH_ROOT:-.}/data}/processed/$sweep_id/claims.csv"  # as paths.processed_dir()
 if [ ! -f "$claims" ]; then
   "$VPY" -m serverbench process "$sweep_id" >/dev/null
 fi

@@ -34,7 +34,13 @@ def add_run_arguments(r) -> None:
     r.add_argument(
         "--profile", default="quick", help=f"{', '.join(available_profiles())} (default: quick), or a TOML file"
     )
-    r.add_argument("--sweep-id", default=None, help="default: <profile>-<UTC time>; an existing id resumes")
+    r.add_argument("--sweep-id", default=None, help="default: <profile>[-<piece>]-<UTC time>; an existing id resumes")
+    r.add_argument(
+        "--piece",
+        default=None,
+        help="one piece of a profile that has [pieces] (the paper's: one session on one machine each; "
+        "`python -m serverbench profiles` lists them): its benchmarks and overrides, into its own sweep",
+    )
     r.add_argument("--languages", default=None, help="comma-separated subset of " + ",".join(contract.languages()))
     r.add_argument(
         "--benchmarks", default=None, help="comma-separated subset of " + ",".join(contract.benchmarks()) + ",spawn_max"
@@ -88,12 +94,28 @@ def run_request(args) -> dict:
         overrides = parse_set(args.sets)
         if args.seed is not None:
             overrides["seed"] = args.seed
+        benchmarks, sweep_id = args.benchmarks, args.sweep_id
+        if getattr(args, "piece", None):
+            from datetime import UTC, datetime
+
+            from serverbench.harness.pieces import piece
+
+            p = piece(args.profile, args.piece)
+            if benchmarks:
+                raise ProfileError(
+                    f"--piece {p.name} sets the benchmarks ({', '.join(p.benchmarks)}): drop --benchmarks"
+                )
+            benchmarks = ",".join(p.benchmarks)
+            overrides = {**p.sets, **overrides}
+            if sweep_id is None:
+                name = load_profile(args.profile)["name"]
+                sweep_id = f"{name}-{p.name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
         return dict(
             profile=args.profile,
-            sweep_id=args.sweep_id,
+            sweep_id=sweep_id,
             overrides=overrides,
             languages=args.languages,
-            benchmarks=args.benchmarks,
+            benchmarks=benchmarks,
             raw_root=args.raw_dir,
             oversubscribe=args.oversubscribe,
             progress=not args.no_progress,
@@ -194,4 +216,24 @@ def _cmd_profiles(args, stdout, stderr) -> int:
         if plan.not_runnable:
             nr = sorted({(x["benchmark"], x["cores"]) for x in plan.not_runnable})
             print("           not runnable here: " + ", ".join(f"{b} c{c}" for b, c in nr), file=stdout)
+        _print_pieces(name, args.oversubscribe, stdout)
     return 0
+
+
+def _print_pieces(name: str, oversubscribe: bool, stdout) -> None:
+    """A profile's pieces, each with its runs and estimate (`run --piece NAME`)."""
+    from serverbench.harness.pieces import pieces
+    from serverbench.harness.plan import make_plan
+
+    try:
+        found = pieces(name)
+    except ProfileError as e:
+        print(f"           pieces: error: {e}", file=stdout)
+        return
+    for p in found.values():
+        plan = make_plan(load_profile(name, p.sets), benchmarks=list(p.benchmarks), oversubscribe=oversubscribe)
+        print(
+            f"           piece {p.name}: ~{plan.run_count()} runs (~{plan.estimate_s() / 60:.0f} min)"
+            f"  (run --piece {p.name})",
+            file=stdout,
+        )

@@ -40,7 +40,7 @@ SEARCH_TABLE = "spawn_max"  # the max-processes search: runs of spawn, not a ben
 BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, SEARCH_TABLE) if x == "spawn" else (x,)))
 PROFILES = ("smoke", "quick", "paper")
 
-TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "defaults"}
+TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "defaults", "pieces"}
 TOP_KEYS |= set(BENCHMARKS)
 DEFAULT_KEYS = {
     "trials": 3,
