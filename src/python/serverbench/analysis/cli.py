@@ -132,6 +132,14 @@ def _cmd_replication(args, stdout, stderr) -> int:
             tables.write_claims(process.Processed(f))
     out = replication.write(args.profile)
     rec = replication.load(args.profile)
+    if args.profile == "quick":  # README's picture of the record (README: What we found)
+        import matplotlib.pyplot as plt
+
+        from serverbench.analysis.figures import save
+
+        fig = replication.figure(rec)
+        print(f"wrote {paths.portable(str(save(fig, 'replication')['png']))}", file=stdout)
+        plt.close(fig)
     for line in replication.summary_lines(rec):
         print(line, file=stdout)
     print(replication.counts(rec).to_string(index=False), file=stdout)

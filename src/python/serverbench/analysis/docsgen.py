@@ -320,7 +320,14 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "readme-folders": ("README.md", gen_readme_folders),
     "scala-command": ("src/scala/README.md", gen_scala_command),
     "dimension-tables": ("docs/dimensioning.md", lambda: _dimension_tables()),
+    "readme-findings": ("README.md", lambda: _readme_findings()),
 }
+
+
+def _readme_findings() -> str:
+    from serverbench.analysis import replication
+
+    return replication.readme_findings()
 
 
 def _dimension_tables() -> str:

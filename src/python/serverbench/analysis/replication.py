@@ -13,6 +13,7 @@ prints the table; the report shows it beside a new sweep's verdicts.
 from __future__ import annotations
 
 import json
+import re
 from itertools import combinations
 from pathlib import Path
 
@@ -161,3 +162,117 @@ def protocol_note(info: dict) -> str:
         f"**Judged by protocol {p['protocol']}** (spec/protocol.json, sha256 `{protocol.sha256()[:16]}`, "
         f"frozen {p['frozen_utc']}; docs/protocol.md). This sweep ran {when}."
     )
+
+
+VERDICT_COLORS = {
+    engine.SUPPORTED: "#4daf4a",
+    engine.CONTRADICTED: "#e41a1c",
+    engine.INCONCLUSIVE: "#d9d9d9",
+    engine.NOT_TESTABLE: "#ffffff",
+    engine.ERROR: "#000000",
+}
+
+
+def figure(rec: pd.DataFrame):
+    """The record as a picture: one row per claim (the paper's order), one column per sweep
+    (oldest first), each cell coloured by its verdict; a dashed line where protocol 1 was
+    frozen; the machine kind under each column."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    ids = [c["id"] for c in protocol.load()["claims"] if c["id"] in set(rec["id"])]
+    sweeps_ = list(dict.fromkeys(rec["sweep"]))
+    grid = rec.pivot_table(index="id", columns="sweep", values="verdict", aggfunc="first").reindex(ids)[sweeps_]
+    codes = {v: i for i, v in enumerate(VERDICT_COLORS)}
+    z = grid.apply(lambda col: col.map(lambda v: codes.get(v, codes[engine.ERROR])))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.22 * len(sweeps_) + 2), 0.28 * len(ids) + 1.8))
+    cmap = matplotlib.colors.ListedColormap(list(VERDICT_COLORS.values()))
+    ax.imshow(z.to_numpy(dtype=float), aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(codes) - 0.5)
+    ax.set_yticks(range(len(ids)), ids, fontsize=8)
+    machines = rec.drop_duplicates("sweep").set_index("sweep").loc[sweeps_, "machine"].map(_short)
+    ax.set_xticks(range(len(sweeps_)), [m.split()[0] for m in machines], rotation=90, fontsize=6)
+    ax.set_xticks([x - 0.5 for x in range(len(sweeps_) + 1)], minor=True)
+    ax.set_yticks([y - 0.5 for y in range(len(ids) + 1)], minor=True)
+    ax.grid(which="minor", color="0.6", lw=0.4)
+    ax.grid(which="major", visible=False)
+    ax.tick_params(which="minor", length=0)
+    after = rec.drop_duplicates("sweep").set_index("sweep").loc[sweeps_, "after_freeze"].tolist()
+    if any(after) and not all(after):
+        x = after.index(True) - 0.5
+        ax.axvline(x, color="k", ls="--", lw=1.2)
+    frozen = f"; dashed line: protocol {protocol.version()} frozen" if any(after) and not all(after) else ""
+    ax.set_xlabel(f"{len(sweeps_)} committed quick sweeps, oldest first (machine of each){frozen}")
+    ax.set_title(f"Each claim's verdict in each sweep (judged by protocol {protocol.version()})", fontsize=10)
+    seen = set(rec["verdict"])
+    handles = [Patch(facecolor=c, edgecolor="0.5", label=v) for v, c in VERDICT_COLORS.items() if v in seen]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _gist(sentence: str, width: int = 75) -> str:
+    """A claim's sentence cut to its gist: no parentheses, up to the first colon or
+    semicolon, at most `width` characters (cut at a word)."""
+    s = re.sub(r"\s*\([^)]{4,}\)", "", sentence).strip()  # parentheses out: "(the article's claim) ..."
+    for stop in (":", ";"):
+        s = s.split(stop)[0]
+    s = s.rstrip(". ")
+    if len(s) > width:
+        s = s[: s.rfind(" ", 0, width)] + " …"
+    return f"“{s}”"
+
+
+def readme_findings(rec: pd.DataFrame | None = None) -> str:
+    """README's "What we found": the claims grouped by the verdict they get in most committed
+    quick sweeps (each with its count), and the flips (a generated block)."""
+    rec = load("quick") if rec is None else rec
+    n = rec["sweep"].nunique()
+    kinds = rec.drop_duplicates("sweep")["machine"].map(_short).value_counts()
+    after = int(rec.drop_duplicates("sweep")["after_freeze"].sum())
+    groups: dict[str, list[str]] = {}
+    for cid in [c["id"] for c in protocol.load()["claims"]]:
+        g = rec[rec["id"].eq(cid)]
+        if g.empty:
+            continue
+        top = g["verdict"].value_counts()
+        verdict, k = top.index[0], int(top.iloc[0])
+        key = verdict if k >= 0.75 * len(g) else "split"
+        if key == "split":
+            kinds_ = sorted(set(g.machine))
+            detail = "; ".join(
+                f"{v} in "
+                + ", ".join(f"{(gv.machine == m).sum()}/{(g.machine == m).sum()} {_short(m)}" for m in kinds_)
+                for v, gv in sorted(g.groupby("verdict"), key=lambda x: -len(x[1]))
+                if v != engine.NOT_TESTABLE
+            )
+        else:
+            detail = f"{k}/{len(g)}"
+        groups.setdefault(key, []).append(f"**{cid}** {_gist(protocol.claim(cid)['sentence'])} ({detail})")
+    names = {
+        engine.SUPPORTED: "Hold",
+        engine.CONTRADICTED: "Do not hold",
+        engine.INCONCLUSIVE: "Undecided at this scale",
+        "split": "Differ between sweeps (no verdict in three quarters of them)",
+        engine.NOT_TESTABLE: "Not testable on 2 cores",
+        engine.ERROR: "Error",
+    }
+    fl = flips(rec)
+    lines = [
+        f"Each claim judged by protocol {protocol.version()} (docs/protocol.md) in each of {n} committed `quick` "
+        f"sweeps ({', '.join(f'{k} on {m}' for m, k in kinds.items())}; {after} run after the protocol was frozen), "
+        "at the quick profile's reduced scale; in brackets, the sweeps that gave the verdict:",
+        "",
+    ]
+    for key, title in names.items():
+        if groups.get(key):
+            lines.append(f"* {title}: " + "; ".join(groups[key]) + ".")
+    lines += [
+        "",
+        f"No claim was supported in one sweep and contradicted in another ({len(fl)} such pairs)."
+        if not fl
+        else f"{len(fl)} pairs of sweeps in which a claim was supported in one and contradicted in the other.",
+    ]
+    return "\n".join(lines)
