@@ -1,4 +1,4 @@
-"""The report's first screen (issue 44, "findings first"): one short line per claim with its
+"""The report's first screen ("findings first"): one short line per claim with its
 verdict, the deciding ratios and the replication count; the glossary of the words those
 lines use (from docs/protocol.md and docs/statistics.md); the report's table of contents;
 and the number format of the report's tables (`fmt`, `style`): integers as integers,
@@ -28,8 +28,10 @@ TITLE = "Reproducing Valkov, Chechina & Trinder (SAC 2018): findings"
 FINDINGS = "Findings"
 GLOSSARY = "Glossary"
 EVIDENCE = "Evidence behind the verdicts"
+PAPER_SCALE = "At the paper's scale on this machine"
 APPENDIX = "Appendix: machine, runtimes, set-up differences, contention, failures, time"
 SECTIONS: list[tuple[int, str]] = [
+    (2, PAPER_SCALE),
     (2, FINDINGS),
     (2, GLOSSARY),
     (2, "The claims, checked"),
