@@ -5,6 +5,7 @@ numbers as claims_evidence.csv); comparisons shown for context only ('-') are le
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -37,7 +38,7 @@ def rows(verdicts) -> pd.DataFrame:
                 {
                     "claim": v.id,
                     "verdict": v.verdict,
-                    "label": f"{v.id}  {r.comparison} @ {r.config}"[:70],
+                    "label": textwrap.fill(f"{v.id}  {r.comparison} @ {r.config}", 64, subsequent_indent="    "),
                     "ratio": r.ratio,
                     "lo": getattr(r, "ci_lo", np.nan),
                     "hi": getattr(r, "ci_hi", np.nan),
@@ -61,7 +62,8 @@ def _limits(t: pd.DataFrame) -> tuple[float, float]:
 
 def _draw(t: pd.DataFrame, title: str):
     n = len(t)
-    fig, ax = plt.subplots(figsize=(8.5, 0.8 + 0.24 * n))
+    lines = sum(str(x).count("\n") + 1 for x in t["label"])  # a long label wraps onto a second line
+    fig, ax = plt.subplots(figsize=(8.5, 1.0 + 0.16 * lines + 0.08 * n))
     lo_x, hi_x = _limits(t)
     for i, r in enumerate(t.itertuples()):
         y = n - 1 - i
@@ -89,7 +91,7 @@ def _draw(t: pd.DataFrame, title: str):
     ax.set_yticklabels(list(t["label"])[::-1], fontsize=6.5)
     ax.axvline(1.0, color="k", lw=0.6, ls=":")
     ax.set_xlabel("ratio, log scale (green: yes region; red: no region; white: undecided)", fontsize=8)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(textwrap.fill(title, 80), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -114,7 +116,7 @@ def draw(verdicts, out_dir) -> list[Path]:
         claims = ", ".join(dict.fromkeys(page["claim"]))
         fig = _draw(page, f"Deciding comparisons: {claims}")
         p = out_dir / f"forest-{k}.png"
-        fig.savefig(p, dpi=130)
+        fig.savefig(p, dpi=130, bbox_inches="tight")  # nothing cut: long labels, a long title
         plt.close(fig)
         paths.append(p)
     return paths

@@ -18,6 +18,7 @@ import pandas as pd
 
 from serverbench.analysis import registry, stats
 from serverbench.analysis.figstyle import _style, color, marker
+from serverbench.analysis.process import LANGUAGE_LABELS
 
 matplotlib.use("Agg")
 
@@ -143,20 +144,20 @@ def fig_recovery_throughput(P, languages=None, show_reference: bool = True, **_)
         return None
     _style()
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for lang, g in rel.groupby("language"):
+    langs = sorted(set(rel["language"]))
+    for k, (lang, g) in enumerate(rel.groupby("language")):
         g = g.sort_values("crashes_per_s")
+        dodge = 1.06 ** (k - (len(langs) - 1) / 2)  # side by side, so no interval hides another
+        x = np.concatenate([[0.0], g["crashes_per_s"].to_numpy(float) * dodge])  # lambda = 0: 1 by definition
+        y = np.concatenate([[1.0], g["ratio"].to_numpy(float)])
+        ax.plot(x, y, color=color(lang), marker=marker(lang), label=LANGUAGE_LABELS.get(lang, lang))
         ax.errorbar(
-            g["crashes_per_s"],
-            g["ratio"],
-            yerr=[g["ratio"] - g["lo"], g["hi"] - g["ratio"]],
-            color=color(lang),
-            marker=marker(lang),
-            capsize=3,
-            label=lang,
+            x[1:], y[1:], yerr=[g["ratio"] - g["lo"], g["hi"] - g["ratio"]], color=color(lang), ls="none", capsize=3
         )
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.axhline(LOSS, color="grey", lw=0.8, ls=":")
-    ax.set_xscale("log")
+    ax.set_xscale("symlog", linthresh=1.0)  # lambda = 0, the baseline, on the axis beside the rates
+    ax.set_xlim(-0.3, float(rel["crashes_per_s"].max()) * 1.6)  # no negative rates
     ax.set_xlabel("crashes per second (lambda), injected into workers")
     ax.set_ylabel("throughput relative to lambda = 0")
     c = rel.iloc[0]
@@ -183,7 +184,8 @@ def fig_recovery_latency(P, languages=None, show_reference: bool = True, **_):
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     for lang, g in lat.groupby("language"):
         x = np.sort(g["latency_s"].to_numpy()) * 1e6
-        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=color(lang), label=f"{lang} (n = {len(x)})")
+        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=color(lang),
+                label=f"{LANGUAGE_LABELS.get(lang, lang)} (n = {len(x)})")  # fmt: skip
     ax.set_xscale("log")
     ax.set_xlabel("restart latency, µs (crash to the restarted worker's first exchange)")
     ax.set_ylabel("fraction of restarts (ECDF)")

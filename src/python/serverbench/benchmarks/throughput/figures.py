@@ -102,9 +102,8 @@ def _fig5(
             else:
                 msg = "not measured in this sweep"
             if drawn_ref:
-                # the paper's curves stay readable: a line in the corner, not a box over them
-                ax.text(0.02, 0.98, f"{msg.split(' (')[0]}: the paper's only", transform=ax.transAxes, ha="left",
-                        va="top", fontsize=7, color="0.3", zorder=5)  # fmt: skip
+                # the paper's curves stay readable: said in the panel's title, not over them
+                ax.set_title(f"{ax.get_title()}: {msg.split(' (')[0].replace(' on this machine', ' here')}, paper only")
             else:
                 _panel_note(ax, msg)
         ax.set_xscale("log", base=2)
