@@ -80,7 +80,9 @@ def test_scaling_tells_a_moving_ratio_from_a_steady_one(sweep):
 
 def test_write_gives_tables_and_the_figure(sweep, tmp_path):
     (tmp_path / "processed").mkdir()
-    written = dimension.write(sweep, out_dir=tmp_path / "out", figures_dir=tmp_path / "fig", processed_dir=tmp_path / "processed")
+    written = dimension.write(
+        sweep, out_dir=tmp_path / "out", figures_dir=tmp_path / "fig", processed_dir=tmp_path / "processed"
+    )
     assert {"dimension_throughput", "dimension_scaling", "dimension_levels", "figure.png", "figure.pdf"} <= set(written)
     assert (tmp_path / "fig" / "dimensioning.png").stat().st_size > 10_000
 

@@ -469,7 +469,9 @@ def test_resuming_a_sweep_started_on_another_machine_is_refused(tmp_path):
     man = json.loads((d / "manifest.json").read_text())
     man["machine"] = dict(man["machine"], fingerprint="0123456789abcdef", cpu_model="Another CPU")
     (d / "manifest.json").write_text(json.dumps(man))
-    (d / records.RAW_LOG_NAME).write_text("".join(x for x in (d / records.RAW_LOG_NAME).read_text().splitlines(True)[:2]))
+    (d / records.RAW_LOG_NAME).write_text(
+        "".join(x for x in (d / records.RAW_LOG_NAME).read_text().splitlines(True)[:2])
+    )
     before = _files(d)
     with pytest.raises(ProfileError, match=r"started on another machine \(fingerprint 0123456789abcdef, Another CPU"):
         run_sweep("smoke", sweep_id="moved", raw_root=tmp_path, progress=False, overrides=SMALL, commands=fakes())

@@ -179,7 +179,9 @@ def levels(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
         runs = pd.read_csv(folder / "runs.csv", low_memory=False)
         runs = runs[runs["selected"].astype(str).str.lower().eq("true") & runs["status"].eq("ok")]
         runs = runs[~runs["warmup"].astype(str).str.lower().eq("true")]
-        kind = machine_kind({"cpu_model": runs["host.cpu_model"].iloc[0], "logical_cpus": runs["host.logical_cpus"].iloc[0]})
+        kind = machine_kind(
+            {"cpu_model": runs["host.cpu_model"].iloc[0], "logical_cpus": runs["host.logical_cpus"].iloc[0]}
+        )
         for table, config, metric in LEVELS:
             d = runs[runs["benchmark"].eq(table)]
             for k, v in config.items():
@@ -270,7 +272,11 @@ def write(
     out.mkdir(parents=True, exist_ok=True)
     windows, lengths, scale = throughput_windows(sweep_dir), throughput_lengths(sweep_dir), scaling(sweep_dir)
     written = {}
-    for name, df in (("dimension_throughput", lengths), ("dimension_scaling", scale), ("dimension_levels", levels(processed_dir=processed_dir))):
+    for name, df in (
+        ("dimension_throughput", lengths),
+        ("dimension_scaling", scale),
+        ("dimension_levels", levels(processed_dir=processed_dir)),
+    ):
         p = out / f"{name}.csv"
         df.to_csv(p, index=False)
         written[name] = p

@@ -229,9 +229,9 @@ def show_evidence(verdicts) -> None:
 # ------------------------------------------------------------------ contention
 
 # Raw-record fields (flattened) the harness records around each run, by what they mean;
-# the first one present is used. Since issue 26 a process run records its interference
+# the first one present is used. A run records its interference
 # (harness/interference.py: other processes' CPU time on its CPUs, steal) and is flagged
-# `interfered` over limits fixed in advance; older logs fall back to the load average
+# `interfered` over limits fixed in advance; records without it fall back to the load average
 # before the run (>= its logical CPUs: the machine was busy) or the steal.
 LOAD_FIELDS = ("load_avg_1m_before", "contention.load_avg_1m_before", "loadavg_1m_before", "load_avg_1m")
 STEAL_FIELDS = ("steal_share", "contention.steal_share", "cpu_steal_share")

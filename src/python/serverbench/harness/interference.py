@@ -1,4 +1,4 @@
-"""Interference measured per run (issue 26), instead of guessing it from the load average:
+"""Interference measured per run, instead of guessing it from the load average:
 how much CPU time other processes took on the run's own CPUs while it ran, how often the
 kernel preempted the benchmark (involuntary context switches), and the hypervisor's steal
 (environment.contention_fields). A run over a limit fixed in advance is flagged
@@ -14,14 +14,14 @@ other_cpu_s = busy ticks of the run's CPUs during it (user, nice, system, irq, s
 
 * A process run ('process' family): its CPUs are the ones it is pinned to, its wall
   seconds its wall_s, its own CPU time its wait4 rusage.
-* A socket run (issue 44; 'socket' family, harness.sockets): its CPUs are every CPU its
+* A socket run ('socket' family, harness.sockets): its CPUs are every CPU its
   server and client are pinned to (sockets.run_cpus), the window is the whole run, server
   start-up to the server's reaping, and its own CPU time is the client's plus the server's
   wait4 rusage (each includes the threads and the reaped children of that process) plus,
   when the harness could not leave those CPUs, the harness's own (it reads the server and
-  samples /proc for the run). The client and server ARE the benchmark: before issue 44 a
-  socket run had no measure and the report fell back to the 1-minute load average, which
-  counted the sweep's own previous socket run as interference.
+  samples /proc for the run). The client and server ARE the benchmark: the 1-minute load
+  average (the fallback for records without this measure) counts the sweep's own previous
+  socket run as interference.
 
 The rule (`interfered`), one place for every family: other_cpu_share > OTHER_CPU_LIMIT or
 steal_share > STEAL_LIMIT, each only when it also amounts to at least MIN_TICKS ticks of
