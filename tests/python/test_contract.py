@@ -80,3 +80,21 @@ def test_executables_live_where_the_spec_says():
     assert str(contract.executable("go")).endswith("src/go/bin/serverbench")
     assert str(contract.executable("erlang")).endswith("src/erlang/_build/default/bin/serverbench")
     assert str(contract.executable("scala_akka")).endswith("src/scala/target/serverbench.jar")
+
+
+def test_every_language_has_its_look_and_start_up_in_its_spec_entry():
+    """One home for a language's facts: its name, colour and marker in figures (`plot`) and its
+    start-up cost for the plan's estimates live in spec/cli.json, read by process.py,
+    figstyle.py and plan.py."""
+    from serverbench.analysis import figstyle, process
+    from serverbench.harness import plan
+
+    styles = contract.plot_styles()
+    for lang, spec in contract.cli_contract()["languages"].items():
+        assert {"label", "color", "marker"} <= set(spec["plot"]), lang
+        assert process.LANGUAGE_LABELS[lang] == spec["plot"]["label"] and figstyle.color(lang) == spec["plot"]["color"]
+        if set(spec["benchmarks"]) - {"echo_flood", "tcp_pingpong"}:  # an in-process benchmark: a start-up cost
+            assert plan.STARTUP_S[lang] == spec["startup_s"], lang
+    colours = [s["color"] for s in styles.values() if "color" in s]
+    assert len(colours) == len(set(colours))  # no two languages look alike
+    assert process.LANGUAGE_LABELS["go[gc=nogreentea]"] == "Go, Green Tea GC off"  # a build's own look

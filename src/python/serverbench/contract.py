@@ -151,6 +151,24 @@ def language_key(lang: str, settings: dict | None) -> str:
     return lang + "".join(f"[{k}={v}]" for k, v in chosen)
 
 
+def plot_styles() -> dict[str, dict]:
+    """{language key: {label, color, marker}} (spec/cli.json `plot`): every language's, and
+    every runtime setting value's that has one, under its key ('go[gc=nogreentea]')."""
+    out: dict[str, dict] = {}
+    for lang, spec in cli_contract()["languages"].items():
+        out[lang] = dict(spec.get("plot", {}))
+        for name, setting in spec.get("settings", {}).items():
+            for value, style in setting.get("plot", {}).items():
+                out[language_key(lang, {name: value})] = dict(style)
+    return out
+
+
+def startup_costs(role: str = "startup_s") -> dict[str, float]:
+    """{language: seconds} a fresh process of it takes to start (spec/cli.json `startup_s`;
+    `server_startup_s` for a socket server): the plan's estimates."""
+    return {lang: float(spec[role]) for lang, spec in cli_contract()["languages"].items() if role in spec}
+
+
 def settings_mismatch(lang: str, settings: dict, native: dict) -> str | None:
     """Whether a native record ran the settings asked for (the default where none was):
     None, or what differs. A record that does not report a setting is a mismatch only

@@ -8,49 +8,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from serverbench import contract  # noqa: E402
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed  # noqa: E402
 
-COLORS = {
-    "erlang": "#A2003E",
-    "go": "#0077A8",
-    "scala_akka": "#E07B00",
-    "java": "#5B8C00",
-    "scala_actors": "#7A4FB5",
-    "scala": "#B5651D",
-    "c": "#333333",
-    "nodejs": "#3C873A",
-    "twisted": "#6E6E6E",
-    "eventlet": "#C71585",
-    "python_threads": "#1F3A93",
-    "rust_tokio": "#B7410E",
-    # the 2026 runtimes' JVM points: Pekko in Akka's orange family, darker for the newer JDK
-    "scala_pekko": "#F2A541",
-    "scala_pekko_jdk25": "#C25E00",
-    "scala_pekko_jdk25_compact": "#7A3E00",
-    "java_vthreads": "#A4C639",  # Java threads' green, lighter
-    "scala_akka24": "#FFB000",  # the paper's Akka: Akka's orange, brighter
-    "go[gc=nogreentea]": "#7FC4E0",  # Go's colour, lighter: the same language, another build
-}
-MARKERS = {
-    "erlang": "o",
-    "go": "s",
-    "scala_akka": "^",
-    "java": "D",
-    "scala_actors": "v",
-    "scala": "P",
-    "c": "X",
-    "nodejs": "h",
-    "twisted": "<",
-    "eventlet": ">",
-    "python_threads": "*",
-    "rust_tokio": "p",
-    "scala_pekko": "8",
-    "scala_pekko_jdk25": "H",
-    "scala_pekko_jdk25_compact": "x",
-    "java_vthreads": "+",
-    "scala_akka24": "1",
-    "go[gc=nogreentea]": "d",
-}
+# Each language's colour and marker (spec/cli.json, languages.<lang>.plot; a build of it such
+# as go[gc=nogreentea] has its own, in its setting's `plot`)
+COLORS = {k: v["color"] for k, v in contract.plot_styles().items() if "color" in v}
+MARKERS = {k: v["marker"] for k, v in contract.plot_styles().items() if "marker" in v}
 FIG3_SIZES = (5000, 10000, 50000)
 FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
 FIG3A_BYTES = 5000
@@ -100,19 +64,8 @@ def _legend_handles(langs, show_reference, measured_label="this sweep: median wi
     return h
 
 
-DODGE = {
-    "erlang": 0.96,
-    "go": 1.0,
-    "scala_akka": 1.04,
-    "java": 1.0,
-    "scala_actors": 1.04,
-    "rust_tokio": 0.98,
-    "scala_pekko": 1.02,
-    "scala_pekko_jdk25": 1.06,
-    "scala_pekko_jdk25_compact": 1.08,
-    "java_vthreads": 0.94,
-    "scala_akka24": 1.0,
-}
+# each language's shift along a log x axis where several share a point (plot.dodge; 1 if none)
+DODGE = {k: float(v["dodge"]) for k, v in contract.plot_styles().items() if "dodge" in v}
 
 
 def _plot_measured(ax, x, med, lo, hi, lang, label=None, dodge: bool = False):

@@ -42,27 +42,9 @@ from serverbench.analysis.side_tables import (  # noqa: F401  (re-exported)
 from serverbench.analysis.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
 
 LANGUAGES = ("erlang", "go", "scala_akka")
-LANGUAGE_LABELS = {
-    "erlang": "Erlang",
-    "go": "Go",
-    "scala_akka": "Scala/Akka",
-    "java": "Java (threads)",
-    "scala_actors": "Scala actors",
-    "scala": "Scala (blocking sockets)",
-    "c": "C",
-    "nodejs": "Node.js",
-    "twisted": "Twisted",
-    "eventlet": "eventlet",
-    "python_threads": "Python threads",
-    "rust_tokio": "Rust (tokio)",
-    "scala_pekko": "Scala/Pekko (JDK 17)",
-    "scala_pekko_jdk25": "Scala/Pekko (JDK 25)",
-    "scala_pekko_jdk25_compact": "Scala/Pekko (JDK 25, compact headers)",
-    "java_vthreads": "Java (virtual threads, JDK 25)",
-    "scala_akka24": "Scala/Akka 2.4.12 (the paper's)",
-    "go[gc=nogreentea]": "Go, Green Tea GC off",
-    "scala_akka[heap=grow]": "Scala/Akka, heap growing (no -Xms)",
-}
+# How a language (or a build of it, 'go[gc=nogreentea]') is named in tables and figures:
+# spec/cli.json, languages.<lang>.plot.label
+LANGUAGE_LABELS = {k: v["label"] for k, v in contract.plot_styles().items() if "label" in v}
 
 
 def table_keys() -> dict[str, list[str]]:

@@ -274,19 +274,7 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
 # (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
-STARTUP_S = {
-    "go": 0.03,
-    "erlang": 0.2,
-    "scala_akka": 1.0,
-    "java": 0.8,
-    "scala_actors": 1.0,
-    "rust_tokio": 0.02,
-    "scala_akka24": 1.0,
-    "scala_pekko": 1.0,
-    "scala_pekko_jdk25": 1.0,
-    "scala_pekko_jdk25_compact": 1.0,
-    "java_vthreads": 0.6,
-}
+STARTUP_S = contract.startup_costs("startup_s")  # spec/cli.json languages.<lang>.startup_s
 
 
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
@@ -298,15 +286,7 @@ def estimate_run_s(bench: str, language: str, params: dict) -> float:
 
 # Socket runs (measured on a 2-core VM; docs/sockets.md): a server's start-up;
 # the benchmark's own cost is its package's (cost.socket_run_s(task, server)).
-SERVER_STARTUP_S = {
-    "c": 0.05,
-    "go": 0.07,
-    "erlang": 0.4,
-    "scala_akka": 2.5,
-    "scala": 1.0,
-    "nodejs": 0.25,
-    "rust_tokio": 0.05,
-}
+SERVER_STARTUP_S = contract.startup_costs("server_startup_s")  # languages.<lang>.server_startup_s
 
 
 def estimate_socket_s(t: Task) -> float:
