@@ -26,7 +26,19 @@ from serverbench import paths
 NATIVE_SCHEMA = "native-record.schema.json"
 RAW_SCHEMA = "raw-record.schema.json"
 RAW_LOG_NAME = "runs.jsonl"
+MANIFEST_NAME = "manifest.json"  # the sweep's manifest (harness/environment.manifest writes it)
 NATIVE_KEYS = ("benchmark", "language", "variant", "params", "metrics", "validation", "runtime")
+
+
+def read_manifest(sweep_dir) -> dict:
+    """A sweep's manifest.json ({} when it has none or it cannot be read): the one reader
+    of the file, for the harness (seed, machine) and the analysis alike."""
+    try:
+        with open(Path(sweep_dir) / MANIFEST_NAME, encoding="utf-8") as f:
+            m = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return m if isinstance(m, dict) else {}
 
 
 class RecordError(ValueError):

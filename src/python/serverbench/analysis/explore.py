@@ -160,14 +160,7 @@ def load_sweep(sweep) -> Sweep:
             f"sweep folder {str(folder)!r} holds no valid records ({len(skipped)} unreadable line(s){why})"
         )
     raw = records.flatten(recs)
-    manifest = {}
-    mp = folder / "manifest.json"
-    if mp.exists():
-        try:
-            manifest = json.loads(mp.read_text(encoding="utf-8"))
-        except ValueError:
-            manifest = {}
-    return Sweep(folder, tidy(raw), manifest, len(skipped))
+    return Sweep(folder, tidy(raw), records.read_manifest(folder), len(skipped))
 
 
 def list_sweeps(raw_root=None) -> pd.DataFrame:
@@ -176,10 +169,7 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
     root = Path(raw_root) if raw_root else paths.raw_dir()
     for sid in sweep_ids(root):
         folder = root / sid
-        try:
-            m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            m = {}
+        m = records.read_manifest(folder)
         statuses: dict = {}
         benchmarks = set()
         with open(folder / "runs.jsonl", encoding="utf-8") as f:

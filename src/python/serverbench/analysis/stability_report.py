@@ -58,12 +58,9 @@ def _sweep_dir(P) -> Path:
 
 
 def _manifest(d: Path) -> dict:
-    import json
+    from serverbench.records import read_manifest
 
-    try:
-        return json.loads((d / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    return read_manifest(d)
 
 
 def _profile_name(man: dict) -> str | None:

@@ -11,14 +11,7 @@ import numpy as np
 import pandas as pd
 
 from serverbench import paths
-
-
-def read_manifest(sweep_dir: Path) -> dict:
-    p = Path(sweep_dir) / "manifest.json"
-    if not p.exists():
-        return {}
-    with open(p, encoding="utf-8") as f:
-        return json.load(f)
+from serverbench.records import read_manifest
 
 
 def read_sessions(sweep_dir: Path) -> list[dict]:

@@ -145,7 +145,7 @@ def write_sweep(folder, recs, manifest: dict | None = None) -> Path:
         for r in recs:
             f.write(json.dumps(r) + "\n")
     if manifest is not None:
-        (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        (folder / records.MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
     return folder
 
 

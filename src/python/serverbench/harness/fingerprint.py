@@ -89,11 +89,9 @@ def fingerprint(m: dict) -> str:
 
 def of_sweep(sweep_dir: Path) -> dict | None:
     """The `machine` object a sweep's manifest recorded (None for sweeps before it existed)."""
-    try:
-        m = json.loads((Path(sweep_dir) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return m.get("machine")
+    from serverbench.records import read_manifest
+
+    return read_manifest(sweep_dir).get("machine")
 
 
 def other_machine(sweep_dir: Path) -> str | None:

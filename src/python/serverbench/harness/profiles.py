@@ -16,7 +16,6 @@ simply has no runs of it. Expansion into runs is harness.plan.
 from __future__ import annotations
 
 import copy
-import json
 import re
 import secrets
 from pathlib import Path
@@ -184,11 +183,9 @@ def sweep_seed(prof: dict, sweep_dir) -> int:
     order); else a fresh one from the OS's random source, recorded in the manifest."""
     if prof.get("seed") is not None:
         return int(prof["seed"])
-    try:
-        # rawlog.MANIFEST_NAME (rawlog imports this module)
-        recorded = json.loads((Path(sweep_dir) / "manifest.json").read_text(encoding="utf-8")).get("seed")
-    except (OSError, ValueError):
-        recorded = None
+    from serverbench.records import read_manifest
+
+    recorded = read_manifest(sweep_dir).get("seed")
     if isinstance(recorded, int) and not isinstance(recorded, bool):
         return recorded
     return secrets.randbelow(2**31)

@@ -12,7 +12,7 @@ from pathlib import Path
 from serverbench import paths, records
 from serverbench.harness.profiles import ProfileError
 
-MANIFEST_NAME = "manifest.json"
+MANIFEST_NAME = records.MANIFEST_NAME
 SESSIONS_NAME = "sessions.jsonl"
 
 
