@@ -1,14 +1,18 @@
 """The notebooks: static checks (parameters cell, no outputs) and, marked e2e, the smoke
 profile end to end through papermill with the real binaries."""
 
+import io
 import json
 import os
+import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 import pytest
 
+from serverbench import cli
 from serverbench.analysis import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,9 +50,9 @@ def test_notebook_is_thin_parameterised_and_clean(name):
 def test_run_notebooks_without_a_sweep_names_the_problem(tmp_path, monkeypatch):
     monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
     with pytest.raises(FileNotFoundError, match="no sweep of profile 'smoke'"):
-        pipeline.run_notebooks(profile="smoke", run=False, out_paper=tmp_path / "paper")
+        pipeline.run_notebooks(profile="smoke", out_paper=tmp_path / "paper")
     with pytest.raises(FileNotFoundError, match="no sweep 'nope'"):
-        pipeline.run_notebooks(profile="smoke", sweep_id="nope", run=False, out_paper=tmp_path / "paper")
+        pipeline.run_notebooks(profile="smoke", sweep_id="nope", out_paper=tmp_path / "paper")
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -73,8 +77,11 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
         pytest.skip(f"native programs not built: {missing} (scripts/build.sh)")
     monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("SERVERBENCH_PAPER", str(tmp_path / "paper"))
-    out = pipeline.run_notebooks(profile="smoke", run=True)
-    sid = out["sweep_id"]
+    # as a user would: the sweep by `run`, then the analysis (the notebooks command does both)
+    stdout = io.StringIO()
+    assert cli.run(["notebooks", "--profile", "smoke"], stdout=stdout, stderr=sys.stderr) == 0
+    sid = re.search(r"^sweep_id: (\S+)$", stdout.getvalue(), flags=re.M).group(1)
+    out = {"sweep_id": sid, "processed": tmp_path / "data" / "processed" / sid}
     assert sid.startswith("smoke-")
     raw = tmp_path / "data" / "raw" / sid
     assert (raw / "runs.jsonl").exists() and (raw / "manifest.json").exists()

@@ -93,11 +93,20 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
     from serverbench.analysis import pipeline
 
     langs = [x for x in args.languages.split(",") if x] if args.languages else None
+    sweep_id = args.sweep_id
+    if not args.no_run:  # the sweep first, by the one way into the harness: the `run` command
+        from serverbench import cli as top
+
+        sweep_id = sweep_id or pipeline.new_sweep_id(args.profile)
+        argv = ["run", "--profile", args.profile, "--sweep-id", sweep_id, "--no-progress"]
+        argv += ["--allow-dirty"] if args.allow_dirty else []
+        rc = top.run(argv + (["--languages", args.languages] if args.languages else []), stdout, stderr)
+        if rc:
+            return rc
     try:
         out = pipeline.run_notebooks(
             profile=args.profile,
-            sweep_id=args.sweep_id,
-            run=not args.no_run,
+            sweep_id=sweep_id,
             languages=langs,
             show_reference=not args.no_reference,
             out_paper=args.paper_dir,
@@ -199,9 +208,16 @@ def register(subparsers) -> None:
     )
     n.add_argument("--profile", default="quick")
     n.add_argument(
-        "--sweep-id", default=None, help="with --no-run: the sweep to analyse (default: newest of the profile)"
+        "--sweep-id",
+        default=None,
+        help="the sweep to run, or with --no-run to analyse (default: newest of the profile)",
     )
-    n.add_argument("--no-run", action="store_true", help="only analyse existing raw logs")
+    n.add_argument(
+        "--no-run",
+        action="store_true",
+        help="only analyse existing raw logs (without it: `run` first, exactly as `python -m serverbench run`)",
+    )
+    n.add_argument("--allow-dirty", action="store_true", help="as for `run` (without --no-run)")
     n.add_argument("--no-reference", action="store_true", help="hide the paper's own values in the figures")
     n.add_argument("--languages", default=None, help="comma-separated subset: erlang,go,scala_akka")
     n.add_argument("--paper-dir", default=None, help="output folder instead of paper/")

@@ -56,41 +56,29 @@ def _latest(profile: str) -> Path | None:
 def run_notebooks(
     profile: str = "quick",
     sweep_id: str | None = None,
-    run: bool = True,
     languages=None,
     show_reference: bool = True,
     out_paper=None,
     kernel_name: str | None = None,
     spawn_metric: str = "all_ready_s",
-    progress: bool = False,
     log=None,
     pdf: bool = True,
 ) -> dict:
-    """run=True: run (or resume) the whole sweep once, in this process, with the harness;
-    then, for run=True or False, execute the figure notebooks and the report with
-    papermill (analysis only; executed copies in <paper>/executed/), render
+    """Analysis only (a sweep is run by `python -m serverbench run`, the one way into the
+    harness): execute the figure notebooks and the report with papermill on sweep_id, or
+    the newest sweep of the profile (executed copies in <paper>/executed/), render
     <paper>/report.html with nbconvert (code hidden) and, if pdf, print it to
     <paper>/report.pdf with headless chromium (ChromiumNotFound when it is missing, after
     the HTML is written; pdf=False removes a report.pdf left by an earlier render).
-    run=False analyses sweep_id, or the newest sweep of the profile.
     Returns {name: path} for the executed notebooks, figures, processed folder and report."""
     import papermill as pm
 
     paper = Path(out_paper) if out_paper else paths.paper_dir()
-    if run:
-        from serverbench import harness
-
-        sweep_id = sweep_id or new_sweep_id(profile)
-        if log:
-            log(f"sweep {sweep_id} (profile {profile}) ...")
-        harness.run_sweep(
-            profile, sweep_id=sweep_id, languages=list(languages) if languages else None, progress=progress
-        )
-    elif sweep_id is None:
+    if sweep_id is None:
         latest = _latest(profile)
         if latest is None:
             raise FileNotFoundError(
-                f"no sweep of profile {profile!r} under data/raw/ to analyse (run one, or call with run=True)"
+                f"no sweep of profile {profile!r} under data/raw/ to analyse (run one: python -m serverbench run)"
             )
         sweep_id = latest.name
     elif not (paths.raw_dir() / sweep_id).is_dir():
@@ -117,7 +105,7 @@ def run_notebooks(
             str(executed / f"{name}.ipynb"),
             parameters=common,
             kernel_name=kernel_name,
-            progress_bar=progress,
+            progress_bar=False,
             cwd=str(src),
             execution_timeout=CELL_TIMEOUT_S,
         )
