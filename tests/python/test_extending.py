@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from serverbench import benchmarks, contract, protocol, records
+from serverbench import benchmarks, contract, plugins, protocol, records
 from serverbench.analysis import explore, registry, synthetic
 from serverbench.analysis.claims import engine, regime, tables
 from serverbench.harness import plan as plan_mod
@@ -81,8 +81,8 @@ def toy(tmp_path, monkeypatch):
         monkeypatch.setattr(obj, attr, dict(getattr(obj, attr)))
     monkeypatch.setattr(engine, "_CLAIMS", dict(engine._CLAIMS))
     monkeypatch.setattr(regime, "REGIMES", dict(regime.REGIMES))
-    monkeypatch.setattr(benchmarks, "_LOADED", list(benchmarks._LOADED))
-    monkeypatch.setattr(benchmarks, "_PARTS", {})
+    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
+    monkeypatch.setattr(plugins, "_PARTS", {})
     monkeypatch.setattr(benchmarks, "__path__", [*benchmarks.__path__, str(root)])
     # the spec edits of a new benchmark: spec/cli.json and the raw and native record schemas
     spec = copy.deepcopy(contract.cli_contract())
@@ -125,7 +125,7 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setattr(profiles, "PARAM_KEYS", {**profiles.PARAM_KEYS, "toy": ("units",)})
     monkeypatch.setattr(plan_mod, "BENCHMARKS", profiles.BENCHMARKS)
     monkeypatch.setattr(plan_mod, "PARAM_KEYS", profiles.PARAM_KEYS)
-    benchmarks.load()
+    plugins.load()
     yield tmp_path
     records._validator.cache_clear()
     records._native_validator_for.cache_clear()
@@ -134,7 +134,7 @@ def toy(tmp_path, monkeypatch):
 
 
 def test_a_toy_benchmark_package_joins_every_stage(toy):
-    assert "toy" in benchmarks.ids()
+    assert "toy" in plugins.ids()
     # the plan: its runs, priced by its own cost model
     rounds = protocol.rounds_deciding()  # a configuration a claim decides at gets the design's rounds
     prof = profiles.resolve(
@@ -174,10 +174,10 @@ def test_a_benchmark_package_must_list_its_modules(tmp_path, monkeypatch):
     root = tmp_path / "pkgs"
     (root / "bad").mkdir(parents=True)
     (root / "bad" / "__init__.py").write_text('"""No ANALYSIS."""\n', encoding="utf-8")
-    monkeypatch.setattr(benchmarks, "_LOADED", list(benchmarks._LOADED))
+    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
     monkeypatch.setattr(benchmarks, "__path__", [*benchmarks.__path__, str(root)])
     try:
         with pytest.raises(ImportError, match="ANALYSIS"):
-            benchmarks.load()
+            plugins.load()
     finally:
         sys.modules.pop("serverbench.benchmarks.bad", None)

@@ -122,12 +122,12 @@ def paper_verdicts_cached() -> pd.DataFrame:
     out = paths.processed_dir() / SWEEP_ID
     cached = out / "claims.csv"
     sources = [reference.reference_dir() / f for f in reference.FILES.values()]
-    from serverbench import benchmarks
+    from serverbench import plugins
     from serverbench.analysis import stats
 
     sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
     sources.append(paths.spec_dir() / "protocol.json")
-    sources += Path(benchmarks.__file__).parent.glob("*/*.py")  # each benchmark's claims
+    sources += plugins.folder().glob("*/*.py")  # each benchmark's claims
     if cached.exists() and cached.stat().st_mtime >= max(p.stat().st_mtime for p in sources if p.exists()):
         return pd.read_csv(cached)[["id", "verdict", "numbers", "why"]]
     with tempfile.TemporaryDirectory() as work:

@@ -1,7 +1,7 @@
 """Where the analysis finds its processed tables, figures, claims and report sections.
 
 Each benchmark's package (serverbench/benchmarks/<id>/, docs/extending.md) registers its
-own at import time; `load()` imports them all once, through serverbench.benchmarks.load()
+own at import time; `load()` imports them all once, through serverbench.plugins.load()
 (package iteration: the packages list their modules explicitly):
 
 * a processed table:   ``registry.table(TableSpec(...))``
@@ -133,9 +133,9 @@ def load() -> _Registry:
     if REG.loaded:
         return REG
     REG.loaded = True
-    from serverbench import benchmarks
+    from serverbench import plugins
 
-    benchmarks.load()
+    plugins.load()
     return REG
 
 

@@ -125,6 +125,12 @@ def run_request(args) -> dict:
         raise _usage(e) from None
 
 
+def run_command(args, stdout, stderr) -> int:
+    """The `run` command on parsed arguments (also the first half of `notebooks` without
+    --no-run): UsageError for bad input, as from the command line."""
+    return _cmd_run(args, stdout, stderr)
+
+
 def _cmd_run(args, stdout, stderr) -> int:
     from serverbench.harness import sweep
 

@@ -4,7 +4,7 @@ one machine, run as sweeps of their own.
 A profile file may hold a `[pieces]` table, one sub-table per piece:
 
     [pieces.throughput-1core]
-    benchmarks = ["throughput"]          # what the piece runs (spawn_max: the search)
+    benchmarks = [...]                   # what the piece runs (the search by its table's name)
     set = { "throughput.cores" = [1] }   # overrides, as `run --set` would give them
 
 `run --profile paper --piece throughput-1core` (and `./run_all.sh --piece ...`) runs one piece
@@ -20,9 +20,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 from serverbench import contract
-from serverbench.harness.profiles import ProfileError, load_profile, profile_path
-
-SEARCHES = ("spawn_max",)
+from serverbench.harness.profiles import SEARCH_TABLE, ProfileError, load_profile, profile_path
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ def pieces(name_or_path) -> dict[str, Piece]:
         table = tomllib.load(f).get("pieces", {})
     if not isinstance(table, dict):
         raise ProfileError(f"{path}: pieces must be a table of tables")
-    known = (*contract.benchmarks(), *SEARCHES)
+    known = (*contract.benchmarks(), SEARCH_TABLE)
     out = {}
     for name, spec in table.items():
         if not isinstance(spec, dict) or set(spec) - {"benchmarks", "set"}:

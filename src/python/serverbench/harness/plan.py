@@ -9,7 +9,7 @@ import os
 import random
 from dataclasses import dataclass, field, replace
 
-from serverbench import audit_steps, benchmarks, contract
+from serverbench import audit_steps, contract, plugins
 from serverbench.harness.profiles import BENCHMARKS, PARAM_KEYS, SEARCH_TABLE, ProfileError
 from serverbench.harness.search import Search
 from serverbench.harness.task import Task, config_id, group_id, heap_mb, process_limit
@@ -280,7 +280,7 @@ STARTUP_S = contract.startup_costs("startup_s")  # spec/cli.json languages.<lang
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
     """A run's start-up plus its benchmark's own cost (serverbench/benchmarks/<id>/cost.py,
     run_s(language, params)); 1 s where the benchmark gives none."""
-    cost = benchmarks.part(native_benchmark(bench), "cost")
+    cost = plugins.part(native_benchmark(bench), "cost")
     return STARTUP_S.get(language, 1.0) + (cost.run_s(language, params) if cost else 1.0)
 
 
@@ -292,7 +292,7 @@ SERVER_STARTUP_S = contract.startup_costs("server_startup_s")  # languages.<lang
 def estimate_socket_s(t: Task) -> float:
     server = t.options.get("server_language", t.language)
     start = SERVER_STARTUP_S.get(server, 0.5) + 0.3
-    cost = benchmarks.part(t.benchmark, "cost")
+    cost = plugins.part(t.benchmark, "cost")
     return start + (cost.socket_run_s(t, server) if cost else 1.0)
 
 

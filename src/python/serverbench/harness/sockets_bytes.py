@@ -5,11 +5,11 @@ benchmark's own rule is its package's (serverbench/benchmarks/<id>/sockets.py, m
 
 from __future__ import annotations
 
-from serverbench import benchmarks
+from serverbench import plugins
 
 
 def mismatch(bench: str, params: dict, client: dict, server: dict) -> str | None:
     """Why the client's and the server's metrics disagree, or None (None also for a
     benchmark whose package has no byte rule)."""
-    hook = benchmarks.part(bench, "sockets")
+    hook = plugins.part(bench, "sockets")
     return hook.mismatch(params, client, server) if hook is not None and hasattr(hook, "mismatch") else None

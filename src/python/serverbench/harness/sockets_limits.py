@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import resource
 
-from serverbench import benchmarks
+from serverbench import plugins
 from serverbench.harness import host, limits, sockets_probe
 
 PLACEMENTS = ("split", "shared")
@@ -85,7 +85,7 @@ def placement_cpus(
         raise SocketLimitError(
             f"placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; the harness may use {len(cpus)}"
         )
-    if getattr(benchmarks.part(benchmark, "sockets") if benchmark else None, "CLIENT_TAKES_SPARE_CPUS", False):
+    if getattr(plugins.part(benchmark, "sockets") if benchmark else None, "CLIENT_TAKES_SPARE_CPUS", False):
         return cpus[:cores], cpus[cores:]
     return cpus[:cores], cpus[cores : 2 * cores]
 
@@ -131,7 +131,7 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
         if "server" not in contract.language_roles(server, bench):
             continue
         v = variant
-        hook = benchmarks.part(bench, "sockets")
+        hook = plugins.part(bench, "sockets")
         if pairs is not None and hook is not None and getattr(hook, "runs_the_original_bug", lambda p: False)(params):
             if f"{client}/{server}" not in pairs:
                 continue

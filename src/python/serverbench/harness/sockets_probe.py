@@ -35,7 +35,7 @@ import os
 import threading
 import time
 
-from serverbench import benchmarks
+from serverbench import plugins
 from serverbench.harness import host
 
 INTERVAL_S = 0.1  # how often peaks and the guard are sampled
@@ -301,7 +301,7 @@ class Probe:
 
 
 def _hook(task):
-    return benchmarks.part(task.benchmark, "sockets")
+    return plugins.part(task.benchmark, "sockets")
 
 
 def has_probe_fields(task) -> bool:

@@ -1,5 +1,5 @@
 """The echo flood's hooks in the socket harness (harness/sockets*.py asks for them by name,
-serverbench.benchmarks.part): its byte accounting, the CPUs its load generator gets, and
+serverbench.plugins.part): its byte accounting, the CPUs its load generator gets, and
 the saturation probe's fields in its records."""
 
 from __future__ import annotations

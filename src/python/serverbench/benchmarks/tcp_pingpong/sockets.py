@@ -1,5 +1,5 @@
 """TCP ping-pong's hooks in the socket harness (harness/sockets*.py asks for them by name,
-serverbench.benchmarks.part): its byte accounting and the original's 1-byte read buffer."""
+serverbench.plugins.part): its byte accounting and the original's 1-byte read buffer."""
 
 from __future__ import annotations
 
