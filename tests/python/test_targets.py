@@ -1,4 +1,4 @@
-"""benchmarks/targets.toml stays runnable: every target names a real language, benchmark
+"""spec/targets.toml stays runnable: every target names a real language, benchmark
 and metric, and its overrides are settings the harness accepts."""
 
 import io

@@ -1,6 +1,6 @@
 """`python -m serverbench targets`: the native programs' speed and memory targets.
 
-Runs each target of benchmarks/targets.toml through the harness (so every run is a
+Runs each target of spec/targets.toml through the harness (so every run is a
 fresh, pinned, capped process and every raw line is kept under data/raw/targets-*/) and
 prints min / median / max of each metric beside its bound. It prints figures for a person
 to read; it is not a test, and its exit status says only whether every run completed.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from serverbench import paths
 
-DEFAULT_FILE = "benchmarks/targets.toml"
+DEFAULT_FILE = "spec/targets.toml"
 
 
 def load_targets(path: Path) -> dict:

@@ -1,8 +1,8 @@
 """The socket-benchmark family (tcp_pingpong, echo_flood): one server and one client.
 
 One run's lifecycle is here; limits and plan expansion (sockets_limits), the server
-process (sockets_server), `serve`, the /proc probe (sockets_probe) and the byte accounting
-(sockets_bytes) are modules of their own.
+process (sockets_server), the `serve` command (serve_command), the /proc probe
+(sockets_probe) and the byte accounting (sockets_bytes) are modules of their own.
 
 `run_socket_task(launcher, task)` is the "socket" entry of launch.FAMILY_RUNNERS:
   1. checks the limits (open files, ephemeral ports; from 1,024 connections the kernel's
