@@ -72,6 +72,13 @@ def test_allow_dirty_reaches_the_shards_run_only_when_asked():
     assert "--allow-dirty" not in batch.render_script(dirty, RES)  # rendering records nothing
 
 
+def test_no_pdf_reaches_the_render_job_only_when_asked():
+    assert "--no-pdf" not in batch.render_script(JOB, RES)
+    job = batch.SweepJob("paper-x", "paper", 4, "data/raw/paper-x", no_pdf=True)
+    assert batch.render_script(job, RES).rstrip().endswith("--sweep-id paper-x --no-pdf")
+    assert "--no-pdf" not in batch.shards_script(job, RES, [0])
+
+
 def test_scripts_hold_no_machine_path():
     for text in (batch.shards_script(JOB, RES, [0]), batch.render_script(JOB, RES)):
         assert not re.search(r"(^|[\s=\"'])/(work|home|root|tmp)\b", text), text

@@ -151,6 +151,7 @@ def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
         "--time",
         "00:20:00",
         "--allow-dirty",
+        "--no-pdf",  # the PDF is printed and checked by test_notebooks_e2e.py; here: the scheduling
     )
     array_id, render_id = _ids(first.stdout)
     jobs = (array_id, render_id)

@@ -27,6 +27,7 @@ class SweepJob:
     raw_rel: str  # the sweep folder relative to the repository root, e.g. data/raw/<id>
     sets: tuple[str, ...] = field(default_factory=tuple)  # --set KEY=VALUE overrides
     allow_dirty: bool = False  # `run --allow-dirty`: record although tracked files differ from the commit
+    no_pdf: bool = False  # the render job writes report.html only (a compute node often has no chromium)
 
 
 def array_spec(shards: list[int]) -> str:
@@ -111,7 +112,8 @@ def render_script(job: SweepJob, res: Resources) -> str:
         'cd "${SLURM_SUBMIT_DIR:?not started by sbatch}"',
         "# SERVERBENCH_CODE: where the package's code is, when the data lives elsewhere (SERVERBENCH_ROOT).",
         f'exec "${{SERVERBENCH_CODE:-.}}/run_all.sh" --no-run'
-        f" --profile {shlex.quote(job.profile)} --sweep-id {shlex.quote(job.sweep_id)}",
+        f" --profile {shlex.quote(job.profile)} --sweep-id {shlex.quote(job.sweep_id)}"
+        + (" --no-pdf" if job.no_pdf else ""),
         "",
     ]
     return "\n".join(lines)

@@ -51,6 +51,11 @@ def register(subparsers) -> None:
         "(refused by default, as for `run`; give it again when resubmitting)",
     )
     p.add_argument(
+        "--no-pdf",
+        action="store_true",
+        help="the render job writes paper/report.html only (no chromium on the compute node)",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="print the scripts, submit nothing, write nothing (needs --cores-per-node)",
@@ -88,6 +93,7 @@ def _cmd_submit(args, stdout, stderr) -> int:
             args.dry_run,
             shard_progress,
             allow_dirty=args.allow_dirty,
+            no_pdf=args.no_pdf,
         )
     except (submit.SubmitError, SlurmError) as e:
         raise _usage(str(e)) from None

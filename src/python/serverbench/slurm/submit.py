@@ -134,12 +134,14 @@ def prepare(
     progress_fn,
     raw_root: Path | None = None,
     allow_dirty: bool = False,
+    no_pdf: bool = False,
 ) -> Submission:
     """Everything a submission needs, checked; writes nothing.
 
     progress_fn(sweep_dir, job) -> list[ShardProgress] (the harness's view of each shard).
     allow_dirty: each shard runs with `run --allow-dirty` (asked for at each submission, a
-    resubmission included: whether the tree may differ from its commit is decided now)."""
+    resubmission included: whether the tree may differ from its commit is decided now).
+    no_pdf: the render job writes report.html only (kept by a resubmission)."""
     root = Path(raw_root) if raw_root else paths.raw_dir()
     earlier = submissions(root / sweep_id) if sweep_id else []
     if earlier:
@@ -151,6 +153,7 @@ def prepare(
         if sets and list(sets) != first["sets"]:
             raise SubmitError(f"sweep {sweep_id!r} was submitted with --set {first['sets']}; overrides cannot change")
         profile, shards, sets = first["profile"], first["shards"], first["sets"]
+        no_pdf = no_pdf or bool(first.get("no_pdf"))  # the sweep's render job stays as first asked
     profile = profile or "quick"
     shards = 2 if shards is None else shards
     if shards < 1:
@@ -172,6 +175,7 @@ def prepare(
         raw_rel=_relative(sweep_dir),
         sets=tuple(sets),
         allow_dirty=allow_dirty,
+        no_pdf=no_pdf,
     )
     todo = list(range(shards))
     if earlier:
@@ -224,6 +228,7 @@ def submit(sub: Submission) -> dict:
         "shards": sub.job.shards,
         "sets": list(sub.job.sets),
         "allow_dirty": sub.job.allow_dirty,
+        "no_pdf": sub.job.no_pdf,
         "submitted_shards": sub.shards,
         "resources": asdict(sub.resources),
         "array_job_id": array_id,
