@@ -148,3 +148,22 @@ def no_leftover_processes():
     """After the test: no child process of this test process is alive."""
     yield
     check_nothing_left()
+
+
+@pytest.fixture
+def fake_run_sweep(monkeypatch, tmp_path):
+    """run_sweep replaced by a stub that records its call (no runs are made)."""
+    from serverbench.harness import sweep
+
+    calls = []
+
+    def stub(profile, **kw):
+        calls.append(kw)
+        d = tmp_path / "raw" / "x"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    monkeypatch.setattr(sweep, "run_sweep", stub)
+    monkeypatch.delenv("SERVERBENCH_DATA", raising=False)
+    monkeypatch.delenv("SERVERBENCH_ROOT", raising=False)
+    return calls

@@ -41,25 +41,10 @@ def test_the_paper_profile_gives_its_deciding_configurations_the_design_rounds()
     assert figure and all(len(rounds[k]) == protocol.rounds_figure_only() for k in figure)
 
 
-@pytest.fixture
-def calls(monkeypatch, tmp_path):
-    from serverbench.harness import sweep
-
-    got = []
-
-    def stub(profile, **kw):
-        got.append(kw)
-        d = tmp_path / "raw" / "x"
-        d.mkdir(parents=True, exist_ok=True)
-        return d
-
-    monkeypatch.setattr(sweep, "run_sweep", stub)
-    return got
-
-
-def test_run_piece_runs_its_benchmarks_and_overrides_into_its_own_sweep(calls, tmp_path):
+def test_run_piece_runs_its_benchmarks_and_overrides_into_its_own_sweep(fake_run_sweep, tmp_path):
     args = ["run", "--profile", "paper", "--piece", "throughput-2cores", "--no-progress", "--raw-dir", str(tmp_path)]
     assert cli.run(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    calls = fake_run_sweep
     (kw,) = calls
     assert kw["benchmarks"] == "throughput" and kw["overrides"]["throughput.cores"] == [2]
     assert re.fullmatch(r"paper-throughput-2cores-\d{8}T\d{6}Z", kw["sweep_id"])
@@ -75,10 +60,10 @@ def test_run_piece_runs_its_benchmarks_and_overrides_into_its_own_sweep(calls, t
         (["--piece", "spawn", "--benchmarks", "pingping"], r"--piece spawn sets the benchmarks \(spawn, spawn_max\)"),
     ],
 )
-def test_a_bad_piece_request_is_one_clear_line(calls, tmp_path, extra, msg):
+def test_a_bad_piece_request_is_one_clear_line(fake_run_sweep, tmp_path, extra, msg):
     err = io.StringIO()
     rc = cli.run(["run", "--profile", "paper", "--raw-dir", str(tmp_path), *extra], stdout=io.StringIO(), stderr=err)
-    assert rc == 2 and not calls and re.search(msg, err.getvalue()) and err.getvalue().count("\n") == 1
+    assert rc == 2 and not fake_run_sweep and re.search(msg, err.getvalue()) and err.getvalue().count("\n") == 1
 
 
 @pytest.mark.parametrize(

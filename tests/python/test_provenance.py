@@ -134,26 +134,7 @@ def test_version_is_the_same_everywhere():
     assert f"## [{__version__}]" in changelog
 
 
-# --- clean tree ---------------------------------------------------------------------------
-@pytest.fixture
-def fake_run_sweep(monkeypatch, tmp_path):
-    """run_sweep replaced by a stub that records its call (no runs are made)."""
-    from serverbench.harness import sweep
-
-    calls = []
-
-    def stub(profile, **kw):
-        calls.append(kw)
-        d = tmp_path / "raw" / "x"
-        d.mkdir(parents=True, exist_ok=True)
-        return d
-
-    monkeypatch.setattr(sweep, "run_sweep", stub)
-    monkeypatch.delenv("SERVERBENCH_DATA", raising=False)
-    monkeypatch.delenv("SERVERBENCH_ROOT", raising=False)
-    return calls
-
-
+# --- clean tree (fake_run_sweep: tests/python/conftest.py) ---------------------------------
 def _dirty(monkeypatch, dirty):
     from serverbench.harness import environment
 

@@ -5,6 +5,9 @@ line of data/raw/<sweep-id>/runs.jsonl. Loading is strict by default: a corrupt 
 schema-violating line raises RawLogError naming the file and line. skip_bad=True
 skips such lines but counts and reports them (df.attrs["skipped"] and a warning),
 never silently.
+
+One module past 400 lines on purpose: validating a record and loading a log of them are one
+job here, since loading validates every line and reports the first problem by line number.
 """
 
 from __future__ import annotations
