@@ -271,7 +271,13 @@ def test_budget_the_kernel_refuses_is_refused(tmp_path, monkeypatch):
     assert [d.name for d in Path(sub).iterdir() if d.is_dir()] == []  # probes removed
 
 
-def test_cli_refuses_a_budget_below_the_floor_in_one_line(tmp_path):
+def test_cli_refuses_a_budget_below_the_floor_in_one_line(tmp_path, monkeypatch):
+    import sys
+
+    from serverbench import contract
+
+    # a unit test with nothing built: an executable that exists stands in for Go's (it never starts)
+    monkeypatch.setattr(contract, "executable", lambda lang, settings=None: Path(sys.executable))
     out, err = io.StringIO(), io.StringIO()
     argv = ["run", "--profile", "smoke", "--languages", "go", "--set", 'defaults.memory_budget_bytes="8MiB"']
     code = cli.run([*argv, "--set", "spawn_max.enabled=false", "--raw-dir", str(tmp_path)], out, err)
