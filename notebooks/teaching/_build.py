@@ -1,20 +1,29 @@
 """Writes the four lab notebooks (and notebooks/explore.ipynb) from the text below, without
 outputs. Edit here, then: .venv/bin/python notebooks/teaching/_build.py
-The logic lives in src/python/serverbench/teaching/ and analysis/explore*.py."""
+The logic lives in src/python/serverbench/teaching/ and analysis/explore*.py; the options of
+a multiple-choice exercise are read from its lab module, so they are written once."""
 
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from serverbench.teaching import lab1 as L1
+from serverbench.teaching import lab2 as L2
+from serverbench.teaching import lab3 as L3
+from serverbench.teaching import lab4 as L4
+
 HERE = Path(__file__).resolve().parent
 KERNEL = {"display_name": "Python (serverbench)", "language": "python", "name": "serverbench"}
 
-HOW = ("**How a lab works.** Every exercise is *predict → run → explain*: write your prediction in the "
-       "markdown cell first, then look at the measurements, then set the `answer_…` variable and run the "
-       "self-check below it. It prints `correct` (and why) or a hint. Numbers come from the real Go, "
-       "Erlang and Scala/Akka programs run by the package's harness at tiny sizes (the `lab` profile), "
-       "so yours will differ a little from a classmate's: the self-checks compare against *your* runs.")
+HOW = ("**How a lab works.** Every exercise is *predict → run → explain*. Before you run a section's "
+       "measurement cells (its tables and figures), read its exercises and write your guess in each "
+       "`prediction_N`. Then run the cells, set `answer_N` from your measurements and run the self-check "
+       "below it: it prints `correct` (and why) or a hint, then sets your prediction beside what you "
+       "measured; the gap is what your picture of the machine left out. Some exercises ask *why*: answer "
+       "those with the letter of the mechanism. Numbers come from the real Go, Erlang and Scala/Akka "
+       "programs run by the package's harness at tiny sizes (the `lab` profile), so yours will differ a "
+       "little from a classmate's: the self-checks compare against *your* runs.")
 
 
 def M(text):
@@ -38,10 +47,17 @@ raw_folder = None   # a sweep folder to study instead of running (e.g. a classma
 languages = None    # None: erlang, go, scala_akka; or e.g. ["go", "erlang"]'''
 
 
-def exercise(n, title, prompt, key, example, predict="Your prediction: …"):
-    return [M(f"### Exercise {n}: {title}\n\n{prompt}\n\n*{predict}*"),
-            C(f"answer_{n} = None  # your answer, e.g. {example}"),
-            C(f'lab.check("{key}", answer_{n}, data, solutions)')]
+def exercise(n, title, prompt, key, example, lab=None):
+    """An exercise: its text (with the options of a multiple-choice one, from lab's module),
+    the prediction and answer variables, and the self-check."""
+    text = f"### Exercise {n}: {title}\n\n{prompt}"
+    options = lab.EXERCISES[key].options if lab is not None else None
+    if options:
+        text += "\n\n" + "\n".join(f"* **{x})** {t}" for x, t in options.items())
+    return [M(text),
+            C(f"prediction_{n} = None  # BEFORE the measurement cells above run: your guess, e.g. {example}\n"
+              f"answer_{n} = None  # after them: your answer from the measurements, e.g. {example}"),
+            C(f'lab.check("{key}", answer_{n}, data, solutions, prediction_{n})')]
 
 
 def lab1():
@@ -75,8 +91,8 @@ data = lab.load(run=run, raw_folder=raw_folder, languages=languages, trials=tria
         C("lab.background(data)"),
         M("""## 2. Your runs
 
-*Predict before you run the next two cells:* which grows faster with the size, copy or share? By how much
-at the largest size?
+*Predict before you run the next two cells:* read exercises 1 to 3 below and write a `prediction_N` for
+each. Which grows faster with the size, copy or share? By how much at the largest size?
 
 The table shows the median nanoseconds per message; the figure shows **every trial** (a dot) with the
 median (black bar). Look at the spread before you trust a median."""),
@@ -91,13 +107,16 @@ median (black bar). Look at the spread before you trust a median."""),
                   "cost more than twice as much at the largest size as at the smallest?", "share_flat", "'no'"),
         M("""## 3. Explain
 
-* Erlang: binaries larger than 64 bytes live outside the process heaps and are reference-counted;
-  `share` sends the reference. Under `copy` each hop builds a new binary, which the garbage collector
-  must later free.
-* The JVM always passes references; `copy` is `System.arraycopy` into a buffer allocated before the
-  clock. Why is Scala/Akka still slow at R = 2000 whatever the size? (Hint: lab 4, *warm-up*.)
+Two questions about the mechanisms behind your table: answer them from what you measured and what you
+know of each runtime. The self-check explains once you are right.
 
-Write your explanation here: …"""),
+* The JVM always passes references; `copy` is `System.arraycopy` into a buffer allocated before the
+  clock. Why is Scala/Akka still slow at R = 2000 whatever the size? (Hint: lab 4, *warm-up*.)"""),
+        *exercise(4, "the fixed part", "Which language pays the most per message at the smallest size, where "
+                  "almost no bytes are copied? `'erlang'`, `'go'` or `'scala_akka'`.", "fixed_cost", "'go'"),
+        *exercise(5, "why sharing is free in Erlang", "In Erlang, a shared 1 MB message costs about as much as a "
+                  "100 B one. Which mechanism makes that so? Answer with its letter.", "why_share", "'a'", L1),
+        M("Write your explanation of Scala/Akka's cost here: …"),
         C("lab.takeaway(solutions)"),
     ]
 
@@ -131,27 +150,32 @@ data = lab.load(run=run, raw_folder=raw_folder, languages=languages, trials=tria
                 processes=processes, budget_mib=budget_mib)'''),
         M("""## 1. Time and bytes per process
 
-*Predict:* does one process cost the same at N = 1,000 as at N = 50,000? Which language needs the most
-time per process?"""),
+*Predict (write `prediction_1` and `prediction_2` below first):* does one process cost the same at
+N = 1,000 as at N = 50,000? Which language needs the most time per process?"""),
         C("lab.table(data)"),
         C("fig = lab.figure(data)"),
         *exercise(1, "bytes per process", "How many bytes does one Go process cost at the largest N "
                   "(`bytes_per_process`)?", "bytes", 3000),
+        *exercise(2, "does a process cost more when there are more?", "Which language's time per process "
+                  "(`us_per_process`) grows the most from the smallest to the largest N in *these* runs? "
+                  "`'erlang'`, `'go'` or `'scala_akka'`.", "grows", "'go'"),
         M("""## 2. Page faults: memory costs time when first touched
 
 The harness reads each run's page-fault count from the kernel (`getrusage`); the next cell compares two
 N. A *minor page fault* is the kernel handing the process a fresh 4 KiB page the first time it touches it."""),
         C("lab.faults(data)"),
-        *exercise(2, "faults per process", "How many minor page faults does one extra Go process cause "
+        *exercise(3, "faults per process", "How many minor page faults does one extra Go process cause "
                   "(`faults_per_process`)? Compare with `pages_per_process_from_rss`.", "faults", 1.0),
+        *exercise(4, "why a few kilobytes", "A goroutine or an Erlang process that only waits still costs a "
+                  "few kilobytes. Which mechanism explains it? Answer with its letter.", "why_bytes", "'c'", L2),
         M("""## 3. A safe search under a small budget
 
 *Predict:* from bytes per process, how many Go processes fit in the budget (`budget_mib` MiB)? The search
 below started at 10,000 and multiplied N by 4 until a run failed, then bisected once."""),
         C("lab.search_table(data)"),
-        *exercise(3, "predict the limit", "Your prediction of the largest N that fits: budget / bytes per "
+        *exercise(5, "predict the limit", "Your prediction of the largest N that fits: budget / bytes per "
                   "process (remember the runtime itself needs memory too).", "limit", 50000),
-        *exercise(4, "what stopped it", "What stopped the search? `'memory'`, `'time'` or `'other'` "
+        *exercise(6, "what stopped it", "What stopped the search? `'memory'`, `'time'` or `'other'` "
                   "(see `status`).", "stopper", "'memory'"),
         C("lab.takeaway(solutions)"),
     ]
@@ -187,7 +211,8 @@ data = lab.load(run=run, raw_folder=raw_folder, languages=languages, trials=tria
         C("lab.background(data)"),
         M("""## 2. Your runs
 
-*Predict:* with one pair, does a second core help? With 16 pairs?"""),
+*Predict (write the `prediction_N` of exercises 1 to 4 below first):* with one pair, does a second core
+help? With 16 pairs?"""),
         C("lab.table(data)"),
         C("fig = lab.figure(data)"),
         *exercise(1, "speed-up", "Go's speed-up from 1 to 2 cores at the largest P (the `speed-up` column).",
@@ -196,6 +221,8 @@ data = lab.load(run=run, raw_folder=raw_folder, languages=languages, trials=tria
                   "`'erlang'`, `'go'` or `'scala_akka'`.", "gainer", "'go'"),
         *exercise(3, "more pairs on one core", "Answer `'yes'` or `'no'`: on 1 core, does Go's rate grow by "
                   "more than 20 % from the smallest to the largest P?", "pairs1", "'yes'"),
+        *exercise(4, "why one pair cannot use two cores", "Which mechanism keeps a single pair from using the "
+                  "second core? Answer with its letter.", "why_one_pair", "'a'", L3),
         C("lab.takeaway(solutions)"),
     ]
 
@@ -204,14 +231,16 @@ def lab4():
     return [
         M("""# Lab 4: Benchmarking pitfalls
 
-**Time:** 45 minutes (the runs take under a minute).
+**Time:** 45 minutes. The core (sections 1 to 3) takes about 30 minutes; sections 4 and 5 are an
+optional part for the last 15, *if you have time*. The runs take under a minute.
 
 **Learning goals.** After this lab you can
 1. see noise: the same program and input give different times, so one run proves nothing;
 2. recognise warm-up (a JIT compiling the hot loop) and keep it out of a measurement;
 3. say why 3 trials cannot give a 95 % interval, and how many can;
 4. find, from the numbers alone, a benchmark that silently does less work: a batch counter that drops
-   its remainder, a spawn timed before the processes exist, a TCP ping-pong reading 1 byte at a time.
+   its remainder; and, in the optional part, a spawn timed before the processes exist and a TCP
+   ping-pong reading 1 byte at a time.
 
 """ + HOW),
         P(COMMON_PARAMS + '''
@@ -223,9 +252,9 @@ data = lab.load(run=run, raw_folder=raw_folder, languages=languages, trials=tria
         M("""## 1. Noise and warm-up
 
 pingping with 5 kB messages at two lengths, R = 1,000 and R = 20,000, each with one discarded warm-up
-run (trial 0) and `trials` measured ones. *Predict:* how far apart will the fastest and slowest trial of
-one configuration be? Will a short run cost more per message than a long one? (`load avg before`: how
-busy the machine was when the runs started.)"""),
+run (trial 0) and `trials` measured ones. *Predict (write the `prediction_N` of exercises 1 to 3 below
+first):* how far apart will the fastest and slowest trial of one configuration be? Will a short run cost
+more per message than a long one? (`load avg before`: how busy the machine was when the runs started.)"""),
         C("lab.noise_table(data)"),
         C("fig = lab.figure(data)"),
         C("fig = lab.ecdf(data)"),
@@ -233,6 +262,8 @@ busy the machine was when the runs started.)"""),
                   "spread", 1.2),
         *exercise(2, "warm-up", "For Scala/Akka: ns per message at R = 1,000 divided by ns per message at "
                   "R = 20,000.", "warmup", 3),
+        *exercise(3, "why a short run is slow", "Which mechanism makes Scala/Akka's short run cost more per "
+                  "message than its long one? Answer with its letter.", "why_warmup", "'a'", L4),
         M("""## 2. Why three trials cannot give a 95 % interval
 
 With n trials, the interval [smallest, largest] misses the true median only if all trials fall on the
@@ -240,9 +271,9 @@ same side of it. The table computes, for each n, the narrowest order-statistic i
 confidence (the package's `stats` module), and the best a comparison of two languages with n trials each
 can reach."""),
         C("lab.coverage_table()"),
-        *exercise(3, "three trials", "The confidence that [min, max] of 3 trials contains the median "
+        *exercise(4, "three trials", "The confidence that [min, max] of 3 trials contains the median "
                   "(a number between 0 and 1).", "coverage3", 0.5),
-        *exercise(4, "how many trials", "The fewest trials whose [min, max] reaches 95 %.", "min_trials", 4),
+        *exercise(5, "how many trials", "The fewest trials whose [min, max] reaches 95 %.", "min_trials", 4),
         M("""## 3. A counter that drops the remainder
 
 In `throughput` each server reports its count in batches of K = 10,000 exchanges. The original programs
@@ -250,8 +281,14 @@ reported only whole batches, so each pair's last, incomplete batch was lost. The
 remainder too; the table shows what a batch-only counter would have reported for the same run (from
 the average count per pair)."""),
         C("lab.batch_table(data)"),
-        *exercise(5, "lost work", "The fraction of Go's exchanges a batch-only counter loses (`fraction "
+        *exercise(6, "lost work", "The fraction of Go's exchanges a batch-only counter loses (`fraction "
                   "lost`).", "batch", 0.5),
+        M("""---
+
+## If you have time: an optional part (about 15 minutes)
+
+The core of the lab ends here: skip to the take-away at the end if the class is out of time. The two
+sections below find two more benchmarks that did less work than they reported."""),
         M("""## 4. Timing an asynchronous spawn; the paper variant
 
 `spawn_call_s` stops the clock when the spawn loop returns; `all_ready_s` when every process has run.
@@ -261,16 +298,19 @@ compare the work counters of fair and paper runs."""),
         C("lab.spawn_timing()"),
         C("lab.paper_vs_fair(data, run=run)"),
         C("lab.paper_spawn(data)"),
-        *exercise(6, "believe the report?", "In the paper-variant throughput run, what fraction of Go's real "
+        *exercise(7, "believe the report?", "In the paper-variant throughput run, what fraction of Go's real "
                   "exchanges did the program report (`reported / done`)?", "paper", 0.9),
-        M("""## 5. A TCP ping-pong that read one byte at a time
+        M("""## 5. A TCP ping-pong with a 1-byte read buffer
 
-A benchmark that counted socket *reads* as round trips looked about 6x faster once its read buffer
-was 1 byte. The next cell runs `tcp_pingpong` with `--read-buffer-bytes 1` and with 4 (one whole
-message): compare the reported time per round trip with `bytes_read` and `round_trips_completed`."""),
+One TCP ping-pong benchmark looked several times faster once its read buffer was 1 byte. The next cell
+runs `tcp_pingpong` with `--read-buffer-bytes 1` and with 4 (one whole message); when this lab studies
+an existing sweep it shows the TCP runs recorded with the package at the same configuration. Compare the
+reported time per round trip with `bytes_read` and `round_trips_completed`."""),
         C("lab.tcp_buffer(data, run=run)"),
-        *exercise(7, "too good to be true", "How many times faster does Go's 1-byte run *look*: reported µs per "
+        *exercise(8, "too good to be true", "How many times faster does Go's 1-byte run *look*: reported µs per "
                   "round trip with 4 bytes divided by that with 1 byte?", "tcp", 2),
+        *exercise(9, "why it looked faster", "Which mechanism made the 1-byte run look faster? Answer with its "
+                  "letter.", "why_tcp", "'a'", L4),
         C("lab.takeaway(solutions)"),
     ]
 
@@ -288,7 +328,7 @@ In JupyterLab the last cell shows dropdowns; under papermill set the parameters
         P('''# Parameters
 sweep_a = None      # a sweep id under data/raw/ or a folder; None: the committed quick sweep
 sweep_b = None      # None: the newest other sweep
-table = "pingping"  # pingping, spawn, spawn_max, throughput (or any table the sweeps have)
+table = "pingping"  # any table: pingping, spawn, spawn_max, throughput, echo_flood, recovery, tcp_pingpong
 metric = None       # None: the table's usual metric (ns_per_message, all_ready_s, exchanges_per_s ...)
 kind = "strip"      # distribution plot: strip, violin or ecdf'''),
         C('''%matplotlib inline

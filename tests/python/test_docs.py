@@ -7,7 +7,7 @@ path."""
 import re
 from pathlib import Path
 
-from serverbench.analysis import docsgen
+from serverbench import docsgen
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -36,7 +36,11 @@ LAYERS = {
         "serverbench.stability",
         "serverbench.benchmarks",  # one package per benchmark: over the analysis they plug into
     ),
-    4: ("serverbench.cli", "serverbench.__main__"),  # the command line over everything
+    4: (  # the command line over everything, and the docs it generates from every layer
+        "serverbench.cli",
+        "serverbench.__main__",
+        "serverbench.docsgen",
+    ),
 }
 
 # No circle is left (the analysis circle of registry, processed tables, the claims engine

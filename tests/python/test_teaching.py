@@ -1,5 +1,6 @@
-"""Teaching labs and the sweep explorer (issue 15): self-checks against measured data,
-bad parameters as one clear message. The notebooks themselves: test_teaching_notebooks.py."""
+"""Teaching labs and the sweep explorer: self-checks against measured data, predictions set
+beside the measurement, why-questions, the instructor guide's generated table, bad parameters
+as one clear message. The notebooks themselves: test_teaching_notebooks.py."""
 
 import json
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from serverbench.analysis import explore, explore_plots
-from serverbench.teaching import common, lab1, lab2, lab3, lab4
+from serverbench.teaching import checks, common, guide, lab1, lab2, lab3, lab4, lab4_tcp
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "raw" / "quick-20261121T134551Z"
@@ -238,6 +239,27 @@ def test_bad_parameters_are_one_sentence(call, match):
     assert e.value._render_traceback_() == [f"LabInputError: {e.value}"]
 
 
+def test_without_the_native_programs_a_lab_reads_the_recorded_sweep_and_says_so(tmp_path, monkeypatch, capsys):
+    """A classroom server without the programs (Binder, JupyterHub): run=True falls back to
+    the newest recorded sweep of the lab with a one-line note; with none to read, one sentence."""
+    from serverbench import paths
+
+    monkeypatch.setattr(common, "missing_programs", lambda languages: ["go (scripts/build.sh go)"])
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    monkeypatch.setattr(paths, "raw_dir", lambda: raw)
+    monkeypatch.setattr(paths, "repo_root", lambda: tmp_path / "elsewhere")
+    with pytest.raises(common.LabInputError, match="not built: go .*no earlier lab1 sweep"):
+        common.get_runs("lab1", run=True, raw_folder=None, languages=["go"], benchmarks=["pingping"], overrides={})
+    rec = _rec("go", "pingping", {"payload": "copy", "message_bytes": 100, "repetitions": 1000}, {"elapsed_s": 1.0})
+    _sweep(raw, [rec], name="lab1-20261127T000000Z")
+    data = common.get_runs("lab1", run=True, raw_folder=None, languages=["go"], benchmarks=["pingping"], overrides={})
+    assert data.source == "folder" and data.sweep.sweep_id == "lab1-20261127T000000Z"
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "not built here (go" in out
+    assert "reads the recorded sweep lab1-20261127T000000Z" in out
+
+
 def test_bad_sweep_folders(tmp_path):
     with pytest.raises(explore.SweepInputError, match="does not exist"):
         lab1.load(raw_folder=str(tmp_path / "nope"))
@@ -343,3 +365,152 @@ def test_explorer_plots_every_language_a_sweep_has():
         "go[gc=nogreentea]",
         "java_vthreads",
     ]
+
+
+# --- predictions set beside the measurement --------------------------------------------------
+def test_a_prediction_is_set_beside_the_measurement_once_the_answer_is_judged(lab1_data, capsys):
+    ex = lab1.EXERCISES["ratio"]  # measured 40,302 / 207 = 195
+    assert common.check(ex, 200, lab1_data, prediction=10) is True
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "correct" and out[1].startswith("why:")
+    assert out[2] == "You predicted 10; measured 195: off by 19x (too low) — what did you not account for?"
+    assert common.check(ex, 200, lab1_data, prediction=180) is True
+    assert "You predicted 180; measured 195: within 8 %" in capsys.readouterr().out
+    assert common.check(ex, 200, lab1_data, prediction=50) is True
+    assert "off by 3.9x (too low)" in capsys.readouterr().out
+    # no prediction: a reminder, after the verdict
+    assert common.check(ex, 200, lab1_data) is True
+    assert capsys.readouterr().out.splitlines()[-1].startswith("No prediction was written")
+    # a wrong answer: the line does not give the measurement away
+    assert common.check(ex, 3, lab1_data, prediction=10) is False
+    out = capsys.readouterr().out
+    assert out.startswith("hint: too low") and "195" not in out and "You predicted 10:" in out
+    # a choice: the predicted option beside the measured one
+    assert common.check(lab1.EXERCISES["share_flat"], "no", lab1_data, prediction="yes") is True
+    assert "You predicted 'yes'; measured 'no' — what did you not account for?" in capsys.readouterr().out
+    # the teacher's filled-in copy gets no reminder; the lab's wrapper passes the prediction on
+    assert common.check(ex, None, lab1_data, solutions=True) is True
+    assert "predict" not in capsys.readouterr().out.lower()
+    lab1.check("ratio", 200, lab1_data, prediction=200)
+    assert "You predicted 200; measured 195: within 3 %" in capsys.readouterr().out
+
+
+def test_numbers_for_people():
+    got = [checks.human(v) for v in (40_302, 0.7483, 6, 999.6, 0.0, 1_234_567, 13.56)]
+    assert got == ["40,300", "0.748", "6", "1,000", "0", "1,230,000", "13.6"]
+
+
+# --- why-questions: the mechanism, judged; a hint names what to look at -----------------------
+@pytest.mark.parametrize(
+    "lab, key",
+    [(lab1, "why_share"), (lab2, "why_bytes"), (lab3, "why_one_pair"), (lab4, "why_warmup"), (lab4, "why_tcp")],
+)
+def test_a_why_question_takes_the_mechanism_and_hints_without_giving_it(lab1_data, capsys, lab, key):
+    ex = lab.EXERCISES[key]
+    assert ex.fixed and set(ex.options) == {"a", "b", "c"}
+    right = ex.solve(lab1_data)  # fixed: the runs do not decide it
+    ok, out = _verdict(capsys, ex, right.upper(), lab1_data)
+    assert ok is True and out.startswith("correct") and f"why: {right}) {ex.options[right]}" in out
+    for wrong in sorted(set(ex.options) - {right}):
+        ok, out = _verdict(capsys, ex, wrong, lab1_data)
+        assert ok is False and out.startswith("hint: not that mechanism; look at")
+        assert ex.options[right] not in out and f"'{right}'" not in out
+    ok, out = _verdict(capsys, ex, "d", lab1_data)
+    assert ok is False and "answer with one of: 'a', 'b', 'c'" in out
+
+
+def test_lab1_who_pays_most_at_the_smallest_size_is_decided_by_the_runs(tmp_path, capsys):
+    ns = {"go": {100: 300.0, 10_000: 900.0}, "erlang": {100: 600.0, 10_000: 1200.0}}
+    recs = [
+        _rec(
+            lang,
+            "pingping",
+            {"payload": "copy", "message_bytes": b, "repetitions": 2000},
+            {"elapsed_s": 1.0, "messages": 4000, "ns_per_message": v},
+            trial=t,
+        )
+        for lang, by in ns.items()
+        for b, v in by.items()
+        for t in (1, 2)
+    ]
+    data = _data(_sweep(tmp_path, recs), ["go", "erlang"])
+    ex = lab1.EXERCISES["fixed_cost"]
+    assert ex.solve(data) == {"erlang"}
+    ok, out = _verdict(capsys, ex, "Erlang", data)
+    assert ok is True and "erlang 600 ns, go 300 ns at 100 B" in out
+    ok, out = _verdict(capsys, ex, "go", data)
+    assert ok is False and out.startswith("hint: look at the copy rows at the smallest size") and "erlang" not in out
+
+
+def test_lab2_whose_time_per_process_grows_most_is_decided_by_the_runs(tmp_path, capsys):
+    per_process_s = {"go": {1000: 3e-6, 50_000: 3e-6}, "erlang": {1000: 2e-6, 50_000: 5e-6}}
+    recs = [
+        _rec(
+            lang,
+            "spawn",
+            {"processes": n},
+            {"spawn_call_s": n * s, "all_ready_s": n * s, "bytes_per_process": 2750.0},
+            trial=t,
+        )
+        for lang, by in per_process_s.items()
+        for n, s in by.items()
+        for t in (1, 2)
+    ]
+    data = _data(_sweep(tmp_path, recs), ["go", "erlang"])
+    ex = lab2.EXERCISES["grows"]
+    assert lab2.per_process_growth(data) == pytest.approx({"erlang": 2.5, "go": 1.0})
+    assert ex.solve(data) == {"erlang"}
+    ok, out = _verdict(capsys, ex, "erlang", data)
+    assert ok is True and "erlang 2.5x, go 1x" in out
+    ok, out = _verdict(capsys, ex, "go", data)
+    assert ok is False and "us_per_process" in out and "erlang" not in out
+
+
+# --- the instructor guide: one producer for every expected value ------------------------------
+COMMITTED_LABS = [ROOT / "data" / "raw" / s for s in guide.SWEEPS.values()]
+RECORDED_TCP = ROOT / "data" / "raw" / lab4_tcp.RECORDED_TCP
+
+
+def test_the_guide_range_is_over_single_trials(lab1_data):
+    assert guide.trials(lab1_data) == [1, 2, 3]
+    assert guide.spread("lab1", lab1.EXERCISES["why_share"], lab1_data) == "fixed"
+    assert guide.spread("lab1", lab1.EXERCISES["share_flat"], lab1_data) == "'no' in every trial"
+    # trial k alone: (40,300 + k) / (205 + k)
+    assert guide.spread("lab1", lab1.EXERCISES["ratio"], lab1_data) == "194 to 196"
+
+
+@pytest.mark.skipif(not all(p.exists() for p in COMMITTED_LABS), reason="committed lab sweeps not present")
+def test_the_instructor_guide_is_computed_from_the_committed_lab_sweeps():
+    import re
+
+    from serverbench import docsgen
+
+    text = guide.markdown()
+    assert not re.search(r"\bnan\b|\bNone\b|\binf\b", text, re.I)
+    for lab, (mod, title) in guide.LABS.items():
+        section = text.split(f"### {title}")[1].split("\n### ")[0]
+        assert f"`{guide.SWEEPS[lab]}`" in section
+        for key in mod.EXERCISES:
+            assert f"| `{key}` |" in section and f"- **`{key}`**:" in section
+    # an expected value is the exercise's own answer on the committed sweep
+    data = guide.lab_data("lab1")
+    assert f"| {common.human(lab1.EXERCISES['ratio'].solve(data))} |" in text
+    # the committed block of docs/instructor.md is this text
+    committed = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
+    assert docsgen.render(committed, "instructor-guide", text) == committed
+
+
+@pytest.mark.skipif(not (RECORDED_TCP.exists() and COMMITTED_LABS[3].exists()), reason="recorded runs not present")
+def test_the_tcp_number_has_one_producer(capsys):
+    """How much faster the 1-byte TCP run looks: the instructor guide's number is lab 4's own
+    self-check on the recorded runs, which lab 4 shows when it studies an existing sweep."""
+    looks = lab4.EXERCISES["tcp"].solve(guide.lab_data("lab4"))
+    assert looks is not None and looks > 1
+    row = next(r for r in guide.lab_markdown("lab4").splitlines() if r.startswith("| `tcp` |"))
+    assert f"| {common.human(looks)} |" in row
+    student = _data(explore.load_sweep(COMMITTED_LABS[3]))
+    table = lab4.tcp_buffer(student, run=False)
+    assert f"recorded in {lab4_tcp.RECORDED_TCP}" in capsys.readouterr().out
+    assert set(table["read_buffer_bytes"]) == {1, 4} and set(table["language"]) <= {"go", "scala", "erlang"}
+    assert lab4.EXERCISES["tcp"].solve(student) == looks
+    assert _verdict(capsys, lab4.EXERCISES["tcp"], looks, student)[0] is True

@@ -82,6 +82,42 @@ def test_notebook_is_thin_parameterised_and_clean(path):
     assert sum(len(c.source.splitlines()) for c in nb.cells if c.cell_type == "code") < 60
 
 
+@pytest.mark.parametrize("lab", LABS)
+def test_every_exercise_asks_for_a_prediction_before_the_measurements(lab):
+    """Each exercise has prediction_N (written before the section's measurement cells run) and
+    answer_N, and its self-check gets both; a why-question shows its lab module's options."""
+    from serverbench.teaching import lab1, lab2, lab3, lab4
+
+    mod = {"lab1": lab1, "lab2": lab2, "lab3": lab3, "lab4": lab4}[lab[:4]]
+    nb = nbformat.read(TEACHING / f"{lab}.ipynb", as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    calls = [s for s in code if s.startswith("lab.check(")]
+    keys = [s.split('"')[1] for s in calls]
+    assert sorted(keys) == sorted(mod.EXERCISES), "every exercise is in the notebook once"
+    for n, (key, call) in enumerate(zip(keys, calls), start=1):
+        assert call == f'lab.check("{key}", answer_{n}, data, solutions, prediction_{n})'
+        assert any(s.startswith(f"prediction_{n} = None") and f"\nanswer_{n} = None" in s for s in code)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "`prediction_N`" in text
+    for ex in mod.EXERCISES.values():
+        for letter, option in (ex.options or {}).items():
+            assert f"* **{letter})** {option}" in text
+
+
+def test_lab4_marks_its_optional_part():
+    """The core (noise, warm-up, trials, the batch counter) comes first; the paper variant and
+    the TCP buffer follow a clearly marked optional part."""
+    nb = nbformat.read(TEACHING / "lab4_benchmarking_pitfalls.ipynb", as_version=4)
+    src = [c.source for c in nb.cells]
+    cut = next(i for i, s in enumerate(src) if s.startswith("---") and "If you have time" in s)
+    core, optional = "\n".join(src[:cut]), "\n".join(src[cut:])
+    for key in ("spread", "warmup", "why_warmup", "coverage3", "min_trials", "batch"):
+        assert f'"{key}"' in core and f'"{key}"' not in optional
+    for key in ("paper", "tcp", "why_tcp"):
+        assert f'"{key}"' in optional and f'"{key}"' not in core
+    assert "optional" in src[0] and "takeaway" in src[-1]
+
+
 @pytest.mark.notebook
 def test_explorer_bad_sweep_is_one_clear_message(tmp_path):
     with pytest.raises(pm.PapermillExecutionError) as e:

@@ -74,6 +74,12 @@ def _cmd_validate_native(args, stdout, stderr) -> int:
     return 1 if bad else 0
 
 
+def _cmd_docs(args, stdout, stderr) -> int:
+    from serverbench import docsgen
+
+    return docsgen.main(check=args.check, stdout=stdout)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m serverbench",
@@ -102,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     vn = sub.add_parser("validate-native", help="check native records (one JSON object a line) from files or stdin")
     vn.add_argument("paths", nargs="*")
     vn.set_defaults(func=_cmd_validate_native)
+
+    d = sub.add_parser(
+        "docs",
+        help="regenerate the generated blocks of the README and docs/ (flags, profiles, defaults, findings, "
+        "the instructor guide) from the spec, the profiles and the committed sweeps",
+    )
+    d.add_argument("--check", action="store_true", help="change nothing; exit 1 if the committed docs differ")
+    d.set_defaults(func=_cmd_docs)
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -178,12 +178,6 @@ def _cmd_golden(args, stdout, stderr) -> int:
     return golden.check(update=args.update, stdout=stdout)
 
 
-def _cmd_docs(args, stdout, stderr) -> int:
-    from serverbench.analysis import docsgen
-
-    return docsgen.main(check=args.check, stdout=stdout)
-
-
 def register(subparsers) -> None:
     metric_help = "spawn time: all_ready_s (default) or spawn_call_s (what the original programs timed)"
 
@@ -263,11 +257,3 @@ def register(subparsers) -> None:
     )
     g.add_argument("--update", action="store_true", help="regenerate tests/golden/expected/ and print the diff")
     g.set_defaults(func=_cmd_golden)
-
-    d = subparsers.add_parser(
-        "docs",
-        help="regenerate the generated tables in docs/ (flags, profiles, defaults) "
-        "from spec/cli.json and the profile files",
-    )
-    d.add_argument("--check", action="store_true", help="change nothing; exit 1 if the committed docs differ")
-    d.set_defaults(func=_cmd_docs)

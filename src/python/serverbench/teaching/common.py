@@ -1,9 +1,11 @@
-"""What every lab shares: parameter checks, getting the lab's runs, self-checks.
+"""What every lab shares: parameter checks, getting the lab's runs, and (from checks.py)
+the self-checks.
 
 A lab notebook calls `load(...)` once (it validates the parameters, runs the real
 native programs through the harness with the `lab` profile, or reads an existing
-sweep folder) and then, per exercise, `check(exercise, answer, data, solutions)`,
-which prints "correct" or a hint computed from the measured data.
+sweep folder) and then, per exercise, `check(exercise, answer, data, solutions,
+prediction)`, which prints "correct" or a hint computed from the measured data and sets
+the prediction the student wrote before the runs beside the measurement.
 
 Bad input raises LabInputError: one sentence, shown by Jupyter without a traceback.
 """
@@ -11,17 +13,23 @@ Bad input raises LabInputError: one sentence, shown by Jupyter without a traceba
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from math import isfinite
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from serverbench import contract, paths
 from serverbench.analysis import explore
+from serverbench.teaching.checks import Exercise as Exercise  # the labs reach the self-checks through common
+from serverbench.teaching.checks import check as check
+from serverbench.teaching.checks import choice as choice
+from serverbench.teaching.checks import human as human
+from serverbench.teaching.checks import one_of as one_of
+from serverbench.teaching.checks import show_truth as show_truth
+from serverbench.teaching.checks import within_abs as within_abs
+from serverbench.teaching.checks import within_factor as within_factor
 
 PROFILE = "lab"
 SAMPLE_SWEEP = "quick-20261121T134551Z"  # committed: data/raw/quick-20261121T134551Z
@@ -109,22 +117,29 @@ def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, override
     if raw_folder:
         s = explore.load_sweep(raw_folder)
         return LabData(s, "folder", time.monotonic() - t0, languages)
-    if not run:
+    missing = missing_programs(languages) if run else []
+    if not run or missing:
         # this data folder's newest, else the one committed with the package (a fresh clone)
         latest = _lab_sweeps(paths.raw_dir(), lab) or _lab_sweeps(paths.repo_root() / "data" / "raw", lab)
         if not latest:
+            if missing:
+                raise LabInputError(
+                    f"the native programs are not built: {', '.join(missing)}, and no earlier {lab} sweep "
+                    "is here to read; run ./scripts/build.sh (or ./run_all.sh --no-run) first"
+                )
             raise LabInputError(
                 f"run=False but there is no earlier {lab} sweep under {paths.raw_dir()} (a clone has one "
                 f"committed under data/raw/{lab}-*): set run=True (or raw_folder to a sweep folder)"
             )
+        if missing:
+            # a classroom server (Binder, JupyterHub) without the native programs: the lab
+            # still runs, on the runs recorded with the package, and says so in one line
+            print(
+                f"Note: the native programs are not built here ({', '.join(missing)}), so this lab reads "
+                f"the recorded sweep {latest[-1].name} instead of running; ./scripts/build.sh makes it run its own."
+            )
         s = explore.load_sweep(latest[-1])
         return LabData(s, "folder", time.monotonic() - t0, languages)
-    missing = missing_programs(languages)
-    if missing:
-        raise LabInputError(
-            f"the native programs are not built: {', '.join(missing)}; run ./scripts/build.sh "
-            "(or ./run_all.sh --no-run) first"
-        )
     from serverbench import harness
 
     sid = f"{lab}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
@@ -198,89 +213,6 @@ def median(d: pd.DataFrame, metric: str, **where) -> float:
         d = d[d[k] == v]
     vals = d[metric].dropna()
     return float(vals.median()) if len(vals) else float("nan")
-
-
-# ---------------------------------------------------------------------------------------
-@dataclass
-class Exercise:
-    key: str
-    question: str
-    solve: Callable[[Any], Any]  # data -> the right answer (from the measurements)
-    judge: Callable[[Any, Any], tuple[bool, str]]  # (answer, truth) -> (correct?, hint)
-    why: Callable[[Any, Any], str]  # (data, truth) -> the explanation shown with solutions
-    solution: Callable[[Any], Any] | None = None  # truth -> the answer to show (default: truth itself)
-
-
-def within_factor(factor: float, unit: str = "") -> Callable[[Any, Any], tuple[bool, str]]:
-    def judge(answer, truth):
-        if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not isfinite(answer) or answer <= 0:
-            return False, f"answer with a positive number{(' in ' + unit) if unit else ''}, e.g. 12.5"
-        if truth / factor <= answer <= truth * factor:
-            return True, ""
-        side = "too low" if answer < truth else "too high"
-        return False, (
-            f"{side} (more than {factor:g}x off the measurement); look again at the table above and recompute"
-        )
-
-    return judge
-
-
-def within_abs(tol: float) -> Callable[[Any, Any], tuple[bool, str]]:
-    def judge(answer, truth):
-        if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not isfinite(answer):
-            return False, "answer with a number"
-        if abs(answer - truth) <= tol:
-            return True, ""
-        return False, f"{'too low' if answer < truth else 'too high'} (off by more than {tol:g})"
-
-    return judge
-
-
-def one_of(options) -> Callable[[Any, Any], tuple[bool, str]]:
-    opts = [str(o).lower() for o in options]
-
-    def judge(answer, truth):
-        a = str(answer).strip().lower()
-        if a not in opts:
-            return False, f"answer with one of: {', '.join(repr(o) for o in opts)}"
-        good = {str(t).lower() for t in (truth if isinstance(truth, (set, list, tuple)) else [truth])}
-        return (True, "") if a in good else (False, "not what the measurements say; compare the numbers again")
-
-    return judge
-
-
-def show_truth(truth) -> str:
-    if isinstance(truth, (set, list, tuple)):
-        return " or ".join(map(str, sorted(truth)))
-    if isinstance(truth, float):
-        return f"{truth:,.0f}" if abs(truth) >= 1000 else f"{truth:.3g}"
-    return str(truth)
-
-
-def check(exercise: Exercise, answer, data, solutions: bool = False) -> bool | None:
-    """Print 'correct' or a hint. With solutions=True and no answer, use the solution."""
-    try:
-        truth = exercise.solve(data)
-    except (KeyError, ValueError, IndexError) as e:
-        print(f"cannot check {exercise.key}: the runs needed are missing ({e})")
-        return None
-    if truth is None or (isinstance(truth, float) and not isfinite(truth)):
-        print(f"cannot check {exercise.key}: the runs needed for it are missing or failed in this sweep")
-        return None
-    if answer is None and solutions:
-        if exercise.solution is not None:
-            answer = exercise.solution(truth)
-        else:
-            answer = truth if not isinstance(truth, (set, list, tuple)) else sorted(truth)[0]
-        print(f"solution: {show_truth(answer if exercise.solution is not None else truth)}")
-    if answer is None:
-        print(f"no answer yet: set the answer variable in the cell above to {exercise.question}")
-        return None
-    ok, hint = exercise.judge(answer, truth)
-    print("correct" if ok else f"hint: {hint}")
-    if solutions or ok:
-        print("why: " + exercise.why(data, truth))
-    return ok
 
 
 def md(text: str):

@@ -88,6 +88,39 @@ def _lang(data):
     return "go" if "go" in set(data.ok(TABLE)["language"]) else sorted(set(data.ok(TABLE)["language"]))[0]
 
 
+def small_costs(data) -> dict:
+    """Median ns per copied message at the smallest size, per language: the fixed part of a
+    message's cost, before bytes matter."""
+    d = data.ok(TABLE)
+    small = _sizes(data)[0]
+    langs = sorted(set(d["language"]))
+    out = {lang: median(d, "ns_per_message", language=lang, message_bytes=small, payload="copy") for lang in langs}
+    return {k: v for k, v in out.items() if v == v}
+
+
+def costliest_small(data):
+    """The language(s) paying the most per message at the smallest size (ties within 10 %)."""
+    c = small_costs(data)
+    if not c:
+        return None
+    top = max(c.values())
+    return {k for k, v in c.items() if v >= top / 1.1}
+
+
+def _why_fixed(data, t) -> str:
+    costs = ", ".join(f"{k} {common.human(v)} ns" for k, v in small_costs(data).items())
+    out = (
+        f"measured: {' or '.join(sorted(t))} ({costs} at {int(_sizes(data)[0]):,} B). At the smallest size "
+        "almost nothing is copied: this is the fixed hand-off (wake the receiver, switch to it)."
+    )
+    if "scala_akka" in t:
+        out += (
+            " A short JVM run adds the time before the JIT has compiled the loop: the JVM interprets "
+            "it first (lab 4, warm-up), so its fixed part is largest at this R."
+        )
+    return out
+
+
 EXERCISES = {
     "ratio": Exercise(
         "ratio",
@@ -117,17 +150,44 @@ EXERCISES = {
         lambda data: share_grows(data, _lang(data)),
         common.one_of(["yes", "no"]),
         lambda data, t: (
-            "sharing passes a pointer (Go: a slice header; JVM: a reference; Erlang: a "
-            "reference-counted binary, stored off the process heaps once larger than 64 bytes), so "
-            f"the size hardly matters: measured answer '{t}'."
+            "sharing hands over a reference to one immutable buffer instead of its bytes (Go: a slice "
+            f"header; the JVM: a reference), so the size hardly matters: measured answer '{t}'. How "
+            "Erlang does it is exercise 5."
         ),
+    ),
+    "fixed_cost": Exercise(
+        "fixed_cost",
+        "which language pays the most per message at the smallest size: 'erlang', 'go' or 'scala_akka'",
+        costliest_small,
+        common.one_of(
+            list(common.LANGUAGES),
+            hint="look at the copy rows at the smallest size, language by language: the cost before any bytes matter",
+        ),
+        _why_fixed,
+    ),
+    "why_share": common.choice(
+        "why_share",
+        "the letter of the reason a shared 1 MB message costs Erlang about as much as a 100 B one",
+        {
+            "a": "the Erlang VM compresses a large message before it sends it",
+            "b": "a binary larger than 64 bytes is stored once, off the process heaps, and reference-counted: "
+            "sending it passes a reference",
+            "c": "the receiver reads a message lazily, so its bytes are copied only when they are used",
+        },
+        "b",
+        "Erlang's share rows at each size (does the cost follow the bytes?) and what `share` sends, "
+        "in the benchmark's description at the top",
+        "Only the reference and its count change hands, whatever the size. Compression would still read "
+        "every byte, so its cost would grow with the size; and Erlang copies a small message into the "
+        "receiver's heap when it is sent, not when it is read.",
     ),
 }
 
 
-def check(key: str, answer, data, solutions=False) -> None:
-    """Print 'correct' or a hint (common.check returns the verdict, for tests)."""
-    common.check(EXERCISES[key], answer, data, solutions)
+def check(key: str, answer, data, solutions=False, prediction=None) -> None:
+    """Print 'correct' or a hint, then the prediction beside the measurement (common.check
+    returns the verdict, for tests)."""
+    common.check(EXERCISES[key], answer, data, solutions, prediction)
 
 
 def background(data: LabData):

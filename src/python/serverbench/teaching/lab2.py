@@ -171,6 +171,37 @@ def _judge_limit(answer, truth):
     return True, ""
 
 
+def per_process_growth(data) -> dict:
+    """Per language: time per process at the largest N / at the smallest N (medians of
+    all_ready_s / N); above 1, each process cost more when there were more of them."""
+    d = data.ok("spawn")
+    out = {}
+    for lang, g in d.groupby("language"):
+        us = (g["all_ready_s"] / g["processes"]).groupby(g["processes"]).median().dropna().sort_index()
+        if len(us) >= 2 and us.iloc[0] > 0:
+            out[lang] = float(us.iloc[-1] / us.iloc[0])
+    return out
+
+
+def grows_most(data):
+    """The language(s) whose time per process grows the most with N (ties within 10 %)."""
+    g = per_process_growth(data)
+    if not g:
+        return None
+    top = max(g.values())
+    return {k for k, v in g.items() if v >= top / 1.1}
+
+
+def _why_growth(data, t) -> str:
+    ratios = ", ".join(f"{k} {common.human(v)}x" for k, v in per_process_growth(data).items())
+    return (
+        f"measured: {' or '.join(sorted(t))} (time per process at the largest N / at the smallest: {ratios}). "
+        "Above 1x each new process costs more than the last: more pages for the kernel to hand out, a "
+        "scheduler or garbage collector with more processes to walk, caches that no longer hold them "
+        "all. Below 1x a fixed start-up cost (a JVM's actor system, its JIT) is spread over more processes."
+    )
+
+
 def _stopper(data):
     d = data.runs[(data.runs["table"] == "spawn_max") & (data.runs["status"] != "ok")]
     if d.empty:
@@ -186,9 +217,8 @@ EXERCISES = {
         lambda data: _bpp(data, "go" if "go" in data.languages else data.languages[0]),
         common.within_factor(1.2, "bytes"),
         lambda data, t: (
-            f"{t:,.0f} bytes: a goroutine starts with a 2 KiB stack plus its descriptor; an Erlang "
-            "process with a 233-word heap plus its control block: both about 2.5-3 kB, so N processes "
-            "cost N x 2.7 kB however little they do."
+            f"{t:,.0f} bytes: N processes cost N times that however little they do, so a million of "
+            f"them need about {t * 1e6 / 2**30:.1f} GiB. Where the bytes go is exercise 4."
         ),
     ),
     "limit": Exercise(
@@ -216,6 +246,33 @@ EXERCISES = {
             if t == "memory"
             else f"the failing steps ended as '{t}'"
         ),
+    ),
+    "grows": Exercise(
+        "grows",
+        "which language's time per process grows the most with N: 'erlang', 'go' or 'scala_akka'",
+        grows_most,
+        common.one_of(
+            list(common.LANGUAGES),
+            hint="compare us_per_process at the smallest and at the largest N, language by language, not the totals",
+        ),
+        _why_growth,
+    ),
+    "why_bytes": common.choice(
+        "why_bytes",
+        "the letter of the reason a goroutine or an Erlang process costs a few kilobytes even while it only waits",
+        {
+            "a": "each lightweight process is backed by its own OS thread, whose stack the kernel charges",
+            "b": "each process gets its own small stack (Go) or heap (Erlang) and a descriptor when it is created, "
+            "and their pages are touched when it first runs",
+            "c": "the runtime reserves a mailbox buffer for the messages each process might receive",
+        },
+        "b",
+        "faults_per_process next to pages_per_process_from_rss (section 2), and how many OS threads a "
+        "runtime told to use one or two cores runs",
+        "Go starts a goroutine with a 2 KiB stack, Erlang a process with a 233-word heap, each with a "
+        "control block; touching them costs about one page fault per process, as the fault table shows. "
+        "A few OS threads run all the processes (M:N scheduling), and a mailbox grows only when "
+        "messages arrive.",
     ),
     "faults": Exercise(
         "faults",
@@ -278,9 +335,10 @@ def _faults_per_process(data):
     return float(row["faults_per_process"].iloc[0])
 
 
-def check(key: str, answer, data, solutions=False) -> None:
-    """Print 'correct' or a hint (common.check returns the verdict, for tests)."""
-    common.check(EXERCISES[key], answer, data, solutions)
+def check(key: str, answer, data, solutions=False, prediction=None) -> None:
+    """Print 'correct' or a hint, then the prediction beside the measurement (common.check
+    returns the verdict, for tests)."""
+    common.check(EXERCISES[key], answer, data, solutions, prediction)
 
 
 TAKEAWAY = """**Take-away.** A lightweight process is a small stack or heap plus a

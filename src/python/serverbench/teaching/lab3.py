@@ -113,12 +113,29 @@ EXERCISES = {
             "processes compete for the cache)."
         ),
     ),
+    "why_one_pair": common.choice(
+        "why_one_pair",
+        "the letter of the reason one pair cannot use a second core",
+        {
+            "a": "the runtime pins each pair to one core",
+            "b": "a ping-pong pair has one message in flight: at any moment only one of its two processes has "
+            "work, while the other waits for the answer",
+            "c": "the operating system gives one program at most one core",
+        },
+        "b",
+        "the speed-up column at the smallest P next to the largest P, and what each side of a pair does "
+        "while the other handles the message",
+        "The two processes of a pair take turns, so there is nothing to run in parallel: a second core "
+        "only adds cross-core wake-ups. The same runtimes and the same program do use both cores once "
+        "there are several pairs (the larger P rows).",
+    ),
 }
 
 
-def check(key: str, answer, data, solutions=False) -> None:
-    """Print 'correct' or a hint (common.check returns the verdict, for tests)."""
-    common.check(EXERCISES[key], answer, data, solutions)
+def check(key: str, answer, data, solutions=False, prediction=None) -> None:
+    """Print 'correct' or a hint, then the prediction beside the measurement (common.check
+    returns the verdict, for tests)."""
+    common.check(EXERCISES[key], answer, data, solutions, prediction)
 
 
 def background(data: LabData):

@@ -1,30 +1,34 @@
 """Lab 4 - Benchmarking pitfalls: noise, warm-up, too few trials, and benchmarks that
-silently do less work (a batch counter dropping its remainder, an asynchronous spawn
-timed as if it had finished, a 1-byte TCP read buffer), found from the numbers.
+silently do less work, found from the numbers.
 
-Its shared runs and plots live in teaching/common.py, the TCP 1-byte-buffer pitfall and
-the extra sweeps it and the paper variant need in teaching/lab4_tcp.py.
-
-The paper variant (`--variant paper`) and the TCP ping-pong benchmark are used when this
-checkout has them (spec/cli.json); otherwise the lab says so and works on the fair runs.
-
-Why one module past ~350 lines: it is one lab, read top to bottom beside its notebook;
-each pitfall's exercise sits next to the data it checks."""
+The core part (about 30 minutes) is here: noise, warm-up, how many trials an interval
+needs, and a batch counter that drops its remainder. The optional part ("If you have
+time", about 15 minutes) is in lab4_paper.py (an asynchronous spawn timed as if it had
+finished; the paper variant's reports against the work done) and lab4_tcp.py (a 1-byte TCP
+read buffer); this module re-exports them, so the notebook reaches every cell through one
+module, and keeps every exercise, so that each self-check is found in one place."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from serverbench import contract
 from serverbench.analysis import explore_plots, stats
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
-from serverbench.teaching.lab4_tcp import _run_extra, _tcp_looks_faster, tcp_buffer, tcp_buffer_flag, tcp_table  # noqa: F401
+from serverbench.teaching.lab4_paper import PAIRS, REPORT_EVERY, _paper_fraction
+from serverbench.teaching.lab4_paper import paper_available as paper_available  # the optional part, for the notebook
+from serverbench.teaching.lab4_paper import paper_spawn as paper_spawn
+from serverbench.teaching.lab4_paper import paper_table as paper_table
+from serverbench.teaching.lab4_paper import paper_vs_fair as paper_vs_fair
+from serverbench.teaching.lab4_paper import spawn_timing as spawn_timing
+from serverbench.teaching.lab4_tcp import recorded_tcp as recorded_tcp
+from serverbench.teaching.lab4_tcp import tcp_buffer as tcp_buffer
+from serverbench.teaching.lab4_tcp import tcp_buffer_flag as tcp_buffer_flag
+from serverbench.teaching.lab4_tcp import tcp_looks_faster
+from serverbench.teaching.lab4_tcp import tcp_table as tcp_table
 
 SIZE = 5000
 REPS = (1000, 20_000)
-PAIRS = 16
-REPORT_EVERY = 10_000
 
 
 def load(run=True, raw_folder=None, languages=None, trials=5, duration_s=0.3) -> LabData:
@@ -146,112 +150,6 @@ def _lost(data, lang="go"):
     return float(t["fraction lost"].iloc[0]) if len(t) else None
 
 
-# --- asynchronous spawn ----------------------------------------------------------------------
-def spawn_timing() -> pd.DataFrame:
-    """spawn_call_s (the loop returned) vs all_ready_s (every process ran), committed sample."""
-    s = common.sample_sweep()
-    if s is None:
-        return pd.DataFrame()
-    d = s.ok()
-    d = d[d["table"] == "spawn"]
-    d = d[d["processes"].isin([1000, 10_000, 100_000])].astype({"processes": int})
-    t = d.groupby(["language", "processes"])[["spawn_call_s", "all_ready_s"]].median()
-    t["ready/call"] = t["all_ready_s"] / t["spawn_call_s"]
-    return t.round(4)
-
-
-# --- paper variant and TCP 1-byte buffer: only where this checkout has them -------------------
-def paper_available() -> str | None:
-    """None if the paper variant is built, else why not."""
-    if "paper" in contract.cli_contract().get("implemented_variants", []):
-        return None
-    return "the paper variant is not built in this checkout yet (spec/cli.json implemented_variants)"
-
-
-def paper_vs_fair(data: LabData, run: bool = True):
-    """Throughput with the original programs' quirks (variant paper) next to the fair runs:
-    what each program reported against what it really did."""
-    why = paper_available()
-    if why:
-        return common.md(
-            f"**Not available yet:** {why}. The batch-counter and spawn-timing pitfalls above are "
-            "shown on the fair runs instead."
-        )
-    if not run or data.source != "ran":
-        return common.md(
-            "**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no "
-            "paper-variant runs were made."
-        )
-    cli = contract.cli_contract()
-    langs = [
-        x
-        for x in data.languages
-        if "paper" in (cli["languages"].get(x, {}).get("variants") or cli.get("implemented_variants", []))
-    ]
-    if not langs:
-        return common.md(f"**Not available yet:** none of {', '.join(data.languages)} implements the paper variant.")
-    try:
-        s = _run_extra(
-            "paper",
-            ["throughput", "spawn"],
-            {
-                "variant": "paper",
-                "throughput.trials": 1,
-                "throughput.pairs": [PAIRS],
-                "throughput.duration_s": 0.3,
-                "throughput.report_every": REPORT_EVERY,
-                "throughput.cores": ["max"],
-                "spawn.trials": 1,
-                "spawn.processes": [20_000],
-            },
-            langs,
-        )
-    except Exception as e:  # an optional demo: say why and go on
-        return common.md(f"**The paper-variant runs could not be made:** {e}")
-    data.extra["paper"] = s
-    return paper_table(pd.concat([data.ok("throughput"), s.runs[s.runs["table"] == "throughput"]], ignore_index=True))
-
-
-def paper_table(d: pd.DataFrame) -> pd.DataFrame:
-    nan = pd.Series(float("nan"), index=d.index)
-    true = d["true_exchanges"].fillna(d["exchanges"]) if "true_exchanges" in d else d["exchanges"]
-    reported = d["reported_exchanges"] if "reported_exchanges" in d else nan
-    reported = reported.where(d["variant"] != "fair", d["exchanges"])
-    printed = d["reported_printed"] if "reported_printed" in d else pd.Series(True, index=d.index)
-    out = pd.DataFrame(
-        {
-            "language": d["language"],
-            "variant": d["variant"],
-            "status": d["status"],
-            "exchanges really done": true,
-            "exchanges the program reported": reported,
-            "printed a result": printed.where(d["variant"] != "fair", True),
-        }
-    )
-    out["reported / done"] = (out["exchanges the program reported"] / out["exchanges really done"]).round(3)
-    return out.sort_values(["language", "variant"]).reset_index(drop=True)
-
-
-def paper_spawn(data: LabData):
-    s = data.extra.get("paper")
-    if s is None:
-        return common.md("*(No paper-variant spawn runs: see the cell above.)*")
-    d = s.runs[(s.runs["table"] == "spawn")]
-    cols = [
-        c for c in ("language", "processes", "status", "reported_elapsed_s", "spawn_call_s", "all_ready_s") if c in d
-    ]
-    return d[cols].astype({"processes": "Int64"}).reset_index(drop=True)
-
-
-def _paper_fraction(data, lang="go"):
-    s = data.extra.get("paper")
-    if s is None or "reported_exchanges" not in s.runs:
-        return None
-    t = paper_table(s.runs[s.runs["table"] == "throughput"])
-    t = t[t["language"] == lang]
-    return float(t["reported / done"].fillna(0).iloc[0]) if len(t) else None
-
-
 # --- exercises -------------------------------------------------------------------------
 def _langs(data, table="pingping"):
     return set(data.ok(table)["language"])
@@ -282,6 +180,7 @@ EXERCISES = {
             f"{t:.2f}: the median lies outside [min, max] only if all 3 trials fall on the same side "
             "of it, probability 2 x (1/2)^3 = 0.25. No interval from 3 trials reaches 95 %."
         ),
+        fixed=True,
     ),
     "min_trials": Exercise(
         "min_trials",
@@ -292,6 +191,7 @@ EXERCISES = {
             f"{t}: 1 - 2 x (1/2)^n >= 0.95 needs 2^n >= 40, n = 6. With 3 trials per language a "
             "comparison of two languages reaches at most 90 % (1 - 2/C(6,3))."
         ),
+        fixed=True,
     ),
     "spread": Exercise(
         "spread",
@@ -310,11 +210,26 @@ EXERCISES = {
         _warm,
         common.within_factor(1.5),
         lambda data, t: (
-            f"{t:.1f}x: the JVM interprets the code first and compiles it once it is hot, so a short "
-            "run measures mostly the warm-up. Go is compiled ahead of time and Erlang's JIT translates "
-            "code when it is loaded, so neither warms up this way (compare their rows); a benchmark "
+            f"{t:.1f}x: the same program and input cost more per message in a short run. Compare Go's "
+            "and Erlang's rows, which hardly change with R; why the JVM's do is exercise 3. A benchmark "
             "must run long enough, or discard a warm-up phase."
         ),
+    ),
+    "why_warmup": common.choice(
+        "why_warmup",
+        "the letter of the reason Scala/Akka's short run costs more per message than its long run",
+        {
+            "a": "the garbage collector runs only during short runs",
+            "b": "the JVM interprets the loop first and compiles it once it is hot, so a short run is mostly "
+            "spent before the compiled code runs",
+            "c": "Akka sends the first messages of a run through a slower, unbuffered mailbox",
+        },
+        "b",
+        "which languages' rows in the noise table differ between R = 1,000 and R = 20,000, and how each "
+        "language turns its code into machine code",
+        "Go is compiled ahead of time and Erlang's JIT translates code when it is loaded, so their short "
+        "and long runs cost about the same per message; HotSpot compiles a method only after it has run "
+        "many times. Keep the warm-up outside the clock, or run long enough that it does not matter.",
     ),
     "batch": Exercise(
         "batch",
@@ -341,7 +256,7 @@ EXERCISES = {
     "tcp": Exercise(
         "tcp",
         "how many times faster go's 1-byte-buffer run looks (reported us per round trip: 4 B / 1 B)",
-        _tcp_looks_faster,
+        tcp_looks_faster,
         common.within_factor(1.3),
         lambda data, t: (
             f"{t:.1f}x faster on paper, while bytes_read shows it read a quarter of the bytes: each "
@@ -349,12 +264,29 @@ EXERCISES = {
             "against what was expected, as the program's validation does."
         ),
     ),
+    "why_tcp": common.choice(
+        "why_tcp",
+        "the letter of the reason the 1-byte run looked faster",
+        {
+            "a": "a 1-byte read returns as soon as the first byte arrives, so each round trip really is shorter",
+            "b": "the client counted every read as a round trip, so it reached its count after a fraction of "
+            "the bytes it was owed: the same count stood for less work",
+            "c": "with a 1-byte buffer the kernel turns off Nagle's algorithm and sends sooner",
+        },
+        "b",
+        "bytes_read against expected_bytes_each_way, and round_trips_counted against round_trips_completed, "
+        "in the TCP table",
+        "A 4-byte message read 1 byte at a time takes 4 reads; counting reads as round trips reaches the "
+        "target after a quarter of the messages, so the time per 'round trip' is the time per read. "
+        "The fair program counts whole messages and checks the bytes that arrived.",
+    ),
 }
 
 
-def check(key: str, answer, data, solutions=False) -> None:
-    """Print 'correct' or a hint (common.check returns the verdict, for tests)."""
-    common.check(EXERCISES[key], answer, data, solutions)
+def check(key: str, answer, data, solutions=False, prediction=None) -> None:
+    """Print 'correct' or a hint, then the prediction beside the measurement (common.check
+    returns the verdict, for tests)."""
+    common.check(EXERCISES[key], answer, data, solutions, prediction)
 
 
 TAKEAWAY = """**Take-away.** Before comparing speeds, check the work: messages

@@ -1,5 +1,13 @@
-"""Lab 4's TCP pitfall (a 1-byte read buffer that made a ping-pong look ~6x faster while
-moving a quarter of the bytes) and the extra small sweeps lab 4 makes (TCP, paper variant)."""
+"""Lab 4's optional part, second half: the TCP pitfall (a 1-byte read buffer that made a
+ping-pong look faster while it moved only part of the bytes), and the extra small sweeps
+lab 4 makes (TCP, paper variant).
+
+How much faster the 1-byte run looks has one producer, `tcp_looks_faster`: lab 4's
+self-check uses it on the student's runs, and the instructor guide's generated table
+(teaching/guide.py) on the runs recorded with the package (`recorded_tcp`), which lab 4
+also shows when it studies an existing sweep instead of running. Lab 4 runs the recorded
+configuration (each client with a server of its own language on separate CPUs, the same
+connections and round trips), so the two numbers measure the same thing."""
 
 from __future__ import annotations
 
@@ -7,10 +15,15 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from serverbench import contract
+from serverbench import contract, paths
 from serverbench.analysis import explore
 from serverbench.teaching import common
 from serverbench.teaching.common import LabData
+
+# committed: a quick sweep whose tcp_pingpong slice ran Go against Go with 1- and 4-byte buffers
+RECORDED_TCP = "quick-20261127T073029Z"
+CONNECTIONS = 4  # the quick profile's tcp_pingpong slice, which lab 4 runs too
+ROUND_TRIPS = 250
 
 
 def tcp_buffer_flag() -> tuple[str | None, str | None]:
@@ -36,19 +49,61 @@ def _run_extra(tag: str, benchmarks, overrides, languages):
     return explore.load_sweep(folder)
 
 
+def lab_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The TCP runs lab 4 studies: measured (not warm-up) tcp_pingpong runs of a client
+    against a server of its own language on separate CPUs (the harness's default for a
+    socket benchmark); columns a sweep does not have are not filtered on."""
+    d = runs
+    if "table" in d:
+        d = d[d["table"] == "tcp_pingpong"]
+    if "warmup" in d:
+        d = d[~d["warmup"].fillna(False).astype(bool)]
+    if "server_language" in d:
+        d = d[d["server_language"].isna() | (d["server_language"] == d["language"])]
+    if "placement" in d:
+        d = d[d["placement"].isna() | (d["placement"] == "split")]
+    return d
+
+
+def recorded_tcp() -> explore.Sweep | None:
+    """The committed TCP runs at lab 4's configuration (sweep RECORDED_TCP), None if this
+    checkout does not have them."""
+    try:
+        s = explore.load_sweep(paths.repo_root() / "data" / "raw" / RECORDED_TCP)
+    except explore.SweepInputError:
+        return None
+    d = lab_runs(s.runs)
+    for col, v in (("connections", CONNECTIONS), ("round_trips", ROUND_TRIPS)):
+        if col in d:
+            d = d[d[col] == v]
+    if "read_buffer_bytes" not in d or not {1, 4} <= set(d["read_buffer_bytes"].dropna().astype(int)):
+        return None
+    return explore.Sweep(s.folder, d.reset_index(drop=True), s.manifest, s.skipped_lines)
+
+
 def tcp_buffer(data: LabData, run: bool = True):
     param, why = tcp_buffer_flag()
     if why:
         return common.md(
             f"**Not available yet:** {why}. The story: one TCP ping-pong read its socket one byte at "
-            "a time and, counting reads instead of whole messages, looked ~6x faster while moving a "
-            "fraction of the bytes. Once the benchmark lands, this cell runs it with "
+            "a time and, counting reads instead of whole messages, looked several times faster while "
+            "moving a fraction of the bytes. Once the benchmark lands, this cell runs it with "
             "`--read-buffer-bytes 1` next to the default (4 bytes, one whole message)."
         )
     if not run or data.source != "ran":
-        return common.md(
-            "**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no TCP runs were made."
+        rec = recorded_tcp()
+        if rec is None:
+            return common.md(
+                "**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no TCP "
+                f"runs were made, and the recorded ones (sweep {RECORDED_TCP}) are not in this checkout."
+            )
+        print(
+            f"This lab is studying an existing sweep, so no TCP runs were made: these are the TCP runs "
+            f"recorded in {RECORDED_TCP} at the configuration lab 4 runs "
+            f"({common.provenance(rec.manifest)})."
         )
+        data.extra["tcp"] = rec
+        return tcp_table(rec.runs)
     cli = contract.cli_contract()["languages"]
     langs = [x for x in ("go", "erlang") if "tcp_pingpong" in cli.get(x, {}).get("benchmarks", [])]
     if not langs:
@@ -60,8 +115,8 @@ def tcp_buffer(data: LabData, run: bool = True):
             {
                 f"tcp_pingpong.{param}": [1, 4],
                 "tcp_pingpong.trials": 1,
-                "tcp_pingpong.connections": [2],
-                "tcp_pingpong.round_trips": [2000],
+                "tcp_pingpong.connections": [CONNECTIONS],
+                "tcp_pingpong.round_trips": [ROUND_TRIPS],
                 "tcp_pingpong.cores": [1],
             },
             langs,
@@ -75,6 +130,7 @@ def tcp_buffer(data: LabData, run: bool = True):
 def tcp_table(runs: pd.DataFrame) -> pd.DataFrame:
     cols = [
         "language",
+        "trial",
         "read_buffer_bytes",
         "status",
         "round_trips_counted",
@@ -84,14 +140,18 @@ def tcp_table(runs: pd.DataFrame) -> pd.DataFrame:
         "reported_us_per_round_trip",
         "true_us_per_round_trip",
     ]
+    runs = lab_runs(runs)
     return runs[[c for c in cols if c in runs]].sort_values(["language", "read_buffer_bytes"]).reset_index(drop=True)
 
 
-def _tcp_looks_faster(data, lang="go"):
+def tcp_looks_faster(data, lang="go"):
+    """How many times faster lang's 1-byte run looks: median reported us per round trip with
+    4-byte reads / with 1-byte reads, over lab 4's TCP runs in data.extra["tcp"]."""
     s = data.extra.get("tcp")
     if s is None or "reported_us_per_round_trip" not in s.runs:
         return None
-    d = s.runs[s.runs["language"] == lang] if (s.runs["language"] == lang).any() else s.runs
+    d = lab_runs(s.runs)
+    d = d[d["language"] == lang] if (d["language"] == lang).any() else d
     one = d.loc[d["read_buffer_bytes"] == 1, "reported_us_per_round_trip"].median()
     four = d.loc[d["read_buffer_bytes"] == 4, "reported_us_per_round_trip"].median()
     return float(four / one) if one and one == one and four == four else None

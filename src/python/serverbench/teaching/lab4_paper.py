@@ -1,0 +1,126 @@
+"""Lab 4's optional part ("If you have time"), first half: timing an asynchronous spawn, and
+the paper variant (`--variant paper`), which shows what the original programs *reported*
+against the work they really did. The TCP 1-byte buffer, the other half, is lab4_tcp.py.
+
+The paper variant is used when this checkout builds it (spec/cli.json); otherwise the lab
+says so and the core part's fair runs stand alone. lab4.py re-exports everything here, so
+the notebook calls `lab.paper_vs_fair(...)` as it calls the core functions."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from serverbench import contract
+from serverbench.teaching import common
+from serverbench.teaching.common import LabData
+from serverbench.teaching.lab4_tcp import _run_extra
+
+# lab 4's throughput run: the core part's batch counter and the paper variant share it
+PAIRS = 16
+REPORT_EVERY = 10_000
+
+
+# --- asynchronous spawn ----------------------------------------------------------------------
+def spawn_timing() -> pd.DataFrame:
+    """spawn_call_s (the loop returned) vs all_ready_s (every process ran), committed sample."""
+    s = common.sample_sweep()
+    if s is None:
+        return pd.DataFrame()
+    d = s.ok()
+    d = d[d["table"] == "spawn"]
+    d = d[d["processes"].isin([1000, 10_000, 100_000])].astype({"processes": int})
+    t = d.groupby(["language", "processes"])[["spawn_call_s", "all_ready_s"]].median()
+    t["ready/call"] = t["all_ready_s"] / t["spawn_call_s"]
+    return t.round(4)
+
+
+# --- the paper variant: only where this checkout has it ---------------------------------------
+def paper_available() -> str | None:
+    """None if the paper variant is built, else why not."""
+    if "paper" in contract.cli_contract().get("implemented_variants", []):
+        return None
+    return "the paper variant is not built in this checkout yet (spec/cli.json implemented_variants)"
+
+
+def paper_vs_fair(data: LabData, run: bool = True):
+    """Throughput with the original programs' quirks (variant paper) next to the fair runs:
+    what each program reported against what it really did."""
+    why = paper_available()
+    if why:
+        return common.md(
+            f"**Not available yet:** {why}. The batch-counter and spawn-timing pitfalls above are "
+            "shown on the fair runs instead."
+        )
+    if not run or data.source != "ran":
+        return common.md(
+            "**Skipped:** this lab is studying an existing sweep (run=False or raw_folder), so no "
+            "paper-variant runs were made."
+        )
+    cli = contract.cli_contract()
+    langs = [
+        x
+        for x in data.languages
+        if "paper" in (cli["languages"].get(x, {}).get("variants") or cli.get("implemented_variants", []))
+    ]
+    if not langs:
+        return common.md(f"**Not available yet:** none of {', '.join(data.languages)} implements the paper variant.")
+    try:
+        s = _run_extra(
+            "paper",
+            ["throughput", "spawn"],
+            {
+                "variant": "paper",
+                "throughput.trials": 1,
+                "throughput.pairs": [PAIRS],
+                "throughput.duration_s": 0.3,
+                "throughput.report_every": REPORT_EVERY,
+                "throughput.cores": ["max"],
+                "spawn.trials": 1,
+                "spawn.processes": [20_000],
+            },
+            langs,
+        )
+    except Exception as e:  # an optional demo: say why and go on
+        return common.md(f"**The paper-variant runs could not be made:** {e}")
+    data.extra["paper"] = s
+    return paper_table(pd.concat([data.ok("throughput"), s.runs[s.runs["table"] == "throughput"]], ignore_index=True))
+
+
+def paper_table(d: pd.DataFrame) -> pd.DataFrame:
+    nan = pd.Series(float("nan"), index=d.index)
+    true = d["true_exchanges"].fillna(d["exchanges"]) if "true_exchanges" in d else d["exchanges"]
+    reported = d["reported_exchanges"] if "reported_exchanges" in d else nan
+    reported = reported.where(d["variant"] != "fair", d["exchanges"])
+    printed = d["reported_printed"] if "reported_printed" in d else pd.Series(True, index=d.index)
+    out = pd.DataFrame(
+        {
+            "language": d["language"],
+            "variant": d["variant"],
+            "status": d["status"],
+            "exchanges really done": true,
+            "exchanges the program reported": reported,
+            "printed a result": printed.where(d["variant"] != "fair", True),
+        }
+    )
+    out["reported / done"] = (out["exchanges the program reported"] / out["exchanges really done"]).round(3)
+    return out.sort_values(["language", "variant"]).reset_index(drop=True)
+
+
+def paper_spawn(data: LabData):
+    s = data.extra.get("paper")
+    if s is None:
+        return common.md("*(No paper-variant spawn runs: see the cell above.)*")
+    d = s.runs[(s.runs["table"] == "spawn")]
+    cols = [
+        c for c in ("language", "processes", "status", "reported_elapsed_s", "spawn_call_s", "all_ready_s") if c in d
+    ]
+    return d[cols].astype({"processes": "Int64"}).reset_index(drop=True)
+
+
+def _paper_fraction(data, lang="go"):
+    s = data.extra.get("paper")
+    if s is None or "reported_exchanges" not in s.runs:
+        return None
+    t = paper_table(s.runs[s.runs["table"] == "throughput"])
+    t = t[t["language"] == lang]
+    return float(t["reported / done"].fillna(0).iloc[0]) if len(t) else None
