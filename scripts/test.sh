@@ -81,11 +81,21 @@ fi
 failed=()
 passed=()
 skipped=()
+# cpu_of FILE: the user + system CPU seconds of the ended children in FILE, the output of
+# the builtin `times` run in the suite's own subshell (second line, e.g. "1m2.5s 0m3.1s"):
+# each suite's summary says what it cost besides how long it took; on 2 CPUs the sum of
+# the costs divided by 2 is the floor of the whole command's time.
+cpu_of() {
+  awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.0f", t }' "$1" 2>/dev/null
+}
 run_suite() {
   local name="$1"; shift
   printf '\n=== %s: %s\n' "$name" "$*"
-  local t0=$SECONDS
-  if "$@"; then passed+=("$name ($((SECONDS - t0)) s)"); else failed+=("$name ($((SECONDS - t0)) s)"); fi
+  local t0=$SECONDS rc=0 cpu
+  ( r=0; "$@" || r=$?; times >"$bg_dir/$name.times"; exit "$r" ) || rc=$?
+  cpu="$(cpu_of "$bg_dir/$name.times")"
+  if [ "$rc" = 0 ]; then passed+=("$name ($((SECONDS - t0)) s, CPU ${cpu:-?} s)")
+  else failed+=("$name ($((SECONDS - t0)) s, CPU ${cpu:-?} s)"); fi
 }
 # The language suites and lint run SUITE_JOBS at a time (default 2): a Scala compiler, a
 # dialyzer or a test JVM keeps about one CPU busy, so one suite at a time left a CPU idle
@@ -102,19 +112,21 @@ run_suite_bg() {  # run_suite_bg NAME COMMAND...: as run_suite, in the backgroun
     printf '\n=== %s: %s\n' "$name" "$*"
     rc=0
     "$@" || rc=$?
+    times >"$bg_dir/$name.times"
     echo "$rc $((SECONDS - t0))" >"$bg_dir/$name.rc"
   ) >"$bg_dir/$name.log" 2>&1 &
   bg_name[$!]="$name"
 }
 collect_suite() {  # wait for the next background suite to end; show its output, count it
-  local pid="" name rc=1 secs="?"
+  local pid="" name rc=1 secs="?" cpu
   wait -n -p pid "${!bg_name[@]}" || true
   [ -n "$pid" ] || return 0
   name="${bg_name[$pid]}"
   unset "bg_name[$pid]"
   cat "$bg_dir/$name.log"
   read -r rc secs <"$bg_dir/$name.rc" || true
-  if [ "$rc" = 0 ]; then passed+=("$name ($secs s)"); else failed+=("$name ($secs s)"); fi
+  cpu="$(cpu_of "$bg_dir/$name.times")"
+  if [ "$rc" = 0 ]; then passed+=("$name ($secs s, CPU ${cpu:-?} s)"); else failed+=("$name ($secs s, CPU ${cpu:-?} s)"); fi
 }
 collect_suites() { while [ "${#bg_name[@]}" -gt 0 ]; do collect_suite; done; }
 cleanup() {

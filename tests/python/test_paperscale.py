@@ -43,3 +43,29 @@ def test_each_claim_is_judged_in_the_pieces_that_run_its_benchmark(tmp_path):
         "(paper-throughput-2cores-20270103T000000Z, Intel Xeon, 2 CPUs) | contradicted |"
     ) in text
     assert "Pieces without a committed sweep yet: `spawn`, `throughput-1core`." in text
+
+
+def test_the_paper_figures_are_drawn_from_the_committed_pieces(tmp_path):
+    """Fig. 3 from the committed pingping piece; the recovery piece draws no paper figure."""
+    import pytest
+
+    from serverbench import paths
+
+    committed = sorted(paths.repo_root().joinpath("data", "processed").glob("paper-pingping-*"))
+    if not committed:
+        pytest.skip("no paper-pingping sweep committed in this checkout")
+    drawn = paperscale.draw_figures(tmp_path / "figures", processed_dir=paths.repo_root() / "data" / "processed")
+    names = [png.name for _, png in drawn]
+    assert names == ["paper-pingping-fig3_pingping.png"], names
+    assert (tmp_path / "figures" / names[0]).stat().st_size > 20_000
+    assert committed[-1].name in drawn[0][0]
+
+
+def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):
+    text = paperscale.readme_lines(tmp_path)
+    assert text.startswith("No piece of the `paper` profile") and "--piece NAME" in text
+    _piece_sweep(tmp_path, "paper-pingping-20270101T000000Z", {"C1": "contradicted", "C2": "supported", "C10": "x"})
+    text = paperscale.readme_lines(tmp_path)
+    assert "piece `pingping` (`paper-pingping-20270101T000000Z`, AMD EPYC, 2 CPUs)" in text
+    assert "**C1** “Go and Erlang have lower PingPing latency" in text and ": contradicted;" in text
+    assert "Still to run: `spawn`, `throughput-1core`, `throughput-2cores`" in text

@@ -218,3 +218,32 @@ def test_a_registered_table_of_another_benchmark_is_processed(tmp_path):
     finally:
         registry.REG.tables.clear()
         registry.REG.tables.update(saved)
+
+
+def test_prepare_processes_and_judges_a_sweep_once_until_its_raw_files_or_code_change(tmp_path, monkeypatch):
+    """A render's four notebooks each call prepare: the first processes and judges the sweep,
+    the others reuse the tables; new raw lines or a change to the analysis code redo both."""
+    from serverbench.analysis import notebook
+
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
+    recs = [_pp(lang, t, i) for lang in ("go", "erlang") for i, t in enumerate((1.0, 1.1, 1.2))]
+    sweep = synthetic.write_sweep(
+        tmp_path / "data" / "raw" / recs[0]["sweep_id"], recs, {"profile": {"name": "synthetic"}}
+    )
+    calls = []
+    real = process.process_sweep
+    monkeypatch.setattr(process, "process_sweep", lambda d, *a, **k: calls.append(d) or real(d, *a, **k))
+    judged = []
+    real_write = notebook.claims_mod.write_claims
+    monkeypatch.setattr(notebook.claims_mod, "write_claims", lambda P, **k: judged.append(P) or real_write(P, **k))
+    P = notebook.prepare(sweep)
+    assert (P.folder / "claims.csv").exists() and len(calls) == len(judged) == 1
+    notebook.prepare(sweep)
+    assert len(calls) == len(judged) == 1  # same raw files, same code: nothing redone
+    monkeypatch.setattr(notebook, "_code_fingerprint", lambda: "changed analysis code")
+    notebook.prepare(sweep)
+    assert len(calls) == len(judged) == 2
+    with open(sweep / "runs.jsonl", "a") as f:
+        f.write(json.dumps(_pp("go", 1.3, 3)) + "\n")
+    notebook.prepare(sweep)
+    assert len(calls) == len(judged) == 3

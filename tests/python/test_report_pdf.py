@@ -14,7 +14,7 @@ from serverbench.analysis import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "expected"
-CLAIMS_COLUMNS = ["id", "claim", "source", "verdict", "regime", "why", "numbers"]
+CLAIMS_COLUMNS = ["id", "claim", "verdict", "regime", "why"]  # the numbers: the evidence table
 OWN = "on its source's own data"
 
 needs_chromium = pytest.mark.skipif(

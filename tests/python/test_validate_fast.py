@@ -201,6 +201,7 @@ def _mutations(rec: dict, rng: random.Random, n: int):
         yield new
 
 
+@pytest.mark.slow  # ~1 minute (1,500 jsonschema validations): not in the fast unit tier
 def test_mutated_lines_get_jsonschemas_verdict():
     rng = random.Random(41)
     sample = _committed_sample()

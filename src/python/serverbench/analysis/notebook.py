@@ -41,27 +41,45 @@ def resolve_sweep(profile: str = "quick", sweep_id: str | None = None, raw_folde
 
 
 def _fingerprint(sweep_dir: Path, spawn_metric: str) -> str:
-    """What the processed tables were made from: the raw files' names and contents, and
-    the spawn metric (no paths or times, so it is the same in every checkout)."""
+    """What the processed tables and verdicts were made from: the raw files' names and
+    contents, the spawn metric, and the code and data that turn them into tables and
+    verdicts (the package's source, spec/, data/reference/). No paths or times, so it is
+    the same in every checkout."""
     h = hashlib.sha256(spawn_metric.encode())
     for p in sorted(q for q in Path(sweep_dir).iterdir() if q.is_file() and not q.name.startswith(".")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
+    h.update(_code_fingerprint().encode())
+    return h.hexdigest()
+
+
+_CODE_SUFFIXES = {".py", ".json", ".toml", ".csv"}
+
+
+def _code_fingerprint() -> str:
+    """The analysis's inputs besides the raw files, hashed (a few ms): a change to any of them
+    re-processes the sweep, as a change to its raw files does."""
+    import serverbench
+
+    h = hashlib.sha256()
+    roots = [Path(serverbench.__file__).parent, paths.repo_root() / "spec", paths.reference_dir()]
+    for root in filter(Path.is_dir, roots):
+        for q in sorted(q for q in root.rglob("*") if q.is_file() and q.suffix in _CODE_SUFFIXES):
+            h.update(str(q.relative_to(root)).encode())
+            h.update(q.read_bytes())
     return h.hexdigest()
 
 
 def prepare(sweep_dir, spawn_metric: str = "all_ready_s", force: bool = False) -> process.Processed:
     """Process the sweep into data/processed/<sweep-id>/ (tables and claims) and load them.
-    Skips the processing when the tables were made from the same raw files (stamp
-    .processed_from, untracked); the claims are always re-checked."""
+    Skips both when they were made from the same raw files by the same code (stamp
+    .processed_from, untracked): a render's four notebooks process and judge a sweep once."""
     sweep_dir = Path(sweep_dir)
     out = paths.processed_dir() / sweep_dir.name
     stamp = out / ".processed_from"
     fp = _fingerprint(sweep_dir, spawn_metric)
     if not force and stamp.exists() and (out / "claims.csv").exists() and stamp.read_text(encoding="utf-8") == fp:
-        P = process.Processed(out)
-        claims_mod.write_claims(P, spawn_metric=spawn_metric)  # cheap; the claims' code may have changed
-        return P
+        return process.Processed(out)
     written = process.process_sweep(sweep_dir)
     out = written["runs"].parent
     P = process.Processed(out)
@@ -82,7 +100,7 @@ def load(
 
 def claims_table(P: process.Processed, ids, spawn_metric: str = "all_ready_s"):
     """The claims table restricted to some ids (for a figure notebook)."""
-    V = [v for v in claims_mod.check_all(P, spawn_metric) if v.id in set(ids)]
+    V = claims_mod.check_all(P, spawn_metric, ids=set(ids))  # only the figure's claims
     return claims_mod.claims_table(V)[["id", "claim", "verdict", "why", "numbers"]]
 
 

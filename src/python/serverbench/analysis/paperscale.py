@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import paths
+from serverbench import paths, protocol
+from serverbench.analysis import figures, process, registry
 from serverbench.analysis.claims import engine
-from serverbench.analysis.replication import _info, machine_kind
+from serverbench.analysis.replication import _gist, _info, machine_kind
 
 PROFILE = "paper"
 NOT_RUN = "not run yet"
+PAPER_FIGURES = tuple(figures.NAMES.values())  # Figs. 3-5; the other figures are beyond the paper
 
 
 def _piece_of(sweep_id: str, names: list[str]) -> str | None:
@@ -95,3 +97,52 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
     if missing:
         lines += ["", "Pieces without a committed sweep yet: " + ", ".join(f"`{p}`" for p in missing) + "."]
     return "\n".join(lines)
+
+
+def draw_figures(
+    out_dir: Path, show_reference: bool = True, processed_dir: Path | None = None
+) -> list[tuple[str, Path]]:
+    """The paper's figures (3-5) from the pieces' newest sweeps: each drawn from every piece
+    whose benchmarks hold one of its tables (Fig. 5 once per core count's piece), saved as
+    `paper-<piece>-<figure>.png/.pdf` in out_dir. Returns [(caption, png)]; [] when no piece
+    is committed."""
+    import matplotlib.pyplot as plt
+
+    from serverbench.harness.pieces import pieces
+
+    spec_of = pieces(PROFILE)
+    drawn = []
+    for piece, folder in latest(processed_dir).items():
+        benches = set(spec_of[piece].benchmarks) if piece in spec_of else set()
+        wanted = [f for f in registry.figures() if f.name in PAPER_FIGURES and benches & set(f.tables)]
+        if not wanted:
+            continue
+        P = process.Processed(folder)  # the committed tables, as the verdicts above are the committed claims.csv
+        for spec in wanted:
+            fig = figures.draw(spec.name, P, show_reference=show_reference, save_files=False)
+            if fig is None:
+                continue
+            name = f"paper-{piece}-{spec.name}"
+            png = figures.save(fig, name, out_dir)["png"]
+            plt.close(fig)
+            drawn.append((f"{spec.title}: piece `{piece}`, sweep `{folder.name}`", png))
+    return drawn
+
+
+def readme_lines(processed_dir: Path | None = None) -> str:
+    """README's statement of what has been judged at the paper's own scale (a generated block):
+    each claim whose piece is committed, with its verdict, sweep and machine, and the pieces
+    still to run."""
+    v = verdicts(processed_dir)
+    ran = v[v["verdict"] != NOT_RUN]
+    missing = sorted(set(v.loc[v["verdict"] == NOT_RUN, "piece"]))
+    how = "`./run_all.sh --profile paper --piece NAME`, one session on one machine each"
+    if ran.empty:
+        return f"No piece of the `paper` profile (the paper's own parameters) is committed yet ({how})."
+    out = ["At the paper's own parameters (the `paper` profile, in pieces; judged by the same protocol):", ""]
+    for (piece, sweep, machine), g in ran.groupby(["piece", "sweep", "machine"], sort=False):
+        claims = "; ".join(f"**{r.id}** {_gist(protocol.claim(r.id)['sentence'])}: {r.verdict}" for r in g.itertuples())
+        out.append(f"* piece `{piece}` (`{sweep}`, {machine}): {claims}.")
+    if missing:
+        out += ["", "Still to run: " + ", ".join(f"`{m}`" for m in missing) + f" ({how})."]
+    return "\n".join(out)
