@@ -24,14 +24,12 @@ needs_chromium = pytest.mark.skipif(
 
 
 def _outputs(value) -> dict:
-    """The mime bundle a kernel would send for a displayed value."""
-    from IPython.display import Markdown
+    """The mime bundle a kernel would send for a displayed value (IPython's own formatter:
+    Markdown, a Styler's HTML, an Image's PNG)."""
+    from IPython.core.formatters import DisplayFormatter
 
-    if isinstance(value, Markdown):
-        return {"text/markdown": value.data}
-    if hasattr(value, "_repr_html_"):
-        return {"text/html": value._repr_html_()}
-    return {"text/plain": repr(value)}
+    data, _ = DisplayFormatter().format(value)
+    return data
 
 
 def _run_cell(source: str, ns: dict) -> list:

@@ -105,6 +105,7 @@ def test_a_stop_line_from_a_pipe_stops_it():
     assert code == 0 and record["metrics"]["stop_reason"] == "stop_line"
 
 
+@pytest.mark.shares_cpu  # checks what the program printed, times nothing
 def test_bad_input_is_exit_2_in_one_line():
     _need("c")
     busy = socket.socket()

@@ -112,6 +112,7 @@ def _native(lang, *args, timeout=60, stdin=subprocess.DEVNULL):
     return subprocess.run(argv + list(args), stdin=stdin, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+@pytest.mark.shares_cpu  # checks what the program printed, times nothing
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize(
     "args",
@@ -160,6 +161,7 @@ def test_client_against_a_closed_port_fails_fast(lang):
     assert time.monotonic() - t0 < 30  # JVM start-up on a busy machine included; the client's own bound is 5 s
 
 
+@pytest.mark.shares_cpu  # checks what the program printed, times nothing
 @pytest.mark.parametrize("lang", LANGS)
 def test_server_on_a_port_in_use_fails_with_one_line(lang):
     _need(lang)

@@ -201,13 +201,13 @@ def _mutations(rec: dict, rng: random.Random, n: int):
         yield new
 
 
-@pytest.mark.slow  # ~1 minute (1,500 jsonschema validations): not in the fast unit tier
+@pytest.mark.slow  # ~30 s (8 mutations of each of ~50 lines, both validators): not in the unit tier
 def test_mutated_lines_get_jsonschemas_verdict():
     rng = random.Random(41)
     sample = _committed_sample()
     outcomes = {(True, True): 0, (False, False): 0, (False, True): 0}
     for rec in sample:
-        for m in _mutations(rec, rng, 15):
+        for m in _mutations(rec, rng, 8):
             quick, slow = _both(m)
             assert slow or not quick, json.dumps(m)[:3000]  # never accepts what jsonschema rejects
             outcomes[(quick, slow)] += 1
@@ -217,4 +217,4 @@ def test_mutated_lines_get_jsonschemas_verdict():
                 assert (records.raw_errors(m) is None) == slow
     # the quick pass agrees almost always (else the speed-up is gone), on both verdicts
     assert outcomes[(False, True)] < 0.05 * sum(outcomes.values()), outcomes
-    assert outcomes[(True, True)] > 50 and outcomes[(False, False)] > 300, outcomes
+    assert outcomes[(True, True)] > 50 and outcomes[(False, False)] > 200, outcomes

@@ -73,6 +73,7 @@ def test_schedule_is_deterministic_and_at_the_rate() -> None:
     assert {p for _t, p in s} == {0, 1, 2, 3}
 
 
+@pytest.mark.shares_cpu  # checks what the program printed, times nothing
 @pytest.mark.parametrize("lang", LANGS)
 def test_too_few_expected_crashes_is_a_usage_error(lang: str) -> None:
     p = run(lang, "--pairs", "1", "--duration-s", "0.5", "--crashes-per-s", "1.5")
@@ -111,6 +112,7 @@ def test_aggregator_crash_loses_its_state_and_is_recovered(lang: str) -> None:
     assert m["exchanges_lost"] > 0 and m["exchanges_counted"] == m["exchanges"] + m["exchanges_lost"]
 
 
+@pytest.mark.shares_cpu  # checks what the program printed, times nothing
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_broken_restart_is_recorded_invalid(lang: str) -> None:
     broken = {"SERVERBENCH_RECOVERY_BREAK": "1"}
