@@ -81,21 +81,24 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
             "`./run_all.sh --profile paper --piece NAME`."
         )
     lines = [
-        "Each claim judged by the same protocol on the newest committed sweep of each piece of the `paper` "
-        "profile (the paper's parameters; one machine per piece), beside this report's sweep:",
+        "Each claim a committed piece of the `paper` profile has judged (the paper's parameters; one machine per "
+        "piece; the newest sweep of each piece), by the same protocol, beside this report's sweep:",
         "",
         "| claim | at the paper's scale | this sweep |",
         "|---|---|---|",
     ]
-    for cid, g in v.groupby("id", sort=False):
-        cells = "; ".join(
-            f"{r.piece}: **{r.verdict}**" + (f" ({r.sweep}, {r.machine})" if isinstance(r.sweep, str) else "")
-            for r in g.itertuples()
-        )
+    for cid, g in ran.groupby("id", sort=False):
+        cells = "; ".join(f"{r.piece}: **{r.verdict}** ({r.sweep}, {r.machine})" for r in g.itertuples())
         lines.append(f"| {cid} | {cells} | {quick.get(cid, '–')} |")
-    missing = sorted(set(v.loc[v["verdict"] == NOT_RUN, "piece"]))
-    if missing:
-        lines += ["", "Pieces without a committed sweep yet: " + ", ".join(f"`{p}`" for p in missing) + "."]
+    waiting = v[v["verdict"] == NOT_RUN]
+    if not waiting.empty:
+        groups = waiting.groupby("piece", sort=False)["id"].apply(list)
+        lines += [
+            "",
+            "Not judged at the paper's scale yet (their pieces have no committed sweep): "
+            + "; ".join(f"{', '.join(ids)} (`{piece}`)" for piece, ids in groups.items())
+            + ".",
+        ]
     return "\n".join(lines)
 
 
