@@ -6,8 +6,7 @@ schema-violating line raises RawLogError naming the file and line. skip_bad=True
 skips such lines but counts and reports them (df.attrs["skipped"] and a warning),
 never silently.
 
-One module past 400 lines on purpose: validating a record and loading a log of them are one
-job here, since loading validates every line and reports the first problem by line number.
+The quick first pass that spares most records jsonschema's walk is records_quick.py.
 """
 
 from __future__ import annotations
@@ -21,10 +20,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import fastjsonschema
 import jsonschema
 
-from serverbench import paths
+from serverbench import paths, records_quick
+from serverbench.records_quick import plain_finite as _plain_finite
 
 NATIVE_SCHEMA = "native-record.schema.json"
 RAW_SCHEMA = "raw-record.schema.json"
@@ -109,68 +108,11 @@ def _native_validator_for(benchmark: str) -> jsonschema.protocols.Validator:
     return cls(narrowed)
 
 
-def _plain_finite(obj) -> bool:
-    """Whether obj holds only what json.loads returns (dicts with string keys, lists, ...)
-    and no NaN or Infinity: one quick walk, for the records _finite would find nothing in."""
-    t = type(obj)
-    if t is dict:
-        return all(type(k) is str and _plain_finite(v) for k, v in obj.items())
-    if t is list:
-        return all(_plain_finite(v) for v in obj)
-    if t is float:
-        return math.isfinite(obj)
-    return t in _PLAIN
-
-
-# A quick first pass: fastjsonschema compiles each schema into Python code (~0.2 ms a raw
-# line, where jsonschema walks a record through ~10 ms of Python; `validate data/raw` over
-# the committed sweeps: seconds instead of minutes). Compiled as draft-07: the two schemas
-# use only keywords whose meaning draft-07 and 2020-12 share ($defs is a plain container
-# reached by JSON pointer; fastjsonschema reads no 2020-12). Only its "valid" is taken as
-# the verdict: a record it rejects goes to jsonschema, the authority, which also gives the
-# message, so no record is accepted unless jsonschema accepts it too
-# (tests/python/test_validate_fast.py compares the two on the committed data and on
-# mutated records). Records of plain JSON types only (what json.loads returns).
-_DRAFT_07 = "http://json-schema.org/draft-07/schema#"
-_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
-_DRAFT_07_SHARED = frozenset(
-    {"$defs", "$id", "$ref", "$schema", "additionalProperties", "allOf", "const", "description", "enum",
-     "exclusiveMinimum", "if", "items", "maxItems", "maximum", "minItems", "minLength", "minimum", "oneOf",
-     "pattern", "properties", "required", "then", "title", "type"}
-)  # fmt: skip
-
-
-def _keywords(schema, out: set) -> set:
-    """Every keyword a schema uses (the names under properties and $defs are not keywords)."""
-    if isinstance(schema, dict):
-        for k, v in schema.items():
-            out.add(k)
-            for sub in v.values() if k in ("properties", "$defs") and isinstance(v, dict) else [v]:
-                _keywords(sub, out)
-    elif isinstance(schema, list):
-        for sub in schema:
-            _keywords(sub, out)
-    return out
-
-
 @cache
 def _quick_check(name: str) -> Callable[[Any], bool]:
-    """True when fastjsonschema finds the record valid; False when it does not (then ask
-    jsonschema), and always False for a schema using a keyword outside the shared set."""
-    schema = load_schema(name)
-    if not _keywords(schema, set()) <= _DRAFT_07_SHARED:
-        return lambda _v: False
-    draft7 = {k: v for k, v in schema.items() if k != "$id"} | {"$schema": _DRAFT_07}
-    compiled = fastjsonschema.compile(draft7)
-
-    def check(v) -> bool:
-        try:
-            compiled(v)
-        except fastjsonschema.JsonSchemaException:
-            return False
-        return True
-
-    return check
+    """The quick first pass for one of the two schemas (records_quick.py): True only when
+    fastjsonschema finds a record valid; False means "ask jsonschema"."""
+    return records_quick.compile_check(load_schema(name))
 
 
 def native_errors(record) -> str | None:
