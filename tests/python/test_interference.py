@@ -84,3 +84,30 @@ def test_smoke_keeps_one_record_per_task_and_a_bad_setting_is_named(monkeypatch)
     assert load_profile("quick")["rerun_interfered"] is True
     with pytest.raises(ProfileError, match="rerun_interfered must be true or false"):
         load_profile("smoke", {"rerun_interfered": "sometimes"})
+
+
+def test_the_report_names_each_cause_of_contention_and_the_repeats():
+    import pandas as pd
+
+    from serverbench.analysis import report
+
+    class P:
+        info = {"logical_cpus": 2}
+        runs = pd.DataFrame(
+            {
+                "table": ["pingping"] * 5,
+                "language": ["go"] * 5,
+                "warmup": [False] * 5,
+                "is_ok": [True] * 5,
+                "load_avg_1m_before": [0.1] * 5,
+                "steal_share": [0.0, 0.2, 0.3, 0.0, 0.0],
+                "other_cpu_share": [0.5, 0.0, 0.0, 0.0, 0.0],
+                "interfered": [True, True, True, False, False],
+                "selected": [False, True, False, True, True],  # two flagged runs were repeated
+            }
+        )
+
+    note = report.contention_note(P)
+    assert "**3 of 5 runs were taken under contention**" in note
+    assert "1 because other processes on this machine" in note and "2 only because the hypervisor" in note
+    assert "2 flagged run(s) were run once more" in note

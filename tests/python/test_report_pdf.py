@@ -3,6 +3,7 @@ the claims table, run in this process on the golden sweep's processed tables, re
 the pipeline and printed by headless chromium; then the PDF's text layer is checked."""
 
 import ast
+import json
 import re
 import shutil
 from pathlib import Path
@@ -154,6 +155,25 @@ def test_no_pdf_writes_the_html_without_chromium(analysed_sweep):
     assert code == 0, err
     assert "Report" in (analysed_sweep / "report.html").read_text()
     assert not (analysed_sweep / "report.pdf").exists()  # the earlier one would pass for this sweep's
+
+
+def test_a_render_says_which_sweep_it_came_from_and_the_index_lists_it(analysed_sweep, tmp_path):
+    processed = tmp_path / "data" / "processed" / "quick-x"
+    processed.mkdir(parents=True)
+    (processed / "sweep.json").write_text(json.dumps({"host": {"cpu_model": "AMD EPYC", "logical_cpus": 2}}))
+    (processed / "claims.csv").write_text(
+        "id,verdict\nC1,supported\nC2,contradicted\nC3,supported\nC4,not testable on this machine\n"
+    )
+    code, out, err = _notebooks(analysed_sweep, "--no-pdf")
+    assert code == 0, err
+    info = json.loads((analysed_sweep / "report.json").read_text())
+    assert info["sweep_id"] == "quick-x" and info["profile"] == "quick" and info["cpu_model"] == "AMD EPYC"
+    assert info["verdicts"] == {"contradicted": 1, "supported": 2}  # what a sweep cannot test is not counted
+    assert info["command"].endswith(f"--sweep-id quick-x --paper-dir {analysed_sweep} --no-pdf")
+    md = pipeline.reports_markdown(analysed_sweep)
+    row = md.splitlines()[2]
+    assert "[report.html](report.html)" in row and "PDF" not in row
+    assert "`quick-x`" in row and "2 supported, 1 contradicted" in row
 
 
 def test_missing_chromium_fails_after_writing_the_html(analysed_sweep):

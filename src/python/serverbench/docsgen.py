@@ -219,7 +219,14 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "readme-findings": ("README.md", lambda: _readme_findings()),
     "readme-paper-scale": ("README.md", lambda: _readme_paper_scale()),
     "instructor-guide": ("docs/instructor.md", lambda: _instructor_guide()),
+    "paper-reports": ("paper/README.md", lambda: _paper_reports()),
 }
+
+
+def _paper_reports() -> str:
+    from serverbench.analysis import pipeline
+
+    return pipeline.reports_markdown(ROOT / "paper")
 
 
 def _instructor_guide() -> str:

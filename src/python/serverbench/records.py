@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema
 
-from serverbench import paths, records_quick
+from serverbench import paths, records_quick, sidecars
 from serverbench.records_quick import plain_finite as _plain_finite
 
 NATIVE_SCHEMA = "native-record.schema.json"
@@ -213,6 +213,8 @@ def parse_raw_file(path: Path, skip_bad: bool = False, skipped: list | None = No
             if not line.strip():
                 continue
             rec, reason = _parse_line(line)
+        if not reason and rec.get("metrics"):
+            reason = sidecars.problems(rec, path.parent)
         if reason:
             if not skip_bad:
                 raise RawLogError(path, no, reason)
@@ -327,7 +329,7 @@ def mixes_cpu_models(recs) -> bool:
 def flatten(records: Iterable[dict]):
     """Records -> DataFrame; nested objects become dotted columns (params.message_bytes,
     metrics.elapsed_s, host.cpu_model ...). Lists (samples, command, pinned_cpus) stay
-    as Python lists in one cell."""
+    as Python lists in one cell, and so does a sidecar reference (a dict) in place of its list."""
     import pandas as pd
 
     rows = []
@@ -341,7 +343,7 @@ def flatten(records: Iterable[dict]):
 def _flatten_into(row: dict, prefix: str, obj) -> None:
     for k, v in obj.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict) and v:
+        if isinstance(v, dict) and v and not sidecars.is_ref(v):
             _flatten_into(row, key + ".", v)
         else:
             row[key] = v

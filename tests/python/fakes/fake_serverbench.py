@@ -103,6 +103,48 @@ elif bench == "throughput":
         "payload_errors": 0,
         "min_pair_exchanges": 50,
     }
+elif bench == "recovery":
+    # one crash per 1/lambda, every restart timed: lambda x T samples in each array
+    lam, d, pairs = num(flags["--crashes-per-s"]), num(flags["--duration-s"]), int(flags["--pairs"])
+    n = int(lam * d)
+    params = {
+        "pairs": pairs,
+        "message_bytes": int(flags["--message-bytes"]),
+        "duration_s": d,
+        "crashes_per_s": lam,
+        "fault": flags["--fault"],
+        "seed": int(flags["--seed"]),
+        "report_every": int(flags["--report-every"]),
+    }
+    metrics = {
+        "exchanges": 1000,
+        "elapsed_s": d,
+        "exchanges_per_s": 1000 / d,
+        "samples": [[0.0, 0], [d, 1000]],
+        "crashes_injected": n,
+        "aggregator_crashes": 0,
+        "restarts": n,
+        "crash_times_s": [(k + 0.5) / lam for k in range(n)],
+        "restart_latency_s": [1e-6 * (1 + k % 7) for k in range(n)],
+        "messages_sent": 2000 + n,
+        "messages_received": 2000,
+        "messages_lost": n,
+        "exchanges_counted": 1000 + n,
+        "exchanges_lost": n,
+        "supervision": "fake supervisor",
+    }
+    validation = {
+        "ok": True,
+        "crashes_injected": n,
+        "restarts": n,
+        "restart_latency_samples": n,
+        "workers_alive": 2 * pairs,
+        "workers_expected": 2 * pairs,
+        "messages_balance": True,
+        "exchanges_balance": True,
+        "payload_errors": 0,
+        "min_pair_exchanges": 1,
+    }
 else:
     print(f"error: unknown sub-command {bench}", file=sys.stderr)
     sys.exit(2)

@@ -3,6 +3,7 @@ the e2e test call run_notebooks)."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -112,6 +113,7 @@ def run_notebooks(
         out["timings_s"][name] = round(time.perf_counter() - t0, 2)
         out[name] = portable_notebook(executed / f"{name}.ipynb")
     out["report_html"] = render_html(executed / f"{REPORT_NOTEBOOK}.ipynb", paper / "report.html")
+    out["report_json"] = write_report_info(paper, profile, sweep_id, pdf)
     if pdf:
         out["report_pdf"] = print_pdf(out["report_html"], paper / "report.pdf")
     elif (paper / "report.pdf").exists():
@@ -123,6 +125,63 @@ def run_notebooks(
     out["processed"] = paths.processed_dir() / sweep_id
     out["raw"] = paths.raw_dir() / sweep_id
     return out
+
+
+REPORT_INFO = "report.json"
+
+
+def write_report_info(paper: Path, profile: str, sweep_id: str, pdf: bool) -> Path:
+    """<paper>/report.json: which sweep the report beside it was rendered from, on what
+    machine, what its claims came to, and the command that renders it again; paper/README.md's
+    list of reports is generated from these files (docsgen, `paper-reports`)."""
+    processed = paths.processed_dir() / sweep_id
+    try:
+        info = json.loads((processed / "sweep.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:  # a report that did not process its sweep: the machine unknown
+        info = {}
+    verdicts: dict[str, int] = {}
+    claims = processed / "claims.csv"
+    if claims.is_file():
+        import pandas as pd
+
+        for v in pd.read_csv(claims)["verdict"].fillna("").astype(str):
+            if v and not v.startswith("not testable"):
+                verdicts[v] = verdicts.get(v, 0) + 1
+    rel = paths.portable(str(paper.resolve()))
+    command = ["python", "-m", "serverbench", "notebooks", "--no-run", "--profile", profile, "--sweep-id", sweep_id]
+    command += [] if rel in (".", "paper") else ["--paper-dir", rel]
+    command += [] if pdf else ["--no-pdf"]
+    doc = {
+        "sweep_id": sweep_id,
+        "profile": profile,
+        "cpu_model": (info.get("host") or {}).get("cpu_model"),
+        "logical_cpus": (info.get("host") or {}).get("logical_cpus"),
+        "verdicts": dict(sorted(verdicts.items())),
+        "pdf": bool(pdf),
+        "command": " ".join(command),
+    }
+    out = paper / REPORT_INFO
+    out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return out
+
+
+def reports_markdown(paper: Path | None = None) -> str:
+    """paper/README.md's list of the committed reports (a generated block): one row per
+    <paper>/**/report.json, the main report first."""
+    paper = Path(paper) if paper else paths.paper_dir()
+    rows = []
+    for f in sorted(paper.rglob(REPORT_INFO), key=lambda f: (f.parent != paper, str(f))):
+        d = json.loads(f.read_text(encoding="utf-8"))
+        here = f.parent.relative_to(paper).as_posix()
+        link = "report.html" if here == "." else f"{here}/report.html"
+        files = f"[{link}]({link})" + (f", [PDF]({link[:-4]}pdf)" if d.get("pdf") else "")
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(d["verdicts"].items(), key=lambda x: -x[1])) or "none"
+        machine = f"{d.get('cpu_model')}, {d.get('logical_cpus')} CPUs"
+        rows.append([files, f"`{d['profile']}`", f"`{d['sweep_id']}`", machine, counts, f"`{d['command']}`"])
+    head = ["report", "profile", "sweep (data/raw/)", "machine", "claims judged there", "rendered again by"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
 
 
 CHROMIUM_FLAGS = (

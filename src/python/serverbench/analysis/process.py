@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import contract, paths, records
+from serverbench import contract, paths, records, sidecars
 from serverbench.analysis import registry, stats
 from serverbench.analysis.side_tables import (  # noqa: F401  (re-exported)
     FAILED_STATUSES,
@@ -165,6 +165,10 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
     ]
     out = df.drop(columns=drop)
     out["stderr_last_line"] = [_last_line(s) for s in df.get("stderr_tail", pd.Series([""] * len(df)))]
+    # a sidecar reference goes to runs.csv as JSON (sidecars.cell_values reads it back)
+    for c in out.columns:
+        if out[c].dtype == object and out[c].map(sidecars.is_ref).any():
+            out[c] = out[c].map(lambda v: json.dumps(v, sort_keys=True) if sidecars.is_ref(v) else v)
     # reasons and stderr lines may quote the package's files by their machine path
     for c in out.columns:
         if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):

@@ -296,9 +296,30 @@ def contention_note(P: Processed) -> str:
     )
     if k == 0:
         return f"No run was taken under contention ({rule})."
+    # the cause a reader can act on (other processes on this machine) apart from the one
+    # they cannot (the hypervisor lending the CPUs to other guests)
+    other = f["contended"] & (f["other_cpu_share"] > interference.OTHER_CPU_LIMIT)
+    steal = f["contended"] & ~other & (f["steal_share"] > STEAL_LIMIT)
+    parts = [
+        f"{int(other.sum())} because other processes on this machine used the run's CPUs",
+        f"{int(steal.sum())} only because the hypervisor stole CPU time (other guests on the host)",
+    ]
+    rest = k - int(other.sum()) - int(steal.sum())
+    if rest:
+        parts.append(f"{rest} by the load average (runs recorded before contention was measured per run)")
+    r = P.runs
+    again = 0
+    if "interfered" in r.columns:
+        flagged = r["interfered"].astype(str).str.lower().eq("true") & r["is_ok"] & ~r["warmup"]
+        again = int((flagged & ~r["selected"]).sum())
+    rerun = (
+        f" {again} flagged run(s) were run once more and the repeat stands for them in the statistics."
+        if again
+        else ""
+    )
     return (
-        f"**{k} of {n} runs were taken under contention** ({rule}); their values are in the statistics, "
-        f"which may be slower or more spread than on an idle machine."
+        f"**{k} of {n} runs were taken under contention** ({rule}): {'; '.join(parts)}. Their values are in "
+        f"the statistics, which may be slower or more spread than on an idle machine.{rerun}"
     )
 
 

@@ -1,6 +1,6 @@
 """The sweep folder's files: the append-only raw log (runs.jsonl, or runs.<i>.jsonl for
-shard i), the sessions log, the manifest (written once), and the lock that keeps two
-harnesses off one log. Every raw line is validated, written whole and fsync'd."""
+shard i) with its sample sidecars (samples/, sidecars.py), the sessions log, the
+manifest (written once), and the lock that keeps two harnesses off one log. Every raw line is validated, written whole and fsync'd."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from serverbench import paths, records
+from serverbench import paths, records, sidecars
 from serverbench.harness.profiles import ProfileError
 
 MANIFEST_NAME = records.MANIFEST_NAME
@@ -55,6 +55,8 @@ class RawLog:
         os.fsync(self.fd)
 
     def append(self, rec: dict) -> dict:
+        # every sample kept, the longest arrays beside the line (sidecars.py says why)
+        rec = sidecars.move_long_arrays(rec, self.path.parent)
         err = records.raw_errors(rec)
         if err:
             # A harness bug must not write a bad line: keep the run as 'invalid' without its

@@ -9,13 +9,12 @@ unsupervised `throughput` benchmark at the same cores, pairs and message size.
 
 from __future__ import annotations
 
-import json
-
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from serverbench import paths, sidecars
 from serverbench.analysis import registry, stats
 from serverbench.analysis.figstyle import _style, color, marker
 from serverbench.analysis.process import LANGUAGE_LABELS
@@ -49,20 +48,16 @@ def runs(P, fault: str = "worker") -> pd.DataFrame:
     return d[d["fault"] == fault].copy()
 
 
-def _samples(cell) -> list[float]:
-    if isinstance(cell, list):
-        return [float(x) for x in cell]
-    if isinstance(cell, str) and cell.startswith("["):
-        return [float(x) for x in json.loads(cell)]
-    return []
-
-
 def latencies(d: pd.DataFrame) -> pd.DataFrame:
-    """One row per restart: language, crashes_per_s, latency_s (every sample kept)."""
+    """One row per restart: language, crashes_per_s, latency_s (every sample kept; a
+    long run's are read from its sidecar in the raw folder)."""
+    sweeps = d["sweep_id"] if "sweep_id" in d else [""] * len(d)
     rows = [
         (lang, rate, x)
-        for lang, rate, cell in zip(d.get("language", []), d.get("crashes_per_s", []), d.get("restart_latency_s", []))
-        for x in _samples(cell)
+        for lang, rate, sweep, cell in zip(
+            d.get("language", []), d.get("crashes_per_s", []), sweeps, d.get("restart_latency_s", [])
+        )
+        for x in sidecars.cell_values(cell, "restart_latency_s", paths.raw_dir() / str(sweep))
     ]
     return pd.DataFrame(rows, columns=["language", "crashes_per_s", "latency_s"])
 

@@ -7,8 +7,8 @@ import scala.collection.JavaConverters._
 import com.sun.management.HotSpotDiagnosticMXBean
 import com.typesafe.config.{ConfigFactory, ConfigObject, ConfigParseOptions, ConfigSyntax}
 
-/** One jar, several cli.json languages (runtime points of issue 29): the entry names the
-  * JDK it runs on ("jdk") and the JVM options it is measured with (in its command). A JVM
+/** One jar, several cli.json languages (the runtime points the runtimes profile compares):
+  * the entry names the JDK it runs on ("jdk") and the JVM options it is measured with (in its command). A JVM
   * that is not what the entry says would put a wrong runtime into the record, so Main
   * refuses it with one usage line naming both (exit 2) before anything runs. */
 object JvmCheck {

@@ -12,7 +12,7 @@ import com.typesafe.config.Config
 object RuntimeInfo {
   val Name = "akka"
 
-  /** Which runtime ran (issue 29 compares JDKs): Scala, Akka, the JVM and its object-header layout. */
+  /** Which runtime ran (the runtimes profile compares JDKs): Scala, Akka, the JVM and its object-header layout. */
   def version: String =
     s"Scala ${scala.util.Properties.versionNumberString} / Akka ${akka.Version.current} / " +
       s"JVM ${System.getProperty("java.version")} (${JvmCheck.headers})"

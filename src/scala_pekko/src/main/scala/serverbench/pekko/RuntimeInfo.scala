@@ -12,7 +12,7 @@ import com.typesafe.config.Config
 object RuntimeInfo {
   val Name = "pekko"
 
-  /** Which runtime ran (issue 29 compares JDKs): Scala, Pekko, the JVM and its object-header layout. */
+  /** Which runtime ran (the runtimes profile compares JDKs): Scala, Pekko, the JVM and its object-header layout. */
   def version: String =
     s"Scala ${scala.util.Properties.versionNumberString} / Pekko ${org.apache.pekko.Version.current} / " +
       s"JVM ${System.getProperty("java.version")} (${JvmCheck.headers})"
