@@ -30,6 +30,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -212,6 +213,10 @@ def levels(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
     return pd.DataFrame(out)
 
 
+def _label(lang: str) -> str:
+    return figstyle.LANGUAGE_LABELS.get(lang, lang)
+
+
 def figure(windows: pd.DataFrame, lengths: pd.DataFrame, scale: pd.DataFrame):
     """Four panels: (a) throughput over a 60 s run relative to its [30, 60] s rate; (b) a
     shorter run's second half relative to it; (c) PingPing time per message against R;
@@ -226,7 +231,7 @@ def figure(windows: pd.DataFrame, lengths: pd.DataFrame, scale: pd.DataFrame):
         for (lang, pairs), g in w.groupby(["language", "pairs"]):
             m = g.groupby("t_s")["rel"].median()
             ax.plot(m.index, m.values, color=figstyle.color(lang), lw=1, ls="-" if pairs == w["pairs"].min() else "--",
-                    label=f"{lang}, P = {pairs}")  # fmt: skip
+                    label=f"{_label(lang)}, P = {pairs}")  # fmt: skip
     ax.axhspan(1 - STEADY_TOLERANCE, 1 + STEADY_TOLERANCE, color="0.85", zorder=0)
     ax.axvspan(*REFERENCE_S, color="0.93", zorder=0)
     ax.set(xlabel="time in the run (s)", ylabel="rate in each 1 s / rate over 30-60 s",
@@ -238,11 +243,12 @@ def figure(windows: pd.DataFrame, lengths: pd.DataFrame, scale: pd.DataFrame):
         for (lang, pairs), g in lengths.groupby(["language", "pairs"]):
             ax.plot(LENGTHS_S, [g[c].median() for c in cols], marker=figstyle.marker(lang),
                     color=figstyle.color(lang), ls="-" if pairs == lengths["pairs"].min() else "--",
-                    label=f"{lang}, P = {pairs}")  # fmt: skip
+                    label=f"{_label(lang)}, P = {pairs}")  # fmt: skip
     ax.axhspan(1 - STEADY_TOLERANCE, 1 + STEADY_TOLERANCE, color="0.85", zorder=0)
     ax.set(xscale="log", xticks=LENGTHS_S, xticklabels=[f"{x:g}" for x in LENGTHS_S], xlabel="run length L (s)",
            ylabel="rate over [L/2, L] / rate over [30, 60] s",
            title="(b) A shorter run's second half against 60 s")  # fmt: skip
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # only the run lengths, no 3x10^0
     ax.legend(fontsize=7, ncol=2)
     for ax, bench, xl, yl, title in (
         (axes[1, 0], "pingping", "R (messages, 5 kB)", "time per message (s)", "(c) PingPing: time per message"),
@@ -252,7 +258,7 @@ def figure(windows: pd.DataFrame, lengths: pd.DataFrame, scale: pd.DataFrame):
         for lang, g in d.groupby("language") if not d.empty else []:
             g = g.sort_values("size")
             ax.plot(g["size"], g["median_per_unit_s"], marker=figstyle.marker(lang), color=figstyle.color(lang),
-                    label=lang)  # fmt: skip
+                    label=_label(lang))  # fmt: skip
         ax.set(xscale="log", yscale="log", xlabel=xl, ylabel=yl, title=title)
         if not d.empty:
             ax.legend(fontsize=7)
