@@ -1,12 +1,12 @@
 package serverbench
 
-import scala.jdk.CollectionConverters._
+import Rt.Converters._
 
 import com.typesafe.config.{ConfigFactory, ConfigList, ConfigObject, ConfigParseOptions, ConfigSyntax, ConfigValue, ConfigValueType}
 
 /** The command line parsed from spec/cli.json itself: Maven copies the file into the jar
-  * (resource serverbench/cli.json, see pom.xml) and it is read with Typesafe Config (Akka's,
-  * JSON syntax), so there is no flag table here. A flag, benchmark, role or variant added to
+  * (resource serverbench/cli.json, see pom.xml) and it is read with Typesafe Config (the
+  * actor runtime's, JSON syntax), so there is no flag table here. A flag, benchmark, role or variant added to
   * cli.json is parsed without a Scala edit. Every bad input gives the contract's answer: one
   * `error: ...` line naming the flag, exit 2, nothing on stdout. */
 object Cli {
@@ -114,7 +114,7 @@ object Cli {
           case None => Left(s"unknown sub-command '$cmd' (expected one of: $listed, --version, --help)")
           case Some(_) if !lang.benchmarks.contains(cmd) =>
             Left(s"$language does not implement the benchmark $cmd (it implements: $listed)")
-          case Some(b) if b.roles.isEmpty => flags(cmd, b.flags, rest).flatMap(run(s, language, lang, cmd, None, _))
+          case Some(b) if b.roles.isEmpty => flags(cmd, b.flags, rest).fold[Either[String, Command]](Left(_), run(s, language, lang, cmd, None, _))
           case Some(b) =>
             val known = b.roles.keys.toSeq.sorted.mkString(", ")
             rest match {
@@ -123,7 +123,7 @@ object Cli {
                 if (!b.roles.contains(role)) Left(s"unknown role '$role' for $cmd (expected one of: $known)")
                 else if (!implemented.contains(role))
                   Left(s"$language does not implement the benchmark $cmd role $role (it implements: ${implemented.mkString(", ")})")
-                else flags(cmd, b.roles(role), more).flatMap(run(s, language, lang, cmd, Some(role), _))
+                else flags(cmd, b.roles(role), more).fold[Either[String, Command]](Left(_), run(s, language, lang, cmd, Some(role), _))
               case _ => Left(s"$cmd needs a role first: one of $known")
             }
         }
@@ -187,11 +187,11 @@ object Cli {
 
   private def convert(f: Flag, v: String): Either[String, Any] = f.tpe match {
     case "int" =>
-      if (!IntRe.matches(v)) Left(s"${f.name}: '$v' is not a plain decimal integer")
+      if (!IntRe.pattern.matcher(v).matches) Left(s"${f.name}: '$v' is not a plain decimal integer")
       else if (!inRange(f, BigDecimal(v)) || BigInt(v) > Long.MaxValue) Left(s"${f.name}: $v is out of range ${range(f)}")
       else Right(v.toLong)
     case "number" =>
-      if (!NumRe.matches(v)) Left(s"${f.name}: '$v' is not a plain decimal number")
+      if (!NumRe.pattern.matcher(v).matches) Left(s"${f.name}: '$v' is not a plain decimal number")
       else {
         val d = BigDecimal(if (v.startsWith(".")) "0" + v else v.stripSuffix("."))
         if (!inRange(f, d) || d.toDouble.isInfinite) Left(s"${f.name}: $v is out of range ${range(f)}")
@@ -217,10 +217,10 @@ object Cli {
       else lang.roles.getOrElse(b, bench.roles.keys.toSeq.sorted).map(r => line(s"$b $r", bench.roles(r)))
     }
     val threads =
-      if (language == Main.Language) Seq(
-        "  java -XX:ActiveProcessorCount=C -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-min=C",
-        "       -Dakka.actor.default-dispatcher.fork-join-executor.parallelism-max=C -jar serverbench.jar ...")
-      else Seq("  java -XX:ActiveProcessorCount=C -cp serverbench.jar serverbench.ScalaSocketsMain ...")
+      if (!Rt.SocketsLanguage.contains(language)) Seq(
+        s"  java -XX:ActiveProcessorCount=C -D${Rt.ConfigPrefix}.actor.default-dispatcher.fork-join-executor.parallelism-min=C",
+        s"       -D${Rt.ConfigPrefix}.actor.default-dispatcher.fork-join-executor.parallelism-max=C -jar ${Rt.JarName} ...")
+      else Seq(s"  java -XX:ActiveProcessorCount=C -cp ${Rt.JarName} serverbench.ScalaSocketsMain ...")
     (("usage:" +: lines) ++ Seq(
       "  serverbench --version",
       "  serverbench --help",

@@ -1,24 +1,24 @@
 package serverbench
 
-import scala.jdk.CollectionConverters._
+import Rt.Converters._
 
 import com.typesafe.config.{Config, ConfigFactory, ConfigObject, ConfigParseOptions, ConfigSyntax, ConfigValueType}
 
 /** The paper variant's knobs (docs/spec.md "The paper variant"). Each knob is a flag in
   * spec/cli.json with a `knob` entry {fair, paper, languages}; its default "variant" means
-  * fair and mixed take the fair value, paper the paper value. A knob scala_akka does not
+  * fair and mixed take the fair value, paper the paper value. A knob the language does not
   * have, or a value that contradicts --variant fair|paper, is a usage error (exit 2). */
 object Knobs {
   private val json = ConfigParseOptions.defaults.setSyntax(ConfigSyntax.JSON).setAllowMissing(false)
   private lazy val root: ConfigObject = ConfigFactory.parseResources(Cli.Spec.Resource, json).root
 
   /** param -> resolved value, or the one error line. */
-  def resolve(benchmark: String, variant: String, params: Cli.Params): Either[String, Map[String, String]] = {
+  def resolve(benchmark: String, variant: String, params: Cli.Params,
+              lang: String = Main.Language): Either[String, Map[String, String]] = {
     val flags = Option(root.get("benchmarks")).collect { case o: ConfigObject => o }
       .flatMap(b => Option(b.get(benchmark))).collect { case o: ConfigObject => o }
       .flatMap(b => Option(b.get("flags"))).collect { case o: ConfigObject => o.asScala.toSeq }
       .getOrElse(Nil).sortBy(_._1)
-    val lang = Main.Language
     flags.foldLeft[Either[String, Map[String, String]]](Right(Map.empty)) {
       case (l @ Left(_), _) => l
       case (Right(acc), (flag, fv: ConfigObject)) if fv.containsKey("knob") =>
@@ -45,17 +45,18 @@ object Knobs {
     }
   }
 
-  /** Akka 2.4.12's reference sizing of the default dispatcher, which the original programs
-    * ran under (no application.conf in the original repository): parallelism =
-    * ceil(cores x 3.0) clamped to [8, 64]. Overrides the harness's -D min = max = cores. */
+  /** Akka 2.4.12's reference sizing of the default dispatcher (Akka 2.6's and Pekko's
+    * reference sizing is the same), which the original programs ran under (no
+    * application.conf in the original repository): parallelism = ceil(cores x 3.0) clamped
+    * to [8, 64]. Overrides the harness's -D min = max = cores. */
   val DefaultDispatcher: Config = ConfigFactory.parseString(
-    """akka.actor.default-dispatcher.fork-join-executor {
+    s"""${Rt.ConfigPrefix}.actor.default-dispatcher.fork-join-executor {
       |  parallelism-min = 8
       |  parallelism-factor = 3.0
       |  parallelism-max = 64
       |}""".stripMargin)
 
-  /** The actor system's config for these knobs (dispatcher default: Akka's sizing). */
+  /** The actor system's config for these knobs (dispatcher default: the reference sizing). */
   def config(knobs: Map[String, String], base: Config): Config =
     if (knobs.get("dispatcher").contains("default")) DefaultDispatcher.withFallback(base) else base
 

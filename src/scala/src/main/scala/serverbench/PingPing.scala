@@ -3,7 +3,7 @@ package serverbench
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.atomic.AtomicLongArray
 
-import akka.actor.{Actor, ActorRef, ActorSystem, Props}
+import Rt.{Actor, ActorRef, ActorSystem, Props}
 
 /** docs/spec.md "pingping": A and B each send R messages to the other; each receive is
   * checked and answered while the receiver has sent fewer than R. */

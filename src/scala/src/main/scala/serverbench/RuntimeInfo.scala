@@ -5,15 +5,17 @@ import java.util.concurrent.ForkJoinWorkerThread
 import scala.concurrent.{Await, Future}
 import scala.concurrent.duration._
 
-import akka.actor.ActorSystem
+import Rt.ActorSystem
+import Rt.Converters._
 import com.typesafe.config.Config
 
 /** What the record's `runtime` says: taken from the running system, not from our flags. */
 object RuntimeInfo {
-  val Name = "akka"
+  val Name: String = Rt.Name
 
-  def version: String =
-    s"Scala ${scala.util.Properties.versionNumberString} / Akka ${akka.Version.current} / JVM ${System.getProperty("java.version")}"
+  /** Which runtime ran: Scala, the actor runtime and the JVM (the runtime points of one jar
+    * add its object-header layout: Rt.version). */
+  def version: String = Rt.version
 
   /** The default dispatcher's real parallelism: a task run on it finds itself on a
     * ForkJoinWorkerThread whose pool is the dispatcher's ForkJoinPool. If the dispatcher
@@ -22,16 +24,16 @@ object RuntimeInfo {
     val f = Future {
       Thread.currentThread() match {
         case t: ForkJoinWorkerThread => t.getPool.getParallelism
-        case _ => -1
+        case t => Rt.ownForkJoinParallelism(t).getOrElse(-1)
       }
     }(system.dispatcher)
     val p = Await.result(f, 30.seconds)
     if (p >= 1) p else configuredParallelism(system.settings.config)
   }
 
-  /** Akka's own rule (ThreadPoolConfig.scaledPoolSize): ceil(cpus * factor) clamped to [min, max]. */
+  /** The runtime's own rule (ThreadPoolConfig.scaledPoolSize): ceil(cpus * factor) clamped to [min, max]. */
   def configuredParallelism(config: Config): Int = {
-    val c = config.getConfig("akka.actor.default-dispatcher.fork-join-executor")
+    val c = config.getConfig(s"${Rt.ConfigPrefix}.actor.default-dispatcher.fork-join-executor")
     val cpus = Runtime.getRuntime.availableProcessors
     val scaled = math.ceil(cpus * c.getDouble("parallelism-factor")).toInt
     math.min(math.max(scaled, c.getInt("parallelism-min")), c.getInt("parallelism-max"))
@@ -41,7 +43,7 @@ object RuntimeInfo {
     * own input arguments, so the record says what ran, not what was asked for. */
   def heap: String = {
     val args = java.lang.management.ManagementFactory.getRuntimeMXBean.getInputArguments
-    if (args.stream().anyMatch(a => a.startsWith("-Xms"))) "fixed" else "grow"
+    if (args.asScala.exists(_.startsWith("-Xms"))) "fixed" else "grow"
   }
 
   def json(system: ActorSystem): Json.Obj = Json.Obj(

@@ -2,7 +2,7 @@ package serverbench
 
 import java.util.concurrent.CountDownLatch
 
-import akka.actor.{Actor, ActorSystem, Props}
+import Rt.{Actor, ActorSystem, Props}
 
 /** docs/spec.md "spawn": N dormant actors, each signalling readiness once in preStart. */
 object Spawn {

@@ -6,7 +6,7 @@ import java.util.concurrent.locks.LockSupport
 import scala.collection.mutable.ArrayBuffer
 import scala.concurrent.Promise
 
-import akka.actor.{Actor, ActorRef, ActorSystem, Props}
+import Rt.{Actor, ActorRef, ActorSystem, Props}
 
 /** docs/spec.md "throughput": P server/client pairs exchange messages until a stop flag;
   * servers report every K exchanges to one aggregator. */

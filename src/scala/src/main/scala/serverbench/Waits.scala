@@ -5,10 +5,10 @@ import java.util.concurrent.{CountDownLatch, TimeUnit, TimeoutException}
 import scala.concurrent.{Await, Future}
 import scala.concurrent.duration._
 
-import akka.actor.ActorSystem
+import Rt.ActorSystem
 
 /** Waits of the main thread that give up if the ActorSystem dies under them (with
-  * akka.jvm-exit-on-fatal-error = off, an OutOfMemoryError in an actor terminates the
+  * <runtime>.jvm-exit-on-fatal-error = off, an OutOfMemoryError in an actor terminates the
   * system): then Main prints one `error:` line and exits 1 instead of hanging. A timed
   * await returns as soon as the latch opens, so polling adds nothing to a measurement. */
 object Waits {

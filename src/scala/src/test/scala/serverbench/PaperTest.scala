@@ -16,11 +16,11 @@ class PaperTest {
     r
   }
 
-  @Test def pingpingPaperClonesOnAkkasDefaultDispatcher(): Unit = {
+  @Test def pingpingPaperClonesOnTheDefaultDispatcher(): Unit = {
     val j = paperRecord("pingping", "--message-bytes", "300", "--repetitions", "200", "--variant", "paper").json
     assertEquals("clone", j.at("/knobs/send").asText)
     assertEquals("default", j.at("/knobs/dispatcher").asText)
-    assertEquals(8L, j.at("/runtime/schedulers").asLong) // Akka 2.4's minimum, whatever the cores
+    assertEquals(8L, j.at("/runtime/schedulers").asLong) // the reference sizing's minimum, whatever the cores
     assertTrue(j.at("/metrics/reported_elapsed_s").isNumber)
   }
 
@@ -55,7 +55,7 @@ class PaperTest {
 
   @Test def knobRefusals(): Unit = {
     val a = run(Seq("pingping", "--message-bytes", "5", "--repetitions", "5", "--variant", "mixed", "--match", "bound"))
-    assertEquals((2, "", "error: --match is not a knob of scala_akka pingping (only erlang)\n"), (a.code, a.stdout, a.stderr))
+    assertEquals((2, "", s"error: --match is not a knob of ${Main.Language} pingping (only erlang)\n"), (a.code, a.stdout, a.stderr))
     val b = run(Seq("spawn", "--processes", "5", "--dispatcher", "default"))
     assertEquals((2, "", "error: --dispatcher default contradicts --variant fair (fair means sized; use --variant mixed)\n"),
       (b.code, b.stdout, b.stderr))

@@ -5,9 +5,10 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path, Paths}
 import java.security.MessageDigest
 
-import scala.jdk.CollectionConverters._
+import Rt.Converters._
 
 import com.fasterxml.jackson.databind.JsonNode
+import com.typesafe.config.ConfigFactory
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
@@ -47,12 +48,14 @@ class ParserCasesTest {
 
   private def noInput = new ByteArrayInputStream(Array.emptyByteArray)
 
-  /** The main each language's command names (cli.json): Main, or ScalaSocketsMain for scala. */
-  private def entry(language: String): Entry = language match {
-    case Main.Language => Entry(Main.command, (a, o, e) => Main.run(a, o, e, in = noInput))
-    case ScalaSocketsMain.Language => Entry(ScalaSocketsMain.command, (a, o, e) => ScalaSocketsMain.run(a, o, e, noInput))
-    case other => fail(s"cli.json builds $other from this folder, but this test does not know its main")
-  }
+  /** The main each language's command names (cli.json): Main as the language (the real
+    * command sets it with -Dserverbench.language), or another main of this build (TestRt:
+    * ScalaSocketsMain for scala). JvmCheck refuses the JDK 25 languages on the JDK 17 test
+    * JVM (JvmCheckTest): their cases go through what run does once the check has passed. */
+  private def entry(language: String): Entry = TestRt.otherEntry(language, noInput).getOrElse(
+    Entry(a => Main.command(a, language),
+      if (!Rt.ChecksJvm || JvmCheck.problem(language).isEmpty) (a, o, e) => Main.run(a, o, e, in = noInput, language = language)
+      else (a, o, e) => Main.runChecked(a, o, e, ConfigFactory.load(), noInput, true, language)))
 
   private def cases(language: String, kind: String): Vector[JsonNode] = {
     val l = doc.path("languages").path(language).path(kind)

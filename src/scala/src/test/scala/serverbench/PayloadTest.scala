@@ -49,10 +49,10 @@ class PayloadTest {
   @Test def corruptedRunFailsValidation(): Unit = {
     val a = new java.util.concurrent.atomic.AtomicLongArray(4)
     val done = new java.util.concurrent.CountDownLatch(1)
-    val system = akka.actor.ActorSystem("payload-test")
+    val system = Rt.ActorSystem("payload-test")
     try {
-      val side = system.actorOf(akka.actor.Props(new PingPing.Side(Payload.PingA, Payload.PingB, 10, 2, true, a, 0, done)))
-      val sink = system.actorOf(akka.actor.Props(new akka.actor.Actor { def receive = { case _ => } }))
+      val side = system.actorOf(Rt.Props(new PingPing.Side(Payload.PingA, Payload.PingB, 10, 2, true, a, 0, done)))
+      val sink = system.actorOf(Rt.Props(new Rt.Actor { def receive = { case _ => } }))
       side ! PingPing.Peer(sink)
       side ! PingPing.Data(Payload.build(10, Payload.PingA)) // wrong marker
       side ! PingPing.Data(Payload.build(10, Payload.PingB)) // good

@@ -3,7 +3,7 @@ package serverbench
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
-import scala.jdk.CollectionConverters._
+import Rt.Converters._
 
 import TestSupport._
 
@@ -15,9 +15,9 @@ class RecordTest {
     assertTrue(r.stdout.endsWith("\n"))
     val errs = errors(recordSchema, r.json)
     assertTrue(errs.isEmpty, s"schema errors $errs in ${r.stdout}")
-    assertEquals("scala_akka", r.json.get("language").asText)
+    assertEquals(Main.Language, r.json.get("language").asText)
     assertEquals("fair", r.json.get("variant").asText)
-    assertEquals("akka", r.json.at("/runtime/name").asText)
+    assertEquals(Rt.Name, r.json.at("/runtime/name").asText)
     assertTrue(r.json.at("/validation/ok").asBoolean)
     r
   }
@@ -88,8 +88,8 @@ class RecordTest {
     val errs = errors(versionSchema, r.json)
     assertTrue(errs.isEmpty, s"schema errors $errs in ${r.stdout}")
     assertEquals("serverbench", r.json.get("program").asText)
-    assertEquals("scala_akka", r.json.get("language").asText)
-    assertTrue(r.json.at("/runtime/version").asText.contains("Akka 2.6.21"))
+    assertEquals(Main.Language, r.json.get("language").asText)
+    assertTrue(r.json.at("/runtime/version").asText.contains(TestRt.VersionMarker))
   }
 
   @Test def helpExitsZero(): Unit = {

@@ -9,13 +9,13 @@ import org.junit.jupiter.api.Test
 
 import com.typesafe.config.ConfigFactory
 
-import scala.jdk.CollectionConverters._
+import Rt.Converters._
 
 import TestSupport._
 
 /** runtime.schedulers is what the dispatcher really uses, set the way the harness sets it. */
 class SchedulersTest {
-  private val Prefix = "akka.actor.default-dispatcher.fork-join-executor"
+  private val Prefix = s"${Rt.ConfigPrefix}.actor.default-dispatcher.fork-join-executor"
 
   @Test def configOverrideIsReported(): Unit = {
     val cfg = ConfigFactory.parseString(s"$Prefix.parallelism-min = 3\n$Prefix.parallelism-max = 3").withFallback(ConfigFactory.load())
@@ -26,7 +26,7 @@ class SchedulersTest {
   }
 
   /** A second JVM started like spec/cli.json's command (class path instead of -jar, since
-    * the jar is built after the tests): -D flags reach Akka, stdout has exactly one line. */
+    * the jar is built after the tests): -D flags reach the runtime, stdout has exactly one line. */
   @Test def forkedJvmWithHarnessFlags(): Unit = {
     val javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString
     for (c <- Seq(1, 3)) {

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode
 import com.networknt.schema.{JsonSchema, JsonSchemaFactory, SpecVersion}
 import com.typesafe.config.{Config, ConfigFactory}
 
-import scala.jdk.CollectionConverters._
+import Rt.Converters._
 
 /** Reads the contract from ../../spec (never a copy) and runs Main in-process. */
 object TestSupport {

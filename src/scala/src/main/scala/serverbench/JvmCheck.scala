@@ -1,16 +1,16 @@
-package serverbench.akka24
+package serverbench
 
 import java.lang.management.ManagementFactory
-
-import scala.collection.JavaConverters._
 
 import com.sun.management.HotSpotDiagnosticMXBean
 import com.typesafe.config.{ConfigFactory, ConfigObject, ConfigParseOptions, ConfigSyntax}
 
+import Rt.Converters._
+
 /** One jar, several cli.json languages (the runtime points the runtimes profile compares):
   * the entry names the JDK it runs on ("jdk") and the JVM options it is measured with (in its command). A JVM
   * that is not what the entry says would put a wrong runtime into the record, so Main
-  * refuses it with one usage line naming both (exit 2) before anything runs. */
+  * refuses it with one usage line naming both (exit 2) before anything runs (Rt.ChecksJvm). */
 object JvmCheck {
   private val json = ConfigParseOptions.defaults.setSyntax(ConfigSyntax.JSON).setAllowMissing(false)
   val CompactHeadersOption = "-XX:+UseCompactObjectHeaders"
@@ -38,7 +38,7 @@ object JvmCheck {
         val command = Option(entry.get("command")).map(_.unwrapped.asInstanceOf[java.util.List[_]].asScala.map(_.toString))
           .getOrElse(Nil)
         val wantCompact = command.contains(CompactHeadersOption)
-        if (!exe.endsWith("serverbench-akka24.jar")) Some(s"$language is not a language of this program (cli.json: $exe)")
+        if (!exe.endsWith(Rt.JarName)) Some(s"$language is not a language of this program (cli.json: $exe)")
         else if (feature != jdk) Some(s"$language runs on JDK $jdk, but this JVM is JDK ${System.getProperty("java.version")}")
         else if (wantCompact != compactHeaders)
           Some(s"$language is measured ${if (wantCompact) "with" else "without"} $CompactHeadersOption, " +

@@ -1,4 +1,4 @@
-package serverbench.pekko
+package serverbench
 
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
