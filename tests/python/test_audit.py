@@ -88,3 +88,26 @@ def test_a_knob_of_one_benchmark_leaves_the_others_fair():
         ("throughput", "go"),
     ]
     assert len(step[step["benchmark"] == "pingping"]) == 1  # its own runs, not the fair ones too
+
+
+def test_the_audit_notebooks_imports_register_its_figure():
+    # in a fresh interpreter, as papermill runs notebooks/audit.ipynb: no other test's import helps
+    import subprocess
+    import sys
+
+    code = (
+        "from serverbench.analysis import audit, audit_report, figures, notebook, registry\n"
+        "print(sorted(f.name for f in registry.figures()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "'audit'" in out
+
+
+def test_a_report_of_another_sweep_names_the_audits_report_instead():
+    from serverbench.analysis import audit_report
+
+    class P:
+        info = {"profile": "quick", "sweep_id": "quick-x"}
+
+    (only,) = audit_report.language_or_code(P)
+    assert "paper/audit/report.html" in only

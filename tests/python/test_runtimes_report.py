@@ -34,3 +34,17 @@ def test_without_2026_runtimes_the_section_says_how_to_run_them(tmp_path):
     P = S.processed_from(S.pingping_runs({"go": _times(1.0), "erlang": _times(1.1)}), tmp_path)
     (text,) = runtimes_report.runtimes_section(P)
     assert "./run_all.sh --profile runtimes" in text
+
+
+def test_the_report_notebooks_imports_register_every_section():
+    # in a fresh interpreter, as papermill runs notebooks/report.ipynb: no other test's import helps
+    import subprocess
+    import sys
+
+    code = (
+        "from serverbench.analysis import claims, figures, findings, forest, notebook, paperdata, paperscale, "
+        "registry, replication, report, sourcedata\n"
+        "print([s.title for s in registry.sections()])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "The conclusions on 2026 runtimes" in out and "Language or original code?" in out

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import audit, registry
+from serverbench.analysis import audit, audit_figures, registry  # noqa: F401  (audit_figures registers the "audit" figure)
 
 
 @registry.report_section("Language or original code?", order=90)
 def language_or_code(P) -> list:
+    if P.info.get("profile") not in ("audit", None):
+        # the audit's tables and figure take pages; a report of another sweep names its report
+        return [
+            "Which differences come from the language and which from the original programs' code "
+            "(the paper variant against fair, quirk by quirk) is the `audit` profile's question: its "
+            "report is rendered from the newest committed audit sweep into `paper/audit/report.html` "
+            "(`paper/README.md` lists every report with its sweep and machine)."
+        ]
     runs = audit.audit_runs(P)
     if runs.empty or not (runs["step"] == "paper").any():
         return []

@@ -74,7 +74,8 @@ def run_notebooks(
     Returns {name: path} for the executed notebooks, figures, processed folder and report."""
     import papermill as pm
 
-    paper = Path(out_paper) if out_paper else paths.paper_dir()
+    # absolute: the notebooks run in notebooks/, so a relative --paper-dir would land there
+    paper = Path(out_paper).resolve() if out_paper else paths.paper_dir()
     if sweep_id is None:
         latest = _latest(profile)
         if latest is None:

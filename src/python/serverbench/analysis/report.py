@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import findings, reference, registry
+from serverbench.analysis import audit_report, findings, reference, registry, runtimes_report  # noqa: F401  (the two register report sections)
 from serverbench.analysis.process import LANGUAGE_LABELS, Processed
 from serverbench.harness import interference
 

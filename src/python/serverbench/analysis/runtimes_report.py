@@ -90,7 +90,8 @@ def runtimes_section(P) -> list:
             "Java virtual threads, Rust/tokio, Akka 2.4.12). `./run_all.sh --profile runtimes` runs the "
             "configurations that decide the paper's claims with each beside its 2018 counterpart; its "
             "report shows here, claim by claim, the verdict with the paper's runtimes and with each 2026 "
-            "runtime in its counterpart's place. Erlang stays at OTP 25, the newest this machine can install."
+            "runtime in its counterpart's place (the committed one: `paper/runtimes/report.html`). Erlang "
+            "stays at OTP 25, the newest this machine can install."
         ]
     t = table(P)
     return [
