@@ -15,7 +15,8 @@ from serverbench import paths
 ROOT = paths.repo_root()
 MAX_FILE_BYTES = 5 * 2**20
 MAX_MODULE_LINES = 400  # "~350": a module may run a little past it, not far
-HISTORY = re.compile(r"\bissues? #?\d+\b|\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* 20\d\d\b", re.I)
+MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+HISTORY = re.compile(rf"\bissues? #?\d+\b|\b\d{{1,2}} ({MONTHS})[a-z]* 20\d\d\b", re.I)
 # code and contract whose comments must say what and why, not when (the frozen protocols
 # cite their sources' dates and the sweeps they were dimensioned on: data, not history)
 SOURCES = ("src/", "spec/")

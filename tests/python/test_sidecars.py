@@ -9,12 +9,13 @@ import hashlib
 import json
 
 import pytest
-from harness_fakes import launcher, spec
 
+from harness_fakes import launcher, spec
 from serverbench import records, sidecars
 from serverbench.analysis import process
 from serverbench.benchmarks.recovery import figures as R
 from serverbench.harness import rawlog
+
 
 def _flip_middle_byte(data: bytes) -> bytes:
     i = len(data) // 2

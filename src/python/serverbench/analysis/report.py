@@ -313,9 +313,7 @@ def contention_note(P: Processed) -> str:
         flagged = r["interfered"].astype(str).str.lower().eq("true") & r["is_ok"] & ~r["warmup"]
         again = int((flagged & ~r["selected"]).sum())
     rerun = (
-        f" {again} flagged run(s) were run once more and the repeat stands for them in the statistics."
-        if again
-        else ""
+        f" {again} flagged run(s) were run once more and the repeat stands for them in the statistics." if again else ""
     )
     return (
         f"**{k} of {n} runs were taken under contention** ({rule}): {'; '.join(parts)}. Their values are in "

@@ -1,6 +1,7 @@
 """The sweep folder's files: the append-only raw log (runs.jsonl, or runs.<i>.jsonl for
 shard i) with its sample sidecars (samples/, sidecars.py), the sessions log, the
-manifest (written once), and the lock that keeps two harnesses off one log. Every raw line is validated, written whole and fsync'd."""
+manifest (written once), and the lock that keeps two harnesses off one log. Every raw line
+is validated, written whole and fsync'd."""
 
 from __future__ import annotations
 
