@@ -37,33 +37,69 @@ def test_each_claim_is_judged_in_the_pieces_that_run_its_benchmark(tmp_path):
     c3 = v[v["id"].eq("C3")]
     assert list(c3["piece"]) == ["spawn"] and list(c3["verdict"]) == [paperscale.NOT_RUN]
     text = paperscale.section({"C1": "inconclusive", "C6": "contradicted"}, tmp_path)
-    assert "| C1 | pingping: **supported** (paper-pingping-20270102T000000Z, AMD EPYC, 2 CPUs) | inconclusive |" in text
-    assert (
-        "| C6 | throughput-2cores: **supported** (paper-throughput-2cores-20270103T000000Z, Intel Xeon, 2 CPUs) "
-        "| contradicted |"
-    ) in text
+    assert "| C1 | pingping: **supported** | inconclusive |" in text
+    assert "| C6 | throughput-2cores: **supported** | contradicted |" in text
+    assert "`pingping`: sweep `paper-pingping-20270102T000000Z`, AMD EPYC, 2 CPUs" in text
+    assert "`throughput-2cores`: sweep `paper-throughput-2cores-20270103T000000Z`, Intel Xeon, 2 CPUs." in text
     assert "| C3 |" not in text  # a claim no committed piece judged has no row, only its place in the line below
     assert "C3, C4, C4b, C5 (`spawn`); C6, C7a, C7b, C8, C9, C11, C12 (`throughput-1core`)." in text
 
 
 def test_the_paper_figures_are_drawn_from_the_committed_pieces(tmp_path):
-    """Fig. 3 from the committed pingping piece; the recovery piece draws no paper figure."""
+    """Each paper figure once, from the committed pieces that hold its tables (Fig. 5 from
+    both core counts' pieces); the recovery piece draws no paper figure; an earlier
+    `paper-*` file in the folder is replaced."""
     import pytest
 
     from serverbench import paths
 
-    committed = sorted(paths.repo_root().joinpath("data", "processed").glob("paper-pingping-*"))
-    if not committed:
-        pytest.skip("no paper-pingping sweep committed in this checkout")
     processed = paths.repo_root() / "data" / "processed"
-    drawn = paperscale.draw_figures(tmp_path / "figures", processed_dir=processed)
+    committed = paperscale.latest(processed)
+    if "pingping" not in committed:
+        pytest.skip("no paper-pingping sweep committed in this checkout")
+    out = tmp_path / "figures"
+    out.mkdir()
+    (out / "paper-pingping-fig3_pingping.png").write_bytes(b"stale")
+    drawn = paperscale.draw_figures(out, processed_dir=processed)
     names = [png.name for _, png in drawn]
-    pieces = {p.name.split("-")[1] for p in processed.glob("paper-*")}
-    figure_of = {"pingping": "fig3_pingping", "spawn": "fig4_spawn"}
-    want = {f"paper-{k}-{v}.png" for k, v in figure_of.items() if k in pieces}
-    assert want <= set(names) and not any("recovery" in n for n in names), names
-    assert all((tmp_path / "figures" / n).stat().st_size > 20_000 for n in names)
-    assert committed[-1].name in drawn[0][0]
+    figure_of = {"pingping": "fig3_pingping", "spawn": "fig4_spawn", "throughput-1core": "fig5_throughput"}
+    figure_of["throughput-2cores"] = "fig5_throughput"
+    want = {f"paper-{v}.png" for k, v in figure_of.items() if k in committed}
+    assert set(names) == want and len(names) == len(set(names)), names
+    assert not (out / "paper-pingping-fig3_pingping.png").exists()
+    assert all((out / n).stat().st_size > 20_000 for n in names)
+    captions = dict((png.name, caption) for caption, png in drawn)
+    assert committed["pingping"].name in captions["paper-fig3_pingping.png"]
+    for piece in ("throughput-1core", "throughput-2cores"):
+        if piece in committed:
+            assert committed[piece].name in captions["paper-fig5_throughput.png"]
+
+
+class _View:
+    """A piece's processed tables as _Joined reads them."""
+
+    def __init__(self, sweep_id, cpu, cores, unrunnable):
+        from pathlib import Path
+
+        self.folder = Path(sweep_id)
+        self.info = {"sweep_id": sweep_id, "host": {"cpu_model": cpu}, "tables": ["throughput"]}
+        self.info["unrunnable_cores"] = unrunnable
+        self.summary = pd.DataFrame({"table": ["throughput"], "metric": ["m"], "cores": [cores], "median": [1.0]})
+        for name in ("runs", "ratios", "spawn_max", "spawn_max_limits", "failures", "cpu_time"):
+            setattr(self, name, pd.DataFrame())
+
+
+def test_a_figure_from_two_pieces_keeps_each_panel_to_one_sweep_and_names_both():
+    one = _View("paper-throughput-1core-1", "AMD EPYC", 1, [4, 8])
+    two = _View("paper-throughput-2cores-2", "Intel Xeon", 2, [4])
+    j = paperscale._Joined([one, two])
+    assert sorted(j.stat("throughput", "m")["cores"]) == [1, 2]
+    assert j.info["unrunnable_cores"] == [4]  # a core count is unrunnable only if no piece could run it
+    assert j.info["sweep_id"] == "paper-throughput-1core-1 (AMD EPYC) and paper-throughput-2cores-2 (Intel Xeon)"
+    assert j.info["host"]["cpu_model"] == "AMD EPYC / Intel Xeon"
+    same = paperscale._Joined([one, _View("paper-throughput-2cores-3", "AMD EPYC", 2, [])])
+    assert same.info["sweep_id"] == "paper-throughput-1core-1 and paper-throughput-2cores-3"
+    assert same.info["host"]["cpu_model"] == "AMD EPYC"
 
 
 def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):
@@ -74,3 +110,36 @@ def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):
     assert "piece `pingping` (`paper-pingping-20270101T000000Z`, AMD EPYC, 2 CPUs)" in text
     assert "**C1** “Go and Erlang have lower PingPing latency" in text and ": contradicted;" in text
     assert "Still to run: `spawn`, `throughput-1core`, `throughput-2cores`" in text
+    lead = "At the paper's own parameters (AMD EPYC, 2 CPUs), of the 3 claims judged, "
+    assert text.startswith(lead + "1 holds (C2), 1 does not hold (C1) and 1 is undecided (C10).")
+
+
+def test_the_plain_summary_counts_a_claim_once_across_pieces(tmp_path):
+    """A throughput claim judged on 1 and 2 cores counts once: under its verdict when the
+    pieces agree (a piece where it is not testable aside), else as differing."""
+    _piece_sweep(
+        tmp_path,
+        "paper-throughput-1core-20270101T000000Z",
+        {
+            "C6": "contradicted",
+            "C7b": "not testable on this machine",
+            "C8": "contradicted",
+            "C9": "not testable on this machine",
+        },
+    )
+    _piece_sweep(
+        tmp_path,
+        "paper-throughput-2cores-20270102T000000Z",
+        {
+            "C6": "supported",
+            "C7b": "not testable on this machine",
+            "C8": "not testable on this machine",
+            "C9": "not testable on this machine",
+        },
+        cpu="Intel Xeon",
+    )
+    v = paperscale.verdicts(tmp_path)
+    text = paperscale.plain_summary(v[v["verdict"] != paperscale.NOT_RUN])
+    assert "(AMD EPYC, 2 CPUs; Intel Xeon, 2 CPUs)" in text
+    assert "1 does not hold (C8)" in text and "1 differs between pieces (C6)" in text
+    assert "2 cannot be tested on a machine this size (C7b, C9)." in text

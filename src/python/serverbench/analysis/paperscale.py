@@ -81,15 +81,23 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
             "`./run_all.sh --profile paper --piece NAME`."
         )
     lines = [
-        "Each claim a committed piece of the `paper` profile has judged (the paper's parameters; one machine per "
-        "piece; the newest sweep of each piece), by the same protocol, beside this report's sweep:",
+        plain_summary(ran),
+        "",
+        "Each claim's verdict at the paper's parameters (the newest sweep of each piece, one machine each) beside "
+        "this report's sweep:",
         "",
         "| claim | at the paper's scale | this sweep |",
         "|---|---|---|",
     ]
     for cid, g in ran.groupby("id", sort=False):
-        cells = "; ".join(f"{r.piece}: **{r.verdict}** ({r.sweep}, {r.machine})" for r in g.itertuples())
+        cells = "; ".join(f"{r.piece}: **{r.verdict}**" for r in g.itertuples())
         lines.append(f"| {cid} | {cells} | {quick.get(cid, '–')} |")
+    # each piece's sweep and machine once, under the table, so that the rows stay one line
+    sweeps = ran.drop_duplicates("piece")
+    lines += [
+        "",
+        "The pieces: " + "; ".join(f"`{r.piece}`: sweep `{r.sweep}`, {r.machine}" for r in sweeps.itertuples()) + ".",
+    ]
     waiting = v[v["verdict"] == NOT_RUN]
     if not waiting.empty:
         groups = waiting.groupby("piece", sort=False)["id"].apply(list)
@@ -102,34 +110,102 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
     return "\n".join(lines)
 
 
+class _Joined(process.Processed):
+    """Several pieces' processed tables read as one sweep, for a figure whose pieces split its
+    panels (Fig. 5: throughput-1core draws panel (a), throughput-2cores panel (b)). Each
+    piece holds one core count, so every panel and curve still comes from one sweep on one
+    machine; the caption names each sweep and its CPU. Built from the pieces' tables, not
+    read from a folder."""
+
+    def __init__(self, views: list):  # no super().__init__(): nothing to read from disk
+        def cat(name):
+            frames = [getattr(v, name) for v in views if not getattr(v, name).empty]
+            return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+        self.folder = views[0].folder
+        for name in ("runs", "summary", "ratios", "spawn_max", "spawn_max_limits", "failures", "cpu_time"):
+            setattr(self, name, cat(name))
+        infos = [v.info for v in views]
+        cpus = [i.get("host", {}).get("cpu_model", "?") for i in infos]
+        self.info = dict(infos[0])
+        self.info["tables"] = sorted({t for i in infos for t in i.get("tables") or []})
+        self.info["unrunnable_cores"] = sorted(set.intersection(*(set(i.get("unrunnable_cores") or []) for i in infos)))
+        if len(set(cpus)) == 1:
+            self.info["sweep_id"] = " and ".join(i.get("sweep_id", "?") for i in infos)
+        else:  # the caption says which machine ran which sweep
+            self.info["sweep_id"] = " and ".join(f"{i.get('sweep_id', '?')} ({c})" for i, c in zip(infos, cpus))
+            self.info["host"] = {**infos[0].get("host", {}), "cpu_model": " / ".join(cpus)}
+
+
 def draw_figures(
     out_dir: Path, show_reference: bool = True, processed_dir: Path | None = None
 ) -> list[tuple[str, Path]]:
-    """The paper's figures (3-5) from the pieces' newest sweeps: each drawn from every piece
-    whose benchmarks hold one of its tables (Fig. 5 once per core count's piece), saved as
-    `paper-<piece>-<figure>.png/.pdf` in out_dir. Returns [(caption, png)]; [] when no piece
-    is committed."""
+    """The paper's figures (3-5) from the pieces' newest sweeps: each drawn once, from every
+    piece whose benchmarks hold one of its tables (Fig. 5's panels from the two core counts'
+    pieces, each panel from one piece), saved as `paper-<figure>.png/.pdf` in out_dir (the
+    earlier `paper-*` files there are this function's own and are replaced). Returns
+    [(caption, png)]; [] when no piece is committed."""
     import matplotlib.pyplot as plt
 
     from serverbench.harness.pieces import pieces
 
     spec_of = pieces(PROFILE)
+    out_dir = Path(out_dir)
+    for old in out_dir.glob("paper-*.*"):
+        if old.suffix in (".png", ".pdf"):
+            old.unlink()
+    views = {piece: process.Processed(folder) for piece, folder in latest(processed_dir).items()}
     drawn = []
-    for piece, folder in latest(processed_dir).items():
-        benches = set(spec_of[piece].benchmarks) if piece in spec_of else set()
-        wanted = [f for f in registry.figures() if f.name in PAPER_FIGURES and benches & set(f.tables)]
-        if not wanted:
+    for spec in registry.figures():
+        if spec.name not in PAPER_FIGURES:
             continue
-        P = process.Processed(folder)  # the committed tables, as the verdicts above are the committed claims.csv
-        for spec in wanted:
-            fig = figures.draw(spec.name, P, show_reference=show_reference, save_files=False)
-            if fig is None:
-                continue
-            name = f"paper-{piece}-{spec.name}"
-            png = figures.save(fig, name, out_dir)["png"]
-            plt.close(fig)
-            drawn.append((f"{spec.title}: piece `{piece}`, sweep `{folder.name}`", png))
+        used = [p for p in views if p in spec_of and set(spec_of[p].benchmarks) & set(spec.tables)]
+        if not used:
+            continue
+        # the committed tables, as the verdicts above are the committed claims.csv
+        P = views[used[0]] if len(used) == 1 else _Joined([views[p] for p in used])
+        fig = figures.draw(spec.name, P, show_reference=show_reference, save_files=False)
+        if fig is None:
+            continue
+        png = figures.save(fig, f"paper-{spec.name}", out_dir)["png"]
+        plt.close(fig)
+        where = ", ".join(f"piece `{p}` (sweep `{views[p].folder.name}`)" for p in used)
+        drawn.append((f"{spec.title}: {where}", png))
     return drawn
+
+
+def plain_summary(ran: pd.DataFrame) -> str:
+    """One sentence a reader takes in at once: how many of the claims judged at the paper's
+    parameters hold, do not hold, are undecided or cannot be tested on this machine. A claim
+    judged in two pieces (the throughput claims, on 1 and 2 cores) counts under its one
+    verdict when the pieces agree, or under "differs between pieces" when they do not
+    (ignoring a piece where it is not testable)."""
+    # (plural, singular) of each group, in the order the sentence gives them
+    forms = {
+        "hold": ("hold", "holds"),
+        "not": ("do not hold", "does not hold"),
+        "open": ("are undecided", "is undecided"),
+        "differ": ("differ between pieces", "differs between pieces"),
+        "untestable": ("cannot be tested on a machine this size", "cannot be tested on a machine this size"),
+    }
+    groups: dict[str, list[str]] = {k: [] for k in forms}
+    for cid, g in ran.groupby("id", sort=False):
+        tested = set(g["verdict"]) - {engine.NOT_TESTABLE}
+        if not tested:
+            groups["untestable"].append(cid)
+        elif len(tested) > 1:
+            groups["differ"].append(cid)
+        else:
+            groups[{engine.SUPPORTED: "hold", engine.CONTRADICTED: "not"}.get(tested.pop(), "open")].append(cid)
+    parts = [f"{len(ids)} {forms[k][len(ids) == 1]} ({', '.join(ids)})" for k, ids in groups.items() if ids]
+    machines = "; ".join(sorted(set(ran["machine"].dropna()))) or "unknown machine"
+    return (
+        f"At the paper's own parameters ({machines}), of the {ran['id'].nunique()} claims judged, "
+        + ", ".join(parts[:-1])
+        + (" and " if len(parts) > 1 else "")
+        + parts[-1]
+        + "."
+    )
 
 
 def readme_lines(processed_dir: Path | None = None) -> str:
@@ -142,7 +218,7 @@ def readme_lines(processed_dir: Path | None = None) -> str:
     how = "`./run_all.sh --profile paper --piece NAME`, one session on one machine each"
     if ran.empty:
         return f"No piece of the `paper` profile (the paper's own parameters) is committed yet ({how})."
-    out = ["At the paper's own parameters (the `paper` profile, in pieces; judged by the same protocol):", ""]
+    out = [plain_summary(ran), "", "Each piece's verdicts (judged by the same protocol):", ""]
     for (piece, sweep, machine), g in ran.groupby(["piece", "sweep", "machine"], sort=False):
         claims = "; ".join(f"**{r.id}** {_gist(protocol.claim(r.id)['sentence'])}: {r.verdict}" for r in g.itertuples())
         out.append(f"* piece `{piece}` (`{sweep}`, {machine}): {claims}.")
