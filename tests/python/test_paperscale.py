@@ -39,8 +39,8 @@ def test_each_claim_is_judged_in_the_pieces_that_run_its_benchmark(tmp_path):
     text = paperscale.section({"C1": "inconclusive", "C6": "contradicted"}, tmp_path)
     assert "| C1 | pingping: **supported** | inconclusive |" in text
     assert "| C6 | throughput-2cores: **supported** | contradicted |" in text
-    assert "`pingping`: sweep `paper-pingping-20270102T000000Z`, AMD EPYC, 2 CPUs" in text
-    assert "`throughput-2cores`: sweep `paper-throughput-2cores-20270103T000000Z`, Intel Xeon, 2 CPUs." in text
+    assert "Sweeps: `paper-pingping-20270102T000000Z` (AMD EPYC, 2 CPUs); " in text
+    assert "`paper-throughput-2cores-20270103T000000Z` (Intel Xeon, 2 CPUs)." in text
     assert "| C3 |" not in text  # a claim no committed piece judged has no row, only its place in the line below
     assert "C3, C4, C4b, C5 (`spawn`); C6, C7a, C7b, C8, C9, C11, C12 (`throughput-1core`)." in text
 

@@ -90,14 +90,16 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
         "|---|---|---|",
     ]
     for cid, g in ran.groupby("id", sort=False):
-        cells = "; ".join(f"{r.piece}: **{r.verdict}**" for r in g.itertuples())
+        short = {engine.NOT_TESTABLE: "not testable"}  # the first screen's word count is the reader's
+        cells = "; ".join(f"{r.piece}: **{short.get(r.verdict, r.verdict)}**" for r in g.itertuples())
         lines.append(f"| {cid} | {cells} | {quick.get(cid, '–')} |")
     # each piece's sweep and machine once, under the table, so that the rows stay one line
     sweeps = ran.drop_duplicates("piece")
-    lines += [
-        "",
-        "The pieces: " + "; ".join(f"`{r.piece}`: sweep `{r.sweep}`, {r.machine}" for r in sweeps.itertuples()) + ".",
-    ]
+    if sweeps["machine"].nunique() == 1:
+        named = ", ".join(f"`{r.sweep}`" for r in sweeps.itertuples())
+        lines += ["", f"Sweeps: {named} (all on {sweeps['machine'].iloc[0]})."]
+    else:
+        lines += ["", "Sweeps: " + "; ".join(f"`{r.sweep}` ({r.machine})" for r in sweeps.itertuples()) + "."]
     waiting = v[v["verdict"] == NOT_RUN]
     if not waiting.empty:
         groups = waiting.groupby("piece", sort=False)["id"].apply(list)
