@@ -125,8 +125,9 @@ class _Joined(process.Processed):
             return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
         self.folder = views[0].folder
-        for name in ("runs", "summary", "ratios", "spawn_max", "spawn_max_limits", "failures", "cpu_time"):
-            setattr(self, name, cat(name))
+        for name, value in vars(views[0]).items():  # every table Processed reads: its DataFrames
+            if isinstance(value, pd.DataFrame):
+                setattr(self, name, cat(name))
         infos = [v.info for v in views]
         cpus = [i.get("host", {}).get("cpu_model", "?") for i in infos]
         self.info = dict(infos[0])
