@@ -34,14 +34,31 @@ def test_golden_comparison_catches_a_perturbed_statistic(tmp_path, monkeypatch):
     assert diffs and any(d.startswith("--- expected/summary") for d in diffs), diffs[:3]
 
 
-def test_verdicts_for_sweep_reads_a_raw_folder():
+def test_raw_sweeps_are_judged_from_their_own_logs(tmp_path):
+    """The stability command's record: each raw repeat judged from its raw log, into the
+    one verdict table across sweeps (a repeat that lost a language differs where it must)."""
+    import shutil
+
     import pandas as pd
 
-    from serverbench.analysis import verdicts_for_sweep
+    from serverbench.analysis import replication
 
-    v = verdicts_for_sweep(golden.golden_dir() / "raw" / golden.GOLDEN_SWEEP)
+    raw = golden.golden_dir() / "raw" / golden.GOLDEN_SWEEP
+    for name in ("g-r1", "g-r2"):
+        shutil.copytree(raw, tmp_path / name)
+    log = tmp_path / "g-r2" / "runs.jsonl"
+    log.write_text("".join(x for x in log.read_text().splitlines(True) if '"language":"scala_akka"' not in x))
+    rec = replication.of_raw_sweeps([tmp_path / "g-r1", tmp_path / "g-r2"])
+    assert list(rec.columns) == replication.COLUMNS
     expected = pd.read_csv(golden.golden_dir() / "expected" / "claims.csv")
-    assert v == dict(zip(expected["id"], expected["verdict"]))
+    assert dict(zip(rec.loc[rec.sweep == "g-r1", "id"], rec.loc[rec.sweep == "g-r1", "verdict"])) == dict(
+        zip(expected["id"], expected["verdict"])
+    )
+    table = replication.by_sweep(rec)
+    assert list(table.columns) == ["claim", "g-r1", "g-r2", "agree"]
+    differs = table["agree"] == "NO"
+    assert differs.any() and (table.loc[differs, "g-r1"] != table.loc[differs, "g-r2"]).all()
+    assert (table.loc[~differs, "g-r1"] == table.loc[~differs, "g-r2"]).all()
 
 
 def _rewrite_floats(folder, change):

@@ -10,10 +10,12 @@ import types
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from harness_fakes import LANGS, SMALL, fakes, lines
 from serverbench import cli, contract, protocol, records, stability
+from serverbench.analysis import replication
 from serverbench.harness import load_profile, make_plan, rawlog, shards
 from serverbench.harness.plan import schedule
 from serverbench.harness.profiles import ProfileError
@@ -292,11 +294,13 @@ def test_records_carry_load_and_steal(tmp_path):
 def test_stability_compares_independent_sweeps(tmp_path, monkeypatch):
     seen = []
 
-    def fake_verdicts(sweep_dir):
-        seen.append(Path(sweep_dir).name)
-        return {"C1": "supported", "C2": "inconclusive" if len(seen) == 1 else "contradicted"}
+    def fake_record(dirs):  # each repeat judged from its raw log: here, C2 differs
+        seen.extend(Path(d).name for d in dirs)
+        rows = [[seen[0], "m", True, "1", "C1", "supported"], [seen[0], "m", True, "1", "C2", "inconclusive"]]
+        rows += [[seen[1], "m", True, "1", "C1", "supported"], [seen[1], "m", True, "1", "C2", "contradicted"]]
+        return pd.DataFrame(rows, columns=replication.COLUMNS)
 
-    monkeypatch.setattr(stability, "verdicts_of", fake_verdicts)
+    monkeypatch.setattr(replication, "of_raw_sweeps", fake_record)
     out = []
     ov = {**SMALL, "spawn.enabled": False}
     code = stability.run_stability(
@@ -305,6 +309,7 @@ def test_stability_compares_independent_sweeps(tmp_path, monkeypatch):
     assert code == 1 and seen == ["st-r1", "st-r2"]
     text = "\n".join(out)
     assert "C1" in text and "yes" in text and "NO" in text and "1 of 2 claims agree" in text
+    assert "st-r1" in text and "contradicted" in text  # one column per repeat
     seeds = [json.loads((tmp_path / s / "manifest.json").read_text())["seed"] for s in seen]
     assert seeds[0] != seeds[1]
     assert len(lines(tmp_path / "st-r1")) == len(lines(tmp_path / "st-r2")) == len(LANGS)

@@ -8,26 +8,7 @@ analysis (their verdicts), so it sits above both, beside the command line."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
-
 from serverbench.harness.profiles import ProfileError, parse_set
-
-
-def verdicts_of(sweep_dir: Path) -> dict[str, str]:
-    """{claim id: verdict} for one raw sweep folder (the analysis' own entry point)."""
-    from serverbench.analysis import verdicts_for_sweep
-
-    return {str(k): str(v) for k, v in verdicts_for_sweep(sweep_dir).items()}
-
-
-def agreement(verdicts: list[dict[str, str]]) -> list[tuple[str, list[str], bool]]:
-    """[(claim id, verdict per repeat, all equal)] over every claim any repeat has."""
-    ids = list(dict.fromkeys(k for v in verdicts for k in v))
-    out = []
-    for cid in ids:
-        vs = [v.get(cid, "(missing)") for v in verdicts]
-        out.append((cid, vs, len(set(vs)) == 1))
-    return out
 
 
 def run_stability(
@@ -53,31 +34,30 @@ def run_stability(
     from serverbench.harness.profiles import load_profile
 
     seed = load_profile(profile, base)["seed"]
-    dirs, verdicts = [], []
+    dirs = []
     for r in range(1, repeats + 1):
         # independent: each repeat its own order; drawn per sweep unless a seed was given
         ov = base if seed is None else {**base, "seed": seed + r - 1}
         # every enabled table of the profile: each one decides some claim (C1-C12, T1-T3, ...)
-        d = run_sweep(
-            profile,
-            sweep_id=f"{prefix}-r{r}",
-            overrides=ov,
-            languages=languages,
-            raw_root=raw_root,
-            progress=progress,
-            commands=commands,
+        dirs.append(
+            run_sweep(
+                profile,
+                sweep_id=f"{prefix}-r{r}",
+                overrides=ov,
+                languages=languages,
+                raw_root=raw_root,
+                progress=progress,
+                commands=commands,
+            )
         )
-        dirs.append(d)
-        verdicts.append(verdicts_of(d))
-    rows = agreement(verdicts)
+    from serverbench.analysis import replication
+
+    table = replication.by_sweep(replication.of_raw_sweeps(dirs))
     out(f"stability of the verdicts over {repeats} independent {profile} sweeps: " + ", ".join(d.name for d in dirs))
-    width = max([len(c) for c, _, _ in rows] + [5])
-    out(f"{'claim':{width}}  " + "  ".join(f"{'repeat ' + str(i + 1):28}" for i in range(repeats)) + "  agree")
-    for cid, vs, same in rows:
-        out(f"{cid:{width}}  " + "  ".join(f"{v:28}" for v in vs) + f"  {'yes' if same else 'NO'}")
-    n_same = sum(1 for _, _, s in rows if s)
-    out(f"{n_same} of {len(rows)} claims agree")
-    return 0 if n_same == len(rows) else 1
+    out(table.to_string(index=False))
+    n_same = int((table["agree"] == "yes").sum())
+    out(f"{n_same} of {len(table)} claims agree")
+    return 0 if n_same == len(table) else 1
 
 
 def register(subparsers) -> None:

@@ -74,6 +74,39 @@ def record(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.DataFrame:
+    """The record (COLUMNS) of raw sweep folders, each judged from its own raw log in a
+    temporary folder (nothing under data/processed is written): the stability command's
+    repeats, which are not processed sweeps."""
+    import tempfile
+
+    from serverbench.analysis import claims, process
+
+    frozen = protocol.load()["frozen_utc"].rstrip("Z")
+    rows = []
+    for d in dirs:
+        with tempfile.TemporaryDirectory(prefix="serverbench-verdicts-") as tmp:
+            process.process_sweep(Path(d), Path(tmp))
+            P = process.Processed(Path(tmp))
+            started = str(P.info.get("first_started_utc") or "").rstrip("Z")
+            machine = machine_kind(P.info.get("host"))
+            for v in claims.check_all(P, spawn_metric):
+                rows.append([Path(d).name, machine, bool(started) and started > frozen, protocol.version(), v.id, v.verdict])
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def by_sweep(rec: pd.DataFrame) -> pd.DataFrame:
+    """The verdict table across sweeps: one row per claim (first seen first), one column per
+    sweep (its verdict, "(missing)" where it has none), and `agree` ("yes" when every sweep
+    gives the same verdict, else "NO")."""
+    sweeps_ = list(dict.fromkeys(rec["sweep"]))
+    ids = list(dict.fromkeys(rec["id"]))
+    grid = rec.pivot_table(index="id", columns="sweep", values="verdict", aggfunc="first")
+    grid = grid.reindex(index=ids, columns=sweeps_).fillna("(missing)")
+    grid["agree"] = ["yes" if len(set(row)) == 1 else "NO" for row in grid[sweeps_].itertuples(index=False)]
+    return grid.rename_axis(index="claim", columns=None).reset_index()
+
+
 def _short(machine: str) -> str:
     """'AMD EPYC' from 'AMD EPYC, 2 CPUs'; 'Intel Xeon' from 'Intel(R) Xeon(R) Processor, 2 CPUs'."""
     m = machine.split(",")[0].replace("(R)", "").replace("(TM)", "").replace(" Processor", "").replace(" CPU", "")
