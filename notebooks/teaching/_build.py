@@ -1,6 +1,6 @@
 """Writes the four lab notebooks (and notebooks/explore.ipynb) from the text below, without
 outputs. Edit here, then: .venv/bin/python notebooks/teaching/_build.py
-The logic lives in src/python/serverbench/teaching/ and analysis/explore*.py; the options of
+The logic lives in src/python/serverbench/teaching/ and analysis/explorer/explore*.py; the options of
 a multiple-choice exercise are read from its lab module, so they are written once."""
 
 from pathlib import Path
@@ -332,7 +332,7 @@ table = "pingping"  # any table: pingping, spawn, spawn_max, throughput, echo_fl
 metric = None       # None: the table's usual metric (ns_per_message, all_ready_s, exchanges_per_s ...)
 kind = "strip"      # distribution plot: strip, violin or ecdf'''),
         C('''%matplotlib inline
-from serverbench.analysis import explore_notebook as ex
+from serverbench.analysis.explorer import explore_notebook as ex
 A, B = ex.pick(sweep_a, sweep_b, table, metric, kind)
 ex.list_sweeps()'''),
         M("## The same figure, overlaid (lines: medians; dots: trials; line style: sweep)"),

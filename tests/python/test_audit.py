@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from serverbench import audit_steps
-from serverbench.analysis import audit
+from serverbench.analysis.auditing import audit
 
 
 def test_steps_are_fair_paper_and_each_knob_alone():
@@ -58,7 +58,8 @@ def test_ratios_and_decomposition():
 
 def test_the_audit_section_names_its_sweep_and_machine():
     from serverbench import paths
-    from serverbench.analysis import audit_report, process
+    from serverbench.analysis.auditing import audit_report
+    from serverbench.analysis.reading import process
 
     folder = paths.processed_dir() / "audit-20261123T145602Z"
     if not (folder / "runs.csv").exists():
@@ -104,7 +105,7 @@ def test_the_audit_notebooks_imports_register_its_figure():
 
 
 def test_a_report_of_another_sweep_names_the_audits_report_instead():
-    from serverbench.analysis import audit_report
+    from serverbench.analysis.auditing import audit_report
 
     class P:
         info = {"profile": "quick", "sweep_id": "quick-x"}

@@ -15,12 +15,14 @@ import pandas as pd
 import pytest
 
 from serverbench import protocol
-from serverbench.analysis import claims, paired, registry, synthetic
+from serverbench.analysis import claims
 from serverbench.analysis.claims import CONTRADICTED, ERROR, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, engine, tables
 from serverbench.analysis.claims.compare import judge, judged
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES, Comparison
 from serverbench.analysis.claims.familywise import holm
-from serverbench.analysis.stats import RatioCI
+from serverbench.analysis.reading import registry, synthetic
+from serverbench.analysis.statistics import paired
+from serverbench.analysis.statistics.stats import RatioCI
 
 S = synthetic
 R = protocol.rounds_deciding()  # 8
@@ -723,8 +725,8 @@ def test_claims_registered_from_another_module(tmp_path, monkeypatch):
 def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
     """The regime column: 'as the source' only when every deciding parameter reached the
     source's largest value, else 'reduced' naming each shortfall; the headline counts apart."""
-    from serverbench.analysis import report
     from serverbench.analysis.claims import regime
+    from serverbench.analysis.reporting import report
 
     small = P_of(tmp_path / "a", S.pingping_runs(sweep({"go": 1.0, "erlang": 1.1})))
     kind, text = regime.tested("C2", small)
@@ -777,7 +779,7 @@ def test_check_all_on_a_paper_like_sweep(tmp_path):
 def test_checks_on_the_papers_own_data():
     """The paper's own values (one per point), judged as points: every claim the paper
     states about its own figures reads as it does; C10's Fig. 3(a) has no values."""
-    from serverbench.analysis import paperdata
+    from serverbench.analysis.claims import paperdata
 
     v = paperdata.paper_verdicts().set_index("id")
     t = v["verdict"].to_dict()

@@ -86,7 +86,8 @@ def test_every_language_has_its_look_and_start_up_in_its_spec_entry():
     """One home for a language's facts: its name, colour and marker in figures (`plot`) and its
     start-up cost for the plan's estimates live in spec/cli.json, read by process.py,
     figstyle.py and plan.py."""
-    from serverbench.analysis import figstyle, process
+    from serverbench.analysis.plotting import figstyle
+    from serverbench.analysis.reading import process
     from serverbench.harness import plan
 
     styles = contract.plot_styles()

@@ -1,4 +1,4 @@
-"""The dimensioning analysis (analysis/dimension.py) on synthetic sweeps whose answers are
+"""The dimensioning analysis (analysis/reporting/dimension.py) on synthetic sweeps whose answers are
 known: a runtime that warms up for 8 s, one that is steady from the start, a ratio that
 stays put as R grows and one that moves."""
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from serverbench import cli
-from serverbench.analysis import dimension, synthetic
+from serverbench.analysis.reading import synthetic
+from serverbench.analysis.reporting import dimension
 
 RATE = 100_000.0  # exchanges per second once steady
 

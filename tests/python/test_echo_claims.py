@@ -15,8 +15,8 @@ from serverbench import paths, protocol
 from serverbench.analysis.claims import engine
 from serverbench.analysis.claims.compare import judge
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison
-from serverbench.analysis.stats import RatioCI
-from serverbench.analysis.synthetic import processed_from
+from serverbench.analysis.reading.synthetic import processed_from
+from serverbench.analysis.statistics.stats import RatioCI
 from serverbench.benchmarks.echo_flood import claims as echo_claims
 from serverbench.benchmarks.echo_flood.figures import LOADGEN_LIMIT, per_server, runs
 

@@ -1,4 +1,4 @@
-"""The explorer (notebooks/explore.ipynb, analysis/explore*.py) on every benchmark's table:
+"""The explorer (notebooks/explore.ipynb, analysis/explorer/explore*.py) on every benchmark's table:
 its defaults come from the benchmark's package, and each table of a committed quick sweep
 can be compared and drawn (issue 27: the socket tables named fields their records lack)."""
 
@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from serverbench.analysis import explore, explore_notebook, explore_plots  # noqa: E402
+from serverbench.analysis.explorer import explore, explore_notebook, explore_plots  # noqa: E402
 
 SWEEP = "quick-20261125T064728Z"  # committed; it ran every benchmark
 

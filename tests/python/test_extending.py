@@ -14,8 +14,9 @@ import textwrap
 import pytest
 
 from serverbench import benchmarks, contract, plugins, protocol, records
-from serverbench.analysis import explore, registry, synthetic
 from serverbench.analysis.claims import engine, regime, tables
+from serverbench.analysis.explorer import explore
+from serverbench.analysis.reading import registry, synthetic
 from serverbench.harness import plan as plan_mod
 from serverbench.harness import profiles
 
@@ -27,15 +28,15 @@ TOY = {
         ANALYSIS = ("tables", "figures", "claims")
     ''',
     "tables.py": """
-        from serverbench.analysis import registry
+        from serverbench.analysis.reading import registry
 
         registry.table(registry.TableSpec("toy", "toy", ("variant", "cores", "units"), ("elapsed_s",), "elapsed_s"))
     """,
     "figures.py": """
         import matplotlib.pyplot as plt
 
-        from serverbench.analysis import registry
-        from serverbench.analysis.figstyle import color
+        from serverbench.analysis.reading import registry
+        from serverbench.analysis.plotting.figstyle import color
 
 
         @registry.figure("fig_toy", title="Toy: time against n", tables=("toy",), order=90)

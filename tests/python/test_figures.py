@@ -6,7 +6,8 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from serverbench.analysis import figures, synthetic  # noqa: E402
+from serverbench.analysis.plotting import figures  # noqa: E402
+from serverbench.analysis.reading import synthetic
 from serverbench.benchmarks.pingping.figures import fig3_pingping  # noqa: E402
 from serverbench.benchmarks.spawn.figures import fig4_spawn  # noqa: E402
 from serverbench.benchmarks.throughput.figures import fig5_throughput  # noqa: E402
@@ -125,7 +126,8 @@ def test_figures_with_missing_benchmarks(tmp_path):
 
 @pytest.mark.slow
 def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path):
-    from serverbench.analysis import registry, report
+    from serverbench.analysis.reading import registry
+    from serverbench.analysis.reporting import report
 
     @registry.figure("fig_toy", title="Toy", tables=("pingping",), order=99)
     def fig_toy(P, languages=None, show_reference=True, **_):

@@ -1,4 +1,4 @@
-"""The report's first screen ("findings first"): analysis/findings.py.
+"""The report's first screen ("findings first"): analysis/reporting/findings.py.
 
 Unit tier: first_screen on a synthetic sweep, the number format, the notebook's headings
 against findings.SECTIONS. check_rendered_report reads a rendered report as a reader sees it
@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from serverbench.analysis import claims, findings, synthetic
+from serverbench.analysis import claims
 from serverbench.analysis.claims import results
+from serverbench.analysis.reading import synthetic
+from serverbench.analysis.reporting import findings
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = 400

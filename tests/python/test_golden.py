@@ -4,7 +4,8 @@ with `python -m serverbench golden --update` (it prints the diff)."""
 
 import pytest
 
-from serverbench.analysis import golden, stats
+from serverbench.analysis.claims import golden
+from serverbench.analysis.statistics import stats
 
 
 @pytest.mark.slow
@@ -41,7 +42,7 @@ def test_raw_sweeps_are_judged_from_their_own_logs(tmp_path):
 
     import pandas as pd
 
-    from serverbench.analysis import replication
+    from serverbench.analysis.claims import replication
 
     raw = golden.golden_dir() / "raw" / golden.GOLDEN_SWEEP
     for name in ("g-r1", "g-r2"):

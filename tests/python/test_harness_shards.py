@@ -15,7 +15,7 @@ import pytest
 
 from harness_fakes import LANGS, SMALL, fakes, lines
 from serverbench import cli, contract, protocol, records, stability
-from serverbench.analysis import replication
+from serverbench.analysis.claims import replication
 from serverbench.harness import load_profile, make_plan, rawlog, shards
 from serverbench.harness.plan import schedule
 from serverbench.harness.profiles import ProfileError

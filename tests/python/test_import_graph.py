@@ -174,3 +174,36 @@ def test_the_checks_can_fail(tmp_path):
     assert g["serverbench.harness.b"] == {"serverbench.harness.a"}
     assert circles(g) == [{"serverbench.harness.a", "serverbench.harness.b"}]
     assert upward(g) == ["serverbench.paths (layer 0) imports serverbench.harness.a (layer 1)"]
+
+
+def wings() -> list[str]:
+    """The analysis' wings in import order, as analysis/__init__.py's docstring lists them."""
+    import re
+
+    doc = (SRC / "serverbench" / "analysis" / "__init__.py").read_text(encoding="utf-8")
+    return re.findall(r"^- (\w+)/", doc, re.M)
+
+
+def wing_of(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[:2] != ["serverbench", "analysis"] or len(parts) < 3 or parts[2] not in wings():
+        return None
+    return wings().index(parts[2])
+
+
+def test_the_analysis_is_in_the_wings_its_docstring_lists():
+    analysis = SRC / "serverbench" / "analysis"
+    folders = sorted(p.name for p in analysis.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert folders == sorted(wings()) and len(wings()) >= 5
+    modules_ = sorted(p.name for p in analysis.glob("*.py"))
+    assert modules_ == ["__init__.py", "cli.py"]  # every other module lives in a wing
+
+
+def test_no_wing_imports_a_later_one():
+    back = sorted(
+        f"{m} imports {t}"
+        for m, ts in import_graph().items()
+        for t in ts
+        if wing_of(m) is not None and wing_of(t) is not None and wing_of(t) > wing_of(m)
+    )
+    assert back == []

@@ -89,7 +89,7 @@ def test_smoke_keeps_one_record_per_task_and_a_bad_setting_is_named(monkeypatch)
 def test_the_report_names_each_cause_of_contention_and_the_repeats():
     import pandas as pd
 
-    from serverbench.analysis import report
+    from serverbench.analysis.reporting import report
 
     class P:
         info = {"logical_cpus": 2}

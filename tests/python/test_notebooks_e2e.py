@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from serverbench import cli
-from serverbench.analysis import pipeline
+from serverbench.analysis.reporting import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [*pipeline.FIGURE_NOTEBOOKS, pipeline.REPORT_NOTEBOOK]
@@ -160,7 +160,8 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
 
 def test_render_removes_figures_left_by_an_earlier_sweep(tmp_path):
     """The report draws a registered figure only when its file is missing: stale files must go first."""
-    from serverbench.analysis import pipeline, registry
+    from serverbench.analysis.reading import registry
+    from serverbench.analysis.reporting import pipeline
 
     names = [s.name for s in registry.figures()]
     assert {"fig3_pingping", "fig_echo_flood", "fig_tcp_pingpong"} <= set(names)

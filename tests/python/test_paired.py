@@ -1,4 +1,4 @@
-"""The one interval of every verdict (analysis/paired.py): a ratio paired by round, the
+"""The one interval of every verdict (analysis/statistics/paired.py): a ratio paired by round, the
 Hodges-Lehmann estimate of the per-round log ratios with the exact signed-rank interval;
 its null distribution, the level it reports, which rounds pair, and coverage."""
 
@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import wilcoxon
 
 from serverbench import protocol
-from serverbench.analysis import paired, stats
 from serverbench.analysis.claims import compare
+from serverbench.analysis.statistics import paired, stats
 
 LEVEL = protocol.level()  # 0.90
 R = protocol.rounds_deciding()  # 8

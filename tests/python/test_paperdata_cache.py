@@ -9,7 +9,7 @@ import os
 
 import pandas as pd
 
-from serverbench.analysis import paperdata
+from serverbench.analysis.claims import paperdata
 
 
 def test_last_bits_do_not_rewrite_the_cache(tmp_path):

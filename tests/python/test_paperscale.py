@@ -1,4 +1,4 @@
-"""The report's first section (analysis/paperscale.py): the verdicts of the paper profile's
+"""The report's first section (analysis/reporting/paperscale.py): the verdicts of the paper profile's
 pieces beside a quick sweep's, or how to run them when none is committed."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from serverbench.analysis import paperscale
+from serverbench.analysis.reporting import paperscale
 
 
 def _piece_sweep(root, name, verdicts, cpu="AMD EPYC"):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from serverbench import cli, records
-from serverbench.analysis import process, synthetic
+from serverbench.analysis.reading import process, synthetic
 
 
 def _pp(lang, t, trial, **kw):
@@ -151,7 +151,7 @@ def test_cli_process_figures_claims(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_report_tables(tmp_path):
-    from serverbench.analysis import report
+    from serverbench.analysis.reporting import report
 
     recs = synthetic.paper_like_sweep(trials=3) + [
         synthetic.raw_record("throughput", "go", {"pairs": 1}, None, cores=1, trial=9, status="timeout")
@@ -175,7 +175,7 @@ def test_report_tables(tmp_path):
 def test_a_registered_table_of_another_benchmark_is_processed(tmp_path):
     """A module registers a table for its own benchmark: its params and metrics become
     columns, summary.csv and ratios.csv cover it, P.values reads it."""
-    from serverbench.analysis import registry
+    from serverbench.analysis.reading import registry
 
     saved = dict(registry.REG.tables)
     for name in [n for n, t in saved.items() if t.benchmark == "echo_flood"]:
@@ -223,7 +223,7 @@ def test_a_registered_table_of_another_benchmark_is_processed(tmp_path):
 def test_prepare_processes_and_judges_a_sweep_once_until_its_raw_files_or_code_change(tmp_path, monkeypatch):
     """A render's four notebooks each call prepare: the first processes and judges the sweep,
     the others reuse the tables; new raw lines or a change to the analysis code redo both."""
-    from serverbench.analysis import notebook
+    from serverbench.analysis.reporting import notebook
 
     monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
     recs = [_pp(lang, t, i) for lang in ("go", "erlang") for i, t in enumerate((1.0, 1.1, 1.2))]

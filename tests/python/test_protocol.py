@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from serverbench import paths, protocol
-from serverbench.analysis import claims, paperdata, sourcedata, synthetic
-from serverbench.analysis.claims import CONTRADICTED, NOT_TESTABLE, SUPPORTED
+from serverbench.analysis import claims
+from serverbench.analysis.claims import CONTRADICTED, NOT_TESTABLE, SUPPORTED, paperdata, sourcedata
+from serverbench.analysis.reading import synthetic
 
 ROUNDS = 8
 

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 from serverbench.benchmarks.recovery import figures as R
 from serverbench.benchmarks.recovery import report as RR
 

@@ -5,7 +5,7 @@ import hashlib
 import pandas as pd
 import pytest
 
-from serverbench.analysis import reference
+from serverbench.analysis.reading import reference
 
 
 def test_files_and_provenance():

@@ -8,7 +8,8 @@ import matplotlib.pyplot as plt
 import nbformat
 import pandas as pd
 
-from serverbench.analysis import figures, pipeline
+from serverbench.analysis.plotting import figures
+from serverbench.analysis.reporting import pipeline
 
 
 def _figure():
@@ -55,7 +56,7 @@ def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
     import subprocess
     import sys
 
-    from serverbench.analysis import synthetic as S
+    from serverbench.analysis.reading import synthetic as S
 
     steps = {"go": [(2000, 0.2), (4000, "over_memory_budget")]}
     recs = S.spawn_runs({("go", 1000): [0.1, 0.11, 0.12]}) + S.search_runs(steps)

@@ -1,4 +1,4 @@
-"""Replication measured across committed sweeps (analysis/replication.py): each claim's
+"""Replication measured across committed sweeps (analysis/claims/replication.py): each claim's
 verdicts over the sweeps of a profile, by kind of machine, with the sweeps after the
 protocol's freeze counted apart."""
 
@@ -10,7 +10,7 @@ import json
 import pandas as pd
 
 from serverbench import cli, protocol
-from serverbench.analysis import replication
+from serverbench.analysis.claims import replication
 
 
 def _sweep(root, name, cpu, started, verdicts, profile="quick"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from serverbench.analysis import pipeline
+from serverbench.analysis.reporting import pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "expected"
@@ -54,7 +54,8 @@ def claims_report(tmp_path, monkeypatch) -> tuple[Path, "object"]:
     import pandas as pd
     from IPython.display import Markdown
 
-    from serverbench.analysis import paperdata, process
+    from serverbench.analysis.claims import paperdata
+    from serverbench.analysis.reading import process
 
     # the paper's own verdicts, computed afresh: the cached copy would be written into data/
     monkeypatch.setattr(paperdata, "paper_verdicts_cached", paperdata.paper_verdicts)
@@ -187,7 +188,9 @@ def test_missing_chromium_fails_after_writing_the_html(analysed_sweep):
 def test_evidence_groups_keep_every_row_and_drop_only_empty_columns():
     import pandas as pd
 
-    from serverbench.analysis import claims, process, report
+    from serverbench.analysis import claims
+    from serverbench.analysis.reading import process
+    from serverbench.analysis.reporting import report
 
     V = claims.check_all(process.Processed(GOLDEN))
     whole = claims.evidence_table(V)

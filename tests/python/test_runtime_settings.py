@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from serverbench import contract, protocol, records
-from serverbench.analysis import process
+from serverbench.analysis.reading import process
 from serverbench.harness import ProfileError, load_profile, run_sweep
 from serverbench.harness.plan import make_plan
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness_fakes import launcher, spec
 from serverbench import records, sidecars
-from serverbench.analysis import process
+from serverbench.analysis.reading import process
 from serverbench.benchmarks.recovery import figures as R
 from serverbench.harness import rawlog
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from serverbench import records
-from serverbench.analysis import report
+from serverbench.analysis.reporting import report
 from serverbench.harness import interference, launch, sockets
 from serverbench.harness.environment import CLK_TCK
 from serverbench.harness.task import Task

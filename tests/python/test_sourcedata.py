@@ -1,11 +1,11 @@
-"""The write-ups' own numbers through their claims' checks (analysis/sourcedata.py)."""
+"""The write-ups' own numbers through their claims' checks (analysis/claims/sourcedata.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from serverbench.analysis import sourcedata
+from serverbench.analysis.claims import sourcedata
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
-"""serverbench.analysis.stats (the medians and unpaired ratios of the processed tables,
-figures, explorer and audit; the verdicts use analysis/paired.py): known cases and
+"""serverbench.analysis.statistics.stats (the medians and unpaired ratios of the processed tables,
+figures, explorer and audit; the verdicts use analysis/statistics/paired.py): known cases and
 coverage on synthetic data."""
 
 import math
@@ -9,7 +9,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from serverbench.analysis import stats
+from serverbench.analysis.statistics import stats
 
 
 def test_order_statistic_indices_known_cases():

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from serverbench import protocol
-from serverbench.analysis import claims, sourcedata, synthetic
-from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED
+from serverbench.analysis import claims
+from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, sourcedata
+from serverbench.analysis.reading import synthetic
 
 
 def _records(us: dict, trials: int = protocol.rounds_deciding()) -> list[dict]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from serverbench.analysis import explore, explore_plots
+from serverbench.analysis.explorer import explore, explore_plots
 from serverbench.teaching import checks, common, guide, lab1, lab2, lab3, lab4, lab4_tcp
 
 ROOT = Path(__file__).resolve().parents[2]

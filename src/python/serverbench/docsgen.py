@@ -224,7 +224,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
 
 
 def _paper_reports() -> str:
-    from serverbench.analysis import pipeline
+    from serverbench.analysis.reporting import pipeline
 
     return pipeline.reports_markdown(ROOT / "paper")
 
@@ -236,19 +236,19 @@ def _instructor_guide() -> str:
 
 
 def _readme_findings() -> str:
-    from serverbench.analysis import replication
+    from serverbench.analysis.claims import replication
 
     return replication.readme_findings()
 
 
 def _readme_paper_scale() -> str:
-    from serverbench.analysis import paperscale
+    from serverbench.analysis.reporting import paperscale
 
     return paperscale.readme_lines()
 
 
 def _dimension_tables() -> str:
-    from serverbench.analysis import dimension
+    from serverbench.analysis.reporting import dimension
 
     return dimension.markdown()
 

@@ -8,6 +8,7 @@ analysis (their verdicts), so it sits above both, beside the command line."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+
 from serverbench.harness.profiles import ProfileError, parse_set
 
 
@@ -50,7 +51,7 @@ def run_stability(
                 commands=commands,
             )
         )
-    from serverbench.analysis import replication
+    from serverbench.analysis.claims import replication
 
     table = replication.by_sweep(replication.of_raw_sweeps(dirs))
     out(f"stability of the verdicts over {repeats} independent {profile} sweeps: " + ", ".join(d.name for d in dirs))

@@ -25,7 +25,7 @@ def _sweep_dir(arg: str) -> Path:
 
 def _processed(args):
     """Processed tables for a sweep id / raw folder / processed folder (processing if needed)."""
-    from serverbench.analysis import process
+    from serverbench.analysis.reading import process
 
     p = Path(args.sweep)
     if (p / "summary.csv").exists():
@@ -50,7 +50,8 @@ def _claim_errors(claims_csv: Path, stderr) -> int:
 
 
 def _cmd_process(args, stdout, stderr) -> int:
-    from serverbench.analysis import claims, process
+    from serverbench.analysis import claims
+    from serverbench.analysis.reading import process
 
     sweep = _sweep_dir(args.sweep)
     try:
@@ -65,7 +66,7 @@ def _cmd_process(args, stdout, stderr) -> int:
 
 
 def _cmd_figures(args, stdout, stderr) -> int:
-    from serverbench.analysis import figures
+    from serverbench.analysis.plotting import figures
 
     P = _processed(args)
     out = figures.draw_all(P, args.out_figures, show_reference=not args.no_reference, spawn_metric=args.spawn_metric)
@@ -90,7 +91,7 @@ def _cmd_claims(args, stdout, stderr) -> int:
 
 
 def _cmd_notebooks(args, stdout, stderr) -> int:
-    from serverbench.analysis import pipeline
+    from serverbench.analysis.reporting import pipeline
 
     langs = [x for x in args.languages.split(",") if x] if args.languages else None
     sweep_id = args.sweep_id
@@ -134,8 +135,8 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
 
 
 def _cmd_replication(args, stdout, stderr) -> int:
-    from serverbench.analysis import process, replication
-    from serverbench.analysis.claims import tables
+    from serverbench.analysis.claims import replication, tables
+    from serverbench.analysis.reading import process
 
     found = replication.sweeps(args.profile)
     if not found:
@@ -148,7 +149,7 @@ def _cmd_replication(args, stdout, stderr) -> int:
     if args.profile == "quick":  # README's picture of the record (README: What we found)
         import matplotlib.pyplot as plt
 
-        from serverbench.analysis.figures import save
+        from serverbench.analysis.plotting.figures import save
 
         fig = replication.figure(rec)
         print(f"wrote {paths.portable(str(save(fig, 'replication')['png']))}", file=stdout)
@@ -161,7 +162,7 @@ def _cmd_replication(args, stdout, stderr) -> int:
 
 
 def _cmd_dimension(args, stdout, stderr) -> int:
-    from serverbench.analysis import dimension
+    from serverbench.analysis.reporting import dimension
 
     try:
         written = dimension.write(args.sweep)
@@ -173,7 +174,7 @@ def _cmd_dimension(args, stdout, stderr) -> int:
 
 
 def _cmd_golden(args, stdout, stderr) -> int:
-    from serverbench.analysis import golden
+    from serverbench.analysis.claims import golden
 
     return golden.check(update=args.update, stdout=stdout)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import contract, paths
-from serverbench.analysis import explore
+from serverbench.analysis.explorer import explore
 from serverbench.teaching.checks import Exercise as Exercise  # the labs reach the self-checks through common
 from serverbench.teaching.checks import check as check
 from serverbench.teaching.checks import choice as choice

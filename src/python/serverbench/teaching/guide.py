@@ -16,7 +16,7 @@ committed lab sweep is entered in SWEEPS."""
 from __future__ import annotations
 
 from serverbench import paths
-from serverbench.analysis import explore
+from serverbench.analysis.explorer import explore
 from serverbench.teaching import common, lab1, lab2, lab3, lab4, lab4_tcp
 from serverbench.teaching.checks import Exercise, human, missing, shown_answer
 from serverbench.teaching.common import LabData

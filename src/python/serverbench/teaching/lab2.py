@@ -9,7 +9,7 @@ import subprocess
 import pandas as pd
 
 from serverbench import contract
-from serverbench.analysis import explore_plots
+from serverbench.analysis.explorer import explore_plots
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import explore_plots
+from serverbench.analysis.explorer import explore_plots
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import explore_plots, stats
+from serverbench.analysis.explorer import explore_plots
+from serverbench.analysis.statistics import stats
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 from serverbench.teaching.lab4_paper import PAIRS, REPORT_EVERY, _paper_fraction

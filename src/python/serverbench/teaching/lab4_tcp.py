@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from serverbench import contract, paths
-from serverbench.analysis import explore
+from serverbench.analysis.explorer import explore
 from serverbench.teaching import common
 from serverbench.teaching.common import LabData
 

@@ -5,12 +5,17 @@
 * familywise.py  Holm's correction of a claim's "no"
 * tables.py      claims.csv and claims_evidence.csv
 * regime.py      the scale a claim's source measured, and the one a sweep tested
+* results.py     the words of a verdict (a leaf shared by the engine and Holm's correction)
+* paperdata.py   the paper's own numbers judged as points (each encoding must recover them)
+* sourcedata.py  the same for the two TCP write-ups' numbers
+* replication.py each claim's verdicts over every committed sweep; the table across sweeps
+* golden.py      the golden raw sweep and the tables and verdicts it must give
 
 The protocol itself (version, alpha, margin, design, each claim's words and regions) is
 read from spec/protocol.json by serverbench/protocol.py. The claims' encodings live with
 their benchmarks (serverbench/benchmarks/<id>/claims.py,
 docs/extending.md) and register with engine.register(Claim(...)) when
-analysis.registry.load() imports them.
+analysis.reading.registry.load() imports them.
 """
 
 from serverbench.analysis.claims.engine import (  # noqa: F401

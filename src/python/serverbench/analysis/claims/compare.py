@@ -1,7 +1,7 @@
 """What claim encodings are built from: selecting trial rows, and judging one ratio
 against a claim's regions (docs/protocol.md).
 
-Every deciding ratio is paired by round (analysis.paired), at the protocol's level (90 %:
+Every deciding ratio is paired by round (analysis.statistics.paired), at the protocol's level (90 %:
 two one-sided 5 % tests): "yes" when the interval lies inside the yes region; "no" when
 it lies inside the no region (at the level Holm's correction asks: familywise.py);
 "unclear" otherwise, saying why. Under engine.POINT_VALUES (a source's one value per point)
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from serverbench import protocol
-from serverbench.analysis import paired
 from serverbench.analysis.claims.engine import NO, POINT_VALUES, UNCLEAR, YES, Comparison, label
-from serverbench.analysis.stats import RatioCI
+from serverbench.analysis.statistics import paired
+from serverbench.analysis.statistics.stats import RatioCI
 
 _EPS = 1e-12
 

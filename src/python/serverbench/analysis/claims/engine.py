@@ -26,7 +26,6 @@ from typing import Any
 import pandas as pd
 
 from serverbench import protocol
-from serverbench.analysis import stats
 from serverbench.analysis.claims import regime
 from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: claims read them here)
     CONTRADICTED,
@@ -40,7 +39,8 @@ from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: c
     VERDICTS,
     YES,
 )
-from serverbench.analysis.process import LANGUAGE_LABELS, Processed
+from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
+from serverbench.analysis.statistics import stats
 
 # While set, a comparison judges the ratio of the sides' medians as a point (a source's
 # published values: one per point, no rounds), not an interval (claims.compare.interval).
@@ -193,7 +193,7 @@ def _order(c: Claim) -> tuple:
 
 
 def all_claims() -> list[Claim]:
-    from serverbench.analysis import registry
+    from serverbench.analysis.reading import registry
 
     registry.load()
     return sorted(_CLAIMS.values(), key=_order)

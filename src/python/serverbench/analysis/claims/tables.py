@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench.analysis.claims.engine import Verdict, check_all
-from serverbench.analysis.process import Processed
+from serverbench.analysis.reading.process import Processed
 
 # fmt: off
 CLAIMS_COLUMNS = ("id", "claim", "source", "verdict", "verdict_margin_x0.5", "verdict_margin_x2", "why", "numbers",

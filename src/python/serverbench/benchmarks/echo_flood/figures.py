@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from serverbench import paths, protocol
-from serverbench.analysis import registry
-from serverbench.analysis.figstyle import color
-from serverbench.analysis.process import LANGUAGE_LABELS
+from serverbench.analysis.plotting.figstyle import color
+from serverbench.analysis.reading import registry
+from serverbench.analysis.reading.process import LANGUAGE_LABELS
 
 matplotlib.use("Agg")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 from serverbench.benchmarks.echo_flood.figures import (
     LOADGEN_LIMIT,
     per_server,

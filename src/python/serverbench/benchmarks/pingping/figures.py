@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from serverbench.analysis import reference, registry
-from serverbench.analysis.figstyle import (
+from serverbench.analysis.plotting.figstyle import (
     FIG3_SIZES,
     FIG3A_BYTES,
     FIG3A_LANGUAGES,
@@ -18,7 +17,8 @@ from serverbench.analysis.figstyle import (
     _plot_reference,
     _style,
 )
-from serverbench.analysis.process import LANGUAGES, Processed
+from serverbench.analysis.reading import reference, registry
+from serverbench.analysis.reading.process import LANGUAGES, Processed
 
 # ------------------------------------------------------------------ Figure 3
 

@@ -1,6 +1,6 @@
 """The PingPing table (Fig. 3): one configuration per message size and repetition count."""
 
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 
 registry.table(
     registry.TableSpec(

@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 
 from serverbench import paths, sidecars
-from serverbench.analysis import registry, stats
-from serverbench.analysis.figstyle import _style, color, marker
-from serverbench.analysis.process import LANGUAGE_LABELS
+from serverbench.analysis.plotting.figstyle import _style, color, marker
+from serverbench.analysis.reading import registry
+from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.analysis.statistics import stats
 
 matplotlib.use("Agg")
 

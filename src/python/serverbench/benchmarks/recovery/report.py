@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 from serverbench.benchmarks.recovery import figures as R
 
 TITLE = "Faults: the cost of tolerating them and of recovering"

@@ -7,8 +7,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
-from serverbench.analysis import reference, registry
-from serverbench.analysis.figstyle import (
+from serverbench.analysis.plotting.figstyle import (
     SPAWN_METRICS,
     _caption,
     _ci_note,
@@ -21,7 +20,8 @@ from serverbench.analysis.figstyle import (
     _style,
     color,
 )
-from serverbench.analysis.process import LANGUAGE_LABELS, LANGUAGES, Processed
+from serverbench.analysis.reading import reference, registry
+from serverbench.analysis.reading.process import LANGUAGE_LABELS, LANGUAGES, Processed
 
 # ------------------------------------------------------------------ Figure 4
 

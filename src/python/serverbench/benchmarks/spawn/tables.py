@@ -1,7 +1,7 @@
 """The spawn tables: fixed N (Fig. 4 (b)) and the max-processes search's steps (Fig. 4 (a),
 runs of spawn under a memory budget, table spawn_max)."""
 
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 
 registry.table(
     registry.TableSpec(
@@ -34,7 +34,7 @@ PAPER_MAX_BUDGET = "8 GB machine (up to ~11 M processes)"  # Fig. 4 (a)
 @registry.setup_rows
 def paper_setup(P, runs) -> list:
     """The report's rows on this sweep's spawn sizes and search budget against the paper's."""
-    from serverbench.analysis.report import fmt_bytes
+    from serverbench.analysis.reporting.report import fmt_bytes
 
     sp = runs[runs["table"] == "spawn"] if not runs.empty else runs
     n = f"{int(sp['processes'].max()):,}" if not sp.empty else "not run"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from serverbench import paths
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 
 matplotlib.use("Agg")
 

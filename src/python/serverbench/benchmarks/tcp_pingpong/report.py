@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 from serverbench.benchmarks.tcp_pingpong.figures import per_pair, reference_bytes_read, runs
 
 INTRO = """\

@@ -7,8 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
-from serverbench.analysis import reference, registry
-from serverbench.analysis.figstyle import (
+from serverbench.analysis.plotting.figstyle import (
     FIG5_CORES,
     _caption,
     _ci_note,
@@ -19,7 +18,8 @@ from serverbench.analysis.figstyle import (
     _plot_reference,
     _style,
 )
-from serverbench.analysis.process import LANGUAGES, Processed
+from serverbench.analysis.reading import reference, registry
+from serverbench.analysis.reading.process import LANGUAGES, Processed
 
 # ------------------------------------------------------------------ Figure 5
 

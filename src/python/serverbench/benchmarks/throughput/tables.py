@@ -1,6 +1,6 @@
 """The throughput table (Fig. 5): one configuration per core count and pair count."""
 
-from serverbench.analysis import registry
+from serverbench.analysis.reading import registry
 
 registry.table(
     registry.TableSpec(

@@ -31,15 +31,16 @@ import numpy as np
 import pandas as pd
 
 from serverbench import contract, paths, records, sidecars
-from serverbench.analysis import registry, stats
-from serverbench.analysis.side_tables import (  # noqa: F401  (re-exported)
+from serverbench.analysis.reading import registry
+from serverbench.analysis.reading.side_tables import (  # noqa: F401  (re-exported)
     FAILED_STATUSES,
     LIMIT_STATUSES,
     cpu_time,
     failures,
     spawn_max_tables,
 )
-from serverbench.analysis.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
+from serverbench.analysis.reading.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
+from serverbench.analysis.statistics import stats
 
 LANGUAGES = ("erlang", "go", "scala_akka")
 # How a language (or a build of it, 'go[gc=nogreentea]') is named in tables and figures:
@@ -189,7 +190,7 @@ def _keys(table: str, df: pd.DataFrame) -> list[str]:
 
 def trial_values(runs: pd.DataFrame, table: str, metric: str) -> pd.DataFrame:
     """Selected, non-warm-up, ok runs of one table: keys + language + trial + value (trial k
-    of a configuration ran in round k: the claims pair two languages by it, analysis.paired)."""
+    of a configuration ran in round k: the claims pair two languages by it, analysis.statistics.paired)."""
     keys = _keys(table, runs)
     trial = ["trial"] if "trial" in runs.columns else []
     if metric not in runs.columns:

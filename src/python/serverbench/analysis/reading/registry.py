@@ -25,7 +25,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class AuditSpec:
-    """How the paper-variant audit (analysis/audit.py) reads a benchmark's runs: its fair
+    """How the paper-variant audit (analysis/auditing/audit.py) reads a benchmark's runs: its fair
     metric against the paper record's reported one, per configuration of `config`."""
 
     fair_metric: str
@@ -44,7 +44,7 @@ class TableSpec:
     keys: tuple[str, ...]
     metrics: tuple[str, ...]
     ratio_metric: str | None = None  # the metric compared between languages in ratios.csv
-    # the explorer's defaults (analysis/explore.py): the metric shown (default: ratio_metric,
+    # the explorer's defaults (analysis/explorer/explore.py): the metric shown (default: ratio_metric,
     # else the first metric) and the parameter on the x axis (default: the last key)
     explore_metric: str | None = None
     explore_x: str | None = None

@@ -244,7 +244,7 @@ def paper_like_sweep(
 def processed_from(recs, folder, manifest: dict | None = None):
     """Write recs as a sweep under folder/raw/<sweep-id>, process it into folder/processed
     and return the loaded Processed tables (tests)."""
-    from serverbench.analysis import process
+    from serverbench.analysis.reading import process
 
     folder = Path(folder)
     sid = recs[0]["sweep_id"]

@@ -15,9 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import paths, protocol
-from serverbench.analysis import figures, process, registry
 from serverbench.analysis.claims import engine
-from serverbench.analysis.replication import _gist, _info, machine_kind
+from serverbench.analysis.claims.replication import _gist, _info, machine_kind
+from serverbench.analysis.plotting import figures
+from serverbench.analysis.reading import process, registry
 
 PROFILE = "paper"
 NOT_RUN = "not run yet"

@@ -35,9 +35,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from serverbench import paths, records  # noqa: E402
-from serverbench.analysis import figstyle  # noqa: E402
-from serverbench.analysis.figures import save  # noqa: E402
-from serverbench.analysis.replication import machine_kind  # noqa: E402
+from serverbench.analysis.claims.replication import machine_kind  # noqa: E402
+from serverbench.analysis.plotting import figstyle  # noqa: E402
+from serverbench.analysis.plotting.figures import save  # noqa: E402
 
 REFERENCE_S = (30.0, 60.0)  # the second half of the paper's 60 s run
 LENGTHS_S = (2.0, 10.0, 20.0)  # shorter runs, each judged by its own second half
@@ -173,7 +173,7 @@ def levels(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
     log ratio within a sweep (pooled over sweeps), and the sd between the sweeps' median log
     ratios; `between_beyond_rounds` is what remains of the latter once the rounds' own share
     (within sd / sqrt(rounds)) is taken out (0 when the rounds explain all of it)."""
-    from serverbench.analysis.replication import sweeps
+    from serverbench.analysis.claims.replication import sweeps
 
     rows = []
     for folder in sweeps(profile, processed_dir):
@@ -302,7 +302,7 @@ def latest(processed_dir: Path | None = None) -> Path | None:
 def markdown(folder: Path | None = None) -> str:
     """The dimensioning tables of the newest committed dimension sweep, for
     docs/dimensioning.md (a generated block: `python -m serverbench docs`)."""
-    from serverbench.analysis.findings import fmt
+    from serverbench.analysis.reporting.findings import fmt
 
     folder = folder or latest()
     if folder is None:

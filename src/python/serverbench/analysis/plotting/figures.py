@@ -10,9 +10,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from serverbench import paths
-from serverbench.analysis import registry
-from serverbench.analysis.figstyle import COLORS, MARKERS, SPAWN_METRICS, color, marker  # noqa: F401
-from serverbench.analysis.process import Processed
+from serverbench.analysis.plotting.figstyle import COLORS, MARKERS, SPAWN_METRICS, color, marker  # noqa: F401
+from serverbench.analysis.reading import registry
+from serverbench.analysis.reading.process import Processed
 
 
 def save(fig, name: str, out_dir=None) -> dict:

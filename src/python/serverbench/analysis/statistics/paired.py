@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from serverbench.analysis.stats import RatioCI
+from serverbench.analysis.statistics.stats import RatioCI
 
 METHOD = "paired by round: Hodges-Lehmann of per-round log ratios, exact Wilcoxon signed-rank interval"
 POINT = "point values (the source's one value per point): no interval"

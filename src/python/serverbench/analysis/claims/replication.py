@@ -80,7 +80,8 @@ def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.Dat
     repeats, which are not processed sweeps."""
     import tempfile
 
-    from serverbench.analysis import claims, process
+    from serverbench.analysis import claims
+    from serverbench.analysis.reading import process
 
     frozen = protocol.load()["frozen_utc"].rstrip("Z")
     rows = []
@@ -91,7 +92,9 @@ def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.Dat
             started = str(P.info.get("first_started_utc") or "").rstrip("Z")
             machine = machine_kind(P.info.get("host"))
             for v in claims.check_all(P, spawn_metric):
-                rows.append([Path(d).name, machine, bool(started) and started > frozen, protocol.version(), v.id, v.verdict])
+                rows.append(
+                    [Path(d).name, machine, bool(started) and started > frozen, protocol.version(), v.id, v.verdict]
+                )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -5,7 +5,7 @@
 * ratio_ci: two samples (e.g. two languages' times) compared as a ratio: the
   Hodges-Lehmann shift of the log values, exp'd, with its exact Mann-Whitney (Moses)
   interval. The processed ratios table, the figures, the explorer and the audit use it;
-  the claims' verdicts use one interval paired by round instead (analysis/paired.py,
+  the claims' verdicts use one interval paired by round instead (analysis/statistics/paired.py,
   docs/protocol.md), which returns the same RatioCI.
 
 Every interval reports the confidence it actually achieves (`level`), never a nominal

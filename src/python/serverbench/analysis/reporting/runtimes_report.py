@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from serverbench.analysis import registry
 from serverbench.analysis.claims import engine
-from serverbench.analysis.process import LANGUAGE_LABELS
+from serverbench.analysis.reading import registry
+from serverbench.analysis.reading.process import LANGUAGE_LABELS
 
 # (the paper's language, the 2026 runtime that takes its place, what the column says)
 SUBSTITUTES = (

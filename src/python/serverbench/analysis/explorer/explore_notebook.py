@@ -6,8 +6,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from serverbench import paths
-from serverbench.analysis import explore, explore_plots
-from serverbench.analysis.explore import SweepInputError
+from serverbench.analysis.explorer import explore, explore_plots
+from serverbench.analysis.explorer.explore import SweepInputError
 
 SAMPLE = "quick-20261121T134551Z"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import audit, audit_figures, registry  # noqa: F401  (audit_figures registers the "audit" figure)
+from serverbench.analysis.auditing import audit, audit_figures  # noqa: F401  (audit_figures registers the "audit" figure)
+from serverbench.analysis.reading import registry
 
 
 @registry.report_section("Language or original code?", order=90)

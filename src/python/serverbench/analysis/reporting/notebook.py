@@ -9,7 +9,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.analysis import claims as claims_mod
-from serverbench.analysis import process
+from serverbench.analysis.reading import process
 
 
 class NoSweepError(FileNotFoundError):

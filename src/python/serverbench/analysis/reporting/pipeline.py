@@ -24,7 +24,7 @@ def remove_figures(figdir: Path) -> list[Path]:
     """Delete every registered figure's PNG/PDF before a render. Why: the report draws a
     registered figure only when its file is missing, so a file left by an earlier sweep
     would be shown as this sweep's (a figure this sweep has no data for is then left out)."""
-    from serverbench.analysis import registry
+    from serverbench.analysis.reading import registry
 
     gone = []
     for spec in registry.figures():

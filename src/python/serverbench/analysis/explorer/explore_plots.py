@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from serverbench.analysis import explore
-from serverbench.analysis.figstyle import COLORS
+from serverbench.analysis.explorer import explore
+from serverbench.analysis.plotting.figstyle import COLORS
 
 KINDS = ("strip", "violin", "ecdf")
 LANG_ORDER = (

@@ -1,5 +1,5 @@
 """The audit figure: per benchmark and language, paper/fair with its interval, decomposed
-quirk by quirk (a waterfall on a log scale). Data: analysis.audit."""
+quirk by quirk (a waterfall on a log scale). Data: analysis.auditing.audit."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from serverbench.analysis import audit, registry
+from serverbench.analysis.auditing import audit
 from serverbench.analysis.claims.engine import label as _label
+from serverbench.analysis.reading import registry
 
 
 @registry.figure("audit", title="Audit: paper/fair, quirk by quirk", tables=(), order=90)

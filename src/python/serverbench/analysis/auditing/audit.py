@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from serverbench import audit_steps
-from serverbench.analysis import registry, stats
+from serverbench.analysis.reading import registry
+from serverbench.analysis.statistics import stats
 
 
 def specs() -> dict[str, registry.AuditSpec]:

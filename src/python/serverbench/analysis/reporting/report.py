@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis import audit_report, findings, reference, registry, runtimes_report  # noqa: F401  (the two register report sections)
-from serverbench.analysis.process import LANGUAGE_LABELS, Processed
+from serverbench.analysis.auditing import audit_report  # noqa: F401  (the two register report sections)
+from serverbench.analysis.reading import reference, registry
+from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
+from serverbench.analysis.reporting import findings
 from serverbench.harness import interference
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
@@ -331,7 +333,8 @@ def show_section(section, P: Processed, figdir) -> None:
 
     from IPython.display import Image, Markdown, display
 
-    from serverbench.analysis import figures, registry
+    from serverbench.analysis.plotting import figures
+    from serverbench.analysis.reading import registry
 
     display(Markdown(f"## {section.title}"))
     try:

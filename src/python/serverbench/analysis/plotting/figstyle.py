@@ -9,7 +9,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from serverbench import contract  # noqa: E402
-from serverbench.analysis.process import LANGUAGE_LABELS, Processed  # noqa: E402
+from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed  # noqa: E402
 
 # Each language's colour and marker (spec/cli.json, languages.<lang>.plot; a build of it such
 # as go[gc=nogreentea] has its own, in its setting's `plot`)

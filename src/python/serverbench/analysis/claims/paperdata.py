@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench.analysis import claims, reference, synthetic
+from serverbench.analysis import claims
+from serverbench.analysis.reading import reference, synthetic
 
 SWEEP_ID = "paper-reference"
 PAPER_HOST = {
@@ -123,7 +124,7 @@ def paper_verdicts_cached() -> pd.DataFrame:
     cached = out / "claims.csv"
     sources = [reference.reference_dir() / f for f in reference.FILES.values()]
     from serverbench import plugins
-    from serverbench.analysis import stats
+    from serverbench.analysis.statistics import stats
 
     sources += [*Path(claims.__file__).parent.glob("*.py"), Path(__file__), Path(stats.__file__)]
     sources.append(paths.spec_dir() / "protocol.json")

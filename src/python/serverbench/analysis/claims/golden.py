@@ -38,7 +38,8 @@ def golden_dir() -> Path:
 def build(out_dir: Path, raw_dir: Path | None = None) -> Path:
     """Process the golden raw sweep into out_dir: every processed table, claims.csv,
     claims_evidence.csv and sweep.json (without its volatile keys)."""
-    from serverbench.analysis import claims, process
+    from serverbench.analysis import claims
+    from serverbench.analysis.reading import process
 
     raw = Path(raw_dir) if raw_dir else golden_dir() / "raw" / GOLDEN_SWEEP
     out_dir = Path(out_dir)

@@ -22,7 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import paths
-from serverbench.analysis import claims, reference, synthetic
+from serverbench.analysis import claims
+from serverbench.analysis.reading import reference, synthetic
 
 SWEEP_ID = "sources-reference"
 ECHO_SERVERS = {"scale_stack_cpp": "c", "go_v2": "go"}  # the write-up's names -> ours (others equal)

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from serverbench import contract, paths, records
-from serverbench.analysis import registry, stats
+from serverbench.analysis.reading import registry
+from serverbench.analysis.statistics import stats
 
 # Each table's default metric and x axis come from its package (registry.TableSpec).
 NOT_PARAMS = ("variant", "cores", "budget_bytes")  # keys that are not the benchmark's parameters
@@ -137,9 +138,9 @@ def tidy(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def _table_of(df: pd.DataFrame) -> pd.Series:
-    """The processed table of each run, as analysis.process names it (a search step's runs
+    """The processed table of each run, as analysis.reading.process names it (a search step's runs
     form their own table: the spawn package's spawn_max)."""
-    from serverbench.analysis.process import table_of
+    from serverbench.analysis.reading.process import table_of
 
     return table_of(df)
 
