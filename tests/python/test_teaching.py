@@ -335,7 +335,7 @@ def test_lab4_paper_and_tcp_checks_read_the_extra_runs(lab1_data, capsys):
             "table": "tcp_pingpong",
         }
     )
-    data.extra["tcp"] = explore.Sweep(Path("tcp"), tcp)
+    data.extra["tcp"] = explore.SweepView(Path("tcp"), tcp)
     assert lab4.EXERCISES["tcp"].solve(data) == pytest.approx(14.0)
     assert _verdict(capsys, lab4.EXERCISES["tcp"], 14, data)[0] is True
     assert _verdict(capsys, lab4.EXERCISES["tcp"], 1, data)[0] is False
@@ -351,7 +351,7 @@ def test_lab4_paper_and_tcp_checks_read_the_extra_runs(lab1_data, capsys):
             "reported_printed": [True],
         }
     )
-    data.extra["paper"] = explore.Sweep(Path("paper"), paper)
+    data.extra["paper"] = explore.SweepView(Path("paper"), paper)
     assert lab4.EXERCISES["paper"].solve(data) == 0.0
     assert _verdict(capsys, lab4.EXERCISES["paper"], 0, data)[0] is True
     assert _verdict(capsys, lab4.EXERCISES["paper"], 1, data)[0] is False

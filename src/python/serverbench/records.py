@@ -29,6 +29,7 @@ NATIVE_SCHEMA = "native-record.schema.json"
 RAW_SCHEMA = "raw-record.schema.json"
 RAW_LOG_NAME = "runs.jsonl"
 MANIFEST_NAME = "manifest.json"  # the sweep's manifest (harness/environment.manifest writes it)
+SESSIONS_NAME = "sessions.jsonl"  # one line per harness session event (a shard's: sessions.<i>.jsonl)
 NATIVE_KEYS = ("benchmark", "language", "variant", "params", "metrics", "validation", "runtime")
 
 
@@ -41,6 +42,24 @@ def read_manifest(sweep_dir) -> dict:
     except (OSError, ValueError):
         return {}
     return m if isinstance(m, dict) else {}
+
+
+def read_sessions(sweep_dir) -> list[dict]:
+    """Every harness session line of a sweep: sessions.jsonl and each shard's
+    sessions.<i>.jsonl, in shard order ([] when there is none; an unreadable line is left
+    out, as the harness writes these lines for people and counts, not for the analysis)."""
+    folder = Path(sweep_dir)
+    files = sorted(folder.glob("sessions*.jsonl"), key=lambda f: _shard_no(f.name.replace("sessions.", "runs.", 1)))
+    out = []
+    for f in files:
+        for line in f.read_text(encoding="utf-8").splitlines():
+            try:
+                x = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(x, dict):
+                out.append(x)
+    return out
 
 
 class RecordError(ValueError):

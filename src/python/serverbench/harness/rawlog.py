@@ -14,7 +14,7 @@ from serverbench import paths, records, sidecars
 from serverbench.harness.profiles import ProfileError
 
 MANIFEST_NAME = records.MANIFEST_NAME
-SESSIONS_NAME = "sessions.jsonl"
+SESSIONS_NAME = records.SESSIONS_NAME
 
 
 def names(shard_index: int | None) -> dict:

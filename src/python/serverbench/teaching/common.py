@@ -91,7 +91,7 @@ def missing_programs(languages) -> list[str]:
 
 @dataclass
 class LabData:
-    sweep: explore.Sweep
+    sweep: explore.SweepView
     source: str  # "ran" | "folder"
     seconds: float
     languages: list
@@ -197,7 +197,7 @@ def require_ok(data: LabData, table: str) -> None:
         )
 
 
-def sample_sweep() -> explore.Sweep | None:
+def sample_sweep() -> explore.SweepView | None:
     """The committed quick sweep (for citing its numbers); None if it is not there."""
     try:
         return explore.load_sweep(paths.raw_dir() / SAMPLE_SWEEP)

@@ -69,10 +69,10 @@ def one_trial(lab: str, data: LabData, k: int) -> LabData:
     """Only trial k of every configuration (the search steps of lab 2, run once, stay)."""
     r = data.runs
     keep = (r["trial"] == k) | (r["table"] == "spawn_max")
-    sub = LabData(explore.Sweep(data.sweep.folder, r[keep], data.sweep.manifest), "folder", 0.0, data.languages)
+    sub = LabData(explore.SweepView(data.sweep.folder, r[keep], data.sweep.manifest), "folder", 0.0, data.languages)
     for name, s in data.extra.items():
-        if isinstance(s, explore.Sweep):
-            sub.extra[name] = explore.Sweep(s.folder, s.runs[s.runs["trial"] == k], s.manifest)
+        if isinstance(s, explore.SweepView):
+            sub.extra[name] = explore.SweepView(s.folder, s.runs[s.runs["trial"] == k], s.manifest)
     _derive(lab, sub)
     return sub
 

@@ -65,7 +65,7 @@ def lab_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return d
 
 
-def recorded_tcp() -> explore.Sweep | None:
+def recorded_tcp() -> explore.SweepView | None:
     """The committed TCP runs at lab 4's configuration (sweep RECORDED_TCP), None if this
     checkout does not have them."""
     try:
@@ -78,7 +78,7 @@ def recorded_tcp() -> explore.Sweep | None:
             d = d[d[col] == v]
     if "read_buffer_bytes" not in d or not {1, 4} <= set(d["read_buffer_bytes"].dropna().astype(int)):
         return None
-    return explore.Sweep(s.folder, d.reset_index(drop=True), s.manifest, s.skipped_lines)
+    return explore.SweepView(s.folder, d.reset_index(drop=True), s.manifest, s.skipped_lines)
 
 
 def tcp_buffer(data: LabData, run: bool = True):

@@ -17,7 +17,6 @@ its `_render_traceback_` makes Jupyter show only that sentence.
 from __future__ import annotations
 
 import json
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pandas as pd
 
 from serverbench import contract, paths, records
 from serverbench.analysis.reading import registry
+from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.statistics import stats
 
 # Each table's default metric and x axis come from its package (registry.TableSpec).
@@ -65,7 +65,10 @@ class SweepInputError(ValueError):
 
 
 @dataclass
-class Sweep:
+class SweepView:
+    """A sweep's runs in the explorer's tidy form (all of them, or a subset a lab chose),
+    with the manifest of the sweep they came from (reading.sweep.Sweep reads the folder)."""
+
     folder: Path
     runs: pd.DataFrame
     manifest: dict = field(default_factory=dict)
@@ -145,14 +148,15 @@ def _table_of(df: pd.DataFrame) -> pd.Series:
     return table_of(df)
 
 
-def load_sweep(sweep) -> Sweep:
+def load_sweep(sweep) -> SweepView:
     folder = sweep_folder(sweep)
-    if not (folder / "runs.jsonl").exists():
-        raise SweepInputError(f"sweep folder {str(folder)!r} has no runs.jsonl: not a sweep (or nothing ran yet)")
+    if not (folder / records.RAW_LOG_NAME).exists():
+        raise SweepInputError(
+            f"sweep folder {str(folder)!r} has no {records.RAW_LOG_NAME}: not a sweep (or nothing ran yet)"
+        )
+    src = Sweep(folder, skip_bad=True, quiet=True)  # the skipped lines are counted in SweepView.skipped_lines
     try:
-        with warnings.catch_warnings():  # the skipped lines are counted in Sweep.skipped_lines
-            warnings.simplefilter("ignore")
-            recs, skipped = records.load_records([folder], skip_bad=True)
+        recs, skipped = src.records, src.skipped
     except (records.RawLogError, records.RecordError, OSError, ValueError) as e:
         raise SweepInputError(f"sweep folder {str(folder)!r}: cannot read its raw log ({e})") from None
     if not recs:
@@ -160,8 +164,7 @@ def load_sweep(sweep) -> Sweep:
         raise SweepInputError(
             f"sweep folder {str(folder)!r} holds no valid records ({len(skipped)} unreadable line(s){why})"
         )
-    raw = records.flatten(recs)
-    return Sweep(folder, tidy(raw), records.read_manifest(folder), len(skipped))
+    return SweepView(folder, tidy(src.raw), src.manifest, len(skipped))
 
 
 def list_sweeps(raw_root=None) -> pd.DataFrame:
@@ -246,7 +249,7 @@ def ratio_interval(num, den, confidence: float = CONFIDENCE) -> dict:
     }
 
 
-def compare(a: Sweep, b: Sweep, table: str, metric: str | None = None, ignore=RATE_INVARIANT) -> pd.DataFrame:
+def compare(a: SweepView, b: SweepView, table: str, metric: str | None = None, ignore=RATE_INVARIANT) -> pd.DataFrame:
     """Per configuration measured (ok) in both sweeps: medians and B/A with an interval."""
     metric = metric or default_metric(table)
     out = []
@@ -304,7 +307,7 @@ def environment(m: dict) -> dict:
     return env
 
 
-def same_machine(a: Sweep, b: Sweep) -> str:
+def same_machine(a: SweepView, b: SweepView) -> str:
     """One sentence: whether two sweeps ran on the same machine (their fingerprints), and if
     not how their calibration times compare; a same CPU model name is not enough (two VM
     instances of one type differed by a factor ~1.9 in throughput)."""
@@ -313,7 +316,7 @@ def same_machine(a: Sweep, b: Sweep) -> str:
     return fingerprint.compare([a.folder, b.folder])
 
 
-def environment_diff(a: Sweep, b: Sweep) -> pd.DataFrame:
+def environment_diff(a: SweepView, b: SweepView) -> pd.DataFrame:
     ea, eb = environment(a.manifest), environment(b.manifest)
     keys = list(dict.fromkeys([*ea, *eb]))
     ca, cb = f"A: {a.sweep_id}", f"B: {b.sweep_id}"

@@ -161,9 +161,9 @@ def trial_distributions(
 
 
 def distribution_appendix(sweep, tables=None, kind: str = "strip") -> list:
-    """[(table, Figure)] for every table of a sweep (a Sweep, a sweep id or a folder).
+    """[(table, Figure)] for every table of a sweep (a SweepView, a sweep id or a folder).
     For the report's appendix: where a median hides the spread of its trials."""
-    s = sweep if isinstance(sweep, explore.Sweep) else explore.load_sweep(sweep)
+    s = sweep if isinstance(sweep, explore.SweepView) else explore.load_sweep(sweep)
     present = [t for t in explore.tables() if (s.runs["table"] == t).any()]
     out = []
     for t in tables or present:

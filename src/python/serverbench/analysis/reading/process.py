@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import contract, paths, records, sidecars
+from serverbench import contract, paths, sidecars
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.side_tables import (  # noqa: F401  (re-exported)
     FAILED_STATUSES,
@@ -39,6 +39,7 @@ from serverbench.analysis.reading.side_tables import (  # noqa: F401  (re-export
     failures,
     spawn_max_tables,
 )
+from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.reading.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
 from serverbench.analysis.statistics import stats
 
@@ -285,8 +286,8 @@ def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
     """Read data/raw/<sweep-id>/ and write every processed table to out_dir (default
     data/processed/<sweep-id>/). Returns {name: path}."""
     registry.load()  # other modules' tables
-    sweep_dir = Path(sweep_dir)
-    raw = records.load_raw(sweep_dir, skip_bad=skip_bad)
+    sweep = Sweep(Path(sweep_dir), skip_bad=skip_bad)
+    raw = sweep.raw
     runs = runs_table(raw)
     sweep_id = str(runs["sweep_id"].iloc[0])
     out = Path(out_dir) if out_dir else paths.processed_dir() / sweep_id
@@ -306,7 +307,7 @@ def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
     put("spawn_max_limits", limits)
     put("failures", failures(runs))
     put("cpu_time", cpu_time(runs))
-    info = sweep_info(sweep_dir, runs, raw)
+    info = sweep_info(sweep, runs)
     p = out / "sweep.json"
     p.write_text(json.dumps(info, indent=2, default=_jsonable) + "\n", encoding="utf-8")
     written["sweep"] = p

@@ -4,27 +4,11 @@ its sessions."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
 from serverbench import paths
-from serverbench.records import read_manifest
-
-
-def read_sessions(sweep_dir: Path) -> list[dict]:
-    """sessions.jsonl of a sweep (one line per harness session), [] if absent."""
-    p = Path(sweep_dir) / "sessions.jsonl"
-    out = []
-    if p.exists():
-        for line in p.read_text(encoding="utf-8").splitlines():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return out
+from serverbench.analysis.reading.sweep import Sweep
 
 
 def not_runnable(manifest: dict, sessions: list[dict] | None = None) -> list[dict]:
@@ -72,9 +56,10 @@ def logical_cpus(manifest: dict, runs: pd.DataFrame | None) -> int | None:
     return None
 
 
-def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
-    manifest = read_manifest(sweep_dir)
-    sessions = read_sessions(sweep_dir)
+def sweep_info(sweep: Sweep, runs: pd.DataFrame) -> dict:
+    """sweep.json: what the sweep says about itself, from its runs table, its manifest and
+    its harness sessions."""
+    manifest, sessions = sweep.manifest, sweep.sessions
     host = {}
     for c in runs.columns:
         if c.startswith("host.") and runs[c].notna().any():
@@ -89,7 +74,7 @@ def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
     nw = runs[~runs["warmup"].astype(bool)]
     return {
         "sweep_id": str(runs["sweep_id"].iloc[0]),
-        "sweep_dir": f"data/raw/{Path(sweep_dir).name}",  # where it lives in a checkout (no machine path)
+        "sweep_dir": f"data/raw/{sweep.folder.name}",  # where it lives in a checkout (no machine path)
         "profile": manifest.get("profile")
         if isinstance(manifest.get("profile"), str)
         else (manifest.get("profile", {}) or {}).get("name")
@@ -110,7 +95,7 @@ def sweep_info(sweep_dir: Path, runs: pd.DataFrame, raw: pd.DataFrame) -> dict:
         "trials_selected": int((nw["selected"]).sum()),
         "ok": int((nw["selected"] & nw["is_ok"]).sum()),
         "status_counts": {k: int(v) for k, v in nw["status"].value_counts().items()},
-        "skipped_bad_lines": len(raw.attrs.get("skipped", [])),
+        "skipped_bad_lines": len(sweep.skipped),
         "memory_budget_bytes": _first(runs, "memory_budget_bytes"),
         "memory_enforcement": _first(runs, "memory_enforcement"),
         "timeout_s_max": float(runs["timeout_s"].max()) if "timeout_s" in runs else None,

@@ -34,10 +34,11 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from serverbench import paths, records  # noqa: E402
+from serverbench import paths  # noqa: E402
 from serverbench.analysis.claims.replication import machine_kind  # noqa: E402
 from serverbench.analysis.plotting import figstyle  # noqa: E402
 from serverbench.analysis.plotting.figures import save  # noqa: E402
+from serverbench.analysis.reading.sweep import Sweep  # noqa: E402
 
 REFERENCE_S = (30.0, 60.0)  # the second half of the paper's 60 s run
 LENGTHS_S = (2.0, 10.0, 20.0)  # shorter runs, each judged by its own second half
@@ -53,9 +54,9 @@ LEVELS = (
 )
 
 
-def _ok_runs(sweep_dir: Path, benchmark: str) -> list[dict]:
+def _ok_runs(sweep: Sweep | Path, benchmark: str) -> list[dict]:
     """The selected attempt (the last ok one) of every measured (config, trial) of a benchmark."""
-    recs, _ = records.load_records(sweep_dir)
+    recs = (sweep if isinstance(sweep, Sweep) else Sweep(Path(sweep))).records
     last: dict[tuple, dict] = {}
     for r in recs:
         if r.get("benchmark") == benchmark and r.get("status") == "ok" and not r.get("warmup") and not r.get("search"):
@@ -75,7 +76,7 @@ def _rate(samples: list, t0: float, t1: float) -> float:
     return float((c[1] - c[0]) / (t1 - t0))
 
 
-def throughput_windows(sweep_dir: Path, width_s: float = 1.0) -> pd.DataFrame:
+def throughput_windows(sweep_dir: Sweep | Path, width_s: float = 1.0) -> pd.DataFrame:
     """One row per run and window: language, pairs, cores, trial, t_s (the window's end),
     rate_per_s (exchanges per second in the window)."""
     rows = []
@@ -110,7 +111,7 @@ def _steady_from(samples: list, reference: float, end_s: float) -> float:
     return float("nan")
 
 
-def throughput_lengths(sweep_dir: Path) -> pd.DataFrame:
+def throughput_lengths(sweep_dir: Sweep | Path) -> pd.DataFrame:
     """One row per 60 s run: its reference rate over [30, 60] s, the ratio to it of the
     second half of every shorter length, steady_from_s and within_run_cv."""
     rows = []
@@ -136,7 +137,7 @@ def throughput_lengths(sweep_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def scaling(sweep_dir: Path) -> pd.DataFrame:
+def scaling(sweep_dir: Sweep | Path) -> pd.DataFrame:
     """PingPing's time per message against R and spawn's time per process against N: per
     benchmark, language and size the median over rounds, the spread between rounds (the
     coefficient of variation) and the ratio of medians to Akka's."""
@@ -276,7 +277,8 @@ def write(
         raise FileNotFoundError(f"no raw sweep {sweep} (looked in {paths.portable(str(sweep_dir))})")
     out = Path(out_dir) if out_dir else paths.processed_dir() / sweep_dir.name
     out.mkdir(parents=True, exist_ok=True)
-    windows, lengths, scale = throughput_windows(sweep_dir), throughput_lengths(sweep_dir), scaling(sweep_dir)
+    sweep_ = Sweep(sweep_dir)  # read once for the three
+    windows, lengths, scale = throughput_windows(sweep_), throughput_lengths(sweep_), scaling(sweep_)
     written = {}
     for name, df in (
         ("dimension_throughput", lengths),
