@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +183,26 @@ def test_a_benchmark_package_must_list_its_modules(tmp_path, monkeypatch):
             plugins.load()
     finally:
         sys.modules.pop("serverbench.benchmarks.bad", None)
+
+
+def test_the_native_files_it_lists_are_recoverys_own():
+    """docs/extending.md names every native file of its example benchmark, recovery: the
+    list and the tree agree both ways, so the per-language count it gives is a real one."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "extending.md").read_text(encoding="utf-8")
+    native = doc[doc.index("**The native programs") : doc.index("The conformance suite picks")]
+    listed = set(re.findall(r"`(src/[^`<>]*[Rr]ecovery[^`<>]*)`", native))
+    sources = {".go", ".erl", ".scala", ".java", ".rs", ".c", ".js"}  # not build outputs (.class, .beam)
+    skip = {"target", "_build", "node_modules", "bin"}
+    files = {
+        p.relative_to(root).as_posix()
+        for p in (root / "src").rglob("*")
+        if p.suffix in sources
+        and "recovery" in p.name.lower()
+        and not skip & set(p.relative_to(root).parts)
+        and "python" not in p.parts
+    }
+    assert files, "no native recovery source under src/"
+    assert listed == files, f"only in the doc: {sorted(listed - files)}; only in the tree: {sorted(files - listed)}"
