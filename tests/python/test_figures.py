@@ -125,6 +125,19 @@ def test_figures_with_missing_benchmarks(tmp_path):
 
 
 @pytest.mark.slow
+def test_fig4_stacks_failure_markers_that_share_an_n(tmp_path):
+    # Erlang and Go both first fail at 3,200,000 (as in the paper-scale spawn piece): two
+    # markers at one x, one above the other, so neither hides the other
+    fail = (3_200_000, "over_memory_budget")
+    recs = synthetic.search_runs({"erlang": [(1000, 0.1), fail], "go": [(1000, 0.1), fail]})
+    P = synthetic.processed_from(recs, tmp_path)
+    axa = fig4_spawn(P, show_reference=False).axes[0]
+    marks = [ln for ln in axa.lines if ln.get_marker() in ("X", "P")]
+    assert [float(ln.get_xdata()[0]) for ln in marks] == [3_200_000.0, 3_200_000.0]
+    assert len({float(ln.get_ydata()[0]) for ln in marks}) == 2
+
+
+@pytest.mark.slow
 def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path):
     from serverbench.analysis.reading import registry
     from serverbench.analysis.reporting import report

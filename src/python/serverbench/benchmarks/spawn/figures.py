@@ -52,6 +52,13 @@ def fig4_spawn(
     ra, rfail = reference.fig4a() if show_reference else (None, None)
     any_a = False
     fail_notes = []
+    stacked: dict[tuple, int] = {}  # markers at one x are stacked, so one does not hide another
+
+    def height(kind: str, x, base: float, step: float) -> float:
+        k = stacked.get((kind, x), 0)
+        stacked[(kind, x)] = k + 1
+        return base + k * step
+
     for lang in languages:
         if steps is not None and not steps.empty:
             g = steps[(steps["language"] == lang) & (steps["status"] == "ok")]
@@ -68,7 +75,7 @@ def fig4_spawn(
                 axa.axvline(row["first_failed_processes"], color=color(lang), ls=":", lw=1)
                 axa.plot(
                     [row["first_failed_processes"]],
-                    [0.02],
+                    [height("measured", row["first_failed_processes"], 0.02, 0.05)],
                     marker="X" if found else "P",
                     ms=9,
                     color=color(lang),
@@ -95,7 +102,7 @@ def fig4_spawn(
             for _, fr in f.iterrows():
                 axa.plot(
                     [fr["processes"]],
-                    [0.98],
+                    [height("paper", fr["processes"], 0.98, -0.05)],
                     marker="x",
                     ms=7,
                     color=color(lang),
