@@ -97,7 +97,9 @@ def test_the_audit_notebooks_imports_register_its_figure():
     import sys
 
     code = (
-        "from serverbench.analysis import audit, audit_report, figures, notebook, registry\n"
+        "from serverbench.analysis.auditing import audit, audit_report\n"
+        "from serverbench.analysis.plotting import figures\n"
+        "from serverbench.analysis.reading import registry\nfrom serverbench.analysis.reporting import notebook\n"
         "print(sorted(f.name for f in registry.figures()))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -32,7 +32,7 @@ ABS_TOL = 1e-12
 
 
 def golden_dir() -> Path:
-    return Path(__file__).resolve().parents[4] / "tests" / "golden"
+    return Path(__file__).resolve().parents[5] / "tests" / "golden"
 
 
 def build(out_dir: Path, raw_dir: Path | None = None) -> Path:

@@ -35,7 +35,7 @@ def reference_dir() -> Path:
     d = paths.reference_dir()
     if (d / FILES["fig3"]).exists():
         return d
-    return Path(__file__).resolve().parents[4] / "data" / "reference"
+    return Path(__file__).resolve().parents[5] / "data" / "reference"
 
 
 def load(name: str) -> pd.DataFrame:

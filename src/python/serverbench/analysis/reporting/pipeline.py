@@ -38,7 +38,7 @@ def remove_figures(figdir: Path) -> list[Path]:
 
 def notebooks_dir() -> Path:
     # The notebooks belong to the code, like spec/: never relocated with SERVERBENCH_ROOT.
-    return Path(__file__).resolve().parents[4] / "notebooks"
+    return Path(__file__).resolve().parents[5] / "notebooks"
 
 
 KERNEL_NAME = "serverbench"  # scripts/setup.sh registers it; every notebook's kernelspec names it

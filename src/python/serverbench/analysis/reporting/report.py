@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis.auditing import audit_report  # noqa: F401  (the two register report sections)
+from serverbench.analysis.auditing import audit_report  # noqa: F401  (registers its report section)
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
-from serverbench.analysis.reporting import findings
+from serverbench.analysis.reporting import (
+    findings,
+    runtimes_report,  # noqa: F401  (registers its report section)
+)
 from serverbench.harness import interference
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
