@@ -99,3 +99,41 @@ def test_every_language_has_its_look_and_start_up_in_its_spec_entry():
     colours = [s["color"] for s in styles.values() if "color" in s]
     assert len(colours) == len(set(colours))  # no two languages look alike
     assert process.LANGUAGE_LABELS["go[gc=nogreentea]"] == "Go, Green Tea GC off"  # a build's own look
+
+
+def _language_facts_in(text: str) -> list[str]:
+    """Each place in `text` that writes down a language's look or start-up from its spec
+    entry: a spec colour anywhere, or the language's name paired with its label, marker,
+    dodge or start-up seconds (`"go": "Go"`, `'erlang': 0.2`)."""
+    import re
+
+    found = []
+    for lang, spec in contract.cli_contract()["languages"].items():
+        plot = spec.get("plot", {})
+        if "color" in plot and plot["color"].lower() in text.lower():
+            found.append(f"{lang} colour {plot['color']}")
+        values = [plot.get("label"), plot.get("marker"), plot.get("dodge"), spec.get("startup_s")]
+        for value in [*values, spec.get("server_startup_s")]:
+            if value is None:
+                continue
+            v = f"[\"']{re.escape(value)}[\"']" if isinstance(value, str) else re.escape(f"{value:g}") + r"(\.0+)?\b"
+            if re.search(rf"[\"']{re.escape(lang)}[\"']\s*:\s*{v}", text):
+                found.append(f"{lang}: {value!r}")
+    return found
+
+
+def test_no_language_label_colour_marker_or_start_up_is_written_outside_the_spec():
+    """One home for a language's facts: grep the package, the scripts and the notebooks for
+    a copy of what spec/cli.json says (a language's colour, or its name paired with its
+    label, marker, dodge or start-up seconds)."""
+    from serverbench import paths
+
+    planted = '{"erlang": "Erlang", "go": 0.03}  # ' + contract.language("go")["plot"]["color"]
+    assert len(_language_facts_in(planted)) == 3  # the grep finds each kind it looks for
+    root = paths.repo_root()
+    files = [*root.joinpath("src", "python").rglob("*.py"), *root.joinpath("scripts").glob("*.sh")]
+    files += [*root.joinpath("notebooks").rglob("*.ipynb")]
+    copies = {
+        str(f.relative_to(root)): hits for f in files if (hits := _language_facts_in(f.read_text(encoding="utf-8")))
+    }
+    assert copies == {}

@@ -14,6 +14,8 @@ import hashlib
 import re
 from pathlib import Path
 
+from serverbench.records import MANIFEST_NAME
+
 SUMS_NAME = "SHA256SUMS"
 _LINE = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
 
@@ -84,8 +86,8 @@ def sweep_folders(path: Path) -> list[Path]:
         return [path.parent]
     if not path.is_dir():
         return []
-    if (path / SUMS_NAME).exists() or (path / "manifest.json").exists():
+    if (path / SUMS_NAME).exists() or (path / MANIFEST_NAME).exists():
         return [path]
     return sorted(
-        p for p in path.iterdir() if p.is_dir() and ((p / SUMS_NAME).exists() or (p / "manifest.json").exists())
+        p for p in path.iterdir() if p.is_dir() and ((p / SUMS_NAME).exists() or (p / MANIFEST_NAME).exists())
     )

@@ -114,6 +114,15 @@ def executable(lang: str, settings: dict | None = None) -> Path:
     return Path(__file__).resolve().parents[3] / rel
 
 
+def port_of(lang: str) -> str:
+    """The language whose program `lang` ports to another runtime release (spec/cli.json
+    `port_of`: Pekko and Akka 2.4.12 run scala_akka's code), else `lang` itself: the plan
+    costs a port's run as its original's. A language key's settings ('go[gc=...]') are
+    ignored."""
+    base = lang.split("[", 1)[0]
+    return cli_contract()["languages"].get(base, {}).get("port_of", base)
+
+
 def runtime_settings(lang: str) -> dict:
     """A language's runtime settings (languages.<lang>.settings): {name: {values, default,
     executables, record, doc}}; e.g. Go's gc. Not flags of a benchmark: the harness picks

@@ -1,8 +1,11 @@
 """What a spawn run (or a max-processes search step) costs, for the plan's estimates and
-shard balance only (the shared 2-core VM: ~25 us per Akka actor, ~3 us per process else)."""
+shard balance only (the shared 2-core VM: ~25 us per Akka actor, ~3 us per process else;
+a port of Akka, spec/cli.json `port_of`, costs what Akka does)."""
 
-AKKA_LIKE = ("scala_akka", "scala_akka24", "scala_pekko", "scala_pekko_jdk25", "scala_pekko_jdk25_compact")
+from serverbench import contract
+
+PER_PROCESS_S = {"scala_akka": 2.5e-5}  # else 3 us
 
 
 def run_s(language: str, params: dict) -> float:
-    return params["processes"] * (2.5e-5 if language in AKKA_LIKE else 3e-6)
+    return params["processes"] * PER_PROCESS_S.get(contract.port_of(language), 3e-6)
