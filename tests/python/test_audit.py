@@ -16,10 +16,10 @@ def test_steps_are_fair_paper_and_each_knob_alone():
     assert singles["mailbox"].knobs == {"mailbox": "0"}
     erlang = {x.name: x for x in audit_steps.steps("pingping", "erlang")[2:]}
     assert set(erlang) == {"send", "match", "payload_build", "message_shape"}
-    assert erlang["message_shape"].knobs == {"message_shape": "original"}  # issue 25: the original's 4-tuples
+    assert erlang["message_shape"].knobs == {"message_shape": "original"}  # the original's 4-tuples
     akka = {x.name: x for x in audit_steps.steps("spawn", "scala_akka")[2:]}
     assert set(akka) == {"timer", "dispatcher", "props"}
-    assert akka["props"].knobs == {"props": "per_spawn"}  # issue 25: a Props per actorOf
+    assert akka["props"].knobs == {"props": "per_spawn"}  # a Props per actorOf
     assert audit_steps.step_of("mixed", {"props": "per_spawn"}, "spawn", "scala_akka") == "props"
 
 

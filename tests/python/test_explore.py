@@ -1,6 +1,6 @@
 """The explorer (notebooks/explore.ipynb, analysis/explorer/explore*.py) on every benchmark's table:
 its defaults come from the benchmark's package, and each table of a committed quick sweep
-can be compared and drawn (issue 27: the socket tables named fields their records lack)."""
+can be compared and drawn (the socket tables once named fields their records lack)."""
 
 from __future__ import annotations
 

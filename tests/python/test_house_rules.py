@@ -17,11 +17,12 @@ MAX_FILE_BYTES = 5 * 2**20
 MAX_MODULE_LINES = 400  # "~350": a module may run a little past it, not far
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 HISTORY = re.compile(rf"\bissues? #?\d+\b|\b\d{{1,2}} ({MONTHS})[a-z]* 20\d\d\b", re.I)
-# code and contract whose comments must say what and why, not when (the frozen protocols
+# code, contract, scripts and tests whose comments must say what and why, not when (the frozen protocols
 # cite their sources' dates and the sweeps they were dimensioned on: data, not history)
-SOURCES = ("src/", "spec/")
-FROZEN = ("spec/protocol.json", "spec/protocol-versions.json")
-CODE = (".py", ".go", ".erl", ".hrl", ".scala", ".java", ".rs", ".c", ".h", ".js", ".json", ".toml")
+SOURCES = ("src/", "spec/", "scripts/", "tests/")
+# this file names the pattern's own examples
+FROZEN = ("spec/protocol.json", "spec/protocol-versions.json", "tests/python/test_house_rules.py")
+CODE = (".py", ".go", ".erl", ".hrl", ".scala", ".java", ".rs", ".c", ".h", ".js", ".json", ".toml", ".sh")
 
 
 def _tracked() -> list[str]:

@@ -112,7 +112,7 @@ def test_steady_rate():
     assert process.steady_rate_per_min(s) == pytest.approx(1000 / 0.1 * 60)
     assert np.isnan(process.steady_rate_per_min([[1, 2]]))
     # the final sample adds the remainders still unreported (batches of 10,000 per pair): it
-    # must not end the window (a real Erlang run at 64 pairs, runtimes sweep, 25 Nov 2026)
+    # must not end the window (a real Erlang run at 64 pairs of a committed runtimes sweep)
     erl = [[0.101, 80000], [0.232, 170000], [0.400, 210000], [0.513, 290000], [0.618, 400000]]
     erl += [[0.720, 510000], [0.824, 610000], [0.934, 710000], [1.004, 1067528]]
     assert process.steady_rate_per_min(erl) == pytest.approx((710000 - 290000) / (0.934 - 0.513) * 60)

@@ -188,7 +188,7 @@ def test_citation_cff_is_valid_and_cites_the_paper():
     assert _cff_errors(bad)
 
 
-# sweeps committed before the clean-tree rule (24 Nov 2026) keep their recorded state: six say
+# sweeps committed before the clean-tree rule (RULE_SINCE_UTC) keep their recorded state: six say
 # dirty: true (CHANGELOG.md, 0.1.0); every later one must come from a clean tree
 RULE_SINCE_UTC = "2026-11-24T21:00:00Z"
 DIRTY_BEFORE_THE_RULE = {

@@ -249,7 +249,7 @@ def test_loader_names_a_missing_source(tmp_path):
         records.load_raw(tmp_path)
 
 
-# --- lines that are not UTF-8 (issue 24) ---------------------------------------------------
+# --- lines that are not UTF-8 ----------------------------------------------------------
 def _with_bad_byte(line: dict) -> bytes:
     """A raw line whose status_reason holds the byte 0xff (never valid in UTF-8)."""
     data = json.dumps(line).encode()

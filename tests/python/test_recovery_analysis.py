@@ -1,4 +1,4 @@
-"""recovery's analysis (issue 30): relative throughput, restart latencies, supervision's
+"""recovery's analysis: relative throughput, restart latencies, supervision's
 cost, the section's statements, on processed runs built here (no native program)."""
 
 from __future__ import annotations

@@ -154,7 +154,7 @@ def test_an_also_grid_may_run_only_some_languages():
 
 
 def test_an_also_grid_may_name_its_own_core_counts():
-    """runtimes: the full pairs grid on 2 cores, one point on 1 core (issue 29's budget)."""
+    """runtimes: the full pairs grid on 2 cores, one point on 1 core (the runtimes profile's budget)."""
     over = {
         "throughput.languages": ["go", "erlang"],
         "throughput.cores": [2],

@@ -1,4 +1,4 @@
-"""Socket runs measured for interference per run (issue 44): the run's own client and
+"""Socket runs measured for interference per run: the run's own client and
 server are the benchmark, not other processes; the steal and other-CPU shares count only
 from interference.MIN_TICKS ticks of /proc/stat on; the report uses the measured flag
 instead of the load average for them."""

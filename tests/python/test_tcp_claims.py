@@ -1,6 +1,6 @@
 """T1 (the article's 6x, as its programs measured it), T1b (the write-up's finding that
-the 6x is the 1-byte buffer's) and T2 (within 1 µs), decided at the write-up's placement
-(issue 25), with the protocol's regions."""
+the 6x is the 1-byte buffer's) and T2 (within 1 µs), decided at the write-up's placement,
+with the protocol's regions."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TEACHING = ROOT / "notebooks" / "teaching"
 EXPLORE = ROOT / "notebooks" / "explore.ipynb"
 LABS = ["lab1_message_cost", "lab2_processes_are_memory", "lab3_throughput_vs_cores", "lab4_benchmarking_pitfalls"]
-LAB_BUDGET_S = 120  # issue 15: each lab in <= 2 minutes on a 2-core machine
+LAB_BUDGET_S = 120  # each lab in <= 2 minutes on a 2-core machine
 
 
 def _kernel() -> str:
