@@ -18,15 +18,6 @@ HOST = {
     "os": "Linux",
     "kernel": "6.0",
 }
-RUNTIME = {
-    "erlang": ("erlang", "OTP-27"),
-    "go": ("go", "go1.23"),
-    "scala_akka": ("akka", "2.8.0"),
-    "java": ("java", "17"),
-    "scala_actors": ("scala-actors", "2.11.12"),
-    "scala_pekko": ("pekko", "1.7.0"),
-    "rust_tokio": ("tokio", "1.54.1"),
-}
 
 
 def raw_record(
@@ -63,7 +54,6 @@ def raw_record(
         config_id = f"{benchmark}-{language}-c{cores}-" + "-".join(f"{k}{v}" for k, v in sorted(params.items()))
         if search:
             config_id += f"-search{search.get('step')}"
-    rname, rver = RUNTIME[language]
     rec = {
         "schema_version": 1,
         "sweep_id": sweep_id,
@@ -76,7 +66,7 @@ def raw_record(
         "params": full_params,
         "metrics": _full_metrics(benchmark, full_params, metrics) if ok else None,
         "validation": _validation(benchmark, full_params) if ok else None,
-        "runtime": {"name": rname, "version": rver, "schedulers": cores} if ok else None,
+        "runtime": {"name": language, "version": "synthetic", "schedulers": cores} if ok else None,
         "search": search,
         "started_utc": started_utc or f"2026-01-01T00:{trial // 60 % 60:02d}:{trial % 60:02d}Z",
         "host": HOST,
