@@ -26,7 +26,6 @@ from serverbench.analysis import claims
 from serverbench.analysis.reading import reference, synthetic
 
 SWEEP_ID = "sources-reference"
-ECHO_SERVERS = {"scale_stack_cpp": "c", "go_v2": "go"}  # the write-up's names -> ours (others equal)
 
 
 def _template(benchmark: str) -> dict | None:
@@ -61,7 +60,7 @@ def echo_records() -> list[dict]:
     ref = ref.drop_duplicates(["server", "connections", "bytes_per_connection"], keep="last")  # the update's value
     out = []
     for r in ref.itertuples():
-        server = ECHO_SERVERS.get(r.server, r.server)
+        server = reference.echo_server_language(r.server)
         if server == "go_v1":  # the update's go_v2 replaced it (data/reference/README.md)
             continue
         x = _mark(copy.deepcopy(t))

@@ -27,6 +27,8 @@ FILES = {
     "fig5_runs": "paper_fig5_throughput.csv",
     "fig5_median": "paper_fig5_throughput_median.csv",
 }
+# The TCP write-up's server names -> ours, where they differ (data/reference/README.md).
+ECHO_SERVER_LANGUAGE = {"scale_stack_cpp": "c", "go_v2": "go"}
 
 
 def reference_dir() -> Path:
@@ -36,6 +38,11 @@ def reference_dir() -> Path:
     if (d / FILES["fig3"]).exists():
         return d
     return Path(__file__).resolve().parents[5] / "data" / "reference"
+
+
+def echo_server_language(name: str) -> str:
+    """Our language for a server the TCP write-up names (its go_v1 has no counterpart)."""
+    return ECHO_SERVER_LANGUAGE.get(name, name)
 
 
 def load(name: str) -> pd.DataFrame:

@@ -13,9 +13,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from serverbench import paths, protocol
+from serverbench import contract, paths, protocol
 from serverbench.analysis.plotting.figstyle import color
-from serverbench.analysis.reading import registry
+from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 
 matplotlib.use("Agg")
@@ -32,17 +32,6 @@ registry.table(
         explore_x="connections",
     )
 )
-SERVERS = ("c", "go", "erlang", "scala_akka", "nodejs", "twisted", "eventlet", "python_threads")
-# Our server -> the original's name for the same runtime (reference overlay).
-REF_NAME = {
-    "c": "scale_stack_cpp",
-    "go": "go_v2",
-    "erlang": "erlang",
-    "nodejs": "nodejs",
-    "twisted": "twisted",
-    "eventlet": "eventlet",
-    "python_threads": "python_threads",
-}
 REF_MACHINE = "2010: 2.4 GHz Core 2 Duo, Ubuntu 10.04 (lowest of 3)"
 # At or above this CPU share the load generator, not the server, may set the pace: the
 # flood time is then an upper bound on the server's (drawn hollow; claims allow for it).
@@ -100,9 +89,12 @@ def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
     ds = sorted(t["bytes_per_connection"].unique())
     fig, axes = plt.subplots(1, len(ds), figsize=(6 * len(ds), 4.5), squeeze=False)
     ref = reference_flood() if show_reference else pd.DataFrame()
-    colors = {s: color(s) for s in SERVERS}  # every figure's colour for a language (figstyle)
+    servers = [x for x in contract.languages() if x in set(t["server_language"])]  # the spec's order
+    colors = {s: color(s) for s in servers}  # every figure's colour for a language (figstyle)
+    if not ref.empty:
+        ref = ref.assign(server_language=ref["server"].map(reference.echo_server_language))
     for ax, D in zip(axes[0], ds):
-        for s in [x for x in SERVERS if x in set(t["server_language"])]:
+        for s in servers:
             g = t[(t["bytes_per_connection"] == D) & (t["server_language"] == s)].sort_values("connections")
             if languages and s not in languages:
                 continue
@@ -110,8 +102,8 @@ def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
             for bound, face in ((False, colors[s]), (True, "none")):
                 h = g[g["loadgen_bound"] == bound]
                 ax.plot(h["connections"], h["median"], "o", color=colors[s], mfc=face, ls="none")
-            if not ref.empty and s in REF_NAME:
-                r = ref[(ref["server"] == REF_NAME[s]) & (ref["bytes_per_connection"] == D)].sort_values("connections")
+            if not ref.empty:
+                r = ref[(ref["server_language"] == s) & (ref["bytes_per_connection"] == D)].sort_values("connections")
                 if len(r):
                     ax.plot(
                         r["connections"],
