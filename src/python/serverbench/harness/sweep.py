@@ -9,7 +9,6 @@ rawlog (append, resume) with environment (host, manifest, load and steal) and se
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -339,16 +338,12 @@ def latest_sweep(profile=None, raw_root=None) -> Path | None:
         return None
     best = None
     for d in root.iterdir():
-        m = d / rawlog.MANIFEST_NAME
-        if not m.is_file():
-            continue
-        try:
-            man = json.loads(m.read_text())
-        except (OSError, json.JSONDecodeError):
+        man = records.read_manifest(d)  # {} for a folder without a readable manifest
+        if not man:
             continue
         if profile is not None and man.get("profile", {}).get("name") != profile:
             continue
-        key = (man.get("created_utc", ""), m.stat().st_mtime, d.name)
+        key = (man.get("created_utc", ""), (d / rawlog.MANIFEST_NAME).stat().st_mtime, d.name)
         if best is None or key > best[0]:
             best = (key, d)
     return best[1] if best else None
