@@ -125,6 +125,7 @@ def test_the_plain_summary_counts_a_claim_once_across_pieces(tmp_path):
             "C7b": "not testable on this machine",
             "C8": "contradicted",
             "C9": "not testable on this machine",
+            "C11": "error",
         },
     )
     _piece_sweep(
@@ -142,4 +143,6 @@ def test_the_plain_summary_counts_a_claim_once_across_pieces(tmp_path):
     text = paperscale.plain_summary(v[v["verdict"] != paperscale.NOT_RUN])
     assert "(AMD EPYC, 2 CPUs; Intel Xeon, 2 CPUs)" in text
     assert "1 does not hold (C8)" in text and "1 differs between pieces (C6)" in text
-    assert "2 cannot be tested on a machine this size (C7b, C9)." in text
+    # C11's check failed; C7a and C12 are missing from both pieces' claims.csv: none is "undecided"
+    assert "2 cannot be tested on a machine this size (C7b, C9) and 3 could not be judged (C7a, C11, C12)." in text
+    assert "undecided" not in text  # a failed check is not an undecided claim

@@ -191,6 +191,7 @@ def plain_summary(ran: pd.DataFrame) -> str:
         "open": ("are undecided", "is undecided"),
         "differ": ("differ between pieces", "differs between pieces"),
         "untestable": ("cannot be tested on a machine this size", "cannot be tested on a machine this size"),
+        "error": ("could not be judged", "could not be judged"),  # the check itself failed: the table says why
     }
     groups: dict[str, list[str]] = {k: [] for k in forms}
     for cid, g in ran.groupby("id", sort=False):
@@ -200,7 +201,9 @@ def plain_summary(ran: pd.DataFrame) -> str:
         elif len(tested) > 1:
             groups["differ"].append(cid)
         else:
-            groups[{engine.SUPPORTED: "hold", engine.CONTRADICTED: "not"}.get(tested.pop(), "open")].append(cid)
+            verdict = tested.pop()
+            kind = {engine.SUPPORTED: "hold", engine.CONTRADICTED: "not", engine.ERROR: "error"}.get(verdict, "open")
+            groups[kind].append(cid)
     parts = [f"{len(ids)} {forms[k][len(ids) == 1]} ({', '.join(ids)})" for k, ids in groups.items() if ids]
     machines = "; ".join(sorted(set(ran["machine"].dropna()))) or "unknown machine"
     return (
