@@ -1,153 +1,193 @@
 #!/usr/bin/env bash
 # Build the native benchmark programs to the paths spec/cli.json names.
-# usage: scripts/build.sh [go|erlang|scala|java|scala_actors|c|rust_tokio|scala_pekko|scala_akka24|java_vthreads|nodejs|python_servers ...]
-#        (default: the compiled ten)
-# A language is rebuilt only when a source file is newer than its output.
+# usage: scripts/build.sh [--dry-run] [LANGUAGE|FOLDER ...]
+#   --dry-run prints "FOLDER KIND SOURCES..." for each folder it would build, and builds nothing
+#   LANGUAGE  a language of spec/cli.json: builds the folder its executable lives in (src/<folder>/)
+#   FOLDER    such a folder by name (scala builds scala_akka and scala; python_servers its three servers)
+#   (default: every folder with something to compile)
+# How a folder is built follows from what it holds, so a new language needs no line here:
+# pom.xml (Maven), go.mod (Go), rebar.config (rebar3), Cargo.toml (cargo), *.c (gcc). A folder
+# with none of them (node.js, the Python servers) is run, not built: its runtime is checked by
+# asking each of its languages' commands for --version. A folder is rebuilt only when a
+# source file is newer than its output.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { printf 'build: %s\n' "$*" >&2; }
+# spec/cli.json is read with Python's json (set-up has made sure a Python 3 is there)
+PY="${SERVERBENCH_PYTHON:-python3}"
+command -v "$PY" >/dev/null 2>&1 || PY="$ROOT/.venv/bin/python"
 
-# up_to_date OUTPUT DIR...: OUTPUT exists and no file under DIRs is newer.
+# up_to_date OUTPUT PATH...: OUTPUT exists and no file under the PATHs is newer.
 up_to_date() {
   local out="$1"; shift
   [ -e "$out" ] || return 1
   [ -z "$(find "$@" -type f -newer "$out" -print -quit 2>/dev/null)" ]
 }
 
-# The Go, Erlang and Scala parsers read spec/cli.json built into the program: Go embeds
-# a copy (gitignored) that this refreshes before every build; `go test` checks it is current.
-sync_go_spec() {
-  cmp -s "$ROOT/spec/cli.json" "$ROOT/src/go/internal/cli/cli.json" ||
-    cp "$ROOT/spec/cli.json" "$ROOT/src/go/internal/cli/cli.json"
+# resolve ARG...: one line per folder to build, "FOLDER EXECUTABLE LANGUAGE..." (every
+# language of spec/cli.json whose executable is in it), in the order first asked for; exit 2
+# with one error line for an argument that is neither a language nor such a folder.
+resolve() {
+  "$PY" - "$ROOT/spec/cli.json" "$@" <<'PY'
+import json, sys
+languages = json.load(open(sys.argv[1], encoding="utf-8"))["languages"]
+folders = {}  # folder -> (executable, [languages])
+for name, spec in languages.items():
+    folder = spec["executable"].split("/")[1]
+    folders.setdefault(folder, (spec["executable"], []))[1].append(name)
+wanted = []
+for arg in sys.argv[2:]:
+    folder = languages[arg]["executable"].split("/")[1] if arg in languages else arg
+    if folder not in folders:
+        sys.exit(f"build: error: unknown language {arg!r} (known: {', '.join(languages)}; "
+                 f"or a folder: {', '.join(folders)})")
+    if folder not in wanted:
+        wanted.append(folder)
+for folder in wanted:
+    exe, names = folders[folder]
+    print(folder, exe, *names)
+PY
 }
 
+# --- one builder per kind of folder ----------------------------------------------------
+
+# Maven: the jar the spec names; sources are the folder's and any folder its pom.xml
+# compiles in too (build-helper's ${project.basedir}/../<folder>/... : the one Scala tree,
+# src/java's shared sources), so a change there rebuilds every jar made from it.
+maven_sources() {
+  local d="$1"
+  printf '%s\n' "$d/pom.xml" "$d/src/main"
+  { grep -o '${project.basedir}/\.\./[A-Za-z0-9_][A-Za-z0-9_]*' "$d/pom.xml" || true; } |
+    sed 's|${project.basedir}/\.\./||' | sort -u | while read -r f; do printf '%s\n' "$ROOT/src/$f/src/main"; done
+}
+build_maven() {
+  local d="$1" out="$2"
+  local -a sources
+  mapfile -t sources < <(maven_sources "$d")
+  if up_to_date "$out" "${sources[@]}" "$ROOT/spec/cli.json"; then return; fi
+  log "mvn package -> ${out#"$ROOT/"}"
+  (cd "$d" && mvn -q -B -DskipTests package)
+}
+
+# Go reads spec/cli.json from an embedded copy (gitignored) refreshed before every build;
+# `go test` checks it is current. GOEXPERIMENT is unset for the default build, so that a
+# stray export cannot change its GC. The second program is the same code without the Green
+# Tea GC (spec/cli.json languages.go.settings.gc): the collector is chosen at build time. Go
+# < 1.25 has no Green Tea to switch off; then it is not built and the setting is refused.
 build_go() {
-  local d="$ROOT/src/go"
-  sync_go_spec
-  # GOEXPERIMENT is unset for the default build, so that a stray export cannot change its GC
-  if ! up_to_date "$d/bin/serverbench" "$d/go.mod" "$d/cmd" "$d/internal"; then
-    log "go build -> src/go/bin/serverbench"
-    (cd "$d" && env -u GOEXPERIMENT go build -o bin/serverbench ./cmd/serverbench)
+  local d="$1" out="$2" minor
+  cmp -s "$ROOT/spec/cli.json" "$d/internal/cli/cli.json" || cp "$ROOT/spec/cli.json" "$d/internal/cli/cli.json"
+  if ! up_to_date "$out" "$d/go.mod" "$d/cmd" "$d/internal"; then
+    log "go build -> ${out#"$ROOT/"}"
+    (cd "$d" && env -u GOEXPERIMENT go build -o "$out" ./cmd/serverbench)
   fi
-  build_go_nogreenteagc
-}
-
-# The same program without the Green Tea GC (spec/cli.json languages.go.settings.gc): the
-# collector is chosen at build time, so the runtime setting is a second build. Go < 1.25
-# has no Green Tea to switch off; then it is not built and the setting is refused.
-build_go_nogreenteagc() {
-  local d="$ROOT/src/go" out="bin/serverbench-nogreenteagc"
-  if up_to_date "$d/$out" "$d/go.mod" "$d/cmd" "$d/internal"; then return; fi
-  local minor
+  if up_to_date "$out-nogreenteagc" "$d/go.mod" "$d/cmd" "$d/internal"; then return; fi
   minor="$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
   if [ -z "$minor" ] || [ "$minor" -lt 25 ]; then
-    log "go $(go env GOVERSION) has no Green Tea GC: src/go/$out not built"
+    log "go $(go env GOVERSION) has no Green Tea GC: ${out#"$ROOT/"}-nogreenteagc not built"
     return
   fi
-  log "GOEXPERIMENT=nogreenteagc go build -> src/go/$out"
-  (cd "$d" && GOEXPERIMENT=nogreenteagc go build -o "$out" ./cmd/serverbench)
+  log "GOEXPERIMENT=nogreenteagc go build -> ${out#"$ROOT/"}-nogreenteagc"
+  (cd "$d" && GOEXPERIMENT=nogreenteagc go build -o "$out-nogreenteagc" ./cmd/serverbench)
 }
 
-build_erlang() {
-  local d="$ROOT/src/erlang"
-  # rebar.config's pre-compile hook builds spec/cli.json into the escript (include/, gitignored)
-  if up_to_date "$d/_build/default/bin/serverbench" "$d/rebar.config" "$d/src" "$ROOT/spec/cli.json"; then return; fi
-  log "rebar3 escriptize -> src/erlang/_build/default/bin/serverbench"
+# rebar.config's pre-compile hook builds spec/cli.json into the escript (include/, gitignored).
+build_rebar3() {
+  local d="$1" out="$2"
+  if up_to_date "$out" "$d/rebar.config" "$d/src" "$ROOT/spec/cli.json"; then return; fi
+  log "rebar3 escriptize -> ${out#"$ROOT/"}"
   (cd "$d" && rebar3 escriptize >/dev/null)
 }
 
-build_scala() {
-  local d="$ROOT/src/scala"
-  if up_to_date "$d/target/serverbench.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
-  log "mvn package -> src/scala/target/serverbench.jar"
-  (cd "$d" && mvn -q -B -DskipTests package)
+# cargo with the committed Cargo.lock (--locked: a changed dependency fails instead of
+# silently re-resolving); crates come from the registry on the first build.
+build_cargo() {
+  local d="$1" out="$2" bin
+  bin="$(basename "$out")"
+  if up_to_date "$out" "$d/Cargo.toml" "$d/Cargo.lock" "$d/build.rs" "$d/src" "$ROOT/spec/cli.json"; then return; fi
+  need_runtime "$(basename "$d")" cargo --version
+  log "cargo build --release --locked -> ${out#"$ROOT/"}"
+  (cd "$d" && cargo build --quiet --release --locked && mkdir -p "$(dirname "$out")" &&
+    install -m 755 "target/release/$bin" "$out")
 }
 
-# java and scala_actors implement pingping only; cli.json is built into their jars.
-build_java() {
-  local d="$ROOT/src/java"
-  if up_to_date "$d/target/serverbench-java.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
-  log "mvn package -> src/java/target/serverbench-java.jar"
-  (cd "$d" && mvn -q -B -DskipTests package)
+build_gcc() {
+  local d="$1" out="$2"
+  if up_to_date "$out" "$d"/*.c "$d"/*.h; then return; fi
+  log "gcc -> ${out#"$ROOT/"}"
+  mkdir -p "$(dirname "$out")"
+  ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -pthread -o "$out" "$d"/*.c -lm
 }
 
-build_scala_actors() {  # also compiles src/java's shared serverbench.jvm sources
-  local d="$ROOT/src/scala_actors"
-  if up_to_date "$d/target/serverbench-scala-actors.jar" "$d/pom.xml" "$d/src/main" "$ROOT/src/java/src/main" "$ROOT/spec/cli.json"; then return; fi
-  log "mvn package -> src/scala_actors/target/serverbench-scala-actors.jar"
-  (cd "$d" && mvn -q -B -DskipTests package)
-}
-
-# echo_flood: the C server + load generator; node.js and the Python servers
-# need no build, only their runtimes (scripts/setup.sh installs gcc, node, twisted, eventlet).
-build_c() {
-  local d="$ROOT/src/c"
-  if up_to_date "$d/bin/serverbench-c" "$d"/*.c "$d"/*.h; then return; fi
-  log "gcc -> src/c/bin/serverbench-c"
-  mkdir -p "$d/bin"
-  ${CC:-gcc} -O2 -Wall -Wextra -std=gnu11 -pthread -o "$d/bin/serverbench-c" "$d"/*.c -lm
-}
-# scala_pekko: one jar for scala_pekko, scala_pekko_jdk25 and
-# scala_pekko_jdk25_compact (the runtime points differ only in the java that runs it).
-build_scala_pekko() {
-  local d="$ROOT/src/scala_pekko"
-  if up_to_date "$d/target/serverbench-pekko.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
-  log "mvn package -> src/scala_pekko/target/serverbench-pekko.jar"
-  (cd "$d" && mvn -q -B -DskipTests package)
-}
-
-# scala_akka24: the paper's own Akka 2.4.12 on Scala 2.11.12, the same program.
-build_scala_akka24() {
-  local d="$ROOT/src/scala_akka24"
-  if up_to_date "$d/target/serverbench-akka24.jar" "$d/pom.xml" "$d/src/main" "$ROOT/spec/cli.json"; then return; fi
-  log "mvn package -> src/scala_akka24/target/serverbench-akka24.jar"
-  (cd "$d" && mvn -q -B -DskipTests package)
-}
-
-# java_vthreads: compiled for Java 17 with src/java's shared sources (any JDK 17+ javac),
-# run on JDK 25 (its cli.json entry; serverbench.jdks finds that java).
-build_java_vthreads() {
-  local d="$ROOT/src/java_vthreads"
-  if up_to_date "$d/target/serverbench-java-vthreads.jar" "$d/pom.xml" "$d/src/main" "$ROOT/src/java/src/main" "$ROOT/spec/cli.json"; then return; fi
-  log "mvn package -> src/java_vthreads/target/serverbench-java-vthreads.jar"
-  (cd "$d" && mvn -q -B -DskipTests package)
-}
-
-need_runtime() {  # need_runtime LANG COMMAND...: the runtime answers, else say how to get it
+need_runtime() {  # need_runtime NAME COMMAND...: the runtime answers, else say how to get it
   local l="$1"; shift
   "$@" >/dev/null 2>&1 || { printf 'build: error: %s needs `%s` to work (run scripts/setup.sh)\n' "$l" "$*" >&2; exit 1; }
 }
 
-# rust_tokio: cargo with the committed Cargo.lock (--locked: a changed dependency fails
-# instead of silently re-resolving); crates come from the registry on the first build.
-build_rust_tokio() {
-  local d="$ROOT/src/rust_tokio"
-  if up_to_date "$d/bin/serverbench-rust-tokio" "$d/Cargo.toml" "$d/Cargo.lock" "$d/build.rs" "$d/src" "$ROOT/spec/cli.json"; then return; fi
-  need_runtime rust_tokio cargo --version
-  log "cargo build --release --locked -> src/rust_tokio/bin/serverbench-rust-tokio"
-  (cd "$d" && cargo build --quiet --release --locked && mkdir -p bin &&
-    install -m 755 target/release/serverbench-rust-tokio bin/serverbench-rust-tokio)
+# A folder run by an interpreter: each language's command (spec/cli.json, up to its first
+# option) answers --version, which needs the runtime and the language's own libraries.
+check_runtimes() {
+  local exe="$1" lang; shift
+  for lang in "$@"; do
+    local -a cmd
+    mapfile -t cmd < <("$PY" - "$ROOT/spec/cli.json" "$lang" "$ROOT/$exe" <<'PY'
+import json, sys
+command = json.load(open(sys.argv[1], encoding="utf-8"))["languages"][sys.argv[2]]["command"]
+for word in command:
+    if word.startswith("-"):
+        break
+    print(word.replace("{exe}", sys.argv[3]))
+PY
+)
+    need_runtime "$lang" "${cmd[@]}" --version
+  done
 }
 
-langs=("$@")
-[ ${#langs[@]} -gt 0 ] || langs=(go erlang scala java scala_actors c rust_tokio)
-[ $# -gt 0 ] || langs+=(scala_pekko scala_akka24 java_vthreads)  # the JVM runtime points
-for l in "${langs[@]}"; do
-  case "$l" in
-    go) build_go ;;
-    erlang) build_erlang ;;
-    scala|scala_akka) build_scala ;;
-    java) build_java ;;
-    scala_actors) build_scala_actors ;;
-    scala_pekko|scala_pekko_jdk25|scala_pekko_jdk25_compact) build_scala_pekko ;;
-    java_vthreads) build_java_vthreads ;;
-    scala_akka24) build_scala_akka24 ;;
-    c) build_c ;;
-    rust_tokio) build_rust_tokio ;;
-    nodejs) need_runtime nodejs node --version ;;
-    python_servers|twisted|eventlet|python_threads)
-      need_runtime "$l" "$ROOT/src/python_servers/serverbench-py" python_threads --version ;;
-    *) printf 'build: error: unknown language %q (known: go, erlang, scala, java, scala_actors, c, rust_tokio, scala_pekko, scala_akka24, java_vthreads, nodejs, python_servers)\n' "$l" >&2; exit 2 ;;
+kind_of() {  # kind_of DIR: how the folder is built (maven, go, rebar3, cargo, gcc) or run (interpreted)
+  local d="$1"
+  if [ -f "$d/pom.xml" ]; then echo maven
+  elif [ -f "$d/go.mod" ]; then echo go
+  elif [ -f "$d/rebar.config" ]; then echo rebar3
+  elif [ -f "$d/Cargo.toml" ]; then echo cargo
+  elif compgen -G "$d/*.c" >/dev/null; then echo gcc
+  else echo interpreted
+  fi
+}
+
+build_folder() {  # build_folder FOLDER EXECUTABLE LANGUAGE...
+  local d="$ROOT/src/$1" out="$ROOT/$2" kind; shift 2
+  kind="$(kind_of "$d")"
+  if [ "$dry_run" = 1 ]; then
+    local -a sources=()
+    [ "$kind" = maven ] && mapfile -t sources < <(maven_sources "$d")
+    echo "$(basename "$d") $kind ${sources[*]//"$ROOT/"/}"
+    return
+  fi
+  case "$kind" in
+    maven) build_maven "$d" "$out" ;;
+    go) build_go "$d" "$out" ;;
+    rebar3) build_rebar3 "$d" "$out" ;;
+    cargo) build_cargo "$d" "$out" ;;
+    gcc) build_gcc "$d" "$out" ;;
+    interpreted) check_runtimes "${out#"$ROOT/"}" "$@" ;;
   esac
-done
+}
+
+compiled() {  # the folders with something to compile (the default)
+  local f
+  for f in "$ROOT"/src/*/; do
+    [ "$(kind_of "$f")" = interpreted ] || basename "$f"
+  done
+}
+
+dry_run=0
+if [ "${1:-}" = --dry-run ]; then dry_run=1; shift; fi
+args=("$@")
+if [ ${#args[@]} -eq 0 ]; then mapfile -t args < <(compiled); fi
+plan="$(resolve "${args[@]}")" || exit 2
+while read -r folder exe langs; do
+  [ -n "$folder" ] || continue
+  # shellcheck disable=SC2086  # the languages, one word each
+  build_folder "$folder" "$exe" $langs
+done <<< "$plan"

@@ -74,3 +74,34 @@ def test_run_all_rejects_unknown_arguments_before_doing_anything():
 def test_build_rejects_an_unknown_language():
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "build.sh"), "cobol"], capture_output=True, text=True)
     assert proc.returncode == 2 and "cobol" in proc.stderr
+
+
+@pytest.mark.native  # a dry run, but the unit tier starts no build script (conftest.py)
+def test_build_plans_each_languages_folder_from_the_spec_and_the_tree():
+    """scripts/build.sh has no list of languages: each resolves to its executable's folder
+    (languages sharing a program build it once), built by what the folder holds; a jar
+    compiled from another folder's sources (the one Scala tree, src/java's shared code) is
+    rebuilt when those change."""
+    from serverbench import contract
+
+    langs = contract.languages()
+    build = ["bash", str(ROOT / "scripts" / "build.sh"), "--dry-run"]
+    proc = subprocess.run([*build, *langs], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    plan = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()}
+    assert len(plan) == len(proc.stdout.splitlines())  # each folder once
+    assert set(plan) == {contract.language(lang)["executable"].split("/")[1] for lang in langs}
+    assert plan["scala"][0] == "maven" and plan["go"] == ["go"] and plan["nodejs"] == ["interpreted"]
+    assert "src/scala/src/main" in plan["scala_pekko"] and "src/scala/src/main" in plan["scala_akka24"]
+    assert "src/java/src/main" in plan["java_vthreads"]
+    default = subprocess.run(build, capture_output=True, text=True)  # every folder with something to compile
+    assert default.returncode == 0 and {line.split()[1] for line in default.stdout.splitlines()} <= {
+        "maven",
+        "go",
+        "rebar3",
+        "cargo",
+        "gcc",
+    }
+    assert {line.split()[0] for line in default.stdout.splitlines()} == {
+        f for f, (kind, *_) in plan.items() if kind != "interpreted"
+    }
