@@ -6,9 +6,10 @@
 #   (no argument)  set-up, then every suite below: what CI (.ci/run) runs
 #   --fast         no set-up and no build: the pytest unit tier and each language's own
 #                  unit tests whose toolchain is present (needs .venv; ~2-6 min)
-#   SUITE          any of: go erlang rust_tokio scala java scala_actors scala_pekko
-#                  scala_akka24 java_vthreads lint python python-unit python-integration
-#                  (python: every tier; python-integration: every tier but the unit one)
+#   SUITE          a language folder of src/ (one that scripts/build.sh compiles; its
+#                  --dry-run lists them; c has no unit tests of its own), lint, python,
+#                  python-unit or python-integration (python: every tier;
+#                  python-integration: every tier but the unit one)
 # Extra pytest arguments can be passed with PYTEST_ARGS (e.g. PYTEST_ARGS="-k claims").
 #
 # The language suites build as they test (a JVM suite's `mvn package` compiles, tests and
@@ -48,7 +49,6 @@ toolchains_ready() {
   erl -noshell -eval 'case code:which(eunit) of non_existing -> halt(1); _ -> halt(0) end.' >/dev/null 2>&1 || return 1
   PYTHONPATH="$ROOT/src/python" python3 -c 'from serverbench import jdks; jdks.find_java(25)' >/dev/null 2>&1
 }
-NEEDS_NO_VENV=" go erlang rust_tokio scala java scala_actors scala_pekko scala_akka24 "
 setup_pid=""
 setup_log=""
 join_setup() {  # wait for a set-up running in the background; show its output; stop if it failed
@@ -72,10 +72,35 @@ else
   SERVERBENCH_SKIP_BUILD=1 "$ROOT/scripts/setup.sh"
 fi
 
-all=(go erlang rust_tokio scala java scala_actors scala_pekko scala_akka24 java_vthreads lint python)
+# The language suites: one per folder of src/ that scripts/build.sh compiles (its --dry-run
+# names each with its kind), run by that kind's own tools, so that a new language's folder
+# brings its suite with it; c has no unit-test runner (the process-level conformance suite
+# runs its cases). A Maven folder's tests run on the lowest JDK any of its languages runs on
+# (spec/cli.json's `jdk`, else 17): java_vthreads' on 25, found through the Python
+# environment (serverbench.jdks), so that suite waits for set-up and the others need not.
+declare -A kind_of=() test_jdk=()
+lang_suites=()
+while read -r folder kind _; do
+  [ "$kind" = gcc ] && continue
+  kind_of[$folder]="$kind"
+  lang_suites+=("$folder")
+done < <(scripts/build.sh --dry-run)
+PY3="$(command -v python3 || echo "$VPY")"
+while read -r folder jdk; do test_jdk[$folder]="$jdk"; done < <("$PY3" - spec/cli.json <<'PY'
+import json, sys
+jdks = {}
+for spec in json.load(open(sys.argv[1], encoding="utf-8"))["languages"].values():
+    if "jdk" in spec:
+        folder = spec["executable"].split("/")[1]
+        jdks[folder] = min(jdks.get(folder, spec["jdk"]), spec["jdk"])
+for folder, jdk in jdks.items():
+    print(folder, jdk)
+PY
+)
+all=("${lang_suites[@]}" lint python)
 suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
-  if [ "$fast" = 1 ]; then suites=("${all[@]:0:9}" python-unit); else suites=("${all[@]}"); fi
+  if [ "$fast" = 1 ]; then suites=("${lang_suites[@]}" python-unit); else suites=("${all[@]}"); fi
 fi
 
 failed=()
@@ -156,36 +181,31 @@ UNIT='not (native or notebook or e2e or slow or slurm)'
 SHARED='(not native or shares_cpu)'
 
 for s in "${suites[@]}"; do
-  case "$NEEDS_NO_VENV" in *" $s "*) ;; *) join_setup ;; esac
+  kind="${kind_of[$s]:-}"
+  jdk="${test_jdk[$s]:-17}"
+  # a language suite needs the Python environment only to find a JDK newer than 17
+  if [ -z "$kind" ] || [ "$jdk" -gt 17 ]; then join_setup; fi
   # --fast: a language whose toolchain is missing is skipped, not failed
-  if [ "$fast" = 1 ]; then
-    case "$s" in
-      go) have go || { skipped+=(go); continue; } ;;
-      erlang) have rebar3 || { skipped+=(erlang); continue; } ;;
-      rust_tokio) have cargo || { skipped+=(rust_tokio); continue; } ;;
-      scala|java|scala_actors|scala_pekko|scala_akka24|java_vthreads) have mvn || { skipped+=("$s"); continue; } ;;
-    esac
+  if [ "$fast" = 1 ] && [ -n "$kind" ]; then
+    tool="$(case "$kind" in maven) echo mvn ;; *) echo "$kind" ;; esac)"
+    have "$tool" || { skipped+=("$s"); continue; }
   fi
-  case "$s" in
-    go)     run_suite_bg go bash -c '{ [ "$0" = 1 ] || scripts/build.sh go; } && cd src/go && go vet ./... &&
+  case "${kind:-$s}" in
+    go)     run_suite_bg "$s" bash -c '{ [ "$1" = 1 ] || scripts/build.sh "$0"; } && cd "src/$0" && go vet ./... &&
                                   { f="$(gofmt -l .)"; [ -z "$f" ] || { printf "gofmt -l lists:\n%s\n" "$f"; exit 1; }; } &&
-                                  go test -count=1 ./...' "$fast" ;;
+                                  go test -count=1 ./...' "$s" "$fast" ;;
     # dialyzer: the first run on a machine builds the base PLT (~5 min on 2 busy cores; cached
     # in ~/.cache/rebar3), later runs ~20 s; bounded so a stuck build cannot hang the suite
-    erlang) if [ "$fast" = 1 ]; then run_suite_bg erlang bash -c 'cd src/erlang && rebar3 eunit'
-            else run_suite_bg erlang bash -c 'scripts/build.sh erlang && cd src/erlang && rebar3 eunit && timeout 1200 rebar3 dialyzer'; fi ;;
+    rebar3) if [ "$fast" = 1 ]; then run_suite_bg "$s" bash -c 'cd "src/$0" && rebar3 eunit' "$s"
+            else run_suite_bg "$s" bash -c 'scripts/build.sh "$0" && cd "src/$0" && rebar3 eunit && timeout 1200 rebar3 dialyzer' "$s"; fi ;;
     # the parser against tests/conformance/parser-cases.json, each benchmark at toy sizes (~1 s)
-    rust_tokio) run_suite_bg rust_tokio bash -c '{ [ "$0" = 1 ] || scripts/build.sh rust_tokio; } && cd src/rust_tokio &&
-                                  cargo fmt --check && cargo test --quiet --release --locked' "$fast" ;;
-    scala)  jvm_suite scala src/scala ;;
-    java)   jvm_suite java src/java ;;
-    scala_actors) jvm_suite scala_actors src/scala_actors ;;
-    scala_pekko) jvm_suite scala_pekko src/scala_pekko ;;
-    scala_akka24) jvm_suite scala_akka24 src/scala_akka24 ;;
-    # on JDK 25, the JDK its cli.json entry names (surefire's -Djvm; serverbench.jdks finds it)
-    java_vthreads) if j="$(PYTHONPATH=src/python "$VPY" -c 'from serverbench import jdks; print(jdks.find_java(25))')"; then
-                     jvm_suite java_vthreads src/java_vthreads -Djvm="$j"
-                   else failed+=("java_vthreads (no JDK 25: $j)"); fi ;;
+    cargo)  run_suite_bg "$s" bash -c '{ [ "$1" = 1 ] || scripts/build.sh "$0"; } && cd "src/$0" &&
+                                  cargo fmt --check && cargo test --quiet --release --locked' "$s" "$fast" ;;
+    maven)  if [ "$jdk" -le 17 ]; then jvm_suite "$s" "src/$s"
+            # on a newer JDK (surefire's -Djvm; serverbench.jdks finds it)
+            elif j="$(PYTHONPATH=src/python "$VPY" -c 'import sys; from serverbench import jdks; print(jdks.find_java(int(sys.argv[1])))' "$jdk")"; then
+              jvm_suite "$s" "src/$s" -Djvm="$j"
+            else failed+=("$s (no JDK $jdk: $j)"); fi ;;
     lint)   run_suite_bg lint bash -c '"$0" -m ruff check src/python tests/python &&
                                     "$0" -m ruff format --check src/python tests/python &&
                                     "$0" -m mypy && "$0" -m serverbench docs --check' "$VPY" ;;
