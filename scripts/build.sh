@@ -186,8 +186,10 @@ if [ "${1:-}" = --dry-run ]; then dry_run=1; shift; fi
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then mapfile -t args < <(compiled); fi
 plan="$(resolve "${args[@]}")" || exit 2
-while read -r folder exe langs; do
+# The plan is read on fd 3 and the builders get no stdin: rebar3 (an Erlang shell) reads
+# stdin, and on fd 0 it swallowed the rest of the plan, so nothing after it was built.
+while read -r folder exe langs <&3; do
   [ -n "$folder" ] || continue
   # shellcheck disable=SC2086  # the languages, one word each
-  build_folder "$folder" "$exe" $langs
-done <<< "$plan"
+  build_folder "$folder" "$exe" $langs </dev/null
+done 3<<< "$plan"

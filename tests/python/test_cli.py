@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,41 @@ def test_run_all_rejects_unknown_arguments_before_doing_anything():
 def test_build_rejects_an_unknown_language():
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "build.sh"), "cobol"], capture_output=True, text=True)
     assert proc.returncode == 2 and "cobol" in proc.stderr
+
+
+@pytest.mark.native  # starts the build script (on a toy tree with stand-in toolchains)
+def test_build_builds_every_folder_of_the_plan_even_when_a_builder_reads_stdin(tmp_path):
+    """Every folder of the plan is built, in order, whatever a build tool does with stdin
+    (rebar3, an Erlang shell, read the plan's remaining lines, so nothing after it was
+    built). A toy repository: the real build.sh, a spec naming three languages in three
+    folders, and stand-ins for rebar3, go and mvn on PATH that log their call and read stdin."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "build.sh").write_text((ROOT / "scripts" / "build.sh").read_text(encoding="utf-8"))
+    languages = {
+        "a_erl": {"executable": "src/a_erl/_build/default/bin/serverbench", "command": ["{exe}"]},
+        "b_go": {"executable": "src/b_go/bin/serverbench", "command": ["{exe}"]},
+        "c_jvm": {"executable": "src/c_jvm/target/x.jar", "command": ["java", "-jar", "{exe}"]},
+    }
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "spec" / "cli.json").write_text(json.dumps({"languages": languages}), encoding="utf-8")
+    for folder, marker in (("a_erl", "rebar.config"), ("b_go", "go.mod"), ("c_jvm", "pom.xml")):
+        (tmp_path / "src" / folder).mkdir(parents=True)
+        (tmp_path / "src" / folder / marker).write_text("", encoding="utf-8")
+    (tmp_path / "src" / "b_go" / "internal" / "cli").mkdir(parents=True)
+    bin_dir, log = tmp_path / "bin", tmp_path / "calls.log"
+    bin_dir.mkdir()
+    for tool in ("rebar3", "go", "mvn"):
+        stand_in = bin_dir / tool
+        body = 'if [ "$1" = env ]; then echo go1.26.0; exit 0; fi\n' if tool == "go" else ""
+        stand_in.write_text(f'#!/bin/sh\n{body}cat >/dev/null\necho "{tool} $*" >> "{log}"\n', encoding="utf-8")
+        stand_in.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    proc = subprocess.run(
+        ["bash", str(tmp_path / "scripts" / "build.sh")], capture_output=True, text=True, env=env, input="x\ny\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    calls = [line.split()[0] for line in log.read_text(encoding="utf-8").splitlines()]
+    assert calls == ["rebar3", "go", "go", "mvn"]  # go builds twice: with and without the Green Tea GC
 
 
 @pytest.mark.native  # a dry run, but the unit tier starts no build script (conftest.py)
