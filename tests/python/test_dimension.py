@@ -92,3 +92,26 @@ def test_an_unknown_sweep_is_a_clear_usage_error():
     out, err = io.StringIO(), io.StringIO()
     rc = cli.run(["dimension", "no-such-sweep-here"], stdout=out, stderr=err)
     assert rc == 2 and "no raw sweep no-such-sweep-here" in err.getvalue() and not out.getvalue()
+
+
+def test_the_dimension_profiles_render_writes_its_tables(sweep, tmp_path, monkeypatch):
+    """`./run_all.sh --profile dimension` renders through `serverbench notebooks`; the tables
+    that docs/dimensioning.md is generated from must come out of it, not only out of
+    `serverbench dimension`."""
+    import nbformat
+    import papermill
+
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path))  # the fixture's sweep is tmp_path/raw/dimension-1
+
+    def execute(src, out, **kw):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Report")]), out)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    paper = tmp_path / "paper"
+    argv = ["notebooks", "--no-run", "--no-pdf", "--profile", "dimension", "--sweep-id", "dimension-1"]
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run([*argv, "--paper-dir", str(paper)], out, err) == 0, err.getvalue()
+    tables = tmp_path / "processed" / "dimension-1"
+    assert (tables / "dimension_throughput.csv").stat().st_size > 0 and (tables / "dimension_scaling.csv").exists()
+    assert (paper / "figures" / "dimensioning.png").exists()
+    assert dimension.latest(tmp_path / "processed") == tables

@@ -71,6 +71,7 @@ def run_notebooks(
     <paper>/report.html with nbconvert (code hidden) and, if pdf, print it to
     <paper>/report.pdf with headless chromium (ChromiumNotFound when it is missing, after
     the HTML is written; pdf=False removes a report.pdf left by an earlier render).
+    A `dimension` sweep also gets its dimensioning tables and figure (dimension.write).
     Returns {name: path} for the executed notebooks, figures, processed folder and report."""
     import papermill as pm
 
@@ -97,6 +98,12 @@ def run_notebooks(
     }
     out: dict = {"sweep_id": sweep_id, "timings_s": {}}
     out["removed_stale"] = remove_figures(paper / "figures")
+    if Path(profile).stem == "dimension":
+        # its tables feed docs/dimensioning.md (`serverbench docs`); no notebook draws them
+        from serverbench.analysis.reporting import dimension
+
+        for name, path in dimension.write(sweep_id, figures_dir=paper / "figures").items():
+            out[name.replace("figure.", "dimensioning.")] = path
     src = notebooks_dir()
     for name in FIGURE_NOTEBOOKS + PROFILE_NOTEBOOKS.get(profile, ()) + (REPORT_NOTEBOOK,):
         t0 = time.perf_counter()
