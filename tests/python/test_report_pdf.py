@@ -205,3 +205,20 @@ def test_evidence_groups_keep_every_row_and_drop_only_empty_columns():
         rows = whole[whole["claim"].isin(g["claim"])]
         dropped = [c for c in whole.columns if c not in g.columns]
         assert rows[dropped].map(lambda x: pd.isna(x) or x == "").all().all()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [('{"sweep_id": "quick-x",', "not valid JSON"), ('{"sweep_id": "quick-x", "profile": "quick"}', "lacks verdicts")],
+)
+def test_a_broken_report_json_names_the_file_in_one_line(tmp_path, text, said):
+    from serverbench import cli
+
+    paper = tmp_path / "paper"
+    (paper / "servers").mkdir(parents=True)
+    broken = paper / "servers" / pipeline.REPORT_INFO
+    broken.write_text(text)
+    with pytest.raises(cli.UsageError, match=said) as e:
+        pipeline.reports_markdown(paper)
+    assert str(broken) in str(e.value) and "\n" not in str(e.value)
+    assert broken.read_text() == text  # nothing recorded is touched

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import paths
+from serverbench.errors import UsageError
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
 # Notebooks that only a sweep of their own profile feeds (the audit's paper/fair steps).
@@ -173,13 +174,28 @@ def write_report_info(paper: Path, profile: str, sweep_id: str, pdf: bool) -> Pa
     return out
 
 
+def _read_report_info(f: Path) -> dict:
+    """One report.json, or a UsageError naming the file: a hand-edited or half-written file
+    should say which report to render again, not end `serverbench docs` in a traceback."""
+    try:
+        d = json.loads(f.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise UsageError(
+            f"{paths.portable(str(f))}: not valid JSON ({e.msg}, line {e.lineno}); render that report again"
+        ) from e
+    missing = [k for k in ("sweep_id", "profile", "verdicts", "command") if not isinstance(d, dict) or k not in d]
+    if missing:
+        raise UsageError(f"{paths.portable(str(f))}: lacks {', '.join(missing)}; render that report again")
+    return d
+
+
 def reports_markdown(paper: Path | None = None) -> str:
     """paper/README.md's list of the committed reports (a generated block): one row per
     <paper>/**/report.json, the main report first."""
     paper = Path(paper) if paper else paths.paper_dir()
     rows = []
     for f in sorted(paper.rglob(REPORT_INFO), key=lambda f: (f.parent != paper, str(f))):
-        d = json.loads(f.read_text(encoding="utf-8"))
+        d = _read_report_info(f)
         here = f.parent.relative_to(paper).as_posix()
         link = "report.html" if here == "." else f"{here}/report.html"
         files = f"[{link}]({link})" + (f", [PDF]({link[:-4]}pdf)" if d.get("pdf") else "")
