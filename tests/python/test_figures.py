@@ -140,7 +140,7 @@ def test_fig4_stacks_failure_markers_that_share_an_n(tmp_path):
 @pytest.mark.slow
 def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path):
     from serverbench.analysis.reading import registry
-    from serverbench.analysis.reporting import report
+    from serverbench.analysis.reporting import sections
 
     @registry.figure("fig_toy", title="Toy", tables=("pingping",), order=99)
     def fig_toy(P, languages=None, show_reference=True, **_):
@@ -156,7 +156,34 @@ def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path)
         out = figures.draw_all(P, tmp_path, show_reference=False)
         assert "fig_toy" in out and out["fig_toy"]["png"].exists()
         assert [s.title for s in registry.sections()][-1] == "Toy section"
-        report.show_section(registry.REG.sections["Toy section"], P, tmp_path)  # renders without error
+        rendered = dict(sections.render(P))
+        sections.show("Toy section", rendered["Toy section"], P, tmp_path)  # renders without error
     finally:
         registry.REG.figures.pop("fig_toy")
         registry.REG.sections.pop("Toy section")
+
+
+def test_a_section_with_nothing_for_the_sweep_is_left_out_and_a_broken_one_shown(P):
+    """The contents list and the body come from one render: a sweep without socket runs
+    (this one: the paper's three benchmarks) gets no socket headings, and a section whose
+    code fails shows its error instead of vanishing."""
+    from serverbench.analysis.reading import registry
+    from serverbench.analysis.reporting import sections
+
+    @registry.report_section("Empty toy section", order=98)
+    def empty(P):
+        return []
+
+    @registry.report_section("Broken toy section", order=98.5)
+    def broken(P):
+        raise ValueError("no such column")
+
+    try:
+        rendered = dict(sections.render(P))
+    finally:
+        registry.REG.sections.pop("Empty toy section")
+        registry.REG.sections.pop("Broken toy section")
+    assert "Empty toy section" not in rendered
+    assert rendered["Broken toy section"] == ["**error** in this section: `ValueError: no such column`"]
+    assert "Socket benchmarks: TCP ping-pong" not in rendered and "Socket benchmarks: echo flood" not in rendered
+    assert "The conclusions on 2026 runtimes" in rendered  # it says where the 2026 runtimes' report is

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis.auditing import audit_report  # noqa: F401  (registers its report section)
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
-from serverbench.analysis.reporting import (
-    findings,
-    runtimes_report,  # noqa: F401  (registers its report section)
-)
+from serverbench.analysis.reporting import findings
 from serverbench.harness import interference
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
@@ -324,42 +320,3 @@ def contention_note(P: Processed) -> str:
         f"**{k} of {n} runs were taken under contention** ({rule}): {'; '.join(parts)}. Their values are in "
         f"the statistics, which may be slower or more spread than on an idle machine.{rerun}"
     )
-
-
-# ------------------------------------------------------------------ registered sections
-
-
-def show_section(section, P: Processed, figdir) -> None:
-    """Render one registry.report_section in the report notebook: Markdown strings,
-    DataFrames, registry.FigureRef (a registered figure's PNG) and matplotlib Figures."""
-    from pathlib import Path
-
-    from IPython.display import Image, Markdown, display
-
-    from serverbench.analysis.plotting import figures
-    from serverbench.analysis.reading import registry
-
-    display(Markdown(f"## {section.title}"))
-    try:
-        blocks = section.render(P)
-    except Exception as e:  # shown, not hidden: the section's own error
-        display(Markdown(f"**error** in this section: `{type(e).__name__}: {e}`"))
-        return
-    for b in blocks or []:
-        if isinstance(b, str):
-            display(Markdown(b))
-        elif isinstance(b, pd.DataFrame):
-            display(findings.style(b))
-        elif isinstance(b, registry.FigureRef):
-            png = Path(figdir) / f"{b.name}.png"
-            if not png.exists():
-                fig = figures.draw(b.name, P, out_dir=figdir)
-                if fig is not None:
-                    figures.plt.close(fig)
-            if png.exists():
-                display(Image(filename=str(png)))
-        elif hasattr(b, "savefig"):  # a matplotlib Figure: shown once, then closed
-            display(b)
-            figures.plt.close(b)
-        else:
-            display(b)

@@ -37,7 +37,7 @@ connections a few at a time, as the original did on its 8 hardware threads.
 def tcp_pingpong_section(P) -> list:
     d = runs(P)
     if d.empty:
-        return ["No tcp_pingpong runs in this sweep (profile `servers` or `quick` runs them)."]
+        return []  # left out of a report of a sweep without it (reporting/sections.py)
     blocks: list = [INTRO, registry.FigureRef("fig_tcp_pingpong")]
     rep = per_pair(d, "reported_us_per_round_trip").rename(columns={"median": "reported_us_median"})
     tru = per_pair(d, "true_us_per_round_trip")[["placement", "K", "pair", "median"]]
