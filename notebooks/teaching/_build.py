@@ -62,9 +62,9 @@ def exercise(n, title, prompt, key, example, lab=None):
 
 def lab1():
     return [
-        M("""# Lab 1: What does a message cost?
+        M(f"""# Lab 1: What does a message cost?
 
-**Time:** 30-40 minutes (the runs take under a minute).
+**Time:** {L1.CLASS_MINUTES} minutes (the runs take under a minute).
 
 **Learning goals.** After this lab you can
 1. split the cost of one message into a fixed hand-off and a part proportional to its bytes;
@@ -123,9 +123,9 @@ know of each runtime. The self-check explains once you are right.
 
 def lab2():
     return [
-        M("""# Lab 2: Processes are memory
+        M(f"""# Lab 2: Processes are memory
 
-**Time:** 30-40 minutes (the runs take under a minute).
+**Time:** {L2.CLASS_MINUTES} minutes (the runs take under a minute).
 
 **Learning goals.** After this lab you can
 1. measure the time and the memory it takes to create N lightweight processes, and see that both
@@ -183,9 +183,9 @@ below started at 10,000 and multiplied N by 4 until a run failed, then bisected 
 
 def lab3():
     return [
-        M("""# Lab 3: Throughput vs cores
+        M(f"""# Lab 3: Throughput vs cores
 
-**Time:** 30 minutes (the runs take under a minute).
+**Time:** {L3.CLASS_MINUTES} minutes (the runs take under a minute).
 
 **Learning goals.** After this lab you can
 1. read a throughput experiment: P pairs of processes exchanging messages as fast as they can, on 1
@@ -229,9 +229,9 @@ help? With 16 pairs?"""),
 
 def lab4():
     return [
-        M("""# Lab 4: Benchmarking pitfalls
+        M(f"""# Lab 4: Benchmarking pitfalls
 
-**Time:** 45 minutes. The core (sections 1 to 3) takes about 30 minutes; sections 4 and 5 are an
+**Time:** {L4.CLASS_MINUTES} minutes. The core (sections 1 to 3) takes about 30 minutes; sections 4 and 5 are an
 optional part for the last 15, *if you have time*. The runs take under a minute.
 
 **Learning goals.** After this lab you can
@@ -294,7 +294,8 @@ sections below find two more benchmarks that did less work than they reported.""
 `spawn_call_s` stops the clock when the spawn loop returns; `all_ready_s` when every process has run.
 Akka's `actorOf` returns before the actor exists. Which language shows the larger gap in the committed
 sample sweep? Then the paper variant (the original programs' quirks), if this checkout has it:
-compare the work counters of fair and paper runs."""),
+compare the work counters of fair and paper runs. A lab that studies an existing sweep makes no
+paper-variant runs: it shows the ones recorded with the package (the table's `sweep` column)."""),
         C("lab.spawn_timing()"),
         C("lab.paper_vs_fair(data, run=run)"),
         C("lab.paper_spawn(data)"),

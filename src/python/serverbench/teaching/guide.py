@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from serverbench import paths
 from serverbench.analysis.explorer import explore
-from serverbench.teaching import common, lab1, lab2, lab3, lab4, lab4_tcp
+from serverbench.teaching import common, lab1, lab2, lab3, lab4, lab4_paper, lab4_tcp
 from serverbench.teaching.checks import Exercise, human, missing, shown_answer
 from serverbench.teaching.common import LabData
 
@@ -35,8 +35,7 @@ LABS = {
 }
 # why an exercise has no value on its lab's committed sweep
 NOT_RECORDED = {
-    ("lab4", "paper"): "made live only: the committed lab 4 sweep has no paper-variant runs; lab 4 makes "
-    "them when it runs (run=True) and the paper variant is built",
+    ("lab4", "paper"): f"the recorded paper-variant runs (sweep {lab4_paper.RECORDED_PAPER}) are not in this checkout",
     ("lab4", "tcp"): f"the recorded TCP runs (sweep {lab4_tcp.RECORDED_TCP}) are not in this checkout",
 }
 ERRORS = (KeyError, ValueError, IndexError, TypeError, ZeroDivisionError)
@@ -51,6 +50,9 @@ def lab_data(lab: str) -> LabData:
         tcp = lab4_tcp.recorded_tcp()
         if tcp is not None:
             data.extra["tcp"] = tcp
+        paper = lab4_paper.recorded_paper()
+        if paper is not None:
+            data.extra["paper"] = paper
     _derive(lab, data)
     return data
 
@@ -140,6 +142,13 @@ def lab_markdown(lab: str) -> str:
             f"runs (a client against a server of its own language on separate CPUs, {lab4_tcp.CONNECTIONS} "
             f"connections x {lab4_tcp.ROUND_TRIPS} round trips), through the function lab 4's self-check uses; "
             "lab 4 shows the same runs when it studies an existing sweep."
+        )
+    if lab == "lab4" and "paper" in data.extra:
+        out.append(
+            f"The `paper` row uses the paper-variant throughput runs recorded in `{lab4_paper.RECORDED_PAPER}` "
+            "(8 pairs, 1 s, batches of "
+            f"{lab4_paper.REPORT_EVERY:,}); lab 4 shows the same runs when it studies an existing sweep, and makes "
+            f"its own ({lab4_paper.PAIRS} pairs, a shorter run, so a smaller fraction) when it runs."
         )
     out += [
         "",

@@ -8,6 +8,10 @@ from serverbench.analysis.explorer import explore_plots
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 
+# the class time this lab is planned for, in minutes: the notebook, docs/teaching.md and the
+# instructor material quote it (tests/python/test_teaching_consistency.py)
+CLASS_MINUTES = "35-45"
+
 TABLE = "pingping"
 
 

@@ -13,6 +13,10 @@ from serverbench.analysis.explorer import explore_plots
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 
+# the class time this lab is planned for, in minutes: the notebook, docs/teaching.md and the
+# instructor material quote it (tests/python/test_teaching_consistency.py)
+CLASS_MINUTES = "35-45"
+
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -153,15 +157,35 @@ def _search_lang(data):
 
 
 def _predict_truth(data):
+    """(the search's largest N that fitted, its smallest N that failed, the language, the
+    exercise's own arithmetic: the search's budget / that language's bytes per process)."""
     lang = _search_lang(data)
     if lang is None:
         return None
     lo, hi = search_bracket(data, lang)
-    return (lo, hi, lang)
+    d = data.runs[(data.runs["table"] == "spawn_max") & (data.runs["language"] == lang)]
+    budget = d["memory_budget_bytes"].dropna()
+    try:
+        per = _bpp(data, lang)
+    except (KeyError, ValueError, IndexError):
+        per = float("nan")
+    predicted = round(float(budget.iloc[0]) / per, -3) if len(budget) and per > 0 else None
+    return (lo, hi, lang, predicted)
+
+
+def _limit_why(data, t) -> str:
+    lo, hi, lang, predicted = t
+    arithmetic = f"budget / bytes per process = {predicted:,.0f} {lang} processes. " if predicted else ""
+    if not (lo and hi):
+        return arithmetic + "The search did not bracket a limit."
+    return (
+        f"{arithmetic}The search's bracket: {lo:,} fitted, {hi:,} failed. The budget also holds the runtime "
+        "itself (tens of MB for the BEAM), so the real limit is a little below budget / bytes per process."
+    )
 
 
 def _judge_limit(answer, truth):
-    lo, hi, lang = truth
+    lo, hi, lang, _ = truth
     if isinstance(answer, bool) or not isinstance(answer, (int, float)) or answer <= 0:
         return False, "answer with a number of processes, e.g. 50000"
     if lo is not None and answer < lo / 1.5:
@@ -226,14 +250,8 @@ EXERCISES = {
         "your predicted max processes in the budget: budget / bytes per process",
         _predict_truth,
         _judge_limit,
-        lambda data, t: (
-            f"the search's bracket for {t[2]}: {t[0]:,} fitted, {t[1]:,} failed. The budget also "
-            "holds the runtime itself (tens of MB for the BEAM), so the real limit is a little below "
-            "budget / bytes per process."
-            if t[0] and t[1]
-            else "the search did not bracket a limit"
-        ),
-        solution=lambda t: t[0] or t[1],
+        _limit_why,
+        solution=lambda t: t[3] or t[0] or t[1],
     ),
     "stopper": Exercise(
         "stopper",

@@ -28,6 +28,10 @@ from serverbench.teaching.lab4_tcp import tcp_buffer_flag as tcp_buffer_flag
 from serverbench.teaching.lab4_tcp import tcp_looks_faster
 from serverbench.teaching.lab4_tcp import tcp_table as tcp_table
 
+# the class time this lab is planned for, in minutes: the notebook, docs/teaching.md and the
+# instructor material quote it (tests/python/test_teaching_consistency.py)
+CLASS_MINUTES = "45"
+
 SIZE = 5000
 REPS = (1000, 20_000)
 
