@@ -52,12 +52,19 @@ PY
 
 # --- one builder per kind of folder ----------------------------------------------------
 
-# Maven: the jar the spec names; sources are the folder's and any folder its pom.xml
-# compiles in too (build-helper's ${project.basedir}/../<folder>/... : the one Scala tree,
-# src/java's shared sources), so a change there rebuilds every jar made from it.
+# Maven: the jar the spec names; sources are the folder's, its parent POM's (<parent>'s
+# <relativePath>, by default ../pom.xml: the versions and plugins of every JVM jar) and any
+# folder its pom.xml compiles in too (${project.basedir}/../<folder>/... : the one Scala
+# tree, src/java's shared sources), so a change there rebuilds every jar made from it.
 maven_sources() {
-  local d="$1"
+  local d="$1" parent
   printf '%s\n' "$d/pom.xml" "$d/src/main"
+  if grep -q '<parent>' "$d/pom.xml"; then
+    parent="$(sed -n 's|.*<relativePath>\(.*\)</relativePath>.*|\1|p' "$d/pom.xml" | head -n 1)"
+    parent="$d/${parent:-../pom.xml}"
+    [ -d "$parent" ] && parent="$parent/pom.xml"
+    realpath -m "$parent"
+  fi
   { grep -o '${project.basedir}/\.\./[A-Za-z0-9_][A-Za-z0-9_]*' "$d/pom.xml" || true; } |
     sed 's|${project.basedir}/\.\./||' | sort -u | while read -r f; do printf '%s\n' "$ROOT/src/$f/src/main"; done
 }

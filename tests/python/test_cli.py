@@ -130,6 +130,7 @@ def test_build_plans_each_languages_folder_from_the_spec_and_the_tree():
     assert plan["scala"][0] == "maven" and plan["go"] == ["go"] and plan["nodejs"] == ["interpreted"]
     assert "src/scala/src/main" in plan["scala_pekko"] and "src/scala/src/main" in plan["scala_akka24"]
     assert "src/java/src/main" in plan["java_vthreads"]
+    assert "src/pom.xml" in plan["java"]  # the parent POM: a change to it rebuilds every jar
     default = subprocess.run(build, capture_output=True, text=True)  # every folder with something to compile
     assert default.returncode == 0 and {line.split()[1] for line in default.stdout.splitlines()} <= {
         "maven",

@@ -32,16 +32,7 @@ type echoServerMetrics struct {
 	StopReason          string  `json:"stop_reason"`
 }
 
-type echoServerRecord struct {
-	Benchmark  string            `json:"benchmark"`
-	Role       string            `json:"role"`
-	Language   string            `json:"language"`
-	Variant    string            `json:"variant"`
-	Params     echoServerParams  `json:"params"`
-	Metrics    echoServerMetrics `json:"metrics"`
-	Validation tcpValidation     `json:"validation"`
-	Runtime    record.Runtime    `json:"runtime"`
-}
+type echoServerRecord = record.Record[echoServerParams, echoServerMetrics, tcpValidation]
 
 // echoServer: the counters; the lifecycle is runSockServer's.
 type echoServer struct {

@@ -59,15 +59,7 @@ type recoveryValidation struct {
 	MinPairExchanges int64 `json:"min_pair_exchanges"`
 }
 
-type recoveryRecord struct {
-	Benchmark  string             `json:"benchmark"`
-	Language   string             `json:"language"`
-	Variant    string             `json:"variant"`
-	Params     recoveryParams     `json:"params"`
-	Metrics    recoveryMetrics    `json:"metrics"`
-	Validation recoveryValidation `json:"validation"`
-	Runtime    record.Runtime     `json:"runtime"`
-}
+type recoveryRecord = record.Record[recoveryParams, recoveryMetrics, recoveryValidation]
 
 // CheckRecoveryArgs is the one rule cli.json's per-flag ranges cannot state: a
 // positive rate the run is too short to show (fewer than one expected crash).

@@ -56,16 +56,7 @@ type tcpValidation struct {
 	Reason *string `json:"reason"`
 }
 
-type tcpServerRecord struct {
-	Benchmark  string           `json:"benchmark"`
-	Role       string           `json:"role"`
-	Language   string           `json:"language"`
-	Variant    string           `json:"variant"`
-	Params     tcpServerParams  `json:"params"`
-	Metrics    tcpServerMetrics `json:"metrics"`
-	Validation tcpValidation    `json:"validation"`
-	Runtime    record.Runtime   `json:"runtime"`
-}
+type tcpServerRecord = record.Record[tcpServerParams, tcpServerMetrics, tcpValidation]
 
 type tcpClientParams struct {
 	Host            string  `json:"host"`
@@ -89,16 +80,7 @@ type tcpClientMetrics struct {
 	ConnectionErrors       int64    `json:"connection_errors"`
 }
 
-type tcpClientRecord struct {
-	Benchmark  string           `json:"benchmark"`
-	Role       string           `json:"role"`
-	Language   string           `json:"language"`
-	Variant    string           `json:"variant"`
-	Params     tcpClientParams  `json:"params"`
-	Metrics    tcpClientMetrics `json:"metrics"`
-	Validation tcpValidation    `json:"validation"`
-	Runtime    record.Runtime   `json:"runtime"`
-}
+type tcpClientRecord = record.Record[tcpClientParams, tcpClientMetrics, tcpValidation]
 
 func strptr(s string) *string { return &s }
 

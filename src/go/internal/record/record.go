@@ -40,6 +40,25 @@ func CurrentVersion() VersionInfo {
 	return VersionInfo{Program: Program, ProgramVersion: ProgramVersion, Language: Language, Runtime: CurrentRuntime()}
 }
 
+// Record is the one shape of every benchmark record this program prints
+// (spec/native-record.schema.json): the same envelope for every benchmark, with
+// the benchmark's own params (P), metrics (M) and validation (V). Role is set
+// only in a socket program's records (server or client) and Knobs only in paper
+// and mixed records; each is left out of the JSON when empty, so a record has
+// exactly the fields its schema names, in this order.
+type Record[P, M, V any] struct {
+	Benchmark  string  `json:"benchmark"`
+	Role       string  `json:"role,omitempty"`
+	Language   string  `json:"language"`
+	Variant    string  `json:"variant"`
+	Params     P       `json:"params"`
+	Metrics    M       `json:"metrics"`
+	Validation V       `json:"validation"`
+	Runtime    Runtime `json:"runtime"`
+	// Knobs: every knob of this language and benchmark, resolved.
+	Knobs map[string]string `json:"knobs,omitempty"`
+}
+
 // ---- pingping ----
 
 type PingpingParams struct {
@@ -67,18 +86,7 @@ type PingpingValidation struct {
 	PayloadErrors int64 `json:"payload_errors"`
 }
 
-type Pingping struct {
-	Benchmark  string             `json:"benchmark"`
-	Language   string             `json:"language"`
-	Variant    string             `json:"variant"`
-	Params     PingpingParams     `json:"params"`
-	Metrics    PingpingMetrics    `json:"metrics"`
-	Validation PingpingValidation `json:"validation"`
-	Runtime    Runtime            `json:"runtime"`
-	// Knobs: every knob of this language and benchmark, resolved (paper and
-	// mixed records only).
-	Knobs map[string]string `json:"knobs,omitempty"`
-}
+type Pingping = Record[PingpingParams, PingpingMetrics, PingpingValidation]
 
 // ---- spawn ----
 
@@ -105,18 +113,7 @@ type SpawnValidation struct {
 	Ready int64 `json:"ready"`
 }
 
-type Spawn struct {
-	Benchmark  string          `json:"benchmark"`
-	Language   string          `json:"language"`
-	Variant    string          `json:"variant"`
-	Params     SpawnParams     `json:"params"`
-	Metrics    SpawnMetrics    `json:"metrics"`
-	Validation SpawnValidation `json:"validation"`
-	Runtime    Runtime         `json:"runtime"`
-	// Knobs: every knob of this language and benchmark, resolved (paper and
-	// mixed records only).
-	Knobs map[string]string `json:"knobs,omitempty"`
-}
+type Spawn = Record[SpawnParams, SpawnMetrics, SpawnValidation]
 
 // ---- throughput ----
 
@@ -161,18 +158,7 @@ type ThroughputValidation struct {
 	MinPairExchanges  int64 `json:"min_pair_exchanges"`
 }
 
-type Throughput struct {
-	Benchmark  string               `json:"benchmark"`
-	Language   string               `json:"language"`
-	Variant    string               `json:"variant"`
-	Params     ThroughputParams     `json:"params"`
-	Metrics    ThroughputMetrics    `json:"metrics"`
-	Validation ThroughputValidation `json:"validation"`
-	Runtime    Runtime              `json:"runtime"`
-	// Knobs: every knob of this language and benchmark, resolved (paper and
-	// mixed records only).
-	Knobs map[string]string `json:"knobs,omitempty"`
-}
+type Throughput = Record[ThroughputParams, ThroughputMetrics, ThroughputValidation]
 
 // WriteLine prints v as exactly one line of JSON (json.Marshal never emits a
 // newline inside a value).
