@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
-from serverbench import __version__, contract
+from serverbench import __version__, contract, paths
 from serverbench.harness import fingerprint, host, limits
 from serverbench.harness.host import mem_available  # noqa: F401  (re-exported: callers use environment.mem_available)
 
@@ -121,7 +121,7 @@ PIPELINE_OUTPUTS = ("paper", "data/processed", "data/raw")
 def git_info(root: Path | None = None) -> dict:
     """The checkout's commit, and whether a tracked file that decides what runs (anything
     but PIPELINE_OUTPUTS) differs from it; None for both outside a git checkout."""
-    root = root or Path(__file__).resolve().parents[4]
+    root = root or paths.code_root()
     out = {"commit": None, "dirty": None}
     try:
         out["commit"] = subprocess.run(
