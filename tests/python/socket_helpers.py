@@ -13,8 +13,8 @@ import psutil
 import pytest
 
 from serverbench import contract, records
-from serverbench.harness.launch import Launcher
-from serverbench.harness.task import Task
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running.launch import Launcher
 
 # every echo_flood server spec/cli.json lists: a new one is tested without touching this file
 SERVERS = tuple(lang for lang in contract.languages() if contract.implements(lang, "echo_flood"))

@@ -1,4 +1,4 @@
-"""Memory budgets on cgroup v1 and v2 (harness.cgroups, limits.detect_enforcement,
+"""Memory budgets on cgroup v1 and v2 (harness.running.cgroups, limits.detect_enforcement,
 limits.check_budgets).
 
 cgroup v2 is tested against a fake tree: FakeKernel plays the kernel's part of the file
@@ -21,11 +21,12 @@ import pytest
 
 from harness_fakes import MODE, SMALL, fake, fakes, spec
 from serverbench import cli
-from serverbench.harness import cgroups, host_info, limits
-from serverbench.harness.launch import Launcher
-from serverbench.harness.plan import make_plan
-from serverbench.harness.profiles import ProfileError, load_profile
-from serverbench.harness.sweep import run_sweep
+from serverbench.harness import host_info
+from serverbench.harness.planning.plan import make_plan
+from serverbench.harness.planning.profiles import ProfileError, load_profile
+from serverbench.harness.recording.sweep import run_sweep
+from serverbench.harness.running import cgroups, limits
+from serverbench.harness.running.launch import Launcher
 
 MiB = 2**20
 OWN = "user.slice/session-1.scope"

@@ -11,13 +11,8 @@ import pytest
 
 from harness_fakes import SMALL, fakes, lines
 from serverbench import cli, contract, paths, protocol
-from serverbench.harness import (
-    ProfileError,
-    last_session,
-    load_profile,
-    profiles,
-    run_sweep,
-)
+from serverbench.harness import ProfileError, last_session, load_profile, run_sweep
+from serverbench.harness.planning import profiles
 
 
 # --- profiles and bad input -----------------------------------------------------------------
@@ -203,7 +198,7 @@ def test_sweeps_without_a_seed_draw_and_record_their_own(tmp_path):
 
 @pytest.mark.slow
 def test_the_same_seed_gives_the_same_order(tmp_path, monkeypatch):
-    from serverbench.harness import sweep
+    from serverbench.harness.recording import sweep
 
     real = sweep.run_sweep
     monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: real(*a, **{**k, "commands": fakes()}))
@@ -222,7 +217,7 @@ def test_the_same_seed_gives_the_same_order(tmp_path, monkeypatch):
 
 
 def test_schedule_depends_on_the_seed_only():
-    from serverbench.harness.plan import make_plan, schedule
+    from serverbench.harness.planning.plan import make_plan, schedule
 
     plan = make_plan(load_profile("smoke", MORE), languages=["go", "erlang"])
     keys = lambda seed: [t.key for t in schedule(plan, set(), seed)]  # noqa: E731
@@ -234,7 +229,7 @@ def test_a_second_stage_table_is_an_unknown_key(tmp_path):
     """The adaptive second stage is gone (protocol 1: a fixed number of rounds): a profile
     that still has a [second_stage] table, or a --set of one of its keys, is refused as any
     unknown key is."""
-    from serverbench.harness.profiles import ProfileError, load_profile
+    from serverbench.harness.planning.profiles import ProfileError, load_profile
 
     assert "second_stage" not in load_profile("quick")
     old = tmp_path / "old.toml"

@@ -17,12 +17,8 @@ import pytest
 
 from harness_fakes import FAKE, LANGS, SMALL, fake, fakes, lines
 from serverbench import paths, records
-from serverbench.harness import (
-    last_session,
-    latest_sweep,
-    run_sweep,
-    sweep,
-)
+from serverbench.harness import last_session, latest_sweep, run_sweep
+from serverbench.harness.recording import sweep
 
 
 # --- sweeps ---------------------------------------------------------------------------------

@@ -14,9 +14,10 @@ import pytest
 
 from serverbench import records
 from serverbench.analysis.reporting import report
-from serverbench.harness import interference, launch, sockets
-from serverbench.harness.environment import CLK_TCK
-from serverbench.harness.task import Task
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import interference, launch
+from serverbench.harness.running.environment import CLK_TCK
+from serverbench.harness.sockets import run as sockets
 from socket_helpers import default_placement, make_launcher
 
 TICK = 1.0 / CLK_TCK

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from serverbench import contract
-from serverbench.harness.profiles import ProfileError, available_profiles, load_profile, parse_set
+from serverbench.harness.planning.profiles import ProfileError, available_profiles, load_profile, parse_set
 
 
 def register(subparsers) -> None:
@@ -87,7 +87,7 @@ def _usage(e):
 def run_request(args) -> dict:
     """run_sweep's keyword arguments from the parsed `run` arguments (bad input: UsageError;
     a sweep into the repository's data/raw needs a clean tree)."""
-    from serverbench.harness.shards import parse_shard
+    from serverbench.harness.recording.shards import parse_shard
 
     refuse_dirty(args.raw_dir, args.allow_dirty)
     try:
@@ -98,7 +98,7 @@ def run_request(args) -> dict:
         if getattr(args, "piece", None):
             from datetime import UTC, datetime
 
-            from serverbench.harness.pieces import piece
+            from serverbench.harness.planning.pieces import piece
 
             p = piece(args.profile, args.piece)
             if benchmarks:
@@ -132,7 +132,7 @@ def run_command(args, stdout, stderr) -> int:
 
 
 def _cmd_run(args, stdout, stderr) -> int:
-    from serverbench.harness import sweep
+    from serverbench.harness.recording import sweep
 
     req = run_request(args)
     try:
@@ -145,8 +145,8 @@ def _cmd_run(args, stdout, stderr) -> int:
 
 def print_session(sweep_dir, shard, stdout) -> None:
     """What the last session of a sweep (or shard) did, and the sweep so far."""
-    from serverbench.harness import rawlog
-    from serverbench.harness.sweep import last_session, read_lines
+    from serverbench.harness.recording import rawlog
+    from serverbench.harness.recording.sweep import last_session, read_lines
 
     print(sweep_dir, file=stdout)
     index = shard.index if shard else None
@@ -176,7 +176,7 @@ def refuse_dirty(raw_dir, allow_dirty: bool) -> None:
     from pathlib import Path
 
     from serverbench import paths
-    from serverbench.harness.environment import git_info
+    from serverbench.harness.running.environment import git_info
 
     root = Path(raw_dir).resolve() if raw_dir else paths.raw_dir()
     if allow_dirty or root != (paths.repo_root() / "data" / "raw").resolve():
@@ -189,7 +189,7 @@ def refuse_dirty(raw_dir, allow_dirty: bool) -> None:
 
 
 def _cmd_profiles(args, stdout, stderr) -> int:
-    from serverbench.harness.plan import machine_cpus, make_plan
+    from serverbench.harness.planning.plan import machine_cpus, make_plan
 
     cpus = machine_cpus()
     if args.needs:
@@ -228,8 +228,8 @@ def _cmd_profiles(args, stdout, stderr) -> int:
 
 def _print_pieces(name: str, oversubscribe: bool, stdout) -> None:
     """A profile's pieces, each with its runs and estimate (`run --piece NAME`)."""
-    from serverbench.harness.pieces import pieces
-    from serverbench.harness.plan import make_plan
+    from serverbench.harness.planning.pieces import pieces
+    from serverbench.harness.planning.plan import make_plan
 
     try:
         found = pieces(name)

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import paths
-from serverbench.harness import profiles
 from serverbench.harness.cli import refuse_dirty
-from serverbench.harness.shards import ShardProgress  # noqa: F401  (re-exported: slurm status shows it)
+from serverbench.harness.planning import profiles
+from serverbench.harness.recording.shards import ShardProgress  # noqa: F401  (re-exported: slurm status shows it)
 from serverbench.slurm import batch, scheduler
 
 SUBMISSIONS = "submissions.jsonl"

@@ -23,14 +23,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import contract, jdks, paths, records
-from serverbench.harness import cgroups, environment, fingerprint, limits, rawlog, shards
-from serverbench.harness.environment import host_info, utc
-from serverbench.harness.launch import Launcher
-from serverbench.harness.plan import Plan, make_plan, schedule
-from serverbench.harness.profiles import ProfileError, load_profile, sweep_seed
-from serverbench.harness.rawlog import read_lines
-from serverbench.harness.search import Search, run_search
-from serverbench.harness.shards import Shard, parse_shard
+from serverbench.harness.planning.plan import Plan, make_plan, schedule
+from serverbench.harness.planning.profiles import ProfileError, load_profile, sweep_seed
+from serverbench.harness.planning.search import Search
+from serverbench.harness.recording import rawlog, shards
+from serverbench.harness.recording.rawlog import read_lines
+from serverbench.harness.recording.shards import Shard, parse_shard
+from serverbench.harness.running import cgroups, environment, fingerprint, limits
+from serverbench.harness.running.environment import host_info, utc
+from serverbench.harness.running.launch import Launcher
+from serverbench.harness.running.searching import run_search
 
 SWEEP_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 MEMAVAILABLE_FRACTION = 0.75
@@ -100,7 +102,7 @@ def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
             )
     sockets = [t for t in plan.tasks if t.family == "socket"]
     if sockets:  # socket benchmarks: the machine must hold the connections asked for
-        from serverbench.harness import sockets_limits
+        from serverbench.harness.sockets import limits as sockets_limits
 
         try:
             sockets_limits.check_connections(max(int(t.params.get("connections", 1)) for t in sockets))

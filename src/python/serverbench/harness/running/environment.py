@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from serverbench import __version__, contract, paths
-from serverbench.harness import fingerprint, host, limits
-from serverbench.harness.host import mem_available  # noqa: F401  (re-exported: callers use environment.mem_available)
+from serverbench.harness.running import fingerprint, host, limits
+from serverbench.harness.running.host import mem_available  # noqa: F401  (re-exported: callers use environment.mem_available)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 

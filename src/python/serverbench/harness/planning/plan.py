@@ -10,9 +10,10 @@ import random
 from dataclasses import dataclass, field, replace
 
 from serverbench import audit_steps, contract, plugins
-from serverbench.harness.profiles import BENCHMARKS, PARAM_KEYS, SEARCH_TABLE, ProfileError
-from serverbench.harness.search import Search
-from serverbench.harness.task import Task, config_id, group_id, heap_mb, process_limit
+from serverbench.harness.planning import socket_plan
+from serverbench.harness.planning.profiles import BENCHMARKS, PARAM_KEYS, SEARCH_TABLE, ProfileError
+from serverbench.harness.planning.search import Search
+from serverbench.harness.planning.task import Task, config_id, group_id, heap_mb, process_limit
 
 
 @dataclass
@@ -199,10 +200,8 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                             for st in _settings_grid(lang, t):
                                 plan.tasks += _trials(bench, lang, variant, c, params, t, st)
     if any(t.family == "socket" for t in plan.tasks):
-        # socket benchmarks: one task per client x server x placement (harness.sockets owns how)
-        from serverbench.harness import sockets
-
-        sockets.expand_plan(plan)
+        # socket benchmarks: one task per client x server x placement
+        socket_plan.expand_plan(plan)
     return plan
 
 

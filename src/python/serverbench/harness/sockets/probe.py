@@ -36,7 +36,7 @@ import threading
 import time
 
 from serverbench import plugins
-from serverbench.harness import host
+from serverbench.harness.running import host
 
 INTERVAL_S = 0.1  # how often peaks and the guard are sampled
 SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration_s, 1 s) after the client
@@ -159,7 +159,7 @@ def process_tree(pid: int) -> list[int]:
 def host_floor_bytes(task) -> int:
     """The host's memory floor for a run: the task's own, else the harness's one default
     (the spawn_max.host_floor_bytes default, profiles.SEARCH_DEFAULTS)."""
-    from serverbench.harness.profiles import SEARCH_DEFAULTS
+    from serverbench.harness.planning.profiles import SEARCH_DEFAULTS
 
     return int(task.host_floor_bytes if task.host_floor_bytes is not None else SEARCH_DEFAULTS["host_floor_bytes"])
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from serverbench import paths, records, sidecars
-from serverbench.harness.profiles import ProfileError
+from serverbench.harness.planning.profiles import ProfileError
 
 MANIFEST_NAME = records.MANIFEST_NAME
 SESSIONS_NAME = records.SESSIONS_NAME

@@ -36,22 +36,21 @@ import time
 from dataclasses import replace
 
 from serverbench import contract
-from serverbench.harness import classify, limits, sockets_bytes, sockets_probe
-from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: the family's API)
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import classify, limits
+from serverbench.harness.sockets import accounting as sockets_bytes
+from serverbench.harness.sockets import probe as sockets_probe
+from serverbench.harness.sockets.limits import (  # noqa: F401  (re-exported: the family's API)
     PLACEMENTS,
     SocketLimitError,
     check_connections,
     check_memory_floors,
-    expand,
-    expand_plan,
     nofile_limits,
-    options_id,
     placement_cpus,
     sysctl_snapshot,
 )
-from serverbench.harness.sockets_limits import preexec_for as _preexec
-from serverbench.harness.sockets_server import STOP_WAIT_S, TERM_WAIT_S, Server  # noqa: F401  (re-exported)
-from serverbench.harness.task import Task
+from serverbench.harness.sockets.limits import preexec_for as _preexec
+from serverbench.harness.sockets.server import STOP_WAIT_S, TERM_WAIT_S, Server  # noqa: F401  (re-exported)
 
 LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
 CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
@@ -99,7 +98,7 @@ def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> 
 
 # ---- the run's CPUs (interference is measured on them) -----------------------------------
 def run_cpus(lau, task: Task) -> list[int]:
-    """Every CPU the run's server and client are pinned to: harness.interference counts the
+    """Every CPU the run's server and client are pinned to: harness.running.interference counts the
     other processes' CPU time on these (launch.family_cpus); every allowed CPU when the
     placement is impossible (the run is refused)."""
     try:

@@ -3,7 +3,7 @@
 `Launcher.run(task)` picks the task's family runner ("process": `run_process` below;
 "socket": harness.sockets*, plugged in by name in FAMILY_RUNNERS), samples the load
 average, CPU steal and other processes' CPU time on the run's CPUs around it
-(harness.interference), and returns the raw-log record (not yet written).
+(harness.running.interference), and returns the raw-log record (not yet written).
 `run_process` starts the process (sched_setaffinity and, where possible, a memory cgroup
 entered in the child before exec), waits with os.wait4 (rusage: peak RSS, CPU seconds,
 page faults), enforces the timeout, the memory budget and the host's memory floor, and
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from serverbench import contract, jdks
-from serverbench.harness import cgroups, classify, environment, interference, jvm, limits
-from serverbench.harness.task import Task
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import cgroups, classify, environment, interference, jvm, limits
 
 # Inherited variables that would change how a runtime behaves behind the harness's back.
 STRIPPED_ENV = (
@@ -47,8 +47,8 @@ STRIPPED_ENV = (
 # family -> "module:function" of fn(launcher, task) -> raw record. A family's module is
 # imported when its first task runs, so a socket module can land on its own.
 FAMILY_RUNNERS = {
-    "process": "serverbench.harness.launch:run_process",
-    "socket": "serverbench.harness.sockets:run_socket_task",
+    "process": "serverbench.harness.running.launch:run_process",
+    "socket": "serverbench.harness.sockets.run:run_socket_task",
 }
 
 
@@ -61,7 +61,7 @@ class Launcher:
     allowed_cpus: list[int]
     commands: dict = field(default_factory=dict)  # language -> argv prefix override (tests' fakes)
     enforcement: str = "watchdog"  # cgroup | watchdog | none (what the machine allows)
-    cgroup_parent: str | None = None  # v1 memory cgroup or v2 sub-tree (harness.cgroups)
+    cgroup_parent: str | None = None  # v1 memory cgroup or v2 sub-tree (harness.running.cgroups)
     watchdog_interval_s: float = 0.05
     tmpdir: str | None = None
     affinity_checked: int = 0
@@ -187,7 +187,7 @@ class Launcher:
     # -- one run --------------------------------------------------------------------
     def run(self, task: Task) -> tuple[dict, float]:
         """Run once (by the task's family); return (raw record, harness wall seconds).
-        Interference (harness.interference) is measured on the run's CPUs for every family:
+        Interference (harness.running.interference) is measured on the run's CPUs for every family:
         a process run's pinned CPUs, a socket run's server and client CPUs."""
         t_begin = time.perf_counter()
         process = task.family == "process"

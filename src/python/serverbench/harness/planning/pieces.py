@@ -20,7 +20,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 from serverbench import contract
-from serverbench.harness.profiles import SEARCH_TABLE, ProfileError, load_profile, profile_path
+from serverbench.harness.planning.profiles import SEARCH_TABLE, ProfileError, load_profile, profile_path
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ parameter lists or settings for one language (e.g. pingping at 5 kB only for jav
 Each [[<bench>.also]] table adds one more grid: the benchmark table with these parameter
 lists or settings replaced (e.g. a few saturate-mode points beside the flood grid).
 A language that does not implement a benchmark (spec/cli.json languages.<lang>.benchmarks)
-simply has no runs of it. Expansion into runs is harness.plan.
+simply has no runs of it. Expansion into runs is harness.planning.plan.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ except ModuleNotFoundError:  # pragma: no cover (Python 3.10)
     import tomli as tomllib  # type: ignore
 
 from serverbench import contract, paths, protocol
-from serverbench.harness.values import ProfileError
-from serverbench.harness.values import bool_value as _bool
-from serverbench.harness.values import bytes_value as _bytes
-from serverbench.harness.values import int_value as _int
-from serverbench.harness.values import param_values as _param_values
-from serverbench.harness.values import positive_number as _pos_number
+from serverbench.harness.planning.values import ProfileError
+from serverbench.harness.planning.values import bool_value as _bool
+from serverbench.harness.planning.values import bytes_value as _bytes
+from serverbench.harness.planning.values import int_value as _int
+from serverbench.harness.planning.values import param_values as _param_values
+from serverbench.harness.planning.values import positive_number as _pos_number
 
 GiB = 1024**3
 MiB = 1024**2
@@ -203,7 +203,7 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         "seed": None if prof.get("seed") is None else _int(prof["seed"], "seed", minimum=0),
         "variant": prof.get("variant", "fair"),
         "languages": _langs(prof.get("languages", list(contract.languages())), "languages"),
-        # an ok run flagged interfered (harness/interference.py) is run once more; smoke, a
+        # an ok run flagged interfered (harness/running/interference.py) is run once more; smoke, a
         # build check and test fixture, keeps one record per task
         "rerun_interfered": _bool(prof.get("rerun_interfered", True), "rerun_interfered"),
     }

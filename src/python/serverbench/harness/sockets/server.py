@@ -10,8 +10,8 @@ import signal
 import subprocess
 import time
 
-from serverbench.harness import limits
-from serverbench.harness.sockets_limits import preexec_for as _preexec
+from serverbench.harness.running import limits
+from serverbench.harness.sockets.limits import preexec_for as _preexec
 
 STOP_WAIT_S = 10.0  # longest wait for the server's record after its stdin closes
 TERM_WAIT_S = 3.0  # after SIGTERM, before SIGKILL

@@ -1,7 +1,7 @@
 """Limits on one child process: CPU pinning and death-with-the-harness (in the child
 before exec), the wall-clock deadline, the memory budget (which enforcement this machine
 allows, checked against each runtime's floor; the cgroups themselves are
-harness.cgroups), an RSS watchdog, and the host's memory floor (MemAvailable must stay
+harness.running.cgroups), an RSS watchdog, and the host's memory floor (MemAvailable must stay
 above it)."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 from serverbench import contract, jdks
-from serverbench.harness import cgroups, jvm
-from serverbench.harness import task as task_mod
-from serverbench.harness.host import killpg  # noqa: F401  (re-exported: callers use limits.killpg)
-from serverbench.harness.values import ProfileError
+from serverbench.harness.planning import task as task_mod
+from serverbench.harness.planning.values import ProfileError
+from serverbench.harness.running import cgroups, jvm
+from serverbench.harness.running.host import killpg  # noqa: F401  (re-exported: callers use limits.killpg)
 
 PR_SET_PDEATHSIG = 1
 MiB = 1024**2
@@ -118,7 +118,7 @@ class Monitor:
                 if rss > self.budget:
                     return self._end("memory")
             if self.host_floor is not None:
-                from serverbench.harness.host import mem_available
+                from serverbench.harness.running.host import mem_available
 
                 avail = mem_available()
                 if self.min_mem_available is None or avail < self.min_mem_available:

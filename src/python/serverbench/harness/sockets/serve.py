@@ -20,7 +20,7 @@ import sys
 import threading
 
 from serverbench import contract
-from serverbench.harness import sockets
+from serverbench.harness.sockets import run as sockets
 
 
 def register(subparsers) -> None:
