@@ -19,6 +19,7 @@ import pytest
 
 from serverbench import contract, records
 from serverbench.benchmarks.echo_flood import sockets as echo_sockets
+from serverbench.harness.running import pinned
 from serverbench.harness.sockets import accounting as sockets_bytes
 from serverbench.harness.sockets import probe as sockets_probe
 from serverbench.harness.sockets import run as sockets
@@ -235,7 +236,7 @@ def test_python_threads_stops_within_3_s_with_512_connections(how):
     stdin close for 6-40 s at 16,384 connections. The stop must not depend on them."""
     _need("python_threads")
     argv = [str(contract.executable("python_threads")), "python_threads", "echo_flood", "server", "--port", "0"]
-    pre = sockets._preexec(sorted(os.sched_getaffinity(0)))  # RLIMIT_NOFILE raised, dies with the test
+    pre = pinned.make_preexec(sorted(os.sched_getaffinity(0)), raise_nofile=True)  # dies with the test
     srv = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=pre)
     conns, worker = [], None
     try:

@@ -33,8 +33,11 @@ from serverbench.harness.running import cgroups, environment, fingerprint, limit
 from serverbench.harness.running.environment import host_info, utc
 from serverbench.harness.running.launch import Launcher
 from serverbench.harness.running.searching import run_search
+from serverbench.harness.sockets.run import SOCKET
 
 SWEEP_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+# The benchmark families beyond the Launcher's own "process" (spec/cli.json benchmarks.<id>.family)
+FAMILIES = {"socket": SOCKET}
 MEMAVAILABLE_FRACTION = 0.75
 
 __all__ = ["run_sweep", "latest_sweep", "last_session", "read_lines", "host_info", "make_plan"]
@@ -174,6 +177,7 @@ def run_sweep(
             enforcement=mode,
             cgroup_parent=cg_parent,
             watchdog_interval_s=prof["defaults"]["watchdog_interval_s"],
+            families=FAMILIES,
         )
         cgroups.cleanup_stale(cg_parent)
         _execute(run, launcher)

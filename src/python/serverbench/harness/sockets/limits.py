@@ -2,14 +2,14 @@
 TCP memory and the host's memory floor before a large run, CPU placement, and a read-only
 snapshot of the system-wide settings for the manifest. Nothing here changes a system-wide
 setting (sysctl); the children's RLIMIT_NOFILE soft limit is raised to the hard limit in
-the child, before exec."""
+the child, before exec (running.pinned)."""
 
 from __future__ import annotations
 
 import resource
 
 from serverbench import plugins
-from serverbench.harness.running import host, limits
+from serverbench.harness.running import host
 from serverbench.harness.sockets import probe as sockets_probe
 
 PLACEMENTS = ("split", "shared")
@@ -94,14 +94,3 @@ def placement_cpus(
 def sysctl_snapshot() -> dict:
     """The system-wide settings that bound socket benchmarks, read only (for the manifest)."""
     return host.sysctl_snapshot(SYSCTLS)
-
-
-def preexec_for(cpus: list[int]):
-    base = limits.make_preexec(cpus, None)
-
-    def preexec():
-        base()
-        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-    return preexec

@@ -24,7 +24,7 @@ kernel-memory guard of large socket runs.
   the host's MemAvailable fell below the harness's host floor, it kills the client's
   process group (its sockets close with it) and says which floor; the caller records the
   run `over_memory_budget` and stops the server as after any run. `floor_crossed()` is the
-  same test the harness makes before such a run (sockets_limits.check_memory_floors).
+  same test the harness makes before such a run (sockets.limits.check_memory_floors).
 
 Every /proc reader is a module-level function, so tests can replace one (monkeypatch).
 """
