@@ -238,3 +238,23 @@ def test_a_second_stage_table_is_an_unknown_key(tmp_path):
         load_profile(str(old))
     with pytest.raises(ProfileError, match="unknown setting 'second_stage.rounds'"):
         load_profile("quick", {"second_stage.rounds": 5})
+
+
+def test_the_search_is_declared_by_its_benchmark_not_named_by_the_harness():
+    """[spawn_max] is spawn's: its package declares the search (benchmarks/spawn/search.py)
+    and the process limit its runs need (limits.py); the harness finds both by asking."""
+    from serverbench.benchmarks.spawn import limits as spawn_limits
+    from serverbench.benchmarks.spawn import search as spawn_search
+    from serverbench.harness.planning import search
+    from serverbench.harness.planning.task import process_limit
+
+    (d,) = search.declared().values()
+    assert (d.benchmark, d.table, d.name, d.param) == ("spawn", spawn_search.TABLE, spawn_search.NAME, "processes")
+    assert d.defaults["start"] == spawn_search.DEFAULTS["start"] and d.defaults["factor"] == 2.0
+    assert profiles.BENCHMARKS.index(d.table) == profiles.BENCHMARKS.index("spawn") + 1
+    prof = load_profile("smoke", {"spawn_max.start": 50})
+    assert prof[d.table]["start"] == 50 and prof[d.table]["memory_budget_bytes"] == prof[d.table]["budget_bytes"]
+    n = 10_000_000
+    assert process_limit("spawn", {"processes": n}, 1_048_576) == spawn_limits.process_limit({"processes": n}, 1)
+    assert process_limit("spawn", {"processes": n}, 1_048_576) == n + n // 10
+    assert process_limit("pingping", {"processes": n}, 1_048_576) == 1_048_576

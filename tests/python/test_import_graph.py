@@ -80,11 +80,14 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
     return graph
 
 
-# Modules whose layer is not their package's: a benchmark's cost model (cost.py) and socket
-# hooks (sockets.py) are plain data and arithmetic the harness reads (serverbench.plugins.part).
+# Modules whose layer is not their package's: a benchmark's cost model (cost.py), socket
+# hooks (sockets.py), search (search.py) and process needs (limits.py) are plain data and
+# arithmetic the harness reads (serverbench.plugins.part).
 MODULE_LAYERS = {
     "serverbench.benchmarks.*.cost": 0,
     "serverbench.benchmarks.*.sockets": 0,
+    "serverbench.benchmarks.*.search": 0,
+    "serverbench.benchmarks.*.limits": 0,
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from serverbench import contract
-from serverbench.harness.planning.profiles import ProfileError, available_profiles, load_profile, parse_set
+from serverbench.harness.planning.profiles import BENCHMARKS, ProfileError, available_profiles, load_profile, parse_set
 
 
 def register(subparsers) -> None:
@@ -42,9 +42,7 @@ def add_run_arguments(r) -> None:
         "`python -m serverbench profiles` lists them): its benchmarks and overrides, into its own sweep",
     )
     r.add_argument("--languages", default=None, help="comma-separated subset of " + ",".join(contract.languages()))
-    r.add_argument(
-        "--benchmarks", default=None, help="comma-separated subset of " + ",".join(contract.benchmarks()) + ",spawn_max"
-    )
+    r.add_argument("--benchmarks", default=None, help="comma-separated subset of " + ",".join(BENCHMARKS))
     r.add_argument(
         "--set",
         dest="sets",
@@ -213,7 +211,7 @@ def _cmd_profiles(args, stdout, stderr) -> int:
         for task in plan.tasks:
             per[task.benchmark] += 1
         for srch in plan.searches:
-            per["spawn_max"] += srch.estimated_steps()
+            per[srch.declared.table] += srch.estimated_steps()
         est = plan.estimate_s()
         detail = ", ".join(f"{k} {v}" for k, v in per.items())
         print(f"  {name:8s} ~{plan.run_count()} runs (~{est / 60:.1f} min): {detail}", file=stdout)

@@ -10,8 +10,8 @@ import random
 from dataclasses import dataclass, field, replace
 
 from serverbench import audit_steps, contract, plugins
-from serverbench.harness.planning import socket_plan
-from serverbench.harness.planning.profiles import BENCHMARKS, PARAM_KEYS, SEARCH_TABLE, ProfileError
+from serverbench.harness.planning import search, socket_plan
+from serverbench.harness.planning.profiles import BENCHMARKS, PARAM_KEYS, ProfileError
 from serverbench.harness.planning.search import Search
 from serverbench.harness.planning.task import Task, config_id, group_id, heap_mb, process_limit
 
@@ -97,8 +97,9 @@ def grid(bench: str, b: dict) -> list[dict]:
 
 
 def native_benchmark(table: str) -> str:
-    """The benchmark a profile table runs (spawn_max runs spawn)."""
-    return "spawn" if table == SEARCH_TABLE else table
+    """The benchmark a profile table runs (a search's table runs the benchmark declaring it)."""
+    found = search.of_table(table)
+    return found.benchmark if found else table
 
 
 def runs_here(lang: str, table: str, variant: str) -> bool:
@@ -186,8 +187,9 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                 ),
             ]
             for c in cores:
-                if bench == SEARCH_TABLE:
-                    plan.searches.append(Search(lang, variant, c, table))
+                declared = search.of_table(bench)
+                if declared:
+                    plan.searches.append(Search(lang, variant, c, table, declared))
                     continue
                 for t, t_cores in tables:
                     if c not in t_cores:
@@ -304,7 +306,7 @@ def estimate_task_s(t: Task) -> float:
 def estimate_search_s(s: Search) -> float:
     total, n, cfg = 0.0, s.settings["start"], s.settings
     for _ in range(s.estimated_steps()):
-        est = estimate_run_s(SEARCH_TABLE, s.language, {"processes": n})
+        est = estimate_run_s(s.declared.benchmark, s.language, {s.declared.param: n})
         total += min(cfg["timeout_s"], est)
         if est >= cfg["timeout_s"]:  # a timeout ends the growth (bisection after it)
             total += cfg["timeout_s"] * 0.7 if cfg["refine_steps"] else 0

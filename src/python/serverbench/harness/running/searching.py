@@ -1,5 +1,6 @@
-"""Running a max-processes search (planning.search says what one is): N grows by a factor
-until a run fails; then bisection between the last success and the failure. A failure that
+"""Running a search (planning.search says what one is, e.g. spawn's max processes): the
+parameter N grows by a factor until a run fails; then bisection between the last success
+and the failure. A failure that
 is a timeout does not establish a limit, so a timed-out step is bisected further
 (timeout_bisect_steps) until a classified failure (e.g. over_memory_budget, crashed) or a
 success below it. Before every step the host must keep its floor: MemAvailable - budget >=
@@ -19,9 +20,9 @@ from serverbench.harness.running import environment
 FLOOR_WAIT_S = 30.0  # how long a step waits for the host's memory to come back
 
 
-def host_has_room(task: Task, wait_s: float | None = None) -> str | None:
+def host_has_room(task: Task, wait_s: float | None = None, setting: str = "host_floor_bytes") -> str | None:
     """None when MemAvailable - budget stays above the floor (waiting up to wait_s for it),
-    else why not."""
+    else why not (naming the profile setting of the floor)."""
     floor, budget = task.host_floor_bytes or 0, task.memory_budget_bytes or 0
     t_end = time.monotonic() + (FLOOR_WAIT_S if wait_s is None else wait_s)
     while True:
@@ -31,7 +32,7 @@ def host_has_room(task: Task, wait_s: float | None = None) -> str | None:
         if time.monotonic() >= t_end:
             return (
                 f"refused {task.config_id}: MemAvailable is {avail} bytes; a run with a budget of {budget} "
-                f"bytes would leave less than the host floor of {floor} bytes (spawn_max.host_floor_bytes)"
+                f"bytes would leave less than the host floor of {floor} bytes ({setting})"
             )
         time.sleep(1.0)
 
@@ -43,8 +44,9 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
     so a resumed search continues where it stopped. execute(task) -> record runs a step;
     skipped_step() is called for a reused one (progress). Outcome: {"key", "steps",
     "largest_ok", "smallest_failed", "failure_status", "established", "refused"}."""
-    cfg = s.settings
-    cap = contract.benchmark_flags("spawn")["--processes"].get("max", 200_000_000)
+    cfg, d = s.settings, s.declared
+    flag = next(f for f in contract.benchmark_flags(d.benchmark).values() if f.get("param") == d.param)
+    cap = flag.get("max", 200_000_000)
     step = 0
     last_status: dict[int, str] = {}
     refused = None
@@ -58,7 +60,7 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
             if skipped_step:
                 skipped_step()
         else:
-            why = host_has_room(task) if check_host else None
+            why = host_has_room(task, setting=f"{d.table}.host_floor_bytes") if check_host else None
             if why:
                 refused = why
                 print(f"serverbench: {why}", file=sys.stderr, flush=True)

@@ -158,10 +158,10 @@ def process_tree(pid: int) -> list[int]:
 # ---- the floors ---------------------------------------------------------------------------
 def host_floor_bytes(task) -> int:
     """The host's memory floor for a run: the task's own, else the harness's one default
-    (the spawn_max.host_floor_bytes default, profiles.SEARCH_DEFAULTS)."""
-    from serverbench.harness.planning.profiles import SEARCH_DEFAULTS
+    (a search's host_floor_bytes default, planning.search.HOST_FLOOR_BYTES)."""
+    from serverbench.harness.planning.search import HOST_FLOOR_BYTES
 
-    return int(task.host_floor_bytes if task.host_floor_bytes is not None else SEARCH_DEFAULTS["host_floor_bytes"])
+    return int(task.host_floor_bytes if task.host_floor_bytes is not None else HOST_FLOOR_BYTES)
 
 
 def tcp_guard_pages() -> int | None:
