@@ -9,9 +9,9 @@ why it has not moved yet: the processed spawn_max side tables of the max-process
 (process, side_tables and audit; the harness names no benchmark: it runs the search spawn
 declares in benchmarks/spawn/search.py), the sources' own data turned into records
 (paperdata, sourcedata), the synthetic records of the tests (synthetic), a docstring's
-example command line (contract), and the dimensioning experiment (dimension), whose questions are the paper's three benchmarks' by
-design (each benchmark's part of it could move into its package, asked for by
-plugins.part)."""
+example command line (contract), and the dimensioning experiment (dimension), whose
+questions are the paper's three benchmarks' by design (each benchmark's part of it could
+move into its package, asked for by plugins.part)."""
 
 from __future__ import annotations
 
