@@ -258,3 +258,24 @@ def test_the_search_is_declared_by_its_benchmark_not_named_by_the_harness():
     assert process_limit("spawn", {"processes": n}, 1_048_576) == spawn_limits.process_limit({"processes": n}, 1)
     assert process_limit("spawn", {"processes": n}, 1_048_576) == n + n // 10
     assert process_limit("pingping", {"processes": n}, 1_048_576) == 1_048_576
+
+
+def test_a_resolved_profile_is_a_frozen_value():
+    """Nothing can change a profile another caller holds: item assignment and attribute
+    assignment are refused, a read is a fresh copy, a new seed is a new profile."""
+    import dataclasses
+
+    prof = load_profile("smoke")
+    with pytest.raises(TypeError):
+        prof["seed"] = 7  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        prof.seed = 7  # type: ignore[misc]
+    table = prof["pingping"]
+    table["trials"] = 999
+    table["repetitions"].append(1)
+    assert prof["pingping"]["trials"] != 999 and 1 not in prof["pingping"]["repetitions"]
+    seeded = prof.with_seed(42)
+    assert seeded.seed == 42 and seeded["seed"] == 42 and prof.seed == 1  # smoke's own
+    recorded = prof.as_dict()
+    assert list(recorded) == list(prof) and recorded["pingping"] == prof["pingping"]
+    assert json.loads(json.dumps(recorded)) == recorded  # what a sweep writes is plain JSON

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field, replace
 from serverbench import audit_steps, contract, plugins
 from serverbench.harness.planning import search, socket_plan
 from serverbench.harness.planning.profiles import BENCHMARKS, PARAM_KEYS, ProfileError
+from serverbench.harness.planning.resolved import Profile
 from serverbench.harness.planning.search import Search
 from serverbench.harness.planning.task import Task, config_id, group_id, heap_mb, process_limit
 
 
 @dataclass
 class Plan:
-    profile: dict
+    profile: Profile  # the resolved profile (a frozen value)
     tasks: list[Task]  # every trial (warm-ups included), in plan order
     searches: list[Search]
     not_runnable: list[dict] = field(default_factory=list)
@@ -130,7 +131,7 @@ def check_request(languages, benchmarks, variant: str) -> None:
             )
 
 
-def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, machine=None) -> Plan:
+def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=False, machine=None) -> Plan:
     machine = machine or machine_cpus()
     languages = as_list(languages, "languages")
     benchmarks = as_list(benchmarks, "benchmarks")

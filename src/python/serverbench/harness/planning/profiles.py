@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 try:
@@ -28,6 +29,7 @@ except ModuleNotFoundError:  # pragma: no cover (Python 3.10)
 
 from serverbench import contract, paths, protocol
 from serverbench.harness.planning import search
+from serverbench.harness.planning.resolved import Profile
 from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.planning.values import bool_value as _bool
 from serverbench.harness.planning.values import bytes_value as _bytes
@@ -148,7 +150,7 @@ def _allowed_keys(table: str) -> set:
     return keys
 
 
-def load_profile(name_or_path="quick", overrides=None) -> dict:
+def load_profile(name_or_path="quick", overrides=None) -> Profile:
     """The resolved profile: file, then overrides; every key checked, defaults filled in.
 
     Core counts stay as written (with "max"); expansion against the machine is plan()."""
@@ -163,7 +165,7 @@ def load_profile(name_or_path="quick", overrides=None) -> dict:
     return resolve(prof, source=str(path))
 
 
-def sweep_seed(prof: dict, sweep_dir) -> int:
+def sweep_seed(prof: Mapping, sweep_dir) -> int:
     """The seed of a sweep's run order: the profile's (--seed N / --set seed=N) when given;
     else the one its manifest recorded (a resumed sweep, another shard of it, keeps its
     order); else a fresh one from the OS's random source, recorded in the manifest."""
@@ -177,7 +179,7 @@ def sweep_seed(prof: dict, sweep_dir) -> int:
     return secrets.randbelow(2**31)
 
 
-def resolve(prof: dict, source: str = "<dict>") -> dict:
+def resolve(prof: dict, source: str = "<dict>") -> Profile:
     for k in prof:
         if k not in TOP_KEYS:
             raise ProfileError(f"{source}: unknown top-level key {k!r}")
@@ -235,7 +237,7 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
             b["per_language"][lang] = {k: full[k] for k in sub}
         b["also"] = _also(bench, table.get("also") or [], b, out["defaults"], source)
         out[bench] = b
-    return out
+    return Profile.from_dict(out)
 
 
 def _also(bench: str, also, b: dict, defaults: dict, source: str) -> list[dict]:

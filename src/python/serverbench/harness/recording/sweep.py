@@ -187,10 +187,11 @@ def run_sweep(
 
 
 def _execute(run: SweepRun, launcher: Launcher) -> None:
-    plan, prof = run.plan, run.plan.profile
-    prof["seed"] = sweep_seed(prof, run.sweep_dir)  # given, else the manifest's, else fresh
+    plan = run.plan
+    # the seed: given, else the manifest's, else fresh; a new profile value, the plan's unchanged
+    prof = plan.profile.with_seed(sweep_seed(plan.profile, run.sweep_dir))
     versions = environment.runtime_versions(launcher, plan.languages)
-    man = environment.manifest(run, launcher, versions)
+    man = environment.manifest(run, launcher, versions, prof)
     rawlog.write_once(run.sweep_dir / rawlog.MANIFEST_NAME, man)
     if run.shard is not None:
         rawlog.write_once(run.path("manifest"), man)
@@ -221,7 +222,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
             "pid": os.getpid(),
             "argv": sys.argv,
             "profile": prof["name"],
-            "resolved_profile": prof,
+            "resolved_profile": prof.as_dict(),
             "overrides": run.overrides,
             "languages": plan.languages,
             "benchmarks": plan.benchmarks,
@@ -248,7 +249,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
 
     def execute(task) -> dict:
         rec = once(task)
-        if rec.get("status") == "ok" and rec.get("interfered") and run.plan.profile.get("rerun_interfered", True):
+        if rec.get("status") == "ok" and rec.get("interfered") and prof.rerun_interfered:
             rec = once(task, rerun=True)  # once more; the later ok attempt is the one selected
         return rec
 

@@ -188,15 +188,16 @@ def utc(ts: float | None = None) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def manifest(run, launcher, versions: dict) -> dict:
-    """The manifest of a sweep (or of one shard of it): what ran where, written once."""
-    plan, prof = run.plan, run.plan.profile
+def manifest(run, launcher, versions: dict, prof) -> dict:
+    """The manifest of a sweep (or of one shard of it): what ran where, written once. prof:
+    the resolved profile with the sweep's seed."""
+    plan = run.plan
     return {
         "schema_version": 1,
         "sweep_id": run.sweep_id,
         "created_utc": utc(),
         "profile": {"name": prof["name"], "source": prof["source"], "argument": str(run.profile_arg)},
-        "resolved_profile": prof,
+        "resolved_profile": prof.as_dict(),
         "overrides": run.overrides or {},
         "seed": prof["seed"],
         "order": "round-robin: trial k of every language of a configuration before trial k+1, the language that "
