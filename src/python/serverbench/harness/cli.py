@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from serverbench import contract
 from serverbench.harness.planning.profiles import BENCHMARKS, ProfileError, available_profiles, load_profile, parse_set
@@ -82,23 +83,62 @@ def _usage(e):
     return UsageError(str(e))
 
 
-def run_request(args) -> dict:
-    """run_sweep's keyword arguments from the parsed `run` arguments (bad input: UsageError;
-    a sweep into the repository's data/raw needs a clean tree)."""
+@dataclass(frozen=True)
+class RunOptions:
+    """What one `run` is asked, typed: the command line's arguments (from_args), or a
+    caller's own (`notebooks` runs its sweep with these, not with an argv it re-parses).
+    Strings stay as the command line gives them (comma-separated lists, 'i/N'); run_request
+    checks them."""
+
+    profile: str = "quick"
+    sweep_id: str | None = None
+    piece: str | None = None
+    languages: str | None = None
+    benchmarks: str | None = None
+    sets: tuple[str, ...] = ()  # KEY=VALUE overrides, as --set gives them
+    seed: int | None = None
+    oversubscribe: bool = False
+    progress: bool = True
+    allow_dirty: bool = False
+    raw_dir: str | None = None
+    shard: str | None = None
+
+    @classmethod
+    def from_args(cls, args) -> RunOptions:
+        """The options of the parsed `run` arguments (add_run_arguments)."""
+        return cls(
+            profile=args.profile,
+            sweep_id=args.sweep_id,
+            piece=args.piece,
+            languages=args.languages,
+            benchmarks=args.benchmarks,
+            sets=tuple(args.sets),
+            seed=args.seed,
+            oversubscribe=args.oversubscribe,
+            progress=not args.no_progress,
+            allow_dirty=args.allow_dirty,
+            raw_dir=args.raw_dir,
+            shard=args.shard,
+        )
+
+
+def run_request(opts: RunOptions) -> dict:
+    """run_sweep's keyword arguments from a run's options (bad input: UsageError; a sweep
+    into the repository's data/raw needs a clean tree)."""
     from serverbench.harness.recording.shards import parse_shard
 
-    refuse_dirty(args.raw_dir, args.allow_dirty)
+    refuse_dirty(opts.raw_dir, opts.allow_dirty)
     try:
-        overrides = parse_set(args.sets)
-        if args.seed is not None:
-            overrides["seed"] = args.seed
-        benchmarks, sweep_id = args.benchmarks, args.sweep_id
-        if getattr(args, "piece", None):
+        overrides = parse_set(list(opts.sets))
+        if opts.seed is not None:
+            overrides["seed"] = opts.seed
+        benchmarks, sweep_id = opts.benchmarks, opts.sweep_id
+        if opts.piece:
             from datetime import UTC, datetime
 
             from serverbench.harness.planning.pieces import piece
 
-            p = piece(args.profile, args.piece)
+            p = piece(opts.profile, opts.piece)
             if benchmarks:
                 raise ProfileError(
                     f"--piece {p.name} sets the benchmarks ({', '.join(p.benchmarks)}): drop --benchmarks"
@@ -106,39 +146,39 @@ def run_request(args) -> dict:
             benchmarks = ",".join(p.benchmarks)
             overrides = {**p.sets, **overrides}
             if sweep_id is None:
-                name = load_profile(args.profile)["name"]
+                name = load_profile(opts.profile)["name"]
                 sweep_id = f"{name}-{p.name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
         return dict(
-            profile=args.profile,
+            profile=opts.profile,
             sweep_id=sweep_id,
             overrides=overrides,
-            languages=args.languages,
+            languages=opts.languages,
             benchmarks=benchmarks,
-            raw_root=args.raw_dir,
-            oversubscribe=args.oversubscribe,
-            progress=not args.no_progress,
-            shard=parse_shard(args.shard),
+            raw_root=opts.raw_dir,
+            oversubscribe=opts.oversubscribe,
+            progress=opts.progress,
+            shard=parse_shard(opts.shard),
         )
     except ProfileError as e:
         raise _usage(e) from None
 
 
-def run_command(args, stdout, stderr) -> int:
-    """The `run` command on parsed arguments (also the first half of `notebooks` without
+def run(opts: RunOptions, stdout, stderr) -> int:
+    """The `run` command on typed options (also the first half of `notebooks` without
     --no-run): UsageError for bad input, as from the command line."""
-    return _cmd_run(args, stdout, stderr)
-
-
-def _cmd_run(args, stdout, stderr) -> int:
     from serverbench.harness.recording import sweep
 
-    req = run_request(args)
+    req = run_request(opts)
     try:
         sweep_dir = sweep.run_sweep(**req)  # looked up at call time: tests replace it
     except ProfileError as e:
         raise _usage(e) from None
     print_session(sweep_dir, req["shard"], stdout)
     return 0
+
+
+def _cmd_run(args, stdout, stderr) -> int:
+    return run(RunOptions.from_args(args), stdout, stderr)
 
 
 def print_session(sweep_dir, shard, stdout) -> None:
