@@ -237,3 +237,37 @@ def test_no_importlib_string_names_a_runner():
     harness = SRC / "serverbench" / "harness"
     found = [p.name for p in harness.rglob("*.py") if "importlib" in p.read_text(encoding="utf-8")]
     assert found == []
+
+
+def private_reaches(root: Path = SRC) -> set[str]:
+    """'module: expr._name' for every read of a private name (one leading underscore) through
+    anything but self or cls: another module's (figstyle._style) or another object's
+    (launcher._prefix)."""
+    out = set()
+    for m, p in modules(root).items():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                out.add(f"{m}: {ast.unparse(node)}")
+    return out
+
+
+# Reaches into another module's private names outside the harness, left to their owners: a ratchet.
+KNOWN_PRIVATE_REACHES = {"serverbench.analysis.reporting.dimension: figstyle._style"}
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    assert private_reaches() - KNOWN_PRIVATE_REACHES == set()
+
+
+def test_the_private_reach_check_can_fail(tmp_path):
+    pkg = tmp_path / "serverbench"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def _hidden():\n    pass\n")
+    (pkg / "b.py").write_text("from serverbench import a\n\na._hidden()\n\ndef f(lau):\n    lau.serial = lau._n\n")
+    assert private_reaches(tmp_path) == {"serverbench.b: a._hidden", "serverbench.b: lau._n"}

@@ -1,11 +1,11 @@
 """A resolved profile as a frozen value (planning.profiles makes it).
 
 Its top-level settings are typed fields; its [defaults] and benchmark tables are kept deeply
-read-only. It reads as the mapping it was resolved from (prof["pingping"]["trials"]), and
-every read returns a fresh plain copy (dicts and lists), so no caller can change the profile
-another one holds: a changed value is a new Profile (`with_seed`). `as_dict()` is what a
-sweep records (sessions, manifest), key for key and in the same order as the TOML's
-resolution."""
+read-only. It reads as the mapping it was resolved from (prof["defaults"]["trials"],
+prof[<table>]), and every read returns a fresh plain copy (dicts and lists), so no caller
+can change the profile another one holds: a changed value is a new Profile (`with_seed`).
+`as_dict()` is what a sweep records (sessions, manifest), key for key and in the same order
+as the TOML's resolution."""
 
 from __future__ import annotations
 

@@ -132,16 +132,6 @@ def shard_plan(plan: Plan, lay: dict, shard: Shard) -> Plan:
     return plan.only(lay["groups"][shard.index])
 
 
-def shard_files(sweep_dir: Path) -> dict[int, Path]:
-    """shard index -> its raw file (runs.<i>.jsonl) for every shard file in the folder."""
-    out = {}
-    for p in Path(sweep_dir).glob("runs.*.jsonl"):
-        mid = p.name[len("runs.") : -len(".jsonl")]
-        if mid.isdigit():
-            out[int(mid)] = p
-    return dict(sorted(out.items()))
-
-
 @dataclass(frozen=True)
 class ShardProgress:
     """One shard's planned and completed work (what `slurm status` shows)."""

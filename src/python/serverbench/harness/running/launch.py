@@ -23,26 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from serverbench import contract, jdks
+from serverbench import contract
 from serverbench.harness.planning.task import Task
-from serverbench.harness.running import cgroups, classify, environment, interference, jvm, limits, pinned
-
-# Inherited variables that would change how a runtime behaves behind the harness's back.
-STRIPPED_ENV = (
-    "GOMAXPROCS",
-    "GOGC",
-    "GOMEMLIMIT",
-    "GODEBUG",
-    "ERL_FLAGS",
-    "ERL_AFLAGS",
-    "ERL_ZFLAGS",
-    "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "SERVERBENCH_CORES",
-    "SERVERBENCH_HEAP_MB",
-    "SERVERBENCH_PROCESS_LIMIT",
-)
+from serverbench.harness.running import cgroups, classify, command, environment, interference, jvm, limits, pinned
 
 
 @dataclass(frozen=True)
@@ -91,7 +74,7 @@ class Launcher:
         }
         prefix, env = self.prefix(task.language, subst)
         if task.language not in self.commands:  # a tests' fake command has no such arguments
-            omit = {_fill(a, subst) for a in contract.omitted_args(task.language, task.settings)}
+            omit = {command.fill(a, subst) for a in contract.omitted_args(task.language, task.settings)}
             prefix = [a for a in prefix if a not in omit]
         if jvm.is_jvm(prefix) and task.memory_budget_bytes:
             gc_log = os.path.join(self.tmpdir or ".", jvm.GC_LOG_NAME) if task.search else None
@@ -109,11 +92,11 @@ class Launcher:
         """(argv prefix, env the harness sets) of a language's command: spec/cli.json's (or
         this launcher's override, which gets every setting as an env var too), with subst's
         {exe}, {cores}, {heap_mb} and {process_limit} filled in."""
-        return command_prefix(lang, subst, self.commands.get(lang))
+        return command.command_prefix(lang, subst, self.commands.get(lang))
 
     @staticmethod
     def child_env(set_env: dict) -> dict:
-        return child_env(set_env)
+        return command.child_env(set_env)
 
     def next_serial(self) -> int:
         """A number no earlier run of this launcher had: names a run's cgroup and files."""
@@ -215,28 +198,6 @@ class Launcher:
         return rec, time.perf_counter() - t_begin
 
 
-def command_prefix(lang: str, subst: dict, override: list[str] | None = None) -> tuple[list[str], dict]:
-    """(argv prefix, env the harness sets) of a language's command from spec/cli.json, or
-    from an override (tests' fakes), which gets every setting as an env var too."""
-    spec = contract.language(lang)
-    prefix = [_fill(s, subst) for s in (override if override is not None else jdks.fill(spec["command"]))]
-    env = {k: _fill(v, subst) for k, v in spec.get("env", {}).items()}
-    if override is not None:
-        env.update(
-            SERVERBENCH_CORES=subst["cores"],
-            SERVERBENCH_HEAP_MB=subst["heap_mb"],
-            SERVERBENCH_PROCESS_LIMIT=subst["process_limit"],
-        )
-    return prefix, env
-
-
-def child_env(set_env: dict) -> dict:
-    """A child's environment: the harness's own without STRIPPED_ENV, then what it sets."""
-    env = {k: v for k, v in os.environ.items() if k not in STRIPPED_ENV}
-    env.update(set_env)
-    return env
-
-
 def run_process(lau: Launcher, task: Task) -> dict:
     """One native process for one task: the 'process' family."""
     argv, set_env = lau.command(task)
@@ -320,12 +281,6 @@ def run_process(lau: Launcher, task: Task) -> dict:
     )
     rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
     return rec
-
-
-def _fill(template: str, subst: dict) -> str:
-    for k, v in subst.items():
-        template = template.replace("{" + k + "}", v)
-    return template
 
 
 def _utc_now() -> str:

@@ -8,7 +8,7 @@ background (`< /dev/null &`, nohup, a service manager) it runs until told to sto
 its own session (Ctrl-C reaches only this command, which stops the server by closing its
 stdin), pinned to the CPUs given with --cpus, RLIMIT_NOFILE raised to the hard limit
 (running.pinned, as every run's), its command and environment as in a sweep's runs
-(running.launch.command_prefix, child_env).
+(running.command).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import sys
 import threading
 
 from serverbench import contract
-from serverbench.harness.running import launch, pinned
+from serverbench.harness.running import command, pinned
 from serverbench.harness.running.host import killpg
 from serverbench.harness.sockets.server import STOP_WAIT_S
 
@@ -69,7 +69,7 @@ def server_argv(benchmark: str, lang: str, port: int, sets: dict, variant: str) 
         raise _usage(f"{lang} does not implement the {benchmark} server")
     cores = len(os.sched_getaffinity(0))
     subst = {"exe": str(contract.executable(lang)), "cores": str(cores), "heap_mb": "1024", "process_limit": "1048576"}
-    prefix, env = launch.command_prefix(lang, subst)
+    prefix, env = command.command_prefix(lang, subst)
     params = {**sets, "port": port}
     return prefix + contract.native_args(benchmark, params, variant, "server"), env
 
@@ -121,7 +121,7 @@ def _cmd_serve(args, stdout, stderr) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     proc = pinned.start(
-        argv, launch.child_env(env), cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, raise_nofile=True
+        argv, command.child_env(env), cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, raise_nofile=True
     )
     try:
         first = proc.stdout.readline().decode("utf-8", "replace").strip()
