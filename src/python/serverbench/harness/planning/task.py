@@ -15,7 +15,7 @@ class Task:
     """One fresh process (one trial of one configuration of one language).
 
     `family` says who runs it: "process" (harness.running.launch: one native process) or
-    "socket" (harness.sockets*: a server and a client); `options` holds family-specific
+    "socket" (harness.sockets: a server and a client); `options` holds family-specific
     settings from the profile's `options` table (e.g. placement, server_language)."""
 
     benchmark: str

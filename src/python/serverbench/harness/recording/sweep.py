@@ -2,10 +2,12 @@
 result appended to data/raw/<sweep-id>/runs.jsonl (runs.<i>.jsonl for shard i);
 resumable; several invocations (benchmark subsets, shards) may share one sweep id.
 
-Pipeline: profiles (file -> resolved dict) -> plan (Tasks, Searches, order) -> shards
-(which groups this invocation runs) -> launch (one process per task, limits) ->
-rawlog (append, resume) with environment (host, manifest, load and steal) and search
-(Fig. 4a). This module only orchestrates: checks, files, progress, interrupts."""
+Pipeline: planning.profiles (file -> the resolved Profile) -> planning.plan (Tasks,
+Searches, order) -> recording.checks (before anything runs) -> recording.shards (which
+groups this invocation runs) -> running.launch (one run per task, by its family: FAMILIES
+adds the socket family to the Launcher's own) and running.searching (a search's steps) ->
+recording.rawlog (append, resume), with running.environment (host, manifest, load and
+steal). This module only orchestrates: files, progress, interrupts."""
 
 from __future__ import annotations
 
