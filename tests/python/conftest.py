@@ -154,7 +154,7 @@ def no_leftover_processes():
 @pytest.fixture
 def fake_run_sweep(monkeypatch, tmp_path):
     """run_sweep replaced by a stub that records its call (no runs are made)."""
-    from serverbench.harness import sweep
+    from serverbench.harness.recording import sweep
 
     calls = []
 

@@ -9,13 +9,11 @@ import sys
 from pathlib import Path
 
 from serverbench import contract, records
-from serverbench.harness import (
-    host_info,
-    limits,
-)
-from serverbench.harness import task as task_mod
-from serverbench.harness.launch import Launcher
-from serverbench.harness.task import Task
+from serverbench.harness import host_info
+from serverbench.harness.planning import task as task_mod
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import limits
+from serverbench.harness.running.launch import Launcher
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_serverbench.py")
 LANGS = ("erlang", "go", "scala_akka")

@@ -13,8 +13,9 @@ import psutil
 import pytest
 
 from serverbench import contract, records
-from serverbench.harness.launch import Launcher
-from serverbench.harness.task import Task
+from serverbench.harness.planning.task import Task
+from serverbench.harness.recording.sweep import FAMILIES
+from serverbench.harness.running.launch import Launcher
 
 # every echo_flood server spec/cli.json lists: a new one is tested without touching this file
 SERVERS = tuple(lang for lang in contract.languages() if contract.implements(lang, "echo_flood"))
@@ -34,6 +35,7 @@ def make_launcher(tmp_path, commands: dict | None = None):
         allowed_cpus=sorted(os.sched_getaffinity(0)),
         tmpdir=str(tmp_path),
         commands=commands or {},
+        families=FAMILIES,
     )
 
 

@@ -1,4 +1,4 @@
-"""Memory budgets on cgroup v1 and v2 (harness.cgroups, limits.detect_enforcement,
+"""Memory budgets on cgroup v1 and v2 (harness.running.cgroups, limits.detect_enforcement,
 limits.check_budgets).
 
 cgroup v2 is tested against a fake tree: FakeKernel plays the kernel's part of the file
@@ -21,11 +21,12 @@ import pytest
 
 from harness_fakes import MODE, SMALL, fake, fakes, spec
 from serverbench import cli
-from serverbench.harness import cgroups, host_info, limits
-from serverbench.harness.launch import Launcher
-from serverbench.harness.plan import make_plan
-from serverbench.harness.profiles import ProfileError, load_profile
-from serverbench.harness.sweep import run_sweep
+from serverbench.harness import host_info
+from serverbench.harness.planning.plan import make_plan
+from serverbench.harness.planning.profiles import ProfileError, load_profile
+from serverbench.harness.recording.sweep import run_sweep
+from serverbench.harness.running import cgroups, limits, pinned
+from serverbench.harness.running.launch import Launcher
 
 MiB = 2**20
 OWN = "user.slice/session-1.scope"
@@ -300,7 +301,7 @@ def test_real_v1_child_takes_the_budget_and_kills_an_allocator_past_it():
     try:
         assert Path(cg.path, "memory.limit_in_bytes").read_text().strip() == str(64 * MiB)
         grab = "b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096])"
-        p = subprocess.Popen([sys.executable, "-c", grab], preexec_fn=limits.make_preexec([0], cg.procs_path))
+        p = subprocess.Popen([sys.executable, "-c", grab], preexec_fn=pinned.make_preexec([0], cg.procs_path))
         assert p.wait(timeout=60) == -9 and cg.oom_events() > 0
         assert cg.peak() is not None and cg.peak() >= 60 * MiB
     finally:

@@ -88,7 +88,7 @@ def test_every_language_has_its_look_and_start_up_in_its_spec_entry():
     figstyle.py and plan.py."""
     from serverbench.analysis.plotting import figstyle
     from serverbench.analysis.reading import process
-    from serverbench.harness import plan
+    from serverbench.harness.planning import plan
 
     styles = contract.plot_styles()
     for lang, spec in contract.cli_contract()["languages"].items():

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from serverbench import contract, records
-from serverbench.harness import sockets
+from serverbench.harness.sockets import run as sockets
 from socket_helpers import SERVERS, _need, broken_launcher, run, task
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]

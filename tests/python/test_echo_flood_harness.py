@@ -19,13 +19,16 @@ import pytest
 
 from serverbench import contract, records
 from serverbench.benchmarks.echo_flood import sockets as echo_sockets
-from serverbench.harness import sockets, sockets_bytes, sockets_probe
+from serverbench.harness.running import pinned
+from serverbench.harness.sockets import accounting as sockets_bytes
+from serverbench.harness.sockets import probe as sockets_probe
+from serverbench.harness.sockets import run as sockets
 from socket_helpers import _need, broken_launcher, run, task
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]
 
 
-# ---- saturation: the server seen from /proc over the sending window (harness.sockets_probe) ----
+# ---- saturation: the server seen from /proc over the sending window (harness.sockets.probe) ----
 def test_saturation_row_from_proc(launcher):
     _need("c")
     rec = run(launcher, task("c", conns=8, mode="saturate", duration_s=2.0, timeout_s=45.0))
@@ -170,7 +173,7 @@ def test_guard_stops_a_large_run_cleanly(launcher, monkeypatch, reader, value, n
     # the no_leftover_processes fixture checks that no process is left
 
 
-# ---- byte accounting across the two records (harness.sockets_bytes) ---------------------
+# ---- byte accounting across the two records (harness.sockets.accounting) ---------------------
 def _liar(tmp_path, mode):
     return broken_launcher(tmp_path, mode)
 
@@ -233,7 +236,7 @@ def test_python_threads_stops_within_3_s_with_512_connections(how):
     stdin close for 6-40 s at 16,384 connections. The stop must not depend on them."""
     _need("python_threads")
     argv = [str(contract.executable("python_threads")), "python_threads", "echo_flood", "server", "--port", "0"]
-    pre = sockets._preexec(sorted(os.sched_getaffinity(0)))  # RLIMIT_NOFILE raised, dies with the test
+    pre = pinned.make_preexec(sorted(os.sched_getaffinity(0)), raise_nofile=True)  # dies with the test
     srv = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=pre)
     conns, worker = [], None
     try:
@@ -279,8 +282,8 @@ def test_python_threads_stops_within_3_s_with_512_connections(how):
 
 # ---- config_id: what is measured, not the timeouts the harness sets -----------------------
 def test_socket_config_ids_leave_out_the_timeouts():
-    from serverbench.harness.plan import make_plan
-    from serverbench.harness.profiles import load_profile
+    from serverbench.harness.planning.plan import make_plan
+    from serverbench.harness.planning.profiles import load_profile
 
     def ids(timeout_s):
         ov = {b: {"timeout_s": timeout_s} for b in ("echo_flood", "tcp_pingpong")}
@@ -316,7 +319,7 @@ def test_client_at_its_own_limit_is_a_timeout_not_wrong_work():
 
 
 def test_the_programs_own_reason_is_in_the_status_reason():
-    from serverbench.harness import classify
+    from serverbench.harness.running import classify
 
     t = task("c")
     native = {

@@ -18,8 +18,8 @@ from serverbench import benchmarks, contract, plugins, protocol, records
 from serverbench.analysis.claims import engine, regime, tables
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.reading import registry, synthetic
-from serverbench.harness import plan as plan_mod
-from serverbench.harness import profiles
+from serverbench.harness.planning import plan as plan_mod
+from serverbench.harness.planning import profiles
 
 TOY = {
     "__init__.py": '''

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from serverbench.harness import fingerprint
+from serverbench.harness.running import fingerprint
 
 
 def _sweep(tmp_path, name, machine):

@@ -12,16 +12,11 @@ import pytest
 
 from harness_fakes import MODE, SMALL, fakes, launcher, lines, spec
 from serverbench import contract, records
-from serverbench.harness import (
-    host_info,
-    last_session,
-    limits,
-    rawlog,
-    run_sweep,
-    sweep,
-)
-from serverbench.harness import task as task_mod
-from serverbench.harness.launch import Launcher
+from serverbench.harness import host_info, last_session, run_sweep
+from serverbench.harness.planning import task as task_mod
+from serverbench.harness.recording import rawlog, sweep
+from serverbench.harness.running import limits
+from serverbench.harness.running.launch import Launcher
 
 
 # --- one run: every status ----------------------------------------------------------------

@@ -11,13 +11,8 @@ import pytest
 
 from harness_fakes import SMALL, fakes, lines
 from serverbench import cli, contract, paths, protocol
-from serverbench.harness import (
-    ProfileError,
-    last_session,
-    load_profile,
-    profiles,
-    run_sweep,
-)
+from serverbench.harness import ProfileError, last_session, load_profile, run_sweep
+from serverbench.harness.planning import profiles
 
 
 # --- profiles and bad input -----------------------------------------------------------------
@@ -203,7 +198,7 @@ def test_sweeps_without_a_seed_draw_and_record_their_own(tmp_path):
 
 @pytest.mark.slow
 def test_the_same_seed_gives_the_same_order(tmp_path, monkeypatch):
-    from serverbench.harness import sweep
+    from serverbench.harness.recording import sweep
 
     real = sweep.run_sweep
     monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: real(*a, **{**k, "commands": fakes()}))
@@ -222,7 +217,7 @@ def test_the_same_seed_gives_the_same_order(tmp_path, monkeypatch):
 
 
 def test_schedule_depends_on_the_seed_only():
-    from serverbench.harness.plan import make_plan, schedule
+    from serverbench.harness.planning.plan import make_plan, schedule
 
     plan = make_plan(load_profile("smoke", MORE), languages=["go", "erlang"])
     keys = lambda seed: [t.key for t in schedule(plan, set(), seed)]  # noqa: E731
@@ -234,7 +229,7 @@ def test_a_second_stage_table_is_an_unknown_key(tmp_path):
     """The adaptive second stage is gone (protocol 1: a fixed number of rounds): a profile
     that still has a [second_stage] table, or a --set of one of its keys, is refused as any
     unknown key is."""
-    from serverbench.harness.profiles import ProfileError, load_profile
+    from serverbench.harness.planning.profiles import ProfileError, load_profile
 
     assert "second_stage" not in load_profile("quick")
     old = tmp_path / "old.toml"
@@ -243,3 +238,44 @@ def test_a_second_stage_table_is_an_unknown_key(tmp_path):
         load_profile(str(old))
     with pytest.raises(ProfileError, match="unknown setting 'second_stage.rounds'"):
         load_profile("quick", {"second_stage.rounds": 5})
+
+
+def test_the_search_is_declared_by_its_benchmark_not_named_by_the_harness():
+    """[spawn_max] is spawn's: its package declares the search (benchmarks/spawn/search.py)
+    and the process limit its runs need (limits.py); the harness finds both by asking."""
+    from serverbench.benchmarks.spawn import limits as spawn_limits
+    from serverbench.benchmarks.spawn import search as spawn_search
+    from serverbench.harness.planning import search
+    from serverbench.harness.planning.task import process_limit
+
+    (d,) = search.declared().values()
+    assert (d.benchmark, d.table, d.name, d.param) == ("spawn", spawn_search.TABLE, spawn_search.NAME, "processes")
+    assert d.defaults["start"] == spawn_search.DEFAULTS["start"] and d.defaults["factor"] == 2.0
+    assert profiles.BENCHMARKS.index(d.table) == profiles.BENCHMARKS.index("spawn") + 1
+    prof = load_profile("smoke", {"spawn_max.start": 50})
+    assert prof[d.table]["start"] == 50 and prof[d.table]["memory_budget_bytes"] == prof[d.table]["budget_bytes"]
+    n = 10_000_000
+    assert process_limit("spawn", {"processes": n}, 1_048_576) == spawn_limits.process_limit({"processes": n}, 1)
+    assert process_limit("spawn", {"processes": n}, 1_048_576) == n + n // 10
+    assert process_limit("pingping", {"processes": n}, 1_048_576) == 1_048_576
+
+
+def test_a_resolved_profile_is_a_frozen_value():
+    """Nothing can change a profile another caller holds: item assignment and attribute
+    assignment are refused, a read is a fresh copy, a new seed is a new profile."""
+    import dataclasses
+
+    prof = load_profile("smoke")
+    with pytest.raises(TypeError):
+        prof["seed"] = 7  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        prof.seed = 7  # type: ignore[misc]
+    table = prof["pingping"]
+    table["trials"] = 999
+    table["repetitions"].append(1)
+    assert prof["pingping"]["trials"] != 999 and 1 not in prof["pingping"]["repetitions"]
+    seeded = prof.with_seed(42)
+    assert seeded.seed == 42 and seeded["seed"] == 42 and prof.seed == 1  # smoke's own
+    recorded = prof.as_dict()
+    assert list(recorded) == list(prof) and recorded["pingping"] == prof["pingping"]
+    assert json.loads(json.dumps(recorded)) == recorded  # what a sweep writes is plain JSON

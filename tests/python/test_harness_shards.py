@@ -16,10 +16,11 @@ import pytest
 from harness_fakes import LANGS, SMALL, fakes, lines
 from serverbench import cli, contract, protocol, records, stability
 from serverbench.analysis.claims import replication
-from serverbench.harness import load_profile, make_plan, rawlog, shards
-from serverbench.harness.plan import schedule
-from serverbench.harness.profiles import ProfileError
-from serverbench.harness.sweep import run_sweep
+from serverbench.harness import load_profile, make_plan
+from serverbench.harness.planning.plan import schedule
+from serverbench.harness.planning.profiles import ProfileError
+from serverbench.harness.recording import rawlog, shards
+from serverbench.harness.recording.sweep import run_sweep
 
 SHARDED = {**SMALL, "pingping.repetitions": [10, 20, 30], "spawn.processes": [10, 20], "defaults.trials": 2}
 
@@ -376,7 +377,7 @@ def test_a_timed_out_step_is_bisected(tmp_path, monkeypatch, crash, expect_n, ex
 
 
 def test_search_refuses_a_step_below_the_host_floor(tmp_path, monkeypatch, capsys):
-    from serverbench.harness import search
+    from serverbench.harness.running import searching as search
 
     monkeypatch.setattr(search, "FLOOR_WAIT_S", 0.0)
     ov = {**SEARCH_ONLY, "spawn_max.host_floor_bytes": 10**15}
@@ -396,8 +397,8 @@ def test_search_refuses_a_step_below_the_host_floor(tmp_path, monkeypatch, capsy
 
 
 def test_jvm_search_steps_fail_fast():
-    from serverbench.harness.environment import host_info
-    from serverbench.harness.launch import Launcher
+    from serverbench.harness.running.environment import host_info
+    from serverbench.harness.running.launch import Launcher
 
     plan = make_plan(load_profile("smoke"), languages=["scala_akka"], benchmarks=["spawn_max", "pingping"])
     lau = Launcher(sweep_id="t", host=host_info(), allowed_cpus=[0])
@@ -411,7 +412,7 @@ def test_jvm_search_steps_fail_fast():
 
 
 def test_gc_thrash_is_detected_from_the_log(tmp_path):
-    from serverbench.harness import jvm
+    from serverbench.harness.running import jvm
 
     log = tmp_path / "gc.log"
     w = jvm.GcThrashWatch(str(log))
@@ -442,9 +443,9 @@ def test_gc_thrash_ends_the_run_as_over_memory_budget(tmp_path):
     import sys
     import time
 
-    from serverbench.harness import jvm
-    from serverbench.harness.environment import host_info
-    from serverbench.harness.launch import Launcher
+    from serverbench.harness.running import jvm
+    from serverbench.harness.running.environment import host_info
+    from serverbench.harness.running.launch import Launcher
 
     script = tmp_path / "java"
     script.write_text(

@@ -17,12 +17,8 @@ import pytest
 
 from harness_fakes import FAKE, LANGS, SMALL, fake, fakes, lines
 from serverbench import paths, records
-from serverbench.harness import (
-    last_session,
-    latest_sweep,
-    run_sweep,
-    sweep,
-)
+from serverbench.harness import last_session, latest_sweep, run_sweep
+from serverbench.harness.recording import sweep
 
 
 # --- sweeps ---------------------------------------------------------------------------------
@@ -312,3 +308,26 @@ def test_ctrl_c_stops_cleanly(tmp_path, sig):
     assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()
     end = sweep.read_lines(tmp_path / "k" / "sessions.jsonl")[-1]
     assert end["event"] == "end" and end["interrupted"] is True
+
+
+def test_notebooks_runs_its_sweep_with_runs_own_options(fake_run_sweep, monkeypatch):
+    """`notebooks` without --no-run calls run's function with typed options (no argv built
+    and parsed again): the same run_sweep call `run` makes for those options."""
+    import io
+
+    from serverbench import cli
+    from serverbench.analysis.reporting import pipeline
+    from serverbench.harness import cli as harness_cli
+
+    def no_notebooks(**kw):
+        raise FileNotFoundError("stop after the run")
+
+    monkeypatch.setattr(pipeline, "run_notebooks", no_notebooks)
+    argv = ["notebooks", "--profile", "smoke", "--sweep-id", "nb-1", "--languages", "go", "--allow-dirty"]
+    assert cli.run(argv, stdout=io.StringIO(), stderr=io.StringIO()) == 2  # the run, then the stub's error
+    opts = harness_cli.RunOptions(profile="smoke", sweep_id="nb-1", languages="go", progress=False, allow_dirty=True)
+    assert fake_run_sweep == [{k: v for k, v in harness_cli.run_request(opts).items() if k != "profile"}]
+    assert fake_run_sweep[0]["progress"] is False and fake_run_sweep[0]["languages"] == "go"
+    run_argv = ["run", "--profile", "smoke", "--sweep-id", "nb-1", "--languages", "go", "--no-progress"]
+    assert cli.run([*run_argv, "--allow-dirty"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    assert fake_run_sweep[1] == fake_run_sweep[0]  # exactly what `run` does for the same options

@@ -24,19 +24,22 @@ LAYERS = {
         "serverbench.audit_steps",
         "serverbench.plugins",  # finds and loads the benchmark packages: imports none of serverbench
         "serverbench.protocol",
-        "serverbench.harness.host",
-        "serverbench.harness.values",
     ),
-    1: ("serverbench.harness",),  # runs sweeps, writes raw logs
-    2: ("serverbench.analysis",),  # reads raw logs: tables, statistics, claims, figures, report
-    3: (
+    # the harness (runs sweeps, writes raw logs), in its wings, lowest first (harness/__init__.py)
+    1: ("serverbench.harness.planning",),  # profile -> plan of Tasks and Searches
+    2: ("serverbench.harness.running",),  # one pinned, capped, classified run
+    3: ("serverbench.harness.sockets",),  # the socket family: a server and a client per run
+    4: ("serverbench.harness.recording",),  # the sweep folder and the loop that fills it
+    5: ("serverbench.harness",),  # its public API and commands (run, profiles)
+    6: ("serverbench.analysis",),  # reads raw logs: tables, statistics, claims, figures, report
+    7: (
         "serverbench.teaching",
         "serverbench.slurm",
         "serverbench.targets",
         "serverbench.stability",
         "serverbench.benchmarks",  # one package per benchmark: over the analysis they plug into
     ),
-    4: (  # the command line over everything, and the docs it generates from every layer
+    8: (  # the command line over everything, and the docs it generates from every layer
         "serverbench.cli",
         "serverbench.__main__",
         "serverbench.docsgen",
@@ -77,11 +80,14 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
     return graph
 
 
-# Modules whose layer is not their package's: a benchmark's cost model (cost.py) and socket
-# hooks (sockets.py) are plain data and arithmetic the harness reads (serverbench.plugins.part).
+# Modules whose layer is not their package's: a benchmark's cost model (cost.py), socket
+# hooks (sockets.py), search (search.py) and process needs (limits.py) are plain data and
+# arithmetic the harness reads (serverbench.plugins.part).
 MODULE_LAYERS = {
     "serverbench.benchmarks.*.cost": 0,
     "serverbench.benchmarks.*.sockets": 0,
+    "serverbench.benchmarks.*.search": 0,
+    "serverbench.benchmarks.*.limits": 0,
 }
 
 
@@ -173,7 +179,7 @@ def test_the_checks_can_fail(tmp_path):
     assert g["serverbench.harness.a"] == {"serverbench.harness.b"}
     assert g["serverbench.harness.b"] == {"serverbench.harness.a"}
     assert circles(g) == [{"serverbench.harness.a", "serverbench.harness.b"}]
-    assert upward(g) == ["serverbench.paths (layer 0) imports serverbench.harness.a (layer 1)"]
+    assert upward(g) == ["serverbench.paths (layer 0) imports serverbench.harness.a (layer 5)"]
 
 
 def wings() -> list[str]:
@@ -207,3 +213,61 @@ def test_no_wing_imports_a_later_one():
         if wing_of(m) is not None and wing_of(t) is not None and wing_of(t) > wing_of(m)
     )
     assert back == []
+
+
+def harness_wings() -> list[str]:
+    """The harness's wings in import order, as harness/__init__.py's docstring lists them."""
+    import re
+
+    doc = (SRC / "serverbench" / "harness" / "__init__.py").read_text(encoding="utf-8")
+    return re.findall(r"^- (\w+)/", doc, re.M)
+
+
+def test_the_harness_is_in_the_wings_its_docstring_lists_in_layer_order():
+    harness = SRC / "serverbench" / "harness"
+    folders = sorted(p.name for p in harness.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert folders == sorted(harness_wings()) and len(folders) >= 4
+    assert sorted(p.name for p in harness.glob("*.py")) == ["__init__.py", "cli.py"]
+    layers = [layer(f"serverbench.harness.{w}") for w in harness_wings()]
+    assert layers == sorted(layers) and len(set(layers)) == len(layers)  # one layer each, lowest first
+
+
+def test_no_importlib_string_names_a_runner():
+    """A family's runner is imported where it is registered, not looked up by a string."""
+    harness = SRC / "serverbench" / "harness"
+    found = [p.name for p in harness.rglob("*.py") if "importlib" in p.read_text(encoding="utf-8")]
+    assert found == []
+
+
+def private_reaches(root: Path = SRC) -> set[str]:
+    """'module: expr._name' for every read of a private name (one leading underscore) through
+    anything but self or cls: another module's (figstyle._style) or another object's
+    (launcher._prefix)."""
+    out = set()
+    for m, p in modules(root).items():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                out.add(f"{m}: {ast.unparse(node)}")
+    return out
+
+
+# Reaches into another module's private names outside the harness, left to their owners: a ratchet.
+KNOWN_PRIVATE_REACHES = {"serverbench.analysis.reporting.dimension: figstyle._style"}
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    assert private_reaches() - KNOWN_PRIVATE_REACHES == set()
+
+
+def test_the_private_reach_check_can_fail(tmp_path):
+    pkg = tmp_path / "serverbench"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def _hidden():\n    pass\n")
+    (pkg / "b.py").write_text("from serverbench import a\n\na._hidden()\n\ndef f(lau):\n    lau.serial = lau._n\n")
+    assert private_reaches(tmp_path) == {"serverbench.b: a._hidden", "serverbench.b: lau._n"}

@@ -1,4 +1,4 @@
-"""Interference measured per run (harness/interference.py): other processes' CPU time on
+"""Interference measured per run (harness/running/interference.py): other processes' CPU time on
 the run's CPUs, preemptions, the interfered flag and its one re-run, the harness moved
 off the benchmark's CPUs."""
 
@@ -10,9 +10,9 @@ import pytest
 
 from harness_fakes import SMALL, fakes, lines
 from serverbench import records
-from serverbench.harness import interference
-from serverbench.harness.environment import CLK_TCK
-from serverbench.harness.sweep import run_sweep
+from serverbench.harness.recording.sweep import run_sweep
+from serverbench.harness.running import interference
+from serverbench.harness.running.environment import CLK_TCK
 
 
 def test_other_cpu_time_is_the_cpus_busy_time_minus_the_runs_own():
@@ -78,7 +78,7 @@ def test_an_interfered_run_is_run_once_more_and_the_later_one_counts(tmp_path, m
 
 def test_smoke_keeps_one_record_per_task_and_a_bad_setting_is_named(monkeypatch):
     from serverbench.harness import load_profile
-    from serverbench.harness.profiles import ProfileError
+    from serverbench.harness.planning.profiles import ProfileError
 
     assert load_profile("smoke")["rerun_interfered"] is False
     assert load_profile("quick")["rerun_interfered"] is True

@@ -1,4 +1,4 @@
-"""A profile's pieces (harness/pieces.py): the paper profile in parts of one session each,
+"""A profile's pieces (harness/planning/pieces.py): the paper profile in parts of one session each,
 `run --piece NAME` into a sweep of its own, and bad pieces refused by name."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import re
 import pytest
 
 from serverbench import cli, protocol
-from serverbench.harness import load_profile, make_plan, pieces
-from serverbench.harness.profiles import ProfileError
+from serverbench.harness import load_profile, make_plan
+from serverbench.harness.planning import pieces
+from serverbench.harness.planning.profiles import ProfileError
 
 SESSION_MIN = 150  # one session on one machine: the pieces must each fit (~2.5 h)
 

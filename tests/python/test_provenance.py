@@ -136,7 +136,7 @@ def test_version_is_the_same_everywhere():
 
 # --- clean tree (fake_run_sweep: tests/python/conftest.py) ---------------------------------
 def _dirty(monkeypatch, dirty):
-    from serverbench.harness import environment
+    from serverbench.harness.running import environment
 
     monkeypatch.setattr(environment, "git_info", lambda: {"commit": "0" * 40, "dirty": dirty})
 
@@ -249,7 +249,7 @@ def _git(cwd, *args):
 def test_only_what_decides_a_run_makes_the_tree_dirty(tmp_path):
     """What the pipeline writes (paper/, data/processed/, data/raw/) is not a change to the
     code that ran: a second ./run_all.sh in one clone must not be refused."""
-    from serverbench.harness.environment import git_info
+    from serverbench.harness.running.environment import git_info
 
     _git(tmp_path, "init", "-q")
     for rel in ("paper/report.html", "data/processed/t.csv", "data/raw/s/runs.jsonl", "src/a.py", "run_all.sh"):

@@ -295,7 +295,7 @@ def test_a_shard_file_line_that_is_not_utf8(tmp_path, capsys):
     """A sharded sweep's runs.<i>.jsonl: the loader names file and line and reads the rest;
     the resumed shard names the line, leaves it as it is and re-runs only that run."""
     from harness_fakes import SMALL, fakes
-    from serverbench.harness.sweep import run_sweep
+    from serverbench.harness.recording.sweep import run_sweep
 
     ov = {**SMALL, "pingping.repetitions": [10, 20], "spawn.enabled": False}
 
@@ -337,7 +337,7 @@ def test_a_shard_file_line_that_is_not_utf8(tmp_path, capsys):
 def test_resume_reads_lines_as_strictly_as_the_loader(tmp_path):
     """A BOM or an encoded lone surrogate: json.loads would take the bytes, the loader
     refuses the line, so the harness must not count its run as done."""
-    from serverbench.harness import rawlog
+    from serverbench.harness.recording import rawlog
 
     f = tmp_path / "runs.jsonl"
     ok = json.dumps(raw_line()).encode()

@@ -12,7 +12,7 @@ import pytest
 from serverbench import contract, protocol, records
 from serverbench.analysis.reading import process
 from serverbench.harness import ProfileError, load_profile, run_sweep
-from serverbench.harness.plan import make_plan
+from serverbench.harness.planning.plan import make_plan
 
 BOTH = {"go": {"gc": ["greentea", "nogreentea"]}}
 
@@ -120,7 +120,7 @@ def test_a_sweep_runs_both_builds_and_records_which_gc_ran(tmp_path: Path):
 def test_heap_grow_leaves_out_the_initial_heap(tmp_path: Path):
     """scala_akka's heap setting (claim C5 as the paper ran it): grow drops -Xms, so the JVM
     starts at its default initial heap; -Xmx (the budget) stays. fixed is the default."""
-    from serverbench.harness.launch import Launcher
+    from serverbench.harness.running.launch import Launcher
 
     lau = Launcher(sweep_id="t", host={}, allowed_cpus=[0], tmpdir=str(tmp_path))
     prof = load_profile("quick")

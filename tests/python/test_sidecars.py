@@ -14,7 +14,7 @@ from harness_fakes import launcher, spec
 from serverbench import records, sidecars
 from serverbench.analysis.reading import process
 from serverbench.benchmarks.recovery import figures as R
-from serverbench.harness import rawlog
+from serverbench.harness.recording import rawlog
 
 
 def _flip_middle_byte(data: bytes) -> bytes:

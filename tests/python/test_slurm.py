@@ -160,7 +160,7 @@ def test_dry_run_prints_both_scripts_and_writes_nothing(no_slurm):
 
 def test_submit_refuses_a_dirty_tree_before_submitting_anything(no_slurm, monkeypatch):
     """Each shard's `run` would refuse it (exit 2) once the job started: say so now instead."""
-    from serverbench.harness import environment
+    from serverbench.harness.running import environment
 
     calls = no_slurm.parent / "calls"
     for client in ("sbatch", "squeue", "sinfo"):

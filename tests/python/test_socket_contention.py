@@ -14,9 +14,10 @@ import pytest
 
 from serverbench import records
 from serverbench.analysis.reporting import report
-from serverbench.harness import interference, launch, sockets
-from serverbench.harness.environment import CLK_TCK
-from serverbench.harness.task import Task
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import interference, launch
+from serverbench.harness.running.environment import CLK_TCK
+from serverbench.harness.sockets import run as sockets
 from socket_helpers import default_placement, make_launcher
 
 TICK = 1.0 / CLK_TCK
@@ -107,7 +108,7 @@ def test_a_socket_run_is_measured_on_its_server_and_client_cpus():
     assert sockets.run_cpus(lau, _task("tcp_pingpong", "shared")) == [0]
     assert sockets.run_cpus(lau, _task("echo_flood", "split")) == [0, 1, 2, 3]  # the load generator takes the rest
     assert sockets.run_cpus(lau, _task("tcp_pingpong", "split", cores=3)) == [0, 1, 2, 3]  # refused: every CPU
-    assert launch.family_cpus(lau, _task("tcp_pingpong", "split")) == [0, 1]
+    assert sockets.SOCKET.cpus(lau, _task("tcp_pingpong", "split")) == [0, 1]
 
 
 @pytest.mark.parametrize("other_s,flagged", [(0.0, False), (1.0, True)])
@@ -126,10 +127,10 @@ def test_launcher_records_a_socket_runs_interference(tmp_path, monkeypatch, othe
         return next(ticks)
 
     ticks = iter([1000, 1000 + round((client_s + server_s + other_s) * CLK_TCK)])
-    monkeypatch.setattr(launch, "family_runner", lambda family: fake_runner)
     monkeypatch.setattr(interference, "busy_ticks", busy_ticks)
     monkeypatch.setattr(interference, "harness_cpu_s", lambda: 0.0, raising=False)
     lau = make_launcher(tmp_path)
+    lau.families = {**lau.families, "socket": launch.Family(fake_runner, sockets.run_cpus)}
     t = _task("tcp_pingpong", default_placement())
     rec, _ = lau.run(t)
     assert rec["interfered"] is flagged  # old behaviour: no measure (nan), the load average decided

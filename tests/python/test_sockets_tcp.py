@@ -16,8 +16,8 @@ import psutil
 import pytest
 
 from serverbench import contract
-from serverbench.harness import sockets
-from serverbench.harness.task import Task
+from serverbench.harness.planning.task import Task
+from serverbench.harness.sockets import run as sockets
 from socket_helpers import default_placement, run
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]

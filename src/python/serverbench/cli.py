@@ -19,7 +19,7 @@ from serverbench.errors import UsageError
 # Modules that add sub-commands: the harness (run, ...) and the analysis (process, figures, claims, report).
 COMMAND_MODULES = (
     "serverbench.harness.cli",
-    "serverbench.harness.serve_command",
+    "serverbench.harness.sockets.serve",
     "serverbench.analysis.cli",
     "serverbench.targets",
     "serverbench.slurm.cli",

@@ -111,7 +111,7 @@ def executable(lang: str, settings: dict | None = None) -> Path:
     rel = language(lang)["executable"]
     for name, value in (settings or {}).items():
         rel = runtime_settings(lang)[name].get("executables", {}).get(value, rel)
-    return Path(__file__).resolve().parents[3] / rel
+    return paths.code_root() / rel
 
 
 def port_of(lang: str) -> str:

@@ -4,9 +4,10 @@ from any JSON value, and the spec they are generated from."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from serverbench import paths
+
+ROOT = paths.code_root()
 
 
 def load_cli() -> dict:

@@ -128,8 +128,8 @@ DOCS_MACHINE_CPUS = 32
 def _languages_run(name: str) -> list[str]:
     """Every language whose program the profile starts (clients, socket servers, searches),
     from the harness's own plan of it."""
-    from serverbench.harness.plan import make_plan
-    from serverbench.harness.profiles import load_profile
+    from serverbench.harness.planning.plan import make_plan
+    from serverbench.harness.planning.profiles import load_profile
 
     return make_plan(load_profile(name), machine=DOCS_MACHINE_CPUS, oversubscribe=True).languages_needed()
 

@@ -1,5 +1,11 @@
-"""Where the package's files live. Everything is relative to the repository root,
-which can be moved with SERVERBENCH_ROOT (tests use it to work in a temporary copy)."""
+"""Where the package's files live: the one module that knows the tree's layout (no other
+module counts `Path(__file__).parents[N]`).
+
+Two roots. The code's own files (spec/, notebooks/, data/reference/, tests/golden/, the
+built programs under src/) belong to the checkout this code sits in (`code_root()`) and
+never move. What a sweep writes and reads (data/raw, data/processed, paper/) is under
+`repo_root()`, which SERVERBENCH_ROOT moves (tests work in a temporary copy), and
+SERVERBENCH_DATA / SERVERBENCH_PAPER move data/ and paper/ alone."""
 
 from __future__ import annotations
 
@@ -29,6 +35,11 @@ def _checkout() -> Path:
         return here
     cwd = Path.cwd()
     return next((d for d in (cwd, *cwd.parents) if (d / "spec" / "cli.json").is_file()), here)
+
+
+def code_root() -> Path:
+    """The checkout this code belongs to (see _checkout); never moved by SERVERBENCH_ROOT."""
+    return _checkout()
 
 
 def repo_root() -> Path:
@@ -84,7 +95,17 @@ def portable(obj):
 
 def spec_dir() -> Path:
     # The contract is never relocated with SERVERBENCH_ROOT: it belongs to the code.
-    return _checkout() / "spec"
+    return code_root() / "spec"
+
+
+def notebooks_dir() -> Path:
+    # The notebooks belong to the code, like spec/: never relocated with SERVERBENCH_ROOT.
+    return code_root() / "notebooks"
+
+
+def golden_dir() -> Path:
+    """tests/golden: the golden sweep and its expected tables (analysis.claims.golden)."""
+    return code_root() / "tests" / "golden"
 
 
 def data_dir() -> Path:
@@ -100,7 +121,11 @@ def processed_dir() -> Path:
 
 
 def reference_dir() -> Path:
-    return data_dir() / "reference"
+    """data/reference: the sources' own published values (the paper's figures, the TCP
+    write-up's tables). They are inputs that ship with the code, like spec/, not what a
+    sweep writes, so neither SERVERBENCH_DATA nor SERVERBENCH_ROOT moves them: a data
+    folder elsewhere (a test's empty one, a cluster's scratch) still sees them."""
+    return code_root() / "data" / "reference"
 
 
 def paper_dir() -> Path:

@@ -13,9 +13,10 @@ register its parts with the analysis, in import order:
 `tables` registers its processed tables (analysis.reading.registry.table: keys, metrics, the
 explorer's defaults), `figures` its figures, `claims` its claims, `report` its report
 sections; a benchmark has the ones it needs. The harness asks a package for more modules
-by name, `part(id, name)`: "cost" (what a run costs, for the plan's estimates) and, for a
-socket benchmark, "sockets" (its byte accounting and CPU placement); they import nothing
-of the analysis, so the harness may load them. `load()` finds the packages by iterating
+by name, `part(id, name)`: "cost" (what a run costs, for the plan's estimates), for a
+socket benchmark "sockets" (its byte accounting and CPU placement), and optionally "search"
+(a search it declares: spawn's max processes) and "limits" (the process limit a run needs);
+they import nothing of the analysis, so the harness may load them. `load()` finds the packages by iterating
 the benchmarks package (pkgutil), never by file-name endings, and imports each one's
 ANALYSIS modules once. analysis.reading.registry.load() calls it the first time anything asks for
 the registered tables, figures, claims or sections, so every entry point (the command

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from serverbench.harness.profiles import ProfileError, parse_set
+from serverbench.harness.planning.profiles import ProfileError, parse_set
 
 
 def run_stability(
@@ -26,13 +26,13 @@ def run_stability(
 ) -> int:
     """Run `repeats` independent sweeps, print the agreement table; 0 when every claim
     agrees, 1 otherwise."""
-    from serverbench.harness.sweep import run_sweep
+    from serverbench.harness.recording.sweep import run_sweep
 
     if repeats < 2:
         raise ProfileError(f"--repeats must be at least 2 (independent sweeps to compare), got {repeats}")
     prefix = sweep_prefix or f"stability-{profile}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     base = dict(overrides or {})
-    from serverbench.harness.profiles import load_profile
+    from serverbench.harness.planning.profiles import load_profile
 
     seed = load_profile(profile, base)["seed"]
     dirs = []

@@ -96,16 +96,17 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
     langs = [x for x in args.languages.split(",") if x] if args.languages else None
     sweep_id = args.sweep_id
     if not args.no_run:  # the sweep first, by the one way into the harness: the `run` command's own code
-        import argparse
-
         from serverbench.harness import cli as harness_cli
 
         sweep_id = sweep_id or pipeline.new_sweep_id(args.profile)
-        argv = ["--profile", args.profile, "--sweep-id", sweep_id, "--no-progress"]
-        argv += (["--allow-dirty"] if args.allow_dirty else []) + (["--languages", args.languages] if langs else [])
-        run = argparse.ArgumentParser(prog="python -m serverbench run")
-        harness_cli.add_run_arguments(run)
-        rc = harness_cli.run_command(run.parse_args(argv), stdout, stderr)
+        run = harness_cli.RunOptions(
+            profile=args.profile,
+            sweep_id=sweep_id,
+            languages=args.languages if langs else None,
+            progress=False,
+            allow_dirty=args.allow_dirty,
+        )
+        rc = harness_cli.run(run, stdout, stderr)
         if rc:
             return rc
     try:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from serverbench import contract
-from serverbench.harness.profiles import ProfileError, available_profiles, load_profile, parse_set
+from serverbench.harness.planning.profiles import BENCHMARKS, ProfileError, available_profiles, load_profile, parse_set
 
 
 def register(subparsers) -> None:
@@ -42,9 +43,7 @@ def add_run_arguments(r) -> None:
         "`python -m serverbench profiles` lists them): its benchmarks and overrides, into its own sweep",
     )
     r.add_argument("--languages", default=None, help="comma-separated subset of " + ",".join(contract.languages()))
-    r.add_argument(
-        "--benchmarks", default=None, help="comma-separated subset of " + ",".join(contract.benchmarks()) + ",spawn_max"
-    )
+    r.add_argument("--benchmarks", default=None, help="comma-separated subset of " + ",".join(BENCHMARKS))
     r.add_argument(
         "--set",
         dest="sets",
@@ -84,23 +83,62 @@ def _usage(e):
     return UsageError(str(e))
 
 
-def run_request(args) -> dict:
-    """run_sweep's keyword arguments from the parsed `run` arguments (bad input: UsageError;
-    a sweep into the repository's data/raw needs a clean tree)."""
-    from serverbench.harness.shards import parse_shard
+@dataclass(frozen=True)
+class RunOptions:
+    """What one `run` is asked, typed: the command line's arguments (from_args), or a
+    caller's own (`notebooks` runs its sweep with these, not with an argv it re-parses).
+    Strings stay as the command line gives them (comma-separated lists, 'i/N'); run_request
+    checks them."""
 
-    refuse_dirty(args.raw_dir, args.allow_dirty)
+    profile: str = "quick"
+    sweep_id: str | None = None
+    piece: str | None = None
+    languages: str | None = None
+    benchmarks: str | None = None
+    sets: tuple[str, ...] = ()  # KEY=VALUE overrides, as --set gives them
+    seed: int | None = None
+    oversubscribe: bool = False
+    progress: bool = True
+    allow_dirty: bool = False
+    raw_dir: str | None = None
+    shard: str | None = None
+
+    @classmethod
+    def from_args(cls, args) -> RunOptions:
+        """The options of the parsed `run` arguments (add_run_arguments)."""
+        return cls(
+            profile=args.profile,
+            sweep_id=args.sweep_id,
+            piece=args.piece,
+            languages=args.languages,
+            benchmarks=args.benchmarks,
+            sets=tuple(args.sets),
+            seed=args.seed,
+            oversubscribe=args.oversubscribe,
+            progress=not args.no_progress,
+            allow_dirty=args.allow_dirty,
+            raw_dir=args.raw_dir,
+            shard=args.shard,
+        )
+
+
+def run_request(opts: RunOptions) -> dict:
+    """run_sweep's keyword arguments from a run's options (bad input: UsageError; a sweep
+    into the repository's data/raw needs a clean tree)."""
+    from serverbench.harness.recording.shards import parse_shard
+
+    refuse_dirty(opts.raw_dir, opts.allow_dirty)
     try:
-        overrides = parse_set(args.sets)
-        if args.seed is not None:
-            overrides["seed"] = args.seed
-        benchmarks, sweep_id = args.benchmarks, args.sweep_id
-        if getattr(args, "piece", None):
+        overrides = parse_set(list(opts.sets))
+        if opts.seed is not None:
+            overrides["seed"] = opts.seed
+        benchmarks, sweep_id = opts.benchmarks, opts.sweep_id
+        if opts.piece:
             from datetime import UTC, datetime
 
-            from serverbench.harness.pieces import piece
+            from serverbench.harness.planning.pieces import piece
 
-            p = piece(args.profile, args.piece)
+            p = piece(opts.profile, opts.piece)
             if benchmarks:
                 raise ProfileError(
                     f"--piece {p.name} sets the benchmarks ({', '.join(p.benchmarks)}): drop --benchmarks"
@@ -108,33 +146,29 @@ def run_request(args) -> dict:
             benchmarks = ",".join(p.benchmarks)
             overrides = {**p.sets, **overrides}
             if sweep_id is None:
-                name = load_profile(args.profile)["name"]
+                name = load_profile(opts.profile)["name"]
                 sweep_id = f"{name}-{p.name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
         return dict(
-            profile=args.profile,
+            profile=opts.profile,
             sweep_id=sweep_id,
             overrides=overrides,
-            languages=args.languages,
+            languages=opts.languages,
             benchmarks=benchmarks,
-            raw_root=args.raw_dir,
-            oversubscribe=args.oversubscribe,
-            progress=not args.no_progress,
-            shard=parse_shard(args.shard),
+            raw_root=opts.raw_dir,
+            oversubscribe=opts.oversubscribe,
+            progress=opts.progress,
+            shard=parse_shard(opts.shard),
         )
     except ProfileError as e:
         raise _usage(e) from None
 
 
-def run_command(args, stdout, stderr) -> int:
-    """The `run` command on parsed arguments (also the first half of `notebooks` without
+def run(opts: RunOptions, stdout, stderr) -> int:
+    """The `run` command on typed options (also the first half of `notebooks` without
     --no-run): UsageError for bad input, as from the command line."""
-    return _cmd_run(args, stdout, stderr)
+    from serverbench.harness.recording import sweep
 
-
-def _cmd_run(args, stdout, stderr) -> int:
-    from serverbench.harness import sweep
-
-    req = run_request(args)
+    req = run_request(opts)
     try:
         sweep_dir = sweep.run_sweep(**req)  # looked up at call time: tests replace it
     except ProfileError as e:
@@ -143,10 +177,14 @@ def _cmd_run(args, stdout, stderr) -> int:
     return 0
 
 
+def _cmd_run(args, stdout, stderr) -> int:
+    return run(RunOptions.from_args(args), stdout, stderr)
+
+
 def print_session(sweep_dir, shard, stdout) -> None:
     """What the last session of a sweep (or shard) did, and the sweep so far."""
-    from serverbench.harness import rawlog
-    from serverbench.harness.sweep import last_session, read_lines
+    from serverbench.harness.recording import rawlog
+    from serverbench.harness.recording.sweep import last_session, read_lines
 
     print(sweep_dir, file=stdout)
     index = shard.index if shard else None
@@ -176,7 +214,7 @@ def refuse_dirty(raw_dir, allow_dirty: bool) -> None:
     from pathlib import Path
 
     from serverbench import paths
-    from serverbench.harness.environment import git_info
+    from serverbench.harness.running.environment import git_info
 
     root = Path(raw_dir).resolve() if raw_dir else paths.raw_dir()
     if allow_dirty or root != (paths.repo_root() / "data" / "raw").resolve():
@@ -189,7 +227,7 @@ def refuse_dirty(raw_dir, allow_dirty: bool) -> None:
 
 
 def _cmd_profiles(args, stdout, stderr) -> int:
-    from serverbench.harness.plan import machine_cpus, make_plan
+    from serverbench.harness.planning.plan import machine_cpus, make_plan
 
     cpus = machine_cpus()
     if args.needs:
@@ -213,7 +251,7 @@ def _cmd_profiles(args, stdout, stderr) -> int:
         for task in plan.tasks:
             per[task.benchmark] += 1
         for srch in plan.searches:
-            per["spawn_max"] += srch.estimated_steps()
+            per[srch.declared.table] += srch.estimated_steps()
         est = plan.estimate_s()
         detail = ", ".join(f"{k} {v}" for k, v in per.items())
         print(f"  {name:8s} ~{plan.run_count()} runs (~{est / 60:.1f} min): {detail}", file=stdout)
@@ -228,8 +266,8 @@ def _cmd_profiles(args, stdout, stderr) -> int:
 
 def _print_pieces(name: str, oversubscribe: bool, stdout) -> None:
     """A profile's pieces, each with its runs and estimate (`run --piece NAME`)."""
-    from serverbench.harness.pieces import pieces
-    from serverbench.harness.plan import make_plan
+    from serverbench.harness.planning.pieces import pieces
+    from serverbench.harness.planning.plan import make_plan
 
     try:
         found = pieces(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from serverbench import paths
-from serverbench.harness.profiles import available_profiles
+from serverbench.harness.planning.profiles import available_profiles
 from serverbench.slurm import scheduler, submit
 from serverbench.slurm.scheduler import SlurmError
 
@@ -75,7 +75,7 @@ def _usage(msg: str):
 
 def shard_progress(sweep_dir, job) -> list[submit.ShardProgress]:
     """Each shard's planned and completed runs, as the harness sees them."""
-    from serverbench.harness.shards import shard_progress as harness_progress
+    from serverbench.harness.recording.shards import shard_progress as harness_progress
 
     return harness_progress(sweep_dir, job)
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import paths
-from serverbench.harness import profiles
 from serverbench.harness.cli import refuse_dirty
-from serverbench.harness.shards import ShardProgress  # noqa: F401  (re-exported: slurm status shows it)
+from serverbench.harness.planning import profiles
+from serverbench.harness.recording.shards import ShardProgress  # noqa: F401  (re-exported: slurm status shows it)
 from serverbench.slurm import batch, scheduler
 
 SUBMISSIONS = "submissions.jsonl"
@@ -41,7 +42,7 @@ def submissions(sweep_dir: Path) -> list[dict]:
     return [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def needed_resources(prof: dict) -> tuple[int, int]:
+def needed_resources(prof: Mapping) -> tuple[int, int]:
     """(largest core count asked for, or 0 for "max"; memory in MiB a node needs)."""
     cores, budget = 0, 0
     for table in prof.values():
@@ -64,7 +65,7 @@ def _check_time(t: str) -> str:
 
 
 def plan_resources(
-    prof: dict, partition: str | None, cores_per_node: int | None, time: str, check_cluster: bool
+    prof: Mapping, partition: str | None, cores_per_node: int | None, time: str, check_cluster: bool
 ) -> batch.Resources:
     """What one shard asks for, checked against the partition's nodes when there is a cluster."""
     want_cores, mem_mb = needed_resources(prof)

@@ -22,6 +22,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from serverbench.paths import golden_dir
+
 GOLDEN_SWEEP = "golden-smoke"
 # sweep.json keys left out of the comparison: copies of the raw manifest (machine paths)
 VOLATILE_INFO_KEYS = ("manifest",)
@@ -29,10 +31,6 @@ VOLATILE_INFO_KEYS = ("manifest",)
 # between CPUs is ~1e-16 relative; a perturbed statistic moves far more.
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
-
-
-def golden_dir() -> Path:
-    return Path(__file__).resolve().parents[5] / "tests" / "golden"
 
 
 def build(out_dir: Path, raw_dir: Path | None = None) -> Path:

@@ -311,7 +311,7 @@ def same_machine(a: SweepView, b: SweepView) -> str:
     """One sentence: whether two sweeps ran on the same machine (their fingerprints), and if
     not how their calibration times compare; a same CPU model name is not enough (two VM
     instances of one type differed by a factor ~1.9 in throughput)."""
-    from serverbench.harness import fingerprint
+    from serverbench.harness.running import fingerprint
 
     return fingerprint.compare([a.folder, b.folder])
 

@@ -13,11 +13,9 @@ Which table feeds which overlay:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-from serverbench import paths
+from serverbench.paths import reference_dir
 
 FILES = {
     "fig3": "paper_fig3_pingping.csv",
@@ -29,15 +27,6 @@ FILES = {
 }
 # The TCP write-up's server names -> ours, where they differ (data/reference/README.md).
 ECHO_SERVER_LANGUAGE = {"scale_stack_cpp": "c", "go_v2": "go"}
-
-
-def reference_dir() -> Path:
-    """data/reference under SERVERBENCH_DATA if it holds the tables, else the repository's
-    own copy (tests point SERVERBENCH_DATA at an empty temporary folder)."""
-    d = paths.reference_dir()
-    if (d / FILES["fig3"]).exists():
-        return d
-    return Path(__file__).resolve().parents[5] / "data" / "reference"
 
 
 def echo_server_language(name: str) -> str:

@@ -1,5 +1,5 @@
 """The paper at its own scale: the verdicts of the committed sweeps of the `paper` profile's
-pieces (harness/pieces.py), for the report's first section and beside the quick verdicts.
+pieces (harness/planning/pieces.py), for the report's first section and beside the quick verdicts.
 
 Each piece is a sweep of its own (`paper-<piece>-<time>`, processed under data/processed);
 the newest processed sweep of each piece counts. A claim is judged in the pieces that run
@@ -35,7 +35,7 @@ def _piece_of(sweep_id: str, names: list[str]) -> str | None:
 
 def latest(processed_dir: Path | None = None) -> dict[str, Path]:
     """{piece: the newest processed sweep of it with verdicts}."""
-    from serverbench.harness.pieces import pieces
+    from serverbench.harness.planning.pieces import pieces
 
     names = list(pieces(PROFILE))
     root = Path(processed_dir) if processed_dir else paths.processed_dir()
@@ -50,7 +50,7 @@ def latest(processed_dir: Path | None = None) -> dict[str, Path]:
 def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
     """One row per (claim, piece that runs its benchmark): id, piece, sweep, machine, verdict
     (NOT_RUN for a piece without a committed sweep)."""
-    from serverbench.harness.pieces import pieces
+    from serverbench.harness.planning.pieces import pieces
 
     by_piece = latest(processed_dir)
     rows = []
@@ -151,7 +151,7 @@ def draw_figures(
     [(caption, png)]; [] when no piece is committed."""
     import matplotlib.pyplot as plt
 
-    from serverbench.harness.pieces import pieces
+    from serverbench.harness.planning.pieces import pieces
 
     spec_of = pieces(PROFILE)
     out_dir = Path(out_dir)

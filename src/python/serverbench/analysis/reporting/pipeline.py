@@ -10,6 +10,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.errors import UsageError
+from serverbench.paths import notebooks_dir
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
 # Notebooks that only a sweep of their own profile feeds (the audit's paper/fair steps).
@@ -35,11 +36,6 @@ def remove_figures(figdir: Path) -> list[Path]:
                 f.unlink()
                 gone.append(f)
     return gone
-
-
-def notebooks_dir() -> Path:
-    # The notebooks belong to the code, like spec/: never relocated with SERVERBENCH_ROOT.
-    return Path(__file__).resolve().parents[5] / "notebooks"
 
 
 KERNEL_NAME = "serverbench"  # scripts/setup.sh registers it; every notebook's kernelspec names it

@@ -8,7 +8,7 @@ import pandas as pd
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
 from serverbench.analysis.reporting import findings
-from serverbench.harness import interference
+from serverbench.harness.running import interference
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
 PAPER_SETUP = {
@@ -231,7 +231,7 @@ def show_evidence(verdicts) -> None:
 
 # Raw-record fields (flattened) the harness records around each run, by what they mean;
 # the first one present is used. A run records its interference
-# (harness/interference.py: other processes' CPU time on its CPUs, steal) and is flagged
+# (harness/running/interference.py: other processes' CPU time on its CPUs, steal) and is flagged
 # `interfered` over limits fixed in advance; records without it fall back to the load average
 # before the run (>= its logical CPUs: the machine was busy) or the steal.
 LOAD_FIELDS = ("load_avg_1m_before", "contention.load_avg_1m_before", "loadavg_1m_before", "load_avg_1m")

@@ -1,7 +1,7 @@
 """The one interval method of every verdict: a ratio paired by round (docs/protocol.md).
 
 The harness runs trial k of every configuration and language in round k, close together
-in time (harness.plan.schedule), so a slow spell of the machine slows both sides of a
+in time (harness.planning.plan.schedule), so a slow spell of the machine slows both sides of a
 round. Pairing the two sides' trials by round and taking per-round log ratios
 d_k = log a_k - log b_k removes such shared slowdowns. The ratio is exp of the
 Hodges-Lehmann estimate of the d_k (the median of their Walsh averages (d_i + d_j) / 2,

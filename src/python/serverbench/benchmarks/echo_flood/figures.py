@@ -130,7 +130,7 @@ def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
 
 
 # The saturation table: (column, the raw record's field, scale). Window fields are
-# harness.sockets_probe's (server sampled from /proc over the client's sending window).
+# harness.sockets.probe's (server sampled from /proc over the client's sending window).
 SATURATION_COLUMNS = (
     ("window_s", "saturation_window_s", 1.0),
     ("user_pct", "server_cpu_user_pct", 1.0),

@@ -5,7 +5,7 @@ the saturation probe's fields in its records."""
 from __future__ import annotations
 
 # split placement: the client is the load generator, not a language under test, and must not
-# be the bottleneck: it gets every allowed CPU the server does not use (harness.sockets_limits)
+# be the bottleneck: it gets every allowed CPU the server does not use (harness.sockets.limits)
 CLIENT_TAKES_SPARE_CPUS = True
 PROBE_FIELDS = True  # every record has the saturation probe's fields (null unless measured)
 PROBE_MODE = "saturate"  # the mode whose runs the probe samples over the client's window

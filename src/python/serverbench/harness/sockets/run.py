@@ -1,10 +1,13 @@
-"""The socket-benchmark family (tcp_pingpong, echo_flood): one server and one client.
+"""The socket-benchmark family (a benchmark with client and server roles in spec/cli.json):
+one server and one client per run.
 
-One run's lifecycle is here; limits and plan expansion (sockets_limits), the server
-process (sockets_server), the `serve` command (serve_command), the /proc probe
-(sockets_probe) and the byte accounting (sockets_bytes) are modules of their own.
+One run's lifecycle is here; the limits (sockets.limits), the server process
+(sockets.server), the `serve` command (sockets.serve), the /proc probe (sockets.probe), the
+byte accounting (sockets.accounting) and the plan expansion (planning.socket_plan) are
+modules of their own.
 
-`run_socket_task(launcher, task)` is the "socket" entry of launch.FAMILY_RUNNERS:
+`run_socket_task(launcher, task)` is the socket family's runner (SOCKET, which the
+recording wing hands to the Launcher):
   1. checks the limits (open files, ephemeral ports; from 1,024 connections the kernel's
      TCP memory and the host's memory floor) for task.params['connections']; a size they
      cannot hold is refused with one line (status failed_to_start);
@@ -12,17 +15,18 @@ process (sockets_server), the `serve` command (serve_command), the /proc probe
      as a fresh process in its own session, pinned to its CPUs, RLIMIT_NOFILE raised to
      the hard limit, stdin a pipe; waits for its one listening line (bounded);
   3. runs the client (task.language) pinned to the client CPUs, bounded by the timeout,
-     the server sampled from /proc meanwhile (sockets_probe: saturation fields, guard);
+     the server sampled from /proc meanwhile (sockets.probe: saturation fields, guard);
   4. closes the server's stdin (its stop signal), waits for its record (bounded), then
      SIGTERM and SIGKILL to its process group if it has not exited; reaps it;
   5. returns ONE raw record: the client's run as the envelope plus server_language,
      placement, client_cpus, server_cpus, `server` (its record, exit, status, CPU times,
-     peak RSS, stderr tail) and, for echo_flood, sockets_probe.FIELDS. Byte accounting
-     is checked across the two records (sockets_bytes).
+     peak RSS, stderr tail) and, for a benchmark whose package asks for them, probe.FIELDS.
+     Byte accounting is checked across the two records (sockets.accounting).
 
 task.cores is the number of CPUs of EACH side. placement 'split': server on the first
-task.cores allowed CPUs, client on the next task.cores (echo_flood: the load generator
-on ALL the remaining ones, with one --threads worker per CPU); 'shared': both on the
+task.cores allowed CPUs, client on the next task.cores (a load generator, its package's
+sockets.CLIENT_TAKES_SPARE_CPUS: on ALL the remaining ones, with one --threads worker per
+CPU); 'shared': both on the
 first task.cores. A KeyboardInterrupt kills both process groups, reaps them, re-raises.
 No system-wide setting (sysctl) is ever changed here; `sysctl_snapshot()` reads the
 ones that matter for the manifest.
@@ -36,22 +40,21 @@ import time
 from dataclasses import replace
 
 from serverbench import contract
-from serverbench.harness import classify, limits, sockets_bytes, sockets_probe
-from serverbench.harness.sockets_limits import (  # noqa: F401  (re-exported: the family's API)
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import classify, limits, pinned
+from serverbench.harness.running.launch import Family
+from serverbench.harness.sockets import accounting as sockets_bytes
+from serverbench.harness.sockets import probe as sockets_probe
+from serverbench.harness.sockets.limits import (  # noqa: F401  (re-exported: the family's API)
     PLACEMENTS,
     SocketLimitError,
     check_connections,
     check_memory_floors,
-    expand,
-    expand_plan,
     nofile_limits,
-    options_id,
     placement_cpus,
     sysctl_snapshot,
 )
-from serverbench.harness.sockets_limits import preexec_for as _preexec
-from serverbench.harness.sockets_server import STOP_WAIT_S, TERM_WAIT_S, Server  # noqa: F401  (re-exported)
-from serverbench.harness.task import Task
+from serverbench.harness.sockets.server import STOP_WAIT_S, TERM_WAIT_S, Server  # noqa: F401  (re-exported)
 
 LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
 CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
@@ -85,7 +88,7 @@ def server_params(task: Task) -> dict:
 
 def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> tuple[list[str], dict]:
     """(argv, env the harness sets) of one side, from spec/cli.json (or the launcher's override)."""
-    prefix, env = lau._prefix(
+    prefix, env = lau.prefix(
         lang,
         {
             "exe": str(contract.executable(lang)),
@@ -99,8 +102,8 @@ def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> 
 
 # ---- the run's CPUs (interference is measured on them) -----------------------------------
 def run_cpus(lau, task: Task) -> list[int]:
-    """Every CPU the run's server and client are pinned to: harness.interference counts the
-    other processes' CPU time on these (launch.family_cpus); every allowed CPU when the
+    """Every CPU the run's server and client are pinned to: harness.running.interference counts the
+    other processes' CPU time on these (SOCKET.cpus); every allowed CPU when the
     placement is impossible (the run is refused)."""
     try:
         s, c = placement_cpus(lau.allowed_cpus, task.cores, task.options.get("placement", "split"), task.benchmark)
@@ -144,8 +147,7 @@ def run_socket_task(lau, task: Task) -> dict:
         return rec
     rec.update(pinned_cpus=client_cpus, client_cpus=client_cpus, server_cpus=server_cpus)
     rec["server"]["pinned_cpus"] = server_cpus
-    lau.serial += 1
-    tag = f"{lau.serial}"
+    tag = f"{lau.next_serial()}"
     s_err = os.path.join(lau.tmpdir, f"server-stderr-{tag}")
     c_out, c_err = os.path.join(lau.tmpdir, f"client-stdout-{tag}"), os.path.join(lau.tmpdir, f"client-stderr-{tag}")
     t_start = time.perf_counter()
@@ -232,16 +234,7 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
     with open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=fout,
-                stderr=ferr,
-                env=env,
-                preexec_fn=_preexec(cpus),
-                start_new_session=True,
-                close_fds=True,
-            )
+            proc = pinned.start(argv, env, cpus, stdout=fout, stderr=ferr, raise_nofile=True)
         except (OSError, subprocess.SubprocessError) as e:
             rec["status_reason"] = f"could not start the client {argv[0]!r}: {e}"
             return
@@ -249,22 +242,7 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
         mon = limits.Monitor(proc.pid, t0 + timeout_s, None, lau.watchdog_interval_s)
         mon.start()
         probe.start(proc.pid, t0)
-        try:
-            _, status, ru = os.wait4(proc.pid, 0)
-        except BaseException:
-            mon.stop()
-            probe.stop()
-            limits.killpg(proc.pid)
-            try:
-                os.waitpid(proc.pid, 0)
-            except ChildProcessError:
-                pass
-            proc.returncode = -9
-            raise
-        mon.stop()
-        probe.stop()
-        limits.killpg(proc.pid)
-        proc.returncode = status
+        status, ru, _ = pinned.wait(proc, mon.stop, probe.stop)
     rec.update(
         wall_s=time.perf_counter() - t0,
         user_cpu_s=ru.ru_utime,
@@ -362,3 +340,7 @@ def _overall_status(rec: dict, task: Task) -> None:
     why = sockets_bytes.mismatch(task.benchmark, task.params, rec["metrics"], s["record"]["metrics"])
     if why:  # the server's own counters against the client's (sockets_bytes: which tolerance, why)
         rec["status"], rec["status_reason"] = "invalid", why
+
+
+# The socket family's runner and its CPUs (the recording wing hands it to the Launcher).
+SOCKET = Family(run_socket_task, run_cpus)

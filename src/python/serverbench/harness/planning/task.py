@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from serverbench import contract
+from serverbench import contract, plugins
 
 MiB = 1024**2
-ERLANG_MAX_PROCESSES = 134_217_727  # the largest +P the BEAM accepts
 
 
 @dataclass(frozen=True)
 class Task:
     """One fresh process (one trial of one configuration of one language).
 
-    `family` says who runs it: "process" (harness.launch: one native process) or
-    "socket" (harness.sockets*: a server and a client); `options` holds family-specific
+    `family` says who runs it: "process" (harness.running.launch: one native process) or
+    "socket" (harness.sockets: a server and a client); `options` holds family-specific
     settings from the profile's `options` table (e.g. placement, server_language)."""
 
     benchmark: str
@@ -34,7 +33,7 @@ class Task:
     process_limit: int = 1_048_576
     memory_enforcement: str = "auto"  # auto | cgroup | watchdog | none (the profile's wish)
     family: str = "process"
-    search: dict | None = None  # {"name": "max_processes", "step": k, "budget_bytes": B} for Fig. 4a steps
+    search: dict | None = None  # {"name": <its search's NAME>, "step": k, "budget_bytes": B} for a search's steps
     host_floor_bytes: int | None = None  # MemAvailable the host keeps; None = no check
     options: dict = field(default_factory=dict)
     # runtime settings of the language asked for (spec/cli.json languages.<lang>.settings,
@@ -79,10 +78,12 @@ def config_id(
     settings: dict | None = None,
 ) -> str:
     """A stable, readable identity of a configuration (what is measured, not the limits).
-    Runtime settings a profile chose (e.g. Go's gc) follow the language: go[gc=nogreentea]."""
+    Runtime settings a profile chose (e.g. Go's gc) follow the language: go[gc=nogreentea].
+    A search's step (bench: its table) names its budget, which is what the search measures
+    under."""
     lang = contract.language_key(language, settings)
-    if bench == "spawn_max":
-        return f"spawn_max/{lang}/{variant}/c{cores}/budget_bytes={budget}/{_params_id(params)}"
+    if budget is not None:
+        return f"{bench}/{lang}/{variant}/c{cores}/budget_bytes={budget}/{_params_id(params)}"
     return f"{bench}/{lang}/{variant}/c{cores}/{_params_id(params)}"
 
 
@@ -100,7 +101,7 @@ def heap_mb(budget: int | None, fraction: float) -> int:
 
 
 def process_limit(bench: str, params: dict, default: int) -> int:
-    if bench == "spawn":
-        n = params["processes"]
-        return min(ERLANG_MAX_PROCESSES, max(default, n + max(n // 10, 4096)))
-    return default
+    """The profile's process_limit, or what the benchmark's package says a run of these
+    params needs (its limits.process_limit(params, default))."""
+    limits = plugins.part(bench, "limits")
+    return limits.process_limit(params, default) if limits is not None else default

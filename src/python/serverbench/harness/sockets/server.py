@@ -1,6 +1,7 @@
-"""A started socket server (harness.sockets): Popen with stdin/stdout pipes and stderr to
-a file, pinned to its CPUs; reads its listening line, stops it (stdin closed, then SIGTERM,
-then SIGKILL to its process group) and reaps it with its rusage."""
+"""A started socket server (harness.sockets.run): started by running.pinned with
+stdin/stdout pipes and stderr to a file, pinned to its CPUs; reads its listening line,
+stops it (stdin closed, then SIGTERM, then SIGKILL to its process group) and reaps it with
+its rusage."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import signal
 import subprocess
 import time
 
-from serverbench.harness import limits
-from serverbench.harness.sockets_limits import preexec_for as _preexec
+from serverbench.harness.running import pinned
+from serverbench.harness.running.host import killpg
 
 STOP_WAIT_S = 10.0  # longest wait for the server's record after its stdin closes
 TERM_WAIT_S = 3.0  # after SIGTERM, before SIGKILL
@@ -24,15 +25,8 @@ class Server:
         self.argv, self.cpus, self.err_path = argv, cpus, err_path
         self.ferr = open(err_path, "wb")
         self.t0 = time.perf_counter()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.ferr,
-            env=env,
-            preexec_fn=_preexec(cpus),
-            start_new_session=True,
-            close_fds=True,
+        self.proc = pinned.start(
+            argv, env, cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.ferr, raise_nofile=True
         )
         self.buf = b""
         self.status = None
@@ -88,7 +82,7 @@ class Server:
                 os.killpg(self.proc.pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
-        limits.killpg(self.proc.pid)  # leftovers of its group
+        killpg(self.proc.pid)  # leftovers of its group
         if not self.poll():  # cannot happen after SIGKILL; reap for certain
             _, self.status, self.rusage = os.wait4(self.proc.pid, 0)
             self.wall_s = time.perf_counter() - self.t0
@@ -108,7 +102,7 @@ class Server:
             sel.close()
 
     def kill(self) -> None:
-        limits.killpg(self.proc.pid)
+        killpg(self.proc.pid)
         try:
             os.waitpid(self.proc.pid, 0)
         except ChildProcessError:

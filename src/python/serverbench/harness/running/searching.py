@@ -1,77 +1,28 @@
-"""The max-processes search (Fig. 4a): the largest N of spawn that runs under a memory
-budget. N grows by a factor until a run fails; then bisection between the last success
-and the failure. A failure that is a timeout does not establish a limit, so a timed-out
-step is bisected further (timeout_bisect_steps) until a classified failure (e.g.
-over_memory_budget, crashed) or a success below it. Before every step the host must keep
-its floor: MemAvailable - budget >= host_floor_bytes, else the step is refused (no run)."""
+"""Running a search (planning.search says what one is, e.g. spawn's max processes): the
+parameter N grows by a factor until a run fails; then bisection between the last success
+and the failure. A failure that
+is a timeout does not establish a limit, so a timed-out step is bisected further
+(timeout_bisect_steps) until a classified failure (e.g. over_memory_budget, crashed) or a
+success below it. Before every step the host must keep its floor: MemAvailable - budget >=
+host_floor_bytes, else the step is refused (no run)."""
 
 from __future__ import annotations
 
 import math
 import sys
 import time
-from dataclasses import dataclass
 
 from serverbench import contract
-from serverbench.harness import environment
-from serverbench.harness.task import Task, config_id, heap_mb, process_limit
+from serverbench.harness.planning.search import Search
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import environment
 
-SEARCH_NAME = "max_processes"
 FLOOR_WAIT_S = 30.0  # how long a step waits for the host's memory to come back
 
 
-@dataclass(frozen=True)
-class Search:
-    """One language's search at one core count under one budget (settings of [spawn_max])."""
-
-    language: str
-    variant: str
-    cores: int
-    settings: dict  # the resolved [spawn_max] table (start, factor, budget_bytes, ...)
-
-    @property
-    def budget(self) -> int:
-        return self.settings["budget_bytes"]
-
-    @property
-    def key(self) -> str:
-        return f"{SEARCH_NAME}/{self.language}/{self.variant}/c{self.cores}/budget_bytes={self.budget}"
-
-    @property
-    def group_id(self) -> str:
-        """Every language's search at this core count and budget is one comparison group."""
-        return f"{SEARCH_NAME}/{self.variant}/c{self.cores}/budget_bytes={self.budget}"
-
-    def task(self, n: int, step: int) -> Task:
-        s, params = self.settings, {"processes": n}
-        return Task(
-            benchmark="spawn",
-            language=self.language,
-            variant=self.variant,
-            params=params,
-            cores=self.cores,
-            config_id=config_id("spawn_max", self.language, self.variant, self.cores, params, self.budget),
-            group_id=self.group_id,
-            trial=1,
-            timeout_s=s["timeout_s"],
-            memory_budget_bytes=self.budget,
-            heap_mb=heap_mb(self.budget, s["heap_fraction"]),
-            process_limit=process_limit("spawn", params, s["process_limit"]),
-            memory_enforcement=s["memory_enforcement"],
-            search={"name": SEARCH_NAME, "step": step, "budget_bytes": self.budget},
-            host_floor_bytes=s["host_floor_bytes"],
-        )
-
-    def estimated_steps(self) -> int:
-        # expect failure near budget / ~1 KiB per process, for a progress estimate only
-        s = self.settings
-        guess = max(1, math.ceil(math.log(max(2.0, self.budget / 1024 / s["start"])) / math.log(s["factor"])) + 1)
-        return min(s["max_steps"], guess) + s["refine_steps"]
-
-
-def host_has_room(task: Task, wait_s: float | None = None) -> str | None:
+def host_has_room(task: Task, wait_s: float | None = None, setting: str = "host_floor_bytes") -> str | None:
     """None when MemAvailable - budget stays above the floor (waiting up to wait_s for it),
-    else why not."""
+    else why not (naming the profile setting of the floor)."""
     floor, budget = task.host_floor_bytes or 0, task.memory_budget_bytes or 0
     t_end = time.monotonic() + (FLOOR_WAIT_S if wait_s is None else wait_s)
     while True:
@@ -81,7 +32,7 @@ def host_has_room(task: Task, wait_s: float | None = None) -> str | None:
         if time.monotonic() >= t_end:
             return (
                 f"refused {task.config_id}: MemAvailable is {avail} bytes; a run with a budget of {budget} "
-                f"bytes would leave less than the host floor of {floor} bytes (spawn_max.host_floor_bytes)"
+                f"bytes would leave less than the host floor of {floor} bytes ({setting})"
             )
         time.sleep(1.0)
 
@@ -93,8 +44,9 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
     so a resumed search continues where it stopped. execute(task) -> record runs a step;
     skipped_step() is called for a reused one (progress). Outcome: {"key", "steps",
     "largest_ok", "smallest_failed", "failure_status", "established", "refused"}."""
-    cfg = s.settings
-    cap = contract.benchmark_flags("spawn")["--processes"].get("max", 200_000_000)
+    cfg, d = s.settings, s.declared
+    flag = next(f for f in contract.benchmark_flags(d.benchmark).values() if f.get("param") == d.param)
+    cap = flag.get("max", 200_000_000)
     step = 0
     last_status: dict[int, str] = {}
     refused = None
@@ -108,7 +60,7 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
             if skipped_step:
                 skipped_step()
         else:
-            why = host_has_room(task) if check_host else None
+            why = host_has_room(task, setting=f"{d.table}.host_floor_bytes") if check_host else None
             if why:
                 refused = why
                 print(f"serverbench: {why}", file=sys.stderr, flush=True)

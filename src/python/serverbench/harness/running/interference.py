@@ -38,8 +38,8 @@ import os
 import resource
 from collections.abc import Iterator
 
-from serverbench.harness import environment
-from serverbench.harness.environment import CLK_TCK
+from serverbench.harness.running import environment
+from serverbench.harness.running.environment import CLK_TCK
 
 OTHER_CPU_LIMIT = 0.10  # other processes took more than 10 % of the run's CPU time: interfered
 STEAL_LIMIT = 0.05  # the hypervisor stole more than 5 % of it: interfered (report.STEAL_LIMIT's value)

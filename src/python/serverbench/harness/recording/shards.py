@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from serverbench import records
-from serverbench.harness import rawlog
-from serverbench.harness.plan import Plan
-from serverbench.harness.profiles import ProfileError
+from serverbench.harness.planning.plan import Plan
+from serverbench.harness.planning.profiles import ProfileError
+from serverbench.harness.recording import rawlog
 
 LAYOUT_NAME = "shards.json"
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -132,16 +132,6 @@ def shard_plan(plan: Plan, lay: dict, shard: Shard) -> Plan:
     return plan.only(lay["groups"][shard.index])
 
 
-def shard_files(sweep_dir: Path) -> dict[int, Path]:
-    """shard index -> its raw file (runs.<i>.jsonl) for every shard file in the folder."""
-    out = {}
-    for p in Path(sweep_dir).glob("runs.*.jsonl"):
-        mid = p.name[len("runs.") : -len(".jsonl")]
-        if mid.isdigit():
-            out[int(mid)] = p
-    return dict(sorted(out.items()))
-
-
 @dataclass(frozen=True)
 class ShardProgress:
     """One shard's planned and completed work (what `slurm status` shows)."""
@@ -164,8 +154,8 @@ def shard_progress(sweep_dir, job) -> list:
     statuses) per shard: planned = runs of the shard's plan plus one per search; done =
     those a resumed shard would skip (ok runs; searches whose outcome is in the log);
     statuses = status counts of the shard's raw file."""
-    from serverbench.harness.plan import make_plan
-    from serverbench.harness.profiles import load_profile, parse_set
+    from serverbench.harness.planning.plan import make_plan
+    from serverbench.harness.planning.profiles import load_profile, parse_set
 
     sweep_dir = Path(sweep_dir)
     prof = load_profile(job.profile, parse_set(list(job.sets)))
@@ -195,7 +185,7 @@ class _WouldRun(Exception):
 
 def search_done(s, seen: dict) -> bool:
     """Whether a resumed search would run nothing (its outcome is in the log)."""
-    from serverbench.harness.search import run_search
+    from serverbench.harness.running.searching import run_search
 
     def execute(task):
         raise _WouldRun

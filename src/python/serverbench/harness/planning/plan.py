@@ -10,14 +10,16 @@ import random
 from dataclasses import dataclass, field, replace
 
 from serverbench import audit_steps, contract, plugins
-from serverbench.harness.profiles import BENCHMARKS, PARAM_KEYS, SEARCH_TABLE, ProfileError
-from serverbench.harness.search import Search
-from serverbench.harness.task import Task, config_id, group_id, heap_mb, process_limit
+from serverbench.harness.planning import search, socket_plan
+from serverbench.harness.planning.profiles import BENCHMARKS, PARAM_KEYS, ProfileError
+from serverbench.harness.planning.resolved import Profile
+from serverbench.harness.planning.search import Search
+from serverbench.harness.planning.task import Task, config_id, group_id, heap_mb, process_limit
 
 
 @dataclass
 class Plan:
-    profile: dict
+    profile: Profile  # the resolved profile (a frozen value)
     tasks: list[Task]  # every trial (warm-ups included), in plan order
     searches: list[Search]
     not_runnable: list[dict] = field(default_factory=list)
@@ -96,8 +98,9 @@ def grid(bench: str, b: dict) -> list[dict]:
 
 
 def native_benchmark(table: str) -> str:
-    """The benchmark a profile table runs (spawn_max runs spawn)."""
-    return "spawn" if table == SEARCH_TABLE else table
+    """The benchmark a profile table runs (a search's table runs the benchmark declaring it)."""
+    found = search.of_table(table)
+    return found.benchmark if found else table
 
 
 def runs_here(lang: str, table: str, variant: str) -> bool:
@@ -128,7 +131,7 @@ def check_request(languages, benchmarks, variant: str) -> None:
             )
 
 
-def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, machine=None) -> Plan:
+def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=False, machine=None) -> Plan:
     machine = machine or machine_cpus()
     languages = as_list(languages, "languages")
     benchmarks = as_list(benchmarks, "benchmarks")
@@ -185,8 +188,9 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                 ),
             ]
             for c in cores:
-                if bench == SEARCH_TABLE:
-                    plan.searches.append(Search(lang, variant, c, table))
+                declared = search.of_table(bench)
+                if declared:
+                    plan.searches.append(Search(lang, variant, c, table, declared))
                     continue
                 for t, t_cores in tables:
                     if c not in t_cores:
@@ -199,10 +203,8 @@ def make_plan(prof: dict, languages=None, benchmarks=None, oversubscribe=False, 
                             for st in _settings_grid(lang, t):
                                 plan.tasks += _trials(bench, lang, variant, c, params, t, st)
     if any(t.family == "socket" for t in plan.tasks):
-        # socket benchmarks: one task per client x server x placement (harness.sockets owns how)
-        from serverbench.harness import sockets
-
-        sockets.expand_plan(plan)
+        # socket benchmarks: one task per client x server x placement
+        socket_plan.expand_plan(plan)
     return plan
 
 
@@ -305,7 +307,7 @@ def estimate_task_s(t: Task) -> float:
 def estimate_search_s(s: Search) -> float:
     total, n, cfg = 0.0, s.settings["start"], s.settings
     for _ in range(s.estimated_steps()):
-        est = estimate_run_s(SEARCH_TABLE, s.language, {"processes": n})
+        est = estimate_run_s(s.declared.benchmark, s.language, {s.declared.param: n})
         total += min(cfg["timeout_s"], est)
         if est >= cfg["timeout_s"]:  # a timeout ends the growth (bisection after it)
             total += cfg["timeout_s"] * 0.7 if cfg["refine_steps"] else 0

@@ -13,7 +13,7 @@ nothing else and refuses `+memory` (EBUSY), the harness first moves itself into 
 them is not the harness's business. Each run then gets the leaf
 `<own>/serverbench-<pid>/serverbench-<pid>-<n>` (`memory.max`, `memory.swap.max` = 0).
 
-The child enters its cgroup between fork and exec (limits.make_preexec writes its pid
+The child enters its cgroup between fork and exec (running.pinned.make_preexec writes its pid
 to `procs_path`). `root` and /proc/self/cgroup's text are parameters, and writes, mkdir
 and rmdir go through `_write`, `_mkdir`, `_rmdir`, so tests can use a fake tree.
 """

@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 from serverbench import paths, records, sidecars
-from serverbench.harness.profiles import ProfileError
+from serverbench.harness.planning import search
+from serverbench.harness.planning.values import ProfileError
 
 MANIFEST_NAME = records.MANIFEST_NAME
 SESSIONS_NAME = records.SESSIONS_NAME
@@ -151,9 +152,10 @@ def done_keys(lines: list) -> set:
 
 
 def search_steps(lines: list) -> dict:
-    """config_id -> records of the max-processes search steps already run (any status)."""
+    """config_id -> records of the searches' steps already run (any status)."""
     out: dict[str, list] = {}
+    known = search.names()
     for r in lines:
-        if isinstance(r.get("search"), dict) and r["search"].get("name") == "max_processes":
+        if isinstance(r.get("search"), dict) and r["search"].get("name") in known:
             out.setdefault(r["config_id"], []).append(r)
     return out

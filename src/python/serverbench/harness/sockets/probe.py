@@ -24,7 +24,7 @@ kernel-memory guard of large socket runs.
   the host's MemAvailable fell below the harness's host floor, it kills the client's
   process group (its sockets close with it) and says which floor; the caller records the
   run `over_memory_budget` and stops the server as after any run. `floor_crossed()` is the
-  same test the harness makes before such a run (sockets_limits.check_memory_floors).
+  same test the harness makes before such a run (sockets.limits.check_memory_floors).
 
 Every /proc reader is a module-level function, so tests can replace one (monkeypatch).
 """
@@ -36,7 +36,7 @@ import threading
 import time
 
 from serverbench import plugins
-from serverbench.harness import host
+from serverbench.harness.running import host
 
 INTERVAL_S = 0.1  # how often peaks and the guard are sampled
 SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration_s, 1 s) after the client
@@ -158,10 +158,10 @@ def process_tree(pid: int) -> list[int]:
 # ---- the floors ---------------------------------------------------------------------------
 def host_floor_bytes(task) -> int:
     """The host's memory floor for a run: the task's own, else the harness's one default
-    (the spawn_max.host_floor_bytes default, profiles.SEARCH_DEFAULTS)."""
-    from serverbench.harness.profiles import SEARCH_DEFAULTS
+    (a search's host_floor_bytes default, planning.search.HOST_FLOOR_BYTES)."""
+    from serverbench.harness.planning.search import HOST_FLOOR_BYTES
 
-    return int(task.host_floor_bytes if task.host_floor_bytes is not None else SEARCH_DEFAULTS["host_floor_bytes"])
+    return int(task.host_floor_bytes if task.host_floor_bytes is not None else HOST_FLOOR_BYTES)
 
 
 def tcp_guard_pages() -> int | None:

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
-from serverbench import __version__, contract
-from serverbench.harness import fingerprint, host, limits
-from serverbench.harness.host import mem_available  # noqa: F401  (re-exported: callers use environment.mem_available)
+from serverbench import __version__, contract, paths
+from serverbench.harness.running import fingerprint, host, limits
+from serverbench.harness.running.host import mem_available  # noqa: F401  (re-exported: callers use environment.mem_available)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -121,7 +121,7 @@ PIPELINE_OUTPUTS = ("paper", "data/processed", "data/raw")
 def git_info(root: Path | None = None) -> dict:
     """The checkout's commit, and whether a tracked file that decides what runs (anything
     but PIPELINE_OUTPUTS) differs from it; None for both outside a git checkout."""
-    root = root or Path(__file__).resolve().parents[4]
+    root = root or paths.code_root()
     out = {"commit": None, "dirty": None}
     try:
         out["commit"] = subprocess.run(
@@ -188,15 +188,16 @@ def utc(ts: float | None = None) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def manifest(run, launcher, versions: dict) -> dict:
-    """The manifest of a sweep (or of one shard of it): what ran where, written once."""
-    plan, prof = run.plan, run.plan.profile
+def manifest(run, launcher, versions: dict, prof) -> dict:
+    """The manifest of a sweep (or of one shard of it): what ran where, written once. prof:
+    the resolved profile with the sweep's seed."""
+    plan = run.plan
     return {
         "schema_version": 1,
         "sweep_id": run.sweep_id,
         "created_utc": utc(),
         "profile": {"name": prof["name"], "source": prof["source"], "argument": str(run.profile_arg)},
-        "resolved_profile": prof,
+        "resolved_profile": prof.as_dict(),
         "overrides": run.overrides or {},
         "seed": prof["seed"],
         "order": "round-robin: trial k of every language of a configuration before trial k+1, the language that "

@@ -1,4 +1,4 @@
-"""Byte accounting across a socket run's two records (harness.sockets._overall_status):
+"""Byte accounting across a socket run's two records (sockets.run's overall status):
 what the client says it sent and got back against what the server says it read and
 wrote. A mismatch makes the run `invalid`, the reason naming both numbers. Each socket
 benchmark's own rule is its package's (serverbench/benchmarks/<id>/sockets.py, mismatch)."""

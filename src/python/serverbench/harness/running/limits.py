@@ -1,25 +1,21 @@
-"""Limits on one child process: CPU pinning and death-with-the-harness (in the child
-before exec), the wall-clock deadline, the memory budget (which enforcement this machine
+"""Limits on one child process (started by running.pinned: pinned, dying with the
+harness): the wall-clock deadline, the memory budget (which enforcement this machine
 allows, checked against each runtime's floor; the cgroups themselves are
-harness.cgroups), an RSS watchdog, and the host's memory floor (MemAvailable must stay
+harness.running.cgroups), an RSS watchdog, and the host's memory floor (MemAvailable must stay
 above it)."""
 
 from __future__ import annotations
 
-import ctypes
-import os
-import signal
 import threading
 import time
 from typing import Any
 
 from serverbench import contract, jdks
-from serverbench.harness import cgroups, jvm
-from serverbench.harness import task as task_mod
-from serverbench.harness.host import killpg  # noqa: F401  (re-exported: callers use limits.killpg)
-from serverbench.harness.values import ProfileError
+from serverbench.harness.planning import task as task_mod
+from serverbench.harness.planning.values import ProfileError
+from serverbench.harness.running import cgroups, jvm
+from serverbench.harness.running.host import killpg
 
-PR_SET_PDEATHSIG = 1
 MiB = 1024**2
 # Budget floors checked before a sweep. Start-up measured on this machine (peak cgroup
 # usage of `<command> --version`): C 0.4 MiB, Go 1, Python 6-22, Node 7, Erlang 33;
@@ -27,30 +23,6 @@ MiB = 1024**2
 # runtimes cannot start (less is most likely a unit slip); a JVM needs its heap + 32 MiB.
 MIN_BUDGET_BYTES = 16 * MiB
 JVM_NON_HEAP_BYTES = 32 * MiB
-
-
-def make_preexec(cpus: list[int], cgroup_procs: str | None):
-    """Runs in the child between fork and exec: affinity, cgroup, die with the harness."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):  # pragma: no cover
-        prctl = None
-    cpuset = set(cpus)
-    procs = cgroup_procs.encode() if cgroup_procs else None
-
-    def preexec():
-        os.sched_setaffinity(0, cpuset)
-        if procs is not None:
-            fd = os.open(procs, os.O_WRONLY)
-            try:
-                os.write(fd, str(os.getpid()).encode())
-            finally:
-                os.close(fd)
-        if prctl is not None:
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-    return preexec
 
 
 class Monitor:
@@ -118,7 +90,7 @@ class Monitor:
                 if rss > self.budget:
                     return self._end("memory")
             if self.host_floor is not None:
-                from serverbench.harness.host import mem_available
+                from serverbench.harness.running.host import mem_available
 
                 avail = mem_available()
                 if self.min_mem_available is None or avail < self.min_mem_available:

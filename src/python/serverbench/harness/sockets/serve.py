@@ -6,7 +6,9 @@ Ctrl-C (SIGINT), SIGTERM or after --duration-s, then prints the server's final r
 The end of stdin stops it only when stdin is a terminal (Ctrl-D): started in the
 background (`< /dev/null &`, nohup, a service manager) it runs until told to stop. The server runs in
 its own session (Ctrl-C reaches only this command, which stops the server by closing its
-stdin), pinned to the CPUs given with --cpus, RLIMIT_NOFILE raised to the hard limit.
+stdin), pinned to the CPUs given with --cpus, RLIMIT_NOFILE raised to the hard limit
+(running.pinned, as every run's), its command and environment as in a sweep's runs
+(running.command).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import sys
 import threading
 
 from serverbench import contract
-from serverbench.harness import sockets
+from serverbench.harness.running import command, pinned
+from serverbench.harness.running.host import killpg
+from serverbench.harness.sockets.server import STOP_WAIT_S
 
 
 def register(subparsers) -> None:
@@ -65,16 +69,7 @@ def server_argv(benchmark: str, lang: str, port: int, sets: dict, variant: str) 
         raise _usage(f"{lang} does not implement the {benchmark} server")
     cores = len(os.sched_getaffinity(0))
     subst = {"exe": str(contract.executable(lang)), "cores": str(cores), "heap_mb": "1024", "process_limit": "1048576"}
-    prefix = []
-    for s in spec["command"]:
-        for k, v in subst.items():
-            s = s.replace("{" + k + "}", v)
-        prefix.append(s)
-    env = {}
-    for k, v in spec.get("env", {}).items():
-        for sk, sv in subst.items():
-            v = v.replace("{" + sk + "}", sv)
-        env[k] = v
+    prefix, env = command.command_prefix(lang, subst)
     params = {**sets, "port": port}
     return prefix + contract.native_args(benchmark, params, variant, "server"), env
 
@@ -115,8 +110,6 @@ def _cmd_serve(args, stdout, stderr) -> int:
         sets["idle_timeout_s"] = idle["max"]
     argv, env = server_argv(args.benchmark, args.server, args.port, sets, args.variant)
     cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else sorted(os.sched_getaffinity(0))
-    child_env = {k: v for k, v in os.environ.items() if k not in ("GOMAXPROCS", "ERL_FLAGS", "JAVA_TOOL_OPTIONS")}
-    child_env.update(env)
     # SIGTERM is passed on to the server (its record then says so); SIGINT gets its default
     # handling back, since a shell starts `&` jobs with SIGINT ignored.
     terminated = []
@@ -127,15 +120,8 @@ def _cmd_serve(args, stdout, stderr) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=None,
-        env=child_env,
-        preexec_fn=sockets._preexec(cpus),
-        start_new_session=True,
-        close_fds=True,
+    proc = pinned.start(
+        argv, command.child_env(env), cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, raise_nofile=True
     )
     try:
         first = proc.stdout.readline().decode("utf-8", "replace").strip()
@@ -169,13 +155,13 @@ def _cmd_serve(args, stdout, stderr) -> int:
             _close(proc)
         try:
             rest = proc.stdout.read().decode("utf-8", "replace")
-            proc.wait(timeout=sockets.STOP_WAIT_S)
+            proc.wait(timeout=STOP_WAIT_S)
         except (subprocess.TimeoutExpired, KeyboardInterrupt):
             rest = ""
-            sockets.limits.killpg(proc.pid)
+            killpg(proc.pid)
             proc.wait()
     finally:
-        sockets.limits.killpg(proc.pid)
+        killpg(proc.pid)
     if rest.strip():
         print(rest.strip(), file=stdout)
     return 0 if proc.returncode == 0 else 1

@@ -1,55 +1,41 @@
 """One run: a fresh process, pinned, capped, timed, classified.
 
-`Launcher.run(task)` picks the task's family runner ("process": `run_process` below;
-"socket": harness.sockets*, plugged in by name in FAMILY_RUNNERS), samples the load
-average, CPU steal and other processes' CPU time on the run's CPUs around it
-(harness.interference), and returns the raw-log record (not yet written).
-`run_process` starts the process (sched_setaffinity and, where possible, a memory cgroup
-entered in the child before exec), waits with os.wait4 (rusage: peak RSS, CPU seconds,
-page faults), enforces the timeout, the memory budget and the host's memory floor, and
-classifies the outcome. A KeyboardInterrupt while the child runs kills the child's
-process group, reaps it and re-raises: no record.
+`Launcher.run(task)` runs the task by its family (a `Family`: "process", `run_process`
+below, is every Launcher's; the recording wing hands it the socket family's too, imported
+from harness.sockets.run), samples the load average, CPU steal and other processes' CPU
+time on the run's CPUs around it (running.interference), and returns the raw-log record
+(not yet written). `run_process` starts the process (running.pinned: sched_setaffinity
+and, where possible, a memory cgroup entered in the child before exec), waits with
+os.wait4 (rusage: peak RSS, CPU seconds, page faults), enforces the timeout, the memory
+budget and the host's memory floor, and classifies the outcome. A KeyboardInterrupt while
+the child runs kills the child's process group, reaps it and re-raises: no record.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from serverbench import contract, jdks
-from serverbench.harness import cgroups, classify, environment, interference, jvm, limits
-from serverbench.harness.task import Task
+from serverbench import contract
+from serverbench.harness.planning.task import Task
+from serverbench.harness.running import cgroups, classify, command, environment, interference, jvm, limits, pinned
 
-# Inherited variables that would change how a runtime behaves behind the harness's back.
-STRIPPED_ENV = (
-    "GOMAXPROCS",
-    "GOGC",
-    "GOMEMLIMIT",
-    "GODEBUG",
-    "ERL_FLAGS",
-    "ERL_AFLAGS",
-    "ERL_ZFLAGS",
-    "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "SERVERBENCH_CORES",
-    "SERVERBENCH_HEAP_MB",
-    "SERVERBENCH_PROCESS_LIMIT",
-)
 
-# family -> "module:function" of fn(launcher, task) -> raw record. A family's module is
-# imported when its first task runs, so a socket module can land on its own.
-FAMILY_RUNNERS = {
-    "process": "serverbench.harness.launch:run_process",
-    "socket": "serverbench.harness.sockets:run_socket_task",
-}
+@dataclass(frozen=True)
+class Family:
+    """How the runs of one benchmark family (spec/cli.json's benchmarks.<id>.family) are
+    made: run(launcher, task) -> the raw record; cpus(launcher, task) -> every CPU the run
+    uses (interference is measured on them)."""
+
+    run: Callable[[Launcher, Task], dict]
+    cpus: Callable[[Launcher, Task], list[int]]
 
 
 @dataclass
@@ -61,18 +47,21 @@ class Launcher:
     allowed_cpus: list[int]
     commands: dict = field(default_factory=dict)  # language -> argv prefix override (tests' fakes)
     enforcement: str = "watchdog"  # cgroup | watchdog | none (what the machine allows)
-    cgroup_parent: str | None = None  # v1 memory cgroup or v2 sub-tree (harness.cgroups)
+    cgroup_parent: str | None = None  # v1 memory cgroup or v2 sub-tree (harness.running.cgroups)
     watchdog_interval_s: float = 0.05
     tmpdir: str | None = None
     affinity_checked: int = 0
     affinity_mismatch: int = 0
+    # family -> how its runs are made; "process" is always there (FAMILIES below)
+    families: Mapping[str, Family] = field(default_factory=dict)
 
     def __post_init__(self):
+        self.families = {**FAMILIES, **self.families}
         if self.tmpdir is None:
             _remove_dead_tmpdirs()
             self.tmpdir = tempfile.mkdtemp(prefix=f"serverbench-run-{os.getpid()}-")
             weakref.finalize(self, shutil.rmtree, self.tmpdir, True)
-        self.serial = 0
+        self._serial = 0
 
     # -- commands -------------------------------------------------------------------
     def command(self, task: Task, role: str | None = None) -> tuple[list[str], dict]:
@@ -83,9 +72,9 @@ class Launcher:
             "heap_mb": str(task.heap_mb),
             "process_limit": str(task.process_limit),
         }
-        prefix, env = self._prefix(task.language, subst)
+        prefix, env = self.prefix(task.language, subst)
         if task.language not in self.commands:  # a tests' fake command has no such arguments
-            omit = {_fill(a, subst) for a in contract.omitted_args(task.language, task.settings)}
+            omit = {command.fill(a, subst) for a in contract.omitted_args(task.language, task.settings)}
             prefix = [a for a in prefix if a not in omit]
         if jvm.is_jvm(prefix) and task.memory_budget_bytes:
             gc_log = os.path.join(self.tmpdir or ".", jvm.GC_LOG_NAME) if task.search else None
@@ -96,28 +85,28 @@ class Launcher:
     def version_command(self, lang: str) -> tuple[list[str], dict]:
         """(argv, full env) of `<exe> --version`."""
         subst = {"exe": str(contract.executable(lang)), "cores": "1", "heap_mb": "256", "process_limit": "1048576"}
-        prefix, env = self._prefix(lang, subst)
+        prefix, env = self.prefix(lang, subst)
         return prefix + ["--version"], self.child_env(env)
 
-    def _prefix(self, lang: str, subst: dict) -> tuple[list[str], dict]:
-        spec = contract.language(lang)
-        override = self.commands.get(lang)
-        prefix = [_fill(s, subst) for s in (override if override is not None else jdks.fill(spec["command"]))]
-        env = {k: _fill(v, subst) for k, v in spec.get("env", {}).items()}
-        if override is not None:
-            # A replaced command (tests' fakes) gets every setting as an env var too.
-            env.update(
-                SERVERBENCH_CORES=subst["cores"],
-                SERVERBENCH_HEAP_MB=subst["heap_mb"],
-                SERVERBENCH_PROCESS_LIMIT=subst["process_limit"],
-            )
-        return prefix, env
+    def prefix(self, lang: str, subst: dict) -> tuple[list[str], dict]:
+        """(argv prefix, env the harness sets) of a language's command: spec/cli.json's (or
+        this launcher's override, which gets every setting as an env var too), with subst's
+        {exe}, {cores}, {heap_mb} and {process_limit} filled in."""
+        return command.command_prefix(lang, subst, self.commands.get(lang))
 
     @staticmethod
     def child_env(set_env: dict) -> dict:
-        env = {k: v for k, v in os.environ.items() if k not in STRIPPED_ENV}
-        env.update(set_env)
-        return env
+        return command.child_env(set_env)
+
+    def next_serial(self) -> int:
+        """A number no earlier run of this launcher had: names a run's cgroup and files."""
+        self._serial += 1
+        return self._serial
+
+    def family(self, name: str) -> Family:
+        if name not in self.families:
+            raise ValueError(f"no runner for the benchmark family {name!r}; known: {', '.join(self.families)}")
+        return self.families[name]
 
     def mode_for(self, task: Task) -> str:
         if not task.memory_enforcement or task.memory_enforcement == "none" or not task.memory_budget_bytes:
@@ -187,16 +176,17 @@ class Launcher:
     # -- one run --------------------------------------------------------------------
     def run(self, task: Task) -> tuple[dict, float]:
         """Run once (by the task's family); return (raw record, harness wall seconds).
-        Interference (harness.interference) is measured on the run's CPUs for every family:
+        Interference (harness.running.interference) is measured on the run's CPUs for every family:
         a process run's pinned CPUs, a socket run's server and client CPUs."""
         t_begin = time.perf_counter()
-        process = task.family == "process"
-        cpus = self.pinned(task.cores) if process else family_cpus(self, task)
+        family = self.family(task.family)
+        process = family.run is run_process
+        cpus = family.cpus(self, task)
         with interference.harness_off(cpus, self.allowed_cpus) as off:
             before = environment.contention_before(cpus)
             busy = interference.busy_ticks(cpus)
             harness0, t0 = interference.harness_cpu_s(), time.perf_counter()
-            rec = family_runner(task.family)(self, task)
+            rec = family.run(self, task)
             window, harness_s = time.perf_counter() - t0, interference.harness_cpu_s() - harness0
             busy_after = interference.busy_ticks(cpus)
             rec.update(environment.contention_fields(before, cpus))
@@ -207,25 +197,6 @@ class Launcher:
             rec.update(interference.fields(busy, busy_after, cpus, rec, **extra), harness_cpus=off)
         return rec, time.perf_counter() - t_begin
 
-    def run_one(self, task: Task) -> tuple[dict, float]:  # the name of the earlier API
-        return self.run(task)
-
-
-def family_cpus(lau: Launcher, task: Task) -> list[int]:
-    """The CPUs a run of a non-process family uses: its module's run_cpus(launcher, task)
-    (e.g. sockets: the server's and the client's), else every allowed CPU."""
-    module = FAMILY_RUNNERS.get(task.family, "").partition(":")[0]
-    fn = getattr(importlib.import_module(module), "run_cpus", None) if module else None
-    return fn(lau, task) if fn else list(lau.allowed_cpus)
-
-
-def family_runner(family: str):
-    """fn(launcher, task) -> raw record for a family ('process', 'socket', ...)."""
-    if family not in FAMILY_RUNNERS:
-        raise ValueError(f"no runner for the benchmark family {family!r}; known: {', '.join(FAMILY_RUNNERS)}")
-    module, _, name = FAMILY_RUNNERS[family].partition(":")
-    return getattr(importlib.import_module(module), name)
-
 
 def run_process(lau: Launcher, task: Task) -> dict:
     """One native process for one task: the 'process' family."""
@@ -233,15 +204,14 @@ def run_process(lau: Launcher, task: Task) -> dict:
     cpus = lau.pinned(task.cores)
     budget = task.memory_budget_bytes
     enforcement = lau.mode_for(task)
-    lau.serial += 1
+    serial = lau.next_serial()
     cg = None
     if enforcement == "cgroup":
-        cg = cgroups.create(lau.cgroup_parent, f"{cgroups.PREFIX}{os.getpid()}-{lau.serial}", budget)
+        cg = cgroups.create(lau.cgroup_parent, f"{cgroups.PREFIX}{os.getpid()}-{serial}", budget)
         if cg is None:  # could not create this one: fall back for this run, say so
             enforcement = "watchdog"
     rec = lau.base_record(task, argv, set_env, cpus, enforcement)
     out_path, err_path = os.path.join(lau.tmpdir, "stdout"), os.path.join(lau.tmpdir, "stderr")
-    preexec = limits.make_preexec(cpus, cg.procs_path if cg else None)
     gc_log = os.path.join(lau.tmpdir or ".", jvm.GC_LOG_NAME)
     watch = jvm.GcThrashWatch(gc_log) if any(a == f"-Xlog:gc:file={gc_log}" for a in argv) else None
     if watch is not None and os.path.exists(gc_log):
@@ -250,15 +220,8 @@ def run_process(lau: Launcher, task: Task) -> dict:
         own_rss = _own_rss()
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=fout,
-                stderr=ferr,
-                env=lau.child_env(set_env),
-                preexec_fn=preexec,
-                start_new_session=True,
-                close_fds=True,
+            proc = pinned.start(
+                argv, lau.child_env(set_env), cpus, stdout=fout, stderr=ferr, cgroup_procs=cg.procs_path if cg else None
             )
         except (OSError, subprocess.SubprocessError) as e:
             rec["wall_s"] = time.perf_counter() - t0
@@ -280,23 +243,11 @@ def run_process(lau: Launcher, task: Task) -> dict:
         )
         mon.start()
         try:
-            _, status, ru = os.wait4(pid, 0)
-        except BaseException:
-            # Ctrl-C (or anything else): end the child, reap it, leave no record.
-            mon.stop()
-            limits.killpg(pid)
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-            proc.returncode = -9
+            status, ru, t1 = pinned.wait(proc, mon.stop)
+        except BaseException:  # Ctrl-C (or anything else): the child is ended and reaped; no record
             if cg:
                 cg.remove()
             raise
-        t1 = time.perf_counter()
-        mon.stop()
-        limits.killpg(pid)  # leftovers of the child's group (e.g. helper processes)
-        proc.returncode = status
     rec.update(
         wall_s=t1 - t0,
         user_cpu_s=ru.ru_utime,
@@ -330,12 +281,6 @@ def run_process(lau: Launcher, task: Task) -> dict:
     )
     rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
     return rec
-
-
-def _fill(template: str, subst: dict) -> str:
-    for k, v in subst.items():
-        template = template.replace("{" + k + "}", v)
-    return template
 
 
 def _utc_now() -> str:
@@ -377,3 +322,7 @@ def _remove_dead_tmpdirs() -> None:
             and not cgroups.alive(int(parts[2]))
         ):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+# Every Launcher's families; the recording wing adds the socket family (harness.sockets.run).
+FAMILIES: dict[str, Family] = {"process": Family(run_process, lambda lau, task: lau.pinned(task.cores))}

@@ -2,15 +2,16 @@
 
 A profile (see profiles/quick.toml for the annotated layout) has top-level settings
 (name, description, seed, variant, languages), a [defaults] table of run settings, and
-one table per benchmark of spec/cli.json ([pingping], [spawn], [throughput], ...) plus
-[spawn_max] (the Fig. 4a max-processes search). A benchmark table holds its parameter
+one table per benchmark of spec/cli.json ([pingping], [spawn], [throughput], ...) plus one
+per search a benchmark declares (planning.search: [spawn_max], the Fig. 4a max-processes
+search), after its benchmark's. A benchmark table holds its parameter
 lists (every combination is a configuration; the parameters are the contract's) and may
 override any [defaults] key. A sub-table [<bench>.per_language.<lang>] overrides
 parameter lists or settings for one language (e.g. pingping at 5 kB only for java).
 Each [[<bench>.also]] table adds one more grid: the benchmark table with these parameter
 lists or settings replaced (e.g. a few saturate-mode points beside the flood grid).
 A language that does not implement a benchmark (spec/cli.json languages.<lang>.benchmarks)
-simply has no runs of it. Expansion into runs is harness.plan.
+simply has no runs of it. Expansion into runs is harness.planning.plan.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import copy
 import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 try:
@@ -26,17 +28,20 @@ except ModuleNotFoundError:  # pragma: no cover (Python 3.10)
     import tomli as tomllib  # type: ignore
 
 from serverbench import contract, paths, protocol
-from serverbench.harness.values import ProfileError
-from serverbench.harness.values import bool_value as _bool
-from serverbench.harness.values import bytes_value as _bytes
-from serverbench.harness.values import int_value as _int
-from serverbench.harness.values import param_values as _param_values
-from serverbench.harness.values import positive_number as _pos_number
+from serverbench.harness.planning import search
+from serverbench.harness.planning.resolved import Profile
+from serverbench.harness.planning.values import ProfileError
+from serverbench.harness.planning.values import bool_value as _bool
+from serverbench.harness.planning.values import bytes_value as _bytes
+from serverbench.harness.planning.values import int_value as _int
+from serverbench.harness.planning.values import param_values as _param_values
+from serverbench.harness.planning.values import positive_number as _pos_number
 
 GiB = 1024**3
 MiB = 1024**2
-SEARCH_TABLE = "spawn_max"  # the max-processes search: runs of spawn, not a benchmark of its own
-BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, SEARCH_TABLE) if x == "spawn" else (x,)))
+# every profile table: each benchmark's, and after it the table of the search it declares (if any)
+_SEARCHES = {d.benchmark: d.table for d in search.declared().values()}
+BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, _SEARCHES[x]) if x in _SEARCHES else (x,)))
 PROFILES = ("smoke", "quick", "paper")
 
 TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "defaults", "pieces"}
@@ -56,26 +61,9 @@ DEFAULT_KEYS = {
     "settings": {},  # runtime settings per language, each a list swept: { go = { gc = ["greentea", "nogreentea"] } }
 }
 COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages", "per_language", "steps", "also"}
-# The parameters a profile may list per benchmark: the contract's (spec/cli.json).
-PARAM_KEYS = {b: (() if b == SEARCH_TABLE else contract.profile_params(b)) for b in BENCHMARKS}
-SEARCH_KEYS = {
-    "start",
-    "factor",
-    "max_steps",
-    "refine_steps",
-    "budget_bytes",
-    "host_floor_bytes",
-    "timeout_bisect_steps",
-}
-SEARCH_DEFAULTS = {
-    "start": 100_000,
-    "factor": 2.0,
-    "max_steps": 12,
-    "refine_steps": 0,
-    "budget_bytes": 8 * GiB,
-    "host_floor_bytes": GiB,
-    "timeout_bisect_steps": 3,
-}
+# The parameters a profile may list per benchmark: the contract's (spec/cli.json); a search
+# table lists none (it grows its parameter itself).
+PARAM_KEYS = {b: (() if search.of_table(b) else contract.profile_params(b)) for b in BENCHMARKS}
 
 
 # ---------------------------------------------------------------------------------------
@@ -157,12 +145,12 @@ def _allowed_keys(table: str) -> set:
     if table == "defaults":
         return set(DEFAULT_KEYS)
     keys = COMMON_BENCH_KEYS | set(PARAM_KEYS[table])
-    if table == "spawn_max":
-        keys |= SEARCH_KEYS
+    if search.of_table(table):
+        keys |= set(search.SETTINGS)
     return keys
 
 
-def load_profile(name_or_path="quick", overrides=None) -> dict:
+def load_profile(name_or_path="quick", overrides=None) -> Profile:
     """The resolved profile: file, then overrides; every key checked, defaults filled in.
 
     Core counts stay as written (with "max"); expansion against the machine is plan()."""
@@ -177,7 +165,7 @@ def load_profile(name_or_path="quick", overrides=None) -> dict:
     return resolve(prof, source=str(path))
 
 
-def sweep_seed(prof: dict, sweep_dir) -> int:
+def sweep_seed(prof: Mapping, sweep_dir) -> int:
     """The seed of a sweep's run order: the profile's (--seed N / --set seed=N) when given;
     else the one its manifest recorded (a resumed sweep, another shard of it, keeps its
     order); else a fresh one from the OS's random source, recorded in the manifest."""
@@ -191,7 +179,7 @@ def sweep_seed(prof: dict, sweep_dir) -> int:
     return secrets.randbelow(2**31)
 
 
-def resolve(prof: dict, source: str = "<dict>") -> dict:
+def resolve(prof: dict, source: str = "<dict>") -> Profile:
     for k in prof:
         if k not in TOP_KEYS:
             raise ProfileError(f"{source}: unknown top-level key {k!r}")
@@ -203,7 +191,7 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
         "seed": None if prof.get("seed") is None else _int(prof["seed"], "seed", minimum=0),
         "variant": prof.get("variant", "fair"),
         "languages": _langs(prof.get("languages", list(contract.languages())), "languages"),
-        # an ok run flagged interfered (harness/interference.py) is run once more; smoke, a
+        # an ok run flagged interfered (harness/running/interference.py) is run once more; smoke, a
         # build check and test fixture, keeps one record per task
         "rerun_interfered": _bool(prof.get("rerun_interfered", True), "rerun_interfered"),
     }
@@ -249,7 +237,7 @@ def resolve(prof: dict, source: str = "<dict>") -> dict:
             b["per_language"][lang] = {k: full[k] for k in sub}
         b["also"] = _also(bench, table.get("also") or [], b, out["defaults"], source)
         out[bench] = b
-    return out
+    return Profile.from_dict(out)
 
 
 def _also(bench: str, also, b: dict, defaults: dict, source: str) -> list[dict]:
@@ -260,8 +248,8 @@ def _also(bench: str, also, b: dict, defaults: dict, source: str) -> list[dict]:
     one pairs value on 1 core beside the full grid on 2)."""
     if not isinstance(also, list) or not all(isinstance(x, dict) for x in also):
         raise ProfileError(f"{source}: {bench}.also must be an array of tables ([[{bench}.also]])")
-    if also and bench == SEARCH_TABLE:
-        raise ProfileError(f"{source}: {bench} (the max-processes search) takes no [[{bench}.also]] grids")
+    if also and search.of_table(bench):
+        raise ProfileError(f"{source}: {bench} (a search) takes no [[{bench}.also]] grids")
     out = []
     for i, sub in enumerate(also):
         bad = sorted(set(sub) & {"enabled", "per_language", "also", "steps"})
@@ -290,20 +278,8 @@ def _bench_settings(bench: str, table: dict, defaults: dict, source: str) -> dic
         if k not in allowed:
             raise ProfileError(f"{source}: unknown key {bench}.{k}; known: {', '.join(sorted(allowed))}")
     b = _check_settings({k: table.get(k, defaults[k]) for k in DEFAULT_KEYS}, bench)
-    if bench == SEARCH_TABLE:
-        for k, dv in SEARCH_DEFAULTS.items():
-            b[k] = table.get(k, dv)
-        b["start"] = _int(b["start"], "spawn_max.start", minimum=1)
-        b["max_steps"] = _int(b["max_steps"], "spawn_max.max_steps", minimum=1)
-        b["refine_steps"] = _int(b["refine_steps"], "spawn_max.refine_steps", minimum=0)
-        b["timeout_bisect_steps"] = _int(b["timeout_bisect_steps"], "spawn_max.timeout_bisect_steps", minimum=0)
-        b["budget_bytes"] = _bytes(b["budget_bytes"], "spawn_max.budget_bytes")
-        b["host_floor_bytes"] = _bytes(b["host_floor_bytes"], "spawn_max.host_floor_bytes")
-        if not isinstance(b["factor"], (int, float)) or isinstance(b["factor"], bool) or b["factor"] <= 1:
-            raise ProfileError(f"spawn_max.factor must be a number above 1, got {b['factor']!r}")
-        b["factor"] = float(b["factor"])
-        b["memory_budget_bytes"] = b["budget_bytes"]
-        return b
+    if search.of_table(bench):
+        return search.check_settings(bench, table, b)
     flags = contract.benchmark_flags(bench)
     by_param = {s["param"]: (flag, s) for flag, s in flags.items() if s.get("param")}
     for key in PARAM_KEYS[bench]:

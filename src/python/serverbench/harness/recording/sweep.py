@@ -2,10 +2,12 @@
 result appended to data/raw/<sweep-id>/runs.jsonl (runs.<i>.jsonl for shard i);
 resumable; several invocations (benchmark subsets, shards) may share one sweep id.
 
-Pipeline: profiles (file -> resolved dict) -> plan (Tasks, Searches, order) -> shards
-(which groups this invocation runs) -> launch (one process per task, limits) ->
-rawlog (append, resume) with environment (host, manifest, load and steal) and search
-(Fig. 4a). This module only orchestrates: checks, files, progress, interrupts."""
+Pipeline: planning.profiles (file -> the resolved Profile) -> planning.plan (Tasks,
+Searches, order) -> recording.checks (before anything runs) -> recording.shards (which
+groups this invocation runs) -> running.launch (one run per task, by its family: FAMILIES
+adds the socket family to the Launcher's own) and running.searching (a search's steps) ->
+recording.rawlog (append, resume), with running.environment (host, manifest, load and
+steal). This module only orchestrates: files, progress, interrupts."""
 
 from __future__ import annotations
 
@@ -22,18 +24,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from serverbench import contract, jdks, paths, records
-from serverbench.harness import cgroups, environment, fingerprint, limits, rawlog, shards
-from serverbench.harness.environment import host_info, utc
-from serverbench.harness.launch import Launcher
-from serverbench.harness.plan import Plan, make_plan, schedule
-from serverbench.harness.profiles import ProfileError, load_profile, sweep_seed
-from serverbench.harness.rawlog import read_lines
-from serverbench.harness.search import Search, run_search
-from serverbench.harness.shards import Shard, parse_shard
+from serverbench import contract, paths, records
+from serverbench.harness.planning.plan import Plan, make_plan, schedule
+from serverbench.harness.planning.profiles import ProfileError, load_profile, sweep_seed
+from serverbench.harness.planning.search import Search
+from serverbench.harness.recording import checks, rawlog, shards
+from serverbench.harness.recording.rawlog import read_lines
+from serverbench.harness.recording.shards import Shard, parse_shard
+from serverbench.harness.running import cgroups, environment, fingerprint, limits
+from serverbench.harness.running.environment import host_info, utc
+from serverbench.harness.running.launch import Launcher
+from serverbench.harness.running.searching import run_search
+from serverbench.harness.sockets.run import SOCKET
 
 SWEEP_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
-MEMAVAILABLE_FRACTION = 0.75
+# The benchmark families beyond the Launcher's own "process" (spec/cli.json benchmarks.<id>.family)
+FAMILIES = {"socket": SOCKET}
 
 __all__ = ["run_sweep", "latest_sweep", "last_session", "read_lines", "host_info", "make_plan"]
 
@@ -54,63 +60,6 @@ class SweepRun:
 
     def path(self, kind: str) -> Path:
         return self.sweep_dir / rawlog.names(self.shard.index if self.shard else None)[kind]
-
-
-def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
-    """Bad input gets a clear error before anything runs."""
-    if not plan.tasks and not plan.searches:
-        raise ProfileError(
-            "nothing to run: no benchmark/language/core count selected is runnable here"
-            + (f" (not runnable: {plan.not_runnable})" if plan.not_runnable else "")
-        )
-    for lang in plan.languages:
-        if lang in commands:
-            argv0 = commands[lang][0]
-            if not (shutil.which(argv0) or os.path.exists(argv0)):
-                raise ProfileError(f"{lang}: command {argv0!r} not found")
-            continue
-        exe = contract.executable(lang)
-        if not exe.exists():
-            build = contract.language(lang).get("build", "scripts/build.sh")
-            raise ProfileError(f"{lang}: executable {exe} is missing; build it with `{build}`")
-        for t in plan.tasks:  # a runtime setting's own build (e.g. Go without Green Tea)
-            other = contract.executable(lang, t.settings) if t.language == lang and t.settings else exe
-            if not other.exists():
-                build = contract.language(lang).get("build", "scripts/build.sh")
-                raise ProfileError(f"{lang} {t.settings}: executable {other} is missing; build it with `{build}`")
-        spec = contract.language(lang)
-        try:  # a JVM language: the JDK release its entry names, with every option it takes
-            argv = jdks.fill(spec["command"])
-            if "jdk" in spec:
-                jdks.check(lang, argv, spec["jdk"])
-        except jdks.JdkError as e:
-            raise ProfileError(f"{lang}: {e}" if not str(e).startswith(lang) else str(e)) from None
-        first = argv[0]
-        if first != "{exe}" and not shutil.which(first) and not os.path.exists(first):
-            raise ProfileError(f"{lang}: {first!r} is not on PATH (needed to run {exe})")
-    avail = environment.mem_available()
-    limit = int(avail * MEMAVAILABLE_FRACTION)
-    budgets = [(t.config_id, t.memory_budget_bytes) for t in plan.tasks] + [(s.key, s.budget) for s in plan.searches]
-    for where, budget in budgets:
-        if budget and budget > limit:
-            raise ProfileError(
-                f"{where}: memory budget {budget} bytes ({budget / 2**30:.2f} GiB) is above "
-                f"{MEMAVAILABLE_FRACTION:.0%} of MemAvailable ({avail / 2**30:.2f} GiB); lower it "
-                '(e.g. --set spawn_max.budget_bytes="2GiB") so that the machine itself cannot run out of memory'
-            )
-    sockets = [t for t in plan.tasks if t.family == "socket"]
-    if sockets:  # socket benchmarks: the machine must hold the connections asked for
-        from serverbench.harness import sockets_limits
-
-        try:
-            sockets_limits.check_connections(max(int(t.params.get("connections", 1)) for t in sockets))
-        except sockets_limits.SocketLimitError as e:
-            raise ProfileError(str(e)) from None
-    wants_cgroup = [t.config_id for t in plan.tasks if t.memory_enforcement == "cgroup"] + [
-        s.key for s in plan.searches if s.settings["memory_enforcement"] == "cgroup"
-    ]
-    if wants_cgroup and enforcement != "cgroup":
-        raise ProfileError(f"memory_enforcement = 'cgroup' asked but not possible on this machine ({enforcement})")
 
 
 def run_sweep(
@@ -145,7 +94,7 @@ def run_sweep(
         mode, cg_parent, how = limits.detect_enforcement("cgroup" if "cgroup" in wants else "auto")
     except RuntimeError as e:
         raise ProfileError(str(e)) from None
-    check_plan(plan, commands, mode)
+    checks.check_plan(plan, commands, mode)
     limits.check_budgets(plan, commands, mode, cg_parent)
     if sweep_id is None:
         sweep_id = f"{prof['name']}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
@@ -172,6 +121,7 @@ def run_sweep(
             enforcement=mode,
             cgroup_parent=cg_parent,
             watchdog_interval_s=prof["defaults"]["watchdog_interval_s"],
+            families=FAMILIES,
         )
         cgroups.cleanup_stale(cg_parent)
         _execute(run, launcher)
@@ -181,10 +131,11 @@ def run_sweep(
 
 
 def _execute(run: SweepRun, launcher: Launcher) -> None:
-    plan, prof = run.plan, run.plan.profile
-    prof["seed"] = sweep_seed(prof, run.sweep_dir)  # given, else the manifest's, else fresh
+    plan = run.plan
+    # the seed: given, else the manifest's, else fresh; a new profile value, the plan's unchanged
+    prof = plan.profile.with_seed(sweep_seed(plan.profile, run.sweep_dir))
     versions = environment.runtime_versions(launcher, plan.languages)
-    man = environment.manifest(run, launcher, versions)
+    man = environment.manifest(run, launcher, versions, prof)
     rawlog.write_once(run.sweep_dir / rawlog.MANIFEST_NAME, man)
     if run.shard is not None:
         rawlog.write_once(run.path("manifest"), man)
@@ -215,7 +166,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
             "pid": os.getpid(),
             "argv": sys.argv,
             "profile": prof["name"],
-            "resolved_profile": prof,
+            "resolved_profile": prof.as_dict(),
             "overrides": run.overrides,
             "languages": plan.languages,
             "benchmarks": plan.benchmarks,
@@ -242,7 +193,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
 
     def execute(task) -> dict:
         rec = once(task)
-        if rec.get("status") == "ok" and rec.get("interfered") and run.plan.profile.get("rerun_interfered", True):
+        if rec.get("status") == "ok" and rec.get("interfered") and prof.rerun_interfered:
             rec = once(task, rerun=True)  # once more; the later ok attempt is the one selected
         return rec
 

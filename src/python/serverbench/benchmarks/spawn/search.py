@@ -1,0 +1,13 @@
+"""Spawn's search (Fig. 4a): the largest number of processes a language starts under a
+memory budget. The harness runs it as any declared search (harness.planning.search: the
+plan item and its settings; harness.running.searching: growth, then bisection); what is
+spawn's is here. Plain data: the harness loads it with plugins.part("spawn", "search")."""
+
+GiB = 1024**3
+
+TABLE = "spawn_max"  # the profile table ([spawn_max]) and the first part of a step's config_id
+NAME = "max_processes"  # the raw record's search.name
+PARAM = "processes"  # the parameter the search grows
+# Settings of [spawn_max] that are spawn's own; the others are the harness's search defaults.
+DEFAULTS = {"start": 100_000, "budget_bytes": 8 * GiB}
+BYTES_PER_STEP_UNIT = 1024  # ~1 KiB per process: where the progress estimate expects the failure
