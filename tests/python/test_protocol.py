@@ -245,3 +245,11 @@ def test_every_verdict_carries_its_sensitivity_and_protocol_version(tmp_path):
     assert row["protocol"] == protocol.version_for("2026-01-01T00:00:00Z") == 1  # synthetic runs: before every freeze
     assert {"verdict_margin_x0.5", "verdict_margin_x2"} <= set(t.columns)
     assert row["verdict"] == SUPPORTED
+
+
+def test_deviations_are_listed_outside_the_hashed_text_for_the_newest_version():
+    """docs/protocol.md section 11 points to an append-only list that needs no new version."""
+    doc = (paths.spec_dir().parent / "docs" / protocol.DOC).read_text(encoding="utf-8")
+    assert "(protocol-deviations.md)" in doc
+    listed = (paths.spec_dir().parent / "docs" / "protocol-deviations.md").read_text(encoding="utf-8")
+    assert f"## Protocol {protocol.newest()}" in listed
