@@ -48,3 +48,49 @@ def test_a_short_run_is_not_classified():
     samples = [[0.1 * (i + 1), 1000 * (i + 1)] for i in range(10)]  # the quick profile's 1 s run
     c = warmup.classify_run({"samples": samples, "elapsed_s": 1.0}, {"report_every": 100})
     assert c.label == warmup.TOO_SHORT
+
+
+def _run(trial, rates_per_s, **kw):
+    t, total, samples = 0.0, 0.0, []
+    for r in rates_per_s:  # one sample every 0.5 s
+        for _ in range(2):
+            t += 0.5
+            total += r * 0.5
+            samples.append([t, total])
+    rec = {
+        "benchmark": "throughput",
+        "language": "scala_akka",
+        "cores": 1,
+        "config_id": "throughput/scala_akka/c1/pairs=64",
+        "trial": trial,
+        "status": "ok",
+        "warmup": False,
+        "params": {"pairs": 64, "report_every": 10},
+        "metrics": {"samples": samples, "elapsed_s": t},
+    }
+    rec.update(kw)
+    return rec
+
+
+def test_a_sweeps_selected_runs_and_each_class_share(tmp_path):
+    import json
+
+    from serverbench.benchmarks.throughput import warmup as section
+
+    rng = np.random.default_rng(4)
+    flat = list(1e6 * (1 + 0.01 * rng.standard_normal(40)))
+    warm = list(np.r_[np.full(8, 4e5), np.full(32, 1e6)] * (1 + 0.01 * rng.standard_normal(40)))
+    recs = [
+        _run(1, warm, status="ok", interfered=True),  # replaced by its re-run below
+        _run(1, flat),
+        _run(2, warm),
+        _run(3, flat, warmup=True),  # a warm-up run: never classified
+        _run(4, flat, status="crashed"),
+    ]
+    d = tmp_path / "paper-throughput-1core-x"
+    d.mkdir()
+    (d / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    runs = section.classify_sweep(d)
+    assert sorted(zip(runs["trial"], runs["label"])) == [(1, warmup.FLAT), (2, warmup.WARMUP)]
+    t = section.shares(runs)
+    assert t.loc[0, "runs"] == 2 and t.loc[0, "flat"] == "50%" and t.loc[0, "warm-up"] == "50%"

@@ -54,7 +54,7 @@ def _time(rec: dict) -> float | None:
     return float(v) if is_time else 1.0 / float(v)
 
 
-def _lines(folder: Path) -> list[dict]:
+def raw_lines(folder: Path) -> list[dict]:
     """The folder's raw records as JSON, unvalidated: only the fields read here matter, and a
     record of an older schema still carries them."""
     from serverbench.records import decode_line, iter_raw_lines, raw_files
@@ -75,7 +75,7 @@ def pairs(raw_dirs) -> pd.DataFrame:
     """One row per (ok flagged first attempt, its ok re-run) in the raw sweep folders."""
     rows = []
     for d in raw_dirs:
-        recs = _lines(Path(d))
+        recs = raw_lines(Path(d))
         by = defaultdict(list)
         for r in recs:
             by[(r.get("config_id"), r.get("trial"), r.get("warmup"))].append(r)
