@@ -95,7 +95,7 @@ def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
     from serverbench.harness.pieces import pieces
 
     by_piece = all_sweeps(processed_dir)
-    rows = []
+    rows: list[dict] = []
     for claim in engine.all_claims():
         for p in pieces(PROFILE).values():
             if claim.needs.table not in p.benchmarks:
