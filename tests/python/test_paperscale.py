@@ -113,7 +113,9 @@ def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):
     text = paperscale.readme_lines(tmp_path)
     assert "Sweeps: `paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs)." in text
     assert "**C1** “Go and Erlang have lower PingPing latency" in text
-    assert ": contradicted, 1 of 1 sweeps agree (pingping; one sweep per piece: between-sweep spread unknown)." in text
+    assert (
+        ": contradicted; sweeps agreeing: 1 of 1 (pingping; one sweep per piece: between-sweep spread unknown)." in text
+    )
     assert "Still to run: `spawn`, `throughput-1core`, `throughput-2cores`" in text
     lead = "At the paper's own parameters (AMD EPYC, 2 CPUs; 1 sweep), of the 3 claims judged, "
     assert text.startswith(lead + "1 holds (C2), 1 does not hold (C1) and 1 is undecided (C10).")

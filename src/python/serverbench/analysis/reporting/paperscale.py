@@ -322,13 +322,19 @@ def readme_lines(processed_dir: Path | None = None) -> str:
     if ran.empty:
         return f"No piece of the `paper` profile (the paper's own parameters) is committed yet ({how})."
     claims_ = at_scale(processed_dir)
-    out = [plain_summary(claims_, ran), "", "Each claim from every sweep of its pieces (protocol 2):", ""]
+    out = [
+        plain_summary(claims_, ran),
+        "",
+        "Each claim from every sweep of its pieces (combined as protocol 2 says, section 5; each sweep judged by the "
+        "version in force when it ran):",
+        "",
+    ]
     for c in claims_:
         pieces_ = ", ".join(dict.fromkeys(s.piece for s in c.sweeps))
         one = "; one sweep per piece: between-sweep spread unknown" if c.one_sweep_only or len(c.sweeps) == 1 else ""
         out.append(
-            f"* **{c.id}** {_gist(protocol.claim(c.id)['sentence'])}: {c.verdict}, {c.agreement()} "
-            f"sweeps agree ({pieces_}{one})."
+            f"* **{c.id}** {_gist(protocol.claim(c.id)['sentence'])}: {c.verdict}; sweeps agreeing: "
+            f"{c.agreement()} ({pieces_}{one})."
         )
     out += [
         "",
