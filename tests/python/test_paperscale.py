@@ -41,8 +41,10 @@ def test_each_claim_is_judged_from_every_sweep_of_the_pieces_that_run_its_benchm
     assert "| C1 | **differs between sweeps** | 0 of 2 | – | inconclusive |" in text
     assert "| C2 | **inconclusive** | 2 of 2 | – | – |" in text
     assert "| C6 | **supported** | 1 of 1 | – | contradicted |" in text
-    assert "* `pingping`: `paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs; protocol unknown)" in text
-    assert "* `pingping`: `paper-pingping-20270102T000000Z` (AMD EPYC, 2 CPUs; protocol unknown)" in text
+    assert (
+        "* `pingping`: `paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs; protocol unknown): C1 contradicted;" in text
+    )
+    assert "* `pingping`: `paper-pingping-20270102T000000Z` (AMD EPYC, 2 CPUs; protocol unknown): C1 supported;" in text
     assert "`paper-throughput-2cores-20270103T000000Z` (Intel Xeon, 2 CPUs; protocol unknown)" in text
     assert "With one sweep in a piece (`throughput-2cores`) there is no interval between sweeps" in text
     assert "| C3 |" not in text  # a claim no committed piece judged has no row, only its place in the line below

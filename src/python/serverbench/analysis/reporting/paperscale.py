@@ -197,7 +197,8 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
         for sweep, gs in g.groupby("sweep", sort=False):
             version = gs["protocol"].dropna()
             judged = f"protocol {int(version.iloc[0])}" if len(version) else "protocol unknown"
-            lines.append(f"* `{piece}`: `{sweep}` ({gs['machine'].iloc[0]}; {judged})")
+            own = "; ".join(f"{r.id} {short.get(r.verdict, r.verdict)}" for r in gs.itertuples())
+            lines.append(f"* `{piece}`: `{sweep}` ({gs['machine'].iloc[0]}; {judged}): {own}")
     waiting = v[v["verdict"] == NOT_RUN]
     if not waiting.empty:
         groups = waiting.groupby("piece", sort=False)["id"].apply(list)
