@@ -185,7 +185,8 @@ def readme_findings(rec: pd.DataFrame | None = None, eff: pd.DataFrame | None = 
         "",
         f"No claim was supported in one sweep and contradicted in another ({len(fl)} such pairs)."
         if not fl
-        else f"{len(fl)} pairs of sweeps in which a claim was supported in one and contradicted in the other.",
+        else f"{len(fl)} pair{'s' * (len(fl) != 1)} of sweeps in which a claim was supported in one and contradicted "
+        "in the other: " + "; ".join(f"{c} (`{a}` vs `{b}`)" for c, a, b in fl) + ".",
     ]
     left = unaccounted("quick") if rec_is_committed else []
     if left:
