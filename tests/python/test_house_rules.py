@@ -21,7 +21,12 @@ HISTORY = re.compile(rf"\bissues? #?\d+\b|\b\d{{1,2}} ({MONTHS})[a-z]* 20\d\d\b"
 # cite their sources' dates and the sweeps they were dimensioned on: data, not history)
 SOURCES = ("src/", "spec/", "scripts/", "tests/")
 # this file names the pattern's own examples
-FROZEN = ("spec/protocol.json", "spec/protocol-versions.json", "tests/python/test_house_rules.py")
+FROZEN = (
+    "spec/protocol.json",
+    "spec/protocol-versions.json",
+    "tests/python/test_house_rules.py",
+    *(f"spec/{f.name}" for f in (ROOT / "spec").glob("protocol-*.json")),  # superseded versions, byte for byte
+)
 CODE = (".py", ".go", ".erl", ".hrl", ".scala", ".java", ".rs", ".c", ".h", ".js", ".json", ".toml", ".sh")
 
 

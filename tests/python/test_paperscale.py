@@ -23,24 +23,30 @@ def test_without_a_paper_sweep_the_section_says_how_to_run_one(tmp_path):
     assert "./run_all.sh --profile paper --piece NAME" in text and "`throughput-2cores`" in text
 
 
-def test_each_claim_is_judged_in_the_pieces_that_run_its_benchmark(tmp_path):
-    _piece_sweep(tmp_path, "paper-pingping-20270101T000000Z", {"C1": "contradicted", "C3": "error"})
+def test_each_claim_is_judged_from_every_sweep_of_the_pieces_that_run_its_benchmark(tmp_path):
+    _piece_sweep(tmp_path, "paper-pingping-20270101T000000Z", {"C1": "contradicted", "C2": "inconclusive"})
     _piece_sweep(tmp_path, "paper-pingping-20270102T000000Z", {"C1": "supported", "C2": "inconclusive"})
     _piece_sweep(tmp_path, "paper-throughput-2cores-20270103T000000Z", {"C6": "supported"}, cpu="Intel Xeon")
     _piece_sweep(tmp_path, "quick-20270104T000000Z", {"C1": "contradicted"})  # not a piece
     v = paperscale.verdicts(tmp_path)
     c1 = v[v["id"].eq("C1")]
-    assert list(c1["piece"]) == ["pingping"] and list(c1["verdict"]) == ["supported"]  # the newest sweep
-    assert list(c1["sweep"]) == ["paper-pingping-20270102T000000Z"]
+    assert list(c1["verdict"]) == ["contradicted", "supported"]  # every sweep, none replaces another
+    assert list(c1["sweep"]) == ["paper-pingping-20270101T000000Z", "paper-pingping-20270102T000000Z"]
     c6 = v[v["id"].eq("C6")].set_index("piece")["verdict"]
     assert c6.to_dict() == {"throughput-1core": paperscale.NOT_RUN, "throughput-2cores": "supported"}
     c3 = v[v["id"].eq("C3")]
     assert list(c3["piece"]) == ["spawn"] and list(c3["verdict"]) == [paperscale.NOT_RUN]
     text = paperscale.section({"C1": "inconclusive", "C6": "contradicted"}, tmp_path)
-    assert "| C1 | pingping: **supported** | inconclusive |" in text
-    assert "| C6 | throughput-2cores: **supported** | contradicted |" in text
-    assert "Sweeps: `paper-pingping-20270102T000000Z` (AMD EPYC, 2 CPUs); " in text
-    assert "`paper-throughput-2cores-20270103T000000Z` (Intel Xeon, 2 CPUs)." in text
+    # no evidence to combine and the sweeps' own verdicts differ: said so, not the newest
+    assert "| C1 | **differs between sweeps** | 0 of 2 | – | inconclusive |" in text
+    assert "| C2 | **inconclusive** | 2 of 2 | – | – |" in text
+    assert "| C6 | **supported** | 1 of 1 | – | contradicted |" in text
+    assert (
+        "* `pingping`: `paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs; protocol unknown): C1 contradicted;" in text
+    )
+    assert "* `pingping`: `paper-pingping-20270102T000000Z` (AMD EPYC, 2 CPUs; protocol unknown): C1 supported;" in text
+    assert "`paper-throughput-2cores-20270103T000000Z` (Intel Xeon, 2 CPUs; protocol unknown)" in text
+    assert "With one sweep in a piece (`throughput-2cores`) there is no interval between sweeps" in text
     assert "| C3 |" not in text  # a claim no committed piece judged has no row, only its place in the line below
     assert "C3, C4, C4b, C5 (`spawn`); C6, C7a, C7b, C8, C9, C11, C12 (`throughput-1core`)." in text
 
@@ -107,16 +113,20 @@ def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):
     assert text.startswith("No piece of the `paper` profile") and "--piece NAME" in text
     _piece_sweep(tmp_path, "paper-pingping-20270101T000000Z", {"C1": "contradicted", "C2": "supported", "C10": "x"})
     text = paperscale.readme_lines(tmp_path)
-    assert "piece `pingping` (`paper-pingping-20270101T000000Z`, AMD EPYC, 2 CPUs)" in text
-    assert "**C1** “Go and Erlang have lower PingPing latency" in text and ": contradicted;" in text
+    assert "Sweeps: `paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs)." in text
+    assert "**C1** “Go and Erlang have lower PingPing latency" in text
+    assert (
+        ": contradicted; sweeps agreeing: 1 of 1 (pingping; one sweep per piece: between-sweep spread unknown)." in text
+    )
     assert "Still to run: `spawn`, `throughput-1core`, `throughput-2cores`" in text
-    lead = "At the paper's own parameters (AMD EPYC, 2 CPUs), of the 3 claims judged, "
+    lead = "At the paper's own parameters (AMD EPYC, 2 CPUs; 1 sweep), of the 3 claims judged, "
     assert text.startswith(lead + "1 holds (C2), 1 does not hold (C1) and 1 is undecided (C10).")
 
 
 def test_the_plain_summary_counts_a_claim_once_across_pieces(tmp_path):
-    """A throughput claim judged on 1 and 2 cores counts once: under its verdict when the
-    pieces agree (a piece where it is not testable aside), else as differing."""
+    """A throughput claim judged on 1 and 2 cores counts once, from both pieces' sweeps (a
+    piece where it is not testable aside); without evidence to combine, sweeps whose own
+    verdicts differ are said to differ."""
     _piece_sweep(
         tmp_path,
         "paper-throughput-1core-20270101T000000Z",
@@ -139,10 +149,9 @@ def test_the_plain_summary_counts_a_claim_once_across_pieces(tmp_path):
         },
         cpu="Intel Xeon",
     )
-    v = paperscale.verdicts(tmp_path)
-    text = paperscale.plain_summary(v[v["verdict"] != paperscale.NOT_RUN])
-    assert "(AMD EPYC, 2 CPUs; Intel Xeon, 2 CPUs)" in text
-    assert "1 does not hold (C8)" in text and "1 differs between pieces (C6)" in text
+    text = paperscale.plain_summary(paperscale.at_scale(tmp_path))
+    assert "(AMD EPYC, 2 CPUs; Intel Xeon, 2 CPUs; 2 sweeps)" in text
+    assert "1 differs between sweeps (C6)" in text and "1 does not hold (C8)" in text
     # C11's check failed; C7a and C12 are missing from both pieces' claims.csv: none is "undecided"
     assert "2 cannot be tested on a machine this size (C7b, C9) and 3 could not be judged (C7a, C11, C12)." in text
     assert "undecided" not in text  # a failed check is not an undecided claim

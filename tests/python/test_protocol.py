@@ -1,4 +1,4 @@
-"""Protocol 1 (spec/protocol.json, docs/protocol.md): frozen by version and hash; every
+"""The protocol (spec/protocol.json, docs/protocol.md; superseded versions kept): frozen by version and hash; every
 encoding recovers its source's conclusion from the source's own numbers; and the encoding
 fixes it made (E1/E2 over the source's servers only, C10's "3 times", C4's regime at the
 N that decides) each fail on the encoding they replaced."""
@@ -14,7 +14,7 @@ import pytest
 
 from serverbench import paths, protocol
 from serverbench.analysis import claims
-from serverbench.analysis.claims import CONTRADICTED, NOT_TESTABLE, SUPPORTED, paperdata, sourcedata
+from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, paperdata, sourcedata
 from serverbench.analysis.reading import synthetic
 
 ROUNDS = 8
@@ -24,26 +24,110 @@ def test_the_protocol_file_has_the_hash_recorded_for_its_version():
     assert protocol.verify() == protocol.sha256()
     known = json.loads((paths.spec_dir() / protocol.VERSIONS).read_text(encoding="utf-8"))
     assert str(protocol.version()) in known
+    # protocol 1 stays, byte for byte as frozen, for the sweeps it judged
+    assert known["1"]["spec"] == "d773bd8aacf0453bdd40fd52e843ca78b7ce865c56f4fac5ff9bbb8b7ccea6c2"
+    assert protocol.sha256(1) == known["1"]["spec"]
+
+
+def _copy_protocol(tmp_path):
+    spec, docs = tmp_path / "spec", tmp_path / "docs"
+    spec.mkdir()
+    docs.mkdir()
+    for v in protocol.versions():
+        newest = v == protocol.newest()
+        shutil.copy(
+            paths.spec_dir() / (protocol.FILE if newest else protocol.archived(protocol.FILE, v)),
+            spec / (protocol.FILE if newest else protocol.archived(protocol.FILE, v)),
+        )
+        name = protocol.DOC if newest else protocol.archived(protocol.DOC, v)
+        shutil.copy(paths.spec_dir().parent / "docs" / name, docs / name)
+    shutil.copy(paths.spec_dir() / protocol.VERSIONS, spec / protocol.VERSIONS)
+    return spec, docs
 
 
 def test_a_rule_changed_without_a_new_version_fails(tmp_path):
-    for f in (protocol.FILE, protocol.VERSIONS):
-        shutil.copy(paths.spec_dir() / f, tmp_path / f)
-    assert protocol.verify(tmp_path)
-    spec = json.loads((tmp_path / protocol.FILE).read_text(encoding="utf-8"))
+    spec_dir, docs_dir = _copy_protocol(tmp_path)
+    assert protocol.verify(spec_dir, docs_dir)
+    spec = json.loads((spec_dir / protocol.FILE).read_text(encoding="utf-8"))
+    old_text = (spec_dir / protocol.FILE).read_text(encoding="utf-8")
     spec["margin"]["factor"] = 1.2
-    (tmp_path / protocol.FILE).write_text(json.dumps(spec, indent=2), encoding="utf-8")
+    (spec_dir / protocol.FILE).write_text(json.dumps(spec, indent=2), encoding="utf-8")
     with pytest.raises(protocol.ProtocolError, match="without a new version"):
-        protocol.verify(tmp_path)
-    spec["protocol"] += 1  # a new version is accepted once its hash is recorded
+        protocol.verify(spec_dir, docs_dir)
+    v = spec["protocol"]
+    spec["protocol"] += 1  # a new version is accepted once its hashes are recorded and the old one kept
     text = json.dumps(spec, indent=2)
-    (tmp_path / protocol.FILE).write_text(text, encoding="utf-8")
+    (spec_dir / protocol.FILE).write_text(text, encoding="utf-8")
     with pytest.raises(protocol.ProtocolError):
-        protocol.verify(tmp_path)
-    known = json.loads((tmp_path / protocol.VERSIONS).read_text(encoding="utf-8"))
-    known[str(spec["protocol"])] = protocol.hashlib.sha256(text.encode()).hexdigest()
-    (tmp_path / protocol.VERSIONS).write_text(json.dumps(known), encoding="utf-8")
-    assert protocol.verify(tmp_path)
+        protocol.verify(spec_dir, docs_dir)
+    (spec_dir / protocol.archived(protocol.FILE, v)).write_text(old_text, encoding="utf-8")
+    shutil.copy(docs_dir / protocol.DOC, docs_dir / protocol.archived(protocol.DOC, v))
+    known = json.loads((spec_dir / protocol.VERSIONS).read_text(encoding="utf-8"))
+    known[str(spec["protocol"])] = {
+        "spec": protocol.hashlib.sha256(text.encode()).hexdigest(),
+        "doc": known[str(v)]["doc"],
+    }
+    (spec_dir / protocol.VERSIONS).write_text(json.dumps(known), encoding="utf-8")
+    assert protocol.verify(spec_dir, docs_dir)
+
+
+def test_the_human_text_changed_without_a_new_version_fails(tmp_path):
+    spec_dir, docs_dir = _copy_protocol(tmp_path)
+    doc = docs_dir / protocol.DOC
+    doc.write_text(doc.read_text(encoding="utf-8").replace("m = 1.25", "m = 1.2", 1), encoding="utf-8")
+    with pytest.raises(protocol.ProtocolError, match=r"docs/protocol.md .*without a new version"):
+        protocol.verify(spec_dir, docs_dir)
+
+
+def test_a_superseded_version_edited_fails(tmp_path):
+    spec_dir, docs_dir = _copy_protocol(tmp_path)
+    old = spec_dir / protocol.archived(protocol.FILE, 1)
+    old.write_text(old.read_text(encoding="utf-8").replace('"alpha": 0.05', '"alpha": 0.1'), encoding="utf-8")
+    with pytest.raises(protocol.ProtocolError, match="protocol-1.json"):
+        protocol.verify(spec_dir, docs_dir)
+
+
+def test_each_sweep_is_judged_by_the_version_in_force_when_it_started():
+    frozen = {v: protocol._load(None if v == protocol.newest() else v)["frozen_utc"] for v in protocol.versions()}
+    assert protocol.version_for(None) == 1
+    assert protocol.version_for("2026-11-21T13:45:51Z") == 1  # older than every freeze: version 1, exploratory
+    assert protocol.version_for("2026-11-28T00:40:22Z") == 1  # after protocol 1's freeze, before protocol 2's
+    later = frozen[2].replace("Z", "").split("T")
+    assert protocol.version_for(f"{later[0]}T23:59:59.9Z") == 2
+    with protocol.in_force(1):
+        assert protocol.version() == 1 and "reruns" not in protocol.load()
+        with pytest.raises(KeyError, match="later version"):
+            protocol.warmup_rule()
+    assert protocol.version() == protocol.newest()
+
+
+def test_order_words_have_their_no_region_at_1_from_protocol_2():
+    """Decided from the words (docs/protocol.md section 6): "lower" is contradicted by a
+    significant difference the wrong way; a margin word keeps its gap of one factor."""
+    with protocol.in_force(1):
+        assert protocol.region("C1").no() == (0.0, pytest.approx(1.25))
+    with protocol.in_force(2):
+        assert protocol.region("C1").no() == (0.0, 1.0)
+        assert protocol.region("C7a").no() == (1.0, np.inf)
+        assert protocol.region("C8").yes() == (0.0, pytest.approx(1.25))  # the source's own 'peak' (section 6)
+        assert protocol.region("C8").no() == (0.0, pytest.approx(1.5625))
+        assert protocol.region("C2").no() == (pytest.approx(0.64), pytest.approx(1.5625))  # margin: gap kept
+        assert protocol.region("E3").no() == (pytest.approx(0.64), 1.0)  # "slightly lower": its order end at 1
+
+
+def test_a_sweep_judged_by_protocol_1_says_so_and_a_later_one_by_protocol_2(tmp_path):
+    """The engine enters the version in force when the sweep started: Erlang/Akka about 1.07,
+    significantly the wrong way for 'lower' but by less than the margin, is unclear under
+    protocol 1 (C1 inconclusive) and no under protocol 2 (C1 contradicted)."""
+    rng = np.random.default_rng(3)
+    times = {"go": _times(0.5, rng), "erlang": _times(1.07, rng), "scala_akka": _times(1.0, rng)}
+    after = protocol._load(None)["frozen_utc"].replace("Z", ".5Z")
+    got = {}
+    for name, started in (("before", "2026-11-28T00:40:22Z"), ("after", after)):
+        recs = synthetic.pingping_runs(times, started_utc=started)
+        row = claims.claims_table([claims.check(synthetic.processed_from(recs, tmp_path / name), "C1")]).iloc[0]
+        got[name] = (int(row["protocol"]), row["verdict"])
+    assert got == {"before": (1, INCONCLUSIVE), "after": (2, CONTRADICTED)}
 
 
 def test_every_protocol_claim_has_one_encoding_and_every_encoding_a_protocol_entry():
@@ -158,6 +242,14 @@ def test_every_verdict_carries_its_sensitivity_and_protocol_version(tmp_path):
     )
     t = claims.claims_table([claims.check(synthetic.processed_from(recs, tmp_path), "C1")])
     row = t.iloc[0]
-    assert row["protocol"] == protocol.version()
+    assert row["protocol"] == protocol.version_for("2026-01-01T00:00:00Z") == 1  # synthetic runs: before every freeze
     assert {"verdict_margin_x0.5", "verdict_margin_x2"} <= set(t.columns)
     assert row["verdict"] == SUPPORTED
+
+
+def test_deviations_are_listed_outside_the_hashed_text_for_the_newest_version():
+    """docs/protocol.md section 11 points to an append-only list that needs no new version."""
+    doc = (paths.spec_dir().parent / "docs" / protocol.DOC).read_text(encoding="utf-8")
+    assert "(protocol-deviations.md)" in doc
+    listed = (paths.spec_dir().parent / "docs" / "protocol-deviations.md").read_text(encoding="utf-8")
+    assert f"## Protocol {protocol.newest()}" in listed

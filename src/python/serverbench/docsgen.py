@@ -201,6 +201,25 @@ def gen_protocol_constants() -> str:
             p["design"]["why"],
         ],
     ]
+    if "reruns" in p:  # from protocol 2: the rules the code held, written in
+        r, w = p["reruns"], p["warmup"]
+        rows += [
+            [
+                "re-run on interference",
+                f"other CPU > {r['other_cpu_share_limit']:.0%} or steal > {r['steal_share_limit']:.0%}, "
+                f">= {r['min_ticks']} ticks",
+                r["why"],
+            ],
+            ["throughput metric", p["throughput_metric"]["measured"], p["throughput_metric"]["why"]],
+            [
+                "warm-up",
+                f"{w['window_s']:g} s windows, >= {w['min_windows']} of them; PELT penalty {w['penalty_log_n']} log n "
+                f"sigma^2; equivalent within {w['equivalent_share']:.0%}; no steady state in the last "
+                f"{w['steady_tail_share']:.0%}",
+                w["why"],
+            ],
+            ["a verdict at a scale", p["scale"]["method"], p["scale"]["confidence"]],
+        ]
     return md_table(["constant", "value", "why"], rows)
 
 

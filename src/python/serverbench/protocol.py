@@ -8,7 +8,15 @@ m the protocol's margin factor (e.g. "lower": hi = [1, 0], ratio below 1, no reg
 "similar": lo = [1, -1], hi = [1, 1]; "2-5x": lo = [2, -1], hi = [5, 1]). The no region
 starts one factor m beyond each finite bound of the yes region. `scaled_margin(e)` evaluates
 with m**e instead (the sensitivity row: e = 0.5
-halves the margin's log, e = 2 doubles it).
+halves the margin's log, e = 2 doubles it). From protocol 2 on, a bound written [1, 0] (the
+order itself: "lower", "higher") has no margin on either side: its no region starts at 1.
+
+Versions: spec/protocol.json is the newest; a superseded version stays, byte for byte as it
+was frozen, in spec/protocol-<v>.json with its human text docs/protocol-<v>.md, and
+spec/protocol-versions.json records both hashes of every version. A sweep is judged by the
+version in force when its first run started (`version_for`): the newest frozen before it,
+version 1 for a sweep older than every freeze. `in_force(v)` makes every reader below
+answer for version v (a context variable, like the sensitivity's margin).
 """
 
 from __future__ import annotations
@@ -25,48 +33,108 @@ from functools import cache, lru_cache
 from serverbench import paths
 
 FILE = "protocol.json"
-VERSIONS = "protocol-versions.json"  # every version's hash, append-only: a rule changes only with a new version
+DOC = "protocol.md"  # under docs/
+VERSIONS = "protocol-versions.json"  # every version's hashes, append-only: a rule changes only with a new version
 _EXPONENT: ContextVar[float] = ContextVar("margin_exponent", default=1.0)
+_VERSION: ContextVar[int | None] = ContextVar("protocol_version", default=None)  # None: the newest
 
 
-def path():
-    return paths.spec_dir() / FILE
+def archived(name: str, v: int) -> str:
+    """A superseded version's file name: protocol.json -> protocol-1.json."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}-{v}{dot}{ext}"
 
 
 @lru_cache(maxsize=1)
-def load() -> dict:
-    with open(path(), encoding="utf-8") as f:
+def newest() -> int:
+    with open(paths.spec_dir() / FILE, encoding="utf-8") as f:
+        return int(json.load(f)["protocol"])
+
+
+def path(v: int | None = None):
+    """spec/protocol.json, or a superseded version's spec/protocol-<v>.json."""
+    v = _VERSION.get() if v is None else v
+    return paths.spec_dir() / (FILE if v is None or v == newest() else archived(FILE, v))
+
+
+@lru_cache(maxsize=8)
+def _load(v: int | None) -> dict:
+    with open(path(v), encoding="utf-8") as f:
         return json.load(f)
+
+
+def load() -> dict:
+    """The version in force (in_force), else the newest."""
+    return _load(_VERSION.get())
 
 
 def version() -> int:
     return int(load()["protocol"])
 
 
-def sha256() -> str:
-    """The hash of the file's bytes: what the report prints beside the version."""
-    return hashlib.sha256(path().read_bytes()).hexdigest()
+def versions() -> list[int]:
+    """Every recorded version, oldest first."""
+    known = json.loads((paths.spec_dir() / VERSIONS).read_text(encoding="utf-8"))
+    return sorted(int(v) for v in known)
+
+
+def version_for(first_started_utc: str | None) -> int:
+    """The version that judges a sweep whose first run started then: the newest frozen
+    before it; the oldest for a sweep older than every freeze (or without a start time)."""
+    started = str(first_started_utc or "").rstrip("Z")
+    found = versions()[0]
+    for v in versions():
+        if started and started > _load(v)["frozen_utc"].rstrip("Z"):
+            found = v
+    return found
+
+
+@contextlib.contextmanager
+def in_force(v: int | None) -> Iterator[None]:
+    """Every reader of this module answers for version v inside the block (None: the newest)."""
+    token = _VERSION.set(None if v is None or v == newest() else int(v))
+    try:
+        yield
+    finally:
+        _VERSION.reset(token)
+
+
+def sha256(v: int | None = None) -> str:
+    """The hash of the version's file bytes: what the report prints beside the version."""
+    return hashlib.sha256(path(v).read_bytes()).hexdigest()
 
 
 class ProtocolError(Exception):
-    """spec/protocol.json differs from the hash recorded for its version."""
+    """spec/protocol.json or docs/protocol.md differs from the hash recorded for its version."""
 
 
-def verify(spec_dir=None) -> str:
-    """The file's hash, checked against spec/protocol-versions.json: a rule changed without
-    a new version (or a new version not recorded there) is an error, naming what to do."""
+def verify(spec_dir=None, docs_dir=None) -> str:
+    """The newest version's hash, after checking every version's machine-readable file and
+    human text against spec/protocol-versions.json: a rule changed without a new version (or
+    a new version not recorded there, or a superseded version edited) is an error, naming
+    what to do."""
     folder = spec_dir or paths.spec_dir()
+    docs = docs_dir or folder.parent / "docs"
     text = (folder / FILE).read_bytes()
-    got = hashlib.sha256(text).hexdigest()
-    v = str(json.loads(text)["protocol"])
+    newest_v = int(json.loads(text)["protocol"])
     known = json.loads((folder / VERSIONS).read_text(encoding="utf-8"))
-    if known.get(v) != got:
-        raise ProtocolError(
-            f"spec/{FILE} (version {v}) has sha256 {got[:12]}, but spec/{VERSIONS} records "
-            f"{(known.get(v) or 'nothing')[:12]} for version {v}: a rule changed without a new version. "
-            f"Raise 'protocol' to {max(map(int, known), default=0) + 1} and add its hash to spec/{VERSIONS}."
-        )
-    return got
+    fix = (
+        f"Raise 'protocol' to {max(map(int, known), default=0) + 1} and record both hashes in spec/{VERSIONS}; "
+        f"keep the superseded version as spec/{archived(FILE, newest_v)} and docs/{archived(DOC, newest_v)}."
+    )
+    for v, want in known.items():
+        current = int(v) == newest_v
+        for kind, where, name in (("spec", folder, FILE), ("doc", docs, DOC)):
+            f = where / (name if current else archived(name, int(v)))
+            got = hashlib.sha256(f.read_bytes()).hexdigest() if f.exists() else "nothing"
+            if want.get(kind) != got:
+                raise ProtocolError(
+                    f"{where.name}/{f.name} (version {v}) has sha256 {got[:12]}, but spec/{VERSIONS} records "
+                    f"{(want.get(kind) or 'nothing')[:12]} for it: a rule changed without a new version. {fix}"
+                )
+    if str(newest_v) not in known:
+        raise ProtocolError(f"spec/{FILE} is version {newest_v}, which spec/{VERSIONS} does not record. {fix}")
+    return hashlib.sha256(text).hexdigest()
 
 
 def alpha() -> float:
@@ -99,6 +167,32 @@ def trials(value):
     return DESIGN_TRIALS[value]() if isinstance(value, str) and value in DESIGN_TRIALS else value
 
 
+def ordinal_no_region() -> bool:
+    """Protocol 2 on: an order word's no region starts at 1 (decision.ordinal_no_region)."""
+    return bool(load()["decision"].get("ordinal_no_region"))
+
+
+def section(key: str) -> dict:
+    """A section of the version in force that only later versions have (warmup, reruns,
+    scale, throughput_metric), named in the error when the version lacks it."""
+    p = load()
+    if key not in p:
+        raise KeyError(f"protocol {p['protocol']} has no '{key}' section (it came with a later version)")
+    return p[key]
+
+
+def warmup_rule() -> dict:
+    return section("warmup")
+
+
+def rerun_rule() -> dict:
+    return section("reruns")
+
+
+def scale_rule() -> dict:
+    return section("scale")
+
+
 def sensitivity_exponents() -> tuple[float, ...]:
     return tuple(float(e) for e in load()["sensitivity"]["margin_exponents"])
 
@@ -112,12 +206,16 @@ def scaled_margin(exponent: float) -> Iterator[None]:
         _EXPONENT.reset(token)
 
 
-@cache
 def claim(cid: str) -> dict:
-    for c in load()["claims"]:
+    return _claim(_VERSION.get(), cid)
+
+
+@cache
+def _claim(v: int | None, cid: str) -> dict:
+    for c in _load(v)["claims"]:
         if c["id"] == cid:
             return c
-    raise KeyError(f"claim {cid!r} is not in {FILE}")
+    raise KeyError(f"claim {cid!r} is not in {path(v).name}")
 
 
 def claim_ids() -> tuple[str, ...]:
@@ -139,10 +237,14 @@ class Region:
         return lo, hi
 
     def no(self) -> tuple[float, float]:
-        """(below, above): a ratio <= below or >= above is in the no region."""
+        """(below, above): a ratio <= below or >= above is in the no region: one margin
+        factor beyond the yes region, or, from protocol 2 on, right at an ordinal bound [1, 0]."""
         m = margin_factor()
         lo, hi = self.yes()
-        return (lo / m if self.lo_spec else 0.0), (hi * m if self.hi_spec else math.inf)
+        ordinal = ordinal_no_region()
+        below = lo if ordinal and self.lo_spec == (1, 0) else lo / m
+        above = hi if ordinal and self.hi_spec == (1, 0) else hi * m
+        return (below if self.lo_spec else 0.0), (above if self.hi_spec else math.inf)
 
     def text(self) -> str:
         lo, hi = self.yes()

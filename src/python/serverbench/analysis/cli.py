@@ -155,6 +155,11 @@ def _cmd_replication(args, stdout, stderr) -> int:
         fig = replication.figure(rec)
         print(f"wrote {paths.portable(str(save(fig, 'replication')['png']))}", file=stdout)
         plt.close(fig)
+        fig = replication.effects_figure(replication.effects_table(args.profile, rec=rec))
+        print(f"wrote {paths.portable(str(save(fig, 'replication-effects')['png']))}", file=stdout)
+        plt.close(fig)
+    for sweep, why in replication.unaccounted(args.profile):
+        print(f"not in the record: {sweep} ({why})", file=stdout)
     for line in replication.summary_lines(rec):
         print(line, file=stdout)
     print(replication.counts(rec).to_string(index=False), file=stdout)

@@ -152,6 +152,7 @@ class Verdict:
     regime: str = ""  # the regime tested, in words
     comparisons: list = field(default_factory=list, repr=False)  # the Comparisons behind evidence
     sensitivity: dict = field(default_factory=dict)  # margin exponent -> verdict
+    protocol: int = field(default_factory=protocol.version)  # the version in force when it was judged
 
     def row(self) -> dict:
         return {
@@ -166,7 +167,7 @@ class Verdict:
             "source_regime": regime.source_text(self.id),
             "regime_kind": self.regime_kind,
             "regime": self.regime,
-            "protocol": protocol.version(),
+            "protocol": self.protocol,
             "definition": self.definition,
         }
 
@@ -303,6 +304,17 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
     spawn_metric; point_values (the source's numbers: judged as points)."""
     options = dict(options or {})
     token = POINT_VALUES.set(bool(options.get("point_values")))
+    # a sweep is judged by the protocol version in force when it started; the sources' numbers by the newest
+    started = None if options.get("point_values") else (getattr(P, "info", None) or {}).get("first_started_utc")
+    version = protocol.newest() if options.get("point_values") else protocol.version_for(started)
+    try:
+        with protocol.in_force(version):
+            return _evaluate(claim, P, options)
+    finally:
+        POINT_VALUES.reset(token)
+
+
+def _evaluate(claim: Claim, P: Any, options: dict[str, Any]) -> Verdict:
     try:
         v = _judge(claim, P, options)
         for e in protocol.sensitivity_exponents():
@@ -320,8 +332,6 @@ def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Ver
             summary=f"the check failed: {msg}",
             why=msg,
         )
-    finally:
-        POINT_VALUES.reset(token)
 
 
 def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None, point_values: bool = False) -> list[Verdict]:

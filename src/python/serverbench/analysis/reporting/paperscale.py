@@ -1,10 +1,14 @@
 """The paper at its own scale: the verdicts of the committed sweeps of the `paper` profile's
 pieces (harness/planning/pieces.py), for the report's first section and beside the quick verdicts.
 
-Each piece is a sweep of its own (`paper-<piece>-<time>`, processed under data/processed);
-the newest processed sweep of each piece counts. A claim is judged in the pieces that run
-its benchmark (its `needs.table`; spawn_max belongs to the spawn piece); the throughput
-claims in each core count's piece separately, since a piece never mixes machines.
+Each piece is a sweep of its own (`paper-<piece>-<time>`, processed under data/processed),
+and a piece may have several. Every sweep counts (protocol 2, section 5): each is named with
+its own verdict, and a claim's verdict at the paper's scale combines every sweep of every
+piece that runs its benchmark (its `needs.table`; spawn_max belongs to the spawn piece),
+analysis/claims/scale.py: the deciding ratios over sweeps with a between-sweep interval, the
+throughput claims over the union of their core counts' pieces. With one sweep in a piece
+the between-sweep component is unknown, and the table says so. The figures are drawn from
+each piece's newest sweep (a figure shows one sweep).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import paths, protocol
-from serverbench.analysis.claims import engine
+from serverbench.analysis.claims import engine, scale
 from serverbench.analysis.claims.replication import _gist, _info, machine_kind
 from serverbench.analysis.plotting import figures
 from serverbench.analysis.reading import process, registry
@@ -33,44 +37,126 @@ def _piece_of(sweep_id: str, names: list[str]) -> str | None:
     return next((n for n in sorted(names, key=len, reverse=True) if m.group(1) == n), None)
 
 
-def latest(processed_dir: Path | None = None) -> dict[str, Path]:
-    """{piece: the newest processed sweep of it with verdicts}."""
+def all_sweeps(processed_dir: Path | None = None) -> dict[str, list[Path]]:
+    """{piece: every processed sweep of it with verdicts, oldest first}."""
     from serverbench.harness.planning.pieces import pieces
 
     names = list(pieces(PROFILE))
     root = Path(processed_dir) if processed_dir else paths.processed_dir()
-    found: dict[str, Path] = {}
-    for f in sorted(root.glob(f"{PROFILE}-*/claims.csv")):
+    found: dict[str, list[Path]] = {}
+    for f in sorted(root.glob(f"{PROFILE}-*/claims.csv")):  # sorted by name: the time stamp
         piece = _piece_of(f.parent.name, names)
         if piece:
-            found[piece] = f.parent  # sorted by name: the time stamp, so the newest wins
+            found.setdefault(piece, []).append(f.parent)
     return found
 
 
-def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
-    """One row per (claim, piece that runs its benchmark): id, piece, sweep, machine, verdict
-    (NOT_RUN for a piece without a committed sweep)."""
+def latest(processed_dir: Path | None = None) -> dict[str, Path]:
+    """{piece: its newest processed sweep}: what a figure draws (one sweep per panel)."""
+    return {piece: folders[-1] for piece, folders in all_sweeps(processed_dir).items()}
+
+
+def _sweep_verdict(piece: str, folder: Path, cid: str) -> scale.SweepVerdict:
+    t = pd.read_csv(folder / "claims.csv")
+    row = t[t["id"] == cid]
+    verdict = str(row["verdict"].iloc[0]) if len(row) else engine.ERROR
+    version = (
+        int(row["protocol"].iloc[0]) if len(row) and "protocol" in row and pd.notna(row["protocol"].iloc[0]) else None
+    )
+    ev = pd.DataFrame()
+    f = folder / "claims_evidence.csv"
+    if f.exists() and f.stat().st_size > 1:
+        e = pd.read_csv(f)
+        ev = e[e["claim"] == cid] if "claim" in e else pd.DataFrame()
+    return scale.SweepVerdict(piece, folder.name, machine_kind(_info(folder).get("host")), version, verdict, ev)
+
+
+def at_scale(processed_dir: Path | None = None) -> list[scale.ClaimAtScale]:
+    """Every claim that a piece with a committed sweep judges, combined over all its sweeps."""
     from serverbench.harness.planning.pieces import pieces
 
-    by_piece = latest(processed_dir)
-    rows = []
+    by_piece = all_sweeps(processed_dir)
+    out = []
+    for claim in engine.all_claims():
+        sweeps = [
+            _sweep_verdict(p.name, folder, claim.id)
+            for p in pieces(PROFILE).values()
+            if claim.needs.table in p.benchmarks
+            for folder in by_piece.get(p.name, [])
+        ]
+        if sweeps:
+            out.append(scale.combine(claim.id, sweeps))
+    return out
+
+
+def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
+    """One row per (claim, piece that runs its benchmark, sweep of it): id, piece, sweep,
+    machine, protocol, verdict (NOT_RUN, with no sweep, for a piece without a committed sweep)."""
+    from serverbench.harness.planning.pieces import pieces
+
+    by_piece = all_sweeps(processed_dir)
+    rows: list[dict] = []
     for claim in engine.all_claims():
         for p in pieces(PROFILE).values():
             if claim.needs.table not in p.benchmarks:
                 continue
-            folder = by_piece.get(p.name)
-            verdict, sweep, machine = NOT_RUN, None, None
-            if folder is not None:
-                t = pd.read_csv(folder / "claims.csv").set_index("id")["verdict"]
-                verdict, sweep = t.get(claim.id, engine.ERROR), folder.name
-                machine = machine_kind(_info(folder).get("host"))
-            rows.append({"id": claim.id, "piece": p.name, "sweep": sweep, "machine": machine, "verdict": verdict})
-    return pd.DataFrame(rows, columns=["id", "piece", "sweep", "machine", "verdict"])
+            folders = by_piece.get(p.name, [])
+            if not folders:
+                rows.append(
+                    {
+                        "id": claim.id,
+                        "piece": p.name,
+                        "sweep": None,
+                        "machine": None,
+                        "protocol": None,
+                        "verdict": NOT_RUN,
+                    }
+                )
+            for folder in folders:
+                s = _sweep_verdict(p.name, folder, claim.id)
+                rows.append(
+                    {
+                        "id": claim.id,
+                        "piece": p.name,
+                        "sweep": s.sweep,
+                        "machine": s.machine,
+                        "protocol": s.protocol,
+                        "verdict": s.verdict,
+                    }
+                )
+    return pd.DataFrame(rows, columns=["id", "piece", "sweep", "machine", "protocol", "verdict"])
+
+
+def _ratio_cell(c: scale.ClaimAtScale) -> str:
+    """The deciding ratio a reader needs: the first 'no', else the first 'unclear', else the
+    yes comparison nearest its region's edge; with how many comparisons there are."""
+    comps = [x for x in c.comparisons if pd.notna(x.ratio)]
+    if not comps:
+        return "–"
+    pick = next((x for x in comps if x.result == scale.NO), None) or next(
+        (x for x in comps if x.result == scale.UNCLEAR), None
+    )
+    if pick is None:
+        import math
+
+        def room(x):
+            yes_lo, yes_hi = x.regions[0], x.regions[1]
+            return min(
+                math.log(x.lo / yes_lo) if yes_lo > 0 else math.inf,
+                math.log(yes_hi / x.hi) if math.isfinite(yes_hi) else math.inf,
+            )
+
+        pick = min(comps, key=room)
+    more = f" (1 of {len(comps)})" if len(comps) > 1 else ""
+    spread = f"between {pick.n} sweeps" if pick.n > 1 else "one sweep: between-sweep spread unknown"
+    return f"{pick.comparison}, {pick.config}: {pick.ratio:.3g} [{pick.lo:.3g}, {pick.hi:.3g}], {spread}{more}"
 
 
 def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
-    """The report's first section: each claim's verdict at the paper's scale (per piece)
-    beside this report's quick verdict, or how to run the pieces when none is committed."""
+    """The report's first section: each claim's verdict at the paper's scale from every sweep
+    of its pieces, how many sweeps agree, its deciding ratio with the between-sweep interval,
+    beside this report's quick verdict; every sweep of each piece named. Or how to run the
+    pieces when none is committed."""
     v = verdicts(processed_dir)
     ran = v[v["verdict"] != NOT_RUN]
     pieces_line = ", ".join(f"`{p}`" for p in dict.fromkeys(v["piece"]))
@@ -81,26 +167,38 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
             f"column says where). The paper profile runs in pieces of one session each ({pieces_line}): "
             "`./run_all.sh --profile paper --piece NAME`."
         )
+    claims_ = at_scale(processed_dir)
+    short = {engine.NOT_TESTABLE: "not testable"}  # the first screen's word count is the reader's
     lines = [
-        plain_summary(ran),
+        plain_summary(claims_, ran),
         "",
-        "Each claim's verdict at the paper's parameters (the newest sweep of each piece, one machine each) beside "
-        "this report's sweep:",
+        f"Each claim's verdict at the paper's parameters from every committed sweep of its pieces (protocol "
+        f"{protocol.newest()}, docs/protocol.md section 5), how many of those sweeps' own verdicts agree, the "
+        "deciding ratio with its interval between sweeps, beside this report's sweep:",
         "",
-        "| claim | at the paper's scale | this sweep |",
-        "|---|---|---|",
+        "| claim | at the paper's scale | sweeps agreeing | deciding ratio | this sweep |",
+        "|---|---|---|---|---|",
     ]
-    for cid, g in ran.groupby("id", sort=False):
-        short = {engine.NOT_TESTABLE: "not testable"}  # the first screen's word count is the reader's
-        cells = "; ".join(f"{r.piece}: **{short.get(r.verdict, r.verdict)}**" for r in g.itertuples())
-        lines.append(f"| {cid} | {cells} | {quick.get(cid, '–')} |")
-    # each piece's sweep and machine once, under the table, so that the rows stay one line
-    sweeps = ran.drop_duplicates("piece")
-    if sweeps["machine"].nunique() == 1:
-        named = ", ".join(f"`{r.sweep}`" for r in sweeps.itertuples())
-        lines += ["", f"Sweeps: {named} (all on {sweeps['machine'].iloc[0]})."]
-    else:
-        lines += ["", "Sweeps: " + "; ".join(f"`{r.sweep}` ({r.machine})" for r in sweeps.itertuples()) + "."]
+    for c in claims_:
+        lines.append(
+            f"| {c.id} | **{short.get(c.verdict, c.verdict)}** | {c.agreement()} | {_ratio_cell(c)} | "
+            f"{quick.get(c.id, '–')} |"
+        )
+    one = [p for p, g in ran.groupby("piece", sort=False) if g["sweep"].nunique() == 1]
+    if one:
+        lines += [
+            "",
+            "With one sweep in a piece (" + ", ".join(f"`{p}`" for p in one) + ") there is no interval between "
+            "sweeps: the sweep-to-sweep component is unknown, the verdict is that sweep's own, and its interval "
+            "is the one within the sweep, which leaves out the variation between sweeps.",
+        ]
+    lines += ["", "Every sweep of each piece (its own verdicts by the protocol version in force when it ran):", ""]
+    for piece, g in ran.groupby("piece", sort=False):
+        for sweep, gs in g.groupby("sweep", sort=False):
+            version = gs["protocol"].dropna()
+            judged = f"protocol {int(version.iloc[0])}" if len(version) else "protocol unknown"
+            own = "; ".join(f"{r.id} {short.get(r.verdict, r.verdict)}" for r in gs.itertuples())
+            lines.append(f"* `{piece}`: `{sweep}` ({gs['machine'].iloc[0]}; {judged}): {own}")
     waiting = v[v["verdict"] == NOT_RUN]
     if not waiting.empty:
         groups = waiting.groupby("piece", sort=False)["id"].apply(list)
@@ -178,36 +276,35 @@ def draw_figures(
     return drawn
 
 
-def plain_summary(ran: pd.DataFrame) -> str:
+def plain_summary(claims_: list[scale.ClaimAtScale], ran: pd.DataFrame | None = None) -> str:
     """One sentence a reader takes in at once: how many of the claims judged at the paper's
-    parameters hold, do not hold, are undecided or cannot be tested on this machine. A claim
-    judged in two pieces (the throughput claims, on 1 and 2 cores) counts under its one
-    verdict when the pieces agree, or under "differs between pieces" when they do not
-    (ignoring a piece where it is not testable)."""
+    parameters hold, do not hold, are undecided or cannot be tested on this machine, each
+    from every sweep of its pieces (a throughput claim once, over its core counts' pieces)."""
     # (plural, singular) of each group, in the order the sentence gives them
     forms = {
         "hold": ("hold", "holds"),
         "not": ("do not hold", "does not hold"),
         "open": ("are undecided", "is undecided"),
-        "differ": ("differ between pieces", "differs between pieces"),
+        "differ": ("differ between sweeps", "differs between sweeps"),
         "untestable": ("cannot be tested on a machine this size", "cannot be tested on a machine this size"),
         "error": ("could not be judged", "could not be judged"),  # the check itself failed: the table says why
     }
+    kinds = {
+        engine.SUPPORTED: "hold",
+        engine.CONTRADICTED: "not",
+        engine.NOT_TESTABLE: "untestable",
+        engine.ERROR: "error",
+        scale.DIFFER: "differ",
+    }
     groups: dict[str, list[str]] = {k: [] for k in forms}
-    for cid, g in ran.groupby("id", sort=False):
-        tested = set(g["verdict"]) - {engine.NOT_TESTABLE}
-        if not tested:
-            groups["untestable"].append(cid)
-        elif len(tested) > 1:
-            groups["differ"].append(cid)
-        else:
-            verdict = tested.pop()
-            kind = {engine.SUPPORTED: "hold", engine.CONTRADICTED: "not", engine.ERROR: "error"}.get(verdict, "open")
-            groups[kind].append(cid)
+    for c in claims_:
+        groups[kinds.get(c.verdict, "open")].append(c.id)
     parts = [f"{len(ids)} {forms[k][len(ids) == 1]} ({', '.join(ids)})" for k, ids in groups.items() if ids]
-    machines = "; ".join(sorted(set(ran["machine"].dropna()))) or "unknown machine"
+    machines = "; ".join(sorted({s.machine for c in claims_ for s in c.sweeps if s.machine})) or "unknown machine"
+    n_sweeps = len({s.sweep for c in claims_ for s in c.sweeps})
     return (
-        f"At the paper's own parameters ({machines}), of the {ran['id'].nunique()} claims judged, "
+        f"At the paper's own parameters ({machines}; {n_sweeps} sweep{'s' * (n_sweeps != 1)}), of the "
+        f"{len(claims_)} claims judged, "
         + ", ".join(parts[:-1])
         + (" and " if len(parts) > 1 else "")
         + parts[-1]
@@ -217,18 +314,33 @@ def plain_summary(ran: pd.DataFrame) -> str:
 
 def readme_lines(processed_dir: Path | None = None) -> str:
     """README's statement of what has been judged at the paper's own scale (a generated block):
-    each claim whose piece is committed, with its verdict, sweep and machine, and the pieces
-    still to run."""
+    each claim's verdict from every sweep of its pieces, with how many sweeps agree, each
+    piece's sweeps, and the pieces still to run."""
     v = verdicts(processed_dir)
     ran = v[v["verdict"] != NOT_RUN]
     missing = sorted(set(v.loc[v["verdict"] == NOT_RUN, "piece"]))
     how = "`./run_all.sh --profile paper --piece NAME`, one session on one machine each"
     if ran.empty:
         return f"No piece of the `paper` profile (the paper's own parameters) is committed yet ({how})."
-    out = [plain_summary(ran), "", "Each piece's verdicts (judged by the same protocol):", ""]
-    for (piece, sweep, machine), g in ran.groupby(["piece", "sweep", "machine"], sort=False):
-        claims = "; ".join(f"**{r.id}** {_gist(protocol.claim(r.id)['sentence'])}: {r.verdict}" for r in g.itertuples())
-        out.append(f"* piece `{piece}` (`{sweep}`, {machine}): {claims}.")
+    claims_ = at_scale(processed_dir)
+    out = [
+        plain_summary(claims_, ran),
+        "",
+        "Each claim from every sweep of its pieces (combined as protocol 2 says, section 5; each sweep judged by the "
+        "version in force when it ran):",
+        "",
+    ]
+    for c in claims_:
+        pieces_ = ", ".join(dict.fromkeys(s.piece for s in c.sweeps))
+        one = "; one sweep per piece: between-sweep spread unknown" if c.one_sweep_only or len(c.sweeps) == 1 else ""
+        out.append(
+            f"* **{c.id}** {_gist(protocol.claim(c.id)['sentence'])}: {c.verdict}; sweeps agreeing: "
+            f"{c.agreement()} ({pieces_}{one})."
+        )
+    out += [
+        "",
+        "Sweeps: " + "; ".join(f"`{r.sweep}` ({r.machine})" for r in ran.drop_duplicates("sweep").itertuples()) + ".",
+    ]
     if missing:
         out += ["", "Still to run: " + ", ".join(f"`{m}`" for m in missing) + f" ({how})."]
     return "\n".join(out)

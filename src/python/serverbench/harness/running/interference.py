@@ -38,14 +38,18 @@ import os
 import resource
 from collections.abc import Iterator
 
+from serverbench import protocol
 from serverbench.harness.running import environment
 from serverbench.harness.running.environment import CLK_TCK
 
-OTHER_CPU_LIMIT = 0.10  # other processes took more than 10 % of the run's CPU time: interfered
-STEAL_LIMIT = 0.05  # the hypervisor stole more than 5 % of it: interfered (report.STEAL_LIMIT's value)
-# ... and only when that is at least this many /proc/stat ticks (30 ms at USER_HZ 100): one or
-# two ticks are the counters' granularity, not interference, and alone exceed 5 % of a short run.
-MIN_TICKS = 3
+# The limits are the protocol's (spec/protocol.json "reruns"): other processes took more than
+# 10 % of the run's CPU time, or the hypervisor stole more than 5 % of it (steal alone re-runs a
+# run: the protocol says on what evidence), each only when that is at least 3 /proc/stat ticks
+# (30 ms at USER_HZ 100): one or two ticks are the counters' granularity, not interference.
+_RULE = protocol.rerun_rule()
+OTHER_CPU_LIMIT = float(_RULE["other_cpu_share_limit"])
+STEAL_LIMIT = float(_RULE["steal_share_limit"])
+MIN_TICKS = int(_RULE["min_ticks"])
 RULE = (
     f"other processes took > {OTHER_CPU_LIMIT:.0%} of the run's CPU time on its CPUs or the hypervisor "
     f"stole > {STEAL_LIMIT:.0%} of it, and at least {MIN_TICKS} ticks of /proc/stat "

@@ -1,0 +1,212 @@
+"""A claim's verdict at a scale from every sweep of its pieces (protocol 2, section 5).
+
+Each sweep was judged on its own (claims.csv, claims_evidence.csv). Here every deciding
+comparison's per-sweep ratios are the observations: the combined ratio is exp of the mean
+of the S sweeps' log ratios with a t interval on S - 1 degrees of freedom at the protocol's
+level, and Holm's step-down at 1 - 2 alpha / k for "no", the regions as protocol 2 draws
+them (an order word's no region at 1). A comparison made in one sweep only has no
+between-sweep interval: it keeps that sweep's own result, and says so. A comparison without
+a ratio (C3's limits) is yes or no when every sweep that made it agrees. The claim rule is
+then the protocol's: supported when every comparison is yes, contradicted when any is no,
+inconclusive otherwise; over the union of its pieces' comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from serverbench import protocol
+from serverbench.analysis.claims import engine
+
+YES, NO, UNCLEAR = "yes", "no", "unclear"
+DECIDING = (YES, NO, UNCLEAR)  # a comparison shown beside the deciding ones has result "-"
+DIFFER = "differs between sweeps"  # no comparison to combine and the sweeps' own verdicts differ
+
+
+@dataclass
+class SweepVerdict:
+    """One sweep's own verdict on one claim, with its evidence rows for that claim."""
+
+    piece: str
+    sweep: str
+    machine: str
+    protocol: int | None
+    verdict: str
+    evidence: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+@dataclass
+class Combined:
+    """A comparison over the sweeps that made it."""
+
+    piece: str
+    comparison: str
+    config: str
+    sweeps: list[str]
+    ratios: list[float]
+    ratio: float
+    lo: float
+    hi: float
+    result: str
+    regions: tuple[float, float, float, float]  # yes_lo, yes_hi, no_below, no_above
+
+    @property
+    def n(self) -> int:
+        return len(self.sweeps)
+
+    def text(self) -> str:
+        where = f"{self.comparison} ({self.config})" if self.config else self.comparison
+        if not np.isfinite(self.ratio):
+            return f"{where}: {self.result} in {self.n} sweep(s)"
+        if self.n == 1:
+            spread = "within its one sweep (between-sweep spread unknown)"
+            return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] {spread}: {self.result}"
+        return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] between {self.n} sweeps: {self.result}"
+
+
+@dataclass
+class ClaimAtScale:
+    id: str
+    verdict: str
+    sweeps: list[SweepVerdict]
+    comparisons: list[Combined]
+
+    @property
+    def tested(self) -> list[SweepVerdict]:
+        """The sweeps that could test the claim (a piece without its deciding configurations,
+        e.g. one core for a claim about two or more, is not counted as disagreeing)."""
+        return [s for s in self.sweeps if s.verdict != engine.NOT_TESTABLE] or self.sweeps
+
+    @property
+    def agree(self) -> int:
+        """How many of the sweeps that could test it gave the combined verdict on their own."""
+        return sum(s.verdict == self.verdict for s in self.tested)
+
+    def agreement(self) -> str:
+        """E.g. "2 of 3", "1 of 1 (1 more could not test it)"."""
+        rest = len(self.sweeps) - len(self.tested)
+        return f"{self.agree} of {len(self.tested)}" + (f" ({rest} more could not test it)" if rest else "")
+
+    @property
+    def one_sweep_only(self) -> bool:
+        return bool(self.comparisons) and all(c.n == 1 for c in self.comparisons if np.isfinite(c.ratio))
+
+
+def no_region(yes_lo: float, yes_hi: float) -> tuple[float, float]:
+    """Protocol 2's no region from a yes region: one margin factor beyond each bound, at
+    the bound itself where it is the order (1)."""
+    with protocol.in_force(protocol.newest()):
+        m, ordinal = protocol.margin_factor(), protocol.ordinal_no_region()
+    below = 0.0 if yes_lo <= 0 else yes_lo if ordinal and yes_lo == 1 else yes_lo / m
+    above = math.inf if not np.isfinite(yes_hi) else yes_hi if ordinal and yes_hi == 1 else yes_hi * m
+    return below, above
+
+
+def t_interval(logs: np.ndarray, level: float) -> tuple[float, float, float]:
+    """exp(mean) and its t interval at `level` (two-sided) over S >= 2 log ratios."""
+    n = len(logs)
+    mean, se = float(np.mean(logs)), float(np.std(logs, ddof=1)) / math.sqrt(n)
+    q = float(sps.t.ppf(0.5 + level / 2, n - 1))
+    return math.exp(mean), math.exp(mean - q * se), math.exp(mean + q * se)
+
+
+def _judge(lo: float, hi: float, regions: tuple[float, float, float, float]) -> str:
+    yes_lo, yes_hi, no_below, no_above = regions
+    if lo >= yes_lo and hi <= yes_hi:
+        return YES
+    if hi <= no_below or lo >= no_above:
+        return NO
+    return UNCLEAR
+
+
+def _f(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _comparisons(sweeps: list[SweepVerdict]) -> list[Combined]:
+    rows = []
+    for s in sweeps:
+        if s.evidence is None or s.evidence.empty or "result" not in s.evidence:
+            continue
+        ev = s.evidence[s.evidence["result"].isin(DECIDING)]
+        for r in ev.to_dict("records"):
+            rows.append((s.piece, str(r.get("comparison", "")), str(r.get("config", "") or ""), s.sweep, r))
+    level = protocol.level()
+    out = []
+    keys = list(dict.fromkeys((p, c, g) for p, c, g, _, _ in rows))
+    for piece, comp, config in keys:
+        mine = [(sw, r) for p, c, g, sw, r in rows if (p, c, g) == (piece, comp, config)]
+        ratios = [_f(r.get("ratio")) for _, r in mine]
+        last = mine[-1][1]
+        yes_lo, yes_hi = _f(last.get("yes_lo")), _f(last.get("yes_hi"))
+        regions = (yes_lo, yes_hi, *no_region(yes_lo, yes_hi)) if np.isfinite(yes_lo) else (np.nan,) * 4
+        names = [sw for sw, _ in mine]
+        finite = all(np.isfinite(x) and x > 0 for x in ratios)
+        if not finite or not np.isfinite(yes_lo):  # no ratio: the sweeps' results, when they agree
+            results = {str(r.get("result")) for _, r in mine}
+            result = results.pop() if len(results) == 1 else UNCLEAR
+            out.append(
+                Combined(piece, comp, config, names, ratios, float("nan"), float("nan"), float("nan"), result, regions)
+            )
+        elif len(mine) == 1:  # one sweep: its own interval and result
+            r = mine[0][1]
+            out.append(
+                Combined(
+                    piece,
+                    comp,
+                    config,
+                    names,
+                    ratios,
+                    ratios[0],
+                    _f(r.get("ci_lo")),
+                    _f(r.get("ci_hi")),
+                    str(r["result"]),
+                    regions,
+                )
+            )
+        else:
+            ratio, lo, hi = t_interval(np.log(ratios), level)
+            out.append(Combined(piece, comp, config, names, ratios, ratio, lo, hi, _judge(lo, hi, regions), regions))
+    _holm(out)
+    return out
+
+
+def _holm(comps: list[Combined]) -> None:
+    """Holm's step-down for 'no' among the comparisons combined over two or more sweeps."""
+    alpha = protocol.alpha()
+    changed = True
+    while changed:
+        changed = False
+        k = sum(c.result != NO for c in comps)
+        for c in comps:
+            if c.n < 2 or c.result == NO or not np.isfinite(c.ratio) or k == 0:
+                continue
+            _, lo, hi = t_interval(np.log(c.ratios), 1 - 2 * alpha / k)
+            if _judge(lo, hi, c.regions) == NO:
+                c.result, changed = NO, True
+
+
+def combine(claim_id: str, sweeps: list[SweepVerdict]) -> ClaimAtScale:
+    """The claim's verdict at the scale of these sweeps (every sweep of every piece that runs
+    its benchmark)."""
+    with protocol.in_force(protocol.newest()):
+        comps = _comparisons(sweeps)
+    if any(s.verdict == engine.ERROR for s in sweeps):  # a sweep's check failed: nothing hides it
+        return ClaimAtScale(claim_id, engine.ERROR, sweeps, comps)
+    if comps:
+        results = {c.result for c in comps}
+        verdict = (
+            engine.SUPPORTED if results == {YES} else engine.CONTRADICTED if NO in results else engine.INCONCLUSIVE
+        )
+    else:  # nothing to combine (no evidence table): the own verdicts of the sweeps that could test it
+        own = {s.verdict for s in sweeps if s.verdict != engine.NOT_TESTABLE} or {engine.NOT_TESTABLE}
+        verdict = own.pop() if len(own) == 1 else DIFFER
+    return ClaimAtScale(claim_id, verdict, sweeps, comps)

@@ -1,0 +1,96 @@
+"""A claim's verdict at a scale from every sweep of its pieces (analysis/claims/scale.py,
+protocol 2 section 5): sweeps as units, a t interval between them, one sweep saying that
+the between-sweep component is unknown, pieces combined by union."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from serverbench import protocol
+from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, scale
+
+
+def _ev(rows):
+    """Evidence rows for claim C1: (comparison, ratio, result) with 'lower' regions."""
+    return pd.DataFrame(
+        [
+            {
+                "claim": "C1",
+                "comparison": comp,
+                "config": "5 kB",
+                "ratio": ratio,
+                "ci_lo": ratio * 0.97,
+                "ci_hi": ratio * 1.03,
+                "yes_lo": 0.0,
+                "yes_hi": 1.0,
+                "result": result,
+            }
+            for comp, ratio, result in rows
+        ]
+    )
+
+
+def _sweep(name, verdict, rows, piece="pingping"):
+    return scale.SweepVerdict(piece, name, "AMD EPYC, 2 CPUs", 2, verdict, _ev(rows))
+
+
+def test_the_combined_ratio_is_the_geometric_mean_with_a_t_interval_between_sweeps():
+    ratios = [0.50, 0.55, 0.60]
+    sweeps = [_sweep(f"s{i}", SUPPORTED, [("Go/Akka", r, "yes")]) for i, r in enumerate(ratios)]
+    c = scale.combine("C1", sweeps)
+    (comp,) = c.comparisons
+    logs = [math.log(r) for r in ratios]
+    mean = sum(logs) / 3
+    sd = pd.Series(logs).std()
+    q = sps.t.ppf(0.5 + protocol.level() / 2, 2)
+    assert comp.ratio == pytest.approx(math.exp(mean))
+    assert (comp.lo, comp.hi) == (
+        pytest.approx(math.exp(mean - q * sd / math.sqrt(3))),
+        pytest.approx(math.exp(mean + q * sd / math.sqrt(3))),
+    )
+    assert comp.result == "yes" and c.verdict == SUPPORTED and c.agreement() == "3 of 3"
+    assert "between 3 sweeps" in comp.text()
+
+
+def test_sweeps_that_disagree_widen_the_interval_until_it_decides_nothing():
+    """Each sweep's own interval excludes 1, yet the two sweeps lie far apart: between them
+    the interval straddles 1 (the within-sweep interval understates a re-run's spread)."""
+    sweeps = [_sweep("a", SUPPORTED, [("Go/Akka", 0.6, "yes")]), _sweep("b", CONTRADICTED, [("Go/Akka", 1.3, "no")])]
+    c = scale.combine("C1", sweeps)
+    assert c.comparisons[0].lo < 1 < c.comparisons[0].hi
+    assert c.verdict == INCONCLUSIVE and c.agreement() == "0 of 2"
+
+
+def test_one_sweep_keeps_its_own_result_and_says_the_between_sweep_spread_is_unknown():
+    c = scale.combine("C1", [_sweep("a", CONTRADICTED, [("Go/Akka", 0.5, "yes"), ("Erlang/Akka", 1.07, "unclear")])])
+    assert [x.result for x in c.comparisons] == ["yes", "unclear"]  # as the sweep judged them
+    assert c.one_sweep_only and "between-sweep spread unknown" in c.comparisons[1].text()
+
+
+def test_an_order_word_is_contradicted_between_sweeps_by_a_consistent_difference_the_wrong_way():
+    """Protocol 2's no region for 'lower' starts at 1: 1.07, 1.08, 1.09 over three sweeps."""
+    sweeps = [_sweep(f"s{i}", INCONCLUSIVE, [("Erlang/Akka", r, "unclear")]) for i, r in enumerate((1.07, 1.08, 1.09))]
+    c = scale.combine("C1", sweeps)
+    assert c.comparisons[0].result == "no" and c.verdict == CONTRADICTED
+
+
+def test_pieces_combine_by_union_and_a_piece_that_cannot_test_is_not_a_disagreement():
+    one = scale.SweepVerdict("throughput-1core", "t1", "m", 2, "not testable on this machine", pd.DataFrame())
+    two = _sweep("t2", SUPPORTED, [("Go T(P)/T(C)", 0.9, "yes")], piece="throughput-2cores")
+    c = scale.combine("C1", [one, two])
+    assert c.verdict == SUPPORTED and c.agreement() == "1 of 1 (1 more could not test it)"
+
+
+def test_a_failed_check_in_any_sweep_is_not_hidden():
+    c = scale.combine("C1", [_sweep("a", SUPPORTED, [("Go/Akka", 0.5, "yes")]), _sweep("b", "error", [])])
+    assert c.verdict == "error"
+
+
+def test_the_no_region_from_a_yes_region():
+    assert scale.no_region(0.0, 1.0) == (0.0, 1.0)  # 'lower': the order itself
+    assert scale.no_region(0.8, 1.25) == (pytest.approx(0.64), pytest.approx(1.5625))  # 'similar': one factor
+    assert scale.no_region(1.0, math.inf) == (1.0, math.inf)  # 'higher'
