@@ -5,9 +5,11 @@
 mod cli;
 mod conn;
 mod irc;
+mod lines;
 mod os;
 mod record;
 mod run;
+mod send;
 mod track;
 
 #[cfg(test)]

@@ -1,14 +1,14 @@
 //! The generator's phases on one thread and one poll (docs/im.md): register the clients
 //! (at most login_concurrency connecting or registering at once), join the channels
 //! (fanout), then hold them idle (idle), or send on the open-loop schedule and drain
-//! (latency, fanout). Every client answers PING in every phase. Sends are timed by a
-//! timerfd; a burst of late sends yields to the poll every BURST sends so that reading
-//! never stops while the generator is behind.
+//! (latency, fanout). Every client answers PING in every phase (what each line does:
+//! lines.rs; the schedule's sends: send.rs).
 
 use crate::conn::{Conn, State};
 use crate::irc;
+use crate::lines::{Ctx, Effects};
 use crate::os::{self, Timer};
-use crate::track::{Ledger, Schedule, histogram};
+use crate::track::{Ledger, histogram};
 use hdrhistogram::Histogram;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, net::TcpStream};
@@ -16,7 +16,6 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 const TIMER: Token = Token(usize::MAX - 1);
-const BURST: usize = 256;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode {
@@ -65,79 +64,14 @@ pub struct Outcome {
     pub messaging_cpu_s: Option<f64>,
 }
 
-/// A client's view of one line (what the line handler tells the connection to do).
-#[derive(Default)]
-struct Effects {
-    welcome: bool,
-    refused: bool,
-    joined: bool,
-    replies: Vec<u8>,
-}
-
-struct Ctx {
-    setup: Setup,
-    connected: usize,
-    registered: usize,
-    failed: usize,
-    in_flight: usize,
-    next_to_connect: usize,
-    first_connect_ns: Option<u64>,
-    last_welcome_ns: u64,
-    joined: usize,
-    pings: u64,
-    error_numerics: u64,
-    server_disconnects: u64,
-    t0_ns: u64,
-    ledger: Ledger,
-}
-
-impl Ctx {
-    fn on_line(&mut self, receiver: usize, state: State, line: &[u8], fx: &mut Effects) {
-        let Some(l) = irc::parse(line) else { return };
-        match l.command {
-            b"PRIVMSG" => self.on_message(receiver, &l),
-            b"PING" => {
-                self.pings += 1;
-                fx.replies.extend_from_slice(b"PONG :");
-                fx.replies.extend_from_slice(l.last.unwrap_or(b""));
-                fx.replies.extend_from_slice(b"\r\n");
-            }
-            b"JOIN" if l.nick.and_then(irc::nick_index) == Some(receiver) => fx.joined = true,
-            b"ERROR" if state != State::Registered => fx.refused = true,
-            _ => match l.numeric() {
-                Some(1) if state == State::Registering => fx.welcome = true,
-                Some(400..=599) if state == State::Registering => fx.refused = true,
-                Some(400..=599) => self.error_numerics += 1,
-                _ => {}
-            },
-        }
-    }
-
-    fn on_message(&mut self, receiver: usize, l: &irc::Line) {
-        let now = os::now_ns();
-        let (Some(sender), Some((seq, at))) = (l.nick.and_then(irc::nick_index), l.last.and_then(irc::read_timed))
-        else {
-            self.ledger.unknown += 1;
-            return;
-        };
-        let k = self.setup.channel_size;
-        let slot = match self.setup.mode {
-            Mode::Fanout if sender / k == receiver / k && sender != receiver => sender % k,
-            Mode::Latency if sender == receiver ^ 1 => 0,
-            _ => usize::MAX, // not a pair of this run: booked as unknown
-        };
-        self.ledger
-            .receive(sender, receiver, slot, seq, now.saturating_sub(self.t0_ns + at));
-    }
-}
-
+/// The generator: one poll, one connection slot per client (None once closed), the rest.
 pub struct Gen {
     poll: Poll,
     events: Events,
-    conns: Vec<Option<Conn>>,
-    ctx: Ctx,
+    pub(crate) conns: Vec<Option<Conn>>,
+    pub(crate) ctx: Ctx,
     scratch: Vec<u8>,
-    timer: Timer,
+    pub(crate) timer: Timer,
     addr: SocketAddr,
 }
 
@@ -205,10 +139,10 @@ impl Gen {
                     self.join_all();
                 }
                 let (c, t) = (cpu(), os::now_ns());
-                let (scheduled, sent, slip) = self.send_schedule(duration_ns);
+                let drain_ns = (self.ctx.setup.drain_s * 1e9) as u64;
+                let (scheduled, sent, slip) = self.send_schedule(duration_ns, drain_ns);
                 let span = (os::now_ns() - t) as f64 * 1e-9;
                 let window = (cpu() - c, span);
-                let drain_ns = (self.ctx.setup.drain_s * 1e9) as u64;
                 self.pump_until(os::now_ns() + drain_ns, |c| c.ledger.delivered >= c.ledger.expected);
                 out_schedule = (Some(span), scheduled, sent, slip, Some(cpu() - c));
                 window
@@ -307,7 +241,7 @@ impl Gen {
     }
 
     /// One poll and its events.
-    fn turn(&mut self, timeout: Option<Duration>) {
+    pub(crate) fn turn(&mut self, timeout: Option<Duration>) {
         if let Err(e) = self.poll.poll(&mut self.events, timeout) {
             if e.kind() != std::io::ErrorKind::Interrupted {
                 panic!("poll failed: {e}");
@@ -379,7 +313,7 @@ impl Gen {
 
     /// Drops a connection; `by_server`: the server ended it (counted once registered),
     /// else a registration that failed.
-    fn close(&mut self, i: usize, by_server: bool) {
+    pub(crate) fn close(&mut self, i: usize, by_server: bool) {
         let Some(mut conn) = self.conns[i].take() else { return };
         let _ = self.poll.registry().deregister(&mut conn.stream);
         match conn.state {
@@ -392,81 +326,5 @@ impl Gen {
             State::Closed => {}
         }
         conn.state = State::Closed;
-    }
-
-    /// Sends the open-loop schedule for duration_ns: (events scheduled, sent, slip histogram).
-    /// Events still unsent when the wall clock passes the schedule's end are scheduled but
-    /// never sent; their slip is booked as at least (end - scheduled time).
-    fn send_schedule(&mut self, duration_ns: u64) -> (u64, u64, Histogram<u64>) {
-        let s = &self.ctx.setup;
-        let senders = s.clients;
-        let mut schedule = Schedule::new(s.seed, s.rate_per_s, s.poisson, senders);
-        let mut slip = histogram();
-        let t0 = os::now_ns() + 1_000_000; // a millisecond's lead for the first send
-        self.ctx.t0_ns = t0;
-        let end = t0 + duration_ns;
-        let (mut scheduled, mut sent) = (0u64, 0u64);
-        let mut next = schedule.next_event();
-        let at = |e: (f64, usize)| t0 + (e.0 * 1e9) as u64;
-        'schedule: while at(next) < end {
-            let mut burst = 0;
-            loop {
-                let now = os::now_ns();
-                if at(next) > now {
-                    break;
-                }
-                if now >= end {
-                    break 'schedule;
-                }
-                scheduled += 1;
-                if self.send_one(next.1, at(next) - t0) {
-                    sent += 1;
-                }
-                slip.saturating_record((os::now_ns() - at(next)).max(1));
-                next = schedule.next_event();
-                burst += 1;
-                if burst == BURST || at(next) >= end {
-                    break;
-                }
-            }
-            if at(next) >= end {
-                break;
-            }
-            if burst == BURST {
-                self.turn(Some(Duration::ZERO));
-            } else {
-                self.timer.arm_at(at(next));
-                self.turn(None);
-            }
-        }
-        let stop = os::now_ns().max(end);
-        while at(next) < end {
-            scheduled += 1;
-            slip.saturating_record((stop - at(next)).max(1));
-            next = schedule.next_event();
-        }
-        (scheduled, sent, slip)
-    }
-
-    /// Sends one timed PRIVMSG from client i (to its partner, or its channel); false when
-    /// client i is not connected (the message is then scheduled but not sent).
-    fn send_one(&mut self, i: usize, at_ns: u64) -> bool {
-        let s = &self.ctx.setup;
-        let (target, recipients) = match s.mode {
-            Mode::Fanout => (irc::channel(i / s.channel_size), s.channel_size as u64 - 1),
-            _ => (irc::nick(i ^ 1), 1),
-        };
-        let payload = s.payload_bytes;
-        let Some(conn) = self.conns[i].as_mut() else {
-            return false;
-        };
-        let seq = self.ctx.ledger.next_seq(i, recipients);
-        if conn
-            .send_with(|buf| irc::write_timed(buf, &target, seq, at_ns, payload))
-            .is_err()
-        {
-            self.close(i, true);
-        }
-        true
     }
 }
