@@ -61,7 +61,8 @@ def _flag_rows(flags: dict) -> list[list]:
             variants = [f"{v} = {md_cell(knob[v])}" for v in ("fair", "paper", "mixed") if v in knob]
             if variants:
                 note += (" " if note else "") + "(" + "; ".join(variants) + ")"
-        rows.append([f"`{flag}`", f.get("param", ""), kind, rng, default, f.get("doc", "") or note or f.get("$comment", "")])
+        note = f.get("doc", "") or note or f.get("$comment", "")
+        rows.append([f"`{flag}`", f.get("param", ""), kind, rng, default, note])
     return rows
 
 
@@ -91,13 +92,15 @@ def gen_benchmark_flags(name: str) -> str:
     entry's other scalar fields, e.g. a limit its programs apply), from spec/cli.json."""
     b = load_cli()["benchmarks"][name]
     head = ["flag", "param", "type", "range", "default", "notes"]
-    parts = [f"**`{name} {role}`**\n\n" + md_table(head, _flag_rows(r["flags"])) for role, r in b.get("roles", {}).items()]
+    roles = b.get("roles", {}).items()
+    parts = [f"**`{name} {role}`**\n\n" + md_table(head, _flag_rows(r["flags"])) for role, r in roles]
     if "flags" in b:
         parts.append(f"**`{name}`**\n\n" + md_table(head, _flag_rows(b["flags"])))
-    consts = [[f"`{k}`", md_cell(v)] for k, v in b.items() if not k.startswith("$") and isinstance(v, (int, float, str))]
-    consts = [c for c in consts if c[0] != "`summary`"]
+    scalars = {k: v for k, v in b.items() if k[0] != "$" and k != "summary" and not isinstance(v, dict)}
+    consts = [[f"`{k}`", md_cell(v)] for k, v in scalars.items()]
     if consts:
-        parts.append(f"**`{name}` constants** (`spec/cli.json` `benchmarks.{name}`)\n\n" + md_table(["name", "value"], consts))
+        title = f"**`{name}` constants** (`spec/cli.json` `benchmarks.{name}`)\n\n"
+        parts.append(title + md_table(["name", "value"], consts))
     return "\n\n".join(parts)
 
 
