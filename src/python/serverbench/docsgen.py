@@ -24,6 +24,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from serverbench import docs_folders
@@ -106,11 +107,11 @@ def gen_benchmark_flags(name: str) -> str:
 
 def _own_pages() -> dict[str, tuple[str, Callable[[], str]]]:
     """A `flags-<id>` block for each benchmark whose own page docs/<id>.md asks for one."""
-    out = {}
+    out: dict[str, tuple[str, Callable[[], str]]] = {}
     for name in load_cli()["benchmarks"]:
         page = ROOT / "docs" / f"{name}.md"
         if page.exists() and BEGIN.format(name=f"flags-{name}") in page.read_text(encoding="utf-8"):
-            out[f"flags-{name}"] = (f"docs/{name}.md", lambda name=name: gen_benchmark_flags(name))
+            out[f"flags-{name}"] = (f"docs/{name}.md", partial(gen_benchmark_flags, name))
     return out
 
 
