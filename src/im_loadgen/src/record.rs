@@ -36,7 +36,8 @@ fn quantile_s(h: &Histogram<u64>, q: f64) -> Value {
     }
 }
 
-/// Why the run is invalid, or None.
+/// Why the run is invalid, or None: a setup that did not finish first (no schedule ran),
+/// then the generator's two limits.
 pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) -> Option<String> {
     let share = if o.window_s > 0.0 {
         o.window_cpu_s / o.window_s
@@ -48,18 +49,6 @@ pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) 
     } else {
         o.slip_ns.value_at_quantile(0.99) as f64 * 1e-9
     };
-    if share >= limits.cpu_share {
-        return Some(format!(
-            "generator CPU share {share:.3} of the measured window >= generator_cpu_limit {}: the generator may have set the pace",
-            limits.cpu_share
-        ));
-    }
-    if slip_p99 > limits.slip_s {
-        return Some(format!(
-            "generator schedule slip p99 {slip_p99:.6} s > schedule_slip_limit_s {}: sends left late",
-            limits.slip_s
-        ));
-    }
     let needs_all = matches!(mode, Mode::Latency | Mode::Fanout);
     if needs_all && o.registered < clients {
         return Some(format!(
@@ -71,6 +60,18 @@ pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) 
         return Some(format!(
             "setup: {} of {} clients joined their channel within --timeout-s",
             o.joined, o.registered
+        ));
+    }
+    if share >= limits.cpu_share {
+        return Some(format!(
+            "generator CPU share {share:.3} of the measured window >= generator_cpu_limit {}: the generator may have set the pace",
+            limits.cpu_share
+        ));
+    }
+    if slip_p99 > limits.slip_s {
+        return Some(format!(
+            "generator schedule slip p99 {slip_p99:.6} s > schedule_slip_limit_s {}: sends left late",
+            limits.slip_s
         ));
     }
     None

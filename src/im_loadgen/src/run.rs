@@ -134,10 +134,10 @@ impl Gen {
                 self.pump_until(t + duration_ns, |_| false);
                 (cpu() - c, (os::now_ns() - t) as f64 * 1e-9)
             }
+            // without every client (and, in fanout, every member) there is no run to measure
+            Mode::Latency | Mode::Fanout if self.ctx.registered < self.ctx.setup.clients => (0.0, 0.0),
+            Mode::Fanout if !self.join_all() => (0.0, 0.0),
             Mode::Latency | Mode::Fanout => {
-                if mode == Mode::Fanout {
-                    self.join_all();
-                }
                 let (c, t) = (cpu(), os::now_ns());
                 let drain_ns = (self.ctx.setup.drain_s * 1e9) as u64;
                 let (scheduled, sent, slip) = self.send_schedule(duration_ns, drain_ns);
@@ -190,7 +190,8 @@ impl Gen {
         self.ctx.next_to_connect = n;
     }
 
-    fn join_all(&mut self) {
+    /// Joins every client to its channel; whether all saw their JOIN echo in time.
+    fn join_all(&mut self) -> bool {
         let k = self.ctx.setup.channel_size;
         for i in 0..self.conns.len() {
             if let Some(c) = self.conns[i].as_mut() {
@@ -203,6 +204,7 @@ impl Gen {
         let deadline = os::now_ns() + (self.ctx.setup.timeout_s * 1e9) as u64;
         let want = self.ctx.registered;
         self.pump_until(deadline, |c| c.joined >= want);
+        self.ctx.joined >= want
     }
 
     fn connect_more(&mut self) {
