@@ -6,7 +6,7 @@
 use crate::conn::State;
 use crate::irc;
 use crate::os;
-use crate::run::{Mode, Setup};
+use crate::setup::{Mode, Setup};
 use crate::track::Ledger;
 
 /// A client's view of one line (what the line handler tells the connection to do).
@@ -86,7 +86,6 @@ impl Ctx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::Mode;
 
     fn ctx() -> Ctx {
         let setup = Setup {

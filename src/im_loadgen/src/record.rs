@@ -6,7 +6,8 @@
 //! failure depends on the server's chaos setting, which the analysis knows.
 
 use crate::cli::{LANGUAGE, Val};
-use crate::run::{Mode, Outcome};
+use crate::run::Outcome;
+use crate::setup::Mode;
 use hdrhistogram::Histogram;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;

@@ -8,6 +8,7 @@ use crate::conn::{Conn, State};
 use crate::irc;
 use crate::lines::{Ctx, Effects};
 use crate::os::{self, Timer};
+use crate::setup::{Mode, Setup};
 use crate::track::{Ledger, histogram};
 use hdrhistogram::Histogram;
 use mio::unix::SourceFd;
@@ -16,30 +17,6 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 const TIMER: Token = Token(usize::MAX - 1);
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Mode {
-    Latency,
-    Idle,
-    Login,
-    Fanout,
-}
-
-/// What a run is asked to do (the command line's params and the spec's constants).
-pub struct Setup {
-    pub mode: Mode,
-    pub clients: usize,
-    pub rate_per_s: f64,
-    pub poisson: bool,
-    pub duration_s: f64,
-    pub drain_s: f64,
-    pub seed: u64,
-    pub channel_size: usize,
-    pub payload_bytes: usize,
-    pub timeout_s: f64,
-    pub port: u16,
-    pub login_concurrency: usize,
-}
 
 /// What happened: the raw counts and clocks the record is made of.
 pub struct Outcome {
