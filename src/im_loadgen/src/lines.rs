@@ -42,6 +42,32 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Nothing counted yet; a ledger slot per pair (one per client, or per channel member).
+    pub fn new(setup: Setup) -> Ctx {
+        let slots = if setup.mode == Mode::Fanout {
+            setup.channel_size
+        } else {
+            1
+        };
+        let ledger = Ledger::new(setup.clients, slots);
+        Ctx {
+            setup,
+            connected: 0,
+            registered: 0,
+            failed: 0,
+            in_flight: 0,
+            next_to_connect: 0,
+            first_connect_ns: None,
+            last_welcome_ns: 0,
+            joined: 0,
+            pings: 0,
+            error_numerics: 0,
+            server_disconnects: 0,
+            t0_ns: 0,
+            ledger,
+        }
+    }
+
     pub fn on_line(&mut self, receiver: usize, state: State, line: &[u8], fx: &mut Effects) {
         let Some(l) = irc::parse(line) else { return };
         // a 001 earlier in the same read has registered the client already
@@ -88,7 +114,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> Ctx {
-        let setup = Setup {
+        Ctx::new(Setup {
             mode: Mode::Latency,
             clients: 2,
             rate_per_s: 1.0,
@@ -101,23 +127,7 @@ mod tests {
             timeout_s: 1.0,
             port: 1,
             login_concurrency: 1,
-        };
-        Ctx {
-            setup,
-            connected: 0,
-            registered: 0,
-            failed: 0,
-            in_flight: 0,
-            next_to_connect: 0,
-            first_connect_ns: None,
-            last_welcome_ns: 0,
-            joined: 0,
-            pings: 0,
-            error_numerics: 0,
-            server_disconnects: 0,
-            t0_ns: 0,
-            ledger: Ledger::new(2, 1),
-        }
+        })
     }
 
     fn feed(c: &mut Ctx, state: State, lines: &[&str]) -> Effects {

@@ -58,33 +58,13 @@ impl Gen {
         let timer = Timer::new()?;
         poll.registry()
             .register(&mut SourceFd(&timer.fd()), TIMER, Interest::READABLE)?;
-        let slots = if setup.mode == Mode::Fanout {
-            setup.channel_size
-        } else {
-            1
-        };
         let n = setup.clients;
         let addr = SocketAddr::from(([127, 0, 0, 1], setup.port));
         Ok(Gen {
             poll,
             events: Events::with_capacity(1024),
             conns: (0..n).map(|_| None).collect(),
-            ctx: Ctx {
-                setup,
-                connected: 0,
-                registered: 0,
-                failed: 0,
-                in_flight: 0,
-                next_to_connect: 0,
-                first_connect_ns: None,
-                last_welcome_ns: 0,
-                joined: 0,
-                pings: 0,
-                error_numerics: 0,
-                server_disconnects: 0,
-                t0_ns: 0,
-                ledger: Ledger::new(n, slots),
-            },
+            ctx: Ctx::new(setup),
             scratch: vec![0; 64 * 1024],
             timer,
             addr,
