@@ -36,7 +36,7 @@ missing_why=()    # what is missing, for the error message
 # Which toolchains this call needs: none with SERVERBENCH_PYTHON_ONLY=1; with
 # SERVERBENCH_LANGUAGES only those languages' (their build.sh names); else all of them.
 python_only="${SERVERBENCH_PYTHON_ONLY:-0}"
-langs=",${SERVERBENCH_LANGUAGES:-erlang,go,scala_akka,java,scala_actors,c,nodejs,rust_tokio},"
+langs=",${SERVERBENCH_LANGUAGES:-erlang,go,scala_akka,java,scala_actors,c,nodejs,rust_tokio,im_loadgen,ngircd,inspircd},"
 [ "$python_only" = 1 ] && langs=","
 wants() { case "$langs" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 wants_jvm() { wants scala_akka || wants scala || wants java || wants scala_actors || wants_jvm29; }
@@ -64,6 +64,14 @@ if wants c; then
 fi
 if wants nodejs; then
   have node   || { missing_pkgs+=(nodejs);               missing_why+=("Node.js (node: the nodejs echo server)"); }
+fi
+# the production IRC servers of the im benchmark (src/ircd/): Debian's daemons, in /usr/sbin
+have_daemon() { have "$1" || [ -x "/usr/sbin/$1" ]; }
+if wants ngircd; then
+  have_daemon ngircd   || { missing_pkgs+=(ngircd);      missing_why+=("ngircd (the im benchmark's reference IRC server)"); }
+fi
+if wants inspircd; then
+  have_daemon inspircd || { missing_pkgs+=(inspircd);    missing_why+=("InspIRCd (a production IRC server beside the im servers)"); }
 fi
 PY="${SERVERBENCH_PYTHON:-python3}"
 if [ "${SERVERBENCH_NO_VENV:-0}" != 1 ] && ! python_ok "$PY"; then
@@ -106,7 +114,7 @@ rust_toolchain() {
   or update an existing one: rustup update stable"
   fi
 }
-if [ "${SERVERBENCH_PYTHON_ONLY:-0}" != 1 ] && wants rust_tokio; then rust_toolchain; fi
+if [ "${SERVERBENCH_PYTHON_ONLY:-0}" != 1 ] && { wants rust_tokio || wants im_loadgen; }; then rust_toolchain; fi
 
 # --- 2. Python virtual environment ---------------------------------------------------------
 if [ "${SERVERBENCH_NO_VENV:-0}" = 1 ]; then

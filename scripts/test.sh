@@ -44,6 +44,7 @@ VPY="$ROOT/.venv/bin/python"
 toolchains_ready() {
   local t
   for t in erl rebar3 go cargo javac java mvn gcc node python3; do have "$t" || return 1; done
+  for t in ngircd inspircd; do have "$t" || [ -x "/usr/sbin/$t" ] || return 1; done
   [ "${SERVERBENCH_NO_PDF:-0}" = 1 ] || have chromium || return 1
   [ "$(java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}')" -ge 17 ] \
     2>/dev/null || return 1
