@@ -147,6 +147,7 @@ command(Cmd, P, S) when Cmd =:= <<"PING">>; Cmd =:= <<"PRIVMSG">>; Cmd =:= <<"JO
         false -> {error, numeric(451, [<<"You have not registered">>], S)};
         true -> registered(Cmd, P, S)
     end;
+command(_, _, #{registered := false} = S) -> {error, numeric(451, [<<"You have not registered">>], S)};
 command(Cmd, _, S) -> {error, numeric(421, [Cmd, <<"Unknown command">>], S)}.
 
 registered(<<"PING">>, [], S) -> {error, numeric(409, [<<"No origin specified">>], S)};
