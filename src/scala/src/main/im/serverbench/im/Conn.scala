@@ -178,6 +178,7 @@ final class Conn(conn: ActorRef, s: Conn.Shared) extends Actor {
     case "PRIVMSG" => cmdPrivmsg(m.params)
     case "JOIN" => cmdJoin(m.params)
     case "PART" => cmdPart(m.params)
+    case _ if !registered => numeric(451, "You have not registered")
     case other => numeric(421, other, "Unknown command")
   }
 
