@@ -13,6 +13,19 @@ object Rt {
   val ActorSystem = akka.actor.ActorSystem
   type Props = akka.actor.Props
   val Props = akka.actor.Props
+  // the im server's (src/main/im): classic TCP, supervision and bytes, by the same names
+  val IO = akka.io.IO
+  val Tcp = akka.io.Tcp
+  type ByteString = akka.util.ByteString
+  val ByteString = akka.util.ByteString
+  type Terminated = akka.actor.Terminated
+  val Terminated = akka.actor.Terminated
+  type SupervisorStrategy = akka.actor.SupervisorStrategy
+  val SupervisorStrategy = akka.actor.SupervisorStrategy
+  type OneForOneStrategy = akka.actor.OneForOneStrategy
+  val OneForOneStrategy = akka.actor.OneForOneStrategy
+  type ActorKilledException = akka.actor.ActorKilledException
+  val Kill = akka.actor.Kill
 
   /** Java collections as Scala ones (Scala 2.13's converters). */
   object Converters extends scala.collection.convert.AsJavaExtensions with scala.collection.convert.AsScalaExtensions
@@ -42,7 +55,8 @@ object Rt {
   /** The benchmarks only this build runs (cli.json lists them for scala_akka alone). */
   def runners: Map[String, Main.Runner] = Map(
     "echo_flood server" -> ((s, r, io) => EchoFlood.run(s, r, io)),
-    "recovery" -> ((s, r, _) => Recovery.run(s, r)))
+    "recovery" -> ((s, r, _) => Recovery.run(s, r)),
+    "im server" -> ((s, r, io) => im.Im.run(s, r, io)))
 
   /** A usage error only this build's benchmarks have, found before anything runs. */
   def usageError(r: Cli.Run): Option[String] =

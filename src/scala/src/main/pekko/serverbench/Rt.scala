@@ -12,6 +12,19 @@ object Rt {
   val ActorSystem = org.apache.pekko.actor.ActorSystem
   type Props = org.apache.pekko.actor.Props
   val Props = org.apache.pekko.actor.Props
+  // the im server's (src/main/im): classic TCP, supervision and bytes, by the same names
+  val IO = org.apache.pekko.io.IO
+  val Tcp = org.apache.pekko.io.Tcp
+  type ByteString = org.apache.pekko.util.ByteString
+  val ByteString = org.apache.pekko.util.ByteString
+  type Terminated = org.apache.pekko.actor.Terminated
+  val Terminated = org.apache.pekko.actor.Terminated
+  type SupervisorStrategy = org.apache.pekko.actor.SupervisorStrategy
+  val SupervisorStrategy = org.apache.pekko.actor.SupervisorStrategy
+  type OneForOneStrategy = org.apache.pekko.actor.OneForOneStrategy
+  val OneForOneStrategy = org.apache.pekko.actor.OneForOneStrategy
+  type ActorKilledException = org.apache.pekko.actor.ActorKilledException
+  val Kill = org.apache.pekko.actor.Kill
 
   /** Java collections as Scala ones (Scala 2.13's converters). */
   object Converters extends scala.collection.convert.AsJavaExtensions with scala.collection.convert.AsScalaExtensions
@@ -31,7 +44,7 @@ object Rt {
 
   def ownForkJoinParallelism(t: Thread): Option[Int] = None
 
-  /** Only the paper's three benchmarks (cli.json). */
-  def runners: Map[String, Main.Runner] = Map.empty
+  /** The paper's three benchmarks and the im server (cli.json). */
+  def runners: Map[String, Main.Runner] = Map("im server" -> ((s, r, io) => im.Im.run(s, r, io)))
   def usageError(r: Cli.Run): Option[String] = None
 }
