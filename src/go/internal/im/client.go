@@ -109,7 +109,7 @@ func (q *sendq) close() {
 // is closed and empty, a write fails, or the queue overflowed.
 func (c *client) writeLoop() {
 	defer close(c.writerDone)
-	midLine := false // a write cut short left part of a line on the wire
+	midLine := false     // a write cut short left part of a line on the wire
 	var bufs net.Buffers // WriteTo consumes it, so lines keep their lengths
 	for {
 		lines, closed, over := c.q.take()
