@@ -103,7 +103,8 @@ type sessionRegistry struct {
 }
 
 // route sends line from one client to another through their session, starting
-// it on their first message; false when either has left.
+// it on their first message; false when either has left (a message the chaos
+// monkey's kill loses is not the sender's error).
 func (srv *Server) route(from, to *client, fromKey, toKey string, line []byte) bool {
 	r := &srv.sessions
 	key := pairOf(fromKey, toKey)
@@ -126,7 +127,8 @@ func (srv *Server) route(from, to *client, fromKey, toKey string, line []byte) b
 		srv.startIncarnation(s)
 	}
 	r.mu.Unlock()
-	return s.post(routed{to: to, line: line}, srv.stopped)
+	s.post(routed{to: to, line: line}, srv.stopped) // lost if the session was just killed, as in a crash
+	return true
 }
 
 // startIncarnation: called with sessionRegistry.mu held.
