@@ -94,7 +94,7 @@ def test_every_language_has_its_look_and_start_up_in_its_spec_entry():
     for lang, spec in contract.cli_contract()["languages"].items():
         assert {"label", "color", "marker"} <= set(spec["plot"]), lang
         assert process.LANGUAGE_LABELS[lang] == spec["plot"]["label"] and figstyle.color(lang) == spec["plot"]["color"]
-        if set(spec["benchmarks"]) - {"echo_flood", "tcp_pingpong"}:  # an in-process benchmark: a start-up cost
+        if any(contract.family(b) == "process" for b in spec["benchmarks"]):  # an in-process benchmark: a start-up cost
             assert plan.STARTUP_S[lang] == spec["startup_s"], lang
     colours = [s["color"] for s in styles.values() if "color" in s]
     assert len(colours) == len(set(colours))  # no two languages look alike

@@ -61,7 +61,7 @@ def _flag_rows(flags: dict) -> list[list]:
             variants = [f"{v} = {md_cell(knob[v])}" for v in ("fair", "paper", "mixed") if v in knob]
             if variants:
                 note += (" " if note else "") + "(" + "; ".join(variants) + ")"
-        rows.append([f"`{flag}`", f.get("param", ""), kind, rng, default, f.get("doc", "") or note])
+        rows.append([f"`{flag}`", f.get("param", ""), kind, rng, default, f.get("doc", "") or note or f.get("$comment", "")])
     return rows
 
 
@@ -84,6 +84,31 @@ def gen_cli_flags() -> str:
                     + md_table(["flag", "param", "type", "range", "default", "notes"], _flag_rows(r["flags"]))
                 )
     return "\n\n".join(parts)
+
+
+def gen_benchmark_flags(name: str) -> str:
+    """One benchmark's own page (docs/<id>.md): each role's flags and its constants (the
+    entry's other scalar fields, e.g. a limit its programs apply), from spec/cli.json."""
+    b = load_cli()["benchmarks"][name]
+    head = ["flag", "param", "type", "range", "default", "notes"]
+    parts = [f"**`{name} {role}`**\n\n" + md_table(head, _flag_rows(r["flags"])) for role, r in b.get("roles", {}).items()]
+    if "flags" in b:
+        parts.append(f"**`{name}`**\n\n" + md_table(head, _flag_rows(b["flags"])))
+    consts = [[f"`{k}`", md_cell(v)] for k, v in b.items() if not k.startswith("$") and isinstance(v, (int, float, str))]
+    consts = [c for c in consts if c[0] != "`summary`"]
+    if consts:
+        parts.append(f"**`{name}` constants** (`spec/cli.json` `benchmarks.{name}`)\n\n" + md_table(["name", "value"], consts))
+    return "\n\n".join(parts)
+
+
+def _own_pages() -> dict[str, tuple[str, Callable[[], str]]]:
+    """A `flags-<id>` block for each benchmark whose own page docs/<id>.md asks for one."""
+    out = {}
+    for name in load_cli()["benchmarks"]:
+        page = ROOT / "docs" / f"{name}.md"
+        if page.exists() and BEGIN.format(name=f"flags-{name}") in page.read_text(encoding="utf-8"):
+            out[f"flags-{name}"] = (f"docs/{name}.md", lambda name=name: gen_benchmark_flags(name))
+    return out
 
 
 def gen_languages() -> str:
@@ -220,6 +245,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "readme-paper-scale": ("README.md", lambda: _readme_paper_scale()),
     "instructor-guide": ("docs/instructor.md", lambda: _instructor_guide()),
     "paper-reports": ("paper/README.md", lambda: _paper_reports()),
+    **_own_pages(),
 }
 
 

@@ -290,7 +290,7 @@ def all_cases(cli: dict) -> list[Case]:
 IN_PROCESS_PARSERS = {
     "go", "erlang", "rust_tokio", "scala_akka", "scala", "java", "scala_actors", "java_vthreads",
     "scala_pekko", "scala_pekko_jdk25", "scala_pekko_jdk25_compact", "scala_akka24",
-    "twisted", "eventlet", "python_threads",
+    "twisted", "eventlet", "python_threads", "im_loadgen",
 }  # fmt: skip
 
 

@@ -1,0 +1,330 @@
+//! The generator's phases on one thread and one poll (docs/im.md): register the clients
+//! (at most login_concurrency connecting or registering at once), join the channels
+//! (fanout), then hold them idle (idle), or send on the open-loop schedule and drain
+//! (latency, fanout). Every client answers PING in every phase (what each line does:
+//! lines.rs; the schedule's sends: send.rs).
+
+use crate::conn::{Conn, State};
+use crate::irc;
+use crate::lines::{Ctx, Effects};
+use crate::os::{self, Timer};
+use crate::track::{Ledger, histogram};
+use hdrhistogram::Histogram;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, net::TcpStream};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+const TIMER: Token = Token(usize::MAX - 1);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    Latency,
+    Idle,
+    Login,
+    Fanout,
+}
+
+/// What a run is asked to do (the command line's params and the spec's constants).
+pub struct Setup {
+    pub mode: Mode,
+    pub clients: usize,
+    pub rate_per_s: f64,
+    pub poisson: bool,
+    pub duration_s: f64,
+    pub drain_s: f64,
+    pub seed: u64,
+    pub channel_size: usize,
+    pub payload_bytes: usize,
+    pub timeout_s: f64,
+    pub port: u16,
+    pub login_concurrency: usize,
+}
+
+/// What happened: the raw counts and clocks the record is made of.
+pub struct Outcome {
+    pub elapsed_s: f64,
+    pub connected: usize,
+    pub registered: usize,
+    pub failed: usize,
+    pub login_s: Option<f64>,
+    pub joined: usize,
+    pub schedule_s: Option<f64>,
+    pub scheduled: u64,
+    pub sent: u64,
+    pub ledger: Ledger,
+    pub slip_ns: Histogram<u64>,
+    pub pings: u64,
+    pub error_numerics: u64,
+    pub server_disconnects: u64,
+    /// CPU seconds (user + system) and wall seconds of the measured window (docs/im.md)
+    pub window_cpu_s: f64,
+    pub window_s: f64,
+    /// CPU seconds from the schedule's start to the drain's end (latency, fanout)
+    pub messaging_cpu_s: Option<f64>,
+}
+
+/// The generator: one poll, one connection slot per client (None once closed), the rest.
+pub struct Gen {
+    poll: Poll,
+    events: Events,
+    pub(crate) conns: Vec<Option<Conn>>,
+    pub(crate) ctx: Ctx,
+    scratch: Vec<u8>,
+    pub(crate) timer: Timer,
+    addr: SocketAddr,
+}
+
+impl Gen {
+    pub fn new(setup: Setup) -> std::io::Result<Gen> {
+        let poll = Poll::new()?;
+        let timer = Timer::new()?;
+        poll.registry()
+            .register(&mut SourceFd(&timer.fd()), TIMER, Interest::READABLE)?;
+        let slots = if setup.mode == Mode::Fanout {
+            setup.channel_size
+        } else {
+            1
+        };
+        let n = setup.clients;
+        let addr = SocketAddr::from(([127, 0, 0, 1], setup.port));
+        Ok(Gen {
+            poll,
+            events: Events::with_capacity(1024),
+            conns: (0..n).map(|_| None).collect(),
+            ctx: Ctx {
+                setup,
+                connected: 0,
+                registered: 0,
+                failed: 0,
+                in_flight: 0,
+                next_to_connect: 0,
+                first_connect_ns: None,
+                last_welcome_ns: 0,
+                joined: 0,
+                pings: 0,
+                error_numerics: 0,
+                server_disconnects: 0,
+                t0_ns: 0,
+                ledger: Ledger::new(n, slots),
+            },
+            scratch: vec![0; 64 * 1024],
+            timer,
+            addr,
+        })
+    }
+
+    /// Runs every phase of the mode and returns what happened.
+    pub fn run(mut self) -> Outcome {
+        let start = os::now_ns();
+        let cpu = || {
+            let (u, s) = os::cpu_s();
+            u + s
+        };
+        let cpu0 = cpu();
+        self.register_all();
+        let login_done = os::now_ns();
+        let setup = &self.ctx.setup;
+        let (mode, duration_ns) = (setup.mode, (setup.duration_s * 1e9) as u64);
+        let mut out_schedule = (None, 0, 0, histogram(), None);
+        let (window_cpu_s, window_s) = match mode {
+            Mode::Login => (cpu() - cpu0, (login_done - start) as f64 * 1e-9),
+            Mode::Idle => {
+                let (c, t) = (cpu(), os::now_ns());
+                self.pump_until(t + duration_ns, |_| false);
+                (cpu() - c, (os::now_ns() - t) as f64 * 1e-9)
+            }
+            Mode::Latency | Mode::Fanout => {
+                if mode == Mode::Fanout {
+                    self.join_all();
+                }
+                let (c, t) = (cpu(), os::now_ns());
+                let drain_ns = (self.ctx.setup.drain_s * 1e9) as u64;
+                let (scheduled, sent, slip) = self.send_schedule(duration_ns, drain_ns);
+                let span = (os::now_ns() - t) as f64 * 1e-9;
+                let window = (cpu() - c, span);
+                self.pump_until(os::now_ns() + drain_ns, |c| c.ledger.delivered >= c.ledger.expected);
+                out_schedule = (Some(span), scheduled, sent, slip, Some(cpu() - c));
+                window
+            }
+        };
+        let c = self.ctx;
+        let login_s = match (c.first_connect_ns, c.failed) {
+            (Some(first), 0) if c.registered > 0 => Some((c.last_welcome_ns - first) as f64 * 1e-9),
+            _ => None,
+        };
+        Outcome {
+            elapsed_s: (os::now_ns() - start) as f64 * 1e-9,
+            connected: c.connected,
+            registered: c.registered,
+            failed: c.failed,
+            login_s,
+            joined: c.joined,
+            schedule_s: out_schedule.0,
+            scheduled: out_schedule.1,
+            sent: out_schedule.2,
+            ledger: c.ledger,
+            slip_ns: out_schedule.3,
+            pings: c.pings,
+            error_numerics: c.error_numerics,
+            server_disconnects: c.server_disconnects,
+            window_cpu_s,
+            window_s,
+            messaging_cpu_s: out_schedule.4,
+        }
+    }
+
+    /// Connects and registers every client (bounded concurrency); the ones not registered
+    /// by --timeout-s count as failed.
+    fn register_all(&mut self) {
+        let deadline = os::now_ns() + (self.ctx.setup.timeout_s * 1e9) as u64;
+        self.connect_more();
+        let n = self.ctx.setup.clients;
+        self.pump_until(deadline, |c| c.registered + c.failed >= n);
+        for i in 0..n {
+            if self.conns[i].as_ref().is_some_and(|c| c.state != State::Registered) {
+                self.close(i, false);
+            }
+        }
+        self.ctx.failed += self.ctx.setup.clients - self.ctx.next_to_connect;
+        self.ctx.next_to_connect = n;
+    }
+
+    fn join_all(&mut self) {
+        let k = self.ctx.setup.channel_size;
+        for i in 0..self.conns.len() {
+            if let Some(c) = self.conns[i].as_mut() {
+                let line = format!("JOIN {}\r\n", irc::channel(i / k));
+                if c.send(line.as_bytes()).is_err() {
+                    self.close(i, true);
+                }
+            }
+        }
+        let deadline = os::now_ns() + (self.ctx.setup.timeout_s * 1e9) as u64;
+        let want = self.ctx.registered;
+        self.pump_until(deadline, |c| c.joined >= want);
+    }
+
+    fn connect_more(&mut self) {
+        while self.ctx.in_flight < self.ctx.setup.login_concurrency && self.ctx.next_to_connect < self.ctx.setup.clients
+        {
+            let i = self.ctx.next_to_connect;
+            self.ctx.next_to_connect += 1;
+            self.ctx.first_connect_ns.get_or_insert_with(os::now_ns);
+            let stream = TcpStream::connect(self.addr);
+            let registered = stream.and_then(|mut s| {
+                self.poll
+                    .registry()
+                    .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+                Ok(s)
+            });
+            match registered {
+                Ok(s) => {
+                    self.conns[i] = Some(Conn::new(s));
+                    self.ctx.in_flight += 1;
+                }
+                Err(_) => self.ctx.failed += 1,
+            }
+        }
+    }
+
+    /// Polls and handles events until `done` or the deadline (CLOCK_MONOTONIC ns).
+    fn pump_until(&mut self, deadline_ns: u64, done: impl Fn(&Ctx) -> bool) {
+        loop {
+            let now = os::now_ns();
+            if done(&self.ctx) || now >= deadline_ns {
+                return;
+            }
+            // whole milliseconds, rounded up: never wakes before the deadline
+            self.turn(Some(Duration::from_millis((deadline_ns - now).div_ceil(1_000_000))));
+        }
+    }
+
+    /// One poll and its events.
+    pub(crate) fn turn(&mut self, timeout: Option<Duration>) {
+        if let Err(e) = self.poll.poll(&mut self.events, timeout) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                panic!("poll failed: {e}");
+            }
+            return;
+        }
+        let ready: Vec<(Token, bool, bool)> = self
+            .events
+            .iter()
+            .map(|e| (e.token(), e.is_readable() || e.is_read_closed(), e.is_writable()))
+            .collect();
+        for (token, readable, writable) in ready {
+            if token == TIMER {
+                self.timer.clear();
+            } else {
+                self.on_ready(token.0, readable, writable);
+            }
+        }
+    }
+
+    fn on_ready(&mut self, i: usize, readable: bool, writable: bool) {
+        let Some(conn) = self.conns[i].as_mut() else { return };
+        if conn.state == State::Connecting {
+            if let Ok(Some(_)) | Err(_) = conn.stream.take_error() {
+                return self.close(i, false);
+            }
+            match conn.stream.peer_addr() {
+                Ok(_) => {
+                    conn.state = State::Registering;
+                    self.ctx.connected += 1;
+                    if conn.send(&irc::registration(i)).is_err() {
+                        return self.close(i, false);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotConnected => return,
+                Err(_) => return self.close(i, false),
+            }
+        }
+        if writable && conn.flush().is_err() {
+            return self.close(i, true);
+        }
+        if !readable {
+            return;
+        }
+        let mut fx = Effects::default();
+        let (ctx, state) = (&mut self.ctx, conn.state);
+        let open = conn.read_lines(&mut self.scratch, |line| ctx.on_line(i, state, line, &mut fx));
+        if fx.welcome {
+            conn.state = State::Registered;
+            self.ctx.registered += 1;
+            self.ctx.in_flight -= 1;
+            self.ctx.last_welcome_ns = os::now_ns();
+            self.connect_more();
+        }
+        let conn = self.conns[i].as_mut().expect("still open");
+        if fx.joined && !conn.joined {
+            conn.joined = true;
+            self.ctx.joined += 1;
+        }
+        let sent = if fx.replies.is_empty() {
+            Ok(())
+        } else {
+            conn.send(&fx.replies)
+        };
+        if fx.refused || !matches!(open, Ok(true)) || sent.is_err() {
+            self.close(i, true);
+        }
+    }
+
+    /// Drops a connection; `by_server`: the server ended it (counted once registered),
+    /// else a registration that failed.
+    pub(crate) fn close(&mut self, i: usize, by_server: bool) {
+        let Some(mut conn) = self.conns[i].take() else { return };
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        match conn.state {
+            State::Registered => self.ctx.server_disconnects += u64::from(by_server),
+            State::Connecting | State::Registering => {
+                self.ctx.failed += 1;
+                self.ctx.in_flight -= 1;
+                self.connect_more();
+            }
+            State::Closed => {}
+        }
+        conn.state = State::Closed;
+    }
+}

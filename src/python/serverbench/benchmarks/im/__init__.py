@@ -1,0 +1,5 @@
+"""IM (the paper's case study, docs/im.md): an IRC-subset instant-messaging server in each
+language, loaded by the one open-loop generator (language im_loadgen)."""
+
+ORDER = 6  # where its tables come among the benchmarks' (processed tables keep this order)
+ANALYSIS = ("tables",)  # the modules that register its parts, in import order

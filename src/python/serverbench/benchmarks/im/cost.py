@@ -1,0 +1,17 @@
+"""What an IM run costs, for the plan's estimates and shard balance only: registering the
+clients (login_concurrency at a time, ~0.2 ms each on the 2-core VM against ngircd), the
+schedule or the idle hold, and the drain."""
+
+REGISTER_S = 2e-4  # seconds per client registered (connect, NICK/USER, 001), measured loosely
+
+
+def socket_run_s(task, server: str) -> float:
+    """Seconds beyond the server's start-up."""
+    p = task.params
+    setup = int(p["clients"]) * REGISTER_S
+    mode = p.get("mode", "latency")
+    if mode == "login":
+        return setup
+    if mode == "idle":
+        return setup + float(p.get("duration_s", 10))
+    return setup + float(p.get("duration_s", 10)) + float(p.get("drain_s", 2))
