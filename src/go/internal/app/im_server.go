@@ -30,10 +30,8 @@ type imServerMetrics struct {
 	StopReason           string  `json:"stop_reason"`
 	ConnectionsAccepted  int64   `json:"connections_accepted"`
 	ConnectionErrors     int64   `json:"connection_errors"`
-	ClientsRegistered    int64   `json:"clients_registered"`
 	ClientsRegisteredMax int64   `json:"clients_registered_max"`
 	MessagesRouted       int64   `json:"messages_routed"`
-	ChannelMessages      int64   `json:"channel_messages"`
 	ChannelDeliveries    int64   `json:"channel_deliveries"`
 	SessionsStarted      int64   `json:"sessions_started"`
 	SessionsKilled       int64   `json:"sessions_killed"`
@@ -97,8 +95,8 @@ func runIMServer(cfg cli.Config, io_ IO) int {
 		Metrics: imServerMetrics{
 			ElapsedS: run.Elapsed.Seconds(), Port: int64(run.Port), StopReason: run.StopReason,
 			ConnectionsAccepted: run.Accepted, ConnectionErrors: m.ConnectionErrors,
-			ClientsRegistered: m.ClientsRegistered, ClientsRegisteredMax: m.ClientsRegisteredMax,
-			MessagesRouted: m.MessagesRouted, ChannelMessages: m.ChannelMessages, ChannelDeliveries: m.ChannelDeliveries,
+			ClientsRegisteredMax: m.ClientsRegisteredMax,
+			MessagesRouted:       m.MessagesRouted, ChannelDeliveries: m.ChannelDeliveries,
 			SessionsStarted: m.SessionsStarted, SessionsKilled: m.SessionsKilled, SessionsRestarted: m.SessionsRestarted,
 			SendqDisconnects: m.SendqDisconnects, BadLines: m.BadLines,
 		},

@@ -125,7 +125,6 @@ func (ch *channel) handle(srv *Server, op chanOp) {
 		}
 		ch.remove(op.c)
 	case opMsg:
-		srv.m.chanMsgs.Add(1)
 		n := int64(0)
 		for _, m := range ch.order {
 			if m != op.c {

@@ -36,6 +36,7 @@ type client struct {
 	// the reader goroutine's own
 	nick, key, user string // key: the folded nick
 	channels        map[string]*channel
+	erred           bool // the line being handled was answered with an error numeric
 
 	// guarded by srv.sessions.mu
 	sessions map[*session]struct{}
@@ -200,14 +201,15 @@ func (c *client) readLoop() string {
 		if n := len(body); n > 0 && body[n-1] == '\r' {
 			body = body[:n-1]
 		}
+		c.erred = false
 		if discarding || len(body)+2 > c.srv.cfg.Protocol.LineMaxBytes {
 			discarding = false
-			c.srv.m.badLines.Add(1)
 			c.numeric(417, "Input line was too long")
-			continue
-		}
-		if quit, reason := c.handle(string(body)); quit {
+		} else if quit, reason := c.handle(string(body)); quit {
 			return reason
+		}
+		if c.erred {
+			c.srv.m.badLines.Add(1)
 		}
 	}
 }
@@ -227,14 +229,22 @@ func (c *client) target() string {
 }
 
 func (c *client) numeric(code int, params ...string) {
+	c.erred = c.erred || code >= 400
 	c.send(c.srv.cfg.Protocol.numeric(code, c.target(), params...))
 }
+
+// preRegistration: the commands a client may send before it is registered;
+// any other line gets 451.
+var preRegistration = map[string]bool{"": true, "NICK": true, "USER": true, "QUIT": true, "PONG": true}
 
 // handle runs one command; quit is true after QUIT.
 func (c *client) handle(line string) (quit bool, reason string) {
 	m, ok := parse(line)
-	if !ok {
-		c.srv.m.badLines.Add(1)
+	if !ok { // a prefix alone: ignored, as an empty line
+		return false, ""
+	}
+	if !c.registered.Load() && !preRegistration[m.cmd] {
+		c.numeric(451, "You have not registered")
 		return false, ""
 	}
 	switch m.cmd {
@@ -251,26 +261,19 @@ func (c *client) handle(line string) (quit bool, reason string) {
 		}
 		c.send([]byte("ERROR :Closing Link\r\n"))
 		return true, reason
-	case "PING", "PRIVMSG", "JOIN", "PART":
-		if !c.registered.Load() {
-			c.numeric(451, "You have not registered")
-			break
+	case "PING":
+		if len(m.params) == 0 {
+			c.numeric(409, "No origin specified")
+		} else {
+			name := c.srv.cfg.Protocol.ServerName
+			c.send(fromUser(name, "PONG", []string{name}, m.params[0], true))
 		}
-		switch m.cmd {
-		case "PING":
-			if len(m.params) == 0 {
-				c.numeric(409, "No origin specified")
-			} else {
-				name := c.srv.cfg.Protocol.ServerName
-				c.send(fromUser(name, "PONG", []string{name}, m.params[0], true))
-			}
-		case "PRIVMSG":
-			c.cmdPrivmsg(m.params)
-		case "JOIN":
-			c.cmdJoin(m.params)
-		case "PART":
-			c.cmdPart(m.params)
-		}
+	case "PRIVMSG":
+		c.cmdPrivmsg(m.params)
+	case "JOIN":
+		c.cmdJoin(m.params)
+	case "PART":
+		c.cmdPart(m.params)
 	default:
 		c.numeric(421, m.cmd, "Unknown command")
 	}

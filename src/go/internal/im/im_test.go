@@ -117,7 +117,9 @@ func (p *peer) register(nick string) {
 func TestTranscript(t *testing.T) {
 	_, addr := startServer(t, Config{})
 	a := dial(t, addr)
-	a.send("PRIVMSG x :hi")
+	a.send("PRIVMSG x :hi", "FROB", "PING :x", "PONG :x")
+	a.expect(":irc.serverbench 451 * :You have not registered")
+	a.expect(":irc.serverbench 451 * :You have not registered")
 	a.expect(":irc.serverbench 451 * :You have not registered")
 	a.send("NICK")
 	a.expect(":irc.serverbench 431 * :No nickname given")

@@ -17,16 +17,14 @@ type Config struct {
 
 // Metrics are the server's counters, read once it has stopped.
 type Metrics struct {
-	ClientsRegistered    int64 // registrations completed (001 sent)
 	ClientsRegisteredMax int64 // most clients registered at once
 	MessagesRouted       int64 // one-to-one PRIVMSGs the session goroutines forwarded
-	ChannelMessages      int64 // PRIVMSGs to a channel the channel goroutines fanned out
 	ChannelDeliveries    int64 // lines those fan-outs delivered
 	SessionsStarted      int64
 	SessionsKilled       int64
 	SessionsRestarted    int64
 	SendqDisconnects     int64
-	BadLines             int64 // over-long lines (417) and lines with no command
+	BadLines             int64 // lines answered with an error numeric (417, 421, 451 ...)
 	ConnectionErrors     int64 // reads or writes that failed other than by a clean close
 }
 
@@ -42,9 +40,9 @@ type Server struct {
 
 	registeredNow atomic.Int64
 	m             struct {
-		registered, registeredMax, routed, chanMsgs, chanDeliveries atomic.Int64
-		started, killed, restarted, sendqDisconnects, badLines      atomic.Int64
-		connErrors                                                  atomic.Int64
+		registeredMax, routed, chanDeliveries                  atomic.Int64
+		started, killed, restarted, sendqDisconnects, badLines atomic.Int64
+		connErrors                                             atomic.Int64
 	}
 }
 
@@ -70,8 +68,7 @@ func (s *Server) Stop() {
 // Metrics reads the counters.
 func (s *Server) Metrics() Metrics {
 	return Metrics{
-		ClientsRegistered: s.m.registered.Load(), ClientsRegisteredMax: s.m.registeredMax.Load(),
-		MessagesRouted: s.m.routed.Load(), ChannelMessages: s.m.chanMsgs.Load(),
+		ClientsRegisteredMax: s.m.registeredMax.Load(), MessagesRouted: s.m.routed.Load(),
 		ChannelDeliveries: s.m.chanDeliveries.Load(), SessionsStarted: s.m.started.Load(),
 		SessionsKilled: s.m.killed.Load(), SessionsRestarted: s.m.restarted.Load(),
 		SendqDisconnects: s.m.sendqDisconnects.Load(), BadLines: s.m.badLines.Load(),
@@ -85,7 +82,6 @@ func (s *Server) Serve(c net.Conn) {
 }
 
 func (s *Server) registeredOne() {
-	s.m.registered.Add(1)
 	n := s.registeredNow.Add(1)
 	for {
 		max := s.m.registeredMax.Load()

@@ -118,7 +118,6 @@ fn handle(srv: &Server, ch: &Channel, members: &mut Vec<Arc<Client>>, op: Op) ->
             }
         }
         Op::Msg(c, line) => {
-            srv.m.chan_msgs.fetch_add(1, Ordering::Relaxed);
             let mut n = 0;
             for m in members.iter().filter(|m| !Arc::ptr_eq(m, &c)) {
                 m.send(srv, line.clone());

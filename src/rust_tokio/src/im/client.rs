@@ -66,6 +66,9 @@ impl Client {
     }
 }
 
+/// The commands a client may send before it is registered; any other line gets 451.
+const PRE_REGISTRATION: [&str; 5] = ["", "NICK", "USER", "QUIT", "PONG"];
+
 /// The connection task's own state.
 struct Conn {
     srv: Arc<Server>,
@@ -75,6 +78,8 @@ struct Conn {
     user: String,
     registered: bool,
     channels: HashMap<String, Arc<Channel>>,
+    /// the line being handled was answered with an error numeric
+    erred: bool,
 }
 
 /// Runs one connection until it ends, then takes it out of every registry.
@@ -96,6 +101,7 @@ pub async fn connection(srv: Arc<Server>, stream: TcpStream, mut closing: watch:
         user: String::new(),
         registered: false,
         channels: HashMap::new(),
+        erred: false,
     };
     let max = srv.settings.protocol.line_max_bytes;
     let (mut rd, mut wr) = stream.into_split();
@@ -136,14 +142,16 @@ pub async fn connection(srv: Arc<Server>, stream: TcpStream, mut closing: watch:
                     have = 0;
                 }
                 for line in lines {
-                    let Some(line) = line else {
+                    conn.erred = false;
+                    match line {
+                        None => conn.numeric(417, &["Input line was too long"]),
+                        Some(line) => if let Some(reason) = conn.handle(&line).await {
+                            flush(&mut rx, &mut wr, &mut wbuf).await;
+                            break 'conn reason;
+                        }
+                    }
+                    if conn.erred {
                         srv.m.bad_lines.fetch_add(1, Ordering::Relaxed);
-                        conn.numeric(417, &["Input line was too long"]);
-                        continue;
-                    };
-                    if let Some(reason) = conn.handle(&line).await {
-                        flush(&mut rx, &mut wr, &mut wbuf).await;
-                        break 'conn reason;
                     }
                 }
             }
@@ -209,7 +217,8 @@ impl Conn {
         if self.nick.is_empty() { "*" } else { &self.nick }
     }
 
-    fn numeric(&self, code: u16, params: &[&str]) {
+    fn numeric(&mut self, code: u16, params: &[&str]) {
+        self.erred |= code >= 400;
         let line = self.srv.settings.protocol.numeric(code, self.target(), params);
         self.me.send(&self.srv, line.into());
     }
@@ -221,9 +230,12 @@ impl Conn {
     /// Runs one command; Some(reason) after QUIT.
     async fn handle(&mut self, line: &str) -> Option<String> {
         let Some(Message { cmd, params: p }) = proto::parse(line) else {
-            self.srv.m.bad_lines.fetch_add(1, Ordering::Relaxed);
-            return None;
+            return None; // a prefix alone: ignored, as an empty line
         };
+        if !self.registered && !PRE_REGISTRATION.contains(&cmd.as_str()) {
+            self.numeric(451, &["You have not registered"]);
+            return None;
+        }
         match cmd.as_str() {
             "" | "PONG" => {}
             "NICK" => self.cmd_nick(&p).await,
@@ -237,7 +249,6 @@ impl Conn {
                         .unwrap_or_else(|| "Client Quit".into()),
                 );
             }
-            "PING" | "PRIVMSG" | "JOIN" | "PART" if !self.registered => self.numeric(451, &["You have not registered"]),
             "PING" => match p.first() {
                 None => self.numeric(409, &["No origin specified"]),
                 Some(tok) => {

@@ -34,11 +34,9 @@ pub struct Settings {
 /// The server's counters (the record's metrics).
 #[derive(Default)]
 pub struct Counters {
-    pub registered: AtomicI64,
     pub registered_now: AtomicI64,
     pub registered_max: AtomicI64,
     pub routed: AtomicI64,
-    pub chan_msgs: AtomicI64,
     pub chan_deliveries: AtomicI64,
     pub started: AtomicI64,
     pub killed: AtomicI64,
@@ -83,7 +81,6 @@ impl Server {
     }
 
     fn registered_one(&self) {
-        self.m.registered.fetch_add(1, Ordering::Relaxed);
         let n = self.m.registered_now.fetch_add(1, Ordering::AcqRel) + 1;
         self.m.registered_max.fetch_max(n, Ordering::AcqRel);
     }
@@ -119,10 +116,8 @@ impl Server {
         let m = &self.m;
         json!({
             "connection_errors": l(&m.conn_errors),
-            "clients_registered": l(&m.registered),
             "clients_registered_max": l(&m.registered_max),
             "messages_routed": l(&m.routed),
-            "channel_messages": l(&m.chan_msgs),
             "channel_deliveries": l(&m.chan_deliveries),
             "sessions_started": l(&m.started),
             "sessions_killed": l(&m.killed),

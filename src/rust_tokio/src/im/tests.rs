@@ -93,13 +93,18 @@ async fn transcript() {
     let mut a = Peer::dial(s.port).await;
     a.send(&[
         "PRIVMSG x :hi",
+        "FROB",
+        "PING :x",
+        "PONG :x",
         "NICK",
         "NICK 9lives",
         "NICK toolongnick",
         "USER onlytwo 0",
     ])
     .await;
-    a.expect(":irc.serverbench 451 * :You have not registered").await;
+    for _ in 0..3 {
+        a.expect(":irc.serverbench 451 * :You have not registered").await;
+    }
     a.expect(":irc.serverbench 431 * :No nickname given").await;
     a.expect(":irc.serverbench 432 * 9lives :Erroneous nickname").await;
     a.expect(":irc.serverbench 432 * toolongnick :Erroneous nickname").await;
