@@ -7,6 +7,7 @@
 
 mod channel;
 mod client;
+mod commands;
 pub mod proto;
 mod session;
 #[cfg(test)]
