@@ -1,15 +1,16 @@
-// Records the compiler's version at build time, for the record's runtime.version.
-use std::process::Command;
-
+// The compiler's release (`rustc -vV`, its "release:" line), for the record's runtime.version.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let version = Command::new(rustc)
-        .arg("--version")
+    let verbose = std::process::Command::new(rustc)
+        .arg("-vV")
         .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.split_whitespace().nth(1).map(str::to_string))
-        .unwrap_or_else(|| "unknown".into());
-    println!("cargo:rustc-env=SERVERBENCH_RUSTC_VERSION={version}");
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&verbose);
+    let release = text
+        .lines()
+        .find_map(|l| l.strip_prefix("release: "))
+        .unwrap_or("unknown");
+    println!("cargo:rustc-env=SERVERBENCH_RUSTC_VERSION={release}");
 }

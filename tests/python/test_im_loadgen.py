@@ -163,3 +163,11 @@ def test_a_generator_starved_on_its_cpu_is_invalid(ngircd):
     v, m = rec["validation"], rec["metrics"]
     assert not v["ok"] and "slip" in v["reason"], v
     assert m["schedule_slip_p99_s"] > m["schedule_slip_limit_s"]
+
+
+def test_no_server_means_no_schedule_and_a_setup_reason():
+    rec = generate(_free_port(), "--clients", "4", "--timeout-s", "2", "--duration-s", "5")
+    m, v = rec["metrics"], rec["validation"]
+    assert not v["ok"] and v["reason"].startswith("setup: 0 of 4 clients registered"), v
+    assert m["registration_failures"] == 4 and m["messages_scheduled"] == 0 and m["schedule_s"] is None
+    assert m["elapsed_s"] < 5  # the schedule did not run

@@ -1,6 +1,6 @@
 //! One client connection: a non-blocking socket registered with the poll (edge-triggered,
-//! so reads and writes go on until the kernel says WouldBlock), a buffer of what is still
-//! to be written and one of the partial line read so far.
+//! so writes go on until the kernel says WouldBlock and reads until the socket is drained),
+//! a buffer of what is still to be written and one of the partial line read so far.
 
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
@@ -93,6 +93,12 @@ impl Conn {
                 data = &data[i + 1..];
             }
             self.partial.extend_from_slice(data);
+            if n < scratch.len() {
+                // the socket had less than a buffer: it is drained, and data (or the end of
+                // the stream) arriving later is a new edge, so the read that would only say
+                // WouldBlock is saved (one system call per wake-up)
+                return Ok(true);
+            }
         }
     }
 }

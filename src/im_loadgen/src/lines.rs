@@ -6,7 +6,7 @@
 use crate::conn::State;
 use crate::irc;
 use crate::os;
-use crate::run::{Mode, Setup};
+use crate::setup::{Mode, Setup};
 use crate::track::Ledger;
 
 /// A client's view of one line (what the line handler tells the connection to do).
@@ -17,6 +17,11 @@ pub struct Effects {
     pub joined: bool,
     pub replies: Vec<u8>,
 }
+
+/// The numerics that refuse a registration (RFC 2812: no, erroneous, taken or colliding
+/// nick, unavailable resource, USER's parameters, already registered, password, banned).
+/// Any other error numeric (a 422 for a missing MOTD, say) is counted, not a refusal.
+const REFUSALS: [u16; 10] = [431, 432, 433, 436, 437, 461, 462, 463, 464, 465];
 
 /// The generator's state apart from its sockets: counts, clocks and the ledger.
 pub struct Ctx {
@@ -39,6 +44,8 @@ pub struct Ctx {
 impl Ctx {
     pub fn on_line(&mut self, receiver: usize, state: State, line: &[u8], fx: &mut Effects) {
         let Some(l) = irc::parse(line) else { return };
+        // a 001 earlier in the same read has registered the client already
+        let registering = state == State::Registering && !fx.welcome;
         match l.command {
             b"PRIVMSG" => self.on_message(receiver, &l),
             b"PING" => {
@@ -48,10 +55,10 @@ impl Ctx {
                 fx.replies.extend_from_slice(b"\r\n");
             }
             b"JOIN" if l.nick.and_then(irc::nick_index) == Some(receiver) => fx.joined = true,
-            b"ERROR" if state != State::Registered => fx.refused = true,
+            b"ERROR" if registering => fx.refused = true,
             _ => match l.numeric() {
-                Some(1) if state == State::Registering => fx.welcome = true,
-                Some(400..=599) if state == State::Registering => fx.refused = true,
+                Some(1) if registering => fx.welcome = true,
+                Some(n) if registering && REFUSALS.contains(&n) => fx.refused = true,
                 Some(400..=599) => self.error_numerics += 1,
                 _ => {}
             },
@@ -73,5 +80,82 @@ impl Ctx {
         };
         self.ledger
             .receive(sender, receiver, slot, seq, now.saturating_sub(self.t0_ns + at));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx {
+        let setup = Setup {
+            mode: Mode::Latency,
+            clients: 2,
+            rate_per_s: 1.0,
+            poisson: true,
+            duration_s: 1.0,
+            drain_s: 1.0,
+            seed: 1,
+            channel_size: 2,
+            payload_bytes: 64,
+            timeout_s: 1.0,
+            port: 1,
+            login_concurrency: 1,
+        };
+        Ctx {
+            setup,
+            connected: 0,
+            registered: 0,
+            failed: 0,
+            in_flight: 0,
+            next_to_connect: 0,
+            first_connect_ns: None,
+            last_welcome_ns: 0,
+            joined: 0,
+            pings: 0,
+            error_numerics: 0,
+            server_disconnects: 0,
+            t0_ns: 0,
+            ledger: Ledger::new(2, 1),
+        }
+    }
+
+    fn feed(c: &mut Ctx, state: State, lines: &[&str]) -> Effects {
+        let mut fx = Effects::default();
+        lines.iter().for_each(|l| c.on_line(0, state, l.as_bytes(), &mut fx));
+        fx
+    }
+
+    #[test]
+    fn a_welcome_registers_and_later_numerics_in_the_same_read_do_not_refuse() {
+        let mut c = ctx();
+        let fx = feed(
+            &mut c,
+            State::Registering,
+            &[":s 001 c0 :Welcome", ":s 422 c0 :MOTD File is missing"],
+        );
+        assert!(fx.welcome && !fx.refused);
+        assert_eq!(c.error_numerics, 1);
+        let fx = feed(&mut c, State::Registering, &[":s 433 * c0 :Nickname already in use"]);
+        assert!(fx.refused && !fx.welcome);
+        let fx = feed(&mut c, State::Registered, &["PING :tok", ":s 401 c0 c9 :No such nick"]);
+        assert_eq!(
+            (fx.replies.as_slice(), c.pings, c.error_numerics),
+            (&b"PONG :tok\r\n"[..], 1, 2)
+        );
+    }
+
+    #[test]
+    fn a_timed_message_from_the_partner_is_booked_and_others_are_not() {
+        let mut c = ctx();
+        c.ledger.next_seq(1, 1);
+        feed(
+            &mut c,
+            State::Registered,
+            &[":c1!u@h PRIVMSG c0 :0 5 xx", ":c1!u@h PRIVMSG c0 :hello"],
+        );
+        assert_eq!((c.ledger.delivered, c.ledger.unknown), (1, 1));
+        feed(&mut c, State::Registered, &[":c3!u@h PRIVMSG c0 :0 5 xx"]); // not c0's partner
+        assert_eq!((c.ledger.delivered, c.ledger.unknown), (1, 2));
     }
 }

@@ -10,13 +10,15 @@ mod os;
 mod record;
 mod run;
 mod send;
+mod setup;
 mod track;
 
 #[cfg(test)]
 mod parser_cases;
 
 use cli::{Action, Val};
-use run::{Gen, Mode, Setup};
+use run::Gen;
+use setup::{Mode, Setup};
 use std::collections::BTreeMap;
 use std::process::exit;
 

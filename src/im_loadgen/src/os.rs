@@ -35,7 +35,9 @@ pub fn raise_open_files() {
     }
 }
 
-/// A non-blocking CLOCK_MONOTONIC timerfd, armed at absolute times.
+/// A non-blocking CLOCK_MONOTONIC timerfd, armed at absolute times. It is never read:
+/// each expiry is a new edge for the edge-triggered poll, and arming it again resets its
+/// count (a system call saved per send).
 pub struct Timer(OwnedFd);
 
 impl Timer {
@@ -60,13 +62,6 @@ impl Timer {
         };
         // SAFETY: spec is valid; the old value is not asked for.
         unsafe { libc::timerfd_settime(self.0.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
-    }
-
-    /// Consumes an expiry so that the edge-triggered poll reports the next one.
-    pub fn clear(&self) {
-        let mut buf = [0u8; 8];
-        // SAFETY: reads at most 8 bytes into buf.
-        unsafe { libc::read(self.0.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
     }
 
     pub fn fd(&self) -> RawFd {

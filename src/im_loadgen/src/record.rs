@@ -6,7 +6,8 @@
 //! failure depends on the server's chaos setting, which the analysis knows.
 
 use crate::cli::{LANGUAGE, Val};
-use crate::run::{Mode, Outcome};
+use crate::run::Outcome;
+use crate::setup::Mode;
 use hdrhistogram::Histogram;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -36,7 +37,8 @@ fn quantile_s(h: &Histogram<u64>, q: f64) -> Value {
     }
 }
 
-/// Why the run is invalid, or None.
+/// Why the run is invalid, or None: a setup that did not finish first (no schedule ran),
+/// then the generator's two limits.
 pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) -> Option<String> {
     let share = if o.window_s > 0.0 {
         o.window_cpu_s / o.window_s
@@ -48,18 +50,6 @@ pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) 
     } else {
         o.slip_ns.value_at_quantile(0.99) as f64 * 1e-9
     };
-    if share >= limits.cpu_share {
-        return Some(format!(
-            "generator CPU share {share:.3} of the measured window >= generator_cpu_limit {}: the generator may have set the pace",
-            limits.cpu_share
-        ));
-    }
-    if slip_p99 > limits.slip_s {
-        return Some(format!(
-            "generator schedule slip p99 {slip_p99:.6} s > schedule_slip_limit_s {}: sends left late",
-            limits.slip_s
-        ));
-    }
     let needs_all = matches!(mode, Mode::Latency | Mode::Fanout);
     if needs_all && o.registered < clients {
         return Some(format!(
@@ -71,6 +61,18 @@ pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) 
         return Some(format!(
             "setup: {} of {} clients joined their channel within --timeout-s",
             o.joined, o.registered
+        ));
+    }
+    if share >= limits.cpu_share {
+        return Some(format!(
+            "generator CPU share {share:.3} of the measured window >= generator_cpu_limit {}: the generator may have set the pace",
+            limits.cpu_share
+        ));
+    }
+    if slip_p99 > limits.slip_s {
+        return Some(format!(
+            "generator schedule slip p99 {slip_p99:.6} s > schedule_slip_limit_s {}: sends left late",
+            limits.slip_s
         ));
     }
     None

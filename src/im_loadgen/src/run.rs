@@ -8,6 +8,7 @@ use crate::conn::{Conn, State};
 use crate::irc;
 use crate::lines::{Ctx, Effects};
 use crate::os::{self, Timer};
+use crate::setup::{Mode, Setup};
 use crate::track::{Ledger, histogram};
 use hdrhistogram::Histogram;
 use mio::unix::SourceFd;
@@ -16,30 +17,6 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 const TIMER: Token = Token(usize::MAX - 1);
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Mode {
-    Latency,
-    Idle,
-    Login,
-    Fanout,
-}
-
-/// What a run is asked to do (the command line's params and the spec's constants).
-pub struct Setup {
-    pub mode: Mode,
-    pub clients: usize,
-    pub rate_per_s: f64,
-    pub poisson: bool,
-    pub duration_s: f64,
-    pub drain_s: f64,
-    pub seed: u64,
-    pub channel_size: usize,
-    pub payload_bytes: usize,
-    pub timeout_s: f64,
-    pub port: u16,
-    pub login_concurrency: usize,
-}
 
 /// What happened: the raw counts and clocks the record is made of.
 pub struct Outcome {
@@ -134,10 +111,10 @@ impl Gen {
                 self.pump_until(t + duration_ns, |_| false);
                 (cpu() - c, (os::now_ns() - t) as f64 * 1e-9)
             }
+            // without every client (and, in fanout, every member) there is no run to measure
+            Mode::Latency | Mode::Fanout if self.ctx.registered < self.ctx.setup.clients => (0.0, 0.0),
+            Mode::Fanout if !self.join_all() => (0.0, 0.0),
             Mode::Latency | Mode::Fanout => {
-                if mode == Mode::Fanout {
-                    self.join_all();
-                }
                 let (c, t) = (cpu(), os::now_ns());
                 let drain_ns = (self.ctx.setup.drain_s * 1e9) as u64;
                 let (scheduled, sent, slip) = self.send_schedule(duration_ns, drain_ns);
@@ -181,16 +158,18 @@ impl Gen {
         self.connect_more();
         let n = self.ctx.setup.clients;
         self.pump_until(deadline, |c| c.registered + c.failed >= n);
+        // time is up: the clients never started fail, and closing a straggler starts no other
+        self.ctx.failed += n - self.ctx.next_to_connect;
+        self.ctx.next_to_connect = n;
         for i in 0..n {
             if self.conns[i].as_ref().is_some_and(|c| c.state != State::Registered) {
                 self.close(i, false);
             }
         }
-        self.ctx.failed += self.ctx.setup.clients - self.ctx.next_to_connect;
-        self.ctx.next_to_connect = n;
     }
 
-    fn join_all(&mut self) {
+    /// Joins every client to its channel; whether all saw their JOIN echo in time.
+    fn join_all(&mut self) -> bool {
         let k = self.ctx.setup.channel_size;
         for i in 0..self.conns.len() {
             if let Some(c) = self.conns[i].as_mut() {
@@ -203,6 +182,7 @@ impl Gen {
         let deadline = os::now_ns() + (self.ctx.setup.timeout_s * 1e9) as u64;
         let want = self.ctx.registered;
         self.pump_until(deadline, |c| c.joined >= want);
+        self.ctx.joined >= want
     }
 
     fn connect_more(&mut self) {
@@ -254,9 +234,7 @@ impl Gen {
             .map(|e| (e.token(), e.is_readable() || e.is_read_closed(), e.is_writable()))
             .collect();
         for (token, readable, writable) in ready {
-            if token == TIMER {
-                self.timer.clear();
-            } else {
+            if token != TIMER {
                 self.on_ready(token.0, readable, writable);
             }
         }

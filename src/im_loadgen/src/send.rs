@@ -5,7 +5,8 @@
 
 use crate::irc;
 use crate::os;
-use crate::run::{Gen, Mode};
+use crate::run::Gen;
+use crate::setup::Mode;
 use crate::track::{Schedule, histogram};
 use hdrhistogram::Histogram;
 use std::time::Duration;

@@ -24,6 +24,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from serverbench import docs_folders
@@ -61,7 +62,8 @@ def _flag_rows(flags: dict) -> list[list]:
             variants = [f"{v} = {md_cell(knob[v])}" for v in ("fair", "paper", "mixed") if v in knob]
             if variants:
                 note += (" " if note else "") + "(" + "; ".join(variants) + ")"
-        rows.append([f"`{flag}`", f.get("param", ""), kind, rng, default, f.get("doc", "") or note or f.get("$comment", "")])
+        note = f.get("doc", "") or note or f.get("$comment", "")
+        rows.append([f"`{flag}`", f.get("param", ""), kind, rng, default, note])
     return rows
 
 
@@ -91,23 +93,25 @@ def gen_benchmark_flags(name: str) -> str:
     entry's other scalar fields, e.g. a limit its programs apply), from spec/cli.json."""
     b = load_cli()["benchmarks"][name]
     head = ["flag", "param", "type", "range", "default", "notes"]
-    parts = [f"**`{name} {role}`**\n\n" + md_table(head, _flag_rows(r["flags"])) for role, r in b.get("roles", {}).items()]
+    roles = b.get("roles", {}).items()
+    parts = [f"**`{name} {role}`**\n\n" + md_table(head, _flag_rows(r["flags"])) for role, r in roles]
     if "flags" in b:
         parts.append(f"**`{name}`**\n\n" + md_table(head, _flag_rows(b["flags"])))
-    consts = [[f"`{k}`", md_cell(v)] for k, v in b.items() if not k.startswith("$") and isinstance(v, (int, float, str))]
-    consts = [c for c in consts if c[0] != "`summary`"]
+    scalars = {k: v for k, v in b.items() if k[0] != "$" and k != "summary" and not isinstance(v, dict)}
+    consts = [[f"`{k}`", md_cell(v)] for k, v in scalars.items()]
     if consts:
-        parts.append(f"**`{name}` constants** (`spec/cli.json` `benchmarks.{name}`)\n\n" + md_table(["name", "value"], consts))
+        title = f"**`{name}` constants** (`spec/cli.json` `benchmarks.{name}`)\n\n"
+        parts.append(title + md_table(["name", "value"], consts))
     return "\n\n".join(parts)
 
 
 def _own_pages() -> dict[str, tuple[str, Callable[[], str]]]:
     """A `flags-<id>` block for each benchmark whose own page docs/<id>.md asks for one."""
-    out = {}
+    out: dict[str, tuple[str, Callable[[], str]]] = {}
     for name in load_cli()["benchmarks"]:
         page = ROOT / "docs" / f"{name}.md"
         if page.exists() and BEGIN.format(name=f"flags-{name}") in page.read_text(encoding="utf-8"):
-            out[f"flags-{name}"] = (f"docs/{name}.md", lambda name=name: gen_benchmark_flags(name))
+            out[f"flags-{name}"] = (f"docs/{name}.md", partial(gen_benchmark_flags, name))
     return out
 
 

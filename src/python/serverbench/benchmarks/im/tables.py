@@ -45,12 +45,15 @@ registry.table(
 # the server's own record, flattened into the run's columns (absent for ngircd and InspIRCd)
 SERVER_CHAOS = "server.record.params.chaos_interval_ms"
 SERVER_KILLED = "server.record.metrics.sessions_killed"
+# the generator's two reasons for an invalid run (src/im_loadgen/src/record.rs), carried
+# into the run's status_reason by the harness (classify: "...validation failed: <reason>")
+GENERATOR_LIMITED = r"\bgenerator (?:CPU share|schedule slip)"
 
 
 def runs(P, mode: str | None = None) -> pd.DataFrame:
     """Selected, non-warm-up IM runs (of one mode, if given) with two columns added:
-    `generator_limited` (the generator's record says it was the bottleneck: validation
-    false with its reason in `validation.reason`) and `server_failed` (messages lost while
+    `generator_limited` (the generator's record says it was the bottleneck: one of its two
+    reasons in the run's status_reason) and `server_failed` (messages lost while
     the server ran without chaos). Runs the generator limited are kept so a figure can
     show them hollow; the analysis never counts them as the server's result."""
     r = P.runs
@@ -67,8 +70,8 @@ def runs(P, mode: str | None = None) -> pd.DataFrame:
 def mark(d: pd.DataFrame) -> pd.DataFrame:
     """The two judgements of a run, from its own columns (see runs)."""
     d = d.copy()
-    reason = d["validation.reason"] if "validation.reason" in d else pd.Series(None, index=d.index, dtype=object)
-    d["generator_limited"] = reason.fillna("").str.startswith("generator")
+    reason = d["status_reason"] if "status_reason" in d else pd.Series(None, index=d.index, dtype=object)
+    d["generator_limited"] = reason.fillna("").astype(str).str.contains(GENERATOR_LIMITED)
     chaos = pd.to_numeric(d[SERVER_CHAOS], errors="coerce").fillna(0) if SERVER_CHAOS in d else 0
     lost = pd.to_numeric(d["messages_lost"], errors="coerce").fillna(0) if "messages_lost" in d else 0
     d["server_failed"] = (lost > 0) & (chaos == 0)
