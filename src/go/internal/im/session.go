@@ -62,17 +62,20 @@ func (s *session) run(srv *Server, inc *incarnation) {
 	for {
 		select {
 		case r := <-inc.mailbox:
-			r.to.send(r.line)
-			srv.m.routed.Add(1)
-		case <-inc.kill:
-			select {
-			case srv.sup.exits <- s:
-			case <-srv.stopped:
+			if !inc.ended() { // a select with both ready picks at random: a killed one delivers nothing more
+				r.to.send(r.line)
+				srv.m.routed.Add(1)
+				continue
 			}
-			return
+		case <-inc.kill:
 		case <-srv.stopped:
 			return
 		}
+		select { // killed: what the mailbox still holds is lost
+		case srv.sup.exits <- s:
+		case <-srv.stopped:
+		}
+		return
 	}
 }
 
