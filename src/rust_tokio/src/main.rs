@@ -6,9 +6,11 @@
 mod bench;
 mod cli;
 mod echo;
+mod im;
 #[cfg(test)]
 mod parser_cases;
 mod record;
+mod sockserver;
 
 use serde_json::Value;
 use std::io::Write;
@@ -59,9 +61,18 @@ fn run(args: &[String]) -> i32 {
     let Some(rt) = runtime_or_error() else {
         return cli::EXIT_RUN_FAILED;
     };
-    if cfg.benchmark == "echo_flood" {
+    if cfg.benchmark == "echo_flood" || cfg.benchmark == "im" {
         // the server role (the only one cli.json lists for rust_tokio); its own task too
-        let res = rt.block_on(async move { tokio::spawn(async move { echo::serve(&cfg).await }).await });
+        let res = rt.block_on(async move {
+            tokio::spawn(async move {
+                if cfg.benchmark == "im" {
+                    im::serve(&cfg, &spec).await
+                } else {
+                    echo::serve(&cfg).await
+                }
+            })
+            .await
+        });
         return match res {
             Ok(Ok(rec)) => emit(&rec, true),
             Ok(Err(e)) => {
@@ -69,7 +80,7 @@ fn run(args: &[String]) -> i32 {
                 cli::EXIT_RUN_FAILED
             }
             Err(e) => {
-                eprintln!("error: echo server task failed: {e}");
+                eprintln!("error: the server task failed: {e}");
                 cli::EXIT_RUN_FAILED
             }
         };

@@ -1,0 +1,106 @@
+// im server: the IRC-subset instant-messaging server of the case study (internal/im,
+// docs/im.md) run through the socket lifecycle every server shares (sockserver.go).
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"serverbench/internal/cli"
+	"serverbench/internal/im"
+	"serverbench/internal/record"
+)
+
+func init() {
+	Register("im", "server", nil, runIMServer)
+}
+
+type imServerParams struct {
+	Port            int64   `json:"port"`
+	IdleTimeoutS    float64 `json:"idle_timeout_s"`
+	SendqLines      int64   `json:"sendq_lines"`
+	ChaosIntervalMs int64   `json:"chaos_interval_ms"`
+	Seed            int64   `json:"seed"`
+}
+
+type imServerMetrics struct {
+	ElapsedS             float64 `json:"elapsed_s"`
+	Port                 int64   `json:"port"`
+	StopReason           string  `json:"stop_reason"`
+	ConnectionsAccepted  int64   `json:"connections_accepted"`
+	ConnectionErrors     int64   `json:"connection_errors"`
+	ClientsRegisteredMax int64   `json:"clients_registered_max"`
+	MessagesRouted       int64   `json:"messages_routed"`
+	ChannelDeliveries    int64   `json:"channel_deliveries"`
+	SessionsStarted      int64   `json:"sessions_started"`
+	SessionsKilled       int64   `json:"sessions_killed"`
+	SessionsRestarted    int64   `json:"sessions_restarted"`
+	SendqDisconnects     int64   `json:"sendq_disconnects"`
+	BadLines             int64   `json:"bad_lines"`
+}
+
+type imServerRecord struct {
+	Benchmark  string          `json:"benchmark"`
+	Role       string          `json:"role"`
+	Language   string          `json:"language"`
+	Variant    string          `json:"variant"`
+	Params     imServerParams  `json:"params"`
+	Metrics    imServerMetrics `json:"metrics"`
+	Validation tcpValidation   `json:"validation"`
+	Runtime    record.Runtime  `json:"runtime"`
+}
+
+// imProtocol reads the subset's name and limits from the built-in spec/cli.json.
+func imProtocol() (im.Protocol, error) {
+	var spec struct {
+		Benchmarks struct {
+			IM im.Protocol `json:"im"`
+		} `json:"benchmarks"`
+	}
+	if err := json.Unmarshal(cli.SpecJSON(), &spec); err != nil {
+		return im.Protocol{}, err
+	}
+	p := spec.Benchmarks.IM
+	if p.ServerName == "" || p.LineMaxBytes <= 2 || p.NickMaxChars < 1 || p.ChannelMaxChars < 2 {
+		return p, fmt.Errorf("cli.json benchmarks.im lacks server_name, line_max_bytes, nick_max_chars or channel_max_chars")
+	}
+	return p, nil
+}
+
+func runIMServer(cfg cli.Config, io_ IO) int {
+	p, err := imProtocol()
+	if err != nil {
+		fmt.Fprintf(io_.Stderr, "error: %s\n", err)
+		return cli.ExitRunFailed
+	}
+	srv := im.New(im.Config{
+		Protocol:      p,
+		SendqLines:    int(cfg.Int("sendq_lines")),
+		ChaosInterval: time.Duration(cfg.Int("chaos_interval_ms")) * time.Millisecond,
+		Seed:          cfg.Int("seed"),
+	})
+	run, ok := runSockServer("im", cfg, io_, srv.Serve)
+	srv.Stop()
+	if !ok {
+		return cli.ExitRunFailed
+	}
+	m := srv.Metrics()
+	rec := imServerRecord{
+		Benchmark: "im", Role: "server", Language: record.Language, Variant: variantOf(cfg),
+		Params: imServerParams{
+			Port: cfg.Int("port"), IdleTimeoutS: cfg.Float("idle_timeout_s"), SendqLines: cfg.Int("sendq_lines"),
+			ChaosIntervalMs: cfg.Int("chaos_interval_ms"), Seed: cfg.Int("seed"),
+		},
+		Metrics: imServerMetrics{
+			ElapsedS: run.Elapsed.Seconds(), Port: int64(run.Port), StopReason: run.StopReason,
+			ConnectionsAccepted: run.Accepted, ConnectionErrors: m.ConnectionErrors,
+			ClientsRegisteredMax: m.ClientsRegisteredMax,
+			MessagesRouted:       m.MessagesRouted, ChannelDeliveries: m.ChannelDeliveries,
+			SessionsStarted: m.SessionsStarted, SessionsKilled: m.SessionsKilled, SessionsRestarted: m.SessionsRestarted,
+			SendqDisconnects: m.SendqDisconnects, BadLines: m.BadLines,
+		},
+		Validation: tcpValidation{OK: true}, Runtime: record.CurrentRuntime(),
+	}
+	return emit(rec, true, io_.Stdout, io_.Stderr)
+}
