@@ -240,7 +240,3 @@ def _format(value) -> str:
 
 def exit_code(name: str) -> int:
     return int(cli_contract()["exit_codes"][name])
-
-
-def spec_path(name: str) -> Path:
-    return Path(paths.spec_dir()) / name

@@ -16,7 +16,6 @@ from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed  # n
 COLORS = {k: v["color"] for k, v in contract.plot_styles().items() if "color" in v}
 MARKERS = {k: v["marker"] for k, v in contract.plot_styles().items() if "marker" in v}
 FIG3_SIZES = (5000, 10000, 50000)
-FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
 FIG3A_BYTES = 5000
 FIG3A_SOURCE = (
     "(a): this sweep's runs only; the paper's (a) is copied from da Silva, Lins & dos Santos (2013), "

@@ -111,10 +111,6 @@ def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, ci
     return _loadgen_checked(c, region, _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D))
 
 
-def _servers(d):
-    return sorted(set(d["server_language"]))
-
-
 def _alike(data) -> list[Comparison]:
     """E1: each source server's growth t(N2)/t(N1) at 32 KiB over the C server's."""
     c = protocol.claim("E1")
