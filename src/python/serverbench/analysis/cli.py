@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from serverbench import paths
+from serverbench import catalog, paths
 
 
 def _usage(msg):
@@ -180,25 +180,26 @@ def _cmd_golden(args, stdout, stderr) -> int:
 
 
 def register(subparsers) -> None:
-    metric_help = "spawn time: all_ready_s (default) or spawn_call_s (what the original programs timed)"
+    spawn = catalog.option("spawn_metric")  # the spawn benchmark's option: its default and choices
+    metric_help = spawn.doc
 
     p = subparsers.add_parser("process", help="raw sweep -> processed tables and claims in data/processed/<sweep-id>/")
     p.add_argument("sweep", help="sweep folder, or a sweep id under data/raw")
     p.add_argument("--out", help="output folder (default data/processed/<sweep-id>)")
     p.add_argument("--skip-bad", action="store_true", help="skip (and count) corrupt raw lines instead of failing")
-    p.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    p.add_argument("--spawn-metric", default=spawn.default, choices=list(spawn.choices), help=metric_help)
     p.set_defaults(func=_cmd_process)
 
     f = subparsers.add_parser("figures", help="draw Figures 3-5 (PNG and PDF) from a sweep")
     f.add_argument("sweep", help="sweep folder, sweep id, or processed folder")
     f.add_argument("--out-figures", help="output folder (default paper/figures)")
     f.add_argument("--no-reference", action="store_true", help="hide the paper's own values")
-    f.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    f.add_argument("--spawn-metric", default=spawn.default, choices=list(spawn.choices), help=metric_help)
     f.set_defaults(func=_cmd_figures)
 
     c = subparsers.add_parser("claims", help="check the paper's conclusions on a sweep and print the verdicts")
     c.add_argument("sweep", help="sweep folder, sweep id, or processed folder")
-    c.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    c.add_argument("--spawn-metric", default=spawn.default, choices=list(spawn.choices), help=metric_help)
     c.set_defaults(func=_cmd_claims)
 
     n = subparsers.add_parser(
@@ -228,7 +229,7 @@ def register(subparsers) -> None:
         default=None,
         help="Jupyter kernel (default: the notebooks' own, serverbench, registered by scripts/setup.sh)",
     )
-    n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    n.add_argument("--spawn-metric", default=spawn.default, choices=list(spawn.choices), help=metric_help)
     n.set_defaults(func=_cmd_notebooks)
 
     r = subparsers.add_parser(
