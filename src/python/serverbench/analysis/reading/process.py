@@ -239,7 +239,10 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
         if not spec.ratio_metric:
             continue
         keys = _keys(spec.name, runs)
-        metrics = [spec.ratio_metric] + (["spawn_call_s"] if spec.name == "spawn" else [])
+        # the ratio metric, and any other metric of the table a choice of its benchmark's options names
+        # (spawn's spawn_metric: spawn_call_s beside all_ready_s)
+        chosen = [c for o in catalog.options() if o.benchmark == spec.benchmark for c in o.choices]
+        metrics = [spec.ratio_metric] + [c for c in chosen if c != spec.ratio_metric and c in spec.metrics]
         for m in metrics:
             if m not in runs.columns:
                 continue

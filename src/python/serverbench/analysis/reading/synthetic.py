@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from serverbench import records
+from serverbench import catalog, records
 
 HOST = {
     "hostname": "synthetic",
@@ -144,11 +144,13 @@ def paper_like_sweep(
     trials: int = 5,
     seed: int = 7,
     cores=(1, 2),
-    languages=("erlang", "go", "scala_akka"),
+    languages=None,
     noise: float = 0.03,
 ) -> list[dict]:
     """A sweep shaped like the paper's findings (Go/Erlang fast pingping, Erlang fastest
-    spawn, Akka most processes, Go 3x throughput...), with log-normal noise."""
+    spawn, Akka most processes, Go 3x throughput...), with log-normal noise; languages:
+    the paper's three (the catalog's) unless given."""
+    languages = catalog.paper_languages() if languages is None else languages
     rng = np.random.default_rng(seed)
     recs = []
 
