@@ -52,7 +52,6 @@ TOY = {
             return fig
     """,
     "claims.py": """
-        from serverbench import protocol
         from serverbench.analysis.claims import Claim, Needs, register
         from serverbench.analysis.claims.compare import ratio_between_languages
 
@@ -60,7 +59,7 @@ TOY = {
         def go_faster(data):
             d = data.values
             ns = sorted(set(d["units"]))
-            return [ratio_between_languages(d, "go", "erlang", {"units": n}, protocol.region("X1")) for n in ns]
+            return [ratio_between_languages(d, "go", "erlang", {"units": n}, data.region("X1")) for n in ns]
 
 
         register(Claim(id="X1", needs=Needs("toy", "elapsed_s", languages=("go", "erlang")), compare=go_faster))

@@ -6,19 +6,16 @@ and `"figure-only"`), and each claim's sentence, deciding comparisons and yes re
 A yes region is written from the source's words as bounds `[x, k]`, meaning x * m**k with
 m the protocol's margin factor (e.g. "lower": hi = [1, 0], ratio below 1, no region >= m;
 "similar": lo = [1, -1], hi = [1, 1]; "2-5x": lo = [2, -1], hi = [5, 1]). The no region
-starts one factor m beyond each finite bound of the yes region. `scaled_margin(e)` evaluates
-with m**e instead (the sensitivity row: e = 0.5
-halves the margin's log, e = 2 doubles it).
+starts one factor m beyond each finite bound of the yes region. `region(cid, exponent=e)`
+resolves it with m**e instead (the sensitivity row: e = 0.5 halves the margin's log, e = 2
+doubles it); the claims engine passes e down in its options, explicitly.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -26,7 +23,6 @@ from serverbench import paths
 
 FILE = "protocol.json"
 VERSIONS = "protocol-versions.json"  # every version's hash, append-only: a rule changes only with a new version
-_EXPONENT: ContextVar[float] = ContextVar("margin_exponent", default=1.0)
 
 
 def path():
@@ -78,9 +74,9 @@ def level() -> float:
     return float(load()["interval"]["level"])
 
 
-def margin_factor() -> float:
-    """The margin in force: the protocol's factor, raised to the sensitivity exponent."""
-    return float(load()["margin"]["factor"]) ** _EXPONENT.get()
+def margin_factor(exponent: float = 1.0) -> float:
+    """The margin: the protocol's factor, raised to a sensitivity exponent (1: as written)."""
+    return float(load()["margin"]["factor"]) ** exponent
 
 
 def rounds_deciding() -> int:
@@ -103,15 +99,6 @@ def sensitivity_exponents() -> tuple[float, ...]:
     return tuple(float(e) for e in load()["sensitivity"]["margin_exponents"])
 
 
-@contextlib.contextmanager
-def scaled_margin(exponent: float) -> Iterator[None]:
-    token = _EXPONENT.set(float(exponent))
-    try:
-        yield
-    finally:
-        _EXPONENT.reset(token)
-
-
 @cache
 def claim(cid: str) -> dict:
     for c in load()["claims"]:
@@ -126,21 +113,25 @@ def claim_ids() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Region:
-    """A yes region from the source's words, resolved with the margin in force at use."""
+    """A yes region from the source's words, resolved with the margin raised to `exponent`;
+    `point_values`: a ratio judged against it is one of a source's values per point (a
+    point), not an interval of rounds (analysis/claims/compare.py)."""
 
     words: str
     lo_spec: tuple[float, float] | None
     hi_spec: tuple[float, float] | None
+    exponent: float = 1.0
+    point_values: bool = False
 
     def yes(self) -> tuple[float, float]:
-        m = margin_factor()
+        m = margin_factor(self.exponent)
         lo = self.lo_spec[0] * m ** self.lo_spec[1] if self.lo_spec else 0.0
         hi = self.hi_spec[0] * m ** self.hi_spec[1] if self.hi_spec else math.inf
         return lo, hi
 
     def no(self) -> tuple[float, float]:
         """(below, above): a ratio <= below or >= above is in the no region."""
-        m = margin_factor()
+        m = margin_factor(self.exponent)
         lo, hi = self.yes()
         return (lo / m if self.lo_spec else 0.0), (hi * m if self.hi_spec else math.inf)
 
@@ -152,8 +143,9 @@ class Region:
         return f"{self.words}: yes {yes}; no {no}"
 
 
-def region(cid: str, key: str = "yes") -> Region:
-    """The region `key` of claim cid (most claims have one, "yes"; C4b and C5 name a second)."""
+def region(cid: str, key: str = "yes", exponent: float = 1.0, point_values: bool = False) -> Region:
+    """The region `key` of claim cid (most claims have one, "yes"; C4b and C5 name a second),
+    with the margin raised to `exponent` (the sensitivity columns)."""
     r = claim(cid)[key]
     lo, hi = r.get("lo"), r.get("hi")
-    return Region(r["words"], tuple(lo) if lo else None, tuple(hi) if hi else None)
+    return Region(r["words"], tuple(lo) if lo else None, tuple(hi) if hi else None, float(exponent), point_values)

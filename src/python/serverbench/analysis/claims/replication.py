@@ -91,7 +91,7 @@ def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.Dat
             P = process.Processed(Path(tmp))
             started = str(P.info.get("first_started_utc") or "").rstrip("Z")
             machine = machine_kind(P.info.get("host"))
-            for v in claims.check_all(P, spawn_metric):
+            for v in claims.check_all(P, spawn_metric=spawn_metric):
                 rows.append(
                     [Path(d).name, machine, bool(started) and started > frozen, protocol.version(), v.id, v.verdict]
                 )
