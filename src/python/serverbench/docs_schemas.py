@@ -35,7 +35,7 @@ def generate(rel: str, text: str) -> str:
     """The schema's text with every enum of enums(rel) written from the spec; a schema
     without one of them is an error (the generator and the schema have drifted)."""
     for name, values in enums(rel).items():
-        text, n = _enum(name).subn(lambda m, v=values: m.group(1) + json.dumps(v), text)
+        text, n = _enum(name).subn(lambda m: m.group(1) + json.dumps(values), text)  # noqa: B023
         if n != 1:
             raise ValueError(f'{rel}: expected one "{name}" enum on one line, found {n}')
     return text

@@ -62,7 +62,7 @@ class Options:
     margin_exponent: float = 1.0
 
     @classmethod
-    def of(cls, point_values: bool = False, margin_exponent: float = 1.0, **chosen: str | None) -> Options:
+    def of(cls, point_values: bool = False, margin_exponent: float = 1.0, **chosen: Any) -> Options:
         """Options with the benchmarks' options given by name (None: its default); an
         unknown option or a value not among its choices is an error naming them."""
         values = catalog.option_defaults()
@@ -371,7 +371,7 @@ def evaluate(claim: Claim, P: Any, options: Options | Mapping[str, Any] | None =
 
 
 def check_all(
-    P: Any, options: Options | None = None, *, ids=None, point_values: bool = False, **chosen: str | None
+    P: Any, options: Options | None = None, *, ids=None, point_values: bool = False, **chosen: Any
 ) -> list[Verdict]:
     """Every registered claim (those in ids, when given) on a sweep, judged with `options`,
     or with Options.of(point_values, **chosen): the benchmarks' options by name
@@ -382,7 +382,7 @@ def check_all(
     return [evaluate(c, P, opts) for c in all_claims() if ids is None or c.id in ids]
 
 
-def check(P: Processed, claim_id: str, options: Options | None = None, **chosen: str | None) -> Verdict:
+def check(P: Processed, claim_id: str, options: Options | None = None, **chosen: Any) -> Verdict:
     """One registered claim, by id, on a sweep."""
     by_id = {c.id: c for c in all_claims()}
     if claim_id not in by_id:

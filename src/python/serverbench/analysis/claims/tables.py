@@ -4,6 +4,7 @@ per comparison), as the report and data/processed/<sweep>/ hold them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -25,7 +26,7 @@ def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def write_claims(P: Processed, out_dir=None, options: Options | None = None, **chosen: str | None) -> dict:
+def write_claims(P: Processed, out_dir=None, options: Options | None = None, **chosen: Any) -> dict:
     """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison),
     judged with `options` or the benchmarks' options given by name (spawn_metric=...)."""
     out = Path(out_dir) if out_dir else P.folder
