@@ -27,8 +27,10 @@ the tables and figures a benchmark's ANALYSIS modules register, by benchmark id.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 from serverbench import contract, plugins
 
@@ -200,6 +202,28 @@ def paper_languages() -> tuple[str, ...]:
 def label(lang: str) -> str:
     """How a language (or a build of it) is named in tables and figures."""
     return contract.plot_styles().get(lang, {}).get("label", lang)
+
+
+class StyleMap(Mapping[str, Any]):
+    """{language key: one field of its plot style} ("label", "color", "marker", "dodge"), read from
+    the spec at each look-up, so a table or figure module that holds one sees the spec in
+    force (a language added by a spec entry alone, in a test or a fork) without re-importing.
+    Keys: every language, and every runtime setting value that has its own style."""
+
+    def __init__(self, field: str):
+        self.field = field
+
+    def _styles(self) -> dict[str, Any]:
+        return {k: v[self.field] for k, v in contract.plot_styles().items() if self.field in v}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._styles()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._styles())
+
+    def __len__(self) -> int:
+        return len(self._styles())
 
 
 def benchmarks() -> tuple[Benchmark, ...]:

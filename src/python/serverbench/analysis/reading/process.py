@@ -45,7 +45,7 @@ from serverbench.analysis.statistics import stats
 
 # How a language (or a build of it, 'go[gc=nogreentea]') is named in tables and figures:
 # spec/cli.json, languages.<lang>.plot.label
-LANGUAGE_LABELS = {k: v["label"] for k, v in contract.plot_styles().items() if "label" in v}
+LANGUAGE_LABELS = catalog.StyleMap("label")
 
 
 def table_keys() -> dict[str, list[str]]:
