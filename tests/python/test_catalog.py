@@ -29,9 +29,9 @@ def test_every_language_has_its_label_and_a_distinct_order():
         langs[0].order = 0  # type: ignore[misc]
 
 
-def test_ordered_puts_unknown_keys_after_the_known_ones():
+def test_ordered_puts_a_setting_after_its_language_and_unknown_ones_last():
     first, second = catalog.presentation_order()[:2]
-    assert catalog.ordered({"zz_new", second, f"{first}[x=y]", first}) == [first, second, f"{first}[x=y]", "zz_new"]
+    assert catalog.ordered({"zz_new", second, f"{first}[x=y]", first}) == [first, f"{first}[x=y]", second, "zz_new"]
 
 
 def test_a_port_costs_what_its_original_costs():

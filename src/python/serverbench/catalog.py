@@ -181,12 +181,15 @@ def language(lang: str) -> Language:
 
 
 def ordered(langs) -> list[str]:
-    """Language ids (or keys such as 'go[gc=nogreentea]') in the catalog's order; a key of
-    an unknown language or of a runtime setting comes after the known ones, sorted."""
+    """Language ids in the catalog's order; a runtime setting's key ('go[gc=nogreentea]')
+    right after its language, and a language the spec does not know after all, sorted."""
     known = _built()[0]
-    present = {str(x) for x in langs}
-    first = sorted((x for x in present if x in known), key=lambda x: known[x].order)
-    return first + sorted(present - set(first))
+
+    def key(x: str) -> tuple:
+        base = x.split("[", 1)[0]
+        return (known[base].order, x != base, x) if base in known else (float("inf"), False, x)
+
+    return sorted({str(x) for x in langs}, key=key)
 
 
 def presentation_order() -> tuple[str, ...]:
