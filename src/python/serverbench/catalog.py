@@ -202,11 +202,6 @@ def paper_languages() -> tuple[str, ...]:
     return tuple(ordered(x.id for x in _built()[0].values() if x.paper))
 
 
-def label(lang: str) -> str:
-    """How a language (or a build of it) is named in tables and figures."""
-    return contract.plot_styles().get(lang, {}).get("label", lang)
-
-
 class StyleMap(Mapping[str, Any]):
     """{language key: one field of its plot style} ("label", "color", "marker", "dodge"), read from
     the spec at each look-up, so a table or figure module that holds one sees the spec in
