@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from serverbench import catalog, paths
 
@@ -59,7 +60,7 @@ def _cmd_process(args, stdout, stderr) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise _usage(str(e)) from None
     P = process.Processed(written["runs"].parent)
-    written.update(claims.write_claims(P, **_chosen(args)))
+    written.update(claims.write_claims(P, claims.Options.of(**_chosen(args))))
     for name, p in written.items():
         print(f"{name}: {p}", file=stdout)
     return _claim_errors(written["claims"], stderr)
@@ -80,8 +81,9 @@ def _cmd_claims(args, stdout, stderr) -> int:
     from serverbench.analysis import claims
 
     P = _processed(args)
-    V = claims.check_all(P, **_chosen(args))
-    claims.write_claims(P, **_chosen(args))
+    options = claims.Options.of(**_chosen(args))
+    V = claims.check_all(P, options)
+    claims.write_claims(P, options)
     w = max(len(v.id) for v in V)
     for v in V:
         print(f"{v.id:<{w}}  {v.verdict:<18} {v.claim}", file=stdout)
@@ -186,7 +188,7 @@ def _add_options(parser) -> None:
         parser.add_argument(f"--{o.name.replace('_', '-')}", default=o.default, choices=list(o.choices), help=o.doc)
 
 
-def _chosen(args) -> dict[str, str]:
+def _chosen(args) -> dict[str, Any]:
     """{option: the value the command line chose} of every benchmark's options."""
     return {o.name: getattr(args, o.name) for o in catalog.options()}
 
