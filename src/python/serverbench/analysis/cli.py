@@ -60,7 +60,7 @@ def _cmd_process(args, stdout, stderr) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise _usage(str(e)) from None
     P = process.Processed(written["runs"].parent)
-    written.update(claims.write_claims(P, claims.Options.of(**_chosen(args))))
+    written.update(claims.write_claims(P, options=claims.Options.of(**_chosen(args))))
     for name, p in written.items():
         print(f"{name}: {p}", file=stdout)
     return _claim_errors(written["claims"], stderr)
@@ -83,7 +83,7 @@ def _cmd_claims(args, stdout, stderr) -> int:
     P = _processed(args)
     options = claims.Options.of(**_chosen(args))
     V = claims.check_all(P, options)
-    claims.write_claims(P, options)
+    claims.write_claims(P, options=options)
     w = max(len(v.id) for v in V)
     for v in V:
         print(f"{v.id:<{w}}  {v.verdict:<18} {v.claim}", file=stdout)
