@@ -76,12 +76,13 @@ def test_regions_resolve_from_the_protocols_words():
         assert lower.no() == pytest.approx((0.0, 1.25)) and higher.no() == pytest.approx((0.8, np.inf))
         assert lower.text() == "lower: yes <= 1; no >= 1.25"
     assert similar.text() == "similar: yes [0.8, 1.25]; no <= 0.64 or >= 1.56"
-    with protocol.scaled_margin(0.5):  # the sensitivity row: the margin's log halved
-        assert similar.yes() == pytest.approx((1 / 1.25**0.5, 1.25**0.5))
-        assert similar.no() == pytest.approx((0.8, 1.25))
-    with protocol.scaled_margin(2.0):
-        assert similar.yes() == pytest.approx((0.64, 1.5625))
-    assert similar.yes() == pytest.approx((0.8, 1.25))  # restored
+    half = protocol.region("C2", exponent=0.5)  # the sensitivity row: the margin's log halved
+    assert half.yes() == pytest.approx((1 / 1.25**0.5, 1.25**0.5)) and half.no() == pytest.approx((0.8, 1.25))
+    assert protocol.region("C2", exponent=2.0).yes() == pytest.approx((0.64, 1.5625))
+    # the options of an evaluation resolve a claim's regions: the same, passed down explicitly
+    opts = claims.Options.of()
+    assert opts.scaled(0.5).region("C2") == half and opts.region("C2") == similar
+    assert similar.yes() == pytest.approx((0.8, 1.25))  # nothing shared was changed
 
 
 def _ci(lo, ratio, hi, level=0.92, n=8):
@@ -813,3 +814,26 @@ def test_checks_on_the_papers_own_data():
     assert t == dict.fromkeys(t, SUPPORTED), t
     assert "Go/Erlang at cores=4, pairs=64: 6.14 [6.14, 6.14] at 100%" in v.loc["C6", "numbers"]  # inside [1.6, 6.25]
     assert "fixed heap" in v.loc["C5", "numbers"]  # the paper's data has no growing-heap runs
+
+
+def test_the_options_are_one_frozen_value_checked_against_the_benchmarks_options():
+    """How a sweep is judged is one Options value passed down (no context variable): the
+    benchmarks' options by name with their defaults, checked against their choices."""
+    import dataclasses
+
+    from serverbench import catalog
+
+    spawn = catalog.option("spawn_metric")
+    other = next(c for c in spawn.choices if c != spawn.default)
+    assert claims.Options.of().value("spawn_metric") == spawn.default
+    opts = claims.Options.of(spawn_metric=other, point_values=True)
+    assert opts.value("spawn_metric") == other and opts.region("C1").point_values
+    assert claims.Options.coerce({"spawn_metric": other}) == claims.Options.of(spawn_metric=other)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.point_values = False  # type: ignore[misc]
+    with pytest.raises(ValueError, match="choose one of"):
+        claims.Options.of(spawn_metric="wall_s")
+    with pytest.raises(KeyError, match="no benchmark declares an option 'colour'"):
+        claims.Options.of(colour="red")
+    with pytest.raises(TypeError, match="give a benchmark's option by name"):
+        claims.check_all(None, "spawn_call_s")  # type: ignore[arg-type]

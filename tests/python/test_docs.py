@@ -91,3 +91,34 @@ def test_the_readme_names_every_benchmark_folder_doc_and_socket_server():
     servers = next(line for line in _block(text, "readme-profiles").splitlines() if line.startswith("| `servers`"))
     assert all(lang in servers for lang in ("c", "nodejs", "twisted", "eventlet", "python_threads", "scala_akka"))
     assert "the three native programs" not in text
+
+
+def test_a_new_language_in_the_spec_makes_the_schema_check_fail(monkeypatch, capsys):
+    """The record schemas' language (and raw benchmark) enums are generated from
+    spec/cli.json: a language added to the spec alone leaves both schemas stale."""
+    import copy
+    import json
+
+    from serverbench import contract, docs_folders, docs_schemas
+
+    spec = copy.deepcopy(contract.cli_contract())
+    spec["languages"]["toy_lang"] = {"plot": {"label": "Toy"}, "benchmarks": ["pingping"]}
+    monkeypatch.setattr(contract, "cli_contract", lambda: spec)
+    monkeypatch.setattr(docsgen, "load_cli", lambda: spec)  # the docs' languages table sees it too
+    monkeypatch.setattr(docs_folders, "load_cli", lambda: spec)
+    stale = {p.name for p, (old, new) in docsgen.generated().items() if old != new}
+    assert {"native-record.schema.json", "raw-record.schema.json"} <= stale
+    assert docsgen.main(check=True) == 1 and "generated/spec/raw-record.schema.json" in capsys.readouterr().out
+    for rel in (docs_schemas.NATIVE, docs_schemas.RAW):
+        new = json.loads(docs_schemas.generate(rel, (ROOT / rel).read_text(encoding="utf-8")))
+        enum = new["$defs"]["language"]["enum"] if rel == docs_schemas.NATIVE else new["properties"]["language"]["enum"]
+        assert enum[-1] == "toy_lang" and set(enum) == set(spec["languages"])
+
+
+def test_a_schema_without_its_enum_is_an_error():
+    import pytest
+
+    from serverbench import docs_schemas
+
+    with pytest.raises(ValueError, match='expected one "language" enum'):
+        docs_schemas.generate(docs_schemas.NATIVE, '{"$defs": {"language": {"type": "string"}}}')

@@ -3,7 +3,12 @@ dropped beside the others, appears in the plan (with its own cost), the processe
 a figure, the claims and the explorer without editing any generic code. The spec edits a
 real benchmark makes (spec/cli.json, the two record schemas, and its claims' entries in
 spec/protocol.json: their words and yes regions) are made here to in-memory copies;
-everything else is the package."""
+everything else is the package.
+
+A toy language likewise: its folder (a real PingPing in Python threads and queues) and its
+spec/cli.json entry, with the record schemas' language enums generated from that spec (as
+`python -m serverbench docs` writes them). The harness runs it, the processed tables, the
+figures' look and the explorer name it, and the plan costs it by its own factor."""
 
 from __future__ import annotations
 
@@ -52,7 +57,6 @@ TOY = {
             return fig
     """,
     "claims.py": """
-        from serverbench import protocol
         from serverbench.analysis.claims import Claim, Needs, register
         from serverbench.analysis.claims.compare import ratio_between_languages
 
@@ -60,7 +64,7 @@ TOY = {
         def go_faster(data):
             d = data.values
             ns = sorted(set(d["units"]))
-            return [ratio_between_languages(d, "go", "erlang", {"units": n}, protocol.region("X1")) for n in ns]
+            return [ratio_between_languages(d, "go", "erlang", {"units": n}, data.region("X1")) for n in ns]
 
 
         register(Claim(id="X1", needs=Needs("toy", "elapsed_s", languages=("go", "erlang")), compare=go_faster))
@@ -206,3 +210,150 @@ def test_the_native_files_it_lists_are_recoverys_own():
     }
     assert files, "no native recovery source under src/"
     assert listed == files, f"only in the doc: {sorted(listed - files)}; only in the tree: {sorted(files - listed)}"
+
+
+# ---------------------------------------------------------------------------------------
+# A toy language: its folder (the program below) and its spec/cli.json entry, nothing else.
+# The record schemas' language enums are generated from the spec (docs_schemas.py), so the
+# test reads them as `python -m serverbench docs` would write them.
+
+TOY_LANGUAGE_PROGRAM = '''
+"""serverbench's PingPing in Python: two threads pass one message back and forth R times
+through queues of capacity 1 (a test's toy language, docs/extending.md)."""
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+
+args = sys.argv[1:]
+runtime = {"name": "cpython-threads", "version": sys.version.split()[0], "schedulers": 1}
+if args == ["--version"]:
+    record = {"program": "serverbench", "program_version": "toy-1", "language": "toy_queues", "runtime": runtime}
+    print(json.dumps(record))
+    sys.exit(0)
+bench, flags = args[0], dict(zip(args[1::2], args[2::2]))
+if bench != "pingping":
+    print(f"error: unknown sub-command {bench}", file=sys.stderr)
+    sys.exit(2)
+size, reps = int(flags["--message-bytes"]), int(flags["--repetitions"])
+to_a, to_b = queue.Queue(1), queue.Queue(1)
+got = {"a": 0, "b": 0, "bad": 0}
+
+
+def b():
+    for _ in range(reps):
+        m = to_b.get()
+        got["b"] += 1
+        got["bad"] += len(m) != size
+        to_a.put(m)
+
+
+payload = bytes(size)
+t = threading.Thread(target=b)
+t0 = time.perf_counter()
+t.start()
+for _ in range(reps):
+    to_b.put(payload)
+    got["bad"] += len(to_a.get()) != size
+    got["a"] += 1
+t.join()
+elapsed = time.perf_counter() - t0
+runtime["schedulers"] = int(os.environ.get("SERVERBENCH_CORES", "1"))
+print(json.dumps({
+    "benchmark": "pingping", "language": "toy_queues", "variant": flags.get("--variant", "fair"),
+    "params": {"message_bytes": size, "repetitions": reps, "payload": flags.get("--payload", "copy")},
+    "metrics": {"elapsed_s": elapsed, "messages": 2 * reps, "ns_per_message": elapsed * 1e9 / (2 * reps)},
+    "validation": {"ok": got["bad"] == 0 and got["a"] == got["b"] == reps, "received_a": got["a"],
+                   "received_b": got["b"], "payload_errors": got["bad"]},
+    "runtime": runtime,
+}))
+'''
+
+
+@pytest.fixture
+def toy_language(tmp_path, monkeypatch):
+    import json
+
+    from serverbench import docs_schemas
+
+    folder = tmp_path / "src" / "toy_queues"
+    folder.mkdir(parents=True)
+    (folder / "serverbench-toy.py").write_text(TOY_LANGUAGE_PROGRAM.lstrip(), encoding="utf-8")
+    spec = copy.deepcopy(contract.cli_contract())
+    spec["languages"]["toy_queues"] = {
+        "executable": str(folder / "serverbench-toy.py"),
+        "plot": {"label": "Python queues (toy)", "color": "#123456", "marker": "P"},
+        "order": 99,
+        "cost_factor": {"pingping": 40},
+        "startup_s": 0.05,
+        "benchmarks": ["pingping"],
+        "variants": ["fair"],
+        "build": "true",
+        "command": [sys.executable, "{exe}"],
+        "env": {"SERVERBENCH_CORES": "{cores}"},
+    }
+    monkeypatch.setattr(contract, "cli_contract", lambda: spec)
+    root = Path(__file__).resolve().parents[2]
+
+    def load_schema(name):  # the schemas as `python -m serverbench docs` generates them from the spec
+        rel = docs_schemas.NATIVE if name == records.NATIVE_SCHEMA else docs_schemas.RAW
+        return json.loads(docs_schemas.generate(rel, (root / rel).read_text(encoding="utf-8")))
+
+    monkeypatch.setattr(records, "load_schema", load_schema)
+    records._validator.cache_clear()
+    records._native_validator_for.cache_clear()
+    yield tmp_path
+    records._validator.cache_clear()
+    records._native_validator_for.cache_clear()
+
+
+def test_a_toy_language_runs_and_renders(toy_language):
+    import matplotlib.colors
+
+    from harness_fakes import fake
+    from serverbench import catalog, harness
+    from serverbench.analysis.explorer import explore_plots
+    from serverbench.analysis.plotting import figstyle
+    from serverbench.analysis.reading import process
+    from serverbench.benchmarks.pingping import cost
+
+    lang = catalog.language("toy_queues")
+    assert lang.label == "Python queues (toy)" and not lang.paper and "toy_queues" not in catalog.paper_languages()
+    assert catalog.presentation_order()[-1] == "toy_queues"  # its order puts it after every real one
+    params = {"message_bytes": 100, "repetitions": 1000}
+    assert cost.run_s("toy_queues", params) == pytest.approx(40 * cost.run_s("go", params))  # its own cost factor
+    # it runs: the harness plans it, runs its program and validates its records (Go is a fake here)
+    ov = {"pingping.message_bytes": [100], "pingping.repetitions": [2000], "spawn.enabled": False}
+    ov |= {"throughput.enabled": False, "spawn_max.enabled": False, "pingping.trials": 3}
+    ov["languages"] = ["toy_queues", "go"]
+    d = harness.run_sweep(
+        "smoke",
+        sweep_id="toy-language",
+        raw_root=toy_language / "raw",
+        progress=False,
+        overrides=ov,
+        languages=["toy_queues", "go"],
+        benchmarks=["pingping"],
+        commands={"go": fake("ok", "go")},
+    )
+    recs, skipped = records.load_records(d)
+    assert not skipped
+    toy = [r for r in recs if r["language"] == "toy_queues" and not r["warmup"]]
+    assert toy and all(r["status"] == "ok" and r["validation"]["ok"] for r in toy)
+    assert {r["params"]["repetitions"] for r in toy} == {2000}
+    # it renders: the processed tables, the figures' look and the explorer's plot name it
+    process.process_sweep(d, toy_language / "processed")
+    P = process.Processed(toy_language / "processed")
+    s = P.stat("pingping", "elapsed_s")
+    assert set(s["language"]) == {"go", "toy_queues"} and (s["median"] > 0).all()
+    r = P.ratios[P.ratios["table"] == "pingping"]
+    assert {tuple(sorted((a, b))) for a, b in zip(r["numerator"], r["denominator"])} == {("go", "toy_queues")}
+    assert process.LANGUAGE_LABELS["toy_queues"] == "Python queues (toy)" and figstyle.color("toy_queues") == "#123456"
+    fig = explore_plots.overlay([explore.load_sweep(d)], "pingping", metric="elapsed_s")
+    labels = {t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()}
+    assert any(x.startswith("toy_queues") for x in labels), labels
+    line = next(ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().startswith("toy_queues"))
+    assert matplotlib.colors.to_hex(line.get_color()) == "#123456"  # its spec colour, in the explorer too

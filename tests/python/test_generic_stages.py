@@ -1,20 +1,17 @@
-"""The generic stages name no benchmark: what a benchmark is lives in its package
-(serverbench/benchmarks/<id>/, docs/extending.md), found by one discovery. This test greps
-the harness, the processing, the statistics, the claims engine, the report and the explorer
-for benchmark ids as string literals.
+"""The generic stages name no benchmark and list no languages: what a benchmark is lives
+in its package (serverbench/benchmarks/<id>/, docs/extending.md), what a language is in its
+spec/cli.json entry, both read through serverbench.catalog. This test greps the harness, the
+processing, the statistics, the claims engine, the report and the explorer for benchmark
+ids as string literals, and every module outside benchmarks/ and teaching/ for a tuple,
+list, set or dict of two or more language ids.
 
-Some generic files still name one, listed below with their count: a ratchet. A count may
-only go down (and the list with it); a new file or a higher count fails. What is left, and
-why it has not moved yet: the processed spawn_max side tables of the max-processes search
-(process, side_tables and audit; the harness names no benchmark: it runs the search spawn
-declares in benchmarks/spawn/search.py), the sources' own data turned into records
-(paperdata, sourcedata), the synthetic records of the tests (synthetic), a docstring's
-example command line (contract), and the dimensioning experiment (dimension), whose
-questions are the paper's three benchmarks' by design (each benchmark's part of it could
-move into its package, asked for by plugins.part)."""
+What is left is listed below with its count and why: a ratchet. A count may only go down
+(and the list with it); a new file or a higher count fails.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -25,14 +22,24 @@ from serverbench import contract
 PKG = Path(__file__).resolve().parents[2] / "src" / "python" / "serverbench"
 GENERIC = ("harness/**/*.py", "analysis/**/*.py", "*.py")
 STILL_NAMING = {
+    # Processed.spawn_max: the search's side table, read by the audit's view of a sweep
     "analysis/auditing/audit.py": 1,
-    "analysis/reporting/dimension.py": 9,
+    # the sources' own published numbers turned into records, each under its benchmark
     "analysis/claims/paperdata.py": 5,
-    "analysis/reading/process.py": 3,
-    "analysis/reading/side_tables.py": 2,
     "analysis/claims/sourcedata.py": 3,
+    # spawn_max.csv / spawn_max_limits.csv, written and read back beside the registered tables
+    "analysis/reading/process.py": 2,
+    "analysis/reading/side_tables.py": 2,
+    # the tests' synthetic records of the paper's three benchmarks
     "analysis/reading/synthetic.py": 17,
-    "contract.py": 2,
+    # the dimensioning experiment: its questions are the paper's three benchmarks' by design
+    "analysis/reporting/dimension.py": 9,
+}
+LANGUAGE_LISTS = {
+    # the tests' synthetic paper-shaped sweep: its per-language values (latency, rate...) are the paper's three's
+    "analysis/reading/synthetic.py": 4,
+    # the 2026 runtimes report's questions: which runtime stands in for which paper language
+    "analysis/reporting/runtimes_report.py": 6,
 }
 
 
@@ -56,12 +63,18 @@ def counts() -> dict[str, int]:
     return out
 
 
+def check_ratchet(found: dict[str, int], listed: dict[str, int], name: str, grew_why: str) -> None:
+    """No file above its listed count (a new file is listed at 0); none below it either, so
+    that the list shrinks with the code."""
+    grew = {f: n for f, n in found.items() if n > listed.get(f, 0)}
+    assert not grew, f"{grew_why} ({grew})"
+    shrank = {f: (listed[f], found.get(f, 0)) for f in listed if found.get(f, 0) < listed[f]}
+    assert not shrank, f"fewer than listed: lower {name} (listed, found) {shrank}"
+
+
 def test_the_generic_stages_name_no_new_benchmark():
-    found = counts()
-    grew = {f: n for f, n in found.items() if n > STILL_NAMING.get(f, 0)}
-    assert not grew, f"generic code names a benchmark id: move it into serverbench/benchmarks/<id>/ ({grew})"
-    shrank = {f: (STILL_NAMING[f], found.get(f, 0)) for f in STILL_NAMING if found.get(f, 0) < STILL_NAMING[f]}
-    assert not shrank, f"fewer mentions than listed: lower STILL_NAMING (listed, found) {shrank}"
+    why = "generic code names a benchmark id: move it into serverbench/benchmarks/<id>/"
+    check_ratchet(counts(), STILL_NAMING, "STILL_NAMING", why)
 
 
 def test_the_check_finds_a_mention():
@@ -73,3 +86,49 @@ def test_every_benchmark_has_its_package(bench):
     from serverbench import plugins
 
     assert bench in plugins.ids(), f"serverbench/benchmarks/{bench}/ is missing (docs/extending.md)"
+
+
+def language_lists(text: str) -> int:
+    """Tuple, list, set or dict literals holding two or more language ids (spec/cli.json) as
+    string constants (elements, or dict keys)."""
+    langs = set(contract.languages())
+    n = 0
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = node.elts
+        elif isinstance(node, ast.Dict):
+            items = [k for k in node.keys if k is not None]
+        else:
+            continue
+        n += sum(isinstance(e, ast.Constant) and e.value in langs for e in items) >= 2
+    return n
+
+
+def language_list_counts() -> dict[str, int]:
+    out = {}
+    for p in sorted(PKG.rglob("*.py")):
+        rel = p.relative_to(PKG).as_posix()
+        if rel.startswith(("benchmarks/", "teaching/")):
+            continue
+        n = language_lists(p.read_text(encoding="utf-8"))
+        if n:
+            out[rel] = n
+    return out
+
+
+def test_no_generic_module_lists_languages():
+    why = "a generic module lists languages: ask serverbench.catalog (paper_languages, ordered)"
+    check_ratchet(language_list_counts(), LANGUAGE_LISTS, "LANGUAGE_LISTS", why)
+
+
+def test_the_ratchet_fails_both_ways():
+    with pytest.raises(AssertionError, match="names"):
+        check_ratchet({"a.py": 2}, {"a.py": 1}, "L", "names")
+    with pytest.raises(AssertionError, match="lower L"):
+        check_ratchet({}, {"a.py": 1}, "L", "names")
+
+
+def test_the_check_finds_a_language_list():
+    assert language_lists('LANGS = ("go", "erlang")') == 1
+    assert language_lists('X = {"erlang": 1, "go": 2}') == 1
+    assert language_lists('one = ["go"]\nlabel = ("go", "Go")') == 0

@@ -204,8 +204,8 @@ def param_defaults(bench: str, role: str | None = None) -> dict:
 
 
 def native_args(bench: str, params: dict, variant: str = "fair", role: str | None = None) -> list[str]:
-    """The native argv after the executable, e.g. ['pingping', '--message-bytes', '5000', ...]
-    (['tcp_pingpong', 'client', ...] for a role).
+    """The native argv after the executable: the benchmark's id, its role for a socket
+    benchmark, then its flags with their values (['<benchmark>', '--message-bytes', '5000', ...]).
 
     Every parameter flag the contract gives the benchmark is passed explicitly, so that a
     record never depends on one language's default; a paper-variant knob flag only when
@@ -240,7 +240,3 @@ def _format(value) -> str:
 
 def exit_code(name: str) -> int:
     return int(cli_contract()["exit_codes"][name])
-
-
-def spec_path(name: str) -> Path:
-    return Path(paths.spec_dir()) / name

@@ -6,9 +6,9 @@ and `"figure-only"`), and each claim's sentence, deciding comparisons and yes re
 A yes region is written from the source's words as bounds `[x, k]`, meaning x * m**k with
 m the protocol's margin factor (e.g. "lower": hi = [1, 0], ratio below 1, no region >= m;
 "similar": lo = [1, -1], hi = [1, 1]; "2-5x": lo = [2, -1], hi = [5, 1]). The no region
-starts one factor m beyond each finite bound of the yes region. `scaled_margin(e)` evaluates
-with m**e instead (the sensitivity row: e = 0.5
-halves the margin's log, e = 2 doubles it). From protocol 2 on, a bound written [1, 0] (the
+starts one factor m beyond each finite bound of the yes region. `region(cid, exponent=e)`
+resolves it with m**e instead (the sensitivity row: e = 0.5 halves the margin's log, e = 2
+doubles it); the claims engine passes e down in its options, explicitly. From protocol 2 on, a bound written [1, 0] (the
 order itself: "lower", "higher") has no margin on either side: its no region starts at 1.
 
 Versions: spec/protocol.json is the newest; a superseded version stays, byte for byte as it
@@ -16,7 +16,7 @@ was frozen, in spec/protocol-<v>.json with its human text docs/protocol-<v>.md, 
 spec/protocol-versions.json records both hashes of every version. A sweep is judged by the
 version in force when its first run started (`version_for`): the newest frozen before it,
 version 1 for a sweep older than every freeze. `in_force(v)` makes every reader below
-answer for version v (a context variable, like the sensitivity's margin).
+answer for version v (a context variable: the version a whole evaluation is judged by).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from serverbench import paths
 FILE = "protocol.json"
 DOC = "protocol.md"  # under docs/
 VERSIONS = "protocol-versions.json"  # every version's hashes, append-only: a rule changes only with a new version
-_EXPONENT: ContextVar[float] = ContextVar("margin_exponent", default=1.0)
 _VERSION: ContextVar[int | None] = ContextVar("protocol_version", default=None)  # None: the newest
 
 
@@ -146,9 +145,9 @@ def level() -> float:
     return float(load()["interval"]["level"])
 
 
-def margin_factor() -> float:
-    """The margin in force: the protocol's factor, raised to the sensitivity exponent."""
-    return float(load()["margin"]["factor"]) ** _EXPONENT.get()
+def margin_factor(exponent: float = 1.0) -> float:
+    """The margin: the protocol's factor, raised to a sensitivity exponent (1: as written)."""
+    return float(load()["margin"]["factor"]) ** exponent
 
 
 def rounds_deciding() -> int:
@@ -197,15 +196,6 @@ def sensitivity_exponents() -> tuple[float, ...]:
     return tuple(float(e) for e in load()["sensitivity"]["margin_exponents"])
 
 
-@contextlib.contextmanager
-def scaled_margin(exponent: float) -> Iterator[None]:
-    token = _EXPONENT.set(float(exponent))
-    try:
-        yield
-    finally:
-        _EXPONENT.reset(token)
-
-
 def claim(cid: str) -> dict:
     return _claim(_VERSION.get(), cid)
 
@@ -224,14 +214,18 @@ def claim_ids() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Region:
-    """A yes region from the source's words, resolved with the margin in force at use."""
+    """A yes region from the source's words, resolved with the margin raised to `exponent`;
+    `point_values`: a ratio judged against it is one of a source's values per point (a
+    point), not an interval of rounds (analysis/claims/compare.py)."""
 
     words: str
     lo_spec: tuple[float, float] | None
     hi_spec: tuple[float, float] | None
+    exponent: float = 1.0
+    point_values: bool = False
 
     def yes(self) -> tuple[float, float]:
-        m = margin_factor()
+        m = margin_factor(self.exponent)
         lo = self.lo_spec[0] * m ** self.lo_spec[1] if self.lo_spec else 0.0
         hi = self.hi_spec[0] * m ** self.hi_spec[1] if self.hi_spec else math.inf
         return lo, hi
@@ -239,7 +233,7 @@ class Region:
     def no(self) -> tuple[float, float]:
         """(below, above): a ratio <= below or >= above is in the no region: one margin
         factor beyond the yes region, or, from protocol 2 on, right at an ordinal bound [1, 0]."""
-        m = margin_factor()
+        m = margin_factor(self.exponent)
         lo, hi = self.yes()
         ordinal = ordinal_no_region()
         below = lo if ordinal and self.lo_spec == (1, 0) else lo / m
@@ -254,8 +248,9 @@ class Region:
         return f"{self.words}: yes {yes}; no {no}"
 
 
-def region(cid: str, key: str = "yes") -> Region:
-    """The region `key` of claim cid (most claims have one, "yes"; C4b and C5 name a second)."""
+def region(cid: str, key: str = "yes", exponent: float = 1.0, point_values: bool = False) -> Region:
+    """The region `key` of claim cid (most claims have one, "yes"; C4b and C5 name a second),
+    with the margin raised to `exponent` (the sensitivity columns)."""
     r = claim(cid)[key]
     lo, hi = r.get("lo"), r.get("hi")
-    return Region(r["words"], tuple(lo) if lo else None, tuple(hi) if hi else None)
+    return Region(r["words"], tuple(lo) if lo else None, tuple(hi) if hi else None, float(exponent), point_values)

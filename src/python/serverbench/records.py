@@ -156,17 +156,6 @@ def native_errors(record) -> str | None:
     return _first_error(NATIVE_SCHEMA, record)
 
 
-def version_errors(obj) -> str | None:
-    """None if obj is what `<exe> --version` must print ($defs/version_info)."""
-    if not isinstance(obj, dict):
-        return "(record): not a JSON object"
-    errors = list(_native_validator_for("version_info").iter_errors(obj))
-    if not errors:
-        return None
-    best = jsonschema.exceptions.best_match(errors)
-    return f"{'/'.join(str(p) for p in best.absolute_path) or '(record)'}: {best.message}"
-
-
 def validate_native(record) -> dict:
     err = native_errors(record)
     if err:
@@ -282,6 +271,21 @@ def raw_files(source) -> list[Path]:
             return files
         raise FileNotFoundError(f"no raw log ({RAW_LOG_NAME}) under {p}")
     raise FileNotFoundError(f"no such raw log or folder: {p}")
+
+
+def sweep_logs(folder) -> list[Path]:
+    """The raw logs of one sweep folder, whole or sharded (runs.jsonl, runs.<i>.jsonl in
+    shard order); [] when it has none (not a sweep, or nothing ran yet). Every reader of a
+    sweep folder finds its logs here, so none refuses a sweep that raw_files accepts."""
+    p = Path(folder)
+    if not p.is_dir():
+        return []
+    return sorted((f for f in p.glob("runs*.jsonl") if is_raw_log_name(f.name)), key=lambda f: _shard_no(f.name))
+
+
+def is_sweep(folder) -> bool:
+    """Whether a folder holds a sweep's raw log (whole or sharded)."""
+    return bool(sweep_logs(folder))
 
 
 def _shard_no(name: str) -> int:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from serverbench import paths
+from serverbench import catalog, paths
 
 
 def _usage(msg):
@@ -59,7 +60,7 @@ def _cmd_process(args, stdout, stderr) -> int:
     except (FileNotFoundError, ValueError) as e:
         raise _usage(str(e)) from None
     P = process.Processed(written["runs"].parent)
-    written.update(claims.write_claims(P, spawn_metric=args.spawn_metric))
+    written.update(claims.write_claims(P, options=claims.Options.of(**_chosen(args))))
     for name, p in written.items():
         print(f"{name}: {p}", file=stdout)
     return _claim_errors(written["claims"], stderr)
@@ -69,7 +70,7 @@ def _cmd_figures(args, stdout, stderr) -> int:
     from serverbench.analysis.plotting import figures
 
     P = _processed(args)
-    out = figures.draw_all(P, args.out_figures, show_reference=not args.no_reference, spawn_metric=args.spawn_metric)
+    out = figures.draw_all(P, args.out_figures, show_reference=not args.no_reference, **_chosen(args))
     for key, d in out.items():
         for ext, p in d.items():
             print(f"{key} {ext}: {p}", file=stdout)
@@ -80,8 +81,9 @@ def _cmd_claims(args, stdout, stderr) -> int:
     from serverbench.analysis import claims
 
     P = _processed(args)
-    V = claims.check_all(P, spawn_metric=args.spawn_metric)
-    claims.write_claims(P, spawn_metric=args.spawn_metric)
+    options = claims.Options.of(**_chosen(args))
+    V = claims.check_all(P, options)
+    claims.write_claims(P, options=options)
     w = max(len(v.id) for v in V)
     for v in V:
         print(f"{v.id:<{w}}  {v.verdict:<18} {v.claim}", file=stdout)
@@ -117,7 +119,7 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
             show_reference=not args.no_reference,
             out_paper=args.paper_dir,
             kernel_name=args.kernel,
-            spawn_metric=args.spawn_metric,
+            **_chosen(args),
             log=lambda m: print(m, file=stderr, flush=True),
             pdf=not args.no_pdf,
         )
@@ -185,26 +187,37 @@ def _cmd_golden(args, stdout, stderr) -> int:
     return golden.check(update=args.update, stdout=stdout)
 
 
+def _add_options(parser) -> None:
+    """A flag for each option a benchmark declares (catalog.options(): spawn's spawn_metric
+    is --spawn-metric), with its default and choices."""
+    for o in catalog.options():
+        parser.add_argument(f"--{o.name.replace('_', '-')}", default=o.default, choices=list(o.choices), help=o.doc)
+
+
+def _chosen(args) -> dict[str, Any]:
+    """{option: the value the command line chose} of every benchmark's options."""
+    return {o.name: getattr(args, o.name) for o in catalog.options()}
+
+
 def register(subparsers) -> None:
-    metric_help = "spawn time: all_ready_s (default) or spawn_call_s (what the original programs timed)"
 
     p = subparsers.add_parser("process", help="raw sweep -> processed tables and claims in data/processed/<sweep-id>/")
     p.add_argument("sweep", help="sweep folder, or a sweep id under data/raw")
     p.add_argument("--out", help="output folder (default data/processed/<sweep-id>)")
     p.add_argument("--skip-bad", action="store_true", help="skip (and count) corrupt raw lines instead of failing")
-    p.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    _add_options(p)
     p.set_defaults(func=_cmd_process)
 
     f = subparsers.add_parser("figures", help="draw Figures 3-5 (PNG and PDF) from a sweep")
     f.add_argument("sweep", help="sweep folder, sweep id, or processed folder")
     f.add_argument("--out-figures", help="output folder (default paper/figures)")
     f.add_argument("--no-reference", action="store_true", help="hide the paper's own values")
-    f.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    _add_options(f)
     f.set_defaults(func=_cmd_figures)
 
     c = subparsers.add_parser("claims", help="check the paper's conclusions on a sweep and print the verdicts")
     c.add_argument("sweep", help="sweep folder, sweep id, or processed folder")
-    c.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    _add_options(c)
     c.set_defaults(func=_cmd_claims)
 
     n = subparsers.add_parser(
@@ -234,7 +247,7 @@ def register(subparsers) -> None:
         default=None,
         help="Jupyter kernel (default: the notebooks' own, serverbench, registered by scripts/setup.sh)",
     )
-    n.add_argument("--spawn-metric", default="all_ready_s", choices=["all_ready_s", "spawn_call_s"], help=metric_help)
+    _add_options(n)
     n.set_defaults(func=_cmd_notebooks)
 
     r = subparsers.add_parser(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import contract, paths
+from serverbench import catalog, contract, paths, records
 from serverbench.analysis.explorer import explore
 from serverbench.teaching.checks import Exercise as Exercise  # the labs reach the self-checks through common
 from serverbench.teaching.checks import check as check
@@ -33,7 +33,7 @@ from serverbench.teaching.checks import within_factor as within_factor
 
 PROFILE = "lab"
 SAMPLE_SWEEP = "quick-20261121T134551Z"  # committed: data/raw/quick-20261121T134551Z
-LANGUAGES = ("erlang", "go", "scala_akka")
+LANGUAGES = catalog.paper_languages()  # what the labs compare: the paper's three
 
 
 class LabInputError(explore.SweepInputError):
@@ -107,7 +107,7 @@ class LabData:
 
 
 def _lab_sweeps(raw: Path, lab: str) -> list[Path]:
-    return sorted(p for p in raw.glob(f"{lab}-*") if (p / "runs.jsonl").exists()) if raw.is_dir() else []
+    return sorted(p for p in raw.glob(f"{lab}-*") if records.is_sweep(p)) if raw.is_dir() else []
 
 
 def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, overrides) -> LabData:

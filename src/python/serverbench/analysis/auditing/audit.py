@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import audit_steps
+from serverbench import audit_steps, catalog, records
 from serverbench.analysis.reading import registry
 from serverbench.analysis.statistics import stats
 
@@ -28,7 +28,10 @@ def specs() -> dict[str, registry.AuditSpec]:
     return {t.benchmark: t.audit for t in registry.tables().values() if t.audit is not None and not t.search_steps}
 
 
-LANGS = ("go", "erlang", "scala_akka")
+def languages() -> list[str]:
+    """The audited languages: the paper's three (their paper variant is the audit's
+    subject), in the spec's order."""
+    return [x.id for x in catalog.languages() if x.paper]
 
 
 def raw_dir(P_or_path) -> Path:
@@ -60,18 +63,11 @@ def audit_runs(P) -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def is_audit(P) -> bool:
-    return str(P.info.get("profile", "")) == "audit" or any(
-        v in ("paper", "mixed")
-        for v in (P.runs.get("variant", pd.Series(dtype=str)).unique() if not P.runs.empty else [])
-    )
-
-
 def load_runs(sweep_dir) -> pd.DataFrame:
     """One row per ok, non-warm-up run of the audited benchmarks (their TableSpec.audit)."""
     audited = specs()
     rows = []
-    for f in sorted(Path(sweep_dir).glob("runs*.jsonl")):
+    for f in records.sweep_logs(sweep_dir):
         for line in f.read_text(encoding="utf-8").splitlines():
             try:
                 r = json.loads(line)

@@ -21,7 +21,7 @@ def audit_figure(P, languages=None, show_reference: bool = True, **_):
         return None
     R = audit.ratios(runs)
     D = audit.decomposition(R)
-    langs = [x for x in audit.LANGS if x in set(runs["language"]) and (languages is None or x in languages)]
+    langs = [x for x in audit.languages() if x in set(runs["language"]) and (languages is None or x in languages)]
     specs = audit.specs()
     benches = [b for b in specs if b in set(runs["benchmark"])]
     fig, axes = plt.subplots(len(benches), len(langs), figsize=(4.2 * len(langs), 2.9 * len(benches)), squeeze=False)

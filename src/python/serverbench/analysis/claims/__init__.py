@@ -1,6 +1,7 @@
 """The paper's conclusions as data: claim entries evaluated by one engine.
 
 * engine.py      Claim / Needs / Comparison / Verdict, register(), check_all(), the verdicts
+* options.py     Options: how a sweep is judged (the benchmarks' options, points, the margin)
 * compare.py     one interval (paired by round) judged against a region; row selection
 * familywise.py  Holm's correction of a claim's "no"
 * tables.py      claims.csv and claims_evidence.csv
@@ -24,7 +25,6 @@ from serverbench.analysis.claims.engine import (  # noqa: F401
     INCONCLUSIVE,
     NO,
     NOT_TESTABLE,
-    SPAWN_METRIC,
     SUPPORTED,
     UNCLEAR,
     VERDICTS,
@@ -34,6 +34,7 @@ from serverbench.analysis.claims.engine import (  # noqa: F401
     Data,
     Needs,
     NotTestable,
+    Options,
     Verdict,
     all_claims,
     check,

@@ -4,9 +4,9 @@ against a claim's regions (docs/protocol.md).
 Every deciding ratio is paired by round (analysis.statistics.paired), at the protocol's level (90 %:
 two one-sided 5 % tests): "yes" when the interval lies inside the yes region; "no" when
 it lies inside the no region (at the level Holm's correction asks: familywise.py);
-"unclear" otherwise, saying why. Under engine.POINT_VALUES (a source's one value per point)
-the ratio of the two values (of their medians, where the source gave a few runs per
-point) is judged as a point.
+"unclear" otherwise, saying why. Against a region of point_values options (a source's one
+value per point, engine.Options) the ratio of the two values (of their medians, where the
+source gave a few runs per point) is judged as a point.
 """
 
 from __future__ import annotations
@@ -17,19 +17,22 @@ import numpy as np
 import pandas as pd
 
 from serverbench import protocol
-from serverbench.analysis.claims.engine import NO, POINT_VALUES, UNCLEAR, YES, Comparison, label
+from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison, label
 from serverbench.analysis.statistics import paired
 from serverbench.analysis.statistics.stats import RatioCI
 
 _EPS = 1e-12
 
 
-def interval(num: pd.DataFrame, den: pd.DataFrame | None, level: float, divide_by: float = 1.0) -> RatioCI | str:
+def interval(
+    num: pd.DataFrame, den: pd.DataFrame | None, level: float, divide_by: float = 1.0, point_values: bool = False
+) -> RatioCI | str:
     """num/den (frames with trial and value; den None: against 1) paired by round at
-    `level`, divided by a known factor; or why there is no interval."""
+    `level`, divided by a known factor; or why there is no interval. point_values: the
+    ratio of the sides' medians, as a point (a source's one value per point)."""
     if den is None:
         den = num.assign(value=1.0)
-    if POINT_VALUES.get():
+    if point_values:
         ci = paired.point_ratio([np.median(num["value"])], [np.median(den["value"])])
     else:
         pairs = paired.pairs_by_round(num, den)
@@ -66,7 +69,7 @@ def judged(
     """A comparison of num/den judged against region at the protocol's level; it can be
     judged again at a stricter level for Holm's correction (Comparison.rejudge)."""
     level = protocol.level()
-    ci = interval(num, den, level, divide_by)
+    ci = interval(num, den, level, divide_by, region.point_values)
     lo, hi = region.yes()
     below, above = region.no()
     cols = {"yes_lo": lo, "yes_hi": hi, "no_below": below, "no_above": above, **extra}
@@ -75,7 +78,7 @@ def judged(
     result, why = judge(region, ci, level)
 
     def rejudge(at: float) -> tuple[str, RatioCI]:
-        c = interval(num, den, at, divide_by)
+        c = interval(num, den, at, divide_by, region.point_values)
         if isinstance(c, str):
             return UNCLEAR, ci
         r, _ = judge(region, c, at)

@@ -14,12 +14,16 @@ evaluates every registered claim on a sweep's processed tables:
 
 Each verdict is also computed with the margin's log halved and doubled (the sensitivity
 columns), and carries the protocol's version.
+
+How a sweep is judged is one frozen `Options` value, passed down explicitly (Data.options):
+the benchmarks' options (catalog: spawn's spawn_metric), whether the values are a source's
+one per point, and the margin's exponent. A claim asks `data.region(cid)` for its regions,
+resolved with those options.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +31,7 @@ import pandas as pd
 
 from serverbench import protocol
 from serverbench.analysis.claims import regime
+from serverbench.analysis.claims.options import Options
 from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: claims read them here)
     CONTRADICTED,
     ERROR,
@@ -41,11 +46,6 @@ from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: c
 )
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
 from serverbench.analysis.statistics import stats
-
-# While set, a comparison judges the ratio of the sides' medians as a point (a source's
-# published values: one per point, no rounds), not an interval (claims.compare.interval).
-POINT_VALUES: ContextVar[bool] = ContextVar("point_values", default=False)
-SPAWN_METRIC = "{spawn_metric}"  # Needs.metric placeholder: the spawn metric chosen for the sweep
 
 
 class NotTestable(Exception):
@@ -105,10 +105,14 @@ class Data:
     P: Processed
     values: pd.DataFrame
     metric: str
-    options: dict[str, Any]
+    options: Options
 
     def table(self, table: str, metric: str) -> pd.DataFrame:
         return self.P.values(table, metric)
+
+    def region(self, cid: str, key: str = "yes") -> protocol.Region:
+        """The claim's region `key`, resolved with this evaluation's options."""
+        return self.options.region(cid, key)
 
 
 @dataclass(frozen=True)
@@ -268,12 +272,12 @@ def fmt_ci(ci: stats.RatioCI | None) -> str:
     return f"{ci.ratio:.3g} [{ci.lo:.3g}, {ci.hi:.3g}] at {ci.level:.0%}"
 
 
-def _judge(claim: Claim, P: Any, options: dict[str, Any]) -> Verdict:
+def _judge(claim: Claim, P: Any, options: Options) -> Verdict:
     base: dict[str, Any] = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
     base["regime_kind"], base["regime"] = regime.tested(claim.id, P)
-    metric = claim.needs.metric.format(**{"spawn_metric": options.get("spawn_metric", "all_ready_s")})
+    metric = claim.needs.metric.format(**dict(options.chosen))
     d = P.values(claim.needs.table, metric)
-    if not options.get("point_values"):
+    if not options.point_values:
         d = deciding(d)
     miss = _missing(claim.needs, d)
     if miss:
@@ -297,29 +301,25 @@ def _judge(claim: Claim, P: Any, options: dict[str, Any]) -> Verdict:
     return Verdict(**base, verdict=verdict, summary=summary, why=why, scope=scope, evidence=ev, comparisons=comps)
 
 
-def evaluate(claim: Claim, P: Any, options: dict[str, Any] | None = None) -> Verdict:
+def evaluate(claim: Claim, P: Any, options: Options | Mapping[str, Any] | None = None) -> Verdict:
     """One claim on one sweep, with its sensitivity verdicts. Never raises: a failing check
     is the verdict `error`. P is a Processed, or anything with its interface (values(),
-    info, spawn_max_limits, runs), e.g. a view of one variant of a sweep. options:
-    spawn_metric; point_values (the source's numbers: judged as points)."""
-    options = dict(options or {})
-    token = POINT_VALUES.set(bool(options.get("point_values")))
-    # a sweep is judged by the protocol version in force when it started; the sources' numbers by the newest
-    started = None if options.get("point_values") else (getattr(P, "info", None) or {}).get("first_started_utc")
-    version = protocol.newest() if options.get("point_values") else protocol.version_for(started)
-    try:
-        with protocol.in_force(version):
-            return _evaluate(claim, P, options)
-    finally:
-        POINT_VALUES.reset(token)
+    info, spawn_max_limits, runs), e.g. a view of one variant of a sweep. options: an
+    Options, or a mapping of Options.of's arguments (e.g. {"spawn_metric": ...}). A sweep is
+    judged by the protocol version in force when it started; the sources' numbers (point
+    values) by the newest."""
+    opts = Options.coerce(options)  # a bad option is the caller's error, not the claim's
+    started = None if opts.point_values else (getattr(P, "info", None) or {}).get("first_started_utc")
+    version = protocol.newest() if opts.point_values else protocol.version_for(started)
+    with protocol.in_force(version):
+        return _evaluate(claim, P, opts)
 
 
-def _evaluate(claim: Claim, P: Any, options: dict[str, Any]) -> Verdict:
+def _evaluate(claim: Claim, P: Any, opts: Options) -> Verdict:
     try:
-        v = _judge(claim, P, options)
+        v = _judge(claim, P, opts)
         for e in protocol.sensitivity_exponents():
-            with protocol.scaled_margin(e):
-                v.sensitivity[e] = _judge(claim, P, options).verdict
+            v.sensitivity[e] = _judge(claim, P, opts.scaled(e)).verdict
         return v
     except Exception as e:  # a bug in one check must not hide the others; it is shown as an error
         msg = f"{type(e).__name__}: {e}"
@@ -334,14 +334,21 @@ def _evaluate(claim: Claim, P: Any, options: dict[str, Any]) -> Verdict:
         )
 
 
-def check_all(P: Any, spawn_metric: str = "all_ready_s", ids=None, point_values: bool = False) -> list[Verdict]:
-    opts = {"spawn_metric": spawn_metric, "point_values": point_values}
+def check_all(
+    P: Any, options: Options | None = None, *, ids=None, point_values: bool = False, **chosen: Any
+) -> list[Verdict]:
+    """Every registered claim (those in ids, when given) on a sweep, judged with `options`,
+    or with Options.of(point_values, **chosen): the benchmarks' options by name
+    (spawn_metric=...)."""
+    if options is not None and not isinstance(options, Options):
+        raise TypeError(f"options must be an engine.Options, not {options!r}: give a benchmark's option by name")
+    opts = options or Options.of(point_values=point_values, **chosen)
     return [evaluate(c, P, opts) for c in all_claims() if ids is None or c.id in ids]
 
 
-def check(P: Processed, claim_id: str, spawn_metric: str = "all_ready_s") -> Verdict:
+def check(P: Processed, claim_id: str, options: Options | None = None, **chosen: Any) -> Verdict:
     """One registered claim, by id, on a sweep."""
     by_id = {c.id: c for c in all_claims()}
     if claim_id not in by_id:
         raise KeyError(f"no claim {claim_id!r}; registered: {', '.join(by_id)}")
-    return evaluate(by_id[claim_id], P, {"spawn_metric": spawn_metric})
+    return evaluate(by_id[claim_id], P, options or Options.of(**chosen))

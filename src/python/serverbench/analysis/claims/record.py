@@ -140,7 +140,7 @@ def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.Dat
             P = process.Processed(Path(tmp))
             _, design = design_of(P.info.get("first_started_utc"))
             machine = machine_kind(P.info.get("host"))
-            for v in claims.check_all(P, spawn_metric):
+            for v in claims.check_all(P, spawn_metric=spawn_metric):
                 rows.append([Path(d).name, machine, design, design == CONFIRMATION, v.protocol, v.id, v.verdict])
     return pd.DataFrame(rows, columns=COLUMNS)
 

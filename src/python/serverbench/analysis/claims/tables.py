@@ -4,10 +4,11 @@ per comparison), as the report and data/processed/<sweep>/ hold them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from serverbench.analysis.claims.engine import Verdict, check_all
+from serverbench.analysis.claims.engine import Options, Verdict, check_all
 from serverbench.analysis.reading.process import Processed
 
 # fmt: off
@@ -25,10 +26,11 @@ def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def write_claims(P: Processed, out_dir=None, spawn_metric: str = "all_ready_s") -> dict:
-    """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison)."""
+def write_claims(P: Processed, out_dir=None, options: Options | None = None, **chosen: Any) -> dict:
+    """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison),
+    judged with `options` or the benchmarks' options given by name (spawn_metric=...)."""
     out = Path(out_dir) if out_dir else P.folder
-    v = check_all(P, spawn_metric)
+    v = check_all(P, options, **chosen)
     paths = {"claims": out / "claims.csv", "claims_evidence": out / "claims_evidence.csv"}
     claims_table(v).to_csv(paths["claims"], index=False)
     evidence_table(v).to_csv(paths["claims_evidence"], index=False)

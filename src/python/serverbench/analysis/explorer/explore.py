@@ -1,6 +1,6 @@
 """Exploring raw sweeps side by side (notebooks/explore.ipynb, the teaching labs).
 
-Everything here reads data/raw/<sweep-id>/ (runs.jsonl + manifest.json) directly, so it
+Everything here reads data/raw/<sweep-id>/ (runs.jsonl or its shards, and manifest.json) directly, so it
 works on any sweep, finished or not, without the processed tables:
 
 * list_sweeps(): every sweep folder with its profile, date, host and run counts.
@@ -105,7 +105,7 @@ def sweep_ids(raw_root=None) -> list[str]:
     root = Path(raw_root) if raw_root else paths.raw_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "runs.jsonl").exists())
+    return sorted(p.name for p in root.iterdir() if records.is_sweep(p))
 
 
 def _short(col: str) -> str:
@@ -150,9 +150,10 @@ def _table_of(df: pd.DataFrame) -> pd.Series:
 
 def load_sweep(sweep) -> SweepView:
     folder = sweep_folder(sweep)
-    if not (folder / records.RAW_LOG_NAME).exists():
+    if not records.is_sweep(folder):
         raise SweepInputError(
-            f"sweep folder {str(folder)!r} has no {records.RAW_LOG_NAME}: not a sweep (or nothing ran yet)"
+            f"sweep folder {str(folder)!r} has no {records.RAW_LOG_NAME} (nor shards runs.<i>.jsonl):"
+            " not a sweep (or nothing ran yet)"
         )
     src = Sweep(folder, skip_bad=True, quiet=True)  # the skipped lines are counted in SweepView.skipped_lines
     try:
@@ -176,14 +177,15 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
         m = records.read_manifest(folder)
         statuses: dict = {}
         benchmarks = set()
-        with open(folder / "runs.jsonl", encoding="utf-8") as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    continue
-                statuses[r.get("status")] = statuses.get(r.get("status"), 0) + 1
-                benchmarks.add(r.get("benchmark"))
+        for log in records.sweep_logs(folder):
+            with open(log, encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        r = json.loads(line)
+                    except ValueError:
+                        continue
+                    statuses[r.get("status")] = statuses.get(r.get("status"), 0) + 1
+                    benchmarks.add(r.get("benchmark"))
         host = m.get("host") or {}
         rows.append(
             {

@@ -16,33 +16,19 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from serverbench import catalog
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.plotting.figstyle import COLORS
 
 KINDS = ("strip", "violin", "ecdf")
-LANG_ORDER = (
-    "erlang",
-    "go",
-    "scala_akka",
-    "scala",
-    "java",
-    "scala_actors",
-    "c",
-    "nodejs",
-    "twisted",
-    "eventlet",
-    "python_threads",
-    "rust_tokio",
-)
 LINESTYLES = ("-", "--", ":", "-.")
 
 
 def languages_in(present) -> list[str]:
-    """The languages present, the known ones in LANG_ORDER and any other (a 2026 runtime, a
-    runtime setting such as go[gc=nogreentea]) after them, sorted, so that no sweep's
-    language is dropped or fails the plot."""
-    present = {str(x) for x in present}
-    return [x for x in LANG_ORDER if x in present] + sorted(present - set(LANG_ORDER))
+    """The languages present, the known ones in the catalog's order and any other (a
+    runtime setting such as go[gc=nogreentea], a language not in the spec) after them,
+    sorted, so that no sweep's language is dropped or fails the plot."""
+    return catalog.ordered(present)
 
 
 MARKERS = ("o", "s", "^", "D")
@@ -189,7 +175,8 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
         keep = set.intersection(*sets) or None
     xcol = explore.x_axis(table)
     fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
-    every = languages_in(set().union(*(set(s.ok()["language"].dropna()) for s in sweeps)) | set(LANG_ORDER))
+    present = set().union(*(set(s.ok()["language"].dropna()) for s in sweeps))
+    every = languages_in(present | set(catalog.presentation_order()))
     spare = iter(sns.color_palette("husl", len(every)))
     palette = {lang: COLORS.get(lang) or next(spare) for lang in every}  # the figures' colours (figstyle)
     drawn = 0

@@ -8,15 +8,14 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from serverbench import contract  # noqa: E402
+from serverbench import catalog  # noqa: E402
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed  # noqa: E402
 
 # Each language's colour and marker (spec/cli.json, languages.<lang>.plot; a build of it such
 # as go[gc=nogreentea] has its own, in its setting's `plot`)
-COLORS = {k: v["color"] for k, v in contract.plot_styles().items() if "color" in v}
-MARKERS = {k: v["marker"] for k, v in contract.plot_styles().items() if "marker" in v}
+COLORS = catalog.StyleMap("color")
+MARKERS = catalog.StyleMap("marker")
 FIG3_SIZES = (5000, 10000, 50000)
-FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
 FIG3A_BYTES = 5000
 FIG3A_SOURCE = (
     "(a): this sweep's runs only; the paper's (a) is copied from da Silva, Lins & dos Santos (2013), "
@@ -65,7 +64,7 @@ def _legend_handles(langs, show_reference, measured_label="this sweep: median wi
 
 
 # each language's shift along a log x axis where several share a point (plot.dodge; 1 if none)
-DODGE = {k: float(v["dodge"]) for k, v in contract.plot_styles().items() if "dodge" in v}
+DODGE = catalog.StyleMap("dodge")
 
 
 def _plot_measured(ax, x, med, lo, hi, lang, label=None, dodge: bool = False):

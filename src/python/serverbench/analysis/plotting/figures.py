@@ -9,7 +9,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from serverbench import paths
+from serverbench import catalog, paths
 from serverbench.analysis.plotting.figstyle import COLORS, MARKERS, SPAWN_METRICS, color, marker  # noqa: F401
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import Processed
@@ -28,7 +28,7 @@ def save(fig, name: str, out_dir=None) -> dict:
     return written
 
 
-NAMES = {"fig3": "fig3_pingping", "fig4": "fig4_spawn", "fig5": "fig5_throughput"}
+NAMES = catalog.figure_names()  # the paper's short names (fig3) -> registered figures, by their packages
 
 
 def draw(

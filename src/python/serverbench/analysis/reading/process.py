@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import contract, paths, sidecars
+from serverbench import catalog, contract, paths, sidecars
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.side_tables import (  # noqa: F401  (re-exported)
     FAILED_STATUSES,
@@ -43,10 +43,9 @@ from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.reading.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
 from serverbench.analysis.statistics import stats
 
-LANGUAGES = ("erlang", "go", "scala_akka")
 # How a language (or a build of it, 'go[gc=nogreentea]') is named in tables and figures:
 # spec/cli.json, languages.<lang>.plot.label
-LANGUAGE_LABELS = {k: v["label"] for k, v in contract.plot_styles().items() if "label" in v}
+LANGUAGE_LABELS = catalog.StyleMap("label")
 
 
 def table_keys() -> dict[str, list[str]]:
@@ -58,32 +57,18 @@ def table_metrics() -> dict[str, list[str]]:
     return {t.name: list(t.metrics) for t in registry.tables().values()}
 
 
-_RENAME = {
-    "params.message_bytes": "message_bytes",
-    "params.repetitions": "repetitions",
-    "params.payload": "payload",
-    "params.processes": "processes",
-    "params.pairs": "pairs",
-    "params.duration_s": "duration_s",
-    "params.report_every": "report_every",
-    "metrics.elapsed_s": "elapsed_s",
-    "metrics.ns_per_message": "ns_per_message",
-    "metrics.spawn_call_s": "spawn_call_s",
-    "metrics.all_ready_s": "all_ready_s",
-    "metrics.bytes_per_process": "bytes_per_process",
-    "metrics.rss_bytes_after": "rss_bytes_after",
-    "metrics.rss_bytes_before": "rss_bytes_before",
-    "metrics.runtime_memory_bytes": "runtime_memory_bytes",
-    "metrics.exchanges": "exchanges",
-    "metrics.exchanges_per_s": "exchanges_per_s",
-    "metrics.paper_msgs_per_min": "paper_msgs_per_min",
-    "search.name": "search_name",
-    "search.step": "search_step",
-    "search.budget_bytes": "search_budget_bytes",
-    "runtime.name": "runtime_name",
-    "runtime.version": "runtime_version",
-    "runtime.schedulers": "runtime_schedulers",
-}
+def renames() -> dict[str, str]:
+    """raw field -> runs.csv column: every benchmark's COLUMNS (its package's: runs.csv has
+    them even when none of its runs is in the sweep) and the search's and runtime's fields."""
+    return {
+        **catalog.column_renames(),
+        "search.name": "search_name",
+        "search.step": "search_step",
+        "search.budget_bytes": "search_budget_bytes",
+        "runtime.name": "runtime_name",
+        "runtime.version": "runtime_version",
+        "runtime.schedulers": "runtime_schedulers",
+    }
 
 
 def steady_rate_per_min(samples, skip_fraction: float = 0.5) -> float:
@@ -122,7 +107,8 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
     figure table, the attempt number, `selected` and `failed_attempts`."""
     if raw.empty:
         raise ValueError("the raw log holds no runs")
-    df = raw.rename(columns=_RENAME).copy()
+    rename = renames()
+    df = raw.rename(columns=rename).copy()
     # A run with runtime settings (raw `settings`, e.g. Go's gc) is another build of its
     # language: it gets its own line in every table, named as its config_id names it.
     set_cols = sorted(c for c in df.columns if c.startswith("settings."))
@@ -138,7 +124,7 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
             if "." not in short and short not in df.columns:
                 df[short] = df[c]
     # sorted: the column order must not depend on the hash seed
-    for col in sorted(set(_RENAME.values()) | {"search_name"}):
+    for col in sorted(set(rename.values()) | {"search_name"}):
         if col not in df:
             df[col] = np.nan
     if "metrics.samples" in df:
@@ -253,7 +239,10 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
         if not spec.ratio_metric:
             continue
         keys = _keys(spec.name, runs)
-        metrics = [spec.ratio_metric] + (["spawn_call_s"] if spec.name == "spawn" else [])
+        # the ratio metric, and any other metric of the table a choice of its benchmark's options names
+        # (spawn's spawn_metric: spawn_call_s beside all_ready_s)
+        chosen = [c for o in catalog.options() if o.benchmark == spec.benchmark for c in o.choices]
+        metrics = [spec.ratio_metric] + [c for c in chosen if c != spec.ratio_metric and c in spec.metrics]
         for m in metrics:
             if m not in runs.columns:
                 continue

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from serverbench import records
+from serverbench import catalog, records
 
 HOST = {
     "hostname": "synthetic",
@@ -128,12 +128,16 @@ def _validation(benchmark, params):
     return {"ok": True, "reported_exchanges": 1, "counted_exchanges": 1, "payload_errors": 0, "min_pair_exchanges": 1}
 
 
-def write_sweep(folder, recs, manifest: dict | None = None) -> Path:
+def write_sweep(folder, recs, manifest: dict | None = None, shards: int = 0) -> Path:
+    """The records as a raw sweep folder: one runs.jsonl, or (shards > 0) a sharded sweep's
+    runs.<i>.jsonl, record k in shard k mod shards, as the harness's shards write them."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / records.RAW_LOG_NAME, "w", encoding="utf-8") as f:
-        for r in recs:
-            f.write(json.dumps(r) + "\n")
+    names = [f"runs.{i}.jsonl" for i in range(shards)] or [records.RAW_LOG_NAME]
+    for i, name in enumerate(names):
+        with open(folder / name, "w", encoding="utf-8") as f:
+            for r in recs[i :: len(names)]:
+                f.write(json.dumps(r) + "\n")
     if manifest is not None:
         (folder / records.MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
     return folder
@@ -144,11 +148,13 @@ def paper_like_sweep(
     trials: int = 5,
     seed: int = 7,
     cores=(1, 2),
-    languages=("erlang", "go", "scala_akka"),
+    languages=None,
     noise: float = 0.03,
 ) -> list[dict]:
     """A sweep shaped like the paper's findings (Go/Erlang fast pingping, Erlang fastest
-    spawn, Akka most processes, Go 3x throughput...), with log-normal noise."""
+    spawn, Akka most processes, Go 3x throughput...), with log-normal noise; languages:
+    the paper's three (the catalog's) unless given."""
+    languages = catalog.paper_languages() if languages is None else languages
     rng = np.random.default_rng(seed)
     recs = []
 

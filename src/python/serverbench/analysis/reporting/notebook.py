@@ -100,7 +100,7 @@ def load(
 
 def claims_table(P: process.Processed, ids, spawn_metric: str = "all_ready_s"):
     """The claims table restricted to some ids (for a figure notebook)."""
-    V = claims_mod.check_all(P, spawn_metric, ids=set(ids))  # only the figure's claims
+    V = claims_mod.check_all(P, spawn_metric=spawn_metric, ids=set(ids))  # only the figure's claims
     return claims_mod.claims_table(V)[["id", "claim", "verdict", "why", "numbers"]]
 
 

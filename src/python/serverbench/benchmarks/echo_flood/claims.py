@@ -106,13 +106,9 @@ def _rows(d, s, N, D):
 def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, cid: str) -> Comparison:
     """a / b flood time at (N, D), paired by round, judged against cid's region and checked
     for a saturated load generator."""
-    region = protocol.region(cid)
+    region = data.region(cid)
     c = judged(what, f"N={N:,}, D={D // 1024} KiB", region, _rows(d, a, N, D), _rows(d, b, N, D))
     return _loadgen_checked(c, region, _loadgen_share(data, a, N, D), _loadgen_share(data, b, N, D))
-
-
-def _servers(d):
-    return sorted(set(d["server_language"]))
 
 
 def _alike(data) -> list[Comparison]:
@@ -129,9 +125,7 @@ def _alike(data) -> list[Comparison]:
         base = per_round(_rows(d, "c", n2, D), _rows(d, "c", n1, D))
         if len(grow) and len(base):
             out.append(
-                judged(
-                    f"{s} / c, growth t({n2:,}) / t({n1:,})", f"D={D // 1024} KiB", protocol.region("E1"), grow, base
-                )
+                judged(f"{s} / c, growth t({n2:,}) / t({n1:,})", f"D={D // 1024} KiB", data.region("E1"), grow, base)
             )
     if not out:
         raise NotTestable(

@@ -1,17 +1,10 @@
 """What an echo-flood run costs, for the plan's estimates and shard balance only (measured on
 a 2-core VM; docs/sockets.md): per connection and per byte relative to the c
-server's (~1 GB/s and ~30 us per connection); a guard-stopped 512 KiB flood takes ~10 s."""
+server's (~1 GB/s and ~30 us per connection; each server's factor is its spec/cli.json
+`cost_factor.echo_flood`, 4 without one); a guard-stopped 512 KiB flood takes ~10 s."""
 
-SLOWER = {
-    "c": 1,
-    "go": 1.2,
-    "erlang": 6,
-    "scala_akka": 5.5,
-    "nodejs": 2,
-    "twisted": 2,
-    "eventlet": 3.5,
-    "rust_tokio": 1.2,
-}
+from serverbench import catalog
+
 GUARD_BYTES = 4 * 2**30  # N x D past this: the kernel-memory guard stops the run (~10 s)
 
 
@@ -23,4 +16,4 @@ def socket_run_s(task, server: str) -> float:
     n, d = int(p["connections"]), int(p["bytes_per_connection"])
     if n * d > GUARD_BYTES:
         return 10.0
-    return SLOWER.get(server, 4) * (n * 30e-6 + n * d / 1e9)
+    return catalog.language(server).cost_factor("echo_flood", default=4) * (n * 30e-6 + n * d / 1e9)

@@ -2,3 +2,12 @@
 
 ORDER = 1  # where its tables come among the benchmarks' (processed tables keep this order)
 ANALYSIS = ("tables", "figures", "claims", "c10")  # the modules that register its parts, in import order
+FIGURES = {"fig3": "fig3_pingping"}  # the paper's figure, by its short name
+# the raw fields runs.csv has a column for even in a sweep without PingPing runs
+COLUMNS = (
+    "params.message_bytes",
+    "params.repetitions",
+    "params.payload",
+    "metrics.elapsed_s",
+    "metrics.ns_per_message",
+)

@@ -21,7 +21,7 @@ def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
     for cfg in pts:
         where = f"{size / 1000:g} kB x {int(cfg['repetitions']):,}, {int(cfg['cores'])} core(s)"
         c = ratio_between_languages(
-            d, "scala_actors", "scala_akka", cfg, protocol.region("C10"), "Scala actors/Akka time", where
+            d, "scala_actors", "scala_akka", cfg, data.region("C10"), "Scala actors/Akka time", where
         )
         if c is not None:
             out.append(c)

@@ -4,7 +4,6 @@ comparison function computes exactly what the protocol's "deciding" says."""
 
 from __future__ import annotations
 
-from serverbench import protocol
 from serverbench.analysis.claims.compare import largest_common, ratio_between_languages
 from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, label, register
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
@@ -40,7 +39,7 @@ def pingping_ratios_at_largest_repetitions(nums, den, claim_id):
                 where = f"{cfg['message_bytes'] / 1000:g} kB x {int(cfg['repetitions']):,}"
                 where += f", {int(cfg['cores'])} core(s)" if several_cores else ""
                 c = ratio_between_languages(
-                    data.values, num, den, cfg, protocol.region(claim_id), f"{label(num)}/{label(den)} time", where
+                    data.values, num, den, cfg, data.region(claim_id), f"{label(num)}/{label(den)} time", where
                 )
                 if c is not None:
                     out.append(c)

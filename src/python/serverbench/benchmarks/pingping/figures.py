@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from serverbench import catalog
 from serverbench.analysis.plotting.figstyle import (
     FIG3_SIZES,
     FIG3A_BYTES,
-    FIG3A_LANGUAGES,
     FIG3A_SOURCE,
     _caption,
     _ci_note,
@@ -18,7 +18,9 @@ from serverbench.analysis.plotting.figstyle import (
     _style,
 )
 from serverbench.analysis.reading import reference, registry
-from serverbench.analysis.reading.process import LANGUAGES, Processed
+from serverbench.analysis.reading.process import Processed
+
+FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
 
 # ------------------------------------------------------------------ Figure 3
 
@@ -66,7 +68,8 @@ def fig3_pingping(
     s, variant = _pick(s, "variant", variant)
     s, payload = _pick(s, "payload", payload)
     s, cores = _pick(s, "cores", cores)
-    main = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    paper = catalog.paper_languages()
+    main = tuple(x for x in (languages or paper) if x in paper)
     a_langs = tuple(x for x in FIG3A_LANGUAGES if languages is None or x in languages)
     have = set(s["language"])
     ref = reference.fig3() if show_reference else None

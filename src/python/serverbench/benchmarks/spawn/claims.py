@@ -11,7 +11,6 @@ from serverbench.analysis.claims.compare import ratio_between_configs, ratio_bet
 from serverbench.analysis.claims.engine import (
     EVIDENCE_ONLY,
     NO,
-    SPAWN_METRIC,
     UNCLEAR,
     YES,
     Claim,
@@ -24,6 +23,8 @@ from serverbench.analysis.claims.engine import (
 )
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 
+# Needs.metric: the spawn time the sweep is judged by, the spawn_metric option (this package's OPTIONS)
+SPAWN_METRIC = "{spawn_metric}"
 # where the paper measured C3-C5 (claims.regime: the verdicts say at which scale they were tested)
 define(
     SourceRegime(
@@ -158,7 +159,7 @@ def erlang_spawns_fastest(data: Data) -> list[Comparison]:
     out = []
     for lang in ("go", "scala_akka"):
         c = ratio_between_languages(
-            d, "erlang", lang, {"processes": n}, protocol.region("C4"), f"Erlang/{label(lang)} {data.metric}"
+            d, "erlang", lang, {"processes": n}, data.region("C4"), f"Erlang/{label(lang)} {data.metric}"
         )
         if c is not None:
             out.append(c)
@@ -184,13 +185,13 @@ def erlang_and_go_fastest_to_100k(data: Data) -> list[Comparison]:
         raise NotTestable(f"no fixed-N spawn runs at N = {n:,} in Erlang, Go and Scala/Akka")
     out = [
         ratio_between_languages(
-            d, lang, "scala_akka", {"processes": n}, protocol.region("C4b"), f"{label(lang)}/Scala/Akka {data.metric}"
+            d, lang, "scala_akka", {"processes": n}, data.region("C4b"), f"{label(lang)}/Scala/Akka {data.metric}"
         )
         for lang in ("erlang", "go")
     ]
     out.append(
         ratio_between_languages(
-            d, "erlang", "go", {"processes": n}, protocol.region("C4b", "yes_similar"), f"Erlang/Go {data.metric}"
+            d, "erlang", "go", {"processes": n}, data.region("C4b", "yes_similar"), f"Erlang/Go {data.metric}"
         )
     )
     return [c for c in out if c is not None]
@@ -220,8 +221,8 @@ def spawn_growth(data: Data) -> list[Comparison]:
             d, lang, {"processes": n2}, {"processes": n1}, region, what, step, divide_by=n2 / n1
         )
 
-    out = [s_of(lang, protocol.region("C5"), f"{label(lang)} super-linearity") for lang in ("erlang", "go")]
-    jump = protocol.region("C5", "yes_jump")
+    out = [s_of(lang, data.region("C5"), f"{label(lang)} super-linearity") for lang in ("erlang", "go")]
+    jump = data.region("C5", "yes_jump")
     grow = s_of(AKKA_HEAP_GROWING, jump, "Scala/Akka super-linearity (heap growing, as the paper ran it)")
     fixed = s_of("scala_akka", jump, "Scala/Akka super-linearity (fixed heap, -Xms = -Xmx)")
     if grow is not None and fixed is not None:

@@ -1,11 +1,10 @@
 """What a spawn run (or a max-processes search step) costs, for the plan's estimates and
-shard balance only (the shared 2-core VM: ~25 us per Akka actor, ~3 us per process else;
-a port of Akka, spec/cli.json `port_of`, costs what Akka does)."""
+shard balance only (the shared 2-core VM: microseconds per process, a language's
+spec/cli.json `cost_factor.spawn`, ~25 for an Akka actor, 3 without one; a port of Akka,
+`port_of`, costs what Akka does)."""
 
-from serverbench import contract
-
-PER_PROCESS_S = {"scala_akka": 2.5e-5}  # else 3 us
+from serverbench import catalog
 
 
 def run_s(language: str, params: dict) -> float:
-    return params["processes"] * PER_PROCESS_S.get(contract.port_of(language), 3e-6)
+    return params["processes"] * catalog.language(language).cost_factor("spawn", default=3) * 1e-6

@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
+from serverbench import catalog
 from serverbench.analysis.plotting.figstyle import (
     SPAWN_METRICS,
     _caption,
@@ -21,7 +22,7 @@ from serverbench.analysis.plotting.figstyle import (
     color,
 )
 from serverbench.analysis.reading import reference, registry
-from serverbench.analysis.reading.process import LANGUAGE_LABELS, LANGUAGES, Processed
+from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
 
 # ------------------------------------------------------------------ Figure 4
 
@@ -39,7 +40,8 @@ def fig4_spawn(
 ):
     """(a) the max-processes search, (b) fixed N; None if the sweep has no spawn runs."""
     metric = metric or spawn_metric
-    languages = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    paper = catalog.paper_languages()
+    languages = tuple(x for x in (languages or paper) if x in paper)
     if not {"spawn", "spawn_max"} & set(P.info.get("tables") or []):
         return None
     if metric not in SPAWN_METRICS:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from serverbench import protocol
 from serverbench.analysis.claims import Claim, Needs, NotTestable, register
 from serverbench.analysis.claims.compare import judged, rows_where
-from serverbench.analysis.claims.engine import EVIDENCE_ONLY, POINT_VALUES, Comparison
+from serverbench.analysis.claims.engine import EVIDENCE_ONLY, Comparison
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 from serverbench.benchmarks.tcp_pingpong.figures import TABLE, runs
 
@@ -42,13 +42,13 @@ def _rows(d, client, server, K, placement):
 
 
 def _ratio(cid: str, what: str, num: tuple, den: tuple):
-    """make(placement): num / den client-server pairs ((client, server, K)), or None."""
+    """make(data, rows, placement): num / den client-server pairs ((client, server, K)), or None."""
 
-    def make(d, pl):
+    def make(data, d, pl):
         a, b = _rows(d, *num, pl), _rows(d, *den, pl)
         if a.empty or b.empty:
             return None
-        return judged(what, f"placement={pl}", protocol.region(cid), a, b)
+        return judged(what, f"placement={pl}", data.region(cid), a, b)
 
     return make
 
@@ -61,14 +61,14 @@ def _deciding(d) -> list[str]:
 
 
 def _at_source_placement(make, needs: str, rows=lambda data: data.values):
-    """A compare function: make(rows, placement) at every placement; rows off the
+    """A compare function: make(data, rows, placement) at every placement; rows off the
     write-up's placement (when the sweep has it) are shown for context only."""
 
     def compare(data) -> list[Comparison]:
         d = rows(data)
         out, deciding = [], _deciding(d)
         for pl in _placements(d):
-            c = make(d, pl)
+            c = make(data, d, pl)
             if c is None:
                 continue
             if pl not in deciding:
@@ -82,17 +82,17 @@ def _at_source_placement(make, needs: str, rows=lambda data: data.values):
     return compare
 
 
-def _quarter(d, pl):
+def _quarter(data, d, pl):
     """T3: the scala server's own count of bytes read / the bytes its client wrote, per run
     (one sample against 1, by round)."""
     r = d[(d["placement"] == pl)] if "placement" in d else d
-    if r.empty or (not POINT_VALUES.get() and r["trial"].nunique() <= protocol.rounds_figure_only()):
+    if r.empty or (not data.options.point_values and r["trial"].nunique() <= protocol.rounds_figure_only()):
         # a figure-only point never decides (a source's own value is judged as a point)
         return None
     return judged(
         "bytes the scala server read / 4 x C x R (K=1)",
         f"placement={pl}",
-        protocol.region("T3"),
+        data.region("T3"),
         r.assign(value=r["server_read_fraction"])[["trial", "value"]].dropna(),
     )
 

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from serverbench import paths
+from serverbench import catalog, paths
 from serverbench.analysis.reading import registry
 
 matplotlib.use("Agg")
@@ -30,7 +30,6 @@ registry.table(
     )
 )
 SERVER_READ = "server.record.metrics.bytes_read"
-LANGS = ("go", "erlang", "scala")
 REF_MACHINE = "2013 MacBook Pro, i7-4850HQ (write-up, best of 3)"
 
 
@@ -70,7 +69,8 @@ def per_pair(d: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def pair_order(pairs) -> list[str]:
-    want = [f"{c}/{s}" for c in LANGS for s in LANGS]
+    langs = [x.id for x in catalog.languages(TABLE)]  # its implementers, in the spec's order
+    want = [f"{c}/{s}" for c in langs for s in langs]
     return [p for p in want if p in set(pairs)] + sorted(set(pairs) - set(want))
 
 

@@ -71,7 +71,7 @@ def _between_languages(cid: str, num: str, den: str, where) -> Callable[[Data], 
                 if where(c, p):
                     cfg = {**settings, "cores": c, "pairs": p}
                     comp = ratio_between_languages(
-                        g, num, den, cfg, protocol.region(cid), config=config_text({"cores": c, "pairs": p})
+                        g, num, den, cfg, data.region(cid), config=config_text({"cores": c, "pairs": p})
                     )
                     if comp is not None:
                         out.append(comp)
@@ -109,7 +109,7 @@ def erlang_vs_akka(cid: str):
     return compare
 
 
-def _within_language(cid: str, lang: str, steps) -> list[Comparison]:
+def _within_language(data: Data, cid: str, lang: str, steps) -> list[Comparison]:
     """lang's T(num)/T(den) for each (settings, cores, num pairs, den pairs, what) of steps."""
     return [
         c
@@ -119,7 +119,7 @@ def _within_language(cid: str, lang: str, steps) -> list[Comparison]:
                 lang,
                 {**s, "cores": cores, "pairs": a},
                 {**s, "cores": cores, "pairs": b},
-                protocol.region(cid),
+                data.region(cid),
                 f"{label(lang)} {what}",
                 f"cores={int(cores)}, {int(a)} vs {int(b)} pairs",
             )
@@ -141,7 +141,7 @@ def peak_at_pairs_equal_cores(data: Data) -> list[Comparison]:
                 for p in (cores // 2, cores * 2):
                     if _has(g, lang, cores, p):
                         steps.append((s, g, cores, p, cores, "T(P)/T(pairs = cores)"))
-        out += _within_language("C8", lang, steps)
+        out += _within_language(data, "C8", lang, steps)
     if not out:
         raise NotTestable(f"needs a core count 2 <= C <= {top} measured at pairs C and C/2 or 2C")
     return out
@@ -160,7 +160,7 @@ def go_no_scaling_beyond_4(data: Data) -> list[Comparison]:
                 "go",
                 {**s, "cores": c, "pairs": p},
                 {**s, "cores": 4, "pairs": p},
-                protocol.region("C9"),
+                data.region("C9"),
                 "Go T(C)/T(4 cores)",
                 config_text({"cores": c, "pairs": p}),
             )
@@ -179,7 +179,7 @@ def akka_slow_start(data: Data) -> list[Comparison]:
         for c in sorted(g["cores"].unique())
         if 2 * c < 64 and _has(g, "scala_akka", c, 64) and _has(g, "scala_akka", c, 2 * c)
     ]
-    out = _within_language("C11", "scala_akka", steps)
+    out = _within_language(data, "C11", "scala_akka", steps)
     if not out:
         raise NotTestable("needs Scala/Akka throughput at 64 pairs and at 2 x cores pairs")
     return out
@@ -193,7 +193,7 @@ def erlang_drop_after_peak(data: Data) -> list[Comparison]:
         for c in sorted(g["cores"].unique())
         if 2 <= c <= top and c < 64 and _has(g, "erlang", c, 64) and _has(g, "erlang", c, c)
     ]
-    out = _within_language("C12", "erlang", steps)
+    out = _within_language(data, "C12", "erlang", steps)
     if not out:
         raise NotTestable(f"needs Erlang throughput on 2 to {top} cores at pairs = cores and at 64 pairs")
     return out

@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
+from serverbench import catalog
 from serverbench.analysis.plotting.figstyle import (
     FIG5_CORES,
     _caption,
@@ -19,7 +20,7 @@ from serverbench.analysis.plotting.figstyle import (
     _style,
 )
 from serverbench.analysis.reading import reference, registry
-from serverbench.analysis.reading.process import LANGUAGES, Processed
+from serverbench.analysis.reading.process import Processed
 
 # ------------------------------------------------------------------ Figure 5
 
@@ -59,7 +60,8 @@ def _fig5(
     reference_as_plotted: bool = False,
     **_,
 ):
-    languages = tuple(x for x in (languages or LANGUAGES) if x in LANGUAGES)
+    paper = catalog.paper_languages()
+    languages = tuple(x for x in (languages or paper) if x in paper)
     if "throughput" not in set(P.info.get("tables") or []):
         return None
     _style()
