@@ -99,6 +99,7 @@ class Benchmark:
     options: tuple[Option, ...]
     columns: tuple[str, ...]  # raw fields runs.csv has a column for even when none of its runs is in the sweep
     figures: tuple[tuple[str, str], ...]  # (the paper's short name, the registered figure)
+    metric: tuple[str, bool] | None = None  # its headline metric and whether it is a time (else a rate)
 
     @property
     def cost(self) -> ModuleType | None:
@@ -154,6 +155,7 @@ def _benchmark(bench: str, spec: dict) -> Benchmark:
         options=options,
         columns=tuple(getattr(pkg, "COLUMNS", ())),
         figures=tuple(getattr(pkg, "FIGURES", {}).items()),
+        metric=getattr(pkg, "METRIC", None),
     )
 
 

@@ -1,4 +1,4 @@
-"""Holm's correction of a claim's "no" (docs/protocol.md, "The procedure in five lines").
+"""Holm's correction of a claim's "no" (docs/protocol.md, "The procedure in six lines").
 
 A claim is contradicted when any deciding comparison says "no". With k comparisons each
 allowed a 5 % chance of a wrong "no", the chance that at least one is wrong grows towards

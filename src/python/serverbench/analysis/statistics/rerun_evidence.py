@@ -22,18 +22,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from serverbench import catalog
 from serverbench.analysis.statistics.paired import paired_ratio_ci
 from serverbench.harness.running.interference import OTHER_CPU_LIMIT, STEAL_LIMIT, over_limit
 
-# each benchmark's deciding metric and whether it is a time (True) or a rate (False)
-METRIC = {
-    "throughput": ("exchanges_per_s", False),
-    "recovery": ("exchanges_per_s", False),
-    "pingping": ("elapsed_s", True),
-    "spawn": ("all_ready_s", True),
-    "echo_flood": ("elapsed_s", True),
-    "tcp_pingpong": ("true_us_per_round_trip", True),
-}
+
+def _metric(benchmark: str | None) -> tuple[str | None, bool]:
+    """The benchmark's headline metric and whether it is a time (its package's METRIC)."""
+    try:
+        m = catalog.benchmark(str(benchmark)).metric
+    except ValueError:  # not a benchmark of this spec
+        return None, True
+    return m if m else (None, True)
+
 COLUMNS = ["sweep", "benchmark", "cause", "first_time", "rerun_time"]
 CONFIDENCE = 0.95
 
@@ -47,7 +48,7 @@ def cause(rec: dict) -> str:
 
 
 def _time(rec: dict) -> float | None:
-    key, is_time = METRIC.get(rec.get("benchmark"), (None, True))
+    key, is_time = _metric(rec.get("benchmark"))
     v = (rec.get("metrics") or {}).get(key) if key else None
     if not isinstance(v, int | float) or v <= 0:
         return None
