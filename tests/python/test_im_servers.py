@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 from serverbench import contract, records
-from serverbench.harness.sockets import run as sockets
 from serverbench.harness.planning.task import Task
+from serverbench.harness.sockets import run as sockets
 from socket_helpers import _need, make_launcher
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]

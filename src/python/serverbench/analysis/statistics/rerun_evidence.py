@@ -35,6 +35,7 @@ def _metric(benchmark: str | None) -> tuple[str | None, bool]:
         return None, True
     return m if m else (None, True)
 
+
 COLUMNS = ["sweep", "benchmark", "cause", "first_time", "rerun_time"]
 CONFIDENCE = 0.95
 

@@ -1,7 +1,8 @@
 """Throughput (Fig. 5): P pairs exchange messages for a fixed time on C cores."""
 
 ORDER = 3  # where its tables come among the benchmarks' (processed tables keep this order)
-METRIC = ("exchanges_per_s", False)  # its headline metric, True: a time (lower is better): messages per second: a rate
+# its headline metric, and True: a time (lower is better): messages per second: a rate
+METRIC = ("exchanges_per_s", False)
 ANALYSIS = ("tables", "figures", "claims", "warmup")  # the modules that register its parts, in import order
 FIGURES = {"fig5": "fig5_throughput"}  # the paper's figure, by its short name
 # the raw fields runs.csv has a column for even in a sweep without throughput runs
