@@ -65,25 +65,3 @@ def test_a_profile_without_sweeps_is_a_usage_error(tmp_path, monkeypatch):
     err = io.StringIO()
     assert cli.run(["replication", "--profile", "nope"], stdout=io.StringIO(), stderr=err) == 2
     assert "no processed sweep of profile 'nope'" in err.getvalue()
-
-
-def test_the_readme_groups_claims_by_the_verdict_most_sweeps_give(tmp_path):
-    frozen = protocol.load()["frozen_utc"]
-    for i in range(4):
-        when = "2026-01-01T00:00:00Z" if i < 3 else "2099-01-01T00:00:00Z"
-        cpu = "AMD EPYC" if i % 2 else "Intel(R) Xeon(R) Processor"
-        _sweep(tmp_path, f"quick-{i}", cpu, when,
-               {"C3": "supported", "T1": "contradicted", "C1": "supported" if i % 2 else "inconclusive",
-                "C9": "not testable on this machine"})  # fmt: skip
-    assert "2099" > frozen
-    text = replication.readme_findings(replication.record("quick", tmp_path))
-    lines = {ln.split(":")[0]: ln for ln in text.splitlines() if ln.startswith("* ")}
-    assert "**C3** “Scala/Akka supports the most dormant processes” (4/4)" in lines["* Hold"]
-    assert "**T1**" in lines["* Do not hold"] and "(4/4)" in lines["* Do not hold"]
-    split = lines["* Differ between sweeps (no verdict in three quarters of them)"]
-    assert "**C1**" in split and "supported in 2/2 AMD EPYC, 0/2 Intel Xeon" in split
-    assert "**C9**" in lines["* Not testable on 2 cores"]
-    assert "4 committed `quick` sweeps (2 on AMD EPYC, 2 on Intel Xeon; 1 run after" in text.replace(
-        "2 on Intel Xeon, 2 on AMD EPYC", "2 on AMD EPYC, 2 on Intel Xeon"
-    )
-    assert "No claim was supported in one sweep and contradicted in another" in text

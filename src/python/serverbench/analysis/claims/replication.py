@@ -249,66 +249,7 @@ def figure(rec: pd.DataFrame):
     return fig
 
 
-def _gist(sentence: str, width: int = 75) -> str:
-    """A claim's sentence cut to its gist: no parentheses, up to the first colon or
-    semicolon, at most `width` characters (cut at a word)."""
-    s = re.sub(r"\s*\([^)]{4,}\)", "", sentence).strip()  # parentheses out: "(the article's claim) ..."
-    for stop in (":", ";"):
-        s = s.split(stop)[0]
-    s = s.rstrip(". ")
-    if len(s) > width:
-        s = s[: s.rfind(" ", 0, width)] + " …"
-    return f"“{s}”"
-
-
-def readme_findings(rec: pd.DataFrame | None = None) -> str:
-    """README's "What we found": the claims grouped by the verdict they get in most committed
-    quick sweeps (each with its count), and the flips (a generated block)."""
-    rec = load("quick") if rec is None else rec
-    n = rec["sweep"].nunique()
-    kinds = rec.drop_duplicates("sweep")["machine"].map(_short).value_counts()
-    after = int(rec.drop_duplicates("sweep")["after_freeze"].sum())
-    groups: dict[str, list[str]] = {}
-    for cid in [c["id"] for c in protocol.load()["claims"]]:
-        g = rec[rec["id"].eq(cid)]
-        if g.empty:
-            continue
-        top = g["verdict"].value_counts()
-        verdict, k = top.index[0], int(top.iloc[0])
-        key = verdict if k >= 0.75 * len(g) else "split"
-        if key == "split":
-            kinds_ = sorted(set(g.machine))
-            detail = "; ".join(
-                f"{v} in "
-                + ", ".join(f"{(gv.machine == m).sum()}/{(g.machine == m).sum()} {_short(m)}" for m in kinds_)
-                for v, gv in sorted(g.groupby("verdict"), key=lambda x: -len(x[1]))
-                if v != engine.NOT_TESTABLE
-            )
-        else:
-            detail = f"{k}/{len(g)}"
-        groups.setdefault(key, []).append(f"**{cid}** {_gist(protocol.claim(cid)['sentence'])} ({detail})")
-    names = {
-        engine.SUPPORTED: "Hold",
-        engine.CONTRADICTED: "Do not hold",
-        engine.INCONCLUSIVE: "Undecided at this scale",
-        "split": "Differ between sweeps (no verdict in three quarters of them)",
-        engine.NOT_TESTABLE: "Not testable on 2 cores",
-        engine.ERROR: "Error",
-    }
-    fl = flips(rec)
-    lines = [
-        f"Each claim judged by protocol {protocol.version()} (docs/protocol.md) in each of {n} committed `quick` "
-        f"sweeps ({', '.join(f'{k} on {m}' for m, k in kinds.items())}; {after} run after the protocol was frozen), "
-        "at the quick profile's reduced scale; in brackets, the sweeps that gave the verdict:",
-        "",
-    ]
-    for key, title in names.items():
-        if groups.get(key):
-            lines.append(f"* {title}: " + "; ".join(groups[key]) + ".")
-    lines += [
-        "",
-        f"No claim was supported in one sweep and contradicted in another ({len(fl)} such pairs)."
-        if not fl
-        else f"{len(fl)} pairs of sweeps in which a claim was supported in one and contradicted in the other.",
-    ]
-    return "\n".join(lines)
+def _gist(sentence: str) -> str:
+    """A claim's sentence, whole and quoted, for a list that names the claim by its code:
+    README and the report never cut a claim's words (a cut sentence may say the opposite)."""
+    return f"\u201c{sentence.strip().rstrip('.')}\u201d"

@@ -176,18 +176,22 @@ def _why(processed_dir: Path | None) -> str:
     return f"Measured attribution of the gap ({sweep}): " + "; ".join(parts) + "."
 
 
-def _verdict_sentence(ran: pd.DataFrame) -> str:
+def verdict_groups(ran: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """{(verdict, reason): claim ids in the paper's order}: one verdict per claim (one_verdict)."""
     groups: dict[tuple[str, str], list[str]] = {}
     for cid, g in ran.groupby("id", sort=False):
         groups.setdefault(one_verdict(g), []).append(cid)
     order = {v: i for i, v in enumerate(vocabulary.ORDER)}
-    parts = []
-    for verdict, reason in sorted(groups, key=lambda k: (order.get(k[0], len(order)), k[1])):
-        ids = ", ".join(sorted(groups[(verdict, reason)], key=thenandnow.claim_order))
-        n = len(groups[(verdict, reason)])
-        parts.append(f"{n} {verdict} ({reason}: {ids})" if reason else f"{n} {verdict} ({ids})")
+    keys = sorted(groups, key=lambda k: (order.get(k[0], len(order)), k[1]))
+    return {k: sorted(groups[k], key=thenandnow.claim_order) for k in keys}
+
+
+def _verdict_sentence(ran: pd.DataFrame) -> str:
+    """The counts only: the claims' codes come with their texts in the table after the
+    abstract (a code never appears on a page before its claim's words)."""
+    parts = [f"{len(ids)} {v}" + (f" ({r})" if r else "") for (v, r), ids in verdict_groups(ran).items()]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"Of the {ran['id'].nunique()} claims judged there, {listed}."
+    return f"Of the {ran['id'].nunique()} claims judged there: {listed}."
 
 
 def _flipped(processed_dir: Path | None, ran: pd.DataFrame, rows: pd.DataFrame, lang: str) -> list[str]:
@@ -237,7 +241,8 @@ def text(processed_dir: Path | None = None) -> str:
         )
         flipped = _flipped(processed_dir, ran, rows, lang)
         if flipped:
-            sentence += f" {' and '.join(flipped)}, supported on the paper's own numbers, are contradicted here."
+            quoted = " and ".join(f"{c} \u201c{protocol.claim(c)['sentence']}\u201d" for c in flipped)
+            sentence += f" It turns {quoted} from supported on the paper's own numbers to contradicted."
         out += [sentence, _why(processed_dir)]
     words = " ".join(out)
     if len(words.split()) > MAX_WORDS:  # the attribution's details go to its table

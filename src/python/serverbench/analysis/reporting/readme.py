@@ -1,0 +1,134 @@
+"""README's generated findings blocks (docsgen): the abstract, the then-and-now tables and
+what the quick sweeps found, in the shared vocabulary (vocabulary.py), every claim with its
+full text, the scope of each statement said (the paper's scale or the quick profile's
+reduced one) and where the two scales disagree, with the reason's link.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from serverbench import paths, protocol
+from serverbench.analysis.claims import engine, replication
+from serverbench.analysis.reporting import abstract, paperscale, thenandnow, vocabulary
+
+MOST = 0.75  # a verdict given by at least this share of the quick sweeps is the claim's there
+DIMENSIONING = "docs/dimensioning.md"  # what the quick profile's reductions change, measured
+
+
+def abstract_block(processed_dir: Path | None = None) -> str:
+    return "**Abstract.** " + abstract.text(processed_dir)
+
+
+def then_and_now_block(processed_dir: Path | None = None) -> str:
+    return thenandnow.markdown(thenandnow.rows(processed_dir))
+
+
+def _quote(cid: str) -> str:
+    return f"**{cid}** \u201c{protocol.claim(cid)['sentence'].rstrip('.')}\u201d"
+
+
+def _newest_why(processed_dir: Path | None) -> dict[str, str]:
+    """{claim: why} of the newest quick sweep, to name a not-testable claim's reason."""
+    sweeps = replication.sweeps("quick", processed_dir)
+    if not sweeps:
+        return {}
+    c = pd.read_csv(sweeps[-1] / "claims.csv")
+    return {str(i): (w if isinstance(w, str) else "") for i, w in zip(c["id"], c["why"])}
+
+
+def _paper_scale(processed_dir: Path | None) -> dict[str, str]:
+    """{claim: its one verdict at the paper's scale} over the committed pieces."""
+    v = paperscale.verdicts(processed_dir)
+    v = v[v["verdict"] != paperscale.NOT_RUN]
+    out = {}
+    for cid, g in v.groupby("id", sort=False):
+        words = g.assign(verdict=g["verdict"].map(vocabulary.word), reason="")
+        out[str(cid)] = abstract.one_verdict(words)[0]
+    return out
+
+
+def findings_block(rec: pd.DataFrame | None = None, processed_dir: Path | None = None) -> str:
+    """The claims grouped by the verdict most quick sweeps give them (each with its count),
+    and the claims whose quick verdict and paper-scale verdict disagree."""
+    rec = replication.load("quick", processed_dir) if rec is None else rec
+    root = Path(processed_dir) if processed_dir else paths.processed_dir()
+    n = rec["sweep"].nunique()
+    kinds = rec.drop_duplicates("sweep")["machine"].map(replication._short).value_counts()
+    after = int(rec.drop_duplicates("sweep")["after_freeze"].sum())
+    why = _newest_why(root)
+    groups: dict[str, list[str]] = {}
+    top_of: dict[str, str] = {}
+    for cid in [c["id"] for c in protocol.load()["claims"]]:
+        g = rec[rec["id"].eq(cid)]
+        if g.empty:
+            continue
+        top = g["verdict"].map(vocabulary.word).value_counts()
+        verdict, k = str(top.index[0]), int(top.iloc[0])
+        key = verdict if k >= MOST * len(g) else "split"
+        if key == vocabulary.NOT_TESTABLE:
+            key = f"{vocabulary.NOT_TESTABLE} ({vocabulary.reason(why.get(cid))})"
+        top_of[cid] = verdict if key != "split" else "split"
+        if key == "split":
+            machines = sorted(set(g.machine))
+            detail = "; ".join(
+                f"{v} in "
+                + ", ".join(
+                    f"{(gv.machine == m).sum()} of {(g.machine == m).sum()} on {replication._short(m)}"
+                    for m in machines
+                    if (gv.machine == m).any()
+                )
+                for v, gv in sorted(g.groupby(g["verdict"].map(vocabulary.word)), key=lambda x: -len(x[1]))
+            )
+        else:
+            detail = f"{k} of {len(g)}"
+        groups.setdefault(key, []).append(f"{_quote(cid)} ({detail})")
+    lines = [
+        "At the quick profile's reduced scale (its reductions are listed below the figure): "
+        f"each claim judged by protocol {protocol.version()} (docs/protocol.md) in each of {n} committed `quick` "
+        f"sweeps ({', '.join(f'{k} on {m}' for m, k in kinds.items())}; {after} run after the protocol was frozen). "
+        "In brackets, how many sweeps gave the verdict:",
+        "",
+    ]
+    order = [vocabulary.SUPPORTED, vocabulary.CONTRADICTED, vocabulary.INCONCLUSIVE, "split"]
+    order += sorted(k for k in groups if k.startswith(vocabulary.NOT_TESTABLE)) + [engine.ERROR]
+    title = {"split": f"split (no verdict given by {MOST:.0%} of the sweeps; the counts say which)"}
+    for key in order:
+        if groups.get(key):
+            lines.append(
+                f"* {title.get(key, key)[0].upper() + title.get(key, key)[1:]}: " + "; ".join(groups[key]) + "."
+            )
+    fl = replication.flips(rec)
+    lines += [
+        "",
+        f"Among the quick sweeps, no claim was supported in one and contradicted in another ({len(fl)} such pairs)."
+        if not fl
+        else f"Among the quick sweeps, {len(fl)} pairs in which a claim was supported in one and contradicted in the "
+        "other.",
+    ]
+    lines += _disagreements(rec, _paper_scale(root))
+    return "\n".join(lines)
+
+
+def _disagreements(rec: pd.DataFrame, paper: dict[str, str]) -> list[str]:
+    """The claims supported in some quick sweeps and contradicted at the paper's scale, or
+    the reverse: the scale changes what is compared (docs/dimensioning.md measures how)."""
+    out = []
+    for cid, at_paper in paper.items():
+        quick = rec.loc[rec["id"] == cid, "verdict"].map(vocabulary.word)
+        opposite = {vocabulary.SUPPORTED: vocabulary.CONTRADICTED, vocabulary.CONTRADICTED: vocabulary.SUPPORTED}
+        other = opposite.get(at_paper)
+        k = int((quick == other).sum()) if other else 0
+        if k:
+            out.append(f"{cid}: {other} in {k} of {len(quick)} quick sweeps, {at_paper} at the paper's scale")
+    if not out:
+        return []
+    return [
+        "",
+        "Where the quick sweeps and the paper's scale disagree: "
+        + "; ".join(out)
+        + f". The quick profile's reductions change what is compared; [{DIMENSIONING}]({DIMENSIONING}) measures by "
+        "how much.",
+    ]
