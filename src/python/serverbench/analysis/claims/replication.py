@@ -13,7 +13,6 @@ prints the table; the report shows it beside a new sweep's verdicts.
 from __future__ import annotations
 
 import json
-import re
 from itertools import combinations
 from pathlib import Path
 
