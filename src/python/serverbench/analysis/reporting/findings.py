@@ -12,26 +12,32 @@ import math
 import re
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 from urllib.parse import quote
 
 import pandas as pd
 
 from serverbench import protocol
 from serverbench.analysis.claims import results
+from serverbench.analysis.reporting import vocabulary
 
 DASH = "\u2014"
 TITLE = "Reproducing Valkov, Chechina & Trinder (SAC 2018): findings"
 
 # The report's sections, in order (notebooks/report.ipynb's "## " and "### " headings;
 # tests/python/test_findings.py checks that the notebook has exactly these). The
-# sections other modules register (registry.sections) are inserted before EVIDENCE.
+# sections other modules register (registry.sections) are inserted before EVIDENCE in the
+# main report; a sub-report (another profile's) opens with them instead. The main report
+# opens with PAPER_SCALE_SECTIONS, displayed by code (a sub-report has none of them).
 FINDINGS = "Findings"
 GLOSSARY = "Glossary"
 EVIDENCE = "Evidence behind the verdicts"
 PAPER_SCALE = "At the paper's scale on this machine"
+DECIDING = "Every deciding ratio at the paper's scale"
+THEN_AND_NOW = "Then and now: the paper's values beside ours"
 APPENDIX = "Appendix: machine, runtimes, set-up differences, contention, failures, time"
+PAPER_SCALE_SECTIONS: list[tuple[int, str]] = [(2, PAPER_SCALE), (3, DECIDING), (3, THEN_AND_NOW)]
 SECTIONS: list[tuple[int, str]] = [
-    (2, PAPER_SCALE),
     (2, FINDINGS),
     (2, GLOSSARY),
     (2, "The claims, checked"),
@@ -46,6 +52,49 @@ SECTIONS: list[tuple[int, str]] = [
     (3, "Runs that were invalid or failed, and why"),
     (3, "Where the time went"),
 ]
+# The profiles whose report is the main one (paper/report.html): the paper's claims at the
+# paper's scale and at the quick profile's. Any other profile's report is a sub-report that
+# opens with its own subject: the registered sections that have something to show for it.
+MAIN_PROFILES = ("quick", "paper", "smoke")
+
+
+def is_main(profile: str) -> bool:
+    return Path(str(profile)).stem in MAIN_PROFILES
+
+
+def report_title(profile: str, lead: Iterable[str] = ()) -> str:
+    """The report's title: TITLE for the main report; a sub-report's subject (its lead
+    sections' titles) first, then the paper it belongs to."""
+    lead = list(lead)
+    if is_main(profile) or not lead:
+        return TITLE
+    return f"{' and '.join(lead)}: re-running Valkov, Chechina & Trinder (SAC 2018)"
+
+
+def opening(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
+    """The report's H1 and the paragraph under it: what the report is about and where its
+    numbers come from (a sub-report names its sweep and points to the main report)."""
+    lead = list(lead)
+    sid = info.get("sweep_id", "?")
+    source = (
+        "Every number comes from the sweep's raw log `data/raw/<sweep>/runs.jsonl` through "
+        "`data/processed/<sweep>/`, or, for the sources' own values, from `data/reference/` (provenance in "
+        "`data/reference/PROVENANCE.md`)."
+    )
+    if is_main(profile) or not lead:
+        return (
+            f"# {report_title(profile, lead)}\n\nThis report re-runs the experiments of *Comparing Languages for "
+            "Engineering Server Software: Erlang, Go, and Scala with Akka* (SAC 2018) and of the echo-flood and TCP "
+            "ping-pong write-ups, and judges each of their claims by the frozen protocol of `docs/protocol.md`: "
+            f"first at the paper's own scale (the `paper` profile's pieces), then on the `{profile}` sweep "
+            f"`{sid}`. {source}"
+        )
+    return (
+        f"# {report_title(profile, lead)}\n\nThis report is rendered from one sweep of the `{Path(str(profile)).stem}` "
+        f"profile, `{sid}`, and opens with its subject: {', '.join(lead)}. The paper's claims at the paper's own "
+        f"scale, with the then-and-now tables, are in the main report (`paper/report.html`). {source}"
+    )
+
 
 # ------------------------------------------------------------------ numbers
 
@@ -241,17 +290,24 @@ def _replication(text) -> str:
     return "elsewhere: " + ", ".join(f"{_SHORT_VERDICT.get(v, v)} {k}" for v, k, _ in found)
 
 
-def verdict_index(V) -> str:
-    """'**Supported (3):** C3, C12, T1b. **Contradicted (2):** T1, T2. ...': every claim's
-    verdict, grouped, in a few dozen words."""
-    by: dict[str, list[str]] = {}
+def verdict_label(v, piece: bool = False) -> str:
+    """A verdict in the shared vocabulary, a not-testable one with its reason."""
+    return vocabulary.labelled(v.verdict, v.why, piece=piece)
+
+
+def verdict_index(V, piece: bool = False) -> str:
+    """'**4 claims:** 2 supported, 1 contradicted, 1 not testable (machine too small).':
+    the verdicts counted; each claim's code comes with its words in the lines below."""
+    by: dict[str, int] = {}
     for v in V:
-        by.setdefault(v.verdict, []).append(v.id)
-    order = [k for k in _VERDICT_ORDER if k in by] + [k for k in by if k not in _VERDICT_ORDER]
-    return " ".join(f"**{k[0].upper() + k[1:]} ({len(by[k])}):** {', '.join(by[k])}." for k in order)
+        label = verdict_label(v, piece)
+        by[label] = by.get(label, 0) + 1
+    order = {w: i for i, w in enumerate(vocabulary.ORDER)}
+    keys = sorted(by, key=lambda k: (order.get(k.split(" (")[0], len(order)), k))
+    return f"**{len(V)} claims:** " + ", ".join(f"{by[k]} {k}" for k in keys) + "."
 
 
-def claim_line(v, replication_text: str = "", own_text: str = "") -> str:
+def claim_line(v, replication_text: str = "", own_text: str = "", piece: bool = False) -> str:
     """One claim: '**C1** sentence — **supported**: Go/Akka 0.26-0.67, Erlang/Akka
     0.71-0.85; elsewhere: supported 13, inconclusive 18.'"""
     detail = _numbers(v)
@@ -260,16 +316,21 @@ def claim_line(v, replication_text: str = "", own_text: str = "") -> str:
         detail = f"{detail}; {why}" if detail and v.verdict == results.INCONCLUSIVE else why
     elif v.verdict == results.ERROR:
         detail = f"the check failed ({v.why})"
-    line = f"**{v.id}** {str(v.claim).rstrip('.')} {DASH} **{v.verdict}**" + (f": {detail}" if detail else "")
+    line = f"**{v.id}** {str(v.claim).rstrip('.')} {DASH} **{verdict_label(v, piece)}**" + (
+        f": {detail}" if detail else ""
+    )
     rep = _replication(replication_text)
     if rep:
         line += f"; {rep}"
     if isinstance(own_text, str) and own_text and not own_text.startswith(results.SUPPORTED):
-        line += f"; on its source's own numbers: {_SHORT_VERDICT.get(own_text.split(':')[0], own_text.split(':')[0])}"
+        own = own_text.split(":")[0]
+        line += "; on its source's own numbers: " + (
+            vocabulary.labelled(own, source_data=True) if own.startswith("not testable") else own
+        )
     return line + "."
 
 
-def first_screen(V, replication_col=None, own_col=None) -> str:
+def first_screen(V, replication_col=None, own_col=None, piece: bool = False) -> str:
     """The report's first screen (Markdown): every claim's verdict in one line of a few
     dozen words (`verdict_index`), then one short line per claim in the paper's order (C,
     then E, then T). V: claims.check_all's verdicts; replication_col: replication.beside's
@@ -285,7 +346,7 @@ def first_screen(V, replication_col=None, own_col=None) -> str:
     elsewhere = f"the verdicts of the {m.group(1)}" if m else "the verdicts of the other committed sweeps"
     rounds = _rounds(V)
     lines = [
-        f"**{len(V)} claims.** " + verdict_index(V),
+        verdict_index(V, piece),
         "",
         "Each line below: the claim, its verdict on this sweep, the deciding ratios (first side / second side, "
         f"lowest-highest over the deciding configurations{', ' + rounds if rounds else ''}, each judged by its "
@@ -293,7 +354,7 @@ def first_screen(V, replication_col=None, own_col=None) -> str:
         f"The words are defined in the [Glossary](#{anchor(GLOSSARY)}).",
         "",
     ]
-    lines += [f"* {claim_line(v, rep.get(v.id, ''), own.get(v.id, ''))}" for v in V]
+    lines += [f"* {claim_line(v, rep.get(v.id, ''), own.get(v.id, ''), piece)}" for v in V]
     return "\n".join(lines)
 
 
@@ -314,10 +375,7 @@ def glossary() -> str:
             "correction over the claim's comparisons.",
         ),
         ("inconclusive", "neither: some comparison is *unclear*, and the verdict says why."),
-        (
-            "not testable (on this machine)",
-            "the sweep lacks a deciding configuration the claim needs; the reason names what is missing.",
-        ),
+        ("not testable", vocabulary.glossary_line()),
         (
             "deciding comparison",
             "a ratio of two sides' times or rates (two languages at one configuration, or one language at two), "
@@ -384,10 +442,16 @@ def anchor(heading: str) -> str:
     return quote(heading.replace(" ", "-"), safe="?/:@!$&'()*+,;=")
 
 
-def toc(extra: Iterable[str] = (), sections: list[tuple[int, str]] | None = None) -> str:
-    """The report's table of contents (Markdown links to the headings' anchors): SECTIONS,
-    with the `extra` level-2 sections (registry.sections' titles) before the evidence."""
+def toc(extra: Iterable[str] = (), sections: list[tuple[int, str]] | None = None, profile: str = "quick") -> str:
+    """The report's table of contents (Markdown links to the headings' anchors): the main
+    report's PAPER_SCALE_SECTIONS, then SECTIONS with the `extra` level-2 sections
+    (registry.sections' titles) before the evidence; a sub-report's `extra` sections first,
+    as it opens with them."""
     rows = list(SECTIONS if sections is None else sections)
-    at = next((i for i, (_, t) in enumerate(rows) if t == EVIDENCE), len(rows))
-    rows[at:at] = [(2, t) for t in extra]
+    if is_main(profile):
+        at = next((i for i, (_, t) in enumerate(rows) if t == EVIDENCE), len(rows))
+        rows[at:at] = [(2, t) for t in extra]
+        rows = PAPER_SCALE_SECTIONS + rows
+    else:
+        rows = [(2, t) for t in extra] + rows
     return "\n".join(f"{'  ' * (level - 2)}* [{t}](#{anchor(t)})" for level, t in rows)

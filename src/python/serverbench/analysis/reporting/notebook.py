@@ -126,3 +126,12 @@ def stat_table(P, table: str, metric: str, cols: list[str]):
         print(f"this sweep has no {table} runs")
         return s
     return s[[c for c in cols if c in s]]
+
+
+def show_figure(png, caption: str) -> None:
+    """A figure in the report notebook: its caption in bold, then the image. The rendered
+    HTML takes each image's alt text from the caption before it (pipeline.render_html)."""
+    from IPython.display import Image, Markdown, display
+
+    display(Markdown(f"**{caption}**"))
+    display(Image(filename=str(png)))
