@@ -74,3 +74,29 @@ def test_a_claim_supported_in_quick_sweeps_and_contradicted_at_the_paper_scale_i
     assert "C1: supported in 2 of 3 quick sweeps, contradicted at the paper's scale" in text
     assert "C3:" not in text.split("Where the quick sweeps")[1]
     assert "docs/dimensioning.md" in text
+
+
+def test_the_disagreement_quotes_the_dimension_sweeps_ratios():
+    """The numbers given for a PingPing claim are the committed dimension sweep's
+    ratio_to_akka at the quick sweeps' largest R and the dimension sweep's largest."""
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from serverbench.analysis.reporting import dimension
+
+    processed = Path(__file__).resolve().parents[2] / "data" / "processed"
+    folder = dimension.latest(processed)
+    if folder is None or not replication.sweeps("quick", processed):
+        pytest.skip("no dimension or quick sweep committed")
+    text = readme._scale_numbers("C1", processed)
+    scale = pd.read_csv(folder / "dimension_scaling.csv")
+    scale = scale[(scale.benchmark == "pingping")].set_index(["language", "size"])["ratio_to_akka"]
+    found = re.findall(r"(\w+)/Akka per message ([\d.]+) at R = ([\d,]+), ([\d.]+) at R = ([\d,]+)", text)
+    assert found, text
+    for label, a, r1, b, r2 in found:
+        lang = {"Erlang": "erlang", "Go": "go"}[label]
+        assert float(a) == pytest.approx(scale[(lang, int(r1.replace(",", "")))], rel=0.05)
+        assert float(b) == pytest.approx(scale[(lang, int(r2.replace(",", "")))], rel=0.05)
+    assert folder.name in text

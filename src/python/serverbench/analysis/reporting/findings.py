@@ -72,8 +72,18 @@ def report_title(profile: str, lead: Iterable[str] = ()) -> str:
 
 
 def opening(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
-    """The report's H1 and the paragraph under it: what the report is about and where its
-    numbers come from (a sub-report names its sweep and points to the main report)."""
+    """The report's H1 and the paragraph under it (heading + intro)."""
+    return f"{heading(profile, lead)}\n\n{intro(profile, info, lead)}"
+
+
+def heading(profile: str, lead: Iterable[str] = ()) -> str:
+    """The report's H1: its title (report_title)."""
+    return f"# {report_title(profile, lead)}"
+
+
+def intro(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
+    """What the report is about and where its numbers come from; a sub-report names its
+    sweep and points to the main report. The main report shows it after its abstract."""
     lead = list(lead)
     sid = info.get("sweep_id", "?")
     source = (
@@ -83,16 +93,15 @@ def opening(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
     )
     if is_main(profile) or not lead:
         return (
-            f"# {report_title(profile, lead)}\n\nThis report re-runs the experiments of *Comparing Languages for "
-            "Engineering Server Software: Erlang, Go, and Scala with Akka* (SAC 2018) and of the echo-flood and TCP "
-            "ping-pong write-ups, and judges each of their claims by the frozen protocol of `docs/protocol.md`: "
-            f"first at the paper's own scale (the `paper` profile's pieces), then on the `{profile}` sweep "
-            f"`{sid}`. {source}"
+            "This report re-runs the experiments of *Comparing Languages for Engineering Server Software: Erlang, "
+            "Go, and Scala with Akka* (SAC 2018) and of the echo-flood and TCP ping-pong write-ups, and judges each "
+            "of their claims by the frozen protocol of `docs/protocol.md`: first at the paper's own scale (the "
+            f"`paper` profile's pieces), then on the `{profile}` sweep `{sid}`. {source}"
         )
     return (
-        f"# {report_title(profile, lead)}\n\nThis report is rendered from one sweep of the `{Path(str(profile)).stem}` "
-        f"profile, `{sid}`, and opens with its subject: {', '.join(lead)}. The paper's claims at the paper's own "
-        f"scale, with the then-and-now tables, are in the main report (`paper/report.html`). {source}"
+        f"This report is rendered from one sweep of the `{Path(str(profile)).stem}` profile, `{sid}`, and opens "
+        f"with its subject: {', '.join(lead)}. The paper's claims at the paper's own scale, with the then-and-now "
+        f"tables, are in the main report (`paper/report.html`). {source}"
     )
 
 

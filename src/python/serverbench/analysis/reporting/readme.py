@@ -108,21 +108,26 @@ def findings_block(rec: pd.DataFrame | None = None, processed_dir: Path | None =
         else f"Among the quick sweeps, {len(fl)} pairs in which a claim was supported in one and contradicted in the "
         "other.",
     ]
-    lines += _disagreements(rec, _paper_scale(root))
+    lines += _disagreements(rec, _paper_scale(root), root)
     return "\n".join(lines)
 
 
-def _disagreements(rec: pd.DataFrame, paper: dict[str, str]) -> list[str]:
+def _disagreements(rec: pd.DataFrame, paper: dict[str, str], root: Path | None = None) -> list[str]:
     """The claims supported in some quick sweeps and contradicted at the paper's scale, or
-    the reverse: the scale changes what is compared (docs/dimensioning.md measures how)."""
+    the reverse, each with the dimension sweep's numbers that show why where it has them: the
+    scale changes what is compared (docs/dimensioning.md measures how)."""
     out = []
+    opposite = {vocabulary.SUPPORTED: vocabulary.CONTRADICTED, vocabulary.CONTRADICTED: vocabulary.SUPPORTED}
     for cid, at_paper in paper.items():
         quick = rec.loc[rec["id"] == cid, "verdict"].map(vocabulary.word)
-        opposite = {vocabulary.SUPPORTED: vocabulary.CONTRADICTED, vocabulary.CONTRADICTED: vocabulary.SUPPORTED}
         other = opposite.get(at_paper)
         k = int((quick == other).sum()) if other else 0
         if k:
-            out.append(f"{cid}: {other} in {k} of {len(quick)} quick sweeps, {at_paper} at the paper's scale")
+            why = _scale_numbers(cid, root)
+            out.append(
+                f"{cid}: {other} in {k} of {len(quick)} quick sweeps, {at_paper} at the paper's scale"
+                + (f" ({why})" if why else "")
+            )
     if not out:
         return []
     return [
@@ -132,3 +137,38 @@ def _disagreements(rec: pd.DataFrame, paper: dict[str, str]) -> list[str]:
         + f". The quick profile's reductions change what is compared; [{DIMENSIONING}]({DIMENSIONING}) measures by "
         "how much.",
     ]
+
+
+def _scale_numbers(cid: str, root: Path | None) -> str:
+    """For a PingPing or spawn claim: each language's time per unit over Akka's at the quick
+    profile's largest size and at the dimension sweep's largest (its dimension_scaling.csv),
+    e.g. 'Erlang/Akka per message 0.69 at R = 100,000, 1.74 at R = 1,000,000'."""
+    from serverbench.analysis.claims import engine as claims_engine
+    from serverbench.analysis.reading.process import LANGUAGE_LABELS
+    from serverbench.analysis.reporting import dimension
+    from serverbench.analysis.reporting.findings import sig
+
+    claim = next((c for c in claims_engine.all_claims() if c.id == cid), None)
+    bench = getattr(getattr(claim, "needs", None), "table", None)
+    units = {"pingping": ("per message", "R", "repetitions"), "spawn": ("per process", "N", "processes")}
+    folder = dimension.latest(root)
+    quick = replication.sweeps("quick", root)
+    if bench not in units or folder is None or not quick:
+        return ""
+    unit, letter, key = units[bench]
+    scale = pd.read_csv(folder / "dimension_scaling.csv")
+    scale = scale[(scale["benchmark"] == bench) & (scale["language"] != dimension.BASELINE)]
+    q = pd.read_csv(quick[-1] / "summary.csv")
+    q = q[q["table"] == bench]
+    if scale.empty or q.empty or key not in q:
+        return ""
+    small, large = int(q[key].max()), int(scale["size"].max())
+    parts = []
+    for lang, g in scale.groupby("language"):
+        at = g.set_index("size")["ratio_to_akka"]
+        if small in at.index and large in at.index and small != large:
+            parts.append(
+                f"{LANGUAGE_LABELS.get(lang, lang)}/Akka {unit} {sig(at[small], 2)} at {letter} = {small:,}, "
+                f"{sig(at[large], 2)} at {letter} = {large:,}"
+            )
+    return "; ".join(parts) + (f", dimension sweep `{folder.name}`" if parts else "")
