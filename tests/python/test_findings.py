@@ -26,7 +26,7 @@ ABSTRACT_WORDS = 150
 # A claim's line on the first screen, as Markdown or as a reader sees it (no asterisks):
 # 'C1 <its sentence> — not testable (machine too small): ...'
 CLAIM_LINE = re.compile(
-    r"(?:^|\n)\*?\s*\**([CET]\d+[a-z]?)\**\s[^\n]*?\u2014\s\**(supported|contradicted|inconclusive|"
+    r"(?:^|\n)\*?\s*\**([CET]\d+[a-z]?)\**\s[^\n]*?\u2014\s+\**(supported|contradicted|inconclusive|"
     r"not testable \([^)]*\)|error)\**"
 )
 # A number with more than 4 decimals: digits, a point, 5 or more digits, standing alone
@@ -183,7 +183,7 @@ def check_rendered_report(html: str, claims_csv: Path) -> None:
     assert len(abstract_text.split()) <= ABSTRACT_WORDS, len(abstract_text.split())
     # every claim's verdict on this sweep in the Findings section, each with its sentence
     expected = dict(pd.read_csv(claims_csv)[["id", "verdict"]].values)
-    section = text.split(f"{findings.FINDINGS} ", 1)[1].split(findings.GLOSSARY, 1)[0]
+    section = text.split(f"{findings.FINDINGS} ", 1)[1].split("The claims, checked", 1)[0]
     assert _verdicts_in(section) == expected
     assert "Contents" in text and 'href="#Glossary"' in html and 'href="#Appendix:' in html
     from bs4 import BeautifulSoup
