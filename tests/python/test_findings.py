@@ -144,10 +144,27 @@ def test_the_notebook_has_the_sections_the_contents_lists():
 def test_a_sub_report_has_its_own_title_and_opening():
     main = findings.report_title("quick", ["Socket benchmarks: echo flood"])
     assert main == findings.TITLE
-    sub = findings.report_title("runtimes", ["The conclusions on 2026 runtimes"])
-    assert sub.startswith("The conclusions on 2026 runtimes") and sub != findings.TITLE
+    sub = findings.report_title("runtimes", ["The conclusions on 2026 runtimes", "Language or original code?"])
+    assert sub.startswith("The conclusions on 2026 runtimes \u2014") and "original code" not in sub
     opening = findings.opening("runtimes", {"sweep_id": "runtimes-x"}, ["The conclusions on 2026 runtimes"])
-    assert opening.startswith(f"# {sub}\n") and "runtimes-x" in opening and "paper/report.html" in opening
+    assert opening.startswith("# The conclusions on 2026 runtimes") and "runtimes-x" in opening
+    assert "paper/report.html" in opening
+
+
+def test_each_sub_report_subject_is_a_registered_section():
+    from serverbench.analysis.reading import registry
+    from serverbench.analysis.reporting import sections  # noqa: F401  (registers the sections)
+
+    titles = [s.title for s in registry.sections()]
+    for profile, subjects in findings.SUBJECTS.items():
+        for subject in subjects:
+            assert any(t.startswith(subject) for t in titles), (profile, subject)
+    # the audit report opens with the audit, not with the runtimes section that every sweep renders
+    rendered = ["The conclusions on 2026 runtimes", "Language or original code?"]
+    assert findings.lead_sections("audit", rendered) == ["Language or original code?"]
+    assert findings.lead_sections("quick", rendered) == []
+    toc = findings.toc(rendered, profile="audit")
+    assert toc.index("Language or original code?") < toc.index(findings.FINDINGS) < toc.index("2026 runtimes")
 
 
 def _visible_text(html: str) -> tuple[str, str]:

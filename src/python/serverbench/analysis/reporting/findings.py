@@ -56,6 +56,26 @@ SECTIONS: list[tuple[int, str]] = [
 # paper's scale and at the quick profile's. Any other profile's report is a sub-report that
 # opens with its own subject: the registered sections that have something to show for it.
 MAIN_PROFILES = ("quick", "paper", "smoke")
+# A sub-report's subject: the registered sections (registry.report_section titles, matched
+# by their start) it opens with; the others it renders keep their place after the figures.
+# tests/python/test_findings.py checks that each names a registered section.
+SUBJECTS = {
+    "runtimes": ("The conclusions on 2026 runtimes",),
+    "audit": ("Language or original code?",),
+    "servers": ("Socket benchmarks",),
+}
+
+
+def lead_sections(profile: str, titles: Iterable[str]) -> list[str]:
+    """The titles, of those rendered for the sweep, that a sub-report opens with: its
+    profile's SUBJECTS (all of them when the profile has none listed); none in the main report."""
+    titles = list(titles)
+    if is_main(profile):
+        return []
+    subject = SUBJECTS.get(Path(str(profile)).stem)
+    if not subject:
+        return titles
+    return [t for t in titles if t.startswith(subject)] or titles
 
 
 def is_main(profile: str) -> bool:
@@ -68,7 +88,7 @@ def report_title(profile: str, lead: Iterable[str] = ()) -> str:
     lead = list(lead)
     if is_main(profile) or not lead:
         return TITLE
-    return f"{' and '.join(lead)}: re-running Valkov, Chechina & Trinder (SAC 2018)"
+    return f"{lead[0]} \u2014 re-running Valkov, Chechina & Trinder (SAC 2018)"
 
 
 def opening(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
@@ -454,13 +474,12 @@ def anchor(heading: str) -> str:
 def toc(extra: Iterable[str] = (), sections: list[tuple[int, str]] | None = None, profile: str = "quick") -> str:
     """The report's table of contents (Markdown links to the headings' anchors): the main
     report's PAPER_SCALE_SECTIONS, then SECTIONS with the `extra` level-2 sections
-    (registry.sections' titles) before the evidence; a sub-report's `extra` sections first,
-    as it opens with them."""
+    (registry.sections' titles) before the evidence; a sub-report's lead sections
+    (lead_sections) first, as it opens with them, the rest of `extra` before the evidence."""
     rows = list(SECTIONS if sections is None else sections)
-    if is_main(profile):
-        at = next((i for i, (_, t) in enumerate(rows) if t == EVIDENCE), len(rows))
-        rows[at:at] = [(2, t) for t in extra]
-        rows = PAPER_SCALE_SECTIONS + rows
-    else:
-        rows = [(2, t) for t in extra] + rows
+    extra = list(extra)
+    lead = lead_sections(profile, extra)
+    at = next((i for i, (_, t) in enumerate(rows) if t == EVIDENCE), len(rows))
+    rows[at:at] = [(2, t) for t in extra if t not in lead]
+    rows = (PAPER_SCALE_SECTIONS if is_main(profile) else [(2, t) for t in lead]) + rows
     return "\n".join(f"{'  ' * (level - 2)}* [{t}](#{anchor(t)})" for level, t in rows)
