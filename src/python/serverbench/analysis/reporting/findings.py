@@ -118,9 +118,10 @@ def intro(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
             "of their claims by the frozen protocol of `docs/protocol.md`: first at the paper's own scale (the "
             f"`paper` profile's pieces), then on the `{profile}` sweep `{sid}`. {source}"
         )
+    subject = ", ".join(f"\u201c{t}\u201d" for t in lead)
     return (
         f"This report is rendered from one sweep of the `{Path(str(profile)).stem}` profile, `{sid}`, and opens "
-        f"with its subject: {', '.join(lead)}. The paper's claims at the paper's own scale, with the then-and-now "
+        f"with its subject: {subject}. The paper's claims at the paper's own scale, with the then-and-now "
         f"tables, are in the main report (`paper/report.html`). {source}"
     )
 
