@@ -19,7 +19,7 @@ import pytest
 from serverbench.analysis import claims
 from serverbench.analysis.claims import results
 from serverbench.analysis.reading import synthetic
-from serverbench.analysis.reporting import findings
+from serverbench.analysis.reporting import findings, layout
 
 ROOT = Path(__file__).resolve().parents[2]
 ABSTRACT_WORDS = 150
@@ -135,18 +135,18 @@ def test_the_notebook_has_the_sections_the_contents_lists():
     assert "parameters" in nb.cells[0].metadata.get("tags", [])
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # committed without outputs
     toc = findings.toc(["Extra section"])
-    assert toc.index(findings.PAPER_SCALE) < toc.index(findings.FINDINGS)  # the main report opens at paper scale
+    assert toc.index(layout.PAPER_SCALE) < toc.index(findings.FINDINGS)  # the main report opens at paper scale
     assert toc.index("Extra section") < toc.index(findings.EVIDENCE) < toc.index(findings.APPENDIX)
     sub = findings.toc(["The conclusions on 2026 runtimes"], profile="runtimes")  # a sub-report: its subject first
-    assert sub.index("2026 runtimes") < sub.index(findings.FINDINGS) and findings.PAPER_SCALE not in sub
+    assert sub.index("2026 runtimes") < sub.index(findings.FINDINGS) and layout.PAPER_SCALE not in sub
 
 
 def test_a_sub_report_has_its_own_title_and_opening():
-    main = findings.report_title("quick", ["Socket benchmarks: echo flood"])
+    main = layout.report_title("quick", ["Socket benchmarks: echo flood"])
     assert main == findings.TITLE
-    sub = findings.report_title("runtimes", ["The conclusions on 2026 runtimes", "Language or original code?"])
+    sub = layout.report_title("runtimes", ["The conclusions on 2026 runtimes", "Language or original code?"])
     assert sub.startswith("The conclusions on 2026 runtimes \u2014") and "original code" not in sub
-    opening = findings.opening("runtimes", {"sweep_id": "runtimes-x"}, ["The conclusions on 2026 runtimes"])
+    opening = layout.opening("runtimes", {"sweep_id": "runtimes-x"}, ["The conclusions on 2026 runtimes"])
     assert opening.startswith("# The conclusions on 2026 runtimes") and "runtimes-x" in opening
     assert "paper/report.html" in opening
 
@@ -156,13 +156,13 @@ def test_each_sub_report_subject_is_a_registered_section():
     from serverbench.analysis.reporting import sections  # noqa: F401  (registers the sections)
 
     titles = [s.title for s in registry.sections()]
-    for profile, subjects in findings.SUBJECTS.items():
+    for profile, subjects in layout.SUBJECTS.items():
         for subject in subjects:
             assert any(t.startswith(subject) for t in titles), (profile, subject)
     # the audit report opens with the audit, not with the runtimes section that every sweep renders
     rendered = ["The conclusions on 2026 runtimes", "Language or original code?"]
-    assert findings.lead_sections("audit", rendered) == ["Language or original code?"]
-    assert findings.lead_sections("quick", rendered) == []
+    assert layout.lead_sections("audit", rendered) == ["Language or original code?"]
+    assert layout.lead_sections("quick", rendered) == []
     toc = findings.toc(rendered, profile="audit")
     assert toc.index("Language or original code?") < toc.index(findings.FINDINGS) < toc.index("2026 runtimes")
 
@@ -196,7 +196,7 @@ def check_rendered_report(html: str, claims_csv: Path) -> None:
     # the abstract within the first 150 words (after the title), at most 150 words itself
     head = _first_words(text, ABSTRACT_WORDS + len(title.split()) + 1)
     assert "Abstract." in head, head[:300]
-    abstract_text = text.split("Abstract.", 1)[1].split(findings.PAPER_SCALE, 1)[0]
+    abstract_text = text.split("Abstract.", 1)[1].split(layout.PAPER_SCALE, 1)[0]
     assert len(abstract_text.split()) <= ABSTRACT_WORDS, len(abstract_text.split())
     # every claim's verdict on this sweep in the Findings section, each with its sentence
     expected = dict(pd.read_csv(claims_csv)[["id", "verdict"]].values)

@@ -107,26 +107,47 @@ def _ours(summary: pd.DataFrame, table: str, metric: str, lang: str, keys) -> tu
     return float(r["median"]), float(r["ci_lo"]), float(r["ci_hi"])
 
 
-def _row(point: Point, piece: str, folder: Path, lang: str, paper, ours, unit: str, scale: float, decides) -> dict:
-    med, lo, hi = ours if ours else (math.nan,) * 3
-    paper = math.nan if paper is None else float(paper)
-    ok = paper > 0 and not math.isnan(paper)
-    return {
-        "figure": point.figure,
-        "piece": piece,
-        "sweep": folder.name,
-        "language": lang,
-        "point": point.text,
-        "unit": unit,
-        "paper": paper / scale,
-        "ours": med / scale,
-        "ours_lo": lo / scale,
-        "ours_hi": hi / scale,
-        "ratio": med / paper if ok else math.nan,
-        "ratio_lo": lo / paper if ok else math.nan,
-        "ratio_hi": hi / paper if ok else math.nan,
-        "decides": ", ".join(sorted(decides, key=claim_order)),
-    }
+@dataclass(frozen=True)
+class _Piece:
+    """One committed piece: its name, folder, summary.csv and deciding points."""
+
+    name: str
+    folder: Path
+    summary: pd.DataFrame
+    deciding: dict
+
+
+def _rows_at(pc: _Piece, pt: Point, ref: pd.DataFrame, ref_col: str, metric: str, unit: str, scale: float) -> list:
+    """The rows of one point, a row per language: the paper's value (ref's rows with the
+    point's keys), ours (the piece's summary), their ratio and the claims it decides."""
+    out = []
+    for lang in LANGUAGES:
+        paper = ref[ref["language"] == lang]
+        for k, v in pt.keys:
+            paper = paper[paper[k] == v]
+        ours = _ours(pc.summary, pt.table, metric, lang, pt.keys)
+        med, lo, hi = ours if ours else (math.nan,) * 3
+        p = float(paper[ref_col].iloc[0]) if len(paper) else math.nan
+        ok = p > 0 and not math.isnan(p)
+        out.append(
+            {
+                "figure": pt.figure,
+                "piece": pc.name,
+                "sweep": pc.folder.name,
+                "language": lang,
+                "point": pt.text,
+                "unit": unit,
+                "paper": p / scale,
+                "ours": med / scale,
+                "ours_lo": lo / scale,
+                "ours_hi": hi / scale,
+                "ratio": med / p if ok else math.nan,
+                "ratio_lo": lo / p if ok else math.nan,
+                "ratio_hi": hi / p if ok else math.nan,
+                "decides": ", ".join(sorted(pc.deciding.get((lang, (pt.table, pt.keys)), ()), key=claim_order)),
+            }
+        )
+    return out
 
 
 def claim_order(cid: str) -> tuple:
@@ -134,9 +155,10 @@ def claim_order(cid: str) -> tuple:
     return (m.group(1), int(m.group(2)), m.group(3)) if m else (cid, 0, "")
 
 
-def _fig3(piece: str, folder: Path, summary: pd.DataFrame, deciding) -> list[dict]:
+def _fig3(pc: _Piece) -> list[dict]:
     ref = reference.fig3()
-    s = summary[(summary["table"] == "pingping") & (summary["metric"] == "elapsed_s") & (summary["n_ok"] > 0)]
+    s = pc.summary
+    s = s[(s["table"] == "pingping") & (s["metric"] == "elapsed_s") & (s["n_ok"] > 0)]
     rows = []
     for size in sorted(s["message_bytes"].unique()):
         common = set(s.loc[s["message_bytes"] == size, "repetitions"]) & set(
@@ -147,80 +169,39 @@ def _fig3(piece: str, folder: Path, summary: pd.DataFrame, deciding) -> list[dic
         reps = max(common)
         keys = (("message_bytes", int(size)), ("repetitions", int(reps)))
         pt = Point("Fig. 3", "pingping", keys, f"{int(size) // 1000} kB, R = {int(reps):,}")
-        for lang in LANGUAGES:
-            paper = ref[(ref["language"] == lang) & (ref["message_bytes"] == size) & (ref["repetitions"] == reps)]
-            rows.append(
-                _row(
-                    pt,
-                    piece,
-                    folder,
-                    lang,
-                    paper["time_s"].iloc[0] if len(paper) else None,
-                    _ours(summary, "pingping", "elapsed_s", lang, keys),
-                    "s",
-                    1.0,
-                    deciding.get((lang, ("pingping", keys)), ()),
-                )
-            )
+        rows += _rows_at(pc, pt, ref, "time_s", "elapsed_s", "s", 1.0)
     return rows
 
 
-def _fig4(piece: str, folder: Path, summary: pd.DataFrame, deciding) -> list[dict]:
+def _fig4(pc: _Piece) -> list[dict]:
     b = reference.fig4b()
     a, _ = reference.fig4a()
-    s = summary[(summary["table"] == "spawn") & (summary["metric"] == "all_ready_s") & (summary["n_ok"] > 0)]
-    decided = {k[1] for (_, k) in deciding if k[0] == "spawn"}
-    rows = []
-    panel_b = sorted(set(FIG4B_HEADLINE_N) | {dict(k)["processes"] for k in decided if dict(k)["processes"] <= 100_000})
+    s = pc.summary
+    s = s[(s["table"] == "spawn") & (s["metric"] == "all_ready_s") & (s["n_ok"] > 0)]
+    decided = {dict(k[1])["processes"] for (_, k) in pc.deciding if k[0] == "spawn"}
+    panel_b = sorted(set(FIG4B_HEADLINE_N) | {n for n in decided if n <= 100_000})
     largest = max(set(s["processes"]) & set(a["processes"]), default=None)
     wanted = [("Fig. 4(b)", n, b) for n in panel_b] + ([("Fig. 4(a)", largest, a)] if largest else [])
+    rows = []
     for fig, n, ref in wanted:
-        keys = (("processes", int(n)),)
-        pt = Point(fig, "spawn", keys, f"N = {int(n):,}")
-        for lang in LANGUAGES:
-            paper = ref[(ref["language"] == lang) & (ref["processes"] == n)]
-            rows.append(
-                _row(
-                    pt,
-                    piece,
-                    folder,
-                    lang,
-                    paper["time_s"].iloc[0] if len(paper) else None,
-                    _ours(summary, "spawn", "all_ready_s", lang, keys),
-                    "s",
-                    1.0,
-                    deciding.get((lang, ("spawn", keys)), ()),
-                )
-            )
+        pt = Point(fig, "spawn", (("processes", int(n)),), f"N = {int(n):,}")
+        rows += _rows_at(pc, pt, ref, "time_s", "all_ready_s", "s", 1.0)
     return rows
 
 
-def _fig5(piece: str, folder: Path, summary: pd.DataFrame, deciding) -> list[dict]:
+def _fig5(pc: _Piece) -> list[dict]:
     ref = reference.fig5_median()
-    s = summary[
-        (summary["table"] == "throughput") & (summary["metric"] == "paper_msgs_per_min") & (summary["n_ok"] > 0)
-    ]
+    s = pc.summary
+    s = s[(s["table"] == "throughput") & (s["metric"] == "paper_msgs_per_min") & (s["n_ok"] > 0)]
     rows = []
     for cores in sorted(s["cores"].unique()):
-        decided = {dict(k[1])["pairs"] for (_, k) in deciding if k[0] == "throughput" and dict(k[1])["cores"] == cores}
+        decided = {
+            dict(k[1])["pairs"] for (_, k) in pc.deciding if k[0] == "throughput" and dict(k[1])["cores"] == cores
+        }
         for pairs in sorted(set(FIG5_HEADLINE_PAIRS) | decided):
             keys = (("cores", int(cores)), ("pairs", int(pairs)))
             pt = Point("Fig. 5", "throughput", keys, _plural(int(cores), "core") + ", " + _plural(int(pairs), "pair"))
-            for lang in LANGUAGES:
-                paper = ref[(ref["language"] == lang) & (ref["cores"] == cores) & (ref["pairs"] == pairs)]
-                rows.append(
-                    _row(
-                        pt,
-                        piece,
-                        folder,
-                        lang,
-                        paper["msgs_per_min"].iloc[0] if len(paper) else None,
-                        _ours(summary, "throughput", "paper_msgs_per_min", lang, keys),
-                        "M exchanges/min",
-                        MEGA,
-                        deciding.get((lang, ("throughput", keys)), ()),
-                    )
-                )
+            rows += _rows_at(pc, pt, ref, "msgs_per_min", "paper_msgs_per_min", "M exchanges/min", MEGA)
     return rows
 
 
@@ -235,11 +216,10 @@ def rows(processed_dir: Path | None = None) -> pd.DataFrame:
     """Every then-and-now row of the committed pieces (COLUMNS); empty when none is committed."""
     out: list[dict] = []
     for piece, folder in sorted(paperscale.latest(processed_dir).items()):
-        summary = pd.read_csv(folder / "summary.csv")
-        deciding = deciding_points(folder)
+        pc = _Piece(piece, folder, pd.read_csv(folder / "summary.csv"), deciding_points(folder))
         for table, fn in _BY_TABLE.items():
-            if (summary["table"] == table).any():
-                out.extend(fn(piece, folder, summary, deciding))
+            if (pc.summary["table"] == table).any():
+                out.extend(fn(pc))
     t = pd.DataFrame(out, columns=COLUMNS)
     order = {"Fig. 3": 0, "Fig. 4(b)": 1, "Fig. 4(a)": 2, "Fig. 5": 3}
     return t.sort_values("figure", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
