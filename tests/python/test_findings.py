@@ -19,12 +19,15 @@ import pytest
 from serverbench.analysis import claims
 from serverbench.analysis.claims import results
 from serverbench.analysis.reading import synthetic
-from serverbench.analysis.reporting import findings
+from serverbench.analysis.reporting import findings, layout
 
 ROOT = Path(__file__).resolve().parents[2]
-WORDS = 400
-VERDICT_GROUP = re.compile(
-    r"(Supported|Contradicted|Inconclusive|Not testable on this machine|Error) \((\d+)\): ([^.]+)\."
+ABSTRACT_WORDS = 150
+# A claim's line on the first screen, as Markdown or as a reader sees it (no asterisks):
+# 'C1 <its sentence> — not testable (machine too small): ...'
+CLAIM_LINE = re.compile(
+    r"(?:^|\n)\*?\s*\**([CET]\d+[a-z]?)\**\s[^\n]*?\u2014\s+\**(supported|contradicted|inconclusive|"
+    r"not testable \([^)]*\)|error)\**"
 )
 # A number with more than 4 decimals: digits, a point, 5 or more digits, standing alone
 # (not inside a version such as 2.13.18 or a word); a timestamp's fraction of a second
@@ -37,16 +40,15 @@ def _times(ratio: float, rng, n: int = 8) -> list[float]:
 
 
 def _verdicts_in(text: str) -> dict[str, str]:
-    """{claim id: verdict} from the grouped verdict index ('Supported (3): C3, C12, T1b.')."""
+    """{claim id: verdict} from the first screen's claim lines, a not-testable verdict as the
+    claims table writes it (its reason dropped)."""
     out = {}
-    for verdict, n, ids in VERDICT_GROUP.findall(text.replace("*", "")):
-        names = [i.strip() for i in ids.split(",")]
-        assert len(names) == int(n), (verdict, n, names)
-        out |= {i: verdict.lower() for i in names}
+    for cid, verdict in CLAIM_LINE.findall(text):
+        out[cid] = results.NOT_TESTABLE if verdict.startswith("not testable") else verdict
     return out
 
 
-def _first_words(text: str, n: int = WORDS) -> str:
+def _first_words(text: str, n: int) -> str:
     return " ".join(text.split()[:n])
 
 
@@ -68,12 +70,15 @@ def test_first_screen_names_every_claim_with_its_verdict_early(tmp_path):
         {"id": [v.id for v in V], "replication (2 other quick sweeps)": "supported in 2 of 2 (2/2 AMD EPYC)"}
     )
     md = findings.first_screen(V, rep, {v.id: "supported" for v in V})
-    head = _first_words(md)
-    assert _verdicts_in(head) == {v.id: v.verdict for v in V}
+    assert _verdicts_in(md) == {v.id: v.verdict for v in V}
+    # the first line counts the verdicts; a code never comes before its claim's words
+    counts = md.splitlines()[0]
+    assert f"**{len(V)} claims:**" in counts and not re.search(r"\b[CET]\d+[a-z]?\b", counts), counts
     lines = [ln for ln in md.splitlines() if ln.startswith("* **")]
     assert [re.match(r"\* \*\*(\w+)\*\*", ln).group(1) for ln in lines] == [v.id for v in V]  # the paper's order
     for v, ln in zip(V, lines):
-        assert f"{findings.DASH} **{v.verdict}**" in ln
+        assert f"{findings.DASH} **{findings.verdict_label(v)}**" in ln
+        assert str(v.claim).rstrip(".") in ln  # the claim's whole sentence beside its code
         assert "elsewhere: supported 2" in ln
         assert "nan" not in ln and not LONG_DECIMALS.search(ln)
     c1 = next(ln for v, ln in zip(V, lines) if v.id == "C1")
@@ -127,10 +132,39 @@ def test_the_notebook_has_the_sections_the_contents_lists():
     ]
     assert heads == findings.SECTIONS
     assert nb.metadata.get("title") == findings.TITLE
-    assert "parameters" in nb.cells[1].metadata.get("tags", [])
+    assert "parameters" in nb.cells[0].metadata.get("tags", [])
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # committed without outputs
     toc = findings.toc(["Extra section"])
+    assert toc.index(layout.PAPER_SCALE) < toc.index(findings.FINDINGS)  # the main report opens at paper scale
     assert toc.index("Extra section") < toc.index(findings.EVIDENCE) < toc.index(findings.APPENDIX)
+    sub = findings.toc(["The conclusions on 2026 runtimes"], profile="runtimes")  # a sub-report: its subject first
+    assert sub.index("2026 runtimes") < sub.index(findings.FINDINGS) and layout.PAPER_SCALE not in sub
+
+
+def test_a_sub_report_has_its_own_title_and_opening():
+    main = layout.report_title("quick", ["Socket benchmarks: echo flood"])
+    assert main == findings.TITLE
+    sub = layout.report_title("runtimes", ["The conclusions on 2026 runtimes", "Language or original code?"])
+    assert sub.startswith("The conclusions on 2026 runtimes \u2014") and "original code" not in sub
+    opening = layout.opening("runtimes", {"sweep_id": "runtimes-x"}, ["The conclusions on 2026 runtimes"])
+    assert opening.startswith("# The conclusions on 2026 runtimes") and "runtimes-x" in opening
+    assert "paper/report.html" in opening
+
+
+def test_each_sub_report_subject_is_a_registered_section():
+    from serverbench.analysis.reading import registry
+    from serverbench.analysis.reporting import sections  # noqa: F401  (registers the sections)
+
+    titles = [s.title for s in registry.sections()]
+    for profile, subjects in layout.SUBJECTS.items():
+        for subject in subjects:
+            assert any(t.startswith(subject) for t in titles), (profile, subject)
+    # the audit report opens with the audit, not with the runtimes section that every sweep renders
+    rendered = ["The conclusions on 2026 runtimes", "Language or original code?"]
+    assert layout.lead_sections("audit", rendered) == ["Language or original code?"]
+    assert layout.lead_sections("quick", rendered) == []
+    toc = findings.toc(rendered, profile="audit")
+    assert toc.index("Language or original code?") < toc.index(findings.FINDINGS) < toc.index("2026 runtimes")
 
 
 def _visible_text(html: str) -> tuple[str, str]:
@@ -159,8 +193,18 @@ def check_rendered_report(html: str, claims_csv: Path) -> None:
     title = re.search(r"<title>(.*?)</title>", html, flags=re.S).group(1).strip()
     assert title != "Notebook" and "Valkov" in title
     text, numbers = _visible_text(html)
+    # the abstract within the first 150 words (after the title), at most 150 words itself
+    head = _first_words(text, ABSTRACT_WORDS + len(title.split()) + 1)
+    assert "Abstract." in head, head[:300]
+    from serverbench.analysis.reporting import abstract
+
+    words = abstract.text().split()  # the committed data's abstract, shown whole right after "Abstract."
+    assert len(words) <= ABSTRACT_WORDS, len(words)
+    assert " ".join(text.split()).split("Abstract. ", 1)[1].startswith(" ".join(words))
+    # every claim's verdict on this sweep in the Findings section, each with its sentence
     expected = dict(pd.read_csv(claims_csv)[["id", "verdict"]].values)
-    assert _verdicts_in(_first_words(text)) == expected
+    section = text.split(f"{findings.FINDINGS} ", 1)[1].split("The claims, checked", 1)[0]
+    assert _verdicts_in(section) == expected
     assert "Contents" in text and 'href="#Glossary"' in html and 'href="#Appendix:' in html
     from bs4 import BeautifulSoup
 
@@ -172,3 +216,4 @@ def check_rendered_report(html: str, claims_csv: Path) -> None:
     assert not LONG_DECIMALS.findall(numbers), LONG_DECIMALS.findall(numbers)[:10]
     assert not re.search(r"\bnan\b", numbers, flags=re.I)
     assert text.index("Findings") < text.index("The claims, checked") < text.index("Machine and runtimes")
+    assert "No description has been provided for this image" not in html  # alt text from each caption

@@ -96,7 +96,7 @@ def _ev(ratio, result):
 
 
 def test_the_readme_groups_claims_by_the_confirmation_sweeps_with_their_effect(tmp_path):
-    """C2 contradicted in every confirmation sweep is 'Do not hold', whatever the earlier
+    """C2 contradicted in every confirmation sweep is 'Contradicted', whatever the earlier
     design's sweeps said; its deciding ratio's spread over the sweeps is shown."""
     for i in range(3):  # exploratory: split
         _sweep(tmp_path, f"quick-e{i}", "Intel(R) Xeon(R) Processor", f"2026-01-0{i + 1}T00:00:00Z",
@@ -109,10 +109,10 @@ def test_the_readme_groups_claims_by_the_confirmation_sweeps_with_their_effect(t
     eff = replication.effects_table("quick", tmp_path, rec)
     text = replication.readme_findings(rec, eff)
     lines = {ln.split(":")[0]: ln for ln in text.splitlines() if ln.startswith("* ")}
-    assert "**C2**" in lines["* Do not hold"]
+    assert "**C2**" in lines["* Contradicted"]
     assert "(4/4; exploratory: 1/3 contradicted; Go/Erlang time, 5 kB: median 0.335, 0.3-0.36 over 4 sweeps)" in text
     assert (
-        "**C3** “Scala/Akka supports the most dormant processes” (3/4; exploratory: 3/3 supported)" in lines["* Hold"]
+        "**C3** “Scala/Akka supports the most dormant processes” (3/4; exploratory: 3/3 supported)" in lines["* Supported"]
     )
     assert "Grouped by the verdict of the 4 confirmation, protocol 1 sweeps" in text
     assert "every Intel Xeon sweep is exploratory" in text  # machine confounded with design, said

@@ -24,7 +24,11 @@ def _first_heading(text: str) -> str:
 
 
 def _notebook_heading(path: Path) -> str:
+    """Its title (metadata.title: the report notebook displays its own per report, from code),
+    else its first Markdown heading."""
     nb = json.loads(path.read_text(encoding="utf-8"))
+    if nb.get("metadata", {}).get("title"):
+        return str(nb["metadata"]["title"])
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown":
             src = cell.get("source", "")

@@ -265,7 +265,9 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "readme-folders": ("README.md", docs_folders.gen_readme_folders),
     "scala-command": ("src/scala/README.md", gen_scala_command),
     "dimension-tables": ("docs/dimensioning.md", lambda: _dimension_tables()),
-    "readme-findings": ("README.md", lambda: _readme_findings()),
+    "readme-abstract": ("README.md", lambda: _readme("abstract_block")),
+    "readme-then-and-now": ("README.md", lambda: _readme("then_and_now_block")),
+    "readme-findings": ("README.md", lambda: _readme("findings_block")),
     "readme-paper-scale": ("README.md", lambda: _readme_paper_scale()),
     "instructor-guide": ("docs/instructor.md", lambda: _instructor_guide()),
     "paper-reports": ("paper/README.md", lambda: _paper_reports()),
@@ -285,10 +287,11 @@ def _instructor_guide() -> str:
     return guide.markdown()
 
 
-def _readme_findings() -> str:
-    from serverbench.analysis.claims import replication
+def _readme(block: str) -> str:
+    """One of README's findings blocks (analysis/reporting/readme.py)."""
+    from serverbench.analysis.reporting import readme
 
-    return replication.readme_findings()
+    return getattr(readme, block)()
 
 
 def _readme_paper_scale() -> str:

@@ -11,7 +11,7 @@ sweeps, the exploratory ones beside). Every name of record.py is importable from
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -99,16 +99,16 @@ def effects_figure(eff: pd.DataFrame):
     return effects.figure(eff)
 
 
-def _gist(sentence: str, width: int = 75) -> str:
-    """A claim's sentence cut to its gist: no parentheses, up to the first colon or
-    semicolon, at most `width` characters (cut at a word)."""
-    s = re.sub(r"\s*\([^)]{4,}\)", "", sentence).strip()  # parentheses out: "(the article's claim) ..."
-    for stop in (":", ";"):
-        s = s.split(stop)[0]
-    s = s.rstrip(". ")
-    if len(s) > width:
-        s = s[: s.rfind(" ", 0, width)] + " …"
-    return f"“{s}”"
+def quote(cid: str) -> str:
+    """A claim's code with its full sentence (never cut), as README and the report quote it."""
+    return f"**{cid}** \u201c{protocol.claim(cid)['sentence'].rstrip('.')}\u201d"
+
+
+NOT_TESTABLE = "not testable"  # the claims tables' "not testable on this machine", without its reason
+
+
+def _word(verdict: str) -> str:
+    return NOT_TESTABLE if str(verdict).startswith(NOT_TESTABLE) else str(verdict)
 
 
 def _confirming(rec: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -121,12 +121,17 @@ def _confirming(rec: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return conf[conf["protocol"] == v], group(CONFIRMATION, v)
 
 
-def readme_findings(rec: pd.DataFrame | None = None, eff: pd.DataFrame | None = None) -> str:
+def readme_findings(
+    rec: pd.DataFrame | None = None,
+    eff: pd.DataFrame | None = None,
+    not_testable_reason: Callable[[str], str] | None = None,
+) -> str:
     """README's "What we found": each claim under the verdict it gets in at least three
     quarters of the newest version's confirmation sweeps (else "differ"), with that count,
     the exploratory sweeps' count beside, and the deciding ratio that most often gave the
     verdict with its spread over the sweeps; every committed sweep accounted for (a
-    generated block)."""
+    generated block). not_testable_reason: a claim's reason for being not testable (the four
+    of reporting/vocabulary.py), named beside it."""
     rec_is_committed = rec is None  # the committed record: every committed sweep is accounted for
     rec = load("quick") if rec is None else rec
     if eff is None:
@@ -139,28 +144,29 @@ def readme_findings(rec: pd.DataFrame | None = None, eff: pd.DataFrame | None = 
         g = base[base["id"].eq(cid)]
         if g.empty:
             continue
-        top = g["verdict"].value_counts()
+        top = g["verdict"].map(_word).value_counts()
         verdict, k = top.index[0], int(top.iloc[0])
         key = verdict if k >= 0.75 * len(g) else "split"
         if key == "split":
             detail = "; ".join(
-                f"{v} {len(gv)}/{len(g)}" for v, gv in sorted(g.groupby("verdict"), key=lambda x: -len(x[1]))
+                f"{v} {len(gv)}/{len(g)}"
+                for v, gv in sorted(g.groupby(g["verdict"].map(_word)), key=lambda x: -len(x[1]))
             )
         else:
             detail = f"{k}/{len(g)}"
         e = explo[explo["id"].eq(cid)]
         if design == CONFIRMATION and not e.empty:
-            detail += f"; exploratory: {e['verdict'].eq(verdict).sum()}/{len(e)} {verdict}"
+            detail += f"; exploratory: {e['verdict'].map(_word).eq(verdict).sum()}/{len(e)} {verdict}"
+        if key == NOT_TESTABLE and not_testable_reason is not None:
+            detail = f"{not_testable_reason(cid)}; {detail}"
         effect = effects.headline(eff, cid, RESULT_OF.get(verdict, "unclear"), design) if not eff.empty else ""
-        by.setdefault(key, []).append(
-            f"**{cid}** {_gist(protocol.claim(cid)['sentence'])} ({detail}" + (f"; {effect}" if effect else "") + ")"
-        )
+        by.setdefault(key, []).append(f"{quote(cid)} ({detail}" + (f"; {effect}" if effect else "") + ")")
     names = {
-        engine.SUPPORTED: "Hold",
-        engine.CONTRADICTED: "Do not hold",
-        engine.INCONCLUSIVE: "Undecided at this scale",
-        "split": "Differ between sweeps (no verdict in three quarters of them)",
-        engine.NOT_TESTABLE: "Not testable on 2 cores",
+        engine.SUPPORTED: "Supported",
+        engine.CONTRADICTED: "Contradicted",
+        engine.INCONCLUSIVE: "Inconclusive at this scale",
+        "split": "Split: no verdict given by three quarters of these sweeps (each verdict's count in brackets)",
+        NOT_TESTABLE: "Not testable (the reason in brackets)",
         engine.ERROR: "Error",
     }
     per = rec.drop_duplicates("sweep")

@@ -126,6 +126,33 @@ def _ci_note(s: pd.DataFrame) -> str:
     return f"{trials} trials per point; bars: [min, max] where n < 6 (coverage {lv:.0%} at n = {lo})"
 
 
+FOOTER_PT = 8.5  # the footer's font: legible printed at the page's width
+
+
+def footer(fig, text: str, legend_rows: int = 1) -> float:
+    """The figure's footer (its caption: sweep, machine, trials, notes), wrapped to the
+    figure's width at a legible size at its bottom; returns the share of the figure's height
+    that the footer and a legend of `legend_rows` rows above it take, for tight_layout's rect
+    (the legend is drawn there by `legend`). Why: one unwrapped line of 7-point grey text ran
+    off the figure or printed too small to read."""
+    import textwrap
+
+    w_in, h_in = fig.get_size_inches()
+    chars = max(40, int(w_in * 72 / (FOOTER_PT * 0.52)))  # an average character is about half an em
+    lines = textwrap.wrap(text, chars) or [""]
+    line = FOOTER_PT * 1.35 / 72 / h_in
+    foot = len(lines) * line + 0.01
+    fig.text(0.5, 0.005, "\n".join(lines), ha="center", va="bottom", fontsize=FOOTER_PT, color="0.15")
+    fig.serverbench_footer = foot  # where legend() puts the legend
+    return foot + legend_rows * (plt.rcParams["legend.fontsize"] * 2.0 / 72 / h_in)
+
+
+def legend(fig, handles, ncol: int = 4) -> None:
+    """The figure's legend, centred just above its footer (footer() first)."""
+    foot = getattr(fig, "serverbench_footer", 0.0)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, foot), ncol=ncol, frameon=False)
+
+
 def _caption(P: Processed, extra: str = "") -> str:
     info = P.info
     host = info.get("host", {})

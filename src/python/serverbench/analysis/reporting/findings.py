@@ -1,9 +1,9 @@
 """The report's first screen ("findings first"): one short line per claim with its
 verdict, the deciding ratios and the replication count; the glossary of the words those
-lines use (from docs/protocol.md and docs/statistics.md); the report's table of contents;
-and the number format of the report's tables (`fmt`, `style`): integers as integers,
-ratios to 3 significant digits, seconds in units, timestamps to the second, missing as an
-em dash, never "nan" and never more than 4 decimals.
+lines use (from docs/protocol.md and docs/statistics.md); and the number format of the
+report's tables (`fmt`, `style`): integers as integers, ratios to 3 significant digits,
+seconds in units, timestamps to the second, missing as an em dash, never "nan" and never
+more than 4 decimals. The report's title, sections and contents are layout.py's.
 """
 
 from __future__ import annotations
@@ -12,41 +12,25 @@ import math
 import re
 from collections.abc import Iterable
 from datetime import datetime
-from urllib.parse import quote
 
 import pandas as pd
 
 from serverbench import protocol
 from serverbench.analysis.claims import results
+from serverbench.analysis.reporting import vocabulary
+from serverbench.analysis.reporting.layout import (  # noqa: F401  (the report's layout, once named here)
+    APPENDIX,
+    EVIDENCE,
+    FINDINGS,
+    GLOSSARY,
+    PAPER_SCALE,
+    SECTIONS,
+    TITLE,
+    anchor,
+    toc,
+)
 
 DASH = "\u2014"
-TITLE = "Reproducing Valkov, Chechina & Trinder (SAC 2018): findings"
-
-# The report's sections, in order (notebooks/report.ipynb's "## " and "### " headings;
-# tests/python/test_findings.py checks that the notebook has exactly these). The
-# sections other modules register (registry.sections) are inserted before EVIDENCE.
-FINDINGS = "Findings"
-GLOSSARY = "Glossary"
-EVIDENCE = "Evidence behind the verdicts"
-PAPER_SCALE = "At the paper's scale on this machine"
-APPENDIX = "Appendix: machine, runtimes, set-up differences, contention, failures, time"
-SECTIONS: list[tuple[int, str]] = [
-    (2, PAPER_SCALE),
-    (2, FINDINGS),
-    (2, GLOSSARY),
-    (2, "The claims, checked"),
-    (3, "The decisions, drawn"),
-    (3, "The regimes: where each source measured, where this sweep tested"),
-    (2, "Figures"),
-    (2, EVIDENCE),
-    (2, APPENDIX),
-    (3, "Machine and runtimes"),
-    (3, "What differs from the paper's set-up"),
-    (3, "Contention on the shared machine"),
-    (3, "Runs that were invalid or failed, and why"),
-    (3, "Where the time went"),
-]
-
 # ------------------------------------------------------------------ numbers
 
 _FRACTION_OF_SECOND = re.compile(r"(\d{2}:\d{2}:\d{2})\.\d+")
@@ -241,17 +225,24 @@ def _replication(text) -> str:
     return "elsewhere: " + ", ".join(f"{_SHORT_VERDICT.get(v, v)} {k}" for v, k, _ in found)
 
 
-def verdict_index(V) -> str:
-    """'**Supported (3):** C3, C12, T1b. **Contradicted (2):** T1, T2. ...': every claim's
-    verdict, grouped, in a few dozen words."""
-    by: dict[str, list[str]] = {}
+def verdict_label(v, piece: bool = False) -> str:
+    """A verdict in the shared vocabulary, a not-testable one with its reason."""
+    return vocabulary.labelled(v.verdict, v.why, piece=piece)
+
+
+def verdict_index(V, piece: bool = False) -> str:
+    """'**4 claims:** 2 supported, 1 contradicted, 1 not testable (machine too small).':
+    the verdicts counted; each claim's code comes with its words in the lines below."""
+    by: dict[str, int] = {}
     for v in V:
-        by.setdefault(v.verdict, []).append(v.id)
-    order = [k for k in _VERDICT_ORDER if k in by] + [k for k in by if k not in _VERDICT_ORDER]
-    return " ".join(f"**{k[0].upper() + k[1:]} ({len(by[k])}):** {', '.join(by[k])}." for k in order)
+        label = verdict_label(v, piece)
+        by[label] = by.get(label, 0) + 1
+    order = {w: i for i, w in enumerate(vocabulary.ORDER)}
+    keys = sorted(by, key=lambda k: (order.get(k.split(" (")[0], len(order)), k))
+    return f"**{len(V)} claims:** " + ", ".join(f"{by[k]} {k}" for k in keys) + "."
 
 
-def claim_line(v, replication_text: str = "", own_text: str = "") -> str:
+def claim_line(v, replication_text: str = "", own_text: str = "", piece: bool = False) -> str:
     """One claim: '**C1** sentence — **supported**: Go/Akka 0.26-0.67, Erlang/Akka
     0.71-0.85; elsewhere: supported 13, inconclusive 18.'"""
     detail = _numbers(v)
@@ -260,16 +251,21 @@ def claim_line(v, replication_text: str = "", own_text: str = "") -> str:
         detail = f"{detail}; {why}" if detail and v.verdict == results.INCONCLUSIVE else why
     elif v.verdict == results.ERROR:
         detail = f"the check failed ({v.why})"
-    line = f"**{v.id}** {str(v.claim).rstrip('.')} {DASH} **{v.verdict}**" + (f": {detail}" if detail else "")
+    line = f"**{v.id}** {str(v.claim).rstrip('.')} {DASH} **{verdict_label(v, piece)}**" + (
+        f": {detail}" if detail else ""
+    )
     rep = _replication(replication_text)
     if rep:
         line += f"; {rep}"
     if isinstance(own_text, str) and own_text and not own_text.startswith(results.SUPPORTED):
-        line += f"; on its source's own numbers: {_SHORT_VERDICT.get(own_text.split(':')[0], own_text.split(':')[0])}"
+        own = own_text.split(":")[0]
+        line += "; on its source's own numbers: " + (
+            vocabulary.labelled(own, source_data=True) if own.startswith("not testable") else own
+        )
     return line + "."
 
 
-def first_screen(V, replication_col=None, own_col=None) -> str:
+def first_screen(V, replication_col=None, own_col=None, piece: bool = False) -> str:
     """The report's first screen (Markdown): every claim's verdict in one line of a few
     dozen words (`verdict_index`), then one short line per claim in the paper's order (C,
     then E, then T). V: claims.check_all's verdicts; replication_col: replication.beside's
@@ -285,7 +281,7 @@ def first_screen(V, replication_col=None, own_col=None) -> str:
     elsewhere = f"the verdicts of the {m.group(1)}" if m else "the verdicts of the other committed sweeps"
     rounds = _rounds(V)
     lines = [
-        f"**{len(V)} claims.** " + verdict_index(V),
+        verdict_index(V, piece),
         "",
         "Each line below: the claim, its verdict on this sweep, the deciding ratios (first side / second side, "
         f"lowest-highest over the deciding configurations{', ' + rounds if rounds else ''}, each judged by its "
@@ -293,7 +289,7 @@ def first_screen(V, replication_col=None, own_col=None) -> str:
         f"The words are defined in the [Glossary](#{anchor(GLOSSARY)}).",
         "",
     ]
-    lines += [f"* {claim_line(v, rep.get(v.id, ''), own.get(v.id, ''))}" for v in V]
+    lines += [f"* {claim_line(v, rep.get(v.id, ''), own.get(v.id, ''), piece)}" for v in V]
     return "\n".join(lines)
 
 
@@ -314,10 +310,7 @@ def glossary() -> str:
             "correction over the claim's comparisons.",
         ),
         ("inconclusive", "neither: some comparison is *unclear*, and the verdict says why."),
-        (
-            "not testable (on this machine)",
-            "the sweep lacks a deciding configuration the claim needs; the reason names what is missing.",
-        ),
+        ("not testable", vocabulary.glossary_line()),
         (
             "deciding comparison",
             "a ratio of two sides' times or rates (two languages at one configuration, or one language at two), "
@@ -377,17 +370,3 @@ def glossary() -> str:
         ),
     ]
     return "\n".join(f"* **{t}**: {d}" for t, d in terms)
-
-
-def anchor(heading: str) -> str:
-    """The id nbconvert gives a Markdown heading (nbconvert.filters.strings.add_anchor)."""
-    return quote(heading.replace(" ", "-"), safe="?/:@!$&'()*+,;=")
-
-
-def toc(extra: Iterable[str] = (), sections: list[tuple[int, str]] | None = None) -> str:
-    """The report's table of contents (Markdown links to the headings' anchors): SECTIONS,
-    with the `extra` level-2 sections (registry.sections' titles) before the evidence."""
-    rows = list(SECTIONS if sections is None else sections)
-    at = next((i for i, (_, t) in enumerate(rows) if t == EVIDENCE), len(rows))
-    rows[at:at] = [(2, t) for t in extra]
-    return "\n".join(f"{'  ' * (level - 2)}* [{t}](#{anchor(t)})" for level, t in rows)

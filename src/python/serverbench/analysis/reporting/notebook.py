@@ -126,3 +126,28 @@ def stat_table(P, table: str, metric: str, cols: list[str]):
         print(f"this sweep has no {table} runs")
         return s
     return s[[c for c in cols if c in s]]
+
+
+def figure_html(png, caption: str, heading: bool = False) -> str:
+    """One figure as HTML: its caption (bold, or an h3 heading) and the image, in one
+    <figure> that a printed page never splits, the image as wide as the page, its alt text the
+    caption. Why one output: a caption displayed apart from its image was printed at the
+    foot of one page and the image on the next; and nbconvert gives an image without alt
+    text 'No description has been provided for this image'."""
+    import base64
+    import html
+    import re
+
+    text = html.escape(caption)
+    shown = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)  # the caption's Markdown code spans
+    alt = html.escape(re.sub(r"`([^`]+)`", r"\1", caption), quote=True)
+    data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+    cap = f"<h3>{shown}</h3>" if heading else f"<figcaption><strong>{shown}</strong></figcaption>"
+    return f'<figure class="serverbench-figure">{cap}<img alt="{alt}" src="data:image/png;base64,{data}"></figure>'
+
+
+def show_figure(png, caption: str, heading: bool = False) -> None:
+    """Display figure_html in the report notebook."""
+    from IPython.display import HTML, display
+
+    display(HTML(figure_html(png, caption, heading)))

@@ -20,7 +20,7 @@ import pandas as pd
 
 from serverbench import paths, protocol
 from serverbench.analysis.claims import engine, scale
-from serverbench.analysis.claims.replication import _gist, _info, machine_kind
+from serverbench.analysis.claims.replication import _info, machine_kind, quote
 from serverbench.analysis.plotting import figures
 from serverbench.analysis.reading import process, registry
 
@@ -333,10 +333,7 @@ def readme_lines(processed_dir: Path | None = None) -> str:
     for c in claims_:
         pieces_ = ", ".join(dict.fromkeys(s.piece for s in c.sweeps))
         one = "; one sweep per piece: between-sweep spread unknown" if c.one_sweep_only or len(c.sweeps) == 1 else ""
-        out.append(
-            f"* **{c.id}** {_gist(protocol.claim(c.id)['sentence'])}: {c.verdict}; sweeps agreeing: "
-            f"{c.agreement()} ({pieces_}{one})."
-        )
+        out.append(f"* {quote(c.id)}: {c.verdict}; sweeps agreeing: {c.agreement()} ({pieces_}{one}).")
     out += [
         "",
         "Sweeps: " + "; ".join(f"`{r.sweep}` ({r.machine})" for r in ran.drop_duplicates("sweep").itertuples()) + ".",

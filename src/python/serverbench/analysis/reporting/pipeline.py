@@ -290,6 +290,46 @@ def with_print_style(html: str) -> str:
     return html[:head_end] + f'<style id="serverbench-print">\n{css}</style>\n' + html[head_end:]
 
 
+def first_heading(nb) -> str | None:
+    """The text of the first level-1 Markdown heading the notebook displays (an output's
+    text/markdown or a Markdown cell), or None."""
+    import re
+
+    for cell in nb.cells:
+        texts = [cell.source] if cell.cell_type == "markdown" else []
+        texts += [o.get("data", {}).get("text/markdown", "") for o in cell.get("outputs", [])]
+        for t in texts:
+            m = re.search(r"^# (.+)$", "".join(t), flags=re.M)
+            if m:
+                return m.group(1).strip()
+    return None
+
+
+NO_ALT = "No description has been provided for this image"  # nbconvert's alt for an image without one
+
+
+def describe_images(html: str) -> str:
+    """Each image's alt text from the caption shown just before it: the nearest preceding
+    bold line or heading (notebook.show_figure and the figure sections display one), instead
+    of nbconvert's "No description has been provided for this image"."""
+    import html as html_mod
+    import re
+
+    caption = re.compile(r"<(strong|h[1-4])\b[^>]*>(.*?)</\1>", flags=re.S)
+    out, last = [], 0
+    for m in re.finditer(r'alt="' + re.escape(NO_ALT) + '"', html):
+        before = list(caption.finditer(html, 0, m.start()))
+        text = ""
+        if before:
+            text = re.sub(r"<[^>]+>", "", before[-1].group(2))
+            text = " ".join(html_mod.unescape(text).replace("\u00b6", "").split())
+        out.append(html[last : m.start()])
+        out.append(f'alt="{html_mod.escape(text or "figure", quote=True)}"')
+        last = m.end()
+    out.append(html[last:])
+    return "".join(out)
+
+
 def render_html(notebook, html_path) -> Path:
     """nbconvert to HTML with every code cell's input hidden (as `--no-input`), and the print
     style sheet (report_print.css) that chromium uses for report.pdf."""
@@ -301,9 +341,12 @@ def render_html(notebook, html_path) -> Path:
     # execution; numbering them makes the same raw logs render to the same bytes.
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
+    title = first_heading(nb)
+    if title:  # the page's <title>: a sub-report's own subject, not the notebook's fixed one
+        nb.metadata["title"] = title
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb)
-    body = with_print_style(_number_styler_ids(body))
+    body = with_print_style(_number_styler_ids(describe_images(body)))
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     html_path.write_text(body, encoding="utf-8")

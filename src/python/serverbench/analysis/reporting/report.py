@@ -7,7 +7,7 @@ import pandas as pd
 
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
-from serverbench.analysis.reporting import findings
+from serverbench.analysis.reporting import findings, vocabulary
 from serverbench.harness.running import interference
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
@@ -31,26 +31,68 @@ def fmt_bytes(b) -> str:
     return f"{b:.0f} B"
 
 
+NOT_RECORDED = "not recorded by this sweep"
+
+
+def machine_rows(i: dict) -> list[tuple[str, str]]:
+    """(item, value) describing where a sweep ran, from its recorded environment (its
+    sweep.json: the manifest's host and machine, the runs' runtime versions), never from the
+    machine rendering the report; what the sweep did not record says so."""
+    h = i.get("host") or {}
+    m = (i.get("manifest") or {}).get("machine") or {}
+    ids = ("cpu_family", "cpu_model_number", "stepping")
+    cpu_id = ", ".join(f"{k.replace('_', ' ')} {m[k]}" for k in ids if m.get(k))
+    smt = m.get("threads_per_core") or m.get("smt")
+    rows = [
+        ("CPU", f"{h.get('cpu_model')}" + (f" ({cpu_id}; microcode {m.get('microcode')})" if cpu_id else "")),
+        ("CPU frequency", f"{m['cpu_mhz']} MHz" if m.get("cpu_mhz") else NOT_RECORDED),
+        ("SMT (threads per core)", str(smt) if smt else NOT_RECORDED),
+        ("logical CPUs", str(h.get("logical_cpus"))),
+        ("cores the runs were pinned to", ", ".join(map(str, i.get("cores_measured") or [])) or "?"),
+        ("memory", fmt_bytes(h.get("memory_bytes"))),
+        ("OS / kernel", f"{h.get('os')} / {h.get('kernel')}"),
+    ]
+    for lang, vs in sorted((i.get("runtime_versions") or {}).items()):
+        rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)}", ", ".join(vs)))
+    return rows
+
+
 def machine_table(P: Processed) -> pd.DataFrame:
     i = P.info
-    h = i.get("host", {})
     rows = [
         ("sweep", i.get("sweep_id")),
         ("profile", i.get("profile")),
         ("runs (first - last start, UTC)", f"{i.get('first_started_utc')} - {i.get('last_started_utc')}"),
-        ("CPU", h.get("cpu_model")),
-        ("logical CPUs", h.get("logical_cpus")),
-        ("memory", fmt_bytes(h.get("memory_bytes"))),
-        ("OS / kernel", f"{h.get('os')} / {h.get('kernel')}"),
+        *machine_rows(i),
         ("memory limit per run", f"{fmt_bytes(i.get('memory_budget_bytes'))} ({i.get('memory_enforcement')})"),
     ]
-    for lang, vs in sorted((i.get("runtime_versions") or {}).items()):
-        rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)}", ", ".join(vs)))
     man = i.get("runtime_versions_manifest") or {}
     for lang, v in sorted(man.items()) if isinstance(man, dict) else []:
         if lang not in (i.get("runtime_versions") or {}):
             rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)} (--version)", str(v)))
     return pd.DataFrame(rows, columns=["item", "value"])
+
+
+def pieces_machine_table(processed_dir=None) -> pd.DataFrame:
+    """Where the committed `paper` pieces ran (machine_rows): one value where every piece
+    recorded the same, else each piece's own."""
+    import json
+
+    from serverbench.analysis.reporting import paperscale
+
+    cols: dict[str, dict[str, str]] = {}
+    for piece, folder in sorted(paperscale.latest(processed_dir).items()):
+        info = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        cols[piece] = dict(machine_rows(info))
+    rows = [("sweeps", ", ".join(f"{p}: {f.name}" for p, f in sorted(paperscale.latest(processed_dir).items())))]
+    for item in dict.fromkeys(k for c in cols.values() for k in c):
+        have = {p: c[item] for p, c in cols.items() if item in c}
+        values = set(have.values())
+        value = values.pop() if len(values) == 1 else "; ".join(f"{p}: {v}" for p, v in have.items())
+        if len(have) < len(cols) and len(set(have.values())) == 1:
+            value += f" ({', '.join(have)})"
+        rows.append((item, value))
+    return pd.DataFrame(rows, columns=["item", "value"]) if cols else pd.DataFrame()
 
 
 def differences_table(P: Processed) -> pd.DataFrame:
@@ -167,9 +209,20 @@ VERDICT_COLOURS = {
     "supported": "#d9f2d9",
     "contradicted": "#f8d0d0",
     "inconclusive": "#fff2cc",
-    "not testable on this machine": "#e6e6e6",
+    vocabulary.NOT_TESTABLE: "#e6e6e6",
     "error": "#ff9999",
 }
+VERDICT_COLUMNS = ("verdict", "verdict_margin_x0.5", "verdict_margin_x2")
+
+
+def in_words(ct: pd.DataFrame, piece: bool = False) -> pd.DataFrame:
+    """The claims table with its verdict columns in the shared vocabulary: 'not testable on
+    this machine' becomes 'not testable (<one of the four reasons>)', read from the row's why."""
+    ct = ct.copy()
+    why = ct["why"] if "why" in ct.columns else pd.Series("", index=ct.index)
+    for col in [c for c in VERDICT_COLUMNS if c in ct.columns]:
+        ct[col] = [vocabulary.labelled(v, w, piece=piece) for v, w in zip(ct[col], why)]
+    return ct
 
 
 def headline(claims: pd.DataFrame) -> str:
@@ -193,7 +246,7 @@ def headline(claims: pd.DataFrame) -> str:
 
 def verdict_style(value) -> str:
     """CSS for a verdict cell in the claims table (pandas Styler.map)."""
-    c = VERDICT_COLOURS.get(value) if isinstance(value, str) else None
+    c = VERDICT_COLOURS.get(value.split(" (")[0]) if isinstance(value, str) else None
     return f"background-color: {c}; font-weight: bold" if c else ""
 
 

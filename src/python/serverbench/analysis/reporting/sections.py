@@ -38,9 +38,10 @@ def show(title: str, blocks: list, P: Processed, figdir) -> None:
     """Display one rendered section in the report notebook: Markdown strings, DataFrames,
     registry.FigureRef (a registered figure's PNG, drawn here if its notebook did not) and
     matplotlib Figures."""
-    from IPython.display import Image, Markdown, display
+    from IPython.display import Markdown, display
 
     from serverbench.analysis.plotting import figures
+    from serverbench.analysis.reporting import notebook
 
     display(Markdown(f"## {title}"))
     for b in blocks:
@@ -54,8 +55,9 @@ def show(title: str, blocks: list, P: Processed, figdir) -> None:
                 fig = figures.draw(b.name, P, out_dir=figdir)
                 if fig is not None:
                     figures.plt.close(fig)
-            if png.exists():
-                display(Image(filename=str(png)))
+            if png.exists():  # captioned by the figure's registered title (its alt text too)
+                spec = registry.load().figures.get(b.name)
+                notebook.show_figure(png, spec.title if spec else b.name)
         elif hasattr(b, "savefig"):  # a matplotlib Figure: shown once, then closed
             display(b)
             figures.plt.close(b)

@@ -16,6 +16,8 @@ from serverbench.analysis.plotting.figstyle import (
     _plot_measured,
     _plot_reference,
     _style,
+    footer,
+    legend,
 )
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import Processed
@@ -82,10 +84,16 @@ def fig3_pingping(
             panels.append(("bcd"[i] if i < 3 else str(i), size, main, ref))
     if not panels:
         return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.0 * len(panels), 3.6), squeeze=False)
+    # two panels a row: printed at a page's width each panel stays legible (four in a row
+    # made a strip a sixth of a page high)
+    ncol = min(2, len(panels))
+    nrow = -(-len(panels) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 3.6 * nrow + 1.4), squeeze=False)
+    for ax in axes.flat[len(panels) :]:  # a grid cell without a panel
+        fig.delaxes(ax)
     hidden: list[int] = []
     shown_langs: list[str] = []
-    for ax, (letter, size, langs, r) in zip(axes[0], panels):
+    for ax, (letter, size, langs, r) in zip(axes.flat, panels):
         title = f"({letter}) PingPing, {size / 1000:g} kB messages"
         if letter == "a":
             title += "\nErlang vs Java threads vs Scala actors"
@@ -107,8 +115,9 @@ def fig3_pingping(
         note += f"; {sum(hidden)} paper value(s) of 0 s not drawn on the log axis"
     if panels[0][0] == "a":
         note += "; " + FIG3A_SOURCE
-    fig.legend(handles=_legend_handles(shown_langs, show_reference), loc="lower center", ncol=7, frameon=False)
-    fig.suptitle("Fig. 3: PingPing latency, time for R round trips (lower is better)", y=0.99)
-    fig.text(0.5, 0.065, _caption(P, note), ha="center", fontsize=7, color="0.35", wrap=True)
-    fig.tight_layout(rect=(0, 0.1, 1, 0.96))
+    handles = _legend_handles(shown_langs, show_reference)
+    bottom = footer(fig, _caption(P, note), legend_rows=-(-len(handles) // 4))
+    legend(fig, handles)
+    fig.suptitle("Fig. 3: PingPing latency, time for R round trips (lower is better)", y=0.995)
+    fig.tight_layout(rect=(0, bottom, 1, 0.97))
     return fig

@@ -18,6 +18,8 @@ from serverbench.analysis.plotting.figstyle import (
     _plot_measured,
     _plot_reference,
     _style,
+    footer,
+    legend,
 )
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import Processed
@@ -74,7 +76,7 @@ def _fig5(
     cpus = P.info.get("logical_cpus")
     ncol = 3
     nrow = int(np.ceil(len(cores) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(12, 3.3 * nrow), squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(12, 3.3 * nrow + 1.2), squeeze=False)
     all_pairs = set()
     for i, c in enumerate(cores):
         ax = axes[i // ncol][i % ncol]
@@ -122,7 +124,7 @@ def _fig5(
             ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     for j in range(len(cores), nrow * ncol):
         axes[j // ncol][j % ncol].set_visible(False)
-    fig.legend(handles=_legend_handles(languages, show_reference), loc="lower center", ncol=6, frameon=False)
+    handles = _legend_handles(languages, show_reference)
     title = "Fig. 5: Throughput of process pairs exchanging 500-byte messages (higher is better)"
     if normalised:
         title = "Fig. 5, each curve divided by its own value at pairs = cores (the shape, not the speed)"
@@ -136,6 +138,7 @@ def _fig5(
         note += "; paper: median of its 3 runs" + (" (sheet's median block)" if reference_as_plotted else "")
     if normalised:
         note += "; bars: the median's interval over the pairs = cores median (not a ratio's interval)"
-    fig.text(0.5, 0.045, _caption(P, note), ha="center", fontsize=7, color="0.35")
-    fig.tight_layout(rect=(0, 0.06, 1, 0.97))
+    bottom = footer(fig, _caption(P, note), legend_rows=-(-len(handles) // 4))
+    legend(fig, handles)
+    fig.tight_layout(rect=(0, bottom, 1, 0.97))
     return fig

@@ -1,0 +1,255 @@
+"""The abstract at the top of report.html and README (at most 150 plain words) and the table
+of every deciding ratio at the paper's scale beside its verdict, both from committed data:
+the `paper` profile's pieces (their sweep.json, claims.csv and claims_evidence.csv), the
+then-and-now rows (thenandnow.py), the verdicts on the paper's own numbers
+(data/processed/paper-reference/claims.csv) and, when it is committed, the attribution of
+the Scala/Akka throughput gap (data/processed/akka-gap-*/attribution.csv). No number is typed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from serverbench import paths, protocol
+from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.analysis.reporting import paperscale, thenandnow, vocabulary
+from serverbench.analysis.reporting.findings import sig
+
+MAX_WORDS = 150
+PAPER = "Valkov, Chechina and Trinder (SAC 2018)"
+REFERENCE_FOLDER = "paper-reference"  # the claims judged on the paper's own numbers
+GAP_GLOB = "akka-gap-*/attribution.csv"
+GAP_COLUMNS = ("factor", "cores", "pairs", "ratio", "lo", "hi", "n_rounds")
+
+
+def _root(processed_dir: Path | None) -> Path:
+    return Path(processed_dir) if processed_dir else paths.processed_dir()
+
+
+def _read(f: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(f)
+    except (FileNotFoundError, pd.errors.EmptyDataError):
+        return pd.DataFrame()
+
+
+DECIDING = ("yes", "no", "unclear")  # a comparison's results that count (the rest only draw)
+
+
+def _evidence(x) -> str:
+    """One deciding comparison: 'Go/Erlang at cores=1, pairs=64: 3.64 [3.43, 3.86] yes', or
+    for a limit (C3) 'Akka vs Erlang max processes (budget=8 GiB): 8,800,000 ok, ... yes'."""
+    if isinstance(x.ratio, float) and not math.isnan(x.ratio):
+        return f"{x.comparison} at {x.config}: {thenandnow.interval(x.ratio, x.ci_lo, x.ci_hi)} {x.result}"
+    sides = "; ".join(str(s) for s in (getattr(x, "akka", None), getattr(x, "other", None)) if isinstance(s, str))
+    return f"{x.comparison} ({x.config}): {sides} {x.result}"
+
+
+def claims(processed_dir: Path | None = None) -> pd.DataFrame:
+    """One row per (claim, piece that judged it): id, piece, sweep, verdict (the shared
+    vocabulary's word), reason (for not testable), why, and the deciding ratios with their
+    intervals (`ratios`: 'Go/Erlang at cores=1, pairs=64: 3.64 [3.43, 3.86] no; ...')."""
+    rows = []
+    for piece, folder in paperscale.latest(processed_dir).items():
+        c = _read(folder / "claims.csv")
+        ev = _read(folder / "claims_evidence.csv")
+        for r in c.itertuples():
+            e = ev[(ev["claim"] == r.id) & ev["result"].isin(DECIDING)] if not ev.empty else ev
+            ratios = "; ".join(_evidence(x) for x in e.itertuples())
+            why = r.why if isinstance(r.why, str) else ""
+            verdict = vocabulary.word(r.verdict)
+            rows.append(
+                {
+                    "id": r.id,
+                    "piece": piece,
+                    "sweep": folder.name,
+                    "verdict": verdict,
+                    "reason": vocabulary.reason(why, piece=True) if verdict == vocabulary.NOT_TESTABLE else "",
+                    "why": why,
+                    "ratios": ratios,
+                }
+            )
+    return pd.DataFrame(rows, columns=["id", "piece", "sweep", "verdict", "reason", "why", "ratios"])
+
+
+def _ran(processed_dir: Path | None) -> pd.DataFrame:
+    """claims() restricted to the claims a piece runs the benchmark of (paperscale.verdicts)."""
+    v = paperscale.verdicts(processed_dir)
+    v = v[v["verdict"] != paperscale.NOT_RUN][["id", "piece"]]
+    return claims(processed_dir).merge(v, on=["id", "piece"], how="inner")
+
+
+def one_verdict(g: pd.DataFrame) -> tuple[str, str]:
+    """(verdict, reason) of a claim judged in several pieces: the one tested verdict when
+    the pieces that could test it agree, 'differs between pieces' when they do not, else
+    not testable with the reasons of its pieces."""
+    tested = list(dict.fromkeys(g.loc[g["verdict"] != vocabulary.NOT_TESTABLE, "verdict"]))
+    if len(tested) == 1:
+        return tested[0], ""
+    if tested:
+        return "differs between pieces", ""
+    reasons = list(dict.fromkeys(g["reason"]))
+    return vocabulary.NOT_TESTABLE, "; ".join(reasons)
+
+
+def deciding_markdown(processed_dir: Path | None = None) -> str:
+    """Every claim judged at the paper's scale: its full text (the first time its code
+    appears), each piece's verdict and the deciding ratios with their intervals."""
+    t = _ran(processed_dir)
+    if t.empty:
+        return "No piece of the `paper` profile is committed yet."
+    lines = [
+        "Each deciding ratio is first side / second side, the median of the per-round ratios (Hodges-Lehmann) "
+        "with its interval, and the comparison's result (yes / no / unclear against the claim's regions, "
+        "docs/protocol.md).",
+        "",
+        "| claim | piece | verdict | deciding ratios [interval] |",
+        "|---|---|---|---|",
+    ]
+    for cid, g in t.groupby("id", sort=False):
+        text = protocol.claim(cid)["sentence"]
+        for i, r in enumerate(g.itertuples()):
+            head = f"**{cid}** {text}" if i == 0 else f"{cid} (continued)"
+            verdict = f"**{r.verdict}**" + (f" ({r.reason})" if r.reason else "")
+            detail = r.ratios or (r.why if r.verdict != vocabulary.SUPPORTED else "")
+            lines.append(f"| {head} | `{r.piece}` | {verdict} | {detail} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the abstract
+
+
+def _machine(folders: list[Path]) -> str:
+    infos = [json.loads((f / "sweep.json").read_text(encoding="utf-8")) for f in folders]
+    hosts = {(i["host"].get("cpu_model"), i["host"].get("logical_cpus"), i["host"].get("memory_bytes")) for i in infos}
+    days = sorted({str(i.get("first_started_utc") or "")[:10] for i in infos} - {""})
+    parts = []
+    for cpu, n, mem in sorted(hosts, key=str):
+        gib = f", {mem / 2**30:.0f} GiB" if mem else ""
+        parts.append(f"{cpu} machine with {n} logical CPUs{gib}")
+    when = f" ({days[0]}" + (f" to {days[-1]})" if len(days) > 1 else ")") if days else ""
+    return " and ".join(parts) + when
+
+
+def _range(x: pd.Series) -> str:
+    lo, hi = sig(float(x.min()), 2), sig(float(x.max()), 2)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def largest_change(t: pd.DataFrame) -> tuple[str, str, pd.DataFrame] | None:
+    """(figure, language, its rows) of the figure and language whose values moved furthest
+    from the paper's (the largest median |log(ours / paper)|), or None without rows."""
+    d = t[t["ratio"].notna() & (t["ratio"] > 0)].copy()
+    if d.empty:
+        return None
+    d["fig"] = d["figure"].str.replace(r"\(.\)$", "", regex=True).str.strip()
+    d["move"] = d["ratio"].map(lambda r: abs(math.log(r)))
+    fig, lang = d.groupby(["fig", "language"])["move"].median().idxmax()
+    return fig, lang, d[d["fig"] == fig]
+
+
+def gap_attribution(processed_dir: Path | None = None) -> tuple[str, pd.DataFrame] | None:
+    """(sweep folder, attribution table) of the newest committed Scala/Akka gap
+    attribution, or None when none is committed (or it lacks its columns)."""
+    found = sorted(_root(processed_dir).glob(GAP_GLOB))
+    if not found:
+        return None
+    t = _read(found[-1])
+    if t.empty or not set(GAP_COLUMNS) <= set(t.columns):
+        return None
+    return found[-1].parent.name, t
+
+
+def _why(processed_dir: Path | None) -> str:
+    gap = gap_attribution(processed_dir)
+    if gap is None:
+        return (
+            "Why is not measured yet: no attribution of the Scala/Akka gap "
+            "(data/processed/akka-gap-*/attribution.csv) is committed."
+        )
+    sweep, t = gap
+    parts = [f"{f} {_range(g['ratio'])}x" for f, g in t.groupby("factor", sort=False)]
+    return f"Measured attribution of the gap ({sweep}): " + "; ".join(parts) + "."
+
+
+def verdict_groups(ran: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """{(verdict, reason): claim ids in the paper's order}: one verdict per claim (one_verdict)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for cid, g in ran.groupby("id", sort=False):
+        groups.setdefault(one_verdict(g), []).append(cid)
+    order = {v: i for i, v in enumerate(vocabulary.ORDER)}
+    keys = sorted(groups, key=lambda k: (order.get(k[0], len(order)), k[1]))
+    return {k: sorted(groups[k], key=thenandnow.claim_order) for k in keys}
+
+
+def _verdict_sentence(ran: pd.DataFrame) -> str:
+    """The counts only: the claims' codes come with their texts in the table after the
+    abstract (a code never appears on a page before its claim's words)."""
+    parts = [f"{len(ids)} {v}" + (f" ({r})" if r else "") for (v, r), ids in verdict_groups(ran).items()]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"Of the {ran['id'].nunique()} claims judged there: {listed}."
+
+
+def _flipped(processed_dir: Path | None, ran: pd.DataFrame, rows: pd.DataFrame, lang: str) -> list[str]:
+    """The claims decided at points of `rows` that involve `lang`, supported on the paper's
+    own numbers and contradicted here."""
+    own = _read(_root(processed_dir) / REFERENCE_FOLDER / "claims.csv")
+    if own.empty:
+        return []
+    own_v = dict(zip(own["id"], own["verdict"]))
+    ids = {c.strip() for d in rows.loc[rows["language"] == lang, "decides"] for c in str(d).split(",") if c.strip()}
+    here = {cid: one_verdict(g)[0] for cid, g in ran.groupby("id")}
+    return sorted(
+        (c for c in ids if own_v.get(c) == vocabulary.SUPPORTED and here.get(c) == vocabulary.CONTRADICTED),
+        key=thenandnow.claim_order,
+    )
+
+
+def text(processed_dir: Path | None = None) -> str:
+    """The abstract (plain words, at most MAX_WORDS): what was re-run, where, what holds, what
+    changed most since 2017 and why as far as measured."""
+    by_piece = paperscale.latest(processed_dir)
+    ran = _ran(processed_dir)
+    if ran.empty:
+        return (
+            f"No sweep at the paper's own parameters is committed yet, so this package cannot yet say whether the "
+            f"conclusions of {PAPER} hold at their scale; the quick sweeps below test them at a reduced scale."
+        )
+    pieces = sorted(set(ran["piece"]))
+    out = [
+        f"We re-ran the experiments of {PAPER} at the paper's own parameters, in {len(pieces)} pieces "
+        f"({', '.join(pieces)}), on one {_machine([by_piece[p] for p in pieces])}.",
+        _verdict_sentence(ran),
+    ]
+    t = thenandnow.rows(processed_dir)
+    big = largest_change(t)
+    if big is not None:
+        fig, lang, rows = big
+        others = [
+            f"{LANGUAGE_LABELS.get(o, o)}'s {_range(g['ratio'])}" for o, g in rows.groupby("language") if o != lang
+        ]
+        what = "throughput" if fig == "Fig. 5" else "time"
+        sentence = (
+            f"The largest change since 2017 is in {fig}: {LANGUAGE_LABELS.get(lang, lang)}'s {what} is "
+            f"{_range(rows.loc[rows['language'] == lang, 'ratio'])} times the paper's"
+            + (f", {' and '.join(others)}" if others else "")
+            + "."
+        )
+        flipped = _flipped(processed_dir, ran, rows, lang)
+        if flipped:
+            quoted = " and ".join(f"{c} \u201c{protocol.claim(c)['sentence']}\u201d" for c in flipped)
+            sentence += f" It turns {quoted} from supported on the paper's own numbers to contradicted."
+        out += [sentence, _why(processed_dir)]
+    words = " ".join(out)
+    if len(words.split()) > MAX_WORDS:  # the attribution's details go to its table
+        out[-1] = "The measured attribution of the gap is in the table below."
+        words = " ".join(out)
+    return words
+
+
+def word_count(s: str) -> int:
+    return len(s.split())

@@ -1,0 +1,59 @@
+"""The report's first screen in the notebook (notebooks/report.ipynb): its own module, since
+it shows the registered sections (sections.py), which draw figures through notebook.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from serverbench.analysis.reporting import (
+    abstract,
+    findings,
+    layout,
+    notebook,
+    paperscale,
+    report,
+    sections,
+    thenandnow,
+)
+
+
+def show_opening(profile: str, P, V, extra, lead: list[str], figdir: Path, show_reference: bool) -> None:
+    """The report's first screen, in the notebook: its title; for the main report the abstract
+    (at most 150 words, every number from committed data), the introduction, the Scala/Akka
+    gap's attribution when measured, and the paper-scale section (deciding ratios, verdicts
+    over every sweep of each piece, then-and-now tables, where the pieces ran, Figs. 3-5);
+    for a sub-report its introduction, contents and its own sections first."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(layout.heading(profile, lead)))
+    if not layout.is_main(profile):  # a sub-report opens with its own subject
+        display(Markdown(layout.intro(profile, P.info, lead)))
+        display(Markdown("**Contents**\n\n" + layout.toc([title for title, _ in extra], profile=profile)))
+        for title, blocks in extra:
+            if title in lead:
+                sections.show(title, blocks, P, figdir)
+        return
+    display(Markdown("**Abstract.** " + abstract.text()))
+    display(Markdown(layout.intro(profile, P.info, lead)))
+    gap = abstract.gap_attribution()
+    if gap is not None:
+        display(
+            Markdown(
+                f"The attribution of the Scala/Akka throughput gap (`{gap[0]}`): each factor's ratio with its interval."
+            )
+        )
+        display(findings.style(gap[1]))
+    display(Markdown(f"## {layout.PAPER_SCALE}"))
+    display(Markdown(f"### {layout.DECIDING}"))
+    display(Markdown(abstract.deciding_markdown()))
+    display(Markdown(paperscale.section({v.id: v.verdict for v in V})))
+    display(Markdown(f"### {layout.THEN_AND_NOW}"))
+    display(Markdown(thenandnow.markdown()))
+    display(
+        Markdown(
+            "**Where the pieces ran**, as each sweep recorded it (the paper's machines: the appendix's set-up table):"
+        )
+    )
+    display(findings.style(report.pieces_machine_table()))
+    for caption, png in paperscale.draw_figures(figdir, show_reference):
+        notebook.show_figure(png, caption)
