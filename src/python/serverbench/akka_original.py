@@ -102,11 +102,12 @@ def run(
     allowed_cpus: list[int],
     timeout_s: float,
     jar: Path | None = None,
+    java: str = "java",
 ) -> dict:
     """One run of the original; its raw record (checked against the raw schema)."""
     jar = jar or jar_path()
     cpus = sorted(allowed_cpus)[: min(cores, len(allowed_cpus))]
-    cmd = argv(jar, cores, int(params["pairs"]), float(params["duration_s"]))
+    cmd = argv(jar, cores, int(params["pairs"]), float(params["duration_s"]), java)
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # this run's CPU = the difference (one child at a time)
     t0 = time.perf_counter()
