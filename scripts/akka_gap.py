@@ -30,6 +30,7 @@ def main(argv=None) -> int:
         return 2
     out = gap.write(sweep_dir)
     print(out)
+    print(gap.markdown(gap.read(out)))
     return 0
 
 

@@ -159,12 +159,43 @@ def attribution(S: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def write(sweep_dir) -> Path:
-    """data/processed/<sweep id>/attribution.csv from the sweep's raw folder."""
+def write(sweep_dir, processed_root=None) -> Path:
+    """data/processed/<sweep id>/attribution.csv (or under processed_root) from the sweep's
+    raw folder."""
     sweep_dir = Path(sweep_dir)
     table = attribution(sides(sweep_dir), reference.fig5_median())
-    folder = paths.processed_dir() / sweep_dir.name
+    folder = (Path(processed_root) if processed_root is not None else paths.processed_dir()) / sweep_dir.name
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / FILE_NAME
     table.to_csv(out, index=False, float_format="%.6g")
     return out
+
+
+def read(path) -> pd.DataFrame:
+    """A written attribution table."""
+    return pd.read_csv(path)
+
+
+def _cell(r) -> str:
+    if not np.isfinite(r["ratio"]):
+        return "n/a"
+    if not np.isfinite(r["lo"]):
+        return f"{r['ratio']:.3g}"
+    return f"{r['ratio']:.3g} [{r['lo']:.3g}, {r['hi']:.3g}] n={int(r['n_rounds'])} @{r['level'] * 100:.0f}%"
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The attribution table as markdown: a row per factor, a column per core and pair
+    count; each cell ratio [lo, hi], the rounds paired (or runs, against the paper's value)
+    and the interval's achieved level (docs/akka-gap.md embeds it; a test keeps them equal)."""
+    cols = sorted({(int(c), int(p)) for c, p in zip(table["cores"], table["pairs"])})
+    head = ["factor", *(f"{c} core{'s' if c > 1 else ''}, {p} pair{'s' if p > 1 else ''}" for c, p in cols)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for factor in dict.fromkeys(table["factor"]):
+        f = table[table["factor"] == factor]
+        cells = []
+        for c, p in cols:
+            r = f[(f["cores"] == c) & (f["pairs"] == p)]
+            cells.append(_cell(r.iloc[0]) if not r.empty else "n/a")
+        lines.append(f"| {factor} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
