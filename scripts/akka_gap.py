@@ -15,6 +15,8 @@ import sys
 
 from serverbench import akka_original
 from serverbench.benchmarks.throughput import gap
+from serverbench.errors import UsageError
+from serverbench.harness.cli import refuse_dirty
 from serverbench.harness.profiles import ProfileError
 
 
@@ -22,10 +24,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--piece", required=True, help="a piece of src/python/serverbench/profiles/akka-gap.toml")
     ap.add_argument("--sweep-id", default=None, help="resume this sweep (default: akka-gap-<piece>-<UTC time>)")
+    ap.add_argument("--allow-dirty", action="store_true", help="record into data/raw from an uncommitted tree")
     args = ap.parse_args(argv)
     try:
+        refuse_dirty(None, args.allow_dirty)  # as `serverbench run`: the manifest's commit must say what ran
         sweep_dir = akka_original.run_rounds(args.piece, args.sweep_id, log=lambda m: print(m, flush=True))
-    except (ProfileError, akka_original.OriginalError) as e:
+    except (ProfileError, UsageError, akka_original.OriginalError) as e:
         print(f"akka_gap: {e}", file=sys.stderr)
         return 2
     out = gap.write(sweep_dir)
