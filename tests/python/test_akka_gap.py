@@ -56,6 +56,8 @@ def test_a_printed_count_is_a_raw_record_with_its_rate(tmp_path):
     )
     assert math.isclose(akka_original.msgs_per_min(rec), 3121000 / 2.004 * 60)
     assert rec["pinned_cpus"] == sorted(os.sched_getaffinity(0))[:1]
+    assert rec["command"][-2] == "maxSpeakers.jar"  # no machine path: the jar lies outside the home folder here
+    assert akka_original.portable_jar(akka_original.Path.home() / "x" / "a.jar") == "~/x/a.jar"
 
 
 def test_a_run_that_printed_nothing_crashed_or_hung_has_no_rate(tmp_path):
@@ -156,3 +158,31 @@ def test_sides_reads_the_harness_log_and_the_originals_file(tmp_path):
     assert S.to_dict("records") == [
         {"side": "original", "cores": 1, "pairs": 4, "trial": 2, "value": 30_000_000.0, "printed": True}
     ]
+
+
+def _documented_sweep() -> tuple[str, str]:
+    """The sweep id docs/akka-gap.md's attribution block names, and the block."""
+    from serverbench import paths
+
+    text = (paths.repo_root() / "docs" / "akka-gap.md").read_text(encoding="utf-8")
+    head = text.index("<!-- attribution: ")
+    sweep = text[head:].split(" ", 2)[2].split(" -->", 1)[0]
+    body = text[text.index("-->", head) + 4 : text.index("<!-- end attribution -->")]
+    return sweep, body
+
+
+def test_the_documented_pilot_table_is_generated_from_its_raw_sweep(tmp_path):
+    """docs/akka-gap.md's table = gap.markdown of the committed attribution.csv, and that
+    CSV = what gap.write makes again from the committed raw folder."""
+    from serverbench import paths
+
+    sweep, body = _documented_sweep()
+    raw, csv = paths.raw_dir() / sweep, paths.processed_dir() / sweep / gap.FILE_NAME
+    assert "pilot" in sweep and raw.is_dir() and csv.is_file()
+    assert body == gap.markdown(gap.read(csv))
+    again = gap.read(gap.write(raw, processed_root=tmp_path))
+    committed = gap.read(csv)
+    assert list(again.columns) == list(committed.columns) and len(again) == len(committed)
+    num = ["ratio", "lo", "hi", "level"]
+    np.testing.assert_allclose(again[num].to_numpy(float), committed[num].to_numpy(float), rtol=1e-5)
+    assert again["n_rounds"].tolist() == committed["n_rounds"].tolist()

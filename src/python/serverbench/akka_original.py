@@ -58,6 +58,16 @@ def jar_path() -> Path:
     return p
 
 
+def portable_jar(jar) -> str:
+    """The jar as the record names it: under the home folder as ~/..., else its file name
+    (no machine path in what a sweep writes)."""
+    p = Path(jar)
+    try:
+        return "~/" + p.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return p.name
+
+
 def config_id(cores: int, params: dict) -> str:
     """As the harness names a configuration, with `original` where the variant goes."""
     kv = ",".join(f"{k}={_fmt(params[k])}" for k in sorted(params))
@@ -147,7 +157,7 @@ def run(
         "host": host,
         "cores": cores,
         "pinned_cpus": cpus,
-        "command": cmd,
+        "command": [portable_jar(a) if a == str(jar) else a for a in cmd],
         "env": {},
         "wall_s": wall,
         "user_cpu_s": ru.ru_utime - ru0.ru_utime,
