@@ -160,29 +160,17 @@ def test_sides_reads_the_harness_log_and_the_originals_file(tmp_path):
     ]
 
 
-def _documented_sweep() -> tuple[str, str]:
-    """The sweep id docs/akka-gap.md's attribution block names, and the block."""
-    from serverbench import paths
+def test_the_markdown_table_has_a_row_per_factor_and_a_cell_per_configuration():
+    from serverbench.analysis.reading import reference
 
-    text = (paths.repo_root() / "docs" / "akka-gap.md").read_text(encoding="utf-8")
-    head = text.index("<!-- attribution: ")
-    sweep = text[head:].split(" ", 2)[2].split(" -->", 1)[0]
-    body = text[text.index("-->", head) + 4 : text.index("<!-- end attribution -->")]
-    return sweep, body
-
-
-def test_the_documented_pilot_table_is_generated_from_its_raw_sweep(tmp_path):
-    """docs/akka-gap.md's table = gap.markdown of the committed attribution.csv, and that
-    CSV = what gap.write makes again from the committed raw folder."""
-    from serverbench import paths
-
-    sweep, body = _documented_sweep()
-    raw, csv = paths.raw_dir() / sweep, paths.processed_dir() / sweep / gap.FILE_NAME
-    assert "pilot" in sweep and raw.is_dir() and csv.is_file()
-    assert body == gap.markdown(gap.read(csv))
-    again = gap.read(gap.write(raw, processed_root=tmp_path))
-    committed = gap.read(csv)
-    assert list(again.columns) == list(committed.columns) and len(again) == len(committed)
-    num = ["ratio", "lo", "hi", "level"]
-    np.testing.assert_allclose(again[num].to_numpy(float), committed[num].to_numpy(float), rtol=1e-5)
-    assert again["n_rounds"].tolist() == committed["n_rounds"].tolist()
+    S = _sides()
+    S = pd.concat([S, S.assign(cores=2)], ignore_index=True)
+    md = gap.markdown(gap.attribution(S, reference.fig5_median())).splitlines()
+    assert md[0] == "| factor | 1 core, 1 pair | 2 cores, 1 pair |"
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in md[2:]}
+    assert list(rows) == ["total", "release", "quirks", "program", "unexplained (machine, year)", "product"] + [
+        f"quirk:{q}" for q in gap.QUIRKS
+    ] + ["jdk 25 / 17"]
+    assert "n=5 @94%" in rows["release"] and rows["release"].count("[") == 2
+    assert rows["quirk:exit"].endswith("| n/a | n/a |")  # not run
+    assert "[" not in rows["product"]  # a product of point estimates has no interval
