@@ -114,3 +114,64 @@ def test_a_report_of_another_sweep_names_the_audits_report_instead():
 
     (only,) = audit_report.language_or_code(P)
     assert "paper/audit/report.html" in only
+
+
+def _throughput_rows(step: str, value, true_value: float, printed: bool, n: int = 5) -> list[dict]:
+    return [
+        {
+            "benchmark": "throughput",
+            "language": "scala_akka",
+            "step": step,
+            "cores": 2,
+            "payload": "copy",
+            "message_bytes": 500,
+            "duration_s": 1.0,
+            "pairs": 8,
+            "value": value,
+            "true_value": true_value * (1 + t / 100),
+            "printed": printed,
+            "trial": t,
+        }
+        for t in range(n)
+    ]
+
+
+def test_a_step_that_printed_nothing_gets_the_ratio_of_what_it_measured():
+    """Akka's paper variant loses the exit race in every run: no reported value, so the
+    ratio of reported values is nan; the row then gives the measured values' ratio, says so,
+    and a step with some printed values keeps the reported ratio."""
+    import numpy as np
+
+    runs = pd.DataFrame(
+        _throughput_rows("fair", 100.0, 100.0, True)
+        + _throughput_rows("paper", np.nan, 50.0, False)
+        + _throughput_rows("dispatcher", 70.0, 70.0, True)
+    )
+    R = audit.ratios(runs).set_index("step")
+    assert R.loc["paper", "basis"] == "measured: printed nothing in 5 of 5"
+    assert abs(R.loc["paper", "ratio"] - 0.5) < 0.02
+    assert R.loc["paper", "ci_lo"] <= R.loc["paper", "ratio"] <= R.loc["paper", "ci_hi"]
+    assert R.loc["paper", "ci_level"] >= 0.95 and R.loc["paper", "not_printed"] == 5
+    assert R.loc["dispatcher", "basis"] == "reported"
+    D = audit.decomposition(audit.ratios(runs)).iloc[0]
+    assert abs(D["paper_ratio"] - 0.5) < 0.02 and D["paper_basis"].startswith("measured")
+
+
+def test_the_committed_audits_akka_throughput_row_prints_a_ratio():
+    """The committed audit sweep's Scala/Akka throughput row printed 'nan [nan, nan] @0%'."""
+    from serverbench import paths
+    from serverbench.analysis.auditing import audit_report
+    from serverbench.analysis.reading import process
+
+    sweep = "audit-20261125T062105Z"
+    raw, folder = paths.raw_dir() / sweep, paths.processed_dir() / sweep
+    if not (raw / "runs.jsonl").exists() or not (folder / "runs.csv").exists():
+        pytest.skip("the committed audit sweep is not here")
+    D = audit.decomposition(audit.ratios(audit.load_runs(raw)))
+    row = D[(D["benchmark"] == "throughput") & (D["language"] == "scala_akka")].iloc[0]
+    assert row["paper_lo"] <= row["paper_ratio"] <= row["paper_hi"] and row["paper_level"] > 0.9
+    assert row["paper_basis"] == "measured: printed nothing in 6 of 6"
+    blocks = audit_report.language_or_code(process.Processed(folder))
+    table = next(b for b in blocks if isinstance(b, pd.DataFrame) and "paper_fair" in b.columns)
+    akka = table[(table["benchmark"] == "throughput") & (table["language"] == "scala_akka")].iloc[0]
+    assert "nan" not in akka["paper_fair"] and "printed nothing in 6 of 6" in akka["paper_fair"]

@@ -112,8 +112,7 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
             for step, s in g.groupby("step"):
                 if step == "fair":
                     continue
-                vals = s["value"].dropna().to_numpy(float)
-                ci = stats.ratio_ci(vals, fair)
+                ci, basis = _step_ratio(s, fair)
                 out.append(
                     {
                         "benchmark": b,
@@ -126,10 +125,23 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
                         "n_step": ci.n_num,
                         "n_fair": ci.n_den,
                         "not_printed": int((~s["printed"].astype(bool)).sum()),
+                        "basis": basis,
                         "true_ratio": stats.ratio_ci(s["true_value"].dropna().to_numpy(float), fair).ratio,
                     }
                 )
     return pd.DataFrame(out)
+
+
+def _step_ratio(s: pd.DataFrame, fair: np.ndarray) -> tuple[stats.RatioCI, str]:
+    """A step's ratio to fair and what it is of: the reported values ("reported"), or,
+    when no run of the step would have printed anything (Akka's exit race lost in every
+    run: the reported values are all null, and a ratio of none is nan), the values the
+    step's runs measured all the same ("measured: printed nothing in n of n")."""
+    reported = s["value"].dropna().to_numpy(float)
+    if len(reported) or not len(s):
+        return stats.ratio_ci(reported, fair), "reported"
+    measured = s["true_value"].dropna().to_numpy(float)
+    return stats.ratio_ci(measured, fair), f"measured: printed nothing in {len(s)} of {len(s)}"
 
 
 def decomposition(R: pd.DataFrame) -> pd.DataFrame:
@@ -160,6 +172,7 @@ def decomposition(R: pd.DataFrame) -> pd.DataFrame:
                     "paper_hi": float(paper["ci_hi"].iloc[0]),
                     "paper_level": float(paper["ci_level"].iloc[0]),
                     "not_printed": int(paper["not_printed"].iloc[0]),
+                    "paper_basis": paper["basis"].iloc[0] if "basis" in paper else "reported",
                     "dominant_quirk": dom,
                     "dominant_ratio": math.exp(logs[dom]) if dom else float("nan"),
                     "interaction": inter,

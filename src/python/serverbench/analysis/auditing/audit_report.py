@@ -36,14 +36,18 @@ def language_or_code(P) -> list:
         "Ratios are paper (or one quirk) over fair of the value the program reports — what the "
         "original would have printed for paper — as Hodges-Lehmann ratios with intervals at the "
         "confidence the trial counts reach. Times: above 1 = the original reported slower; "
-        "throughput: above 1 = the original reported more messages per minute.",
+        "throughput: above 1 = the original reported more messages per minute. Where the original "
+        "would have printed nothing in every run of a step (Akka's exit race, lost), there is no "
+        "reported value to compare: that row gives the ratio of what the runs measured, and says so.",
         registry.FigureRef("audit"),
     ]
     if not D.empty:
         t = D.assign(
             paper_fair=[
-                f"{r:.3g} [{lo:.3g}, {hi:.3g}] @{lev * 100:.0f}%"
-                for r, lo, hi, lev in zip(D["paper_ratio"], D["paper_lo"], D["paper_hi"], D["paper_level"])
+                f"{r:.3g} [{lo:.3g}, {hi:.3g}] @{lev * 100:.0f}%" + ("" if basis == "reported" else f" ({basis})")
+                for r, lo, hi, lev, basis in zip(
+                    D["paper_ratio"], D["paper_lo"], D["paper_hi"], D["paper_level"], D["paper_basis"]
+                )
             ]
         )
         cols = ["benchmark", "language", "paper_fair", "dominant_quirk", "dominant_ratio", "interaction", "not_printed"]
