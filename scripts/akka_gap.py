@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs one piece of the akka-gap profile: the harness's rounds and the authors' original
-Akka throughput program interleaved round by round (serverbench.akka_original,
+Akka throughput program interleaved round by round (serverbench.benchmarks.throughput.original,
 docs/akka-gap.md), then writes the attribution table.
 
     python scripts/akka_gap.py --piece pilot            # both core counts, 10 s runs, 3 rounds
@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from serverbench import akka_original
 from serverbench.benchmarks.throughput import gap
+from serverbench.benchmarks.throughput import original as akka_original
 from serverbench.errors import UsageError
 from serverbench.harness.cli import refuse_dirty
-from serverbench.harness.profiles import ProfileError
+from serverbench.harness.planning.profiles import ProfileError
 
 
 def main(argv=None) -> int:

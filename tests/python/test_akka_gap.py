@@ -1,4 +1,4 @@
-"""The Akka throughput gap: the original program's runner (serverbench.akka_original), the
+"""The Akka throughput gap: the original program's runner (serverbench.benchmarks.throughput.original), the
 akka-gap profile, and the attribution table (benchmarks/throughput/gap.py)."""
 
 import json
@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from serverbench import akka_original, records
+from serverbench import records
 from serverbench.benchmarks.throughput import gap
+from serverbench.benchmarks.throughput import original as akka_original
 
 PARAMS = {"pairs": 4, "message_bytes": 500, "duration_s": 2.0, "report_every": 10000, "payload": "copy"}
 HOST = {"hostname": "h", "cpu_model": "cpu", "logical_cpus": 2, "memory_bytes": 1 << 30, "os": "Linux", "kernel": "6"}
@@ -84,7 +85,7 @@ def test_each_round_puts_another_block_first():
 
 def test_the_profiles_pieces_run_the_papers_settings():
     from serverbench.harness import load_profile
-    from serverbench.harness.pieces import pieces
+    from serverbench.harness.planning.pieces import pieces
 
     p = pieces("akka-gap")
     assert set(p) == {"1core", "2cores", "pilot"}

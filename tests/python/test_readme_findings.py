@@ -44,9 +44,10 @@ def test_the_readme_groups_claims_by_the_verdict_most_sweeps_give(tmp_path):
     text = readme.findings_block(replication.record("quick", tmp_path), tmp_path)
     lines = {ln.split(":")[0]: ln for ln in text.splitlines() if ln.startswith("* ")}
     # grouped by the one sweep run after the freeze (the confirmation design), the earlier ones beside
-    assert "**C3** “Scala/Akka supports the most dormant processes” (1/1; exploratory: 3/3 supported)" in lines[
-        "* Supported"
-    ]
+    assert (
+        "**C3** “Scala/Akka supports the most dormant processes” (1/1; exploratory: 3/3 supported)"
+        in lines["* Supported"]
+    )
     assert "**T1**" in lines["* Contradicted"] and "exploratory: 3/3 contradicted" in lines["* Contradicted"]
     # a claim's whole sentence, never cut
     assert protocol.claim("T1")["sentence"].rstrip(".") in lines["* Contradicted"]

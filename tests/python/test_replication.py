@@ -112,7 +112,8 @@ def test_the_readme_groups_claims_by_the_confirmation_sweeps_with_their_effect(t
     assert "**C2**" in lines["* Contradicted"]
     assert "(4/4; exploratory: 1/3 contradicted; Go/Erlang time, 5 kB: median 0.335, 0.3-0.36 over 4 sweeps)" in text
     assert (
-        "**C3** “Scala/Akka supports the most dormant processes” (3/4; exploratory: 3/3 supported)" in lines["* Supported"]
+        "**C3** “Scala/Akka supports the most dormant processes” (3/4; exploratory: 3/3 supported)"
+        in lines["* Supported"]
     )
     assert "Grouped by the verdict of the 4 confirmation, protocol 1 sweeps" in text
     assert "every Intel Xeon sweep is exploratory" in text  # machine confounded with design, said

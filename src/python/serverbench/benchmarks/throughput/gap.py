@@ -34,10 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import akka_original, audit_steps, paths
+from serverbench import audit_steps, paths
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import reference
 from serverbench.analysis.statistics import paired, stats
+from serverbench.benchmarks.throughput import original as akka_original
 
 FILE_NAME = "attribution.csv"
 TODAY = "scala_akka:fair"  # Akka 2.6, the committed sweeps' Scala/Akka

@@ -224,7 +224,7 @@ def configs(sets: dict) -> list[tuple[int, dict]]:
 
 def done(path: Path) -> set[tuple[str, int]]:
     """(config_id, trial) of the original's runs already in the file (a resumed sweep)."""
-    from serverbench.harness.rawlog import read_lines
+    from serverbench.harness.recording.rawlog import read_lines
 
     return {(r["config_id"], r["trial"]) for r in read_lines(path) if r.get("status") != "failed_to_start"}
 
@@ -235,8 +235,8 @@ def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=
     fair), and this module runs trial k of the original at every configuration. Resumable:
     what a round already holds is skipped."""
     from serverbench.harness import host_info, load_profile, run_sweep
-    from serverbench.harness.pieces import piece
-    from serverbench.harness.rawlog import append_json
+    from serverbench.harness.planning.pieces import piece
+    from serverbench.harness.recording.rawlog import append_json
 
     p = piece(PROFILE, piece_name)
     jar = jar_path()
