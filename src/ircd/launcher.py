@@ -147,8 +147,8 @@ def serve(lang: str, params: dict, variant: str) -> int:
         )  # fmt: skip
         sys.stdout.flush()
         reason, failed = watch(proc, port, params["idle_timeout_s"], stopped)
-        code = stop(proc)
-        record(lang, params, variant, port, reason, t0, failed or (None if code in (0, -15) else f"exit {code}"))
+        stop(proc)  # how the daemon exits on our SIGTERM (ngircd 0, InspIRCd its own code) is no failure
+        record(lang, params, variant, port, reason, t0, failed)
         return 0
     finally:
         if proc is not None:
@@ -165,6 +165,8 @@ def watch(proc: subprocess.Popen, port: int, idle_s: float, stopped: list[str]) 
         if proc.poll() is not None:
             return "signal", f"the daemon exited with {proc.returncode} during the run"
         ready, _, _ = select.select([sys.stdin], [], [], TICK_S)
+        if stopped:  # a SIGTERM that interrupted the wait comes first
+            return stopped[0], None
         if ready:
             reason = sbcommon.stdin_stop(sys.stdin.buffer.readline())
             if reason:

@@ -87,6 +87,44 @@ def test_a_server_not_held_to_the_transcript_still_differs(lang):
 
 def test_every_daemon_is_an_im_server_of_the_spec():
     assert set(DAEMONS) <= set(SERVERS)
+    assert all(contract.language(d).get("production") for d in DAEMONS)
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("how", ["stop", "eof", "signal"])
+@pytest.mark.parametrize("lang", DAEMONS)
+def test_a_daemon_stops_with_nothing_left(lang, how):
+    """The launcher's lifecycle: a connected client, then the stop; the daemon is gone, its
+    port closed and its temporary folder removed, and the record says why it stopped."""
+    import signal
+    import socket
+    import time
+
+    import psutil
+
+    p, port = start(lang)
+    daemons = [c for c in psutil.Process(p.pid).children(recursive=True)]
+    conn = socket.create_connection(("127.0.0.1", port))
+    if how == "signal":
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=30)
+    else:
+        out, _ = p.communicate("stop\n" if how == "stop" else "", timeout=30)
+    conn.close()
+    rec = json.loads(out.strip().splitlines()[-1])
+    assert p.returncode == 0 and rec["validation"]["ok"]
+    assert rec["metrics"]["stop_reason"] == {"stop": "stop_line", "eof": "stdin_eof", "signal": "signal"}[how]
+    assert rec["metrics"]["messages_routed"] is None  # a daemon keeps no counters we could report
+    assert daemons and not any(d.is_running() for d in daemons)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            time.sleep(0.1)
+        except ConnectionRefusedError:
+            break
+    else:
+        raise AssertionError(f"{lang}: port {port} still accepts after the stop")
 
 
 def test_a_line_matches_by_command_nick_and_parameters():
