@@ -129,16 +129,39 @@ def test_explorer_bad_sweep_is_one_clear_message(tmp_path):
     assert len(first.traceback) == 1 and "does not exist" in first.traceback[0]
 
 
-@pytest.mark.parametrize(
-    "lab, params, message",
-    [
-        ("lab1_message_cost", {"trials": 0}, "trials=0 is out of range"),
-        ("lab2_processes_are_memory", {"raw_folder": "/nonexistent/sweep"}, "does not exist"),
-        ("lab3_throughput_vs_cores", {"pairs": [0]}, "out of range"),
-    ],
-)
+BAD_INPUT = [
+    ("lab1_message_cost", {"trials": 0}, "trials=0 is out of range"),
+    ("lab2_processes_are_memory", {"raw_folder": "/nonexistent/sweep"}, "does not exist"),
+    ("lab3_throughput_vs_cores", {"pairs": [0]}, "out of range"),
+]
+
+
+@pytest.mark.parametrize("lab, params, message", BAD_INPUT)
+def test_lab_bad_input_is_refused_by_the_first_cell_before_any_run(lab, params, message):
+    """In process, for every lab: the first code cell after the parameters (run here as the
+    kernel runs it, the parameters set, the bad one included) raises the notebooks' error
+    class before any run (the unit tier fails a test that starts a program), and what
+    Jupyter shows for it is one line naming the problem. That a kernel shows exactly that
+    as the first output is shown once per mechanism below (lab 3, lab 4, the explorer)."""
+    from serverbench.analysis.explorer.explore import SweepInputError
+
+    nb = nbformat.read(TEACHING / f"{lab}.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", [])
+    ns: dict = {}
+    exec(code[0].source, ns)  # noqa: S102 - plain literals only
+    ns.update(params)
+    first = code[1].source
+    assert first.startswith("%matplotlib inline\n") and "lab.load(" in first
+    with pytest.raises(SweepInputError) as e:
+        exec(first.removeprefix("%matplotlib inline\n"), ns)  # noqa: S102 - the notebook's own cell
+    shown = e.value._render_traceback_()
+    assert len(shown) == 1 and message in shown[0], shown
+
+
 @pytest.mark.notebook
-def test_lab_bad_input_is_one_clear_first_output(tmp_path, lab, params, message):
+def test_lab_bad_input_is_one_clear_first_output(tmp_path):
+    lab, params, message = BAD_INPUT[2]
     with pytest.raises(pm.PapermillExecutionError):
         _execute(TEACHING / f"{lab}.ipynb", tmp_path / "out.ipynb", **params)
     first = _first_output(nbformat.read(tmp_path / "out.ipynb", as_version=4))
