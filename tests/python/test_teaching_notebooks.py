@@ -118,15 +118,31 @@ def test_lab4_marks_its_optional_part():
     assert "optional" in src[0] and "takeaway" in src[-1]
 
 
-@pytest.mark.notebook
-def test_explorer_bad_sweep_is_one_clear_message(tmp_path):
-    with pytest.raises(pm.PapermillExecutionError) as e:
-        _execute(EXPLORE, tmp_path / "bad.ipynb", sweep_a=str(tmp_path / "no-such-sweep"), sweep_b=None)
-    assert "SweepInputError" in str(e.value.ename)
-    nb = nbformat.read(tmp_path / "bad.ipynb", as_version=4)
-    first = _first_output(nb)
-    assert first.output_type == "error"
-    assert len(first.traceback) == 1 and "does not exist" in first.traceback[0]
+def test_explorer_bad_sweep_is_refused_by_the_first_cell(tmp_path):
+    """As for the labs below: the explorer's first cell, run in process, names the problem in one line."""
+    shown, cell = _first_cell_refuses(EXPLORE, {"sweep_a": str(tmp_path / "no-such-sweep"), "sweep_b": None})
+    assert "does not exist" in shown[0] and "ex.pick(" in cell
+
+
+def _first_cell_refuses(path: Path, params: dict) -> tuple[list[str], str]:
+    """Run a notebook's first code cell after its parameters in process, as the kernel runs it
+    (its parameters set, params over them): it must raise the notebooks' error class; returns
+    what Jupyter shows for it (its _render_traceback_), checked to be one line, and the cell."""
+    from serverbench.analysis.explorer.explore import SweepInputError
+
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", [])
+    ns: dict = {}
+    exec(code[0].source, ns)  # noqa: S102 - plain literals only
+    ns.update(params)
+    first = code[1].source
+    assert first.startswith("%matplotlib inline\n")
+    with pytest.raises(SweepInputError) as e:
+        exec(first.removeprefix("%matplotlib inline\n"), ns)  # noqa: S102 - the notebook's own cell
+    shown = e.value._render_traceback_()
+    assert len(shown) == 1 and str(e.value) in shown[0], shown
+    return shown, first
 
 
 BAD_INPUT = [
@@ -142,21 +158,9 @@ def test_lab_bad_input_is_refused_by_the_first_cell_before_any_run(lab, params, 
     kernel runs it, the parameters set, the bad one included) raises the notebooks' error
     class before any run (the unit tier fails a test that starts a program), and what
     Jupyter shows for it is one line naming the problem. That a kernel shows exactly that
-    as the first output is shown once per mechanism below (lab 3, lab 4, the explorer)."""
-    from serverbench.analysis.explorer.explore import SweepInputError
-
-    nb = nbformat.read(TEACHING / f"{lab}.ipynb", as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert "parameters" in code[0].metadata.get("tags", [])
-    ns: dict = {}
-    exec(code[0].source, ns)  # noqa: S102 - plain literals only
-    ns.update(params)
-    first = code[1].source
-    assert first.startswith("%matplotlib inline\n") and "lab.load(" in first
-    with pytest.raises(SweepInputError) as e:
-        exec(first.removeprefix("%matplotlib inline\n"), ns)  # noqa: S102 - the notebook's own cell
-    shown = e.value._render_traceback_()
-    assert len(shown) == 1 and message in shown[0], shown
+    as the first output is shown below for lab 3 and lab 4 (a reader's error)."""
+    shown, cell = _first_cell_refuses(TEACHING / f"{lab}.ipynb", params)
+    assert message in shown[0] and "lab.load(" in cell, shown
 
 
 @pytest.mark.notebook
