@@ -1,9 +1,7 @@
 package serverbench
 
-import java.io.{BufferedReader, InputStream, InputStreamReader}
 import java.net.InetSocketAddress
-import java.nio.charset.StandardCharsets
-import java.util.concurrent.{LinkedBlockingQueue, TimeUnit, TimeoutException}
+import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.{AtomicLong, LongAdder}
 
 import scala.concurrent.{Await, Promise}
@@ -41,7 +39,6 @@ import akka.pattern.gracefulStop
 object EchoFlood {
   val Host = "127.0.0.1"
   val Backlog = 4096
-  val TickMs = 100L
   val StopGraceMs = 5000L
   val BindWait: FiniteDuration = 30.seconds
   /** The listener's own one-thread dispatcher (application.conf says why). */
@@ -195,28 +192,8 @@ object EchoFlood {
     io.out.flush()
     listener ! StartAccepting
 
-    val stop = new LinkedBlockingQueue[String]()
-    val stdin = new Thread(() => {
-      val rd = new BufferedReader(new InputStreamReader(io.in, StandardCharsets.UTF_8))
-      var line = try rd.readLine() catch { case _: java.io.IOException => null }
-      while (line != null && line.trim != "stop") line = try rd.readLine() catch { case _: java.io.IOException => null }
-      stop.offer(if (line == null) "stdin_eof" else "stop_line")
-    }, "stdin-watch")
-    stdin.setDaemon(true)
-    stdin.start()
-    val restoreSignals = Signals.onTermination(() => stop.offer("signal"))
-
-    var reason: String = null
-    try {
-      while (reason == null) {
-        reason = stop.poll(TickMs, TimeUnit.MILLISECONDS)
-        if (reason == null) {
-          if (system.whenTerminated.isCompleted)
-            throw new IllegalStateException("the actor system terminated while serving (see stderr)")
-          if (c.open.get == 0 && System.nanoTime() - c.idleSinceNs >= idleNs) reason = "idle_timeout"
-        }
-      }
-    } finally restoreSignals()
+    val reason = Lifecycle.awaitStop(io.in, () => system.whenTerminated.isCompleted,
+      () => c.open.get == 0 && System.nanoTime() - c.idleSinceNs >= idleNs)
 
     // Stop: no more accepts; every handler closes after what is already queued for it.
     listener ! Shutdown

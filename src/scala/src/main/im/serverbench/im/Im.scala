@@ -1,16 +1,14 @@
 package serverbench.im
 
-import java.io.{BufferedReader, InputStreamReader}
 import java.net.InetSocketAddress
-import java.nio.charset.StandardCharsets
-import java.util.concurrent.{ConcurrentHashMap, LinkedBlockingQueue, TimeUnit, TimeoutException}
+import java.util.concurrent.{ConcurrentHashMap, TimeoutException}
 
 import scala.concurrent.{Await, Promise}
 import scala.concurrent.duration._
 
 import com.typesafe.config.{ConfigFactory, ConfigParseOptions, ConfigSyntax}
 
-import serverbench.{Cli, Json, Main, Outcome, RunFailure, Signals}
+import serverbench.{Cli, Json, Lifecycle, Main, Outcome, RunFailure}
 import serverbench.Rt.{Actor, ActorRef, ActorSystem, IO, Props, SupervisorStrategy, Tcp}
 
 /** The im benchmark's server for scala_akka and scala_pekko (docs/im.md): an IRC-subset
@@ -22,7 +20,6 @@ import serverbench.Rt.{Actor, ActorRef, ActorSystem, IO, Props, SupervisorStrate
 object Im {
   val Host = "127.0.0.1"
   val Backlog = 4096 // the kernel caps it at net.core.somaxconn
-  val TickMs = 100L
   val StopGraceMs = 5000L
   val BindWait: FiniteDuration = 30.seconds
 
@@ -97,7 +94,9 @@ object Im {
     io.out.flush()
     listener ! StartAccepting
 
-    val reason = awaitStop(system, io, c, (idleS * 1e9).toLong)
+    val idleNs = (idleS * 1e9).toLong
+    val reason = Lifecycle.awaitStop(io.in, () => system.whenTerminated.isCompleted,
+      () => c.open.get == 0 && System.nanoTime() - c.idleSinceNs >= idleNs)
     listener ! Shutdown
     val graceEnd = System.nanoTime() + StopGraceMs * 1000000L
     while (c.open.get > 0 && System.nanoTime() < graceEnd) Thread.sleep(10)
@@ -122,32 +121,5 @@ object Im {
         "stop_reason" -> Json.Str(reason)),
       validation = Json.Obj("ok" -> Json.Bool(true), "reason" -> Json.Null),
       ok = true)
-  }
-
-  /** Waits for the stop: stdin EOF or "stop", SIGTERM/SIGINT, or the idle timeout with no
-    * open connection; the reason. */
-  private def awaitStop(system: ActorSystem, io: Main.Io, c: Counters, idleNs: Long): String = {
-    val stop = new LinkedBlockingQueue[String]()
-    val stdin = new Thread(() => {
-      val rd = new BufferedReader(new InputStreamReader(io.in, StandardCharsets.UTF_8))
-      var line = try rd.readLine() catch { case _: java.io.IOException => null }
-      while (line != null && line.trim != "stop") line = try rd.readLine() catch { case _: java.io.IOException => null }
-      stop.offer(if (line == null) "stdin_eof" else "stop_line")
-    }, "stdin-watch")
-    stdin.setDaemon(true)
-    stdin.start()
-    val restoreSignals = Signals.onTermination(() => stop.offer("signal"))
-    var reason: String = null
-    try {
-      while (reason == null) {
-        reason = stop.poll(TickMs, TimeUnit.MILLISECONDS)
-        if (reason == null) {
-          if (system.whenTerminated.isCompleted)
-            throw new IllegalStateException("the actor system terminated while serving (see stderr)")
-          if (c.open.get == 0 && System.nanoTime() - c.idleSinceNs >= idleNs) reason = "idle_timeout"
-        }
-      }
-    } finally restoreSignals()
-    reason
   }
 }
