@@ -12,6 +12,7 @@ nothing to kill: the run goes on and the record says so (sessions_killed null)."
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -65,6 +66,8 @@ def write_config(lang: str, rundir: str, port: int, sendq_lines: int) -> str:
         text.replace("@PORT@", str(port))
         .replace("@RUNDIR@", rundir)
         .replace("@SENDQ_BYTES@", str(sendq_lines * LINE_BYTES))
+        .replace("@UID@", str(os.getuid()))
+        .replace("@GID@", str(os.getgid()))
     )
     path = os.path.join(rundir, f"{lang}.conf")
     with open(path, "w", encoding="utf-8") as f:
@@ -80,6 +83,13 @@ def command(lang: str, conf: str) -> list[str]:
         return [exe, "--nodaemon", "--config", conf]
     root = ["--runasroot"] if os.geteuid() == 0 else []  # InspIRCd refuses root without it
     return [exe, "--nofork", *root, f"--config={conf}"]
+
+
+def die_with_parent() -> None:
+    """In the daemon's child before exec: the kernel sends it SIGTERM when this launcher dies,
+    even by SIGKILL, so that no daemon outlives its run (prctl PR_SET_PDEATHSIG, Linux)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
 
 
 def established(port: int) -> int:
@@ -133,7 +143,12 @@ def serve(lang: str, params: dict, variant: str) -> int:
         conf = write_config(lang, rundir, port, int(params["sendq_lines"]))
         t0 = time.monotonic()
         proc = subprocess.Popen(
-            command(lang, conf), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sys.stderr, cwd=rundir
+            command(lang, conf),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sys.stderr,
+            cwd=rundir,
+            preexec_fn=die_with_parent,
         )
         why = wait_listening(proc, port)
         if why:
