@@ -211,19 +211,19 @@ def record(lang: str, params: dict, variant: str, port: int, reason: str, t0: fl
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] not in ("ngircd", "inspircd"):
-        print("usage: serverbench-ircd {ngircd|inspircd} im server [flags] | --version", file=sys.stderr)
+    if not argv or argv[0] not in ("ngircd", "inspircd"):
+        print("error: usage: serverbench-ircd {ngircd|inspircd} im server [flags] | --version", file=sys.stderr)
         return 2
     lang, rest = argv[0], argv[1:]
     try:
-        if rest[0] == "--version":
+        if rest == ["--version"]:
             print(json.dumps({"program": "serverbench", "program_version": sbcommon.VERSION, "language": lang,
                               "runtime": runtime(lang)}))  # fmt: skip
             return 0
-        if rest[0] in ("--help", "-h"):
+        if rest in (["--help"], ["-h"]):
             print(f"usage: serverbench-ircd {lang} im server [--port P] [--idle-timeout-s T] [--sendq-lines N]")
             return 0
-        parsed = sbcommon.parse(lang, rest)
+        parsed = sbcommon.parse(lang, rest)  # every other command line, bad ones as the contract says
     except sbcommon.Usage as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

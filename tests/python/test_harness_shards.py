@@ -297,8 +297,10 @@ def test_stability_compares_independent_sweeps(tmp_path, monkeypatch):
 
     def fake_record(dirs):  # each repeat judged from its raw log: here, C2 differs
         seen.extend(Path(d).name for d in dirs)
-        rows = [[seen[0], "m", True, "1", "C1", "supported"], [seen[0], "m", True, "1", "C2", "inconclusive"]]
-        rows += [[seen[1], "m", True, "1", "C1", "supported"], [seen[1], "m", True, "1", "C2", "contradicted"]]
+        rows = [[seen[0], "m", "confirmation", True, "1", "C1", "supported"]]
+        rows += [[seen[0], "m", "confirmation", True, "1", "C2", "inconclusive"]]
+        rows += [[seen[1], "m", "confirmation", True, "1", "C1", "supported"]]
+        rows += [[seen[1], "m", "confirmation", True, "1", "C2", "contradicted"]]
         return pd.DataFrame(rows, columns=replication.COLUMNS)
 
     monkeypatch.setattr(replication, "of_raw_sweeps", fake_record)
