@@ -126,6 +126,7 @@ fn main() {
     };
     let limits = record::Limits {
         cpu_share: cli::im_number(&spec, "generator_cpu_limit"),
+        cpu_min_window_s: cli::im_number(&spec, "generator_cpu_min_window_s"),
         slip_s: cli::im_number(&spec, "schedule_slip_limit_s"),
     };
     os::raise_open_files();

@@ -26,6 +26,9 @@ pub fn version() -> Value {
 /// The spec's two limits the validity rule applies.
 pub struct Limits {
     pub cpu_share: f64,
+    /// the shortest window the CPU share judges: the kernel may count CPU time in ticks
+    /// (4-10 ms), so a share over a few milliseconds (a small login) says nothing
+    pub cpu_min_window_s: f64,
     pub slip_s: f64,
 }
 
@@ -63,7 +66,7 @@ pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) 
             o.joined, o.registered
         ));
     }
-    if share >= limits.cpu_share {
+    if o.window_s >= limits.cpu_min_window_s && share >= limits.cpu_share {
         return Some(format!(
             "generator CPU share {share:.3} of the measured window >= generator_cpu_limit {}: the generator may have set the pace",
             limits.cpu_share
