@@ -92,8 +92,9 @@ def test_each_sweep_is_judged_by_the_version_in_force_when_it_started():
     assert protocol.version_for(None) == 1
     assert protocol.version_for("2026-11-21T13:45:51Z") == 1  # older than every freeze: version 1, exploratory
     assert protocol.version_for("2026-11-28T00:40:22Z") == 1  # after protocol 1's freeze, before protocol 2's
-    later = frozen[2].replace("Z", "").split("T")
-    assert protocol.version_for(f"{later[0]}T23:59:59.9Z") == 2
+    for v in protocol.versions()[1:]:  # just after each freeze, that version (until the next one)
+        assert protocol.version_for(frozen[v].replace("Z", ".5Z")) == v
+        assert protocol.version_for(frozen[v]) == v - 1  # the freeze's own second: still the older one
     with protocol.in_force(1):
         assert protocol.version() == 1 and "reruns" not in protocol.load()
         with pytest.raises(KeyError, match="later version"):
@@ -121,7 +122,7 @@ def test_a_sweep_judged_by_protocol_1_says_so_and_a_later_one_by_protocol_2(tmp_
     protocol 1 (C1 inconclusive) and no under protocol 2 (C1 contradicted)."""
     rng = np.random.default_rng(3)
     times = {"go": _times(0.5, rng), "erlang": _times(1.07, rng), "scala_akka": _times(1.0, rng)}
-    after = protocol._load(None)["frozen_utc"].replace("Z", ".5Z")
+    after = protocol._load(2)["frozen_utc"].replace("Z", ".5Z")
     got = {}
     for name, started in (("before", "2026-11-28T00:40:22Z"), ("after", after)):
         recs = synthetic.pingping_runs(times, started_utc=started)
