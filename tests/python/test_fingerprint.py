@@ -20,6 +20,8 @@ def test_the_fingerprint_names_this_machine_and_ignores_the_calibration():
     assert len(a["fingerprint"]) == 16 and a["fingerprint"] == fingerprint.machine(calibration=False)["fingerprint"]
     other = {**a, "microcode": "0xdifferent"}
     assert fingerprint.fingerprint(other) != a["fingerprint"]  # a microcode update is another machine
+    assert a["threads_per_core"] >= 1 and a["cpu_mhz"] > 0  # the report's clock and SMT rows (Linux)
+    assert fingerprint.fingerprint({**a, "cpu_mhz": 1.0}) == a["fingerprint"]  # a VM's reported clock may move
     c = fingerprint.calibrate(repeats=3, loop=20_000)
     assert c["loop_s"] > 0 and len(c["samples_s"]) == 3
 

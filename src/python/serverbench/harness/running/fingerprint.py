@@ -1,9 +1,10 @@
 """Which machine a sweep ran on, precisely enough to tell two VM instances apart: the
 manifest's `machine` object (CPU model, family/model/stepping, microcode, kernel release
-and build, memory, logical CPUs), a short hash of those (`fingerprint`), and a calibration
-loop timed at the start of the sweep. Two sweeps are "the same machine" only when their
-fingerprints match; otherwise the ratio of their calibration times says how much faster
-one machine ran the same fixed work (docs/statistics.md, "Stability")."""
+and build, memory, logical CPUs; the clock and SMT too, outside the hash), a short hash of
+those (`fingerprint`), and a calibration loop timed at the start of the sweep. Two sweeps
+are "the same machine" only when their fingerprints match; otherwise the ratio of their
+calibration times says how much faster one machine ran the same fixed work
+(docs/statistics.md, "Stability")."""
 
 from __future__ import annotations
 
@@ -44,6 +45,27 @@ def _memory_bytes() -> int | None:
     return None
 
 
+def _cpu_mhz(info: dict[str, str]) -> float | None:
+    """The first CPU's clock as the kernel reports it (on a VM the host's nominal clock)."""
+    try:
+        return round(float(info["cpu MHz"]), 1)
+    except (KeyError, ValueError):
+        return None
+
+
+def _threads_per_core() -> int | None:
+    """SMT: how many logical CPUs share CPU 0's core (its thread_siblings_list, e.g. "0-1" or "0,2")."""
+    try:
+        text = Path("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list").read_text().strip()
+        n = 0
+        for part in text.split(","):
+            a, _, b = part.partition("-")
+            n += int(b) - int(a) + 1 if b else 1
+        return n
+    except (OSError, ValueError):
+        return None
+
+
 def calibrate(repeats: int = CALIBRATION_REPEATS, loop: int = CALIBRATION_LOOP) -> dict:
     """The median wall time of a fixed integer loop (the same work on every machine)."""
     times = []
@@ -74,6 +96,8 @@ def machine(calibration: bool = True) -> dict:
         "kernel_build": uname.version,
         "memory_bytes": _memory_bytes(),
         "logical_cpus": os.cpu_count(),
+        "cpu_mhz": _cpu_mhz(info),  # not in the fingerprint: a VM may report another clock after a restart
+        "threads_per_core": _threads_per_core(),
     }
     m["fingerprint"] = fingerprint(m)
     if calibration:
