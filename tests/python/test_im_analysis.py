@@ -9,14 +9,18 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
+import nbformat
 import pandas as pd
 import pytest
 
 import im_fakes as F
+from serverbench import paths
 from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, check_all
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES
+from serverbench.analysis.explorer import explore
 from serverbench.analysis.plotting import figures
-from serverbench.analysis.reading.synthetic import pingping_runs, processed_from
+from serverbench.analysis.reading.synthetic import pingping_runs, processed_from, write_sweep
+from serverbench.analysis.reporting import pipeline
 from serverbench.benchmarks.im import claims as C
 from serverbench.benchmarks.im import report, tables
 
@@ -267,3 +271,68 @@ def test_the_figures_draw_from_the_records_and_skip_a_sweep_without_them(whole, 
     hollow = [ln for ln in ax.lines if ln.get_markerfacecolor() == "none" and len(ln.get_xdata())]
     assert not hollow  # no run of this sweep was limited by the generator
     plt.close(lat)
+
+
+def test_the_explorer_lists_and_compares_the_im_tables(tmp_path):
+    recs = F.latency_part({"go": 1e-3, "ngircd": 2e-3}, rounds=3) + F.search_part({"go": F.knee(2000)})
+    s = explore.load_sweep(write_sweep(tmp_path / F.SWEEP, recs, {"profile": {"name": "im"}}))
+    assert {"im", "im_rate"} <= set(explore.tables())
+    assert explore.x_axis("im") == "rate_per_s" and explore.default_metric("im_rate") == "latency_p99_s"
+    for table, configs in (("im", 2), ("im_rate", 5)):  # two servers at 4,000/s; Go's steps to 4,000/s
+        c = explore.compare(s, s, table)
+        assert len(c) == configs and (c["ratio"] == 1.0).all()
+
+
+def test_the_notebook_is_thin_parameterised_and_clean():
+    nb = nbformat.read(paths.repo_root() / "notebooks" / "im.ipynb", as_version=4)
+    nbformat.validate(nb)
+    (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    ns: dict = {}
+    exec(params.source, ns)  # noqa: S102  (plain literals: the cell runs on its own)
+    assert ns["profile"] == "im" and ns["sweep_id"] is None and ns["paper_dir"] is None
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.outputs == [] and c.execution_count is None for c in code), "commit notebooks without outputs"
+    assert sum(len(c.source.splitlines()) for c in code) < 40 and "harness" not in "".join(c.source for c in code)
+    assert pipeline.PROFILE_NOTEBOOKS["im"] == ("im",)  # an im render runs it
+
+
+@pytest.mark.notebook
+def test_the_notebook_runs_on_a_synthetic_sweep(tmp_path, monkeypatch):
+    import papermill as pm
+
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
+    raw = write_sweep(tmp_path / "data" / "raw" / F.SWEEP, F.sweep(), {"profile": {"name": "im"}})
+    out = tmp_path / "im.ipynb"
+    pm.execute_notebook(
+        str(paths.repo_root() / "notebooks" / "im.ipynb"),
+        str(out),
+        parameters={"raw_folder": str(raw), "paper_dir": str(tmp_path / "paper")},
+        kernel_name=pipeline.KERNEL_NAME,
+        progress_bar=False,
+        cwd=str(paths.repo_root() / "notebooks"),
+    )
+    text = out.read_text(encoding="utf-8")
+    assert (
+        "IM1" in text
+        and TITLE_WORDS in text
+        and "error"
+        not in {o.get("output_type") for c in nbformat.read(out, as_version=4).cells for o in c.get("outputs", [])}
+    )
+    assert (tmp_path / "paper" / "figures" / "fig_im_latency.png").exists()
+
+
+TITLE_WORDS = "Does the paper"
+
+
+def test_the_readme_block_says_what_and_how_without_numbers_until_a_sweep(tmp_path, whole):
+    text = report.readme_block(tmp_path)  # no processed IM sweep there
+    assert report.RUN in text and "docs/im.md" in text and "No IM sweep is committed yet" in text
+    assert all(f"**IM{i}**" in text for i in range(1, 6)) and "protocol 3" in text
+    assert not any(ch.isdigit() for ch in text.split("analyse it).")[1])  # no numbers before a sweep
+    from serverbench.analysis.claims import write_claims
+
+    write_claims(whole)  # the synthetic sweep as a committed IM sweep
+    info = whole.folder / "sweep.json"
+    info.write_text(info.read_text(encoding="utf-8").replace('"synthetic"', '"im"'), encoding="utf-8")
+    text = report.readme_block(whole.folder.parent)
+    assert f"`{whole.folder.name}`: IM1 supported; IM2 supported" in text

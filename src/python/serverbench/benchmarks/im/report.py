@@ -221,3 +221,58 @@ def section(P) -> list:
         f"rhesus does; the messages in its mailbox are lost and counted. {prod} have no session processes, so "
         "nothing of theirs can be killed: they have no chaos rows (a design choice, shown, not hidden).",
     ]
+
+
+# ---------------------------------------------------------------- README's block (docsgen: readme-im)
+
+PROFILE = "im"
+
+
+def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
+    """The processed sweeps of the `im` profile with a claims table, oldest first."""
+    import json
+
+    from serverbench import paths
+
+    root = Path(processed_dir) if processed_dir else paths.processed_dir()
+    out = []
+    for info in sorted(root.glob("*/sweep.json")):
+        try:
+            prof = json.loads(info.read_text(encoding="utf-8")).get("profile")
+        except (OSError, ValueError):
+            continue
+        if prof == PROFILE and (info.parent / "claims.csv").exists():
+            out.append(info.parent)
+    return out
+
+
+def registered_in(cid: str) -> int:
+    """The first protocol version that has claim cid."""
+    for v in protocol.versions():
+        with protocol.in_force(v):
+            if cid in protocol.claim_ids():
+                return v
+    raise KeyError(f"no protocol version has claim {cid}")
+
+
+def readme_block(processed_dir: Path | None = None) -> str:
+    """What the case study is and how to run it, its predictions in the protocol's words,
+    and the newest committed IM sweep's verdicts (none before one is committed)."""
+    ids = [c for c in protocol.claim_ids() if c.startswith("IM")]
+    claims_list = "\n".join(f"* **{c}** \u201c{protocol.claim(c)['sentence'].rstrip('.')}\u201d" for c in ids)
+    sweeps = committed_sweeps(processed_dir)
+    if sweeps:
+        t = pd.read_csv(sweeps[-1] / "claims.csv").set_index("id")
+        found = "; ".join(f"{c} {_word(t.loc[c, 'verdict'])}" for c in ids if c in t.index)
+        result = f"The newest committed IM sweep, `{sweeps[-1].name}`: {found} (the report's section has the numbers)."
+    else:
+        result = "No IM sweep is committed yet, so these predictions have no verdict here."
+    return (
+        "**The case study (benchmark `im`, [docs/im.md](docs/im.md)).** The paper ends by proposing an "
+        "instant-messaging server as the test its advice needs (Sec. 5, ref. [4]). Each language's server speaks "
+        "a subset of IRC, so ngIRCd and InspIRCd take the same load from the same open-loop generator as "
+        "production anchors. The paper's four recommendations and ref. [4]'s chaos result are predictions "
+        f"registered in protocol {registered_in(ids[0])} before any IM data:\n\n{claims_list}\n\n"
+        f"Run it with `{RUN}` (one sweep; notebooks/im.ipynb and the report's section \u201c{TITLE}\u201d "
+        f"analyse it). {result}"
+    )
