@@ -161,12 +161,12 @@ def search_part(limits: dict, stop: dict | None = None) -> list[dict]:
         for k, r in enumerate(RATES):
             search = {"name": "im_rate", "step": k, "budget_bytes": 2**31}
             if s in stop and r >= stop[s][0]:
-                search.update(passed=False, why_not="status invalid")
+                search.update(passed=False, why_not="status invalid", establishes=False)
                 out.append(record(s, 1, {"rate_per_s": float(r)}, client_metrics(), reason=stop[s][1], search=search))
                 break
             p99 = p99_of(r)
             passed = p99 <= 0.02
-            search.update(passed=passed, why_not=None if passed else f"p99 {p99} s > 0.02 s")
+            search.update(passed=passed, why_not=None if passed else f"p99 {p99} s > 0.02 s", establishes=not passed)
             out.append(record(s, 1, {"rate_per_s": float(r)}, client_metrics(latency_p99_s=p99), search=search))
             if not passed:
                 break

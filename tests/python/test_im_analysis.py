@@ -199,6 +199,12 @@ def test_sustainable_rate_rules():
     s = tables.sustainable(limited, 0.02, 0.02, 128000)
     assert s == {"rate_per_s": 1000.0, "established": False, "why": s["why"]} and "generator" in s["why"]
     assert C.rate_decision(s, {"rate_per_s": None, "established": True, "why": ""}, math.sqrt(2))[0] == YES
+    # a step that failed but says it establishes nothing (the harness's search.establishes: a timeout) censors
+    timeout = d.assign(status=["ok", "timeout", "ok", "ok"], is_ok=[True, False, True, True])
+    timeout = timeout.assign(passed=[True, False, None, None], establishes=[None, False, None, None])
+    s = tables.sustainable(timeout, 0.02, 0.02, 128000)
+    assert (s["rate_per_s"], s["established"]) == (1000.0, False) and "timeout" in s["why"]
+    assert tables.sustainable(timeout.assign(establishes=[None, True, None, None]), 0.02, 0.02, 128000)["established"]
 
 
 @needs_chaos_field
@@ -336,3 +342,27 @@ def test_the_readme_block_says_what_and_how_without_numbers_until_a_sweep(tmp_pa
     info.write_text(info.read_text(encoding="utf-8").replace('"synthetic"', '"im"'), encoding="utf-8")
     text = report.readme_block(whole.folder.parent)
     assert f"`{whole.folder.name}`: IM1 supported; IM2 supported" in text
+
+
+def test_a_reduced_slice_is_shown_at_its_own_sizes_and_decides_nothing(tmp_path, monkeypatch):
+    """quick's IM slice (other rates and sizes, 2 rounds): no claim is judged on it, and the
+    section's numbers say at which sizes they were measured."""
+    monkeypatch.setattr(report, "paper_scale_verdicts", lambda: {})
+    small = F.latency_part({"go": 1e-3, "erlang": 1e-3, "scala_akka": 2e-3}, rounds=2, rate=1000.0)
+    idle = [r for r in F.idle_part({"go": 5000, "scala_akka": 2000, "erlang": 4000}, rounds=2) if r["trial"] <= 2]
+    login = F.login_part({"go": 0.1, "erlang": 0.1, "scala_akka": 0.3}, rounds=2)
+    for r in small + idle + login:  # a tenth of the sizes
+        n = r["params"]["clients"] // 10
+        r["params"]["clients"] = r["metrics"]["clients_registered"] = r["metrics"]["clients_connected"] = n
+    idle = [r for r in idle if r["params"]["clients"] < 1900]
+    recs = small + idle + login
+    P = processed_from(recs, tmp_path)
+    V = {v.id: v for v in check_all(P, ids={"IM1", "IM2", "IM3"})}
+    assert all(v.verdict == "not testable on this machine" for v in V.values())
+    assert "4,000/s" in V["IM1"].why and "10,000" in V["IM3"].why and "10,000" in V["IM2"].why
+    t = report.per_server(P)
+    assert (
+        "at 1,000 messages/s with 100 clients" in t.attrs["where"]
+        and "(RSS at 1,000 idle clients - at 100)" in t.attrs["where"]
+    )
+    assert t.set_index("server").loc["Go", "p99_ms"] == pytest.approx(1.0, rel=0.1)

@@ -141,8 +141,8 @@ def _bars(ax, table: pd.DataFrame, value: str, points: pd.DataFrame | None = Non
 def memory_login(P) -> dict[str, pd.DataFrame]:
     """The per-server numbers the capacity figure and the report show: bytes per idle client
     per round (`bytes`), the largest N held (`held`), login_s per round at each N (`login`)."""
-    low, high = protocol.claim("IM2")["clients"]
-    out = {"bytes": T.idle_bytes_per_client(P, low, high), "held": T.largest_held(P)}
+    low, high = T.idle_pair(P, tuple(protocol.claim("IM2")["clients"]))
+    out = {"bytes": T.idle_bytes_per_client(P, low, high), "held": T.largest_held(P), "pair": (low, high)}
     lg = T.valid(T.runs(P, "login"))
     out["login"] = (
         pd.DataFrame(
@@ -180,7 +180,8 @@ def fig_im_capacity(P, **_):
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
     order = T.servers(pd.concat([m["bytes"], m["held"], m["login"]], ignore_index=True))
     _bars(axes[0], _median_by(m["bytes"], order), "median", m["bytes"])
-    axes[0].set_ylabel("bytes per idle client")
+    low, high = m["pair"]
+    axes[0].set_ylabel(f"bytes per idle client (N = {low:,} to {high:,})")
     axes[0].set_title("memory per idle client")
     held = m["held"].set_index("server_language").reindex(order).reset_index()
     _bars(axes[1], held, "largest_n")
@@ -197,7 +198,7 @@ def fig_im_capacity(P, **_):
     axes[1].set_ylabel("largest N of idle clients held")
     axes[1].set_title("idle clients held")
     lg = m["login"]
-    n = int(lg["clients"].max()) if not lg.empty else None
+    n = int(T.pick(lg["clients"], protocol.claim("IM3")["clients"])) if not lg.empty else None
     at_n = lg[lg["clients"] == n] if n else lg
     _bars(axes[2], _median_by(at_n, order), "median", at_n, fmt="{:.3g}")
     axes[2].set_ylabel("seconds to connect and register N clients")

@@ -28,6 +28,7 @@ SERVER_SENDQ = "server.record.metrics.sendq_disconnects"
 RESOLVED_RULE = "resolved_from.rule"
 SEARCH_PASSED = "search.passed"
 SEARCH_WHY_NOT = "search.why_not"
+SEARCH_ESTABLISHES = "search.establishes"  # a failing step's: the server's failure (True) or censoring
 # the server process tree's largest sampled RSS over the generator's run (the harness's probe);
 # server.peak_rss_bytes is wait4's, the ircd launcher's own for ngircd and InspIRCd: never used
 RSS = "server_rss_peak_bytes"
@@ -57,6 +58,8 @@ METRICS = (
     "messages_lost",
     "messages_duplicated",
     "messages_reordered",
+    "deliveries_expected",
+    "warmup_messages_delivered",
     "client_cpu_share",
     "schedule_slip_p99_s",
     RSS,
@@ -169,7 +172,27 @@ def per_round(d: pd.DataFrame, value: str) -> pd.DataFrame:
     return out[out["value"].notna()]
 
 
+def pick(present, want):
+    """want if the sweep has it, else the largest value it has (a reduced profile, e.g.
+    quick's IM slice, shown at its own sizes; the claims never fall back)."""
+    have = sorted({v for v in present if pd.notna(v)})
+    return want if want in have or not have else have[-1]
+
+
 # ------------------------------------------------------------------ the idle part (IM2)
+
+
+def idle_pair(P, want: tuple[int, int]) -> tuple[int, int]:
+    """The two idle N between which bytes per client are shown: the protocol's pair where
+    the sweep ran both, else its two largest N with the most rounds."""
+    d = runs(P, "idle")
+    if d.empty:
+        return want
+    rounds = d.groupby("clients")["trial"].nunique()
+    if set(want) <= set(rounds.index):
+        return want
+    best = sorted(rounds.index, key=lambda n: (rounds[n], n))[-2:]
+    return (int(min(best)), int(max(best))) if len(best) == 2 else want
 
 
 def idle_bytes_per_client(P, low: int, high: int) -> pd.DataFrame:
@@ -230,9 +253,17 @@ def search_steps(P) -> pd.DataFrame:
         return d
     d = d.assign(step=num(d, "search_step"), p99=num(d, "latency_p99_s"), lost=num(d, "messages_lost").fillna(0))
     passed = _col(d, SEARCH_PASSED)
-    d["passed"] = passed.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v))
+    d["passed"] = passed.map(_flag)
+    d["establishes"] = _col(d, SEARCH_ESTABLISHES).map(_flag)
     d["why_not"] = _col(d, SEARCH_WHY_NOT)
     return d.sort_values(["server_language", "step"]).reset_index(drop=True)
+
+
+def _flag(v) -> bool | None:
+    """A recorded yes/no (True/False, or their text in runs.csv), None where not recorded."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return None
+    return v if isinstance(v, bool) else str(v).strip().lower() in ("true", "1")
 
 
 def sustainable(steps: pd.DataFrame, slo_s: float, search_slo_s: float, top_rate: float) -> dict:
@@ -240,14 +271,19 @@ def sustainable(steps: pd.DataFrame, slo_s: float, search_slo_s: float, top_rate
     the leading run of passing steps with p99 <= slo_s (None: no step passed). `established`
     when a step after that run failed for the server's reason (p99 over slo_s, a message
     lost, the server's failure); otherwise the rate is censored: `at least` it, because the
-    search stopped on a run the generator limited or at the grid's top. `why` says which."""
+    search stopped on a run the generator limited (or that says it does not establish a
+    limit: the harness's search.establishes false, e.g. a timeout) or at the grid's top.
+    `why` says which. A step's passed/establishes are the harness's where recorded, else
+    judged here from the record by the same rule."""
     rate, last = None, None
     for _, s in steps.sort_values("step").iterrows():
-        if bool(s["generator_limited"]):
-            return _limit(rate, False, f"stopped at {s['rate_per_s']:,.0f}/s: the generator limited the run")
         ok = bool(s["is_ok"]) and s["lost"] == 0 and pd.notna(s["p99"]) and s["p99"] <= search_slo_s
-        if s["passed"] is not None:
+        if s.get("passed") is not None:
             ok = bool(s["passed"])
+        censors = bool(s["generator_limited"]) or (not ok and s.get("establishes") is False)
+        if censors:
+            what = "the generator limited the run" if s["generator_limited"] else _why(s, slo_s)
+            return _limit(rate, False, f"stopped at {s['rate_per_s']:,.0f}/s: {what} (limit not established)")
         if not ok or s["p99"] > slo_s:
             return _limit(rate, True, f"fails at {s['rate_per_s']:,.0f}/s ({_why(s, slo_s)})")
         rate, last = float(s["rate_per_s"]), s
