@@ -84,16 +84,14 @@ def latency(data: Data) -> list[Comparison]:
     if not d.empty:
         d = d[(d["rate_per_s"] == rate) & (d["clients"] == n) & (d["chaos_ms"] == 0)]
     _require(d, ("go", "erlang", AKKA), f"latency-part ({rate:,}/s, N = {n:,})")
-    where = f"rate={rate:,}/s, N={n:,}"
+    return _over_akka(data, "IM1", d, ("go", "erlang"), "latency_p99_s", f"rate={rate:,}/s, N={n:,}")
+
+
+def _over_akka(data: Data, cid: str, d: pd.DataFrame, servers, metric: str, where: str) -> list[Comparison]:
+    """Each server's metric over Scala/Akka's at one configuration, paired by round."""
     return [
-        judged(
-            f"{label(s)}/Scala/Akka p99",
-            where,
-            data.region("IM1"),
-            _side(d, s, "latency_p99_s"),
-            _side(d, AKKA, "latency_p99_s"),
-        )
-        for s in ("go", "erlang")
+        judged(f"{label(s)}/Scala/Akka {metric}", where, data.region(cid), _side(d, s, metric), _side(d, AKKA, metric))
+        for s in servers
     ]
 
 
@@ -172,16 +170,7 @@ def login(data: Data) -> list[Comparison]:
     if not d.empty:
         d = d[d["clients"] == n]
     _require(d, ("go", "erlang", AKKA), f"login (N = {n:,})")
-    return [
-        judged(
-            f"{label(s)}/Scala/Akka login_s",
-            f"N={n:,}",
-            data.region("IM3"),
-            _side(d, s, "login_s"),
-            _side(d, AKKA, "login_s"),
-        )
-        for s in ("erlang", "go")
-    ]
+    return _over_akka(data, "IM3", d, ("erlang", "go"), "login_s", f"N={n:,}")
 
 
 # ---------------------------------------------------------------- IM4: sustainable rate

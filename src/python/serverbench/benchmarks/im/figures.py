@@ -233,7 +233,9 @@ def chaos_table(P) -> pd.DataFrame:
         )
     for s in T.production():
         rows.append({"server_language": s, "session_processes": "none (no chaos: nothing to kill)"})
-    return pd.DataFrame(rows)
+    t = pd.DataFrame(rows)
+    order = T.servers(t)
+    return t.set_index("server_language").loc[order].reset_index()
 
 
 def fanout_table(P) -> pd.DataFrame:

@@ -184,7 +184,10 @@ def _numbers(t: pd.DataFrame, case: str, servers) -> list[str]:
     out = []
     for s in servers:
         c = _cell(t, s, col, fmt)
-        out.append(c + (unit if c[:1].isdigit() else ""))
+        c += unit if c[:1].isdigit() else ""
+        if case == "IM5" and c.endswith(unit):  # chaos: the throughput kept beside the messages lost
+            c = f"kept {_cell(t, s, 'chaos_kept', '{:.2f}')}, {c}"
+        out.append(c)
     return out
 
 
