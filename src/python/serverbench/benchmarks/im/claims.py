@@ -186,11 +186,13 @@ def rates(P, slo_s: float, steps: pd.DataFrame | None = None) -> dict[str, dict]
     return {s: T.sustainable(g, slo_s, search_slo, top) for s, g in steps.groupby("server_language")}
 
 
-def rate_text(r: dict) -> str:
+def rate_text(r: dict, why: bool = True) -> str:
+    """'at least 8,000/s (why)', '11,314/s (fails at ...)', 'none passed (...)' (why=False: without the why)."""
     if r["rate_per_s"] is None:
-        return f"none passed ({r['why']})"
-    at = "" if r["established"] else "at least "
-    return f"{at}{r['rate_per_s']:,.0f}/s ({r['why']})"
+        text = "none passed" if r["established"] else "unknown (censored)"
+    else:
+        text = ("" if r["established"] else "at least ") + f"{r['rate_per_s']:,.0f}/s"
+    return f"{text} ({r['why']})" if why else text
 
 
 def rate_decision(g: dict, o: dict, step: float) -> tuple[str, str]:

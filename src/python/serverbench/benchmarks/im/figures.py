@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 
 from serverbench import protocol
 from serverbench.analysis.plotting.figstyle import _caption, _style, color, footer, legend, marker
@@ -107,6 +108,8 @@ def fig_im_latency(P, languages=None, **_):
                 ax.axhline(x * 1e3, color="0.5", ls=":", lw=0.8)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers (1,000; 10), not powers of ten
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
         ax.set_xlabel("offered rate (messages per second)")
         ax.set_ylabel(f"{what} delivery latency (ms)")
         ax.set_title(f"{what} latency against offered rate")

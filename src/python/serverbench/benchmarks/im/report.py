@@ -118,13 +118,15 @@ def per_server(P) -> pd.DataFrame:
     each SLO (at least: censored), and under chaos the throughput kept and messages lost.
     Where the sweep lacks the protocol's configuration (quick's IM slice) its own largest
     is shown; `attrs["where"]` says which configurations the columns are."""
-    lat = T.valid(T.latency_part(P))
-    rate = T.pick(lat["rate_per_s"] if not lat.empty else [], protocol.claim("IM1")["rate_per_s"])
-    n1 = T.pick(lat["clients"] if not lat.empty else [], protocol.claim("IM1")["clients"])
+    part = T.latency_part(P)  # its sizes from every run, its numbers from the valid ones
+    rate = T.pick(part["rate_per_s"] if not part.empty else [], protocol.claim("IM1")["rate_per_s"])
+    n1 = T.pick(part["clients"] if not part.empty else [], protocol.claim("IM1")["clients"])
+    lat = T.valid(part)
     lat = lat[(lat["rate_per_s"] == rate) & (lat["clients"] == n1) & (lat["chaos_ms"] == 0)] if not lat.empty else lat
     lat = lat.assign(value=T.num(lat, "latency_p99_s") * 1e3) if not lat.empty else lat
     m = F.memory_login(P)
-    n3 = T.pick(m["login"]["clients"], protocol.claim("IM3")["clients"])
+    every_login = T.runs(P, "login")
+    n3 = T.pick(every_login["clients"] if not every_login.empty else [], protocol.claim("IM3")["clients"])
     login = m["login"][m["login"]["clients"] == n3]
     held = m["held"].set_index("server_language")
     slo, sens = C.slos()
@@ -146,7 +148,7 @@ def per_server(P) -> pd.DataFrame:
             "login_s": _median(login, s),
         }
         for x, r in rates.items():
-            row[f"rate_at_{x * 1e3:g}ms"] = C.rate_text(r[s]).split(" (")[0] if s in r else "not run"
+            row[f"rate_at_{x * 1e3:g}ms"] = C.rate_text(r[s], why=False) if s in r else "not run"
         if s in ch.index and ch.loc[s, "session_processes"] == "yes":
             row["chaos_kept"], row["chaos_lost"] = ch.loc[s, "throughput_kept"], ch.loc[s, "messages_lost"]
         else:
