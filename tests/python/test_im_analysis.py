@@ -15,7 +15,7 @@ import pytest
 
 import im_fakes as F
 from serverbench import paths
-from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, check_all
+from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, check_all, engine
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.plotting import figures
@@ -230,7 +230,7 @@ def test_im5_counts_only_valid_chaos_rounds(tmp_path):
         if r["trial"] == 6 and r["server"]["record"]["params"]["chaos_interval_ms"]:
             r["status"], r["status_reason"] = "invalid", F.CPU
     v = verdict(recs, "IM5", tmp_path)
-    assert v.comparisons[1].extra == {"messages_lost": 0, "rounds_with_loss": 0, "rounds": 5}
+    assert v.comparisons[1].extra == {"messages_lost": 0, "rounds_with_loss": 0, "rounds": 5, "rate_per_s": "2,000/s"}
     assert v.comparisons[1].result == UNCLEAR
 
 
@@ -265,6 +265,9 @@ def test_the_section_without_im_data_is_one_line(tmp_path):
     assert all(figures.draw(n, P, save_files=False) is None for n in ("fig_im_latency", "fig_im_capacity"))
     ids = {v.id for v in check_all(P)}  # judged by protocol 1 (started before the IM claims existed): none of them
     assert not ids & {"IM1", "IM2", "IM3", "IM4", "IM5"} and "C1" in ids
+    im1 = next(c for c in engine.all_claims() if c.id == "IM1")
+    v = engine.evaluate(im1, P)  # asked directly: not testable, saying why, never an error
+    assert v.verdict.startswith("not testable") and "not in protocol 1" in v.why and v.protocol == 1
     assert {"IM1", "IM5"} <= {v.id for v in check_all(processed_from(F.login_part({"go": 1.0}), tmp_path / "im"))}
 
 

@@ -313,7 +313,11 @@ def evaluate(claim: Claim, P: Any, options: Options | Mapping[str, Any] | None =
     judged by the protocol version in force when it started; the sources' numbers (point
     values) by the newest."""
     opts = Options.coerce(options)  # a bad option is the caller's error, not the claim's
-    with protocol.in_force(judged_by(P, opts)):
+    version = judged_by(P, opts)
+    if not in_protocol(claim.id, version):
+        why = f"{claim.id} is not in protocol {version}, which judges this sweep (it came with a later version)"
+        return Verdict(claim.id, claim.sentence, claim.source, "", NOT_TESTABLE, why, why, protocol=version)
+    with protocol.in_force(version):
         return _evaluate(claim, P, opts)
 
 
@@ -364,8 +368,14 @@ def check_all(
     if options is not None and not isinstance(options, Options):
         raise TypeError(f"options must be an engine.Options, not {options!r}: give a benchmark's option by name")
     opts = options or Options.of(point_values=point_values, **chosen)
-    version = judged_by(P, opts)  # a claim its protocol does not have is left out, not an error
-    return [evaluate(c, P, opts) for c in all_claims() if (ids is None or c.id in ids) and in_protocol(c.id, version)]
+    return [evaluate(c, P, opts) for c in claims_for(P, opts) if ids is None or c.id in ids]
+
+
+def claims_for(P: Any, options: Options | None = None) -> list[Claim]:
+    """The registered claims that the protocol judging P has (a claim a later version added
+    is left out of an older sweep's table, not shown as an error)."""
+    version = judged_by(P, Options.coerce(options))
+    return [c for c in all_claims() if in_protocol(c.id, version)]
 
 
 def check(P: Processed, claim_id: str, options: Options | None = None, **chosen: Any) -> Verdict:

@@ -1,5 +1,5 @@
-"""The encodings of IM1-IM5, the paper's recommendations asked of a whole server (issue 59's
-case study; docs/im.md). Their words, regions and constants are spec/protocol.json's (protocol
+"""The encodings of IM1-IM5, the paper's recommendations asked of a whole server (the IM
+case study, docs/im.md). Their words, regions and constants are spec/protocol.json's (protocol
 3); each comparison computes exactly what the protocol's "deciding" says, on this sweep's
 records (benchmarks/im/tables.py). A run the generator limited is invalid and never a
 server's result; the production servers (ngircd, InspIRCd) are shown beside, never decide.
@@ -138,12 +138,12 @@ def idle(data: Data) -> list[Comparison]:
             out.append(
                 _limit_rule(
                     f"Akka vs {label(other)} largest N held",
-                    f"memory-limited below {largest:,}: {', '.join(label(s) for s in limited)}",
+                    f"the memory budget limited N below {largest:,}",
                     a["largest_n"],
                     o["largest_n"],
                     bool(a["memory_limited"]),
                     bool(o["memory_limited"]),
-                    {"akka": _held_text(a), "other": _held_text(o)},
+                    {"akka": _held_text(a), "other": _held_text(o), "memory_limited": ", ".join(map(label, limited))},
                 )
             )
             continue
@@ -263,13 +263,17 @@ def chaos(data: Data) -> list[Comparison]:
     on, off = (d[d["chaos_ms"] > 0], d[d["chaos_ms"] == 0]) if not d.empty else (d, d)
     if on.empty or off.empty:
         raise NotTestable(f"no chaos-stage runs (chaos on and off) for {label(server)}")
+    # the rate is this sweep's (resolved from its search): in the evidence, not in the configuration,
+    # so that the sweeps of a scale compare the same comparison
     rate = ", ".join(f"{r:,.0f}/s" for r in sorted(set(on["rate_per_s"])))
+    where = f"the chaos part's rate, a session killed every {int(on['chaos_ms'].iloc[0]):,} ms"
     kept = judged(
         f"{label(server)} deliveries_per_s with chaos / without",
-        f"rate={rate}, chaos every {int(on['chaos_ms'].iloc[0]):,} ms",
+        where,
         data.region("IM5"),
         T.per_round(on, "deliveries_per_s"),
         T.per_round(off, "deliveries_per_s"),
+        rate_per_s=rate,
     )
     lost = T.num(on, "messages_lost")
     rounds = int(lost.notna().sum())
@@ -283,12 +287,12 @@ def chaos(data: Data) -> list[Comparison]:
         r, why = YES, ""
     count = Comparison(
         f"{label(server)} messages lost with chaos",
-        f"rate={rate}, {rounds} rounds",
+        where,
         "0 in every round",
         r,
         None,
         why,
-        {"messages_lost": total, "rounds_with_loss": bad, "rounds": rounds},
+        {"messages_lost": total, "rounds_with_loss": bad, "rounds": rounds, "rate_per_s": rate},
     )
     return [kept, count]
 
@@ -299,8 +303,9 @@ def _chaos_summary(comps: list[Comparison]) -> str:
     kept, count = comps
     e = count.extra
     return (
-        f"{kept.label}: {fmt_ci(kept.ci)} -> {kept.result}; {e['messages_lost']:,} messages lost over "
-        f"{e['rounds']} rounds ({e['rounds_with_loss']} with a loss) -> {count.result}"
+        f"at {e['rate_per_s']}: {kept.label}: {fmt_ci(kept.ci)} -> {kept.result}; "
+        f"{e['messages_lost']:,} messages lost over {e['rounds']} rounds ({e['rounds_with_loss']} with a loss) "
+        f"-> {count.result}"
     )
 
 
