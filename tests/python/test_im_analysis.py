@@ -60,6 +60,14 @@ def test_im1_p99_at_moderate_load(tmp_path, p99, expected):
     assert verdict(F.latency_part(p99), "IM1", tmp_path).verdict == expected
 
 
+def test_im1_and_im3_are_not_judged_on_figure_only_rounds(tmp_path):
+    recs = F.latency_part({"go": 1e-3, "erlang": 1e-3, "scala_akka": 3e-3}, rounds=3)
+    recs += F.login_part({"go": 1.0, "erlang": 1.0, "scala_akka": 2.0}, rounds=3)
+    P = processed_from(recs, tmp_path)
+    for v in check_all(P, ids={"IM1", "IM3"}):
+        assert v.verdict == "not testable on this machine" and "only figure-only rounds" in v.why
+
+
 def test_im1_leaves_out_the_runs_the_generator_limited(tmp_path):
     recs = F.latency_part({"go": 1e-3, "erlang": 1e-3, "scala_akka": 3e-3})
     for r in recs:  # Go's first four rounds limited by the generator: two pairs left
