@@ -269,6 +269,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "readme-then-and-now": ("README.md", lambda: _readme("then_and_now_block")),
     "readme-findings": ("README.md", lambda: _readme("findings_block")),
     "readme-paper-scale": ("README.md", lambda: _readme_paper_scale()),
+    "readme-im": ("README.md", lambda: _readme_im()),
     "instructor-guide": ("docs/instructor.md", lambda: _instructor_guide()),
     "paper-reports": ("paper/README.md", lambda: _paper_reports()),
     **_own_pages(),
@@ -298,6 +299,12 @@ def _readme_paper_scale() -> str:
     from serverbench.analysis.reporting import paperscale
 
     return paperscale.readme_lines()
+
+
+def _readme_im() -> str:
+    from serverbench.benchmarks.im import report
+
+    return report.readme_block()
 
 
 def _dimension_tables() -> str:

@@ -218,7 +218,7 @@ def claims_side_by_side(P, runs: pd.DataFrame | None = None) -> pd.DataFrame:
         return pd.DataFrame()
     steps = [s for s in runs["step"].unique() if s not in ("fair", "paper")]
     rows = []
-    for claim in engine.all_claims():
+    for claim in engine.claims_for(P):
         fair = engine.evaluate(claim, _VariantView(P, runs, "fair"))
         paper = engine.evaluate(claim, _VariantView(P, runs, "paper"))
         flips = []

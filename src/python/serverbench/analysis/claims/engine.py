@@ -187,8 +187,12 @@ def register(claim: Claim) -> Claim:
 
 
 def _order(c: Claim) -> tuple:
-    """The paper's claims (ids C...) first, by number; then other modules' claims grouped
-    by their id prefix (e.g. T... for TCP, E... for echo), by number."""
+    """The protocol's order (spec/protocol.json: the paper's claims first, then the
+    write-ups' and the case study's); a claim not in it after them: the paper's claims (ids
+    C...) first, by number, then other modules' claims grouped by their id prefix, by number."""
+    known = protocol.claim_ids()
+    if c.id in known:
+        return ((-1, ""), float(known.index(c.id)), c.id)
     prefix = c.id.rstrip("0123456789ab")
     group = (0, "") if prefix == "C" else (1, prefix)
     if c.order is not None:
@@ -309,10 +313,31 @@ def evaluate(claim: Claim, P: Any, options: Options | Mapping[str, Any] | None =
     judged by the protocol version in force when it started; the sources' numbers (point
     values) by the newest."""
     opts = Options.coerce(options)  # a bad option is the caller's error, not the claim's
-    started = None if opts.point_values else (getattr(P, "info", None) or {}).get("first_started_utc")
-    version = protocol.newest() if opts.point_values else protocol.version_for(started)
+    version = judged_by(P, opts)
+    if not in_protocol(claim.id, version):
+        why = f"{claim.id} is not in protocol {version}, which judges this sweep (it came with a later version)"
+        return Verdict(claim.id, claim.sentence, claim.source, "", NOT_TESTABLE, why, why, protocol=version)
     with protocol.in_force(version):
         return _evaluate(claim, P, opts)
+
+
+def judged_by(P: Any, opts: Options) -> int:
+    """The protocol version that judges P: the one in force when its first run started; the
+    newest for a source's numbers (point values)."""
+    if opts.point_values:
+        return protocol.newest()
+    return protocol.version_for((getattr(P, "info", None) or {}).get("first_started_utc"))
+
+
+def in_protocol(claim_id: str, version: int) -> bool:
+    """Whether the claim is registered in that protocol version (a later version may add
+    claims: IM1-IM5 came with protocol 3, so a sweep judged by an earlier one has none)."""
+    with protocol.in_force(version):
+        try:
+            protocol.claim(claim_id)
+        except KeyError:
+            return False
+        return True
 
 
 def _evaluate(claim: Claim, P: Any, opts: Options) -> Verdict:
@@ -337,13 +362,20 @@ def _evaluate(claim: Claim, P: Any, opts: Options) -> Verdict:
 def check_all(
     P: Any, options: Options | None = None, *, ids=None, point_values: bool = False, **chosen: Any
 ) -> list[Verdict]:
-    """Every registered claim (those in ids, when given) on a sweep, judged with `options`,
-    or with Options.of(point_values, **chosen): the benchmarks' options by name
-    (spawn_metric=...)."""
+    """Every registered claim (those in ids, when given) that the protocol judging the sweep
+    has, judged with `options`, or with Options.of(point_values, **chosen): the benchmarks'
+    options by name (spawn_metric=...)."""
     if options is not None and not isinstance(options, Options):
         raise TypeError(f"options must be an engine.Options, not {options!r}: give a benchmark's option by name")
     opts = options or Options.of(point_values=point_values, **chosen)
-    return [evaluate(c, P, opts) for c in all_claims() if ids is None or c.id in ids]
+    return [evaluate(c, P, opts) for c in claims_for(P, opts) if ids is None or c.id in ids]
+
+
+def claims_for(P: Any, options: Options | None = None) -> list[Claim]:
+    """The registered claims that the protocol judging P has (a claim a later version added
+    is left out of an older sweep's table, not shown as an error)."""
+    version = judged_by(P, Options.coerce(options))
+    return [c for c in all_claims() if in_protocol(c.id, version)]
 
 
 def check(P: Processed, claim_id: str, options: Options | None = None, **chosen: Any) -> Verdict:

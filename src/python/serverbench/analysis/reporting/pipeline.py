@@ -14,7 +14,7 @@ from serverbench.paths import notebooks_dir
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
 # Notebooks that only a sweep of their own profile feeds (the audit's paper/fair steps).
-PROFILE_NOTEBOOKS = {"audit": ("audit",)}
+PROFILE_NOTEBOOKS = {"audit": ("audit",), "im": ("im",)}
 REPORT_NOTEBOOK = "report"
 
 

@@ -1,0 +1,291 @@
+"""Report section: "Does the paper's advice hold for a whole server?" (the IM case study,
+docs/im.md). One table puts each of the paper's four recommendations beside the
+micro-benchmark claims that decide it and the case-study claim that asks it of a whole
+server (IM5, ref. [4]'s chaos, its own row), with ngircd's and InspIRCd's numbers beside
+ours; then the numbers per server, the figures, and the frozen protocol that judged them.
+Every number comes from this sweep's raw logs (benchmarks/im/tables.py); every verdict is
+the one the report's claims table gives (the sweep's claims.csv), a micro-benchmark claim
+this sweep could not test taken from the committed `paper` pieces at the paper's scale."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from serverbench import protocol
+from serverbench.analysis.reading import registry
+from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.benchmarks.im import claims as C
+from serverbench.benchmarks.im import figures as F
+from serverbench.benchmarks.im import tables as T
+
+TITLE = "Does the paper's advice hold for a whole server?"
+RUN = "./run_all.sh --profile im"
+NO_SWEEP = (
+    f"This sweep ran no IM case study, so the paper's advice is not yet asked of a whole server here (`{RUN}` runs it)."
+)
+INTRO = """\
+The paper turns its micro-benchmarks into four recommendations for engineering servers and
+names an instant-messaging server as the test they need (Sec. 5, ref. [4]). Here each
+language's IRC-subset server (docs/im.md: a process per connection, a chat-session process
+per conversation, a process per channel, under supervision) takes the same load from one
+open-loop generator, pinned to its own CPU, over loopback; ngIRCd (C) and InspIRCd (C++)
+take the same load as production anchors. The predictions IM1-IM5 were registered before
+any IM data, in protocol {version} (sha256 `{sha}`), which judges this sweep."""
+
+
+@dataclass(frozen=True)
+class Advice:
+    """One of the paper's recommendations, the claims that decide it in the micro-benchmarks
+    and the case-study claim that asks it of a whole server."""
+
+    words: str
+    micro: tuple[str, ...]
+    case: str
+
+
+ADVICE = (
+    Advice("latency: Go and Erlang", ("C1", "C2"), "IM1"),
+    Advice("dormant processes: Scala/Akka", ("C3",), "IM2"),
+    Advice("spawning: Erlang and Go", ("C4", "C4b"), "IM3"),
+    Advice("throughput: Go", ("C6",), "IM4"),
+    Advice("chaos costs Erlang no throughput, loses no message (ref. [4])", (), "IM5"),
+)
+
+
+def _label(s: str) -> str:
+    return LANGUAGE_LABELS.get(s, s)
+
+
+def _word(v) -> str:
+    from serverbench.analysis.reporting import vocabulary
+
+    return vocabulary.word(str(v)) if isinstance(v, str) and v else "not judged"
+
+
+def sweep_verdicts(P) -> dict[str, str]:
+    """{claim: verdict} of this sweep, from the claims table the report computed (claims.csv
+    beside the processed tables); judged here only when that file is absent."""
+    f = Path(P.folder) / "claims.csv" if getattr(P, "folder", None) else None
+    if f is not None and f.exists():
+        t = pd.read_csv(f)
+        return {str(i): str(v) for i, v in zip(t["id"], t["verdict"])}
+    from serverbench.analysis.claims import check_all
+
+    ids = {a.case for a in ADVICE} | {m for a in ADVICE for m in a.micro}
+    return {v.id: v.verdict for v in check_all(P, ids=ids)}
+
+
+def paper_scale_verdicts() -> dict[str, str]:
+    """{claim: its verdict over the committed `paper` pieces} (reporting.paperscale)."""
+    from serverbench.analysis.reporting import paperscale
+
+    try:
+        return {c.id: c.verdict for c in paperscale.at_scale()}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _micro(ids, here: dict[str, str], paper: dict[str, str]) -> str:
+    if not ids:
+        return "no micro-benchmark (the paper's ref. [4])"
+    parts = []
+    for cid in ids:
+        v = here.get(cid)
+        if v is not None and not v.startswith("not testable"):
+            parts.append(f"{cid} {_word(v)} (this sweep)")
+        elif cid in paper:
+            parts.append(f"{cid} {_word(paper[cid])} (paper scale)")
+        else:
+            parts.append(f"{cid} not judged yet")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------- the numbers per server
+
+
+def _median(d: pd.DataFrame, s: str, col: str = "value") -> float:
+    v = pd.to_numeric(d.loc[d["server_language"] == s, col], errors="coerce").dropna()
+    return float(np.median(v)) if len(v) else np.nan
+
+
+def per_server(P) -> pd.DataFrame:
+    """One row per server (ours, then the production anchors): p99 at the latency part's
+    rate, bytes per idle client, the largest N held, login time, the sustainable rate at
+    each SLO (at least: censored), and under chaos the throughput kept and messages lost.
+    Where the sweep lacks the protocol's configuration (quick's IM slice) its own largest
+    is shown; `attrs["where"]` says which configurations the columns are."""
+    part = T.latency_part(P)  # its sizes from every run, its numbers from the valid ones
+    rate = T.pick(part["rate_per_s"] if not part.empty else [], protocol.claim("IM1")["rate_per_s"])
+    n1 = T.pick(part["clients"] if not part.empty else [], protocol.claim("IM1")["clients"])
+    lat = T.valid(part)
+    lat = lat[(lat["rate_per_s"] == rate) & (lat["clients"] == n1) & (lat["chaos_ms"] == 0)] if not lat.empty else lat
+    lat = lat.assign(value=T.num(lat, "latency_p99_s") * 1e3) if not lat.empty else lat
+    m = F.memory_login(P)
+    every_login = T.runs(P, "login")
+    n3 = T.pick(every_login["clients"] if not every_login.empty else [], protocol.claim("IM3")["clients"])
+    login = m["login"][m["login"]["clients"] == n3]
+    held = m["held"].set_index("server_language")
+    slo, sens = C.slos()
+    steps = T.search_steps(P)
+    rates = {x: C.rates(P, x, steps) for x in sorted({slo, *sens})}
+    ch = F.chaos_table(P).set_index("server_language")
+    every = pd.concat(
+        [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login) if not x.empty]
+        + [pd.DataFrame({"server_language": list(r)}) for r in rates.values()],
+        ignore_index=True,
+    )
+    rows = []
+    for s in T.servers(every):
+        row = {
+            "server": _label(s),
+            "p99_ms": _median(lat, s) if not lat.empty else np.nan,
+            "bytes_per_idle_client": _median(m["bytes"], s),
+            "largest_idle_n": held.loc[s, "largest_n"] if s in held.index else np.nan,
+            "login_s": _median(login, s),
+        }
+        for x, r in rates.items():
+            row[f"rate_at_{x * 1e3:g}ms"] = C.rate_text(r[s], why=False) if s in r else "not run"
+        if s in ch.index and ch.loc[s, "session_processes"] == "yes":
+            row["chaos_kept"], row["chaos_lost"] = ch.loc[s, "throughput_kept"], ch.loc[s, "messages_lost"]
+        else:
+            row["chaos_kept"] = row["chaos_lost"] = "no session processes" if s in T.production() else "not run"
+        rows.append(row)
+    t = pd.DataFrame(rows)
+    low, high = m["pair"]
+    t.attrs["where"] = (
+        f"p99_ms: p99 delivery latency at {rate:,.0f} messages/s with {n1:,} clients; bytes_per_idle_client: "
+        f"(RSS at {high:,} idle clients - at {low:,}) / {high - low:,}; login_s: {n3:,} clients"
+    )
+    return t
+
+
+def _cell(t: pd.DataFrame, server: str, col: str, fmt: str) -> str:
+    r = t[t["server"] == _label(server)]
+    if r.empty or col not in r:
+        return "not run"
+    v = r[col].iloc[0]
+    if isinstance(v, str):
+        return v
+    return "not run" if pd.isna(v) else fmt.format(v)
+
+
+def _numbers(t: pd.DataFrame, case: str, servers) -> list[str]:
+    """Each server's number for a row of the advice table."""
+    slo = C.slos()[0]
+    col, fmt, unit = {
+        "IM1": ("p99_ms", "{:.3g}", " ms"),
+        "IM2": ("bytes_per_idle_client", "{:,.0f}", " B"),
+        "IM3": ("login_s", "{:.3g}", " s"),
+        "IM4": (f"rate_at_{slo * 1e3:g}ms", "{}", ""),
+        "IM5": ("chaos_lost", "{:,.0f}", " lost"),
+    }[case]
+    out = []
+    for s in servers:
+        c = _cell(t, s, col, fmt)
+        c += unit if c[:1].isdigit() else ""
+        if case == "IM5" and c.endswith(unit):  # chaos: the throughput kept beside the messages lost
+            c = f"kept {_cell(t, s, 'chaos_kept', '{:.2f}')}, {c}"
+        out.append(c)
+    return out
+
+
+def advice_table(P, t: pd.DataFrame) -> pd.DataFrame:
+    here, paper = sweep_verdicts(P), paper_scale_verdicts()
+    ours = [s for s in ("go", "erlang", "scala_akka")]
+    rows = []
+    for a in ADVICE:
+        nums = _numbers(t, a.case, [*ours, *T.production()])
+        rows.append(
+            {
+                "recommendation": a.words,
+                "micro-benchmark verdict": _micro(a.micro, here, paper),
+                "case-study verdict": f"{a.case} {_word(here.get(a.case))}",
+                "Go / Erlang / Scala/Akka": " / ".join(nums[: len(ours)]),
+                **{_label(s): v for s, v in zip(T.production(), nums[len(ours) :])},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@registry.report_section(TITLE, order=75)
+def section(P) -> list:
+    if T.all_runs(P).empty and T.all_runs(P, T.SEARCH_TABLE).empty:
+        return [NO_SWEEP]
+    v = protocol.version_for((getattr(P, "info", None) or {}).get("first_started_utc"))
+    t = per_server(P)
+    prod = ", ".join(_label(s) for s in T.production())
+    return [
+        INTRO.format(version=v, sha=protocol.sha256(v)[:16]),
+        "Each recommendation, the micro-benchmark claims that decide it and the case-study claim that asks it "
+        "of a whole server (the claims table has their reasons and intervals); the last columns are the "
+        "servers' numbers (median of rounds; IM4: the sustainable rate at the SLO from the one rate search):",
+        advice_table(P, t),
+        registry.FigureRef("fig_im_latency"),
+        "The numbers per server (medians of rounds; a run the generator limited is never a server's result; "
+        f"'at least' marks a rate the search did not establish). {t.attrs['where']}:",
+        t.round(4),
+        registry.FigureRef("fig_im_capacity"),
+        registry.FigureRef("fig_im_fanout_chaos"),
+        f"**Chaos.** A chat-session process is killed every interval and restarted by its supervisor, as RD-IM's "
+        f"rhesus does; the messages in its mailbox are lost and counted. {prod} have no session processes, so "
+        "nothing of theirs can be killed: they have no chaos rows (a design choice, shown, not hidden).",
+    ]
+
+
+# ---------------------------------------------------------------- README's block (docsgen: readme-im)
+
+PROFILE = "im"
+
+
+def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
+    """The processed sweeps of the `im` profile with a claims table, oldest first."""
+    import json
+
+    from serverbench import paths
+
+    root = Path(processed_dir) if processed_dir else paths.processed_dir()
+    out = []
+    for info in sorted(root.glob("*/sweep.json")):
+        try:
+            prof = json.loads(info.read_text(encoding="utf-8")).get("profile")
+        except (OSError, ValueError):
+            continue
+        if prof == PROFILE and (info.parent / "claims.csv").exists():
+            out.append(info.parent)
+    return out
+
+
+def registered_in(cid: str) -> int:
+    """The first protocol version that has claim cid."""
+    for v in protocol.versions():
+        with protocol.in_force(v):
+            if cid in protocol.claim_ids():
+                return v
+    raise KeyError(f"no protocol version has claim {cid}")
+
+
+def readme_block(processed_dir: Path | None = None) -> str:
+    """What the case study is and how to run it, its predictions in the protocol's words,
+    and the newest committed IM sweep's verdicts (none before one is committed)."""
+    ids = [c for c in protocol.claim_ids() if c.startswith("IM")]
+    claims_list = "\n".join(f"* **{c}** \u201c{protocol.claim(c)['sentence'].rstrip('.')}\u201d" for c in ids)
+    sweeps = committed_sweeps(processed_dir)
+    if sweeps:
+        t = pd.read_csv(sweeps[-1] / "claims.csv").set_index("id")
+        found = "; ".join(f"{c} {_word(t.loc[c, 'verdict'])}" for c in ids if c in t.index)
+        result = f"The newest committed IM sweep, `{sweeps[-1].name}`: {found} (the report's section has the numbers)."
+    else:
+        result = "No IM sweep is committed yet, so these predictions have no verdict here."
+    return (
+        "**The case study (benchmark `im`, [docs/im.md](docs/im.md)).** The paper ends by proposing an "
+        "instant-messaging server as the test its advice needs (Sec. 5, ref. [4]). Each language's server speaks "
+        "a subset of IRC, so ngIRCd and InspIRCd take the same load from the same open-loop generator as "
+        "production anchors. The paper's four recommendations and ref. [4]'s chaos result are predictions "
+        f"registered in protocol {registered_in(ids[0])} before any IM data:\n\n{claims_list}\n\n"
+        f"Run it with `{RUN}` (one sweep; notebooks/im.ipynb and the report's section \u201c{TITLE}\u201d "
+        f"analyse it). {result}"
+    )
