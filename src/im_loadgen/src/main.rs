@@ -2,6 +2,9 @@
 //! connects IRC clients to a server on 127.0.0.1 and measures it in one of four modes,
 //! then prints one JSON record (spec/native-record.schema.json, $defs.im_client).
 
+// the record's json! literal has more fields than serde_json's macro recurses through by default
+#![recursion_limit = "256"]
+
 mod cli;
 mod conn;
 mod irc;
@@ -73,6 +76,7 @@ pub fn setup_of(spec: &serde_json::Value, p: &BTreeMap<String, Val>) -> Result<S
         clients,
         rate_per_s: num(p, "rate_per_s"),
         poisson: text(p, "schedule") == "poisson",
+        warmup_s: num(p, "warmup_s"),
         duration_s: num(p, "duration_s"),
         drain_s: num(p, "drain_s"),
         seed: int(p, "seed") as u64,
