@@ -1,6 +1,6 @@
 """What an IM run costs, for the plan's estimates and shard balance only: registering the
 clients (login_concurrency at a time, ~0.2 ms each on the 2-core VM against ngircd), the
-schedule or the idle hold, and the drain."""
+schedule (its warm-up included) or the idle hold, and the drain."""
 
 REGISTER_S = 2e-4  # seconds per client registered (connect, NICK/USER, 001), measured loosely
 
@@ -14,4 +14,4 @@ def socket_run_s(task, server: str) -> float:
         return setup
     if mode == "idle":
         return setup + float(p.get("duration_s", 10))
-    return setup + float(p.get("duration_s", 10)) + float(p.get("drain_s", 2))
+    return setup + float(p.get("warmup_s", 0)) + float(p.get("duration_s", 10)) + float(p.get("drain_s", 2))

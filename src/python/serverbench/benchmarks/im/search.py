@@ -15,31 +15,43 @@ grid's first rate), resolved from this sweep's own search steps."""
 
 from __future__ import annotations
 
-import math
+import json
+
+from serverbench import paths
 
 GiB = 1024**3
 
+
+def _design() -> dict:
+    """The IM design of the newest protocol (spec/protocol.json "im", frozen as protocol 3
+    before any IM data): the grid, the SLOs and the rounds come from there, never typed twice."""
+    with open(paths.spec_dir() / "protocol.json", encoding="utf-8") as f:
+        return json.load(f)["im"]
+
+
+IM = _design()
 TABLE = "im_rate"  # the profile table ([im_rate]) and the first part of a step's config_id
 NAME = "im_rate"  # the raw record's search.name
 PARAM = "rate_per_s"  # the parameter the search grows
 GEOMETRIC = True  # step k runs round(start x factor^k): the grid, not a compounding of rounded steps
 ROUND_PARAM = "seed"  # a step runs with seed 1 (the first round); a stage run with its round
 FIXED_PARAMS = True  # [im_rate] holds one value of every other im parameter (clients, payload, ...)
-SLO_S = 0.020  # a step passes only within the largest sensitivity SLO (IM_PROTOCOL.md)
+# a step passes only within the largest sensitivity SLO (the protocol's rate_search)
+SLO_S = max(IM["slo"]["sensitivity_p99_s"])
 # Settings of [im_rate] that are IM's own; the others are the harness's search defaults.
 DEFAULTS = {
-    "start": 1000,
-    "factor": math.sqrt(2),
-    "max_steps": 15,  # k = 0..14: 1,000 ... 128,000
+    "start": IM["rate_grid"]["start_per_s"],
+    "factor": IM["rate_grid"]["factor"],
+    "max_steps": IM["rate_grid"]["steps"],  # k = 0..14: 1,000 ... 128,000
     "refine_steps": 0,  # a grid: no bisection between the last pass and the failure
     "timeout_bisect_steps": 0,
-    "budget_bytes": 2 * GiB,
+    "budget_bytes": IM["memory_budget_bytes"],
     "slo_s": SLO_S,
-    # the chaos stage after each search
+    # the chaos stage after each search: our five servers (the daemons have no session processes)
     "stage_languages": ["erlang", "go", "scala_akka", "scala_pekko", "rust_tokio"],
-    "stage_trials": 6,
+    "stage_trials": IM["rounds_deciding"],
     "stage_chaos_interval_ms": 1000,
-    "stage_slo_s": 0.010,
+    "stage_slo_s": IM["slo"]["p99_s"],
 }
 BYTES_PER_STEP_UNIT = None  # no memory model: the estimate assumes the whole grid (estimated_steps)
 STAGE_TABLE = "im_chaos"  # the first part of a stage run's config_id

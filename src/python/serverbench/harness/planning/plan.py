@@ -213,6 +213,8 @@ def _searches(lang: str, variant: str, cores: int, table: dict, declared) -> lis
     placement of the table's options (socket_plan.expand)."""
     if contract.family(declared.benchmark) != "socket":
         return [Search(lang, variant, cores, table, declared)]
+    if "client" not in contract.language_roles(lang, declared.benchmark):
+        return []  # a socket search's language is its client (e.g. IM's load generator)
     out = []
     for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get("params", {}), table["options"]):
         out.append(Search(lang, v, cores, table, declared, opts))
