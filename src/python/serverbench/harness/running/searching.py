@@ -39,7 +39,11 @@ def host_has_room(task: Task, wait_s: float | None = None, setting: str = "host_
 
 def judged(s: Search):
     """The function that writes a step's verdict into its record's `search` before the
-    record is appended (passed, why_not, establishes: planning.search.Declared.judge)."""
+    record is appended (passed, why_not, establishes: planning.search.Declared.judge), for
+    a search whose benchmark declares its own judge (IM's); None for the others (spawn's:
+    a step passes when it is ok, which its record already says)."""
+    if not hasattr(s.declared.part, "judge"):
+        return None
 
     def finish(rec: dict) -> None:
         if isinstance(rec.get("search"), dict):
