@@ -84,14 +84,11 @@ pub fn setup_of(spec: &serde_json::Value, p: &BTreeMap<String, Val>) -> Result<S
         payload_bytes: int(p, "payload_bytes") as usize,
         timeout_s: num(p, "client_timeout_s"),
         port: int(p, "port") as u16,
-        login_concurrency: cli::im_number(
-            spec,
-            if mode == Mode::Login {
-                "login_concurrency"
-            } else {
-                "setup_concurrency"
-            },
-        ) as usize,
+        login_concurrency: if mode == Mode::Login {
+            cli::im_number(spec, "login_concurrency") as usize
+        } else {
+            int(p, "setup_concurrency") as usize
+        },
     })
 }
 

@@ -53,7 +53,12 @@ DEFAULTS = {
     "stage_chaos_interval_ms": 1000,
     "stage_slo_s": IM["slo"]["p99_s"],
 }
-BYTES_PER_STEP_UNIT = None  # no memory model: the estimate assumes the whole grid (estimated_steps)
+BYTES_PER_STEP_UNIT = None  # no memory model: the estimate stops at the generator's ceiling (estimated_steps)
+# The generator's CPU per message at 1,000 clients (one send and one receive: 2 x 18 us of
+# client_cpu_per_message_s, against Go on the shared 2-core VM, 29 Nov 2026, before any IM
+# sweep): its CPU share reaches generator_cpu_limit near 0.9 / 36 us = 25,000 msg/s, where a
+# step is generator-limited and the search stops (censored), whatever the server.
+GENERATOR_CPU_PER_MESSAGE_S = 36e-6
 STAGE_TABLE = "im_chaos"  # the first part of a stage run's config_id
 STAGE_RULE = "im_chaos"  # the raw record's resolved_from.rule
 CHAOS_PARAM = "chaos_interval_ms"
@@ -64,9 +69,12 @@ GENERATOR_LIMITED = ("generator CPU share", "generator schedule slip")
 
 
 def estimated_steps(settings: dict) -> int:
-    """The plan's estimate: every step of the grid (an upper bound: a search stops at its
-    first failing step)."""
-    return int(settings["max_steps"])
+    """The plan's estimate: the grid's steps up to the generator's ceiling and the one
+    after it (a search stops at its first failing step; a server may fail earlier)."""
+    from serverbench import contract
+
+    ceiling = contract.cli_contract()["benchmarks"]["im"]["generator_cpu_limit"] / GENERATOR_CPU_PER_MESSAGE_S
+    return min(int(settings["max_steps"]), sum(1 for r in grid(settings) if r <= ceiling) + 1)
 
 
 def generator_limited(rec: dict) -> bool:

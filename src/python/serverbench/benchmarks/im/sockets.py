@@ -14,6 +14,24 @@ PROBE_PEAK_RSS = True
 # (IM_PROTOCOL.md), so one configuration's rounds pair up under one config_id.
 ROUND_PARAM = "seed"
 
+# Registrations in flight before the clock (the generator's --setup-concurrency; not
+# measured, so set per server, and left out of config_id): the flag's default (8) suits
+# ngircd, whose listen backlog is 10 and which, with 32 registrations in flight, registered
+# only 672 of 1,000 clients in 50 s (SYNs dropped and retried) against 1,000 in 1.4 s with 8.
+# InspIRCd completes a registration only on its once-a-second tick: 8 in flight registered
+# 904 of 19,000 clients in 116 s, login_concurrency (256) in flight 1,000 in 4.3 s.
+# (Measured on the shared 2-core VM, 29 Nov 2026, before any IM sweep.)
+SETUP_CONCURRENCY = {"inspircd": "login_concurrency"}
+
+
+def client_params(params: dict, server: str) -> dict:
+    """The generator's params the harness sets for this server (harness.sockets.run)."""
+    if "setup_concurrency" not in params or server not in SETUP_CONCURRENCY:
+        return {}
+    from serverbench import contract
+
+    return {"setup_concurrency": int(contract.cli_contract()["benchmarks"]["im"][SETUP_CONCURRENCY[server]])}
+
 
 def mismatch(params: dict, client: dict, server: dict) -> str | None:
     """Why the generator's and the server's message counts disagree, or None.

@@ -45,7 +45,7 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
 # Set by the harness from the run itself (sockets.client_params / server_params: the run's
 # timeout, the load generator's CPU count), so not part of what a configuration measures:
 # left out of config_id and group_id, as the timeout is for every other benchmark.
-HARNESS_SET_PARAMS = ("client_timeout_s", "idle_timeout_s", "client_threads")
+HARNESS_SET_PARAMS = ("client_timeout_s", "idle_timeout_s", "client_threads", "setup_concurrency")
 
 
 def round_param(bench: str) -> str | None:
