@@ -43,6 +43,7 @@ class Plan:
         """Every language whose program a run starts: clients, socket servers, searches."""
         langs = [t.language for t in self.tasks] + [s.language for s in self.searches]
         langs += [t.options["server_language"] for t in self.tasks if t.options.get("server_language")]
+        langs += [s.server for s in self.searches if s.server]  # a socket search's servers
         return list(dict.fromkeys(langs))
 
     def run_count(self) -> int:
