@@ -248,7 +248,8 @@ def test_the_search_is_declared_by_its_benchmark_not_named_by_the_harness():
     from serverbench.harness.planning import search
     from serverbench.harness.planning.task import process_limit
 
-    (d,) = search.declared().values()
+    assert set(search.declared()) == {spawn_search.TABLE, "im_rate"}  # spawn's and IM's rate search
+    d = search.declared()[spawn_search.TABLE]
     assert (d.benchmark, d.table, d.name, d.param) == ("spawn", spawn_search.TABLE, spawn_search.NAME, "processes")
     assert d.defaults["start"] == spawn_search.DEFAULTS["start"] and d.defaults["factor"] == 2.0
     assert profiles.BENCHMARKS.index(d.table) == profiles.BENCHMARKS.index("spawn") + 1

@@ -38,6 +38,8 @@ pub struct Ctx {
     pub error_numerics: u64,
     pub server_disconnects: u64,
     pub t0_ns: u64,
+    /// the warm-up's length: copies scheduled before it are not timed
+    pub warmup_ns: u64,
     pub ledger: Ledger,
 }
 
@@ -64,6 +66,7 @@ impl Ctx {
             error_numerics: 0,
             server_disconnects: 0,
             t0_ns: 0,
+            warmup_ns: 0,
             ledger,
         }
     }
@@ -104,8 +107,9 @@ impl Ctx {
             Mode::Latency if sender == receiver ^ 1 => 0,
             _ => usize::MAX, // not a pair of this run: booked as unknown
         };
-        self.ledger
-            .receive(sender, receiver, slot, seq, now.saturating_sub(self.t0_ns + at));
+        // a warm-up copy (scheduled before --warmup-s) is checked, not timed
+        let latency = (at >= self.warmup_ns).then(|| now.saturating_sub(self.t0_ns + at));
+        self.ledger.receive(sender, receiver, slot, seq, latency);
     }
 }
 
@@ -119,6 +123,7 @@ mod tests {
             clients: 2,
             rate_per_s: 1.0,
             poisson: true,
+            warmup_s: 0.0,
             duration_s: 1.0,
             drain_s: 1.0,
             seed: 1,
@@ -158,7 +163,7 @@ mod tests {
     #[test]
     fn a_timed_message_from_the_partner_is_booked_and_others_are_not() {
         let mut c = ctx();
-        c.ledger.next_seq(1, 1);
+        c.ledger.next_seq(1, 1, false);
         feed(
             &mut c,
             State::Registered,
@@ -167,5 +172,21 @@ mod tests {
         assert_eq!((c.ledger.delivered, c.ledger.unknown), (1, 1));
         feed(&mut c, State::Registered, &[":c3!u@h PRIVMSG c0 :0 5 xx"]); // not c0's partner
         assert_eq!((c.ledger.delivered, c.ledger.unknown), (1, 2));
+    }
+
+    #[test]
+    fn a_copy_scheduled_in_the_warmup_is_booked_untimed() {
+        let mut c = ctx();
+        c.warmup_ns = 1_000;
+        c.ledger.next_seq(1, 1, true); // seq 0, scheduled at 5 ns: warm-up
+        c.ledger.next_seq(1, 1, false); // seq 1, scheduled at 2000 ns: measured
+        feed(
+            &mut c,
+            State::Registered,
+            &[":c1!u@h PRIVMSG c0 :0 5 xx", ":c1!u@h PRIVMSG c0 :1 2000 xx"],
+        );
+        assert_eq!((c.ledger.warmup_delivered, c.ledger.delivered), (1, 1));
+        assert_eq!(c.ledger.latency_ns.len(), 1);
+        assert_eq!(c.ledger.lost(), 0);
     }
 }

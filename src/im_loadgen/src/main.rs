@@ -2,6 +2,9 @@
 //! connects IRC clients to a server on 127.0.0.1 and measures it in one of four modes,
 //! then prints one JSON record (spec/native-record.schema.json, $defs.im_client).
 
+// the record's json! literal has more fields than serde_json's macro recurses through by default
+#![recursion_limit = "256"]
+
 mod cli;
 mod conn;
 mod irc;
@@ -73,6 +76,7 @@ pub fn setup_of(spec: &serde_json::Value, p: &BTreeMap<String, Val>) -> Result<S
         clients,
         rate_per_s: num(p, "rate_per_s"),
         poisson: text(p, "schedule") == "poisson",
+        warmup_s: num(p, "warmup_s"),
         duration_s: num(p, "duration_s"),
         drain_s: num(p, "drain_s"),
         seed: int(p, "seed") as u64,
@@ -80,14 +84,11 @@ pub fn setup_of(spec: &serde_json::Value, p: &BTreeMap<String, Val>) -> Result<S
         payload_bytes: int(p, "payload_bytes") as usize,
         timeout_s: num(p, "client_timeout_s"),
         port: int(p, "port") as u16,
-        login_concurrency: cli::im_number(
-            spec,
-            if mode == Mode::Login {
-                "login_concurrency"
-            } else {
-                "setup_concurrency"
-            },
-        ) as usize,
+        login_concurrency: if mode == Mode::Login {
+            cli::im_number(spec, "login_concurrency") as usize
+        } else {
+            int(p, "setup_concurrency") as usize
+        },
     })
 }
 

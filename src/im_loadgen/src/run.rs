@@ -29,6 +29,8 @@ pub struct Outcome {
     pub schedule_s: Option<f64>,
     pub scheduled: u64,
     pub sent: u64,
+    pub warmup_scheduled: u64,
+    pub warmup_sent: u64,
     pub ledger: Ledger,
     pub slip_ns: Histogram<u64>,
     pub pings: u64,
@@ -37,7 +39,7 @@ pub struct Outcome {
     /// CPU seconds (user + system) and wall seconds of the measured window (docs/im.md)
     pub window_cpu_s: f64,
     pub window_s: f64,
-    /// CPU seconds from the schedule's start to the drain's end (latency, fanout)
+    /// CPU seconds from the measured schedule's start to the drain's end (latency, fanout)
     pub messaging_cpu_s: Option<f64>,
 }
 
@@ -83,7 +85,8 @@ impl Gen {
         let login_done = os::now_ns();
         let setup = &self.ctx.setup;
         let (mode, duration_ns) = (setup.mode, (setup.duration_s * 1e9) as u64);
-        let mut out_schedule = (None, 0, 0, histogram(), None);
+        let warmup_ns = (setup.warmup_s * 1e9) as u64;
+        let mut out_schedule = (None, 0, 0, histogram(), None, (0, 0));
         let (window_cpu_s, window_s) = match mode {
             Mode::Login => (cpu() - cpu0, (login_done - start) as f64 * 1e-9),
             Mode::Idle => {
@@ -95,13 +98,18 @@ impl Gen {
             Mode::Latency | Mode::Fanout if self.ctx.registered < self.ctx.setup.clients => (0.0, 0.0),
             Mode::Fanout if !self.join_all() => (0.0, 0.0),
             Mode::Latency | Mode::Fanout => {
-                let (c, t) = (cpu(), os::now_ns());
                 let drain_ns = (self.ctx.setup.drain_s * 1e9) as u64;
-                let (scheduled, sent, slip) = self.send_schedule(duration_ns, drain_ns);
+                let s = self.send_schedule(warmup_ns, duration_ns, drain_ns);
+                // the measured window: from the first measured send (the warm-up's end)
+                let (t, c) = s.measured_from.unwrap_or_else(|| (os::now_ns(), cpu()));
                 let span = (os::now_ns() - t) as f64 * 1e-9;
                 let window = (cpu() - c, span);
-                self.pump_until(os::now_ns() + drain_ns, |c| c.ledger.delivered >= c.ledger.expected);
-                out_schedule = (Some(span), scheduled, sent, slip, Some(cpu() - c));
+                let all_in = |c: &Ctx| {
+                    c.ledger.delivered + c.ledger.warmup_delivered >= c.ledger.expected + c.ledger.warmup_expected
+                };
+                self.pump_until(os::now_ns() + drain_ns, all_in);
+                let warm = (s.warmup_scheduled, s.warmup_sent);
+                out_schedule = (Some(span), s.scheduled, s.sent, s.slip, Some(cpu() - c), warm);
                 window
             }
         };
@@ -120,6 +128,8 @@ impl Gen {
             schedule_s: out_schedule.0,
             scheduled: out_schedule.1,
             sent: out_schedule.2,
+            warmup_scheduled: out_schedule.5.0,
+            warmup_sent: out_schedule.5.1,
             ledger: c.ledger,
             slip_ns: out_schedule.3,
             pings: c.pings,

@@ -15,6 +15,8 @@ pub struct Setup {
     pub clients: usize,
     pub rate_per_s: f64,
     pub poisson: bool,
+    /// the warm-up before the measured schedule (latency, fanout): 0 = none
+    pub warmup_s: f64,
     pub duration_s: f64,
     pub drain_s: f64,
     pub seed: u64,

@@ -83,8 +83,12 @@ pub struct Ledger {
     slots: usize,
     pairs: Vec<Pair>,
     sent: Vec<u64>, // per sender: sequence numbers used
+    /// the measured part's copies: expected (sent x recipients) and delivered
     pub expected: u64,
     pub delivered: u64,
+    /// the warm-up's (scheduled before --warmup-s): checked, not timed
+    pub warmup_expected: u64,
+    pub warmup_delivered: u64,
     pub duplicated: u64,
     pub reordered: u64,
     pub unknown: u64,
@@ -99,6 +103,8 @@ impl Ledger {
             sent: vec![0; clients],
             expected: 0,
             delivered: 0,
+            warmup_expected: 0,
+            warmup_delivered: 0,
             duplicated: 0,
             reordered: 0,
             unknown: 0,
@@ -106,16 +112,22 @@ impl Ledger {
         }
     }
 
-    /// The sender's next sequence number; `recipients` copies are now expected.
-    pub fn next_seq(&mut self, sender: usize, recipients: u64) -> u64 {
+    /// The sender's next sequence number; `recipients` copies are now expected (of the
+    /// warm-up when `warmup`).
+    pub fn next_seq(&mut self, sender: usize, recipients: u64, warmup: bool) -> u64 {
         let seq = self.sent[sender];
         self.sent[sender] += 1;
-        self.expected += recipients;
+        if warmup {
+            self.warmup_expected += recipients;
+        } else {
+            self.expected += recipients;
+        }
         seq
     }
 
-    /// Books one received copy of `seq` from sender (whose slot at the receiver is slot).
-    pub fn receive(&mut self, sender: usize, receiver: usize, slot: usize, seq: u64, latency_ns: u64) -> Seen {
+    /// Books one received copy of `seq` from sender (whose slot at the receiver is slot);
+    /// `latency_ns` None: a warm-up copy (checked, not timed).
+    pub fn receive(&mut self, sender: usize, receiver: usize, slot: usize, seq: u64, latency_ns: Option<u64>) -> Seen {
         if sender >= self.sent.len() || slot >= self.slots || seq >= self.sent[sender] {
             self.unknown += 1;
             return Seen::Unknown;
@@ -130,8 +142,13 @@ impl Ledger {
             return Seen::Duplicate;
         }
         pair.bits[word] |= bit;
-        self.delivered += 1;
-        self.latency_ns.saturating_record(latency_ns.max(1));
+        match latency_ns {
+            Some(ns) => {
+                self.delivered += 1;
+                self.latency_ns.saturating_record(ns.max(1));
+            }
+            None => self.warmup_delivered += 1,
+        }
         match pair.newest {
             Some(n) if seq < n => {
                 self.reordered += 1;
@@ -144,8 +161,9 @@ impl Ledger {
         }
     }
 
+    /// Copies never delivered, warm-up and measured part alike.
     pub fn lost(&self) -> u64 {
-        self.expected - self.delivered
+        self.expected + self.warmup_expected - self.delivered - self.warmup_delivered
     }
 }
 
@@ -176,28 +194,43 @@ mod tests {
     fn copies_are_booked_first_reordered_duplicate_or_unknown() {
         let mut l = Ledger::new(4, 1);
         for _ in 0..3 {
-            l.next_seq(0, 1);
+            l.next_seq(0, 1, false);
         }
-        assert_eq!(l.receive(0, 1, 0, 0, 5), Seen::First);
-        assert_eq!(l.receive(0, 1, 0, 2, 5), Seen::First);
-        assert_eq!(l.receive(0, 1, 0, 1, 5), Seen::Reordered);
-        assert_eq!(l.receive(0, 1, 0, 2, 5), Seen::Duplicate);
-        assert_eq!(l.receive(0, 1, 0, 3, 5), Seen::Unknown); // never sent
+        assert_eq!(l.receive(0, 1, 0, 0, Some(5)), Seen::First);
+        assert_eq!(l.receive(0, 1, 0, 2, Some(5)), Seen::First);
+        assert_eq!(l.receive(0, 1, 0, 1, Some(5)), Seen::Reordered);
+        assert_eq!(l.receive(0, 1, 0, 2, Some(5)), Seen::Duplicate);
+        assert_eq!(l.receive(0, 1, 0, 3, Some(5)), Seen::Unknown); // never sent
         assert_eq!(
             (l.delivered, l.duplicated, l.reordered, l.unknown, l.lost()),
             (3, 1, 1, 1, 0)
         );
-        l.next_seq(0, 1);
+        l.next_seq(0, 1, false);
         assert_eq!(l.lost(), 1);
+    }
+
+    #[test]
+    fn warmup_copies_are_checked_but_not_timed() {
+        let mut l = Ledger::new(2, 1);
+        l.next_seq(0, 1, true); // warm-up: seq 0
+        l.next_seq(0, 1, true); // warm-up: seq 1, never delivered
+        l.next_seq(0, 1, false); // measured: seq 2
+        assert_eq!(l.receive(0, 1, 0, 0, None), Seen::First);
+        assert_eq!(l.receive(0, 1, 0, 0, None), Seen::Duplicate);
+        assert_eq!(l.receive(0, 1, 0, 2, Some(7)), Seen::First);
+        assert_eq!((l.warmup_expected, l.warmup_delivered), (2, 1));
+        assert_eq!((l.expected, l.delivered), (1, 1));
+        assert_eq!(l.latency_ns.len(), 1, "only the measured copy is timed");
+        assert_eq!((l.duplicated, l.lost()), (1, 1), "the lost warm-up copy counts as lost");
     }
 
     #[test]
     fn fanout_pairs_are_kept_apart() {
         let mut l = Ledger::new(3, 3); // one channel of 3
-        l.next_seq(0, 2);
-        assert_eq!(l.receive(0, 1, 0, 0, 10), Seen::First);
-        assert_eq!(l.receive(0, 2, 0, 0, 10), Seen::First);
-        assert_eq!(l.receive(0, 2, 0, 0, 10), Seen::Duplicate);
+        l.next_seq(0, 2, false);
+        assert_eq!(l.receive(0, 1, 0, 0, Some(10)), Seen::First);
+        assert_eq!(l.receive(0, 2, 0, 0, Some(10)), Seen::First);
+        assert_eq!(l.receive(0, 2, 0, 0, Some(10)), Seen::Duplicate);
         assert_eq!((l.expected, l.delivered, l.lost()), (2, 2, 0));
         assert_eq!(l.latency_ns.len(), 2);
     }

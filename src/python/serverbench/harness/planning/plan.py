@@ -43,10 +43,11 @@ class Plan:
         """Every language whose program a run starts: clients, socket servers, searches."""
         langs = [t.language for t in self.tasks] + [s.language for s in self.searches]
         langs += [t.options["server_language"] for t in self.tasks if t.options.get("server_language")]
+        langs += [s.server for s in self.searches if s.server]  # a socket search's servers
         return list(dict.fromkeys(langs))
 
     def run_count(self) -> int:
-        return len(self.tasks) + sum(s.estimated_steps() for s in self.searches)
+        return len(self.tasks) + sum(s.estimated_steps() + s.stage_runs() for s in self.searches)
 
     def estimate_s(self) -> float:
         return sum(estimate_task_s(t) for t in self.tasks) + sum(estimate_search_s(s) for s in self.searches)
@@ -190,7 +191,7 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
             for c in cores:
                 declared = search.of_table(bench)
                 if declared:
-                    plan.searches.append(Search(lang, variant, c, table, declared))
+                    plan.searches += _searches(lang, variant, c, table, declared)
                     continue
                 for t, t_cores in tables:
                     if c not in t_cores:
@@ -206,6 +207,19 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
         # socket benchmarks: one task per client x server x placement
         socket_plan.expand_plan(plan)
     return plan
+
+
+def _searches(lang: str, variant: str, cores: int, table: dict, declared) -> list[Search]:
+    """One language's search at one core count; for a socket benchmark one per server and
+    placement of the table's options (socket_plan.expand)."""
+    if contract.family(declared.benchmark) != "socket":
+        return [Search(lang, variant, cores, table, declared)]
+    if "client" not in contract.language_roles(lang, declared.benchmark):
+        return []  # a socket search's language is its client (e.g. IM's load generator)
+    out = []
+    for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get("params", {}), table["options"]):
+        out.append(Search(lang, v, cores, table, declared, opts))
+    return out
 
 
 def _settings_grid(lang: str, b: dict) -> list[dict]:
@@ -306,11 +320,17 @@ def estimate_task_s(t: Task) -> float:
 
 def estimate_search_s(s: Search) -> float:
     total, n, cfg = 0.0, s.settings["start"], s.settings
-    for _ in range(s.estimated_steps()):
-        est = estimate_run_s(s.declared.benchmark, s.language, {s.declared.param: n})
+    for k in range(s.estimated_steps()):
+        task = s.task(n, k)
+        est = (
+            estimate_task_s(task)
+            if task.family == "socket"
+            else estimate_run_s(s.declared.benchmark, s.language, task.params)
+        )
         total += min(cfg["timeout_s"], est)
         if est >= cfg["timeout_s"]:  # a timeout ends the growth (bisection after it)
             total += cfg["timeout_s"] * 0.7 if cfg["refine_steps"] else 0
             break
-        n = int(n * cfg["factor"])
-    return total
+        n = s.value(n, k)
+    # the second stage: its runs cost as the last step (its parameters are resolved at run time)
+    return total + s.stage_runs() * (estimate_task_s(s.task(cfg["start"], 0)) if s.stage_runs() else 0.0)

@@ -146,7 +146,7 @@ def _allowed_keys(table: str) -> set:
         return set(DEFAULT_KEYS)
     keys = COMMON_BENCH_KEYS | set(PARAM_KEYS[table])
     if search.of_table(table):
-        keys |= set(search.SETTINGS)
+        keys |= search.allowed_keys(table)
     return keys
 
 

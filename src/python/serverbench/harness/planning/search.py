@@ -1,21 +1,30 @@
 """A search as a plan item: the largest value of one parameter of a benchmark that runs
-under a memory budget (the paper's Fig. 4a: spawn's processes). A benchmark declares its
-search in its package (serverbench/benchmarks/<id>/search.py: TABLE, NAME, PARAM, DEFAULTS,
-BYTES_PER_STEP_UNIT); a profile's table of that name ([spawn_max]) holds its settings,
-checked here. One `Search` is one language's search at one core count under one budget;
-running.searching runs it (growth by a factor, then bisection)."""
+under a memory budget (the paper's Fig. 4a: spawn's processes; IM's offered rate). A
+benchmark declares its search in its package (serverbench/benchmarks/<id>/search.py: TABLE,
+NAME, PARAM, DEFAULTS, BYTES_PER_STEP_UNIT; optionally GEOMETRIC (step k runs round(start x
+factor^k)), FIXED_PARAMS (the table holds one value of each other parameter of the
+benchmark), ROUND_PARAM (the parameter that takes the round: 1 in a step), judge(record,
+settings) (whether a step passes: default, status ok), estimated_steps(settings), check(settings),
+and a second stage: stage(settings, server, steps) and stage_runs(settings, server)); a
+profile's table of that name ([spawn_max], [im_rate]) holds its settings, checked here. One
+`Search` is one language's search at one core count under one budget (for a socket
+benchmark: against one server, in one placement); running.searching runs it (growth by a
+factor, then bisection, then the stage)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from types import ModuleType
 
 from serverbench import contract, plugins
+from serverbench.harness.planning import socket_plan
 from serverbench.harness.planning.task import Task, config_id, heap_mb, process_limit
 from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.planning.values import bytes_value as _bytes
 from serverbench.harness.planning.values import int_value as _int
+from serverbench.harness.planning.values import param_values as _param_values
 
 GiB = 1024**3
 # The settings of a search table beyond a benchmark table's, with the harness's defaults (a
@@ -41,7 +50,32 @@ class Declared:
     name: str  # the raw record's search.name
     param: str  # the parameter grown
     defaults: dict  # SETTINGS with the benchmark's DEFAULTS
-    bytes_per_step_unit: int  # where the progress estimate expects the failure: budget / this
+    bytes_per_step_unit: int | None  # where the progress estimate expects the failure: budget / this
+    part: ModuleType  # the declaring module (its optional hooks: see the module docstring)
+
+    @property
+    def geometric(self) -> bool:
+        return bool(getattr(self.part, "GEOMETRIC", False))
+
+    @property
+    def round_param(self) -> str | None:
+        return getattr(self.part, "ROUND_PARAM", None)
+
+    @property
+    def fixed_params(self) -> tuple[str, ...]:
+        """The benchmark's parameters the search table holds one value of (FIXED_PARAMS)."""
+        if not getattr(self.part, "FIXED_PARAMS", False):
+            return ()
+        return tuple(k for k in contract.profile_params(self.benchmark) if k not in (self.param, self.round_param))
+
+    def judge(self, rec: dict, settings: dict) -> tuple[bool, str | None, bool]:
+        """(passed, why not, establishes a limit) of one step's record."""
+        if hasattr(self.part, "judge"):
+            return self.part.judge(rec, settings)
+        status = rec.get("status")
+        ok = status == "ok"
+        # a timeout establishes no limit (running.searching bisects it further)
+        return ok, None if ok else f"status {status}: {rec.get('status_reason')}", status not in ("ok", "timeout")
 
 
 @lru_cache(maxsize=1)
@@ -51,7 +85,7 @@ def _declared() -> tuple[Declared, ...]:
         part = plugins.part(bench, "search")
         if part is not None:
             defaults = {**SETTINGS, **part.DEFAULTS}
-            out.append(Declared(bench, part.TABLE, part.NAME, part.PARAM, defaults, part.BYTES_PER_STEP_UNIT))
+            out.append(Declared(bench, part.TABLE, part.NAME, part.PARAM, defaults, part.BYTES_PER_STEP_UNIT, part))
     return tuple(out)
 
 
@@ -70,12 +104,29 @@ def names() -> set[str]:
     return {d.name for d in _declared()}
 
 
+def allowed_keys(table: str) -> set[str]:
+    """The keys a search's table may hold beyond a benchmark table's common ones."""
+    d = declared()[table]
+    return set(SETTINGS) | set(d.defaults) | set(d.fixed_params)
+
+
 def check_settings(table: str, given: dict, b: dict) -> dict:
     """b (a table's checked run settings) with the search's settings from `given`, checked."""
     d = declared()[table]
     b = dict(b)
     for k, dv in d.defaults.items():
         b[k] = given.get(k, dv)
+    flags = {s["param"]: s for s in contract.benchmark_flags(d.benchmark).values() if s.get("param")}
+    defaults = contract.param_defaults(d.benchmark)
+    fixed = {}
+    for k in d.fixed_params:
+        if k not in given and k not in defaults:
+            raise ProfileError(f"{table}.{k} is required (one value)")
+        values = _param_values(given.get(k, defaults.get(k)), f"{table}.{k}", flags[k])
+        if len(values) != 1:
+            raise ProfileError(f"{table}.{k}: a search runs at one value of it, got {values!r}")
+        fixed[k] = values[0]
+    b["params"] = fixed
     b["start"] = _int(b["start"], f"{table}.start", minimum=1)
     b["max_steps"] = _int(b["max_steps"], f"{table}.max_steps", minimum=1)
     b["refine_steps"] = _int(b["refine_steps"], f"{table}.refine_steps", minimum=0)
@@ -86,6 +137,9 @@ def check_settings(table: str, given: dict, b: dict) -> dict:
         raise ProfileError(f"{table}.factor must be a number above 1, got {b['factor']!r}")
     b["factor"] = float(b["factor"])
     b["memory_budget_bytes"] = b["budget_bytes"]
+    why = d.part.check(b) if hasattr(d.part, "check") else None
+    if why:
+        raise ProfileError(why)
     return b
 
 
@@ -98,42 +152,99 @@ class Search:
     cores: int
     settings: dict  # the resolved search table (start, factor, budget_bytes, ...)
     declared: Declared
+    # a socket benchmark's search runs against one server in one placement:
+    # {"server_language": ..., "placement": ...}; empty for a process benchmark
+    options: dict = field(default_factory=dict)
 
     @property
     def budget(self) -> int:
         return self.settings["budget_bytes"]
 
     @property
+    def server(self) -> str | None:
+        return self.options.get("server_language")
+
+    @property
+    def _opts(self) -> str:
+        return "".join(f"/{k}={self.options[k]}" for k in ("server_language", "placement") if k in self.options)
+
+    @property
     def key(self) -> str:
-        return f"{self.declared.name}/{self.language}/{self.variant}/c{self.cores}/budget_bytes={self.budget}"
+        return (
+            f"{self.declared.name}/{self.language}/{self.variant}/c{self.cores}/budget_bytes={self.budget}{self._opts}"
+        )
 
     @property
     def group_id(self) -> str:
-        """Every language's search at this core count and budget is one comparison group."""
+        """Every language's (every server's) search at this core count and budget is one comparison group."""
         return f"{self.declared.name}/{self.variant}/c{self.cores}/budget_bytes={self.budget}"
 
-    def task(self, n: int, step: int) -> Task:
-        d, s, params = self.declared, self.settings, {self.declared.param: n}
+    def _task(self, table: str, params: dict, trial: int, **extra) -> Task:
+        d, s = self.declared, self.settings
+        # what the step measures: without the round and the limits the harness sets (as a socket task's ids)
+        ident = socket_plan.measured_params({k: v for k, v in params.items() if k != d.round_param})
         return Task(
             benchmark=d.benchmark,
             language=self.language,
             variant=self.variant,
             params=params,
             cores=self.cores,
-            config_id=config_id(d.table, self.language, self.variant, self.cores, params, self.budget),
+            config_id=config_id(table, self.language, self.variant, self.cores, ident, self.budget) + self._opts,
             group_id=self.group_id,
-            trial=1,
+            trial=trial,
             timeout_s=s["timeout_s"],
             memory_budget_bytes=self.budget,
             heap_mb=heap_mb(self.budget, s["heap_fraction"]),
             process_limit=process_limit(d.benchmark, params, s["process_limit"]),
             memory_enforcement=s["memory_enforcement"],
-            search={"name": d.name, "step": step, "budget_bytes": self.budget},
+            family=contract.family(d.benchmark),
+            options=dict(self.options),
             host_floor_bytes=s["host_floor_bytes"],
+            **extra,
         )
 
+    def task(self, n, step: int) -> Task:
+        d = self.declared
+        params = {**self.settings.get("params", {}), d.param: n}
+        if d.round_param:
+            params[d.round_param] = 1
+        return self._task(d.table, params, 1, search={"name": d.name, "step": step, "budget_bytes": self.budget})
+
+    def stage_tasks(self, steps: list[dict]) -> list[Task]:
+        """The second stage the search's benchmark declares (its stage(settings, server,
+        steps)), resolved from this search's step records; [] without one."""
+        d = self.declared
+        if not hasattr(d.part, "stage"):
+            return []
+        out = []
+        for run in d.part.stage(self.settings, self.server, steps):
+            params = {**self.settings.get("params", {}), **run["params"]}
+            if d.round_param:
+                params[d.round_param] = run["trial"]
+            out.append(self._task(d.part.STAGE_TABLE, params, run["trial"], resolved_from=run["resolved_from"]))
+        return out
+
+    def stage_runs(self) -> int:
+        d = self.declared
+        return d.part.stage_runs(self.settings, self.server) if hasattr(d.part, "stage_runs") else 0
+
+    def value(self, n, step: int):
+        """The value of the step after a passing step n (the `step`-th, 0-based)."""
+        s, cap = self.settings, self.cap
+        if self.declared.geometric:
+            return min(cap, round(s["start"] * s["factor"] ** (step + 1)))
+        return min(cap, max(n + 1, math.ceil(n * s["factor"])))
+
+    @property
+    def cap(self):
+        d = self.declared
+        flag = next(f for f in contract.benchmark_flags(d.benchmark).values() if f.get("param") == d.param)
+        return flag.get("max", 200_000_000)
+
     def estimated_steps(self) -> int:
+        s, unit, part = self.settings, self.declared.bytes_per_step_unit, self.declared.part
+        if hasattr(part, "estimated_steps"):
+            return part.estimated_steps(s) + s["refine_steps"]
         # expect failure near budget / the declared bytes per unit, for a progress estimate only
-        s, unit = self.settings, self.declared.bytes_per_step_unit
         guess = max(1, math.ceil(math.log(max(2.0, self.budget / unit / s["start"])) / math.log(s["factor"])) + 1)
         return min(s["max_steps"], guess) + s["refine_steps"]

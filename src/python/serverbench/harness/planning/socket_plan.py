@@ -45,12 +45,19 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
 # Set by the harness from the run itself (sockets.client_params / server_params: the run's
 # timeout, the load generator's CPU count), so not part of what a configuration measures:
 # left out of config_id and group_id, as the timeout is for every other benchmark.
-HARNESS_SET_PARAMS = ("client_timeout_s", "idle_timeout_s", "client_threads")
+HARNESS_SET_PARAMS = ("client_timeout_s", "idle_timeout_s", "client_threads", "setup_concurrency")
 
 
-def measured_params(params: dict) -> dict:
-    """A socket task's params without the ones the harness sets itself."""
-    return {k: v for k, v in params.items() if k not in HARNESS_SET_PARAMS}
+def round_param(bench: str) -> str | None:
+    """The parameter a benchmark's package says takes the round, the trial number, in
+    every run (its sockets.ROUND_PARAM; IM: seed): set per trial, left out of the ids."""
+    return getattr(plugins.part(bench, "sockets"), "ROUND_PARAM", None)
+
+
+def measured_params(params: dict, bench: str | None = None) -> dict:
+    """A socket task's params without the ones the harness sets itself (and the round's)."""
+    skip = (*HARNESS_SET_PARAMS, round_param(bench) if bench else None)
+    return {k: v for k, v in params.items() if k not in skip}
 
 
 def options_id(options: dict) -> str:
@@ -62,21 +69,25 @@ def expand_plan(plan):
     """A plan whose socket tasks carry list-valued options -> one task per client x server
     x placement (see expand), each with its own config_id and group_id (without the
     timeouts and the load generator's threads: HARNESS_SET_PARAMS). Other tasks are kept
-    as they are. Idempotent (an expanded task has no list-valued options left)."""
+    as they are. A benchmark's round parameter (round_param) takes the task's trial.
+    Idempotent (an expanded task has no list-valued options left)."""
     out = []
     for t in plan.tasks:
         if t.family != "socket" or "server_language" in t.options:
             out.append(t)
             continue
-        for variant, opts in expand(t.benchmark, t.language, t.variant, t.params, t.options):
+        rp = round_param(t.benchmark)
+        params = {**t.params, rp: t.trial} if rp else t.params
+        ident = measured_params(params, t.benchmark)
+        for variant, opts in expand(t.benchmark, t.language, t.variant, params, t.options):
             out.append(
                 replace(
                     t,
                     variant=variant,
+                    params=params,
                     options=opts,
-                    config_id=config_id(t.benchmark, t.language, variant, t.cores, measured_params(t.params))
-                    + options_id(opts),
-                    group_id=group_id(t.benchmark, variant, t.cores, measured_params(t.params), opts),
+                    config_id=config_id(t.benchmark, t.language, variant, t.cores, ident) + options_id(opts),
+                    group_id=group_id(t.benchmark, variant, t.cores, ident, opts),
                 )
             )
     plan.tasks = out

@@ -34,6 +34,9 @@ class Task:
     memory_enforcement: str = "auto"  # auto | cgroup | watchdog | none (the profile's wish)
     family: str = "process"
     search: dict | None = None  # {"name": <its search's NAME>, "step": k, "budget_bytes": B} for a search's steps
+    # a search's second-stage run: the rule that resolved its parameters from the search's
+    # steps and what it found (recorded as the raw record's resolved_from)
+    resolved_from: dict | None = None
     host_floor_bytes: int | None = None  # MemAvailable the host keeps; None = no check
     options: dict = field(default_factory=dict)
     # runtime settings of the language asked for (spec/cli.json languages.<lang>.settings,

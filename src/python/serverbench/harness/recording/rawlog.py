@@ -152,10 +152,11 @@ def done_keys(lines: list) -> set:
 
 
 def search_steps(lines: list) -> dict:
-    """config_id -> records of the searches' steps already run (any status)."""
+    """config_id -> records of the searches' steps and second-stage runs already run (any status)."""
     out: dict[str, list] = {}
     known = search.names()
     for r in lines:
-        if isinstance(r.get("search"), dict) and r["search"].get("name") in known:
+        step = isinstance(r.get("search"), dict) and r["search"].get("name") in known
+        if step or isinstance(r.get("resolved_from"), dict):
             out.setdefault(r["config_id"], []).append(r)
     return out

@@ -187,7 +187,7 @@ def search_done(s, seen: dict) -> bool:
     """Whether a resumed search would run nothing (its outcome is in the log)."""
     from serverbench.harness.running.searching import run_search
 
-    def execute(task):
+    def execute(task, finish=None):
         raise _WouldRun
 
     try:

@@ -189,19 +189,21 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     stats: Counter = Counter()
     overheads: list[float] = []
     searches: list[dict] = []
-    bar = _progress(run.progress, sum(w.estimated_steps() if isinstance(w, Search) else 1 for w in work))
+    bar = _progress(run.progress, sum(_runs_of(w) for w in work))
 
-    def execute(task) -> dict:
-        rec = once(task)
+    def execute(task, finish=None) -> dict:
+        rec = once(task, finish)
         if rec.get("status") == "ok" and rec.get("interfered") and prof.rerun_interfered:
-            rec = once(task, rerun=True)  # once more; the later ok attempt is the one selected
+            rec = once(task, finish, rerun=True)  # once more; the later ok attempt is the one selected
         return rec
 
-    def once(task, rerun: bool = False) -> dict:
+    def once(task, finish=None, rerun: bool = False) -> dict:
         t0 = time.perf_counter()
         rec, _ = launcher.run(task)
         if rerun:
             rec["rerun_of_interfered"] = True
+        if finish is not None:  # a search step's verdict (running.searching.judged)
+            finish(rec)
         rec = log.append(rec)
         if rec.get("wall_s") is not None and rec["status"] != "failed_to_start":
             overheads.append(time.perf_counter() - t0 - rec["wall_s"])
@@ -219,7 +221,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
         for w in work:
             if isinstance(w, Search):
                 searches.append(run_search(w, seen, execute, (lambda: bar.update(1)) if bar is not None else None))
-                _fix_total(bar, w, searches[-1]["steps"])
+                _fix_total(bar, w, searches[-1]["steps"] + len(searches[-1]["stage"]))
             else:
                 execute(w)
     except KeyboardInterrupt:
@@ -274,8 +276,13 @@ def _progress(enabled: bool, total: int):
     return tqdm.tqdm(total=total, file=sys.stderr, unit="run", smoothing=0.1, dynamic_ncols=True, desc="serverbench")
 
 
+def _runs_of(w) -> int:
+    """The runs a work item is expected to make (a search: its estimate and its stage)."""
+    return w.estimated_steps() + w.stage_runs() if isinstance(w, Search) else 1
+
+
 def _fix_total(bar, s: Search, steps: int) -> None:
-    est = s.estimated_steps()
+    est = _runs_of(s)
     if bar is not None and steps != est:
         bar.total = max(bar.n, bar.total + steps - est)
         bar.refresh()

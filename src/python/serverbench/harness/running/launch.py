@@ -160,6 +160,8 @@ class Launcher:
         }
         if task.search is None:
             del rec["search"]
+        if task.resolved_from is not None:
+            rec["resolved_from"] = dict(task.resolved_from)
         if task.settings:
             rec["settings"] = dict(task.settings)
         return rec

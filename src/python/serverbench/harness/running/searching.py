@@ -1,18 +1,18 @@
-"""Running a search (planning.search says what one is, e.g. spawn's max processes): the
-parameter N grows by a factor until a run fails; then bisection between the last success
-and the failure. A failure that
-is a timeout does not establish a limit, so a timed-out step is bisected further
-(timeout_bisect_steps) until a classified failure (e.g. over_memory_budget, crashed) or a
-success below it. Before every step the host must keep its floor: MemAvailable - budget >=
-host_floor_bytes, else the step is refused (no run)."""
+"""Running a search (planning.search says what one is, e.g. spawn's max processes, IM's
+rate): the parameter N grows by a factor (or along its declared geometric grid) until a
+step does not pass (its benchmark's judge; by default a run that is not ok); then
+bisection between the last success and the failure. A failure that is a timeout does not
+establish a limit, so a timed-out step is bisected further (timeout_bisect_steps) until a
+classified failure (e.g. over_memory_budget, crashed) or a success below it. Then the
+second stage the benchmark declares, resolved from this search's own steps (IM: the chaos
+runs at half the sustainable rate). Before every step the host must keep its floor:
+MemAvailable - budget >= host_floor_bytes, else the step is refused (no run)."""
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 
-from serverbench import contract
 from serverbench.harness.planning.search import Search
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import environment
@@ -37,26 +37,56 @@ def host_has_room(task: Task, wait_s: float | None = None, setting: str = "host_
         time.sleep(1.0)
 
 
+def judged(s: Search):
+    """The function that writes a step's verdict into its record's `search` before the
+    record is appended (passed, why_not, establishes: planning.search.Declared.judge), for
+    a search whose benchmark declares its own judge (IM's); None for the others (spawn's:
+    a step passes when it is ok, which its record already says)."""
+    if not hasattr(s.declared.part, "judge"):
+        return None
+
+    def finish(rec: dict) -> None:
+        if isinstance(rec.get("search"), dict):
+            passed, why, establishes = s.declared.judge(rec, s.settings)
+            rec["search"] = {**rec["search"], "passed": passed, "why_not": why, "establishes": establishes}
+
+    return finish
+
+
+def _verdict(s: Search, rec: dict) -> tuple[bool, bool]:
+    """(passed, establishes) of a step's record: as recorded, else judged now (a log
+    written before the verdicts were recorded)."""
+    got = rec.get("search") or {}
+    if "passed" in got:
+        return bool(got["passed"]), bool(got.get("establishes"))
+    passed, _, establishes = s.declared.judge(rec, s.settings)
+    return passed, establishes
+
+
 def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bool = True) -> dict:
-    """Run (or resume) one search; return its outcome.
+    """Run (or resume) one search and its second stage; return its outcome.
 
-    seen: config_id -> earlier records (any status) of this sweep: those steps are reused,
-    so a resumed search continues where it stopped. execute(task) -> record runs a step;
-    skipped_step() is called for a reused one (progress). Outcome: {"key", "steps",
-    "largest_ok", "smallest_failed", "failure_status", "established", "refused"}."""
+    seen: config_id -> earlier records (any status) of this sweep: those steps (and stage
+    runs) are reused, so a resumed search continues where it stopped. execute(task, finish)
+    -> record runs a step (finish(rec), when given, completes the record before it is
+    written); skipped_step() is called for a reused one (progress). Outcome: {"key",
+    "steps", "largest_ok", "smallest_failed", "failure_status", "established", "refused",
+    "stage"}."""
     cfg, d = s.settings, s.declared
-    flag = next(f for f in contract.benchmark_flags(d.benchmark).values() if f.get("param") == d.param)
-    cap = flag.get("max", 200_000_000)
+    cap = s.cap
     step = 0
-    last_status: dict[int, str] = {}
+    last_status: dict = {}
+    establishes: dict = {}
+    records: list[dict] = []
     refused = None
+    finish = judged(s)
 
-    def attempt(n: int) -> bool | None:
+    def attempt(n) -> bool | None:
         nonlocal step, refused
         task = s.task(n, step)
         prior = seen.get(task.config_id)
         if prior:
-            rec = next((r for r in prior if r.get("status") == "ok"), prior[-1])
+            rec = next((r for r in prior if _verdict(s, r)[0]), prior[-1])
             if skipped_step:
                 skipped_step()
         else:
@@ -65,13 +95,15 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
                 refused = why
                 print(f"serverbench: {why}", file=sys.stderr, flush=True)
                 return None
-            rec = execute(task)
+            rec = execute(task, finish)
             seen.setdefault(task.config_id, []).append(rec)
         step += 1
+        records.append(rec)
+        passed, establishes[n] = _verdict(s, rec)
         last_status[n] = rec.get("status")
-        return rec.get("status") == "ok"
+        return passed
 
-    lo, hi, n = None, None, cfg["start"]
+    lo, hi, n, grown = None, None, cfg["start"], 0
     while step < cfg["max_steps"]:
         ok = attempt(n)
         if ok is None:
@@ -80,7 +112,8 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
             lo = n
             if n >= cap:
                 break
-            n = min(cap, max(n + 1, math.ceil(n * cfg["factor"])))
+            n = s.value(n, grown)
+            grown += 1
         else:
             hi = n
             break
@@ -105,15 +138,42 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
         else:
             hi = mid
     status = last_status.get(hi) if hi is not None else None
+    stage = [] if refused else run_stage(s, records, seen, execute, skipped_step)
     return {
         "key": s.key,
         "language": s.language,
+        "server_language": s.server,
         "cores": s.cores,
         "budget_bytes": s.budget,
         "steps": step,
         "largest_ok": lo,
         "smallest_failed": hi,
         "failure_status": status,
-        "established": hi is not None and status not in (None, "timeout"),
+        "established": hi is not None and bool(establishes.get(hi)),
         "refused": refused,
+        "stage": stage,
     }
+
+
+def run_stage(s: Search, steps: list[dict], seen: dict, execute, skipped_step=None) -> list[dict]:
+    """Run (or resume) the second stage the search's benchmark declares, resolved from
+    the search's step records; [{"config_id", "trial", "status", "resolved_from"}] of its runs."""
+    out = []
+    for task in s.stage_tasks(steps):
+        prior = [r for r in seen.get(task.config_id, []) if r.get("trial") == task.trial]
+        rec = next((r for r in prior if r.get("status") == "ok"), None)
+        if rec is not None:
+            if skipped_step:
+                skipped_step()
+        else:
+            rec = execute(task, None)
+            seen.setdefault(task.config_id, []).append(rec)
+        out.append(
+            {
+                "config_id": task.config_id,
+                "trial": task.trial,
+                "status": rec.get("status"),
+                "resolved_from": task.resolved_from,
+            }
+        )
+    return out

@@ -16,6 +16,11 @@ kernel-memory guard of large socket runs.
   (/proc/net/sockstat `TCP: ... mem` pages x page size) and sockets in use (both are the
   whole network namespace's: every process's sockets count, not only the run's). Every
   value is null when it could not be measured (the window never began, a file unreadable).
+* the server's memory over the whole run (a benchmark whose package sets PROBE_PEAK_RSS:
+  im, where bytes per idle client are a difference of peaks): every INTERVAL_S from the
+  client's start until it is reaped, the server tree's RSS (the tree looked up again every
+  TREE_EVERY samples, so a daemon its launcher started is in it); its peak is
+  server_rss_peak_bytes.
 * the guard (any socket run with at least GUARD_MIN_CONNECTIONS connections): every
   INTERVAL_S, if the kernel's TCP memory reached TCP_HIGH_FRACTION of net.ipv4.tcp_mem's hard
   limit (its third value: past it the kernel refuses socket memory and drops segments; the
@@ -43,6 +48,7 @@ SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration
 END_MARGIN_FRACTION, END_MARGIN_MAX_S = 0.1, 0.25  # ... and ends min(0.1 x duration_s, 0.25 s) before its end
 GUARD_MIN_CONNECTIONS = 1024  # runs this large are checked before and guarded during the run
 TCP_HIGH_FRACTION = 0.9  # the guard stops a run at 90 % of tcp_mem's hard limit, before the kernel drops
+TREE_EVERY = 10  # whole-run RSS sampling looks the server's process tree up again every this many samples
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -196,8 +202,11 @@ class Probe:
     after it has been reaped; then fields() for the raw record and `stopped` (why the
     guard ended the run, or None)."""
 
-    def __init__(self, server_pid: int, saturate_s: float | None, host_floor: int | None):
+    def __init__(self, server_pid: int, saturate_s: float | None, host_floor: int | None, whole_rss: bool = False):
         self.server_pid = server_pid
+        self.whole_rss = whole_rss  # sample the server tree's RSS over the whole run (PROBE_PEAK_RSS)
+        self._rss_peak: int | None = None
+        self._samples = 0
         self.saturate_s = saturate_s  # the client's duration_s in saturate mode, else None
         self.host_floor = host_floor  # None: no guard
         self.tcp_guard = tcp_guard_pages() if host_floor is not None else None
@@ -212,7 +221,7 @@ class Probe:
 
     @property
     def active(self) -> bool:
-        return self.saturate_s is not None or self.host_floor is not None
+        return self.saturate_s is not None or self.host_floor is not None or self.whole_rss
 
     def start(self, client_pid: int, t0: float | None = None) -> None:
         """t0: time.perf_counter() just before the client was started (default: now)."""
@@ -236,6 +245,8 @@ class Probe:
             now = time.perf_counter()
             if self.host_floor is not None and self._guard():
                 return
+            if self.whole_rss:
+                self._rss_sample()
             if now >= w0 and self._first is None:
                 self._tree = process_tree(self.server_pid)
                 self._first = self._endpoint()
@@ -243,7 +254,7 @@ class Probe:
                 self._peak_sample()
                 if now >= w1:
                     self._last = self._endpoint()
-                    if self.host_floor is None:
+                    if self.host_floor is None and not self.whole_rss:
                         return
             nxt = min(t for t in (now + INTERVAL_S, w0, w1) if t > now)
             self._halt.wait(max(0.0, nxt - time.perf_counter()))
@@ -268,6 +279,15 @@ class Probe:
             "host_ctxt": read_host_ctxt(),
         }
 
+    def _rss_sample(self) -> None:
+        if self._samples % TREE_EVERY == 0:
+            self._tree = process_tree(self.server_pid)
+        self._samples += 1
+        rss = [read_rss(p) for p in self._tree]
+        if rss[0] is not None:
+            total = sum(r for r in rss if r)
+            self._rss_peak = total if self._rss_peak is None else max(total, self._rss_peak)
+
     def _peak_sample(self) -> None:
         rss = [read_rss(p) for p in self._tree]
         ss = read_sockstat()
@@ -283,6 +303,8 @@ class Probe:
     def fields(self) -> dict:
         """The saturation fields of the raw record (FIELDS; null when not measured)."""
         out: dict = dict.fromkeys(FIELDS)
+        if self.whole_rss:
+            out["server_rss_peak_bytes"] = self._rss_peak
         a, b = self._first, self._last
         if a is None or b is None or b["t"] <= a["t"]:
             return out
@@ -321,6 +343,7 @@ def for_task(task, server_pid: int) -> Probe:
         server_pid,
         float(p["duration_s"]) if saturate else None,
         host_floor_bytes(task) if large else None,
+        bool(getattr(_hook(task), "PROBE_PEAK_RSS", False)),
     )
 
 

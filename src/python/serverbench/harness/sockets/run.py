@@ -39,7 +39,7 @@ import subprocess
 import time
 from dataclasses import replace
 
-from serverbench import contract
+from serverbench import contract, plugins
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import classify, limits, pinned
 from serverbench.harness.running.launch import Family
@@ -75,6 +75,9 @@ def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
         p["client_timeout_s"] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
     if "client_threads" in flags:  # the load generator: one worker thread per CPU it is pinned to
         p["client_threads"] = max(1, min(len(client_cpus or ()), flags["client_threads"]["max"]))
+    hook = plugins.part(task.benchmark, "sockets")
+    if hasattr(hook, "client_params"):  # what the benchmark sets per server (IM: its setup concurrency)
+        p.update(hook.client_params(p, task.options.get("server_language", task.language)))
     return p
 
 
