@@ -177,10 +177,12 @@ def _b36(i: int) -> str:
 
 def _unknown(probe: Peer, nicks: list[str]) -> tuple[list[str], int, int]:
     """PRIVMSG to each nick from probe: the nicks the server still knows (no 401), how many
-    were sent and how many refused. In slices, so that the 401s stay within the send queue."""
+    were sent and how many refused. In slices whose 401s stay well within the send queue: a
+    server may count a slice's lines as queued until its writer reports them written, which
+    can come after the next slice has arrived."""
     known, sent, refused = [], 0, 0
-    for at in range(0, len(nicks), SENDQ_LINES // 2):
-        part = nicks[at : at + SENDQ_LINES // 2]
+    for at in range(0, len(nicks), SENDQ_LINES // 8):
+        part = nicks[at : at + SENDQ_LINES // 8]
         probe.send(*[f"PRIVMSG {n} :x" for n in part], "PING :sync")
         sent += len(part)
         answered = set()
@@ -229,8 +231,10 @@ def test_connections_dropped_abruptly(shared, _open_files):
     again.close()
     probe.close()
     e.add("connections_accepted", 2)
-    # a goroutine, task or process (and its buffers) kept per connection would add tens of MB
-    assert rss[1] <= 1.25 * rss[0] + 32 * 2**20, [f"{x / 2**20:.1f} MiB" for x in rss]
+    # A goroutine, task, process or actor (and its buffers) kept per connection would add
+    # 10 KB or more each, 100 MB a round. Without one, the second round still grows by up to
+    # 55 MB here (Go's heap target, the JVM touching more of its heap), hence the margin.
+    assert rss[1] <= 1.5 * rss[0] + 32 * 2**20, [f"{x / 2**20:.1f} MiB" for x in rss]
 
 
 @pytest.mark.parametrize("lang", SERVERS)
