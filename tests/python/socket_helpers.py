@@ -49,11 +49,16 @@ def default_placement() -> str:
     return "split" if len(os.sched_getaffinity(0)) >= 2 else "shared"
 
 
-def check_nothing_left():
-    """Fail the test if a child process (a server, a load generator) outlived it."""
+def check_nothing_left(keep: frozenset[int] = frozenset()):
+    """Fail the test if a child process (a server, a load generator) outlived it; `keep`: the
+    processes a module started for several tests (they are checked when it stops them)."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        kids = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+        kids = [
+            p
+            for p in psutil.Process().children(recursive=True)
+            if p.pid not in keep and p.status() != psutil.STATUS_ZOMBIE
+        ]
         if not kids:
             return
         time.sleep(0.1)

@@ -6,6 +6,12 @@
 %% that owns the blocking gen_tcp:send; a client whose queue fills is disconnected
 %% ("ERROR :SendQ exceeded", counted): the stated policy, as ircds do.
 %%
+%% This process never waits on the socket itself: the port of a client that does not
+%% read is busy, and a plain send to it suspends the sender until the client reads (for
+%% ever, if it never does). So the ERROR line is forced into the port, and every way out
+%% closes the socket within ?GRACE_MS (close_socket/2): a plain close of a port that still holds
+%% output would wait for the client too, keeping the descriptor.
+%%
 %% Not split further: the commands share the connection's state map, and each is a few
 %% lines; the wire format is sb_im_proto's, the shared processes sb_im_registry's,
 %% sb_im_session's and sb_im_channel's.
@@ -13,6 +19,7 @@
 -export([serve/2]).
 
 -define(GRACE_MS, 1000). % how long the last line (ERROR ...) may take to leave
+-define(POLL_MS, 10). % how often a closing socket's port is asked whether it is empty
 
 -spec serve(gen_tcp:socket(), map()) -> ok.
 serve(Sock, Ctx) ->
@@ -48,6 +55,11 @@ loop(#{sock := Sock} = S) ->
         {'EXIT', W, _} when W =:= map_get(writer, S) ->
             count(S, connection_errors),
             finish(<<"Connection closed">>, S);
+        {'EXIT', _, shutdown} -> % the server stops: what is queued may leave, within the grace
+            Deadline = deadline(),
+            #{writer := W} = drain(S, Deadline),
+            stop_writer(W),
+            close_socket(Sock, Deadline);
         {'EXIT', _, _} -> loop(S)
     end.
 
@@ -71,29 +83,58 @@ writer(Sock, Conn) ->
             end
     end.
 
+%% The queue is full: the client is counted, gone from its nick, sessions and channels at
+%% once, and its socket closed within the grace. The ERROR line is forced in behind what
+%% the port holds (a plain send would wait on the busy port); a client that reads again
+%% within the grace gets it.
 overflow(#{sock := Sock, writer := W} = S) ->
     count(S, sendq_disconnects),
-    unlink(W),
-    exit(W, kill), % it may be blocked on a client that does not read
-    _ = inet:setopts(Sock, [{send_timeout, ?GRACE_MS}]),
-    _ = gen_tcp:send(Sock, <<"ERROR :SendQ exceeded\r\n">>),
-    leave(<<"SendQ exceeded">>, S).
+    stop_writer(W), % it is blocked on the client that does not read
+    _ = catch erlang:port_command(Sock, <<"ERROR :SendQ exceeded\r\n">>, [force]),
+    leave(<<"SendQ exceeded">>, S),
+    close_socket(Sock, deadline()).
 
-%% After QUIT or the peer's close: what is queued is written (bounded), then the client
-%% leaves its sessions, channels and nick.
+%% After QUIT or the peer's close: what is queued is written (within the grace), the
+%% client leaves its sessions, channels and nick, and the socket is closed.
 finish(Reason, #{sock := Sock, writer := W} = S) ->
-    S1 = drain(S),
-    unlink(W),
-    exit(W, kill),
-    _ = Sock,
-    leave(Reason, S1).
+    Deadline = deadline(),
+    S1 = drain(S, Deadline),
+    stop_writer(W),
+    leave(Reason, S1),
+    close_socket(Sock, Deadline).
 
-drain(#{writing := false, queue := []} = S) -> S;
-drain(#{writer := W} = S) ->
+deadline() -> erlang:monotonic_time(millisecond) + ?GRACE_MS.
+
+drain(#{writing := false, queue := []} = S, _) -> S;
+drain(#{writer := W} = S, Deadline) ->
     receive
-        {written, N} -> drain(flush(S#{queued := maps:get(queued, S) - N, writing := false}));
+        {written, N} -> drain(flush(S#{queued := maps:get(queued, S) - N, writing := false}), Deadline);
         {'EXIT', W, _} -> S
-    after ?GRACE_MS -> S
+    after max(0, Deadline - erlang:monotonic_time(millisecond)) -> S
+    end.
+
+stop_writer(W) ->
+    unlink(W),
+    exit(W, kill).
+
+%% Closes the socket by Deadline whatever the client does: once the port has handed all
+%% it holds to the kernel, a plain close (the kernel delivers the rest, as for any closed
+%% socket); a port still holding output at the deadline (its client does not read) is
+%% killed, which drops that output and frees the descriptor at once.
+close_socket(Sock, Deadline) ->
+    case erlang:port_info(Sock, queue_size) of
+        undefined -> ok; % closed already
+        {queue_size, 0} -> _ = gen_tcp:close(Sock), ok;
+        {queue_size, _} ->
+            case erlang:monotonic_time(millisecond) >= Deadline of
+                true ->
+                    unlink(Sock),
+                    exit(Sock, kill),
+                    ok;
+                false ->
+                    receive after ?POLL_MS -> ok end,
+                    close_socket(Sock, Deadline)
+            end
     end.
 
 leave(Reason, #{ctx := #{registry := Reg, nicks := Nicks} = Ctx, key := Key} = S) ->

@@ -1,11 +1,15 @@
-//! The commands of the subset, run by the connection task (client.rs) on its own state.
+//! The commands of the subset, run by the connection task (conn.rs) on its own state.
 
 use super::channel::{Channel, Op};
-use super::client::{Client, Conn, Identity, Line, PRE_REGISTRATION};
+use super::client::{Client, Identity, Line};
+use super::conn::Conn;
 use super::lock;
 use super::proto::{self, CLIENT_HOST, Message};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+
+/// The commands a client may send before it is registered; any other line gets 451.
+const PRE_REGISTRATION: [&str; 5] = ["", "NICK", "USER", "QUIT", "PONG"];
 
 impl Conn {
     /// The nick numerics are addressed to: "*" before NICK.

@@ -8,6 +8,7 @@
 mod channel;
 mod client;
 mod commands;
+mod conn;
 pub mod proto;
 mod session;
 #[cfg(test)]
@@ -142,7 +143,7 @@ pub async fn serve(cfg: &Config, spec: &Value) -> Result<Value, String> {
     let srv = Server::start(settings, stop_rx);
     let s = srv.clone();
     let run = sockserver::serve("im", cfg, move |stream, closing| {
-        client::connection(s.clone(), stream, closing)
+        conn::connection(s.clone(), stream, closing)
     })
     .await;
     let _ = stop_tx.send(true);

@@ -40,16 +40,23 @@ pub struct Session {
     ended: std::sync::atomic::AtomicBool,
 }
 
-/// The registry: sessions by nick pair.
+/// The registry: sessions by nick pair, and each client's sessions by the client's address
+/// (an entry lives only while one of its sessions holds the client, so the address is not
+/// reused meanwhile).
 #[derive(Default)]
 pub struct Sessions {
     by_key: HashMap<PairKey, Arc<Session>>,
+    by_client: HashMap<usize, Vec<Arc<Session>>>,
+}
+
+fn client_id(c: &Arc<Client>) -> usize {
+    Arc::as_ptr(c) as usize
 }
 
 #[cfg(test)]
 impl Sessions {
     pub fn by_key_is_empty(&self) -> bool {
-        self.by_key.is_empty()
+        self.by_key.is_empty() && self.by_client.is_empty()
     }
 }
 
@@ -71,7 +78,13 @@ fn end_locked(reg: &mut Sessions, s: &Arc<Session>) {
         reg.by_key.remove(&s.key);
     }
     for p in &s.peers {
-        lock(&p.sessions).retain(|x| !Arc::ptr_eq(x, s));
+        let id = client_id(p);
+        if let Some(mine) = reg.by_client.get_mut(&id) {
+            mine.retain(|x| !Arc::ptr_eq(x, s));
+            if mine.is_empty() {
+                reg.by_client.remove(&id);
+            }
+        }
     }
     lock(&s.tx).take(); // the task's recv ends once in-flight senders are done
 }
@@ -108,9 +121,9 @@ impl Server {
                         ended: Default::default(),
                     });
                     reg.by_key.insert(key, s.clone());
-                    lock(&from.sessions).push(s.clone());
+                    reg.by_client.entry(client_id(from)).or_default().push(s.clone());
                     if !Arc::ptr_eq(from, to) {
-                        lock(&to.sessions).push(s.clone());
+                        reg.by_client.entry(client_id(to)).or_default().push(s.clone());
                     }
                     self.m.started.fetch_add(1, Ordering::Relaxed);
                     let _ = self.supervisor.send(Start(s.clone(), rx));
@@ -132,7 +145,7 @@ impl Server {
         if gone {
             c.left.store(true, Ordering::Release);
         }
-        let mine: Vec<Arc<Session>> = lock(&c.sessions).clone();
+        let mine: Vec<Arc<Session>> = reg.by_client.get(&client_id(c)).cloned().unwrap_or_default();
         for s in &mine {
             end_locked(&mut reg, s);
         }

@@ -2,7 +2,7 @@
 //! nick pair under chaos, and the bounded send queue's disconnect.
 
 use super::proto::Protocol;
-use super::{Server, Settings, client};
+use super::{Server, Settings, conn};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -34,7 +34,7 @@ async fn start(sendq_lines: usize, chaos_ms: u64) -> Running {
     let s = srv.clone();
     tokio::spawn(async move {
         while let Ok((c, _)) = ln.accept().await {
-            tokio::spawn(client::connection(s.clone(), c, stopped.clone()));
+            tokio::spawn(conn::connection(s.clone(), c, stopped.clone()));
         }
     });
     Running { srv, port, _stop: stop }
