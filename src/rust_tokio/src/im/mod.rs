@@ -143,6 +143,9 @@ pub async fn serve(cfg: &Config, spec: &Value) -> Result<Value, String> {
     let srv = Server::start(settings, stop_rx);
     let s = srv.clone();
     let run = sockserver::serve("im", cfg, move |stream, closing| {
+        // Nagle off, as Go (its default), Erlang ({nodelay, true}) and Akka IO (its default) do:
+        // a chat line must not wait for the ACK of the one before it
+        let _ = stream.set_nodelay(true);
         conn::connection(s.clone(), stream, closing)
     })
     .await;
