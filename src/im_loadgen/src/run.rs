@@ -179,6 +179,10 @@ impl Gen {
             self.ctx.first_connect_ns.get_or_insert_with(os::now_ns);
             let stream = TcpStream::connect(self.addr);
             let registered = stream.and_then(|mut s| {
+                // no Nagle: a client's message must not wait in its own socket for the ACK of
+                // its previous one (up to the peer's 40 ms delayed ACK), a delay the latency
+                // would count and the slip would not
+                s.set_nodelay(true)?;
                 self.poll
                     .registry()
                     .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)?;
