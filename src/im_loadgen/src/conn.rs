@@ -40,10 +40,9 @@ impl Conn {
         self.flush()
     }
 
-    /// Queues a line built in place by `build` (appending to the buffer) and writes it.
-    pub fn send_with(&mut self, build: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+    /// Queues a line built in place by `build` (appending to the buffer); `flush` writes it.
+    pub fn queue_with(&mut self, build: impl FnOnce(&mut Vec<u8>)) {
         build(&mut self.pending);
-        self.flush()
     }
 
     /// Writes queued bytes until done or WouldBlock (then the next writable event goes on).

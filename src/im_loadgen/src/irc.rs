@@ -112,9 +112,10 @@ pub fn parse(line: &[u8]) -> Option<Line<'_>> {
     };
     let mut words = head.split(|&b| b == b' ').filter(|w| !w.is_empty());
     let command = words.next()?;
-    let middle: Vec<&[u8]> = words.collect();
-    let first = middle.first().copied().or(trailing);
-    let last = trailing.or(middle.last().copied());
+    let first_middle = words.next();
+    let last_middle = words.next_back().or(first_middle);
+    let first = first_middle.or(trailing);
+    let last = trailing.or(last_middle);
     Some(Line {
         nick,
         command,

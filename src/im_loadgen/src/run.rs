@@ -7,16 +7,15 @@
 use crate::conn::{Conn, State};
 use crate::irc;
 use crate::lines::{Ctx, Effects};
-use crate::os::{self, Timer};
+use crate::os;
 use crate::setup::{Mode, Setup};
 use crate::track::{Ledger, histogram};
 use hdrhistogram::Histogram;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token, net::TcpStream};
+use mio::{Interest, Poll, Token, net::TcpStream};
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::os::fd::AsRawFd;
 
-const TIMER: Token = Token(usize::MAX - 1);
+const EVENTS: usize = 1024;
 
 /// What happened: the raw counts and clocks the record is made of.
 pub struct Outcome {
@@ -43,32 +42,29 @@ pub struct Outcome {
     pub messaging_cpu_s: Option<f64>,
 }
 
-/// The generator: one poll, one connection slot per client (None once closed), the rest.
+/// The generator: one poll (mio registers the sockets; os::wait reads its events into
+/// `events`, reused), one connection slot per client (None once closed), the rest.
 pub struct Gen {
     poll: Poll,
-    events: Events,
+    events: Vec<libc::epoll_event>,
     pub(crate) conns: Vec<Option<Conn>>,
     pub(crate) ctx: Ctx,
     scratch: Vec<u8>,
-    pub(crate) timer: Timer,
     addr: SocketAddr,
 }
 
 impl Gen {
     pub fn new(setup: Setup) -> std::io::Result<Gen> {
         let poll = Poll::new()?;
-        let timer = Timer::new()?;
-        poll.registry()
-            .register(&mut SourceFd(&timer.fd()), TIMER, Interest::READABLE)?;
+        os::precise_timers();
         let n = setup.clients;
         let addr = SocketAddr::from(([127, 0, 0, 1], setup.port));
         Ok(Gen {
             poll,
-            events: Events::with_capacity(1024),
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS],
             conns: (0..n).map(|_| None).collect(),
             ctx: Ctx::new(setup),
             scratch: vec![0; 64 * 1024],
-            timer,
             addr,
         })
     }
@@ -183,6 +179,10 @@ impl Gen {
             self.ctx.first_connect_ns.get_or_insert_with(os::now_ns);
             let stream = TcpStream::connect(self.addr);
             let registered = stream.and_then(|mut s| {
+                // no Nagle: a client's message must not wait in its own socket for the ACK of
+                // its previous one (up to the peer's 40 ms delayed ACK), a delay the latency
+                // would count and the slip would not
+                s.set_nodelay(true)?;
                 self.poll
                     .registry()
                     .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)?;
@@ -205,28 +205,23 @@ impl Gen {
             if done(&self.ctx) || now >= deadline_ns {
                 return;
             }
-            // whole milliseconds, rounded up: never wakes before the deadline
-            self.turn(Some(Duration::from_millis((deadline_ns - now).div_ceil(1_000_000))));
+            self.turn(Some(deadline_ns));
         }
     }
 
-    /// One poll and its events.
-    pub(crate) fn turn(&mut self, timeout: Option<Duration>) {
-        if let Err(e) = self.poll.poll(&mut self.events, timeout) {
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                panic!("poll failed: {e}");
-            }
-            return;
-        }
-        let ready: Vec<(Token, bool, bool)> = self
-            .events
-            .iter()
-            .map(|e| (e.token(), e.is_readable() || e.is_read_closed(), e.is_writable()))
-            .collect();
-        for (token, readable, writable) in ready {
-            if token != TIMER {
-                self.on_ready(token.0, readable, writable);
-            }
+    /// One poll, waiting at most until deadline_ns (CLOCK_MONOTONIC; None: no limit), and
+    /// its events. Readable: data, the peer's end or an error (mio's is_readable or
+    /// is_read_closed); writable: EPOLLOUT.
+    pub(crate) fn turn(&mut self, deadline_ns: Option<u64>) {
+        let n = match os::wait(self.poll.as_raw_fd(), &mut self.events, deadline_ns) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return,
+            Err(e) => panic!("poll failed: {e}"),
+        };
+        const READ: u32 = (libc::EPOLLIN | libc::EPOLLPRI | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        for k in 0..n {
+            let (bits, token) = (self.events[k].events, self.events[k].u64);
+            self.on_ready(token as usize, bits & READ != 0, bits & libc::EPOLLOUT as u32 != 0);
         }
     }
 
