@@ -23,7 +23,7 @@ import pandas as pd
 
 from serverbench import paths
 from serverbench.analysis import claims
-from serverbench.analysis.reading import reference, synthetic
+from serverbench.analysis.reading import cache, reference, synthetic
 
 SWEEP_ID = "sources-reference"
 
@@ -119,14 +119,34 @@ def _verdicts_on_sources(workdir) -> list:
 
 
 def source_verdicts(workdir=None) -> pd.DataFrame:
-    """id, verdict, numbers, why of E1-E4 and T1-T3 on the write-ups' own numbers."""
+    """id, verdict, numbers, why of E1-E4 and T1-T3 on the write-ups' own numbers.
+
+    Without a workdir the table is kept in the user's cache (reading/cache.py) under the
+    digest of what it is computed from (inputs()) and the code, and read from there when they
+    are seen again: every report render asks for it, and computing it processes a sweep."""
     if workdir is None:
-        with tempfile.TemporaryDirectory() as d:
-            return source_verdicts(d)
+
+        def compute() -> dict:
+            with tempfile.TemporaryDirectory() as d:
+                return source_verdicts(d).to_dict(orient="split", index=False)
+
+        t = cache.json_value(CACHE_KIND, inputs(), compute)
+        return pd.DataFrame(t["data"], columns=t["columns"])
     V = _verdicts_on_sources(workdir)
     if not V:
         return pd.DataFrame(columns=["id", "verdict", "numbers", "why"])
     return claims.claims_table(V)[["id", "verdict", "numbers", "why"]]
+
+
+CACHE_KIND = "source-verdicts"
+REFERENCE_FILES = ("servers_echo_flood.csv", "servers_tcp_pingpong.csv", "servers_tcp_bytes_read.csv")
+
+
+def inputs() -> list[tuple[str, bytes]]:
+    """What source_verdicts() is computed from besides the code: the write-ups' reference
+    tables and the template records taken from the committed sweeps."""
+    out = [(f, (reference.reference_dir() / f).read_bytes()) for f in REFERENCE_FILES]
+    return out + [(b, json.dumps(_template(b), sort_keys=True).encode()) for b in ("echo_flood", "tcp_pingpong")]
 
 
 OWN = "on its source's own data"
