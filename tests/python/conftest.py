@@ -184,3 +184,18 @@ def fake_run_sweep(monkeypatch, tmp_path):
     monkeypatch.delenv("SERVERBENCH_DATA", raising=False)
     monkeypatch.delenv("SERVERBENCH_ROOT", raising=False)
     return calls
+
+
+@pytest.fixture(scope="session")
+def _paper_verdicts_once():
+    from serverbench.analysis.claims import paperdata
+
+    return paperdata.paper_verdicts()
+
+
+@pytest.fixture
+def paper_verdicts(_paper_verdicts_once):
+    """The claims judged on the paper's own data (paperdata.paper_verdicts(), computed afresh,
+    not the copy kept in data/processed), once per session: several tests read it, and it
+    processes a whole sweep. Each test gets its own copy."""
+    return _paper_verdicts_once.copy()
