@@ -26,6 +26,7 @@ from serverbench.analysis import claims
 from serverbench.analysis.reading import cache, reference, synthetic
 
 SWEEP_ID = "sources-reference"
+ECHO, TCP = "echo_flood", "tcp_pingpong"  # the benchmarks whose records carry the write-ups' numbers
 
 
 def _template(benchmark: str) -> dict | None:
@@ -41,7 +42,7 @@ def _template(benchmark: str) -> dict | None:
                 r = json.loads(line)
                 if r.get("benchmark") != benchmark or r.get("status") != "ok" or r.get("warmup"):
                     continue
-                if benchmark == "echo_flood" and r["params"].get("mode", "flood") != "flood":
+                if benchmark == ECHO and r["params"].get("mode", "flood") != "flood":
                     continue
                 return r
     return None
@@ -53,7 +54,7 @@ def _mark(r: dict) -> dict:
 
 
 def echo_records() -> list[dict]:
-    t = _template("echo_flood")
+    t = _template(ECHO)
     if t is None:
         return []
     ref = pd.read_csv(reference.reference_dir() / "servers_echo_flood.csv")
@@ -85,7 +86,7 @@ def echo_records() -> list[dict]:
 
 
 def tcp_records() -> list[dict]:
-    t = _template("tcp_pingpong")
+    t = _template(TCP)
     if t is None:
         return []
     ref = pd.read_csv(reference.reference_dir() / "servers_tcp_pingpong.csv")
@@ -146,7 +147,7 @@ def inputs() -> list[tuple[str, bytes]]:
     """What source_verdicts() is computed from besides the code: the write-ups' reference
     tables and the template records taken from the committed sweeps."""
     out = [(f, (reference.reference_dir() / f).read_bytes()) for f in REFERENCE_FILES]
-    return out + [(b, json.dumps(_template(b), sort_keys=True).encode()) for b in ("echo_flood", "tcp_pingpong")]
+    return out + [(b, json.dumps(_template(b), sort_keys=True).encode()) for b in (ECHO, TCP)]
 
 
 OWN = "on its source's own data"
