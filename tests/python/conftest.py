@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,13 @@ SHARES_CPU = (
 
 
 def pytest_configure(config):
+    # One cache of computed values (serverbench/analysis/reading/cache.py) per session, shared
+    # by the xdist workers, the notebooks' kernels and run_all.sh, which inherit it: the
+    # report renders of a session compute what every render needs once, and each session
+    # computes it afresh (a test never reads what an earlier session or the user kept).
+    if not hasattr(config, "workerinput") and not os.environ.get("SERVERBENCH_CACHE"):
+        config._serverbench_cache = tempfile.mkdtemp(prefix="serverbench-cache-")
+        os.environ["SERVERBENCH_CACHE"] = config._serverbench_cache
     config.addinivalue_line(
         "markers",
         "shares_cpu: a native test that measures nothing, run beside other tests (tests/python/conftest.py)",
@@ -91,6 +100,13 @@ def pytest_configure(config):
     # worker: hand tests out one at a time instead (unless --maxschedchunk was given)
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "maxschedchunk", 0) is None:
         config.option.maxschedchunk = 1
+
+
+def pytest_unconfigure(config):
+    kept = getattr(config, "_serverbench_cache", None)
+    if kept:
+        os.environ.pop("SERVERBENCH_CACHE", None)
+        shutil.rmtree(kept, ignore_errors=True)
 
 
 def pytest_itemcollected(item):
@@ -168,3 +184,18 @@ def fake_run_sweep(monkeypatch, tmp_path):
     monkeypatch.delenv("SERVERBENCH_DATA", raising=False)
     monkeypatch.delenv("SERVERBENCH_ROOT", raising=False)
     return calls
+
+
+@pytest.fixture(scope="session")
+def _paper_verdicts_once():
+    from serverbench.analysis.claims import paperdata
+
+    return paperdata.paper_verdicts()
+
+
+@pytest.fixture
+def paper_verdicts(_paper_verdicts_once):
+    """The claims judged on the paper's own data (paperdata.paper_verdicts(), computed afresh,
+    not the copy kept in data/processed), once per session: several tests read it, and it
+    processes a whole sweep. Each test gets its own copy."""
+    return _paper_verdicts_once.copy()

@@ -803,12 +803,11 @@ def test_check_all_on_a_paper_like_sweep(tmp_path):
 
 
 @pytest.mark.slow
-def test_checks_on_the_papers_own_data():
+def test_checks_on_the_papers_own_data(paper_verdicts):
     """The paper's own values (one per point), judged as points: every claim the paper
-    states about its own figures reads as it does; C10's Fig. 3(a) has no values."""
-    from serverbench.analysis.claims import paperdata
-
-    v = paperdata.paper_verdicts().set_index("id")
+    states about its own figures reads as it does; C10's Fig. 3(a) has no values.
+    (paper_verdicts: paperdata.paper_verdicts(), computed once per session, conftest.py)"""
+    v = paper_verdicts.set_index("id")
     t = v["verdict"].to_dict()
     assert t.pop("C10") == NOT_TESTABLE and "Scala actors" in v.loc["C10", "why"]
     assert t == dict.fromkeys(t, SUPPORTED), t

@@ -26,7 +26,7 @@ STILL_NAMING = {
     "analysis/auditing/audit.py": 1,
     # the sources' own published numbers turned into records, each under its benchmark
     "analysis/claims/paperdata.py": 5,
-    "analysis/claims/sourcedata.py": 3,
+    "analysis/claims/sourcedata.py": 1,
     # spawn_max.csv / spawn_max_limits.csv, written and read back beside the registered tables
     "analysis/reading/process.py": 2,
     "analysis/reading/side_tables.py": 2,

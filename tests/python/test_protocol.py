@@ -14,7 +14,7 @@ import pytest
 
 from serverbench import paths, protocol
 from serverbench.analysis import claims
-from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, paperdata, sourcedata
+from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, sourcedata
 from serverbench.analysis.reading import synthetic
 
 ROUNDS = 8
@@ -141,22 +141,22 @@ def test_holm_can_decide_every_claim_at_the_design_rounds():
     assert 2.0 ** -protocol.rounds_deciding() <= protocol.alpha() / 12
 
 
-def test_every_encoding_recovers_its_sources_conclusion_from_the_sources_numbers():
+def test_every_encoding_recovers_its_sources_conclusion_from_the_sources_numbers(paper_verdicts):
     """The source published one value per point: each claim's rule applied to those
     values must give what the source concluded (supported), except where the source's
     numbers are not in data/reference, which the protocol names."""
     absent = protocol.load()["source_numbers"]["not_in_reference"]
-    got = {**dict(zip(*paperdata.paper_verdicts()[["id", "verdict"]].T.values))}
+    got = {**dict(zip(*paper_verdicts[["id", "verdict"]].T.values))}
     got.update(dict(zip(*sourcedata.source_verdicts()[["id", "verdict"]].T.values)))
     assert set(got) == set(protocol.claim_ids())
     for cid, verdict in got.items():
         assert verdict == (NOT_TESTABLE if cid in absent else SUPPORTED), (cid, verdict)
 
 
-def test_the_paper_reference_table_shows_c1_and_c2_from_the_papers_medians():
+def test_the_paper_reference_table_shows_c1_and_c2_from_the_papers_medians(paper_verdicts):
     """The committed table (data/processed/paper-reference) no longer says 'too few trials'
     for C1 and C2: the paper's own values give Go/Akka 0.51-0.61 and Go/Erlang 0.88-1.01."""
-    t = paperdata.paper_verdicts().set_index("id")
+    t = paper_verdicts.set_index("id")
     assert t.loc["C1", "verdict"] == SUPPORTED and "0.508" in t.loc["C1", "numbers"]
     assert t.loc["C2", "verdict"] == SUPPORTED and "0.876" in t.loc["C2", "numbers"]
 

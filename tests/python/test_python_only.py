@@ -91,6 +91,8 @@ def python_only(tmp_path_factory):
     ).stdout.split()
     (tmp / f".serverbench-installed-{os.getuid()}-{digest[1]}").write_text(digest[0] + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVERBENCH_") and k != "PYTHONPATH"}
+    if os.environ.get("SERVERBENCH_CACHE"):  # the session's cache of computed values (conftest.py)
+        env["SERVERBENCH_CACHE"] = os.environ["SERVERBENCH_CACHE"]
     env.update(
         PATH=path,
         TMPDIR=str(tmp),

@@ -48,7 +48,7 @@ def _run_cell(source: str, ns: dict) -> list:
     return [nbformat.v4.new_output("display_data", data=_outputs(v)) for v in shown]
 
 
-def claims_report(tmp_path, monkeypatch) -> tuple[Path, "object"]:
+def claims_report(tmp_path, monkeypatch, paper_verdicts) -> tuple[Path, "object"]:
     """report.ipynb's cells from the title to the claims table (the loading cell replaced by
     the golden sweep's processed tables), with their tags, executed -> an executed notebook."""
     import pandas as pd
@@ -57,8 +57,9 @@ def claims_report(tmp_path, monkeypatch) -> tuple[Path, "object"]:
     from serverbench.analysis.claims import paperdata
     from serverbench.analysis.reading import process
 
-    # the paper's own verdicts, computed afresh: the cached copy would be written into data/
-    monkeypatch.setattr(paperdata, "paper_verdicts_cached", paperdata.paper_verdicts)
+    # the paper's own verdicts, computed afresh (once per session: conftest.py's paper_verdicts),
+    # not paper_verdicts_cached: its cached copy would be written into data/
+    monkeypatch.setattr(paperdata, "paper_verdicts_cached", paper_verdicts.copy)
     P = process.Processed(GOLDEN)
     ns = {"P": P, "sid": P.info["sweep_id"], "figdir": tmp_path / "figures"}
     ns.update(pd=pd, Markdown=Markdown)
@@ -84,10 +85,10 @@ def _text(page) -> str:
 
 @pytest.mark.e2e
 @needs_chromium
-def test_printed_report_shows_the_whole_claims_table(tmp_path, monkeypatch):
+def test_printed_report_shows_the_whole_claims_table(tmp_path, monkeypatch, paper_verdicts):
     from pypdf import PdfReader
 
-    nb, ct = claims_report(tmp_path, monkeypatch)
+    nb, ct = claims_report(tmp_path, monkeypatch, paper_verdicts)
     assert set(CLAIMS_COLUMNS) | {OWN} <= set(ct.columns)  # each a column of the table shown
     html = pipeline.render_html(nb, tmp_path / "report.html")
     pages = PdfReader(pipeline.print_pdf(html, tmp_path / "report.pdf")).pages

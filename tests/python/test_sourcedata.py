@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pandas as pd
 import pytest
 
 from serverbench.analysis.claims import sourcedata
+from serverbench.analysis.reading import cache, reference
 
 
 @pytest.mark.slow
-def test_the_write_ups_numbers_are_judged_as_points_and_recover_their_findings():
-    t = sourcedata.source_verdicts().set_index("id")
+def test_the_write_ups_numbers_are_judged_as_points_and_recover_their_findings(tmp_path, monkeypatch):
+    computed = sourcedata.source_verdicts(tmp_path / "work")  # a workdir: computed, never cached
+    # without one, the table is kept in the cache under its inputs' digest: the same table
+    # computed (a miss), then read back (a hit), and a changed reference table misses
+    monkeypatch.setenv("SERVERBENCH_CACHE", str(tmp_path / "cache"))
+    pd.testing.assert_frame_equal(sourcedata.source_verdicts(), computed)
+    kept = cache.path_of(sourcedata.CACHE_KIND, sourcedata.inputs())
+    assert kept.parent == tmp_path / "cache" / sourcedata.CACHE_KIND
+    assert [p.name for p in kept.parent.iterdir()] == [kept.name]
+    kept_at = kept.stat().st_mtime_ns
+    pd.testing.assert_frame_equal(sourcedata.source_verdicts(), computed)
+    assert kept.stat().st_mtime_ns == kept_at and [p.name for p in kept.parent.iterdir()] == [kept.name]
+    ref = tmp_path / "reference"
+    shutil.copytree(reference.reference_dir(), ref)
+    with (ref / "servers_tcp_bytes_read.csv").open("a") as f:
+        f.write("\n")
+    monkeypatch.setattr(reference, "reference_dir", lambda: ref)
+    assert cache.path_of(sourcedata.CACHE_KIND, sourcedata.inputs()) != kept
+
+    t = computed.set_index("id")
     assert list(t.index) == ["E1", "E2", "E3", "E4", "T1", "T1b", "T2", "T3"]
     # the source's point estimates reach the checks (E4: go_v2 / c at 32,768 x 512 KiB)
     assert "go / c at N=32,768, D=512 KiB: 1.19" in t.loc["E4", "numbers"]

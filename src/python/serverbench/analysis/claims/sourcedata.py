@@ -23,9 +23,10 @@ import pandas as pd
 
 from serverbench import paths
 from serverbench.analysis import claims
-from serverbench.analysis.reading import reference, synthetic
+from serverbench.analysis.reading import cache, reference, synthetic
 
 SWEEP_ID = "sources-reference"
+ECHO, TCP = "echo_flood", "tcp_pingpong"  # the benchmarks whose records carry the write-ups' numbers
 
 
 def _template(benchmark: str) -> dict | None:
@@ -41,7 +42,7 @@ def _template(benchmark: str) -> dict | None:
                 r = json.loads(line)
                 if r.get("benchmark") != benchmark or r.get("status") != "ok" or r.get("warmup"):
                     continue
-                if benchmark == "echo_flood" and r["params"].get("mode", "flood") != "flood":
+                if benchmark == ECHO and r["params"].get("mode", "flood") != "flood":
                     continue
                 return r
     return None
@@ -53,7 +54,7 @@ def _mark(r: dict) -> dict:
 
 
 def echo_records() -> list[dict]:
-    t = _template("echo_flood")
+    t = _template(ECHO)
     if t is None:
         return []
     ref = pd.read_csv(reference.reference_dir() / "servers_echo_flood.csv")
@@ -85,7 +86,7 @@ def echo_records() -> list[dict]:
 
 
 def tcp_records() -> list[dict]:
-    t = _template("tcp_pingpong")
+    t = _template(TCP)
     if t is None:
         return []
     ref = pd.read_csv(reference.reference_dir() / "servers_tcp_pingpong.csv")
@@ -120,14 +121,34 @@ def _verdicts_on_sources(workdir) -> list:
 
 
 def source_verdicts(workdir=None) -> pd.DataFrame:
-    """id, verdict, numbers, why of E1-E4 and T1-T3 on the write-ups' own numbers."""
+    """id, verdict, numbers, why of E1-E4 and T1-T3 on the write-ups' own numbers.
+
+    Without a workdir the table is kept in the user's cache (reading/cache.py) under the
+    digest of what it is computed from (inputs()) and the code, and read from there when they
+    are seen again: every report render asks for it, and computing it processes a sweep."""
     if workdir is None:
-        with tempfile.TemporaryDirectory() as d:
-            return source_verdicts(d)
+
+        def compute() -> dict:
+            with tempfile.TemporaryDirectory() as d:
+                return source_verdicts(d).to_dict(orient="split", index=False)
+
+        t = cache.json_value(CACHE_KIND, inputs(), compute)
+        return pd.DataFrame(t["data"], columns=t["columns"])
     V = _verdicts_on_sources(workdir)
     if not V:
         return pd.DataFrame(columns=["id", "verdict", "numbers", "why"])
     return claims.claims_table(V)[["id", "verdict", "numbers", "why"]]
+
+
+CACHE_KIND = "source-verdicts"
+REFERENCE_FILES = ("servers_echo_flood.csv", "servers_tcp_pingpong.csv", "servers_tcp_bytes_read.csv")
+
+
+def inputs() -> list[tuple[str, bytes]]:
+    """What source_verdicts() is computed from besides the code: the write-ups' reference
+    tables and the template records taken from the committed sweeps."""
+    out = [(f, (reference.reference_dir() / f).read_bytes()) for f in REFERENCE_FILES]
+    return out + [(b, json.dumps(_template(b), sort_keys=True).encode()) for b in (ECHO, TCP)]
 
 
 OWN = "on its source's own data"

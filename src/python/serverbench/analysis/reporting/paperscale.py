@@ -22,7 +22,7 @@ from serverbench import paths, protocol
 from serverbench.analysis.claims import engine, scale
 from serverbench.analysis.claims.replication import _info, machine_kind, quote
 from serverbench.analysis.plotting import figures
-from serverbench.analysis.reading import process, registry
+from serverbench.analysis.reading import cache, process, registry
 
 PROFILE = "paper"
 NOT_RUN = "not run yet"
@@ -247,16 +247,27 @@ def draw_figures(
     pieces, each panel from one piece), saved as `paper-<figure>.png/.pdf` in out_dir (the
     earlier `paper-*` files there are this function's own and are replaced). Returns
     [(caption, png)]; [] when no piece is committed."""
+    out_dir = Path(out_dir)
+    for old in out_dir.glob("paper-*.*"):
+        if old.suffix in (".png", ".pdf"):
+            old.unlink()
+    folders = latest(processed_dir)
+    # the same committed pieces on every render: the drawn files are kept (reading/cache.py)
+    inputs = [("show_reference", str(bool(show_reference)).encode())]
+    for piece, folder in sorted(folders.items()):
+        inputs += cache.folder_inputs(folder, f"{piece}/{folder.name}")
+    inputs += cache.folder_inputs(paths.reference_dir(), "reference")
+    drawn = cache.files("paper-figures", inputs, lambda d: _draw(folders, d, show_reference), out_dir)
+    return [(caption, out_dir / name) for caption, name in drawn]
+
+
+def _draw(folders: dict[str, Path], out_dir: Path, show_reference: bool) -> list[list[str]]:
     import matplotlib.pyplot as plt
 
     from serverbench.harness.planning.pieces import pieces
 
     spec_of = pieces(PROFILE)
-    out_dir = Path(out_dir)
-    for old in out_dir.glob("paper-*.*"):
-        if old.suffix in (".png", ".pdf"):
-            old.unlink()
-    views = {piece: process.Processed(folder) for piece, folder in latest(processed_dir).items()}
+    views = {piece: process.Processed(folder) for piece, folder in folders.items()}
     drawn = []
     for spec in registry.figures():
         if spec.name not in PAPER_FIGURES:
@@ -272,7 +283,7 @@ def draw_figures(
         png = figures.save(fig, f"paper-{spec.name}", out_dir)["png"]
         plt.close(fig)
         where = ", ".join(f"piece `{p}` (sweep `{views[p].folder.name}`)" for p in used)
-        drawn.append((f"{spec.title}: {where}", png))
+        drawn.append([f"{spec.title}: {where}", png.name])
     return drawn
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import paths
-from serverbench.analysis.reading import registry
+from serverbench.analysis.reading import cache, registry
 from serverbench.analysis.statistics import warmup
+from serverbench.records import raw_files
 
 BENCHMARK = "throughput"
 COLUMNS = ["sweep", "language", "cores", "pairs", "trial", "label", "steady_share", "steady_over_whole"]
@@ -32,8 +33,19 @@ def selected_runs(raw_dir: Path) -> list[dict]:
 
 
 def classify_sweep(raw_dir: Path, rule: warmup.Rule | None = None) -> pd.DataFrame:
-    """One row per selected throughput run of the sweep (COLUMNS)."""
-    rule = rule or warmup.Rule.of_protocol()
+    """One row per selected throughput run of the sweep (COLUMNS). With the protocol's rule
+    the rows are kept in the user's cache under the digest of the sweep's raw logs and the
+    code (reading/cache.py): every render classifies the committed paper pieces again."""
+    if rule is not None:
+        return pd.DataFrame(_rows(Path(raw_dir), rule), columns=COLUMNS)
+    raw_dir = Path(raw_dir)
+    inputs = [("sweep", raw_dir.name.encode())]
+    inputs += [(f.relative_to(raw_dir).as_posix(), f.read_bytes()) for f in raw_files(raw_dir)]
+    rows = cache.json_value("warmup-classes", inputs, lambda: _rows(raw_dir, warmup.Rule.of_protocol()))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _rows(raw_dir: Path, rule: warmup.Rule) -> list[list]:
     rows = []
     for r in selected_runs(raw_dir):
         c = warmup.classify_run(r.get("metrics") or {}, r.get("params") or {}, rule)
@@ -50,7 +62,7 @@ def classify_sweep(raw_dir: Path, rule: warmup.Rule | None = None) -> pd.DataFra
                 c.steady_over_whole,
             ]
         )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return rows
 
 
 def shares(runs: pd.DataFrame) -> pd.DataFrame:
