@@ -311,7 +311,14 @@ def test_the_notebook_is_thin_parameterised_and_clean():
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.outputs == [] and c.execution_count is None for c in code), "commit notebooks without outputs"
     assert sum(len(c.source.splitlines()) for c in code) < 40 and "harness" not in "".join(c.source for c in code)
-    assert pipeline.PROFILE_NOTEBOOKS["im"] == ("im",)  # an im render runs it
+
+
+def test_every_sweep_with_im_runs_gets_the_notebook_whatever_its_profile(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
+    for name, ran in (("quick-x", ["pingping", "im", "im_rate"]), ("quick-y", ["pingping"]), ("quick-z", None)):
+        write_sweep(tmp_path / "data" / "raw" / name, [], None if ran is None else {"benchmarks": ran})
+    assert pipeline.benchmark_notebooks("quick-x") == ("im",)
+    assert pipeline.benchmark_notebooks("quick-y") == () == pipeline.benchmark_notebooks("quick-z")
 
 
 @pytest.mark.notebook

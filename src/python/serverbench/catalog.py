@@ -100,6 +100,7 @@ class Benchmark:
     columns: tuple[str, ...]  # raw fields runs.csv has a column for even when none of its runs is in the sweep
     figures: tuple[tuple[str, str], ...]  # (the paper's short name, the registered figure)
     metric: tuple[str, bool] | None = None  # its headline metric and whether it is a time (else a rate)
+    notebook: str | None = None  # its own notebook (notebooks/<name>.ipynb), run for every sweep that ran it
 
     @property
     def cost(self) -> ModuleType | None:
@@ -156,6 +157,7 @@ def _benchmark(bench: str, spec: dict) -> Benchmark:
         columns=tuple(getattr(pkg, "COLUMNS", ())),
         figures=tuple(getattr(pkg, "FIGURES", {}).items()),
         metric=getattr(pkg, "METRIC", None),
+        notebook=getattr(pkg, "NOTEBOOK", None),
     )
 
 

@@ -8,18 +8,30 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from serverbench import paths
+from serverbench import catalog, paths
 from serverbench.errors import UsageError
 from serverbench.paths import notebooks_dir
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
 # Notebooks that only a sweep of their own profile feeds (the audit's paper/fair steps).
-PROFILE_NOTEBOOKS = {"audit": ("audit",), "im": ("im",)}
+PROFILE_NOTEBOOKS = {"audit": ("audit",)}
 REPORT_NOTEBOOK = "report"
 
 
 # a paper-profile report cell takes minutes; a kernel that hangs must fail, not stall run_all.sh
 CELL_TIMEOUT_S = 1800
+
+
+def benchmark_notebooks(sweep_id: str) -> tuple[str, ...]:
+    """The notebooks of the benchmarks the sweep ran (its manifests' `benchmarks`, every
+    shard's) whose package declares one of its own (NOTEBOOK), in the benchmarks' order."""
+    ran: set[str] = set()
+    for m in sorted((paths.raw_dir() / sweep_id).rglob("manifest.json")):
+        try:
+            ran.update(json.loads(m.read_text(encoding="utf-8")).get("benchmarks") or ())
+        except (OSError, ValueError):
+            continue  # an unreadable manifest adds nothing; the sweep's own checks name it
+    return tuple(b.notebook for b in catalog.benchmarks() if b.notebook and b.id in ran)
 
 
 def remove_figures(figdir: Path) -> list[Path]:
@@ -102,7 +114,8 @@ def run_notebooks(
         for name, path in dimension.write(sweep_id, figures_dir=paper / "figures").items():
             out[name.replace("figure.", "dimensioning.")] = path
     src = notebooks_dir()
-    for name in FIGURE_NOTEBOOKS + PROFILE_NOTEBOOKS.get(profile, ()) + (REPORT_NOTEBOOK,):
+    own = PROFILE_NOTEBOOKS.get(profile, ()) + benchmark_notebooks(sweep_id)
+    for name in FIGURE_NOTEBOOKS + own + (REPORT_NOTEBOOK,):
         t0 = time.perf_counter()
         if log:
             log(f"papermill {name}.ipynb ...")
