@@ -2,7 +2,7 @@
 clients before the clock, the schedule (its warm-up included) or the idle hold, and the
 drain; a login storm is its registrations alone.
 
-Registration times measured on the shared 2-core VM (29 Nov 2026, before any IM sweep):
+Registration times measured on the shared 2-core VM before any IM sweep:
 our servers ~0.2 ms a client; ngircd's grow with N (1,000 in 0.4 s, 15,273 in 116 s at
 8 in flight: about 5e-7 x N^2 s), and a storm against it is slower still (its listen backlog
 of 10: 1,000 logins took 55 s); InspIRCd completes registrations on a once-a-second tick

@@ -55,9 +55,10 @@ DEFAULTS = {
 }
 BYTES_PER_STEP_UNIT = None  # no memory model: the estimate stops at the generator's ceiling (estimated_steps)
 # The generator's CPU per message at 1,000 clients (one send and one receive: 2 x 18 us of
-# client_cpu_per_message_s, against Go on the shared 2-core VM, 29 Nov 2026, before any IM
-# sweep): its CPU share reaches generator_cpu_limit near 0.9 / 36 us = 25,000 msg/s, where a
-# step is generator-limited and the search stops (censored), whatever the server.
+# client_cpu_per_message_s, against Go on the shared 2-core VM before any IM sweep; docs/im.md
+# "The generator's cost" has later measurements, 20-50 us): its CPU share reaches
+# generator_cpu_limit near 0.9 / 36 us = 25,000 msg/s, where a step is generator-limited and
+# the search stops (censored), whatever the server.
 GENERATOR_CPU_PER_MESSAGE_S = 36e-6
 STAGE_TABLE = "im_chaos"  # the first part of a stage run's config_id
 STAGE_RULE = "im_chaos"  # the raw record's resolved_from.rule

@@ -20,7 +20,7 @@ ROUND_PARAM = "seed"
 # only 672 of 1,000 clients in 50 s (SYNs dropped and retried) against 1,000 in 1.4 s with 8.
 # InspIRCd completes a registration only on its once-a-second tick: 8 in flight registered
 # 904 of 19,000 clients in 116 s, login_concurrency (256) in flight 1,000 in 4.3 s.
-# (Measured on the shared 2-core VM, 29 Nov 2026, before any IM sweep.)
+# (Measured on the shared 2-core VM before any IM sweep.)
 SETUP_CONCURRENCY = {"inspircd": "login_concurrency"}
 
 
