@@ -203,6 +203,11 @@ def gen_profile_settings() -> str:
     return md_table(["setting", *[f"`{n}`" for n in profs]], rows)
 
 
+def _region_text(r) -> str:
+    """A region's words and bounds; a claim decided by a rule (C3's limit, IM5's count) has none."""
+    return r.text() if r.lo_spec or r.hi_spec else f"{r.words}: by its rule, no ratio region"
+
+
 def gen_protocol_claims() -> str:
     """Every claim of spec/protocol.json: its words, what decides it, and its regions with
     the margin resolved."""
@@ -210,7 +215,7 @@ def gen_protocol_claims() -> str:
 
     rows = []
     for c in protocol.load()["claims"]:
-        regions = "; ".join(protocol.region(c["id"], k).text() for k in c if k.startswith("yes"))
+        regions = "; ".join(_region_text(protocol.region(c["id"], k)) for k in c if k.startswith("yes"))
         rows.append([f"**{c['id']}**", c["sentence"], c["deciding"], regions])
     return md_table(["claim", "the source's sentence", "deciding comparisons", "regions (yes; no)"], rows)
 

@@ -241,8 +241,6 @@ class Region:
         return (below if self.lo_spec else 0.0), (above if self.hi_spec else math.inf)
 
     def text(self) -> str:
-        if not self.lo_spec and not self.hi_spec:  # a rule (C3's limit, IM5's count), no ratio bounds
-            return f"{self.words}: by its rule, no ratio region"
         lo, hi = self.yes()
         nb, na = self.no()
         yes = f"<= {hi:.3g}" if not self.lo_spec else f">= {lo:.3g}" if not self.hi_spec else f"[{lo:.3g}, {hi:.3g}]"
