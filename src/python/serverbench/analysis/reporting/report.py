@@ -219,7 +219,7 @@ def in_words(ct: pd.DataFrame, piece: bool = False) -> pd.DataFrame:
     """The claims table with its verdict columns in the shared vocabulary: 'not testable on
     this machine' becomes 'not testable (<one of the four reasons>)', read from the row's why."""
     ct = ct.copy()
-    why = ct["why"] if "why" in ct.columns else pd.Series("", index=ct.index)
+    why = ct["why"] if "why" in ct.columns else pd.Series([""] * len(ct), index=ct.index)
     for col in [c for c in VERDICT_COLUMNS if c in ct.columns]:
         ct[col] = [vocabulary.labelled(v, w, piece=piece) for v, w in zip(ct[col], why)]
     return ct

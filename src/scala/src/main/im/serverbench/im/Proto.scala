@@ -15,7 +15,7 @@ object Proto {
   /** RFC 2812: at most 14 middle parameters and a trailing one. */
   val MaxParams = 15
 
-  /** None for a line with a prefix alone; an empty line is Message("", Vector()). */
+  /** None for a line with a prefix alone; an empty line is a Message with an empty command and no parameters. */
   def parse(line: String): Option[Message] = {
     var s = line.dropWhile(_ == ' ')
     if (s.isEmpty) return Some(Message("", Vector.empty))
