@@ -38,6 +38,7 @@ LAYERS = {
         "serverbench.targets",
         "serverbench.stability",
         "serverbench.benchmarks",  # one package per benchmark: over the analysis they plug into
+        "serverbench.originals",  # the authors' programs beside ours: over the harness and the analysis
     ),
     8: (  # the command line over everything, and the docs it generates from every layer
         "serverbench.cli",

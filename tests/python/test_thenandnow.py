@@ -131,11 +131,12 @@ def test_abstract_numbers_against_committed_data(rows):
     assert len(text.split()) <= abstract.MAX_WORDS
     verdicts = _pieces_verdicts()
     assert f"Of the {len(verdicts)} claims judged there" in text
-    # each verdict's count, as the pieces' claims.csv give them (a claim judged in two pieces
-    # counts once, under the verdict of the pieces that could test it)
+    # each verdict's count: the claim's verdict from every sweep of its pieces, as the
+    # paper-scale section gives it (a claim judged in two pieces counts once)
+    at_scale = {c.id: vocabulary.word(c.verdict) for c in paperscale.at_scale(PROCESSED)}
+    assert set(at_scale) == set(verdicts)
     for word_ in (vocabulary.SUPPORTED, vocabulary.CONTRADICTED, vocabulary.INCONCLUSIVE):
-        tested = [{vocabulary.word(v) for v in vs} - {vocabulary.NOT_TESTABLE} for vs in verdicts.values()]
-        n = sum(t == {word_} for t in tested)
+        n = sum(v == word_ for v in at_scale.values())
         if n:
             assert re.search(rf"\b{n} {word_}\b", text), (word_, n)
     untestable = [c for c, vs in verdicts.items() if all(v.startswith("not testable") for v in vs)]
@@ -167,14 +168,58 @@ def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path):
     (tmp_path / "paper-reference" / "claims.csv").write_bytes(
         (PROCESSED / "paper-reference" / "claims.csv").read_bytes()
     )
-    gap = tmp_path / "akka-gap-20261128T000000Z"
+    gap = tmp_path / "gap-throughput-2cores-20261128T000000Z"
     gap.mkdir()
+    cell = {"benchmark": "throughput", "language": "scala_akka", "config": "cores=2, pairs=64", "n_rounds": 5}
     pd.DataFrame(
         [
-            {"factor": "program", "cores": 1, "pairs": 64, "ratio": 2.5, "lo": 2.2, "hi": 2.8, "n_rounds": 8},
-            {"factor": "Akka release", "cores": 1, "pairs": 64, "ratio": 1.5, "lo": 1.3, "hi": 1.6, "n_rounds": 8},
+            {**cell, "factor": "program", "ratio": 2.5, "lo": 2.2, "hi": 2.8},
+            {**cell, "factor": "release", "ratio": 1.5, "lo": 1.3, "hi": 1.6},
+            {**cell, "factor": "quirk:send", "ratio": 1.2, "lo": 1.1, "hi": 1.3},
+            {**cell, "language": "go", "factor": "program", "ratio": 7.0, "lo": 6.0, "hi": 8.0},
         ]
     ).to_csv(gap / "attribution.csv", index=False)
     text = abstract.text(tmp_path)
     assert "not measured yet" not in text
-    assert "program 2.5x" in text and "Akka release 1.5x" in text
+    assert "program 2.5x" in text and "release 1.5x" in text
+    assert "quirk:send" not in text  # a quirk alone is beside the product: the table has it
+    assert "7x" not in text  # another language's row is not the largest change's
+    pilot = tmp_path / "gap-pilot-20261129T000000Z"  # a pilot measures nothing: never read
+    pilot.mkdir()
+    pd.DataFrame([{**cell, "factor": "program", "ratio": 9.0, "lo": 8.0, "hi": 10.0}]).to_csv(
+        pilot / "attribution.csv", index=False
+    )
+    assert abstract.text(tmp_path) == text
+
+
+def test_a_second_sweep_of_a_piece_shows_beside_the_newest_and_enters_the_verdicts(tmp_path):
+    """Every sweep counts (protocol 2, section 5): with two sweeps of a piece the then-and-now
+    table shows the newest with the older one's ours / paper beside it, the deciding ratios are
+    combined between the two, and the abstract's counts are the combined verdicts."""
+    for folder in paperscale.latest(PROCESSED).values():
+        dst = tmp_path / folder.name
+        dst.mkdir()
+        for f in folder.iterdir():
+            (dst / f.name).write_bytes(f.read_bytes())
+    (tmp_path / "paper-reference").mkdir()
+    (tmp_path / "paper-reference" / "claims.csv").write_bytes(
+        (PROCESSED / "paper-reference" / "claims.csv").read_bytes()
+    )
+    pp = max(paperscale.all_sweeps(tmp_path)["pingping"])
+    twin = tmp_path / "paper-pingping-29991231T000000Z"  # a later sweep, the same numbers
+    twin.mkdir()
+    for f in pp.iterdir():
+        (twin / f.name).write_bytes(f.read_bytes())
+    t = thenandnow.rows(tmp_path)
+    fig3 = t[t.figure == "Fig. 3"]
+    assert set(fig3.sweep) == {twin.name}
+    for r in fig3.itertuples():  # the older sweep's ratio, as the table prints it
+        assert r.other_ratios == (thenandnow.num(r.ratio) if r.ratio == r.ratio else "\u2014"), r
+    assert set(t[t.figure != "Fig. 3"].other_ratios) == {""}
+    md = thenandnow.markdown(t)
+    assert "| older sweeps | decides |" in md and "older sweeps* gives ours / paper" in md
+    c = abstract.claims(tmp_path)
+    c1 = c[(c.id == "C1") & (c.piece == "pingping")].iloc[0]
+    assert "between 2 sweeps" in c1.ratios and twin.name in c1.sweep and pp.name in c1.sweep
+    combined = {x.id: vocabulary.word(x.verdict) for x in paperscale.at_scale(tmp_path)}
+    assert c1.verdict == combined["C1"]

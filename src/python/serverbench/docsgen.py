@@ -270,6 +270,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "readme-folders": ("README.md", docs_folders.gen_readme_folders),
     "scala-command": ("src/scala/README.md", gen_scala_command),
     "dimension-tables": ("docs/dimensioning.md", lambda: _dimension_tables()),
+    "gap-table": ("docs/gap.md", lambda: _gap_table()),
     "readme-abstract": ("README.md", lambda: _readme("abstract_block")),
     "readme-then-and-now": ("README.md", lambda: _readme("then_and_now_block")),
     "readme-findings": ("README.md", lambda: _readme("findings_block")),
@@ -310,6 +311,18 @@ def _readme_im() -> str:
     from serverbench.benchmarks.im import report
 
     return report.readme_block()
+
+
+def _gap_table() -> str:
+    """The attribution of the gap to the paper's values, combined from every committed gap sweep."""
+    from serverbench.analysis.reading import gap_tables
+
+    tables = gap_tables.committed()
+    if not tables:
+        return "No gap sweep is committed: the decomposition has not been measured yet."
+    t = gap_tables.combine(tables)
+    used = sorted(set(t.loc[t["ratio"].notna(), "sweep"]))
+    return f"From {', '.join(f'`{s}`' for s in used) or 'no measured row'}:\n\n" + gap_tables.markdown(t).rstrip("\n")
 
 
 def _dimension_tables() -> str:

@@ -3,7 +3,7 @@ of every deciding ratio at the paper's scale beside its verdict, both from commi
 the `paper` profile's pieces (their sweep.json, claims.csv and claims_evidence.csv), the
 then-and-now rows (thenandnow.py), the verdicts on the paper's own numbers
 (data/processed/paper-reference/claims.csv) and, when it is committed, the attribution of
-the Scala/Akka throughput gap (data/processed/akka-gap-*/attribution.csv). No number is typed.
+the gap between ours and the paper's values (data/processed/gap-*/attribution.csv). No number is typed.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import paths, protocol
+from serverbench.analysis.claims import engine
+from serverbench.analysis.reading import gap_tables
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.analysis.reporting import paperscale, thenandnow, vocabulary
 from serverbench.analysis.reporting.findings import sig
@@ -22,8 +24,7 @@ from serverbench.analysis.reporting.findings import sig
 MAX_WORDS = 150
 PAPER = "Valkov, Chechina and Trinder (SAC 2018)"
 REFERENCE_FOLDER = "paper-reference"  # the claims judged on the paper's own numbers
-GAP_GLOB = "akka-gap-*/attribution.csv"
-GAP_COLUMNS = ("factor", "cores", "pairs", "ratio", "lo", "hi", "n_rounds")
+GAP_COLUMNS = ("benchmark", "language", "config", "factor", "ratio", "lo", "hi", "n_rounds")
 
 
 def _root(processed_dir: Path | None) -> Path:
@@ -49,24 +50,57 @@ def _evidence(x) -> str:
     return f"{x.comparison} ({x.config}): {sides} {x.result}"
 
 
+def _combined_ratios(c, piece: str, ev: pd.DataFrame) -> str:
+    """The deciding comparisons of claim `c` (scale.ClaimAtScale) made in `piece`, combined
+    over the piece's sweeps: ratio [interval] result, and 'between N sweeps' when there are
+    several (one sweep: its own interval, as its evidence table gives it). A comparison
+    without a ratio (C3's limits) shows the newest sweep's sides."""
+    parts = []
+    for x in c.comparisons:
+        if x.piece != piece:
+            continue
+        if math.isfinite(x.ratio):
+            spread = f" (between {x.n} sweeps)" if x.n > 1 else ""
+            parts.append(f"{x.comparison} at {x.config}: {thenandnow.interval(x.ratio, x.lo, x.hi)} {x.result}{spread}")
+            continue
+        mine = (
+            ev[(ev["comparison"] == x.comparison) & (ev["config"].fillna("").astype(str) == x.config)]
+            if not ev.empty
+            else ev
+        )
+        parts += [_evidence(r) for r in mine.itertuples()] or [f"{x.comparison} ({x.config}): {x.result}"]
+    return "; ".join(parts)
+
+
 def claims(processed_dir: Path | None = None) -> pd.DataFrame:
-    """One row per (claim, piece that judged it): id, piece, sweep, verdict (the shared
-    vocabulary's word), reason (for not testable), why, and the deciding ratios with their
-    intervals (`ratios`: 'Go/Erlang at cores=1, pairs=64: 3.64 [3.43, 3.86] no; ...')."""
+    """One row per (claim, piece that judged it): id, piece, sweeps (every sweep of the
+    piece), verdict (the shared vocabulary's word), reason (for not testable), why, and the
+    deciding ratios with their intervals (`ratios`: 'Go/Erlang at cores=1, pairs=64: 3.64
+    [3.43, 3.86] no; ...').
+
+    The verdict is the claim's at the paper's scale from every sweep of every piece that runs
+    its benchmark (paperscale.at_scale, protocol 2 section 5), as the paper-scale section
+    gives it, in every piece that could test the claim; a piece whose sweeps could not keeps
+    not testable with its reason. The ratios are combined over the piece's sweeps."""
+    combined = {c.id: c for c in paperscale.at_scale(processed_dir)}
+    every = paperscale.all_sweeps(processed_dir)
     rows = []
     for piece, folder in paperscale.latest(processed_dir).items():
         c = _read(folder / "claims.csv")
         ev = _read(folder / "claims_evidence.csv")
         for r in c.itertuples():
             e = ev[(ev["claim"] == r.id) & ev["result"].isin(DECIDING)] if not ev.empty else ev
-            ratios = "; ".join(_evidence(x) for x in e.itertuples())
+            cs = combined.get(r.id)
+            here = [s for s in cs.sweeps if s.piece == piece] if cs else []
+            testable = any(s.verdict != engine.NOT_TESTABLE for s in here)
+            ratios = _combined_ratios(cs, piece, e) if cs else "; ".join(_evidence(x) for x in e.itertuples())
             why = r.why if isinstance(r.why, str) else ""
-            verdict = vocabulary.word(r.verdict)
+            verdict = vocabulary.word(cs.verdict if cs and testable else r.verdict)
             rows.append(
                 {
                     "id": r.id,
                     "piece": piece,
-                    "sweep": folder.name,
+                    "sweep": ", ".join(f.name for f in every.get(piece, [folder])),
                     "verdict": verdict,
                     "reason": vocabulary.reason(why, piece=True) if verdict == vocabulary.NOT_TESTABLE else "",
                     "why": why,
@@ -124,15 +158,29 @@ def deciding_markdown(processed_dir: Path | None = None) -> str:
 
 
 def _machine(folders: list[Path]) -> str:
+    """Where the sweeps ran: 'one AMD EPYC machine with 2 logical CPUs, 24 GiB (2026-11-27)',
+    or, when their manifests name several machine fingerprints of one kind, how many
+    instances and which CPU models (family/model) they were."""
     infos = [json.loads((f / "sweep.json").read_text(encoding="utf-8")) for f in folders]
     hosts = {(i["host"].get("cpu_model"), i["host"].get("logical_cpus"), i["host"].get("memory_bytes")) for i in infos}
     days = sorted({str(i.get("first_started_utc") or "")[:10] for i in infos} - {""})
+    machines = [(i.get("manifest") or {}).get("machine") or {} for i in infos]
+    prints = {m["fingerprint"] for m in machines if m.get("fingerprint")}
+    models = sorted({f"{m['cpu_family']}/{m['cpu_model_number']}" for m in machines if m.get("cpu_model_number")})
     parts = []
     for cpu, n, mem in sorted(hosts, key=str):
         gib = f", {mem / 2**30:.0f} GiB" if mem else ""
         parts.append(f"{cpu} machine with {n} logical CPUs{gib}")
-    when = f" ({days[0]}" + (f" to {days[-1]})" if len(days) > 1 else ")") if days else ""
-    return " and ".join(parts) + when
+    notes = []
+    if len(prints) > 1 and len(hosts) == 1:
+        head = f"{len(prints)} instances of an {parts[0]}"
+        if len(models) > 1:
+            notes.append("CPU models " + " and ".join(models))
+    else:
+        head = ("one " if len(hosts) == 1 else "") + " and ".join(parts)
+    if days:
+        notes.append(days[0] + (f" to {days[-1]}" if len(days) > 1 else ""))
+    return head + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _range(x: pd.Series) -> str:
@@ -153,27 +201,37 @@ def largest_change(t: pd.DataFrame) -> tuple[str, str, pd.DataFrame] | None:
 
 
 def gap_attribution(processed_dir: Path | None = None) -> tuple[str, pd.DataFrame] | None:
-    """(sweep folder, attribution table) of the newest committed Scala/Akka gap
-    attribution, or None when none is committed (or it lacks its columns)."""
-    found = sorted(_root(processed_dir).glob(GAP_GLOB))
-    if not found:
+    """(the sweeps it comes from, comma-separated; the attribution table) of the gap between
+    ours and the paper's values, combined from every committed gap sweep (each piece measures
+    part of it: analysis/reading/gap_tables), or None when none is committed (or it lacks its
+    columns)."""
+    tables = {s: t for s, t in gap_tables.committed(_root(processed_dir)).items() if set(GAP_COLUMNS) <= set(t.columns)}
+    if not tables:
         return None
-    t = _read(found[-1])
-    if t.empty or not set(GAP_COLUMNS) <= set(t.columns):
-        return None
-    return found[-1].parent.name, t
+    t = gap_tables.combine(tables)
+    used = [s for s in tables if s in set(t.loc[t["ratio"].notna(), "sweep"])]
+    return ", ".join(used or sorted(tables)), t.drop(columns="sweep")
 
 
-def _why(processed_dir: Path | None) -> str:
+FIGURE_BENCHMARK = {"Fig. 3": "pingping", "Fig. 4": "spawn", "Fig. 5": "throughput"}
+
+
+def _why(processed_dir: Path | None, fig: str, lang: str) -> str:
+    """Why the largest change happened, as far as the attribution measured it: the whole gap
+    and its factors at the figure's benchmark in that language."""
     gap = gap_attribution(processed_dir)
-    if gap is None:
+    bench = FIGURE_BENCHMARK.get(fig)
+    t = None if gap is None else gap[1]
+    if t is not None:
+        t = t[(t["benchmark"] == bench) & (t["language"] == lang)]
+        t = t[t["factor"].isin(gap_tables.HEADLINE) & t["ratio"].notna()]
+    if t is None or t.empty:
         return (
-            "Why is not measured yet: no attribution of the Scala/Akka gap "
-            "(data/processed/akka-gap-*/attribution.csv) is committed."
+            f"Why is not measured yet: no attribution of the {fig} gap in {LANGUAGE_LABELS.get(lang, lang)} "
+            "(data/processed/gap-*/attribution.csv) is committed."
         )
-    sweep, t = gap
     parts = [f"{f} {_range(g['ratio'])}x" for f, g in t.groupby("factor", sort=False)]
-    return f"Measured attribution of the gap ({sweep}): " + "; ".join(parts) + "."
+    return f"Measured attribution ({gap[0]}): " + "; ".join(parts) + "."
 
 
 def verdict_groups(ran: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
@@ -212,7 +270,7 @@ def _flipped(processed_dir: Path | None, ran: pd.DataFrame, rows: pd.DataFrame, 
 def text(processed_dir: Path | None = None) -> str:
     """The abstract (plain words, at most MAX_WORDS): what was re-run, where, what holds, what
     changed most since 2017 and why as far as measured."""
-    by_piece = paperscale.latest(processed_dir)
+    by_piece = paperscale.all_sweeps(processed_dir)
     ran = _ran(processed_dir)
     if ran.empty:
         return (
@@ -222,7 +280,7 @@ def text(processed_dir: Path | None = None) -> str:
     pieces = sorted(set(ran["piece"]))
     out = [
         f"We re-ran the experiments of {PAPER} at the paper's own parameters, in {len(pieces)} pieces "
-        f"({', '.join(pieces)}), on one {_machine([by_piece[p] for p in pieces])}.",
+        f"({', '.join(pieces)}), on {_machine([f for p in pieces for f in by_piece[p]])}.",
         _verdict_sentence(ran),
     ]
     t = thenandnow.rows(processed_dir)
@@ -243,7 +301,7 @@ def text(processed_dir: Path | None = None) -> str:
         if flipped:
             quoted = " and ".join(f"{c} \u201c{protocol.claim(c)['sentence']}\u201d" for c in flipped)
             sentence += f" It turns {quoted} from supported on the paper's own numbers to contradicted."
-        out += [sentence, _why(processed_dir)]
+        out += [sentence, _why(processed_dir, fig, lang)]
     words = " ".join(out)
     if len(words.split()) > MAX_WORDS:  # the attribution's details go to its table
         out[-1] = "The measured attribution of the gap is in the table below."

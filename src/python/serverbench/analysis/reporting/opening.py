@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from serverbench.analysis.reading import gap_tables
 from serverbench.analysis.reporting import (
     abstract,
     findings,
@@ -39,10 +40,10 @@ def show_opening(profile: str, P, V, extra, lead: list[str], figdir: Path, show_
     if gap is not None:
         display(
             Markdown(
-                f"The attribution of the Scala/Akka throughput gap (`{gap[0]}`): each factor's ratio with its interval."
+                f"Why ours differ from the paper's values (`{gap[0]}`, docs/gap.md): each factor's ratio with its "
+                "interval, per benchmark and language.\n\n" + gap_tables.markdown(gap[1])
             )
         )
-        display(findings.style(gap[1]))
     display(Markdown(f"## {layout.PAPER_SCALE}"))
     display(Markdown(f"### {layout.DECIDING}"))
     display(Markdown(abstract.deciding_markdown()))

@@ -39,6 +39,7 @@ COLUMNS = [
     "ratio_lo",
     "ratio_hi",
     "decides",
+    "other_ratios",
 ]
 LANGUAGES = catalog.paper_languages()  # the paper's three (Fig. 3's Scala actors are not in its sheet)
 FIG5_HEADLINE_PAIRS = (1, 4, 64)  # the issue's and the paper's text's points: one pair, a few, many
@@ -110,12 +111,14 @@ def _ours(summary: pd.DataFrame, table: str, metric: str, lang: str, keys) -> tu
 
 @dataclass(frozen=True)
 class _Piece:
-    """One committed piece: its name, folder, summary.csv and deciding points."""
+    """One committed piece: its name, newest folder, that sweep's summary.csv and deciding
+    points, and the summaries of its older sweeps (oldest first)."""
 
     name: str
     folder: Path
     summary: pd.DataFrame
     deciding: dict
+    older: tuple[pd.DataFrame, ...] = ()
 
 
 def _rows_at(pc: _Piece, pt: Point, ref: pd.DataFrame, ref_col: str, metric: str, unit: str, scale: float) -> list:
@@ -130,6 +133,8 @@ def _rows_at(pc: _Piece, pt: Point, ref: pd.DataFrame, ref_col: str, metric: str
         med, lo, hi = ours if ours else (math.nan,) * 3
         p = float(paper[ref_col].iloc[0]) if len(paper) else math.nan
         ok = p > 0 and not math.isnan(p)
+        before = [_ours(o, pt.table, metric, lang, pt.keys) for o in pc.older]
+        other = ", ".join(num(b[0] / p) if b and ok else "\u2014" for b in before)
         out.append(
             {
                 "figure": pt.figure,
@@ -146,6 +151,7 @@ def _rows_at(pc: _Piece, pt: Point, ref: pd.DataFrame, ref_col: str, metric: str
                 "ratio_lo": lo / p if ok else math.nan,
                 "ratio_hi": hi / p if ok else math.nan,
                 "decides": ", ".join(sorted(pc.deciding.get((lang, (pt.table, pt.keys)), ()), key=claim_order)),
+                "other_ratios": other,
             }
         )
     return out
@@ -214,10 +220,14 @@ _BY_TABLE = {"pingping": _fig3, "spawn": _fig4, "throughput": _fig5}
 
 
 def rows(processed_dir: Path | None = None) -> pd.DataFrame:
-    """Every then-and-now row of the committed pieces (COLUMNS); empty when none is committed."""
+    """Every then-and-now row of the committed pieces (COLUMNS); empty when none is committed.
+    Ours is each piece's newest sweep; `other_ratios` gives ours / paper in its older sweeps
+    (oldest first), so the spread between sweeps shows beside it."""
     out: list[dict] = []
-    for piece, folder in sorted(paperscale.latest(processed_dir).items()):
-        pc = _Piece(piece, folder, pd.read_csv(folder / "summary.csv"), deciding_points(folder))
+    for piece, folders in sorted(paperscale.all_sweeps(processed_dir).items()):
+        folder = folders[-1]
+        older = tuple(pd.read_csv(f / "summary.csv") for f in folders[:-1])
+        pc = _Piece(piece, folder, pd.read_csv(folder / "summary.csv"), deciding_points(folder), older)
         for table, fn in _BY_TABLE.items():
             if (pc.summary["table"] == table).any():
                 out.extend(fn(pc))
@@ -255,20 +265,26 @@ def markdown(t: pd.DataFrame | None = None) -> str:
         "throughput (Fig. 5) now; its interval is ours's divided by the paper's single value. *decides*: the "
         "claims this point is a deciding configuration of.",
     ]
+    if t["other_ratios"].fillna("").astype(bool).any():
+        out[0] += (
+            " Ours is each piece's newest sweep; *older sweeps* gives ours / paper in the piece's other sweeps "
+            "(oldest first), the spread between sweeps."
+        )
     for fig, g in t.groupby("figure", sort=False):
         unit = g["unit"].iloc[0]
         sweeps = ", ".join(f"`{s}`" for s in dict.fromkeys(g["sweep"]))
-        out += [
-            "",
-            f"**{fig}** ({unit}; {sweeps})",
-            "",
-            "| point | language | paper | ours [interval] | ours / paper [interval] | decides |",
-            "|---|---|---|---|---|---|",
-        ]
+        older = g["other_ratios"].fillna("").astype(bool).any()
+        head = ["point", "language", "paper", "ours [interval]", "ours / paper [interval]"]
+        head += ["older sweeps", "decides"] if older else ["decides"]
+        out += ["", f"**{fig}** ({unit}; {sweeps})", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in g.itertuples():
-            out.append(
-                f"| {r.point} | {LANGUAGE_LABELS.get(r.language, r.language)} | {num(r.paper)} | "
-                f"{interval(r.ours, r.ours_lo, r.ours_hi)} | {interval(r.ratio, r.ratio_lo, r.ratio_hi)} | "
-                f"{r.decides or ''} |"
-            )
+            cells = [
+                r.point,
+                LANGUAGE_LABELS.get(r.language, r.language),
+                num(r.paper),
+                interval(r.ours, r.ours_lo, r.ours_hi),
+                interval(r.ratio, r.ratio_lo, r.ratio_hi),
+            ]
+            cells += [r.other_ratios or "", r.decides or ""] if older else [r.decides or ""]
+            out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)

@@ -1,0 +1,239 @@
+"""Why ours differ from the paper's values: the gap, factor by factor, from one sweep of the
+`gap` profile (its runs.jsonl and original.jsonl; docs/gap.md).
+
+For each original program (programs.PROGRAMS) whose sides the sweep ran, at each of its
+configurations, every factor is a ratio "the side nearer today / the side nearer the
+paper", so that the factors multiply to the whole gap (ours today / the paper's value):
+
+- ``release``: ours, fair, on today's runtime / the same on the original's (only where they
+  differ: Akka 2.6 against 2.4.12);
+- ``quirks``: our port, fair / its paper variant (every quirk of the original);
+  ``quirk:<knob>``: fair / that quirk alone (beside, not in the product);
+- ``program``: our paper variant / the authors' original, as it printed its result;
+- ``unexplained (machine, year)``: the original here / the paper's value; what is left
+  when program, quirks and release are taken out, which the runtime releases this machine
+  cannot install (the paper's JDK 8, its Go and OTP), the machine and the year share;
+- ``total``: ours today (fair) / the paper's value; ``product``: the product of the factors,
+  which should be near total;
+- beside them, EXTRA rows: the same Pekko jar on JDK 25 / on JDK 17.
+
+The value of a run: ours as the then-and-now tables compare them (the fair metric) for fair
+runs; for the paper variant and its quirks, of PingPing and spawn what the variant reports
+(the original printed that: spawn's `timer` times the spawn loop only), of throughput the
+measured rate (its quirks change whether the count is printed, not the rate). The
+original's is what it printed.
+
+Two sides of one sweep are paired by round (trial k of every side ran in round k;
+Hodges-Lehmann with the exact Wilcoxon signed-rank interval, analysis.statistics.paired); a
+side against the paper's single value is its median with the order-statistic interval,
+divided by that value. A round in which the original printed nothing has no pair
+(``n_rounds`` says how many paired).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from serverbench import audit_steps, paths
+from serverbench.analysis.auditing import audit
+from serverbench.analysis.reading import reference
+from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, KEYS, PRODUCT, config_text
+from serverbench.analysis.statistics import paired, stats
+from serverbench.originals import programs, runner
+
+ORIGINAL = "original"
+VALUE = {"throughput": "true_value", "pingping": "value", "spawn": "value"}
+# (benchmark, today's language, factor, numerator side, denominator side, what)
+EXTRA = (
+    (
+        "throughput",
+        "scala_akka",
+        "jdk 25 / 17",
+        "scala_pekko_jdk25:fair",
+        "scala_pekko:fair",
+        "the Pekko jar: JDK 25 / JDK 17",
+    ),
+)
+
+
+def sides(sweep_dir) -> pd.DataFrame:
+    """One row per measured run: benchmark, side ('<language>:<step>' or 'original'),
+    language, the benchmark's keys (KEYS), trial (the round), value, printed."""
+    keys = sorted({k for ks in KEYS.values() for k in ks})
+    cols = ["benchmark", "side", "language", *keys, "trial", "value", "printed"]
+    rows = []
+    R = audit.load_runs(sweep_dir)
+    for r in R.to_dict("records") if not R.empty else []:
+        b = r["benchmark"]
+        if b not in KEYS:
+            continue
+        v = r[VALUE[b]]
+        rows.append(
+            {
+                "benchmark": b,
+                "side": f"{r['language']}:{r['step']}",
+                "language": r["language"],
+                **{k: r.get(k) for k in KEYS[b]},
+                "trial": int(r["trial"]),
+                "value": float(v) if v is not None and not pd.isna(v) else np.nan,
+                "printed": bool(r["printed"]),
+            }
+        )
+    path = Path(sweep_dir) / runner.FILE_NAME
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            prog = programs.find(rec["benchmark"], rec["language"])
+            if prog is None:
+                continue
+            v = runner.value(prog, rec)
+            p = {**rec["params"], "cores": rec["cores"]}
+            rows.append(
+                {
+                    "benchmark": prog.benchmark,
+                    "side": ORIGINAL,
+                    "language": prog.language,
+                    **{k: p.get(k) for k in KEYS[prog.benchmark]},
+                    "trial": int(rec["trial"]),
+                    "value": np.nan if v is None else v,
+                    "printed": v is not None,
+                }
+            )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def paper_value(benchmark: str, language: str, cfg: dict) -> float:
+    """The paper's value at a configuration (data/reference/), nan where its sheets have none."""
+    if benchmark == "throughput":
+        d = reference.fig5_median()
+        d = d[(d["cores"] == cfg["cores"]) & (d["pairs"] == cfg["pairs"])]
+        col = "msgs_per_min"
+    elif benchmark == "pingping":
+        d = reference.fig3()
+        d = d[(d["message_bytes"] == cfg["message_bytes"]) & (d["repetitions"] == cfg["repetitions"])]
+        col = "time_s"
+    else:
+        d = reference.fig4b()
+        if not (d["processes"] == cfg["processes"]).any():
+            d = reference.fig4a()[0]
+        d = d[d["processes"] == cfg["processes"]]
+        col = "time_s"
+    d = d[d["language"] == language]
+    return float(d[col].iloc[0]) if len(d) else float("nan")
+
+
+def _paired(S: pd.DataFrame, num: str, den: str) -> stats.RatioCI:
+    a, b = (S[(S["side"] == s) & S["value"].notna()][["trial", "value"]] for s in (num, den))
+    got = paired.pairs_by_round(a, b)
+    if isinstance(got, str):
+        nan = float("nan")
+        return stats.RatioCI(0, 0, nan, nan, nan, 0.0, paired.METHOD)
+    return paired.paired_ratio_ci(*got, confidence=stats.CONFIDENCE)
+
+
+def _to_paper(S: pd.DataFrame, side: str, paper_value_: float) -> stats.RatioCI:
+    m = stats.median_ci(S.loc[S["side"] == side, "value"].dropna())
+    pv = paper_value_
+    return stats.RatioCI(m.n, 1, m.median / pv, m.lo / pv, m.hi / pv, m.level, "median")
+
+
+def _row(b: str, lang: str, config: str, factor: str, ci: stats.RatioCI, what: str) -> dict:
+    return {
+        "benchmark": b,
+        "language": lang,
+        "config": config,
+        "factor": factor,
+        "ratio": ci.ratio,
+        "lo": ci.lo,
+        "hi": ci.hi,
+        "level": ci.level,
+        "n_rounds": ci.n_num,
+        "what": what,
+    }
+
+
+def _program_rows(prog: programs.Program, cfg: dict, g: pd.DataFrame) -> list[dict]:
+    """The factors of one original at one configuration (g: that configuration's sides)."""
+    b, port, today = prog.benchmark, prog.language, prog.today
+    config = config_text(b, cfg)
+    orig = g[(g["side"] == ORIGINAL) & (g["language"] == port)]
+    g = pd.concat([g[g["side"] != ORIGINAL], orig])
+    TODAY, FAIR, PAPER = f"{today}:fair", f"{port}:fair", f"{port}:paper"
+    pv = paper_value(b, today, cfg)
+    rows = [_row(b, today, config, "total", _to_paper(g, TODAY, pv), "ours today, fair / the paper's value")]
+    if today != port:
+        rows.append(_row(b, today, config, "release", _paired(g, TODAY, FAIR), f"ours fair: {today} / {port}"))
+    rows += [
+        _row(b, today, config, "quirks", _paired(g, FAIR, PAPER), f"ours on {port}: fair / paper variant"),
+        _row(b, today, config, "program", _paired(g, PAPER, ORIGINAL), f"ours paper on {port} / the original"),
+        _row(
+            b,
+            today,
+            config,
+            "unexplained (machine, year)",
+            _to_paper(g, ORIGINAL, pv),
+            f"the original here / the paper's value; {int((~orig['printed']).sum())} run(s) of the original "
+            "printed nothing",
+        ),
+    ]
+    logs = [math.log(r["ratio"]) for r in rows if r["factor"] in PRODUCT and r["ratio"] > 0]
+    wanted = sum(r["factor"] in PRODUCT for r in rows)
+    prod = math.exp(sum(logs)) if logs and len(logs) == wanted else float("nan")
+    nan = float("nan")
+    rows.append(
+        _row(b, today, config, "product", stats.RatioCI(0, 0, prod, nan, nan, 0.0), "the factors above multiplied")
+    )
+    for step in audit_steps.steps(b, port)[2:]:  # after fair, paper
+        rows.append(
+            _row(
+                b,
+                today,
+                config,
+                f"quirk:{step.name}",
+                _paired(g, FAIR, f"{port}:{step.name}"),
+                f"fair / {step.name} alone",
+            )
+        )
+    return rows
+
+
+def attribution(S: pd.DataFrame) -> pd.DataFrame:
+    """The attribution table (gap_tables.COLUMNS) of every original, and every EXTRA pair,
+    whose sides the sweep ran, at each configuration it ran."""
+    out: list[dict] = []
+    for prog in programs.PROGRAMS:
+        mine = S[(S["benchmark"] == prog.benchmark) & S["language"].isin({prog.language, prog.today})]
+        if not (mine["language"] == prog.language).any():
+            continue
+        keys = list(KEYS[prog.benchmark])
+        for kv, g in mine.groupby(keys):
+            out += _program_rows(prog, dict(zip(keys, _ints(kv))), g)
+    for b, today, factor, num, den, what in EXTRA:
+        mine = S[(S["benchmark"] == b) & S["side"].isin({num, den})]
+        keys = list(KEYS[b])
+        for kv, g in mine.groupby(keys):
+            out.append(_row(b, today, config_text(b, dict(zip(keys, _ints(kv)))), factor, _paired(g, num, den), what))
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def _ints(kv) -> list[int]:
+    return [int(x) for x in (kv if isinstance(kv, tuple) else (kv,))]
+
+
+def write(sweep_dir, processed_root=None) -> Path:
+    """data/processed/<sweep id>/attribution.csv (or under processed_root) from the sweep's
+    raw folder."""
+    sweep_dir = Path(sweep_dir)
+    table = attribution(sides(sweep_dir))
+    folder = (Path(processed_root) if processed_root is not None else paths.processed_dir()) / sweep_dir.name
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / FILE_NAME
+    table.to_csv(out, index=False, float_format="%.6g")
+    return out

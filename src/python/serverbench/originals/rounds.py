@@ -1,0 +1,139 @@
+"""A piece of the `gap` profile (profiles/gap.toml, docs/gap.md): the harness's runs and the
+originals' interleaved round by round, so that drift hits every side alike and each factor
+can be paired by round.
+
+A piece runs one benchmark. Its languages that have an original of that benchmark
+(programs.find) run with the audit's knob steps (fair, paper and each quirk alone); the
+others run fair. Round k holds trial k of everything, in three blocks: the originals (one
+run per configuration of the fair port), our ports with their knob steps, and the
+fair-only languages; the block that goes first rotates with k. A piece without a port runs
+neither the ports nor any original. The two harness blocks are two invocations of the
+harness into the one sweep (a per-language table cannot set `steps`). Everything is
+resumable: what a round already holds is skipped, and the harness refuses to resume a
+sweep on another machine.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from serverbench.errors import UsageError
+from serverbench.originals import programs, runner
+
+PROFILE = "gap"
+ORDER = ("original", "knobs", "fair")
+
+
+def split(languages, benchmark: str) -> tuple[list[str], list[str]]:
+    """(the ports: languages with an original of `benchmark`, the fair-only languages)."""
+    ports = [x for x in languages if programs.find(benchmark, x)]
+    return ports, [x for x in languages if x not in ports]
+
+
+def present_blocks(languages, benchmark: str) -> tuple[str, ...]:
+    """The blocks a piece with these languages runs."""
+    ports, fair = split(languages, benchmark)
+    on = {"original": bool(ports), "knobs": bool(ports), "fair": bool(fair)}
+    return tuple(b for b in ORDER if on[b])
+
+
+def blocks(k: int, present=ORDER) -> list[str]:
+    """Round k's blocks in the order they run, the first rotating with k; only those present."""
+    s = (k - 1) % len(ORDER)
+    return [b for b in ORDER[s:] + ORDER[:s] if b in present]
+
+
+def configs(sets: dict, benchmark: str, ports: list[str]) -> list:
+    """(program, task) of every configuration the originals run: the fair tasks of the ports
+    (trial 1), one per language, core count and parameters."""
+    from serverbench.harness import load_profile, make_plan
+
+    prof = load_profile(PROFILE, {**sets, "defaults.trials": 1})
+    plan = make_plan(prof, ports, [benchmark], False)
+    seen: dict[str, tuple] = {}
+    for t in plan.tasks:
+        if t.variant == "fair" and t.benchmark == benchmark and not t.warmup:
+            prog = programs.find(benchmark, t.language)
+            seen.setdefault(runner.config_id(prog, t.cores, t.params), (prog, t))
+    return list(seen.values())
+
+
+def done(path: Path) -> set[tuple[str, int]]:
+    """(config_id, trial) of the originals' runs already in the file (a resumed sweep)."""
+    from serverbench.harness.recording.rawlog import read_lines
+
+    return {(r["config_id"], r["trial"]) for r in read_lines(path) if r.get("status") != "failed_to_start"}
+
+
+def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=print) -> Path:
+    """The piece's rounds 1..trials into data/raw/<sweep id> (or under raw_root)."""
+    from serverbench.harness import host_info, load_profile, run_sweep
+    from serverbench.harness.planning.pieces import piece
+    from serverbench.harness.recording.rawlog import append_json
+    from serverbench.harness.running import limits
+
+    p = piece(PROFILE, piece_name)
+    if len(p.benchmarks) != 1:
+        raise UsageError(f"{PROFILE} piece {p.name}: one benchmark a piece, got {', '.join(p.benchmarks)}")
+    bench = p.benchmarks[0]
+    prof = load_profile(PROFILE, p.sets)
+    rounds = int(prof["defaults"]["trials"])
+    ports, fair = split(prof["languages"], bench)
+    present = present_blocks(prof["languages"], bench)
+    cfgs = configs(p.sets, bench, ports) if ports else []
+    for prog, _ in cfgs:
+        prog.path()  # every original built before anything runs
+    mode, parent, _ = limits.detect_enforcement(prof["defaults"]["memory_enforcement"]) if cfgs else ("none", None, "")
+    sweep_id = sweep_id or f"{PROFILE}-{p.name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    root = Path(raw_root) if raw_root else _raw_dir()
+    sweep_dir = root / sweep_id
+    for k in range(1, rounds + 1):
+        for block in blocks(k, present):
+            if block == "original":
+                sweep_dir.mkdir(parents=True, exist_ok=True)  # the first round may start here
+                path = sweep_dir / runner.FILE_NAME
+                have = done(path)
+                host, cpus = host_info(), sorted(os.sched_getaffinity(0))
+                for prog, t in cfgs:
+                    if (runner.config_id(prog, t.cores, t.params), k) in have:
+                        continue
+                    rec = runner.run(
+                        prog,
+                        sweep_id,
+                        k,
+                        t.cores,
+                        t.params,
+                        host,
+                        cpus,
+                        t.timeout_s,
+                        t.memory_budget_bytes,
+                        mode,
+                        parent,
+                        t.process_limit,
+                    )
+                    append_json(path, rec)
+                    log(f"round {k}: original {prog.language} {bench} c{t.cores} {t.params}: {rec['status']}")
+                continue
+            over = {**p.sets, "defaults.trials": k}
+            if block == "knobs":
+                over[f"{bench}.steps"] = "knobs"
+            langs = ports if block == "knobs" else fair
+            run_sweep(
+                PROFILE,
+                sweep_id=sweep_id,
+                overrides=over,
+                languages=langs,
+                benchmarks=[bench],
+                raw_root=raw_root,
+                progress=False,
+            )
+            log(f"round {k}: {block} block done ({', '.join(langs)})")
+    return sweep_dir
+
+
+def _raw_dir() -> Path:
+    from serverbench import paths
+
+    return paths.raw_dir()
