@@ -223,3 +223,5 @@ def test_a_second_sweep_of_a_piece_shows_beside_the_newest_and_enters_the_verdic
     assert "between 2 sweeps" in c1.ratios and twin.name in c1.sweep and pp.name in c1.sweep
     combined = {x.id: vocabulary.word(x.verdict) for x in paperscale.at_scale(tmp_path)}
     assert c1.verdict == combined["C1"]
+    table = abstract.deciding_markdown(tmp_path)  # one row per claim and piece, however many sweeps
+    assert table.count("| **C1** ") == 1 and "C1 (continued)" not in table

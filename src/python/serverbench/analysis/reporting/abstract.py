@@ -113,7 +113,7 @@ def claims(processed_dir: Path | None = None) -> pd.DataFrame:
 def _ran(processed_dir: Path | None) -> pd.DataFrame:
     """claims() restricted to the claims a piece runs the benchmark of (paperscale.verdicts)."""
     v = paperscale.verdicts(processed_dir)
-    v = v[v["verdict"] != paperscale.NOT_RUN][["id", "piece"]]
+    v = v[v["verdict"] != paperscale.NOT_RUN][["id", "piece"]].drop_duplicates()  # a row per sweep there
     return claims(processed_dir).merge(v, on=["id", "piece"], how="inner")
 
 

@@ -20,9 +20,10 @@ from serverbench.analysis.reporting import (
 
 def show_opening(profile: str, P, V, extra, lead: list[str], figdir: Path, show_reference: bool) -> None:
     """The report's first screen, in the notebook: its title; for the main report the abstract
-    (at most 150 words, every number from committed data), the introduction, the Scala/Akka
-    gap's attribution when measured, and the paper-scale section (deciding ratios, verdicts
-    over every sweep of each piece, then-and-now tables, where the pieces ran, Figs. 3-5);
+    (at most 150 words, every number from committed data), the introduction and the
+    paper-scale section (deciding ratios, verdicts over every sweep of each piece, then-and-now
+    tables followed by the attribution of the gaps where measured, where the pieces ran,
+    Figs. 3-5);
     for a sub-report its introduction, contents and its own sections first."""
     from IPython.display import Markdown, display
 
@@ -36,6 +37,12 @@ def show_opening(profile: str, P, V, extra, lead: list[str], figdir: Path, show_
         return
     display(Markdown("**Abstract.** " + abstract.text()))
     display(Markdown(layout.intro(profile, P.info, lead)))
+    display(Markdown(f"## {layout.PAPER_SCALE}"))
+    display(Markdown(f"### {layout.DECIDING}"))
+    display(Markdown(abstract.deciding_markdown()))
+    display(Markdown(paperscale.section({v.id: v.verdict for v in V})))
+    display(Markdown(f"### {layout.THEN_AND_NOW}"))
+    display(Markdown(thenandnow.markdown()))
     gap = abstract.gap_attribution()
     if gap is not None:
         display(
@@ -44,12 +51,6 @@ def show_opening(profile: str, P, V, extra, lead: list[str], figdir: Path, show_
                 "interval, per benchmark and language.\n\n" + gap_tables.markdown(gap[1])
             )
         )
-    display(Markdown(f"## {layout.PAPER_SCALE}"))
-    display(Markdown(f"### {layout.DECIDING}"))
-    display(Markdown(abstract.deciding_markdown()))
-    display(Markdown(paperscale.section({v.id: v.verdict for v in V})))
-    display(Markdown(f"### {layout.THEN_AND_NOW}"))
-    display(Markdown(thenandnow.markdown()))
     display(
         Markdown(
             "**Where the pieces ran**, as each sweep recorded it (the paper's machines: the appendix's set-up table):"
