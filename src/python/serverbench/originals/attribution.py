@@ -42,11 +42,17 @@ import pandas as pd
 from serverbench import audit_steps, paths
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import reference
-from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, KEYS, PRODUCT, config_text
+from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, PRODUCT
 from serverbench.analysis.statistics import paired, stats
 from serverbench.originals import programs, runner
 
 ORIGINAL = "original"
+# the configuration keys of each benchmark's rows, in the order a config text gives them
+KEYS = {
+    "throughput": ("cores", "pairs"),
+    "pingping": ("cores", "message_bytes", "repetitions"),
+    "spawn": ("cores", "processes"),
+}
 VALUE = {"throughput": "true_value", "pingping": "value", "spawn": "value"}
 # (benchmark, today's language, factor, numerator side, denominator side, what)
 EXTRA = (
@@ -59,6 +65,22 @@ EXTRA = (
         "the Pekko jar: JDK 25 / JDK 17",
     ),
 )
+
+
+def config_text(benchmark: str, cfg: dict) -> str:
+    """'cores=1, pairs=64': a configuration as the table's `config` column holds it."""
+    return ", ".join(f"{k}={int(cfg[k])}" for k in KEYS[benchmark])
+
+
+def point(benchmark: str, cfg: dict) -> str:
+    """A configuration as a reader names it: '1 core, 64 pairs', '5 kB, R = 1,000,000',
+    'N = 3,000,000' (the `point` column, the markdown's column headings)."""
+    if benchmark == "throughput":
+        c, p = int(cfg["cores"]), int(cfg["pairs"])
+        return f"{c} core{'s' * (c != 1)}, {p} pair{'s' * (p != 1)}"
+    if benchmark == "pingping":
+        return f"{int(cfg['message_bytes']) // 1000} kB, R = {int(cfg['repetitions']):,}"
+    return f"N = {int(cfg['processes']):,}"
 
 
 def sides(sweep_dir) -> pd.DataFrame:
@@ -144,11 +166,12 @@ def _to_paper(S: pd.DataFrame, side: str, paper_value_: float) -> stats.RatioCI:
     return stats.RatioCI(m.n, 1, m.median / pv, m.lo / pv, m.hi / pv, m.level, "median")
 
 
-def _row(b: str, lang: str, config: str, factor: str, ci: stats.RatioCI, what: str) -> dict:
+def _row(b: str, lang: str, cfg: dict, factor: str, ci: stats.RatioCI, what: str) -> dict:
     return {
         "benchmark": b,
         "language": lang,
-        "config": config,
+        "config": config_text(b, cfg),
+        "point": point(b, cfg),
         "factor": factor,
         "ratio": ci.ratio,
         "lo": ci.lo,
@@ -162,7 +185,7 @@ def _row(b: str, lang: str, config: str, factor: str, ci: stats.RatioCI, what: s
 def _program_rows(prog: programs.Program, cfg: dict, g: pd.DataFrame) -> list[dict]:
     """The factors of one original at one configuration (g: that configuration's sides)."""
     b, port, today = prog.benchmark, prog.language, prog.today
-    config = config_text(b, cfg)
+    config = cfg
     orig = g[(g["side"] == ORIGINAL) & (g["language"] == port)]
     g = pd.concat([g[g["side"] != ORIGINAL], orig])
     TODAY, FAIR, PAPER = f"{today}:fair", f"{port}:fair", f"{port}:paper"
@@ -219,7 +242,7 @@ def attribution(S: pd.DataFrame) -> pd.DataFrame:
         mine = S[(S["benchmark"] == b) & S["side"].isin({num, den})]
         keys = list(KEYS[b])
         for kv, g in mine.groupby(keys):
-            out.append(_row(b, today, config_text(b, dict(zip(keys, _ints(kv)))), factor, _paired(g, num, den), what))
+            out.append(_row(b, today, dict(zip(keys, _ints(kv))), factor, _paired(g, num, den), what))
     return pd.DataFrame(out, columns=COLUMNS)
 
 

@@ -143,17 +143,19 @@ def run(
     peak = cg.peak() if cg else None
     if cg:
         cg.remove()
+    exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     rec.update(
         wall_s=wall,
         user_cpu_s=ru.ru_utime,
         system_cpu_s=ru.ru_stime,
         peak_rss_bytes=peak or (max(mon.hwm, mon.peak_rss) or None),
-        exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-        signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        exit_code=exit_code,
+        signal=sig,
         stdout_tail=out[-TAIL:],
         stderr_tail=err[-TAIL:],
     )
-    rec.update(classify(program, out, rec["exit_code"], rec["signal"], mon.reason, oom, stopped))
+    rec.update(classify(program, out, exit_code, sig, mon.reason, oom, stopped))
     problem = records.raw_errors(rec)
     if problem:
         raise OriginalError(f"the original's record does not meet the raw schema: {problem}")

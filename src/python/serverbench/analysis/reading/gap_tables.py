@@ -17,33 +17,12 @@ from serverbench import paths
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 
 FILE_NAME = "attribution.csv"
-COLUMNS = ["benchmark", "language", "config", "factor", "ratio", "lo", "hi", "level", "n_rounds", "what"]
+COLUMNS = ["benchmark", "language", "config", "point", "factor", "ratio", "lo", "hi", "level", "n_rounds", "what"]
 CELL = ["benchmark", "language", "config", "factor"]  # one number each
 PREFIX = "gap-"
 PILOT = "gap-pilot-"
 PRODUCT = ("release", "quirks", "program", "unexplained (machine, year)")  # they multiply to the gap
 HEADLINE = ("total", *PRODUCT)  # what the abstract names
-# the configuration keys of each benchmark's rows, in the order a config text gives them
-KEYS = {
-    "throughput": ("cores", "pairs"),
-    "pingping": ("cores", "message_bytes", "repetitions"),
-    "spawn": ("cores", "processes"),
-}
-
-
-def config_text(benchmark: str, cfg: dict) -> str:
-    """'cores=1, pairs=64': a configuration as the table's `config` column holds it."""
-    return ", ".join(f"{k}={int(cfg[k])}" for k in KEYS[benchmark])
-
-
-def label(benchmark: str, config: str) -> str:
-    """A column heading: '1 core, 64 pairs', '5 kB, R = 1,000,000', 'N = 3,000,000'."""
-    c = {k: int(v) for k, v in (kv.split("=") for kv in config.split(", "))}
-    if benchmark == "throughput":
-        return f"{c['cores']} core{'s' * (c['cores'] != 1)}, {c['pairs']} pair{'s' * (c['pairs'] != 1)}"
-    if benchmark == "pingping":
-        return f"{c['message_bytes'] // 1000} kB, R = {c['repetitions']:,}"
-    return f"N = {c['processes']:,}"
 
 
 def is_pilot(sweep_name: str) -> bool:
@@ -74,7 +53,7 @@ def combine(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     best = rows.sort_values(["_measured", "_order"]).groupby(CELL, sort=False).tail(1)
     seen = {f: i for i, f in enumerate(dict.fromkeys(rows["factor"]))}
     best = best.assign(_f=best["factor"].map(lambda f: (*_factor_rank(f), seen[f])))
-    best = best.sort_values(["benchmark", "language", "_f", "config"], kind="stable")
+    best = best.sort_values(["benchmark", "language", "_f", "_order"], kind="stable")
     return best.reindex(columns=[*COLUMNS, "sweep"]).reset_index(drop=True)
 
 
@@ -99,12 +78,14 @@ def _cell(r) -> str:
 
 def markdown(table: pd.DataFrame) -> str:
     """The attribution as markdown: a table per benchmark and language, a row per factor, a
-    column per configuration; each cell ratio [lo, hi], the rounds paired (or runs, against
-    the paper's value) and the interval's achieved level."""
+    column per configuration (headed by its `point`, in the table's order); each cell ratio
+    [lo, hi], the rounds paired (or runs, against the paper's value) and the interval's
+    achieved level."""
     out = []
     for (b, lang), t in table.groupby(["benchmark", "language"], sort=False):
-        cols = sorted(dict.fromkeys(t["config"]), key=lambda c: [int(kv.split("=")[1]) for kv in c.split(", ")])
-        head = ["factor", *(label(b, c) for c in cols)]
+        cols = list(dict.fromkeys(t["config"]))
+        point = dict(zip(t["config"], t["point"] if "point" in t else t["config"]))
+        head = ["factor", *(str(point[c]) for c in cols)]
         out += [
             f"**{b}, {LANGUAGE_LABELS.get(lang, lang)}**",
             "",

@@ -213,14 +213,10 @@ def gap_attribution(processed_dir: Path | None = None) -> tuple[str, pd.DataFram
     return ", ".join(used or sorted(tables)), t.drop(columns="sweep")
 
 
-FIGURE_BENCHMARK = {"Fig. 3": "pingping", "Fig. 4": "spawn", "Fig. 5": "throughput"}
-
-
-def _why(processed_dir: Path | None, fig: str, lang: str) -> str:
+def _why(processed_dir: Path | None, fig: str, lang: str, bench: str) -> str:
     """Why the largest change happened, as far as the attribution measured it: the whole gap
     and its factors at the figure's benchmark in that language."""
     gap = gap_attribution(processed_dir)
-    bench = FIGURE_BENCHMARK.get(fig)
     t = None if gap is None else gap[1]
     if t is not None:
         t = t[(t["benchmark"] == bench) & (t["language"] == lang)]
@@ -301,7 +297,7 @@ def text(processed_dir: Path | None = None) -> str:
         if flipped:
             quoted = " and ".join(f"{c} \u201c{protocol.claim(c)['sentence']}\u201d" for c in flipped)
             sentence += f" It turns {quoted} from supported on the paper's own numbers to contradicted."
-        out += [sentence, _why(processed_dir, fig, lang)]
+        out += [sentence, _why(processed_dir, fig, lang, str(rows["benchmark"].iloc[0]))]
     words = " ".join(out)
     if len(words.split()) > MAX_WORDS:  # the attribution's details go to its table
         out[-1] = "The measured attribution of the gap is in the table below."

@@ -26,6 +26,7 @@ from serverbench.analysis.reporting import paperscale
 
 COLUMNS = [
     "figure",
+    "benchmark",
     "piece",
     "sweep",
     "language",
@@ -138,6 +139,7 @@ def _rows_at(pc: _Piece, pt: Point, ref: pd.DataFrame, ref_col: str, metric: str
         out.append(
             {
                 "figure": pt.figure,
+                "benchmark": pt.table,
                 "piece": pc.name,
                 "sweep": pc.folder.name,
                 "language": lang,
