@@ -155,19 +155,24 @@ def test_abstract_numbers_against_committed_data(rows):
     assert numbers, text
 
 
+def _copy_pieces(dst_root: Path) -> None:
+    """Each piece's newest processed sweep and the paper's own verdicts, copied under dst_root."""
+    for folder in paperscale.latest(PROCESSED).values():
+        dst = dst_root / folder.name
+        dst.mkdir()
+        for f in folder.iterdir():
+            (dst / f.name).write_bytes(f.read_bytes())
+    (dst_root / "paper-reference").mkdir()
+    (dst_root / "paper-reference" / "claims.csv").write_bytes(
+        (PROCESSED / "paper-reference" / "claims.csv").read_bytes()
+    )
+
+
 def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path):
     if abstract.gap_attribution(PROCESSED) is None:
         assert "not measured yet" in abstract.text(PROCESSED)
     # with an attribution table the abstract reads it (a copy of the pieces plus a table)
-    for folder in paperscale.latest(PROCESSED).values():
-        dst = tmp_path / folder.name
-        dst.mkdir()
-        for f in folder.iterdir():
-            (dst / f.name).write_bytes(f.read_bytes())
-    (tmp_path / "paper-reference").mkdir()
-    (tmp_path / "paper-reference" / "claims.csv").write_bytes(
-        (PROCESSED / "paper-reference" / "claims.csv").read_bytes()
-    )
+    _copy_pieces(tmp_path)
     gap = tmp_path / "gap-throughput-2cores-20261128T000000Z"
     gap.mkdir()
     cell = {"benchmark": "throughput", "language": "scala_akka", "config": "cores=2, pairs=64", "n_rounds": 5}
@@ -196,15 +201,7 @@ def test_a_second_sweep_of_a_piece_shows_beside_the_newest_and_enters_the_verdic
     """Every sweep counts (protocol 2, section 5): with two sweeps of a piece the then-and-now
     table shows the newest with the older one's ours / paper beside it, the deciding ratios are
     combined between the two, and the abstract's counts are the combined verdicts."""
-    for folder in paperscale.latest(PROCESSED).values():
-        dst = tmp_path / folder.name
-        dst.mkdir()
-        for f in folder.iterdir():
-            (dst / f.name).write_bytes(f.read_bytes())
-    (tmp_path / "paper-reference").mkdir()
-    (tmp_path / "paper-reference" / "claims.csv").write_bytes(
-        (PROCESSED / "paper-reference" / "claims.csv").read_bytes()
-    )
+    _copy_pieces(tmp_path)
     pp = max(paperscale.all_sweeps(tmp_path)["pingping"])
     twin = tmp_path / "paper-pingping-29991231T000000Z"  # a later sweep, the same numbers
     twin.mkdir()

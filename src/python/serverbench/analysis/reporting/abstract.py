@@ -158,9 +158,9 @@ def deciding_markdown(processed_dir: Path | None = None) -> str:
 
 
 def _machine(folders: list[Path]) -> str:
-    """Where the sweeps ran: 'one AMD EPYC machine with 2 logical CPUs, 24 GiB (2026-11-27)',
-    or, when their manifests name several machine fingerprints of one kind, how many
-    instances and which CPU models (family/model) they were."""
+    """Where the sweeps ran: one machine of a kind (CPU model, logical CPUs, memory) and the
+    days the sweeps started, or, when their manifests name several machine fingerprints of
+    one kind, how many instances and which CPU models (family/model) they were."""
     infos = [json.loads((f / "sweep.json").read_text(encoding="utf-8")) for f in folders]
     hosts = {(i["host"].get("cpu_model"), i["host"].get("logical_cpus"), i["host"].get("memory_bytes")) for i in infos}
     days = sorted({str(i.get("first_started_utc") or "")[:10] for i in infos} - {""})

@@ -18,7 +18,7 @@ object Proto {
   /** None for a line with a prefix alone; an empty line is a Message with an empty command and no parameters. */
   def parse(line: String): Option[Message] = {
     var s = line.dropWhile(_ == ' ')
-    if (s.isEmpty) return Some(Message("", Vector.empty))
+    if (s.isEmpty) return Some(Message(command = "", params = Vector.empty))
     if (s.charAt(0) == ':') {
       val i = s.indexOf(' ')
       if (i < 0) return None

@@ -15,7 +15,7 @@ class ProtoTest {
     assertEquals(Some(Message("NICK", Vector("al"))), Proto.parse(":al!a@h NICK al"))
     assertEquals(Some(Message("USER", Vector("a", "0", "*", "A B"))), Proto.parse("USER a 0 * :A B"))
     assertEquals(Some(Message("PRIVMSG", Vector("bob", ""))), Proto.parse("PRIVMSG bob :"))
-    assertEquals(Some(Message("", Vector())), Proto.parse("   "))
+    assertEquals(Some(Message(command = "", params = Vector())), Proto.parse("   "))
     assertEquals(None, Proto.parse(":prefix"))
     assertEquals(None, Proto.parse(":prefix   "))
     val m = Proto.parse("CMD " + (1 to 16).map(i => s"p$i").mkString(" ")).get
