@@ -367,6 +367,16 @@ def test_sides_reads_the_harness_log_and_the_originals_file(tmp_path):
     ]
 
 
+def test_a_corrupt_originals_line_is_named_and_the_others_still_count(tmp_path, capsys):
+    rec = _go(tmp_path, 'print("Time taken in seconds: 0.5")\n')
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / runner.FILE_NAME).write_text('{"benchmark": "pingp\n' + json.dumps(rec) + "\n" + "not json\n")
+    S = attribution.sides(sweep)
+    assert S["value"].tolist() == [0.5]
+    assert "line(s) 1, 3" in capsys.readouterr().err
+
+
 def test_the_build_refuses_a_wrong_source_or_a_folder_inside_the_repository(tmp_path):
     script = Path(__file__).resolve().parents[2] / "scripts" / "originals-build.sh"
 

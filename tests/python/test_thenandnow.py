@@ -175,7 +175,13 @@ def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path):
     _copy_pieces(tmp_path)
     gap = tmp_path / "gap-throughput-2cores-20261128T000000Z"
     gap.mkdir()
-    cell = {"benchmark": "throughput", "language": "scala_akka", "config": "cores=2, pairs=64", "n_rounds": 5}
+    cell = {
+        "benchmark": "throughput",
+        "language": "scala_akka",
+        "config": "cores=2, pairs=64",
+        "point": "2 cores, 64 pairs",
+        "n_rounds": 5,
+    }
     pd.DataFrame(
         [
             {**cell, "factor": "program", "ratio": 2.5, "lo": 2.2, "hi": 2.8},
@@ -187,6 +193,7 @@ def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path):
     text = abstract.text(tmp_path)
     assert "not measured yet" not in text
     assert "program 2.5x" in text and "release 1.5x" in text
+    assert "Measured attribution at 2 cores, 64 pairs (" in text  # the part of the figure it covers
     assert "quirk:send" not in text  # a quirk alone is beside the product: the table has it
     assert "7x" not in text  # another language's row is not the largest change's
     pilot = tmp_path / "gap-pilot-20261129T000000Z"  # a pilot measures nothing: never read
@@ -195,6 +202,17 @@ def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path):
         pilot / "attribution.csv", index=False
     )
     assert abstract.text(tmp_path) == text
+
+
+def test_the_attributions_scope_is_what_its_points_share():
+    scope = abstract._scope
+    one_core = pd.DataFrame({"point": ["1 core, 1 pair", "1 core, 4 pairs", "1 core, 64 pairs"]})
+    assert scope(one_core) == " at 1 core"
+    sizes = pd.DataFrame({"point": ["5 kB, R = 1,000,000", "50 kB, R = 1,000,000"]})
+    assert scope(sizes) == " at R = 1,000,000"  # a thousands comma does not cut a part
+    both = pd.DataFrame({"point": ["1 core, 1 pair", "2 cores, 64 pairs"]})
+    assert scope(both) == " at 2 points"
+    assert scope(pd.DataFrame({"ratio": [1.0]})) == ""
 
 
 def test_a_second_sweep_of_a_piece_shows_beside_the_newest_and_enters_the_verdicts(tmp_path):

@@ -32,8 +32,8 @@ divided by that value. A round in which the original printed nothing has no pair
 
 from __future__ import annotations
 
-import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,7 @@ from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import reference
 from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, PRODUCT
 from serverbench.analysis.statistics import paired, stats
+from serverbench.harness.recording.rawlog import read_lines
 from serverbench.originals import programs, runner
 
 ORIGINAL = "original"
@@ -107,27 +108,29 @@ def sides(sweep_dir) -> pd.DataFrame:
             }
         )
     path = Path(sweep_dir) / runner.FILE_NAME
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            rec = json.loads(line)
-            prog = programs.find(rec["benchmark"], rec["language"])
-            if prog is None:
-                continue
-            v = runner.value(prog, rec)
-            p = {**rec["params"], "cores": rec["cores"]}
-            rows.append(
-                {
-                    "benchmark": prog.benchmark,
-                    "side": ORIGINAL,
-                    "language": prog.language,
-                    **{k: p.get(k) for k in KEYS[prog.benchmark]},
-                    "trial": int(rec["trial"]),
-                    "value": np.nan if v is None else v,
-                    "printed": v is not None,
-                }
-            )
+    bad: list[int] = []
+    for rec in read_lines(path, bad):  # as audit.load_runs: a corrupt line is set aside, not fatal
+        prog = programs.find(rec["benchmark"], rec["language"])
+        if prog is None:
+            continue
+        v = runner.value(prog, rec)
+        p = {**rec["params"], "cores": rec["cores"]}
+        rows.append(
+            {
+                "benchmark": prog.benchmark,
+                "side": ORIGINAL,
+                "language": prog.language,
+                **{k: p.get(k) for k in KEYS[prog.benchmark]},
+                "trial": int(rec["trial"]),
+                "value": np.nan if v is None else v,
+                "printed": v is not None,
+            }
+        )
+    if bad:
+        print(
+            f"gap: {path.name}: line(s) {', '.join(map(str, bad))} not valid JSON, left out of the table",
+            file=sys.stderr,
+        )
     return pd.DataFrame(rows, columns=cols)
 
 

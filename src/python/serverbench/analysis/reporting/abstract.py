@@ -227,7 +227,21 @@ def _why(processed_dir: Path | None, fig: str, lang: str, bench: str) -> str:
             "(data/processed/gap-*/attribution.csv) is committed."
         )
     parts = [f"{f} {_range(g['ratio'])}x" for f, g in t.groupby("factor", sort=False)]
-    return f"Measured attribution ({gap[0]}): " + "; ".join(parts) + "."
+    return f"Measured attribution{_scope(t)} ({gap[0]}): " + "; ".join(parts) + "."
+
+
+def _scope(t: pd.DataFrame) -> str:
+    """' at 1 core': what every measured point shares (the parts of its `point` text), so a
+    reader sees which part of the figure's range the attribution covers; ' at 6 points' when
+    they share nothing; '' for a table without points."""
+    if "point" not in t or t["point"].isna().all():
+        return ""
+    points = list(dict.fromkeys(t["point"].dropna().astype(str)))
+    parts = points[0].split(", ")  # ', ' only: '1,000,000' is one part
+    shared = [p for p in parts if all(p in other.split(", ") for other in points)]
+    if len(points) == 1 or not shared:
+        return f" at {points[0]}" if len(points) == 1 else f" at {len(points)} points"
+    return " at " + ", ".join(shared)
 
 
 def verdict_groups(ran: pd.DataFrame) -> dict[tuple[str, str], list[str]]:

@@ -66,6 +66,7 @@ final class Conn(conn: ActorRef, s: Conn.Shared) extends Actor {
   private var inFlight = 0
   private var over = false
   private var quitting = false
+  private var connGone = false // the connection closed while leaving was still under way
 
   override def preStart(): Unit = context.watch(conn)
 
@@ -103,8 +104,8 @@ final class Conn(conn: ActorRef, s: Conn.Shared) extends Actor {
       s.c.connectionErrors.increment()
       goodbye("Connection closed")
     case _: Replies => () // a request given up when the client left
-    case _: Tcp.ConnectionClosed => if (quitting) context.stop(self) else goodbye("Connection closed")
-    case Terminated(`conn`) => if (quitting) context.stop(self) else goodbye("Connection closed")
+    case _: Tcp.ConnectionClosed => gone()
+    case Terminated(`conn`) => gone()
     case GiveUp => context.stop(self)
   }
 
@@ -124,7 +125,7 @@ final class Conn(conn: ActorRef, s: Conn.Shared) extends Actor {
       inFlight = queue.size
       conn ! Tcp.Write(queue.reduce(_ ++ _), Ack(inFlight))
       queue = Vector.empty
-    } else if (inFlight == 0 && quitting) conn ! Tcp.Close
+    } else if (inFlight == 0 && quitting && awaiting == 0) conn ! Tcp.Close // QUIT relayed first
 
   private def overflow(): Unit = {
     over = true
@@ -299,8 +300,18 @@ final class Conn(conn: ActorRef, s: Conn.Shared) extends Actor {
   // --- leaving ------------------------------------------------------------------------
   private def quit(reason: String): Unit = {
     quitting = true
-    leave(reason, () => flush())
+    leave(reason, () => if (connGone) context.stop(self) else flush())
   }
+
+  /** The connection closed. While leaving, the channels' answers still relay the QUIT to
+    * their members (stopping at once would drop it); then stop. */
+  private def gone(): Unit =
+    if (!quitting) goodbye("Connection closed")
+    else if (awaiting == 0) context.stop(self)
+    else if (!connGone) {
+      connGone = true
+      context.system.scheduler.scheduleOnce(GraceMs.millis, self, GiveUp)(context.dispatcher)
+    }
 
   private def goodbye(reason: String): Unit =
     if (!quitting) {
