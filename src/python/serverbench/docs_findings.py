@@ -5,6 +5,8 @@ spec's blocks does not load the analysis."""
 
 from __future__ import annotations
 
+from serverbench.docs_markdown import ROOT
+
 
 def paper_reports() -> str:
     from serverbench.analysis.reporting import pipeline

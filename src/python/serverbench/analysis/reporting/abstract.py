@@ -210,7 +210,7 @@ def gap_attribution(processed_dir: Path | None = None) -> tuple[str, pd.DataFram
         return None
     t = gap_tables.combine(tables)
     used = [s for s in tables if s in set(t.loc[t["ratio"].notna(), "sweep"])]
-    return ", ".join(used or sorted(tables)), t.drop(columns="sweep")
+    return ", ".join(used or sorted(tables)), t  # its `sweep` column names each row's sweep
 
 
 def _why(processed_dir: Path | None, fig: str, lang: str, bench: str) -> str:
@@ -227,7 +227,7 @@ def _why(processed_dir: Path | None, fig: str, lang: str, bench: str) -> str:
             "(data/processed/gap-*/attribution.csv) is committed."
         )
     parts = [f"{f} {_range(g['ratio'])}x" for f, g in t.groupby("factor", sort=False)]
-    return f"Measured attribution{_scope(t)} ({gap[0]}): " + "; ".join(parts) + "."
+    return f"Measured attribution{_scope(t)} ({', '.join(sorted(set(t['sweep'])))}): " + "; ".join(parts) + "."
 
 
 def _scope(t: pd.DataFrame) -> str:
