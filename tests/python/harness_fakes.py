@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from serverbench import contract, records
+from serverbench import contract, sweepfiles
 from serverbench.harness import host_info
 from serverbench.harness.planning import task as task_mod
 from serverbench.harness.planning.task import Task
@@ -29,7 +29,7 @@ def fakes(**modes):
 
 
 def lines(sweep_dir):
-    return [json.loads(x) for x in (Path(sweep_dir) / records.RAW_LOG_NAME).read_text().splitlines()]
+    return [json.loads(x) for x in (Path(sweep_dir) / sweepfiles.RAW_LOG_NAME).read_text().splitlines()]
 
 
 def spec(bench="pingping", lang="go", params=None, cores=1, timeout=10.0, budget=512 * 2**20, enforcement="auto"):

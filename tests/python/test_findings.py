@@ -19,7 +19,7 @@ import pytest
 from serverbench.analysis import claims
 from serverbench.analysis.claims import results
 from serverbench.analysis.reading import synthetic
-from serverbench.analysis.reporting import findings, layout
+from serverbench.analysis.reporting import cells, findings, layout
 
 ROOT = Path(__file__).resolve().parents[2]
 ABSTRACT_WORDS = 150
@@ -77,14 +77,14 @@ def test_first_screen_names_every_claim_with_its_verdict_early(tmp_path):
     lines = [ln for ln in md.splitlines() if ln.startswith("* **")]
     assert [re.match(r"\* \*\*(\w+)\*\*", ln).group(1) for ln in lines] == [v.id for v in V]  # the paper's order
     for v, ln in zip(V, lines):
-        assert f"{findings.DASH} **{findings.verdict_label(v)}**" in ln
+        assert f"{cells.DASH} **{findings.verdict_label(v)}**" in ln
         assert str(v.claim).rstrip(".") in ln  # the claim's whole sentence beside its code
         assert "elsewhere: supported 2" in ln
         assert "nan" not in ln and not LONG_DECIMALS.search(ln)
     c1 = next(ln for v, ln in zip(V, lines) if v.id == "C1")
     assert "Go/Akka 0.5" in c1 and "Erlang/Akka 0.5" in c1, c1  # the deciding ratios, 2 significant digits
     why = next(ln for v, ln in zip(V, lines) if v.verdict == results.NOT_TESTABLE)
-    assert len(why.split(findings.DASH)[1].split()) < 40  # says why in a few words
+    assert len(why.split(cells.DASH)[1].split()) < 40  # says why in a few words
 
 
 @pytest.mark.parametrize(
@@ -93,23 +93,23 @@ def test_first_screen_names_every_claim_with_its_verdict_early(tmp_path):
      np.float64(0.333333333), np.int64(7), float("nan"), None, pd.NA, pd.NaT, float("inf"), "0.25"],
 )  # fmt: skip
 def test_fmt_never_prints_nan_or_more_than_4_decimals(x):
-    for f in (findings.fmt, findings.fmt_seconds):
+    for f in (cells.fmt, cells.fmt_seconds):
         s = f(x)
         assert "nan" not in s.lower() and "None" not in s
         assert not re.search(r"\.\d{5,}", s), s
 
 
 def test_fmt_rules():
-    fmt = findings.fmt
+    fmt = cells.fmt
     assert fmt(7) == "7" and fmt(7.0) == "7" and fmt(32768.0) == "32,768" and fmt(np.int64(5000)) == "5000"
     assert fmt(0.958123) == "0.958" and fmt(1.50) == "1.50" and fmt(3.5926) == "3.59" and fmt(117.62) == "118"
-    assert fmt(float("nan")) == fmt(None) == findings.DASH
+    assert fmt(float("nan")) == fmt(None) == cells.DASH
     assert fmt("2026-11-26T18:39:45.819122Z - x") == "2026-11-26T18:39:45Z - x"
     assert fmt(pd.Timestamp("2026-11-26 18:39:45.8191")) == "2026-11-26 18:39:45"
-    assert findings.fmt_seconds(0.000123) == "123 µs" and findings.fmt_seconds(0.0123) == "12.3 ms"
-    assert findings.fmt_seconds(3.59) == "3.59 s" and findings.fmt_seconds(900) == "15.0 min"
-    html = findings.style(pd.DataFrame({"wall (s)": [0.5, math.nan], "ratio": [1 / 3, 2.0]})).to_html()
-    assert "500 ms" in html and "0.333" in html and findings.DASH in html and "nan" not in html
+    assert cells.fmt_seconds(0.000123) == "123 µs" and cells.fmt_seconds(0.0123) == "12.3 ms"
+    assert cells.fmt_seconds(3.59) == "3.59 s" and cells.fmt_seconds(900) == "15.0 min"
+    html = cells.style(pd.DataFrame({"wall (s)": [0.5, math.nan], "ratio": [1 / 3, 2.0]})).to_html()
+    assert "500 ms" in html and "0.333" in html and cells.DASH in html and "nan" not in html
 
 
 def test_glossary_defines_each_term_once():

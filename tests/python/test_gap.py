@@ -129,6 +129,8 @@ def test_runs_that_printed_nothing_crashed_hung_or_grew_have_no_value(tmp_path):
     assert grew["status"] == "over_memory_budget" and grew["memory_enforcement"] == "watchdog"
     for rec in (silent, crashed, hung, grew):
         assert records.raw_errors(rec) is None and runner.value(prog, rec) is None
+    assert rounds.outcome(prog, silent).startswith("invalid: printed no result")
+    assert rounds.outcome(prog, hung) == "timeout: wall-clock limit"
 
 
 # ---- the pieces and their rounds ----------------------------------------------------------
@@ -203,6 +205,7 @@ def test_a_piece_interleaves_harness_blocks_and_originals_and_resumes(tmp_path, 
     ]
     assert [m.split(":")[0] for m in log] == ["round 1"] * 3 + ["round 2"] * 3
     assert "original" in log[0] and "original" in log[-1]  # round 2 starts with the knobs block
+    assert log[0].endswith(": printed 0.5")  # what it printed, not the schema's `invalid`
     recs = [json.loads(x) for x in (out / runner.FILE_NAME).read_text().splitlines()]
     assert [(r["language"], r["trial"]) for r in recs] == [("go", 1), ("go", 2)]
     assert all(records.raw_errors(r) is None and r["status"] == "invalid" for r in recs)

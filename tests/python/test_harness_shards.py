@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from harness_fakes import LANGS, SMALL, fakes, lines
-from serverbench import cli, contract, protocol, records, stability
+from serverbench import cli, contract, protocol, records, stability, sweepfiles
 from serverbench.analysis.claims import replication
 from serverbench.harness import load_profile, make_plan
 from serverbench.harness.planning.plan import schedule
@@ -477,8 +477,8 @@ def test_resuming_a_sweep_started_on_another_machine_is_refused(tmp_path):
     man = json.loads((d / "manifest.json").read_text())
     man["machine"] = dict(man["machine"], fingerprint="0123456789abcdef", cpu_model="Another CPU")
     (d / "manifest.json").write_text(json.dumps(man))
-    (d / records.RAW_LOG_NAME).write_text(
-        "".join(x for x in (d / records.RAW_LOG_NAME).read_text().splitlines(True)[:2])
+    (d / sweepfiles.RAW_LOG_NAME).write_text(
+        "".join(x for x in (d / sweepfiles.RAW_LOG_NAME).read_text().splitlines(True)[:2])
     )
     before = _files(d)
     with pytest.raises(ProfileError, match=r"started on another machine \(fingerprint 0123456789abcdef, Another CPU"):

@@ -19,6 +19,7 @@ LAYERS = {
         "serverbench.errors",
         "serverbench.contract",
         "serverbench.records",
+        "serverbench.sweepfiles",  # a sweep folder's files: raw logs, manifest, sessions
         "serverbench.checksums",
         "serverbench.jdks",
         "serverbench.audit_steps",

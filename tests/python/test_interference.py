@@ -89,7 +89,7 @@ def test_smoke_keeps_one_record_per_task_and_a_bad_setting_is_named(monkeypatch)
 def test_the_report_names_each_cause_of_contention_and_the_repeats():
     import pandas as pd
 
-    from serverbench.analysis.reporting import report
+    from serverbench.analysis.reporting import contention
 
     class P:
         info = {"logical_cpus": 2}
@@ -107,7 +107,7 @@ def test_the_report_names_each_cause_of_contention_and_the_repeats():
             }
         )
 
-    note = report.contention_note(P)
+    note = contention.contention_note(P)
     assert "**3 of 5 runs were taken under contention**" in note
     assert "1 because other processes on this machine" in note and "2 only because the hypervisor" in note
     assert "2 flagged run(s) were run once more" in note

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from serverbench import records
+from serverbench import records, sweepfiles
 
 # The example record of the upstream spec (shared/spec/BENCHMARKS.md section 3),
 # completed with payload_errors, which this project's schema requires.
@@ -199,7 +199,7 @@ def _write(path, lines):
 def test_loader_reads_a_sweep_into_a_dataframe(tmp_path):
     sweep = tmp_path / "s1"
     sweep.mkdir()
-    _write(sweep / records.RAW_LOG_NAME, [raw_line(trial=1), raw_line(trial=2), raw_line(SPAWN, trial=1)])
+    _write(sweep / sweepfiles.RAW_LOG_NAME, [raw_line(trial=1), raw_line(trial=2), raw_line(SPAWN, trial=1)])
     df = records.load_raw(sweep)
     assert len(df) == 3
     assert list(df["trial"]) == [1, 2, 1]

@@ -9,7 +9,7 @@ import nbformat
 import pandas as pd
 
 from serverbench.analysis.plotting import figures
-from serverbench.analysis.reporting import pipeline
+from serverbench.analysis.reporting import render
 
 
 def _figure():
@@ -42,8 +42,8 @@ def _executed_notebook(path, seed):
 
 
 def test_report_html_does_not_depend_on_random_ids(tmp_path):
-    a = pipeline.render_html(_executed_notebook(tmp_path / "a.ipynb", 0xA1B2C), tmp_path / "a.html").read_text()
-    b = pipeline.render_html(_executed_notebook(tmp_path / "b.ipynb", 0x3D4E5), tmp_path / "b.html").read_text()
+    a = render.render_html(_executed_notebook(tmp_path / "a.ipynb", 0xA1B2C), tmp_path / "a.html").read_text()
+    b = render.render_html(_executed_notebook(tmp_path / "b.ipynb", 0x3D4E5), tmp_path / "b.html").read_text()
     assert "T_a1b2c" not in a and "T_t0" in a
     assert a == b
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from serverbench.analysis.reporting import pipeline
+from serverbench.analysis.reporting import pipeline, render
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "expected"
@@ -90,8 +90,8 @@ def test_printed_report_shows_the_whole_claims_table(tmp_path, monkeypatch, pape
 
     nb, ct = claims_report(tmp_path, monkeypatch, paper_verdicts)
     assert set(CLAIMS_COLUMNS) | {OWN} <= set(ct.columns)  # each a column of the table shown
-    html = pipeline.render_html(nb, tmp_path / "report.html")
-    pages = PdfReader(pipeline.print_pdf(html, tmp_path / "report.pdf")).pages
+    html = render.render_html(nb, tmp_path / "report.html")
+    pages = PdfReader(render.print_pdf(html, tmp_path / "report.pdf")).pages
     texts = [_text(p) for p in pages]
     table = [t for t in texts if OWN in t]
     assert table, "the last column's header is not in the PDF: " + texts[-1][:300]

@@ -1,4 +1,4 @@
-"""Every reader of a raw sweep folder accepts what records.raw_files accepts: a sharded
+"""Every reader of a raw sweep folder accepts what sweepfiles.raw_files accepts: a sharded
 sweep (runs.<i>.jsonl, no runs.jsonl) is listed, loaded and counted by the explorer, found
 by the teaching labs, and read by the audit, record for record as the whole one."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from serverbench import records
+from serverbench import sweepfiles
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.reading import synthetic
@@ -36,10 +36,10 @@ def raw_root(tmp_path, monkeypatch):
 
 def test_a_sharded_sweep_has_no_runs_jsonl_but_its_shards(raw_root):
     folder = raw_root / "lab1-sharded"
-    assert not (folder / records.RAW_LOG_NAME).exists()
-    assert [f.name for f in records.sweep_logs(folder)] == ["runs.0.jsonl", "runs.1.jsonl", "runs.2.jsonl"]
-    assert records.sweep_logs(folder) == records.raw_files(folder)
-    assert records.is_sweep(folder) and not records.is_sweep(raw_root / "empty")
+    assert not (folder / sweepfiles.RAW_LOG_NAME).exists()
+    assert [f.name for f in sweepfiles.sweep_logs(folder)] == ["runs.0.jsonl", "runs.1.jsonl", "runs.2.jsonl"]
+    assert sweepfiles.sweep_logs(folder) == sweepfiles.raw_files(folder)
+    assert sweepfiles.is_sweep(folder) and not sweepfiles.is_sweep(raw_root / "empty")
 
 
 def test_the_explorer_lists_loads_and_counts_a_sharded_sweep(raw_root):

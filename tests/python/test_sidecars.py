@@ -11,7 +11,7 @@ import json
 import pytest
 
 from harness_fakes import launcher, spec
-from serverbench import records, sidecars
+from serverbench import records, sidecars, sweepfiles
 from serverbench.analysis.reading import process
 from serverbench.benchmarks.recovery import figures as R
 from serverbench.harness.recording import rawlog
@@ -30,7 +30,7 @@ def _sweep(tmp_path, params=RECOVERY):
     folder.mkdir(parents=True)
     rec, _ = launcher("ok").run(spec("recovery", params=params, cores=1))
     assert rec["status"] == "ok", rec["status_reason"]
-    log = rawlog.RawLog(folder / records.RAW_LOG_NAME)
+    log = rawlog.RawLog(folder / sweepfiles.RAW_LOG_NAME)
     written = log.append(rec)
     log.close()
     return folder, rec, written
@@ -41,7 +41,7 @@ def test_long_arrays_go_to_one_sidecar_and_come_back_number_for_number(tmp_path)
     lat = written["metrics"]["restart_latency_s"]
     assert sidecars.is_ref(lat) and lat["n"] == 10_000
     assert written["metrics"]["crash_times_s"]["sidecar"] == lat["sidecar"]  # one file a run
-    line = (folder / records.RAW_LOG_NAME).read_bytes()
+    line = (folder / sweepfiles.RAW_LOG_NAME).read_bytes()
     assert len(line) < 5_000  # the line itself stays short
     for field in ("restart_latency_s", "crash_times_s"):
         assert sidecars.read_array(folder, lat, field) == rec["metrics"][field]
@@ -81,11 +81,11 @@ def test_a_reference_whose_count_is_wrong_is_bad(tmp_path):
     arrays["restart_latency_s"] = arrays["restart_latency_s"][:-1]
     path.write_bytes(gzip.compress(json.dumps(arrays).encode(), mtime=0))
     # a forged checksum to match: the count is still checked
-    line = json.loads((folder / records.RAW_LOG_NAME).read_text())
+    line = json.loads((folder / sweepfiles.RAW_LOG_NAME).read_text())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     for f in ("restart_latency_s", "crash_times_s"):
         line["metrics"][f]["sha256"] = digest
-    (folder / records.RAW_LOG_NAME).write_text(json.dumps(line) + "\n")
+    (folder / sweepfiles.RAW_LOG_NAME).write_text(json.dumps(line) + "\n")
     with pytest.raises(records.RawLogError, match="does not hold the 10000 values"):
         records.load_records([folder])
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from serverbench import records
-from serverbench.analysis.reporting import report
+from serverbench.analysis.reporting import contention
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import interference, launch
 from serverbench.harness.running.environment import CLK_TCK
@@ -152,7 +152,7 @@ def test_the_report_uses_the_measured_flag_of_a_socket_run_not_the_load_average(
             "interfered": [False, True, None],  # measured, measured, an old record
         }
     )
-    f = report.contention_flags(SimpleNamespace(runs=runs, info={"logical_cpus": 2}))
+    f = contention.contention_flags(SimpleNamespace(runs=runs, info={"logical_cpus": 2}))
     assert f["contended"].tolist() == [False, True, True]
 
 

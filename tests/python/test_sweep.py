@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import records
+from serverbench import records, sweepfiles
 from serverbench.analysis.reading.sweep import Sweep
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "raw" / "golden-smoke"
@@ -29,9 +29,9 @@ def test_a_shards_sessions_count_and_a_bad_session_line_is_left_out(tmp_path):
     shutil.copytree(GOLDEN, tmp_path / "s")
     shard = tmp_path / "s" / "sessions.2.jsonl"
     shard.write_text(json.dumps({"event": "start", "session": 1}) + "\n{torn\n", encoding="utf-8")
-    events = [x["event"] for x in records.read_sessions(tmp_path / "s")]
+    events = [x["event"] for x in sweepfiles.read_sessions(tmp_path / "s")]
     assert events == ["start", "end", "start"]
-    assert records.read_sessions(tmp_path / "nothing") == []
+    assert sweepfiles.read_sessions(tmp_path / "nothing") == []
 
 
 def test_a_corrupt_run_line_is_refused_or_set_aside(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from serverbench import protocol
 from serverbench.analysis.reporting import abstract, paperscale, thenandnow, vocabulary
-from serverbench.analysis.reporting.findings import sig
+from serverbench.analysis.reporting.cells import sig
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCESSED = ROOT / "data" / "processed"

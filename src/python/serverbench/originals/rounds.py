@@ -114,7 +114,7 @@ def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=
                         t.process_limit,
                     )
                     append_json(path, rec)
-                    log(f"round {k}: original {prog.language} {bench} c{t.cores} {t.params}: {rec['status']}")
+                    log(f"round {k}: original {prog.language} {bench} c{t.cores} {t.params}: {outcome(prog, rec)}")
                 continue
             over = {**p.sets, "defaults.trials": k}
             if block == "knobs":
@@ -131,6 +131,16 @@ def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=
             )
             log(f"round {k}: {block} block done ({', '.join(langs)})")
     return sweep_dir
+
+
+def outcome(prog: programs.Program, rec: dict) -> str:
+    """A run of an original in the log's words: what it printed, or its status and why. Its
+    status alone would say `invalid` for every run (the schema's word for a run without a
+    native record), the ones that printed included."""
+    v = runner.value(prog, rec)
+    if v is not None:
+        return f"printed {v:.6g}"
+    return f"{rec.get('status')}: {rec.get('status_reason')}"
 
 
 def _raw_dir() -> Path:

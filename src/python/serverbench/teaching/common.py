@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import catalog, contract, paths, records
+from serverbench import catalog, contract, paths, sweepfiles
 from serverbench.analysis.explorer import explore
 from serverbench.teaching.checks import Exercise as Exercise  # the labs reach the self-checks through common
 from serverbench.teaching.checks import check as check
@@ -107,7 +107,7 @@ class LabData:
 
 
 def _lab_sweeps(raw: Path, lab: str) -> list[Path]:
-    return sorted(p for p in raw.glob(f"{lab}-*") if records.is_sweep(p)) if raw.is_dir() else []
+    return sorted(p for p in raw.glob(f"{lab}-*") if sweepfiles.is_sweep(p)) if raw.is_dir() else []
 
 
 def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, overrides) -> LabData:

@@ -1,5 +1,8 @@
 """Lab 2 - Processes are memory: spawn time and bytes per process as N grows, first-touch
-page faults, and a safe max-processes search under a small memory budget."""
+page faults, and a safe max-processes search under a small memory budget.
+
+Kept whole past ~350 lines: a lab is one module (lab1 ... lab4), which its notebook and the
+instructor's solutions import alone, and each exercise's check sits beside the data it reads."""
 
 from __future__ import annotations
 

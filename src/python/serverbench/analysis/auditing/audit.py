@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import audit_steps, catalog, records
+from serverbench import audit_steps, catalog, sweepfiles
 from serverbench.analysis.reading import registry
 from serverbench.analysis.statistics import stats
 
@@ -67,7 +67,7 @@ def load_runs(sweep_dir) -> pd.DataFrame:
     """One row per ok, non-warm-up run of the audited benchmarks (their TableSpec.audit)."""
     audited = specs()
     rows = []
-    for f in records.sweep_logs(sweep_dir):
+    for f in sweepfiles.sweep_logs(sweep_dir):
         for line in f.read_text(encoding="utf-8").splitlines():
             try:
                 r = json.loads(line)

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from serverbench import protocol
-from serverbench.analysis.claims import regime
+from serverbench.analysis.claims import regime, summaries
 from serverbench.analysis.claims.options import Options
 from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: claims read them here)
     CONTRADICTED,
@@ -242,40 +242,6 @@ def _missing(needs: Needs, d: pd.DataFrame) -> str | None:
     return None
 
 
-def _why(comparisons: list[Comparison]) -> str:
-    seen: list[str] = []
-    for c in comparisons:
-        if c.result == UNCLEAR and c.why and c.why not in seen:
-            seen.append(c.why)
-    return "; ".join(seen[:3]) + (f"; ... ({len(seen) - 3} more)" if len(seen) > 3 else "")
-
-
-def default_summary(comparisons: list[Comparison], limit: int = 6) -> str:
-    """The comparisons against the claim first, then the undecided, then the rest."""
-    rank = {NO: 0, UNCLEAR: 1, YES: 2}
-    comparisons = sorted(comparisons, key=lambda c: rank.get(c.result, 3))
-    parts = [
-        f"{c.label} at {c.config}: {fmt_ci(c.ci)}" if c.ci is not None else f"{c.label} at {c.config}"
-        for c in comparisons[:limit]
-    ]
-    counts = ", ".join(
-        f"{sum(c.result == k for c in comparisons)} {k}"
-        for k in (YES, NO, UNCLEAR)
-        if any(c.result == k for c in comparisons)
-    )
-    more = f" ... ({len(comparisons)} comparisons: {counts})" if len(comparisons) > limit else f" ({counts})"
-    return "; ".join(parts) + more
-
-
-def fmt_ci(ci: stats.RatioCI | None) -> str:
-    """'2.10 [1.82, 2.44] at 90 %'."""
-    if ci is None or not pd.notna(ci.ratio):
-        return "n/a"
-    if not pd.notna(ci.lo):
-        return f"{ci.ratio:.3g} (no interval)"
-    return f"{ci.ratio:.3g} [{ci.lo:.3g}, {ci.hi:.3g}] at {ci.level:.0%}"
-
-
 def _judge(claim: Claim, P: Any, options: Options) -> Verdict:
     base: dict[str, Any] = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
     base["regime_kind"], base["regime"] = regime.tested(claim.id, P)
@@ -299,10 +265,10 @@ def _judge(claim: Claim, P: Any, options: Options) -> Verdict:
     if verdict == NOT_TESTABLE:
         why = "no comparison could be made on this sweep"
         return Verdict(**base, verdict=verdict, summary=why, why=why, scope=scope)
-    summary = (claim.summarize or default_summary)(comps)
+    text = (claim.summarize or summaries.default_summary)(comps)
     ev = pd.DataFrame([c.row(claim.id) for c in comps])
-    why = _why(comps) if verdict == INCONCLUSIVE else ""
-    return Verdict(**base, verdict=verdict, summary=summary, why=why, scope=scope, evidence=ev, comparisons=comps)
+    why = summaries.why_unclear(comps) if verdict == INCONCLUSIVE else ""
+    return Verdict(**base, verdict=verdict, summary=text, why=why, scope=scope, evidence=ev, comparisons=comps)
 
 
 def evaluate(claim: Claim, P: Any, options: Options | Mapping[str, Any] | None = None) -> Verdict:

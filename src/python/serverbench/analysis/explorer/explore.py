@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import contract, paths, records
+from serverbench import contract, paths, records, sweepfiles
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.statistics import stats
@@ -105,7 +105,7 @@ def sweep_ids(raw_root=None) -> list[str]:
     root = Path(raw_root) if raw_root else paths.raw_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if records.is_sweep(p))
+    return sorted(p.name for p in root.iterdir() if sweepfiles.is_sweep(p))
 
 
 def _short(col: str) -> str:
@@ -150,9 +150,9 @@ def _table_of(df: pd.DataFrame) -> pd.Series:
 
 def load_sweep(sweep) -> SweepView:
     folder = sweep_folder(sweep)
-    if not records.is_sweep(folder):
+    if not sweepfiles.is_sweep(folder):
         raise SweepInputError(
-            f"sweep folder {str(folder)!r} has no {records.RAW_LOG_NAME} (nor shards runs.<i>.jsonl):"
+            f"sweep folder {str(folder)!r} has no {sweepfiles.RAW_LOG_NAME} (nor shards runs.<i>.jsonl):"
             " not a sweep (or nothing ran yet)"
         )
     src = Sweep(folder, skip_bad=True, quiet=True)  # the skipped lines are counted in SweepView.skipped_lines
@@ -174,10 +174,10 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
     root = Path(raw_root) if raw_root else paths.raw_dir()
     for sid in sweep_ids(root):
         folder = root / sid
-        m = records.read_manifest(folder)
+        m = sweepfiles.read_manifest(folder)
         statuses: dict = {}
         benchmarks = set()
-        for log in records.sweep_logs(folder):
+        for log in sweepfiles.sweep_logs(folder):
             with open(log, encoding="utf-8") as f:
                 for line in f:
                     try:

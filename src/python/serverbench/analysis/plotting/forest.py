@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 ROWS_PER_FIGURE = 36
-ROWS_PER_CLAIM = 6  # the ones against the claim and the undecided first (engine.default_summary's order)
+ROWS_PER_CLAIM = 6  # the ones against the claim and the undecided first (summaries.default_summary's order)
 RESULT_COLOURS = {"yes": "#1b7837", "no": "#b2182b", "unclear": "#555555"}
 _RANK = {"no": 0, "unclear": 1, "yes": 2}
 

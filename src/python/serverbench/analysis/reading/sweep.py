@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from serverbench import records
+from serverbench import records, sweepfiles
 
 
 @dataclass
@@ -35,11 +35,11 @@ class Sweep:
 
     @cached_property
     def manifest(self) -> dict:
-        return records.read_manifest(self.folder)
+        return sweepfiles.read_manifest(self.folder)
 
     @cached_property
     def sessions(self) -> list[dict]:
-        return records.read_sessions(self.folder)
+        return sweepfiles.read_sessions(self.folder)
 
     @cached_property
     def _loaded(self) -> tuple[list[dict], list[tuple[str, int, str]]]:

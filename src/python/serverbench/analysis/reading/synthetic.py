@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from serverbench import catalog, records
+from serverbench import catalog, records, sweepfiles
 
 HOST = {
     "hostname": "synthetic",
@@ -133,13 +133,13 @@ def write_sweep(folder, recs, manifest: dict | None = None, shards: int = 0) -> 
     runs.<i>.jsonl, record k in shard k mod shards, as the harness's shards write them."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    names = [f"runs.{i}.jsonl" for i in range(shards)] or [records.RAW_LOG_NAME]
+    names = [f"runs.{i}.jsonl" for i in range(shards)] or [sweepfiles.RAW_LOG_NAME]
     for i, name in enumerate(names):
         with open(folder / name, "w", encoding="utf-8") as f:
             for r in recs[i :: len(names)]:
                 f.write(json.dumps(r) + "\n")
     if manifest is not None:
-        (folder / records.MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
+        (folder / sweepfiles.MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
     return folder
 
 

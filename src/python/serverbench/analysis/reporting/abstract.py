@@ -19,7 +19,7 @@ from serverbench.analysis.claims import engine
 from serverbench.analysis.reading import gap_tables
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.analysis.reporting import paperscale, thenandnow, vocabulary
-from serverbench.analysis.reporting.findings import sig
+from serverbench.analysis.reporting.cells import sig
 
 MAX_WORDS = 150
 PAPER = "Valkov, Chechina and Trinder (SAC 2018)"

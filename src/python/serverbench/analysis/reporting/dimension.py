@@ -304,7 +304,7 @@ def latest(processed_dir: Path | None = None) -> Path | None:
 def markdown(folder: Path | None = None) -> str:
     """The dimensioning tables of the newest committed dimension sweep, for
     docs/dimensioning.md (a generated block: `python -m serverbench docs`)."""
-    from serverbench.analysis.reporting.findings import fmt
+    from serverbench.analysis.reporting.cells import fmt
 
     folder = folder or latest()
     if folder is None:

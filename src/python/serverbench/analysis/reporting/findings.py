@@ -1,23 +1,20 @@
 """The report's first screen ("findings first"): one short line per claim with its
-verdict, the deciding ratios and the replication count; the glossary of the words those
-lines use (from docs/protocol.md and docs/statistics.md); and the number format of the
-report's tables (`fmt`, `style`): integers as integers, ratios to 3 significant digits,
-seconds in units, timestamps to the second, missing as an em dash, never "nan" and never
-more than 4 decimals. The report's title, sections and contents are layout.py's.
+verdict, the deciding ratios and the replication count; and the glossary of the words
+those lines use (from docs/protocol.md and docs/statistics.md). Its numbers are written by
+cells.py; the report's title, sections and contents are layout.py's.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
-from datetime import datetime
 
 import pandas as pd
 
 from serverbench import protocol
 from serverbench.analysis.claims import results
 from serverbench.analysis.reporting import vocabulary
+from serverbench.analysis.reporting.cells import DASH, is_missing, sig
 from serverbench.analysis.reporting.layout import (  # noqa: F401  (the report's layout, once named here)
     APPENDIX,
     EVIDENCE,
@@ -29,109 +26,6 @@ from serverbench.analysis.reporting.layout import (  # noqa: F401  (the report's
     anchor,
     toc,
 )
-
-DASH = "\u2014"
-# ------------------------------------------------------------------ numbers
-
-_FRACTION_OF_SECOND = re.compile(r"(\d{2}:\d{2}:\d{2})\.\d+")
-
-
-def _missing(x) -> bool:
-    if x is None or x is pd.NA or x is pd.NaT:
-        return True
-    try:
-        return bool(isinstance(x, float) and math.isnan(x))
-    except TypeError:
-        return False
-
-
-def sig(x: float, digits: int = 3) -> str:
-    """x to `digits` significant digits, never in exponent form between 1e-3 and 1e15 and
-    never with more than 4 decimals (below 0.01 one digit fewer, below 0.001 as 1.2e-04);
-    1000 and above as a whole number with thousands separators."""
-    x = float(x)
-    if math.isnan(x):
-        return DASH
-    if math.isinf(x):
-        return "\u221e" if x > 0 else "-\u221e"
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if a >= 1000:
-        return f"{x:,.0f}"
-    if a < 0.001:
-        return f"{x:.{max(digits - 2, 0)}e}"
-    exp = math.floor(math.log10(a))
-    decimals = min(max(digits - 1 - exp, 0), 4)
-    s = f"{x:.{decimals}f}"
-    if "." in s and a < 1:  # 0.250 -> 0.25 below 1; 1.50 keeps its digits (a ratio's)
-        s = s.rstrip("0").rstrip(".")
-    return s
-
-
-def fmt(x) -> str:
-    """One table cell: integers (and whole floats) as integers with thousands separators
-    from 10,000; other numbers to 3 significant digits (`sig`); timestamps to the second;
-    missing (None, NaN, NaT) as an em dash; text as it is, with any timestamp in it cut to
-    the second."""
-    if _missing(x):
-        return DASH
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, (pd.Timestamp, datetime)):
-        return x.strftime("%Y-%m-%d %H:%M:%S")
-    if isinstance(x, str):
-        return _FRACTION_OF_SECOND.sub(r"\1", x)
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return _FRACTION_OF_SECOND.sub(r"\1", str(x))
-    if math.isfinite(f) and f == int(f) and abs(f) < 1e15:
-        n = int(f)
-        return f"{n:,}" if abs(n) >= 10_000 else str(n)
-    return sig(f)
-
-
-def fmt_seconds(x) -> str:
-    """A duration in seconds in a unit that suits it: 12.3 µs, 4.56 ms, 7.89 s, 12.3 min."""
-    if _missing(x):
-        return DASH
-    try:
-        s = float(x)
-    except (TypeError, ValueError):
-        return fmt(x)
-    if not math.isfinite(s):
-        return fmt(s)
-    a = abs(s)
-    if a == 0:
-        return "0 s"
-    for unit, f in (("µs", 1e-6), ("ms", 1e-3)):
-        if a < f * 1000:
-            return f"{sig(s / f)} {unit}"
-    if a >= 7200:
-        return f"{sig(s / 3600)} h"
-    if a >= 600:
-        return f"{sig(s / 60)} min"
-    return f"{sig(s)} s"
-
-
-def is_seconds(column) -> bool:
-    """A column holding seconds, by its name: 'wall (s)', 'elapsed_s', 'max wall s'."""
-    c = str(column).strip()
-    return c.endswith("(s)") or c.endswith("_s") or c.endswith(" s")
-
-
-def style(df: pd.DataFrame, index: bool = False):
-    """df as a pandas Styler with every cell through `fmt`, seconds columns through
-    `fmt_seconds` (their header without its '(s)': the cells carry their unit), the index
-    hidden unless asked for."""
-    st = df.style.format(fmt)
-    secs = [c for c in df.columns if is_seconds(c)]
-    if secs:
-        st = st.format(fmt_seconds, subset=secs)
-        st = st.format_index(lambda c: re.sub(r"\s*\(s\)$|_s$", "", str(c)) if is_seconds(c) else c, axis="columns")
-    return st if index else st.hide(axis="index")
-
 
 # ------------------------------------------------------------------ the first screen
 
@@ -156,7 +50,7 @@ def _label(comparison: str) -> str:
 
 
 def _range(values: Iterable[float]) -> str:
-    v = [float(x) for x in values if not _missing(x)]
+    v = [float(x) for x in values if not is_missing(x)]
     if not v:
         return ""
     lo, hi = sig(min(v), 2), sig(max(v), 2)
@@ -170,7 +64,7 @@ def _rounds(V) -> str:
         for v in V
         if v.evidence is not None and "rounds" in v.evidence.columns
         for r, res in zip(v.evidence["rounds"], v.evidence["result"])
-        if res in _DECIDING and not _missing(r)
+        if res in _DECIDING and not is_missing(r)
     ]
     if not n:
         return ""

@@ -8,7 +8,7 @@ from pathlib import Path
 from serverbench.analysis.reading import gap_tables
 from serverbench.analysis.reporting import (
     abstract,
-    findings,
+    cells,
     layout,
     notebook,
     paperscale,
@@ -56,6 +56,6 @@ def show_opening(profile: str, P, V, extra, lead: list[str], figdir: Path, show_
             "**Where the pieces ran**, as each sweep recorded it (the paper's machines: the appendix's set-up table):"
         )
     )
-    display(findings.style(report.pieces_machine_table()))
+    display(cells.style(report.pieces_machine_table()))
     for caption, png in paperscale.draw_figures(figdir, show_reference):
         notebook.show_figure(png, caption)

@@ -99,7 +99,7 @@ def _scale_numbers(cid: str, root: Path | None) -> str:
     from serverbench.analysis.claims import engine as claims_engine
     from serverbench.analysis.reading.process import LANGUAGE_LABELS
     from serverbench.analysis.reporting import dimension
-    from serverbench.analysis.reporting.findings import sig
+    from serverbench.analysis.reporting.cells import sig
 
     claim = next((c for c in claims_engine.all_claims() if c.id == cid), None)
     bench = getattr(getattr(claim, "needs", None), "table", None)

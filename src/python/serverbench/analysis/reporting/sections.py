@@ -14,7 +14,7 @@ from serverbench.analysis.auditing import audit_report  # noqa: F401  (registers
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import Processed
 from serverbench.analysis.reporting import (
-    findings,
+    cells,
     runtimes_report,  # noqa: F401  (registers its report section)
 )
 
@@ -48,7 +48,7 @@ def show(title: str, blocks: list, P: Processed, figdir) -> None:
         if isinstance(b, str):
             display(Markdown(b))
         elif isinstance(b, pd.DataFrame):
-            display(findings.style(b))
+            display(cells.style(b))
         elif isinstance(b, registry.FigureRef):
             png = Path(figdir) / f"{b.name}.png"
             if not png.exists():

@@ -243,7 +243,7 @@ def rows(processed_dir: Path | None = None) -> pd.DataFrame:
 
 def num(x: float) -> str:
     """A value of the table: 3 significant digits, thousands separated, '—' when missing."""
-    from serverbench.analysis.reporting.findings import sig
+    from serverbench.analysis.reporting.cells import sig
 
     return sig(x)
 

@@ -256,7 +256,7 @@ def _pair_summary(comps: list[Comparison]) -> str:
             mine = c.extra.get("go", c.extra.get("akka"))
             parts.append(f"{c.label} at {c.config}: {first} {mine}; other {c.extra['other']} -> {c.result}")
         else:
-            from serverbench.analysis.claims.engine import fmt_ci
+            from serverbench.analysis.claims.summaries import fmt_ci
 
             parts.append(f"{c.label} at {c.config}: {fmt_ci(c.ci)} -> {c.result}")
     return "; ".join(parts)
@@ -307,7 +307,7 @@ def chaos(data: Data) -> list[Comparison]:
 
 
 def _chaos_summary(comps: list[Comparison]) -> str:
-    from serverbench.analysis.claims.engine import fmt_ci
+    from serverbench.analysis.claims.summaries import fmt_ci
 
     kept, count = comps
     e = count.extra

@@ -171,7 +171,7 @@ def sweep_seed(prof: Mapping, sweep_dir) -> int:
     order); else a fresh one from the OS's random source, recorded in the manifest."""
     if prof.get("seed") is not None:
         return int(prof["seed"])
-    from serverbench.records import read_manifest
+    from serverbench.sweepfiles import read_manifest
 
     recorded = read_manifest(sweep_dir).get("seed")
     if isinstance(recorded, int) and not isinstance(recorded, bool):

@@ -10,18 +10,18 @@ import json
 import os
 from pathlib import Path
 
-from serverbench import paths, records, sidecars
+from serverbench import paths, records, sidecars, sweepfiles
 from serverbench.harness.planning import search
 from serverbench.harness.planning.values import ProfileError
 
-MANIFEST_NAME = records.MANIFEST_NAME
-SESSIONS_NAME = records.SESSIONS_NAME
+MANIFEST_NAME = sweepfiles.MANIFEST_NAME
+SESSIONS_NAME = sweepfiles.SESSIONS_NAME
 
 
 def names(shard_index: int | None) -> dict:
     """The file names of a sweep (shard None) or of one shard of it."""
     if shard_index is None:
-        return {"runs": records.RAW_LOG_NAME, "sessions": SESSIONS_NAME, "manifest": MANIFEST_NAME, "lock": ".lock"}
+        return {"runs": sweepfiles.RAW_LOG_NAME, "sessions": SESSIONS_NAME, "manifest": MANIFEST_NAME, "lock": ".lock"}
     i = shard_index
     return {
         "runs": f"runs.{i}.jsonl",

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from serverbench import records
+from serverbench import sweepfiles
 from serverbench.harness.planning.plan import Plan
 from serverbench.harness.planning.profiles import ProfileError
 from serverbench.harness.recording import rawlog
@@ -111,7 +111,7 @@ def check(sweep_dir: Path, plan: Plan, shard: Shard | None) -> dict | None:
         return None
     want = layout(plan, shard)
     if have is None:
-        if (sweep_dir / records.RAW_LOG_NAME).exists():
+        if (sweep_dir / sweepfiles.RAW_LOG_NAME).exists():
             raise ProfileError(f"sweep {sid!r} was run without shards; --shard {shard} cannot join it")
         return want
     if have["shards"] != shard.count:

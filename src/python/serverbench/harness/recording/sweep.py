@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from serverbench import contract, paths, records
+from serverbench import contract, paths, records, sweepfiles
 from serverbench.harness.planning.plan import Plan, make_plan, schedule
 from serverbench.harness.planning.profiles import ProfileError, load_profile, sweep_seed
 from serverbench.harness.planning.search import Search
@@ -296,7 +296,7 @@ def latest_sweep(profile=None, raw_root=None) -> Path | None:
         return None
     best = None
     for d in root.iterdir():
-        man = records.read_manifest(d)  # {} for a folder without a readable manifest
+        man = sweepfiles.read_manifest(d)  # {} for a folder without a readable manifest
         if not man:
             continue
         if profile is not None and man.get("profile", {}).get("name") != profile:

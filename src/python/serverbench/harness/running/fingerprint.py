@@ -113,7 +113,7 @@ def fingerprint(m: dict) -> str:
 
 def of_sweep(sweep_dir: Path) -> dict | None:
     """The `machine` object a sweep's manifest recorded (None for sweeps before it existed)."""
-    from serverbench.records import read_manifest
+    from serverbench.sweepfiles import read_manifest
 
     return read_manifest(sweep_dir).get("machine")
 
