@@ -11,6 +11,7 @@ import pandas as pd
 from serverbench.analysis.claims.results import NO, UNCLEAR, YES
 from serverbench.analysis.statistics import stats
 
+
 def why_unclear(comparisons: list) -> str:
     """The first three distinct reasons the undecided comparisons give."""
     seen: list[str] = []
