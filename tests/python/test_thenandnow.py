@@ -207,11 +207,17 @@ def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path):
 def test_the_attributions_scope_is_what_its_points_share():
     scope = abstract._scope
     one_core = pd.DataFrame({"point": ["1 core, 1 pair", "1 core, 4 pairs", "1 core, 64 pairs"]})
-    assert scope(one_core) == " at 1 core"
+    assert scope(one_core) == " at 1 core, 1-64 pairs"
     sizes = pd.DataFrame({"point": ["5 kB, R = 1,000,000", "50 kB, R = 1,000,000"]})
-    assert scope(sizes) == " at R = 1,000,000"  # a thousands comma does not cut a part
-    both = pd.DataFrame({"point": ["1 core, 1 pair", "2 cores, 64 pairs"]})
-    assert scope(both) == " at 2 points"
+    assert scope(sizes) == " at 5 and 50 kB, R = 1,000,000"  # a thousands comma does not cut a part
+    both = pd.DataFrame(
+        {"point": [f"{c}, {p}" for c in ("1 core", "2 cores") for p in ("1 pair", "4 pairs", "64 pairs")]}
+    )
+    assert scope(both) == " at 1 and 2 cores, 1-64 pairs"  # a varying part as its span
+    mixed = pd.DataFrame({"point": ["5 kB, R = 1,000,000", "N = 3,000,000"]})
+    assert scope(mixed) == " at 2 points"  # parts that do not line up
+    unspannable = pd.DataFrame({"point": ["5 kB, R = 1,000", "5 kB, R = 1,000,000"]})
+    assert scope(unspannable) == " at 2 points"  # a varying part that is not '<number> <unit>'
     assert scope(pd.DataFrame({"ratio": [1.0]})) == ""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -231,17 +232,42 @@ def _why(processed_dir: Path | None, fig: str, lang: str, bench: str) -> str:
 
 
 def _scope(t: pd.DataFrame) -> str:
-    """' at 1 core': what every measured point shares (the parts of its `point` text), so a
-    reader sees which part of the figure's range the attribution covers; ' at 6 points' when
-    they share nothing; '' for a table without points."""
+    """' at 1 core': the measured points' parts (of their `point` texts), each part shared by
+    all of them as it is and one that varies as the span of its numbers ('1 and 2 cores',
+    '1-64 pairs'), so a reader sees which part of the figure's range the attribution covers;
+    ' at 6 points' when a varying part is not '<number> <unit>'; '' for a table without points."""
     if "point" not in t or t["point"].isna().all():
         return ""
-    points = list(dict.fromkeys(t["point"].dropna().astype(str)))
-    parts = points[0].split(", ")  # ', ' only: '1,000,000' is one part
-    shared = [p for p in parts if all(p in other.split(", ") for other in points)]
-    if len(points) == 1 or not shared:
-        return f" at {points[0]}" if len(points) == 1 else f" at {len(points)} points"
-    return " at " + ", ".join(shared)
+    points = [
+        q.split(", ") for q in dict.fromkeys(t["point"].dropna().astype(str))
+    ]  # ', ' only: '1,000,000' is one part
+    if len({len(q) for q in points}) != 1:
+        return f" at {len(points)} points"
+    out = []
+    for values in zip(*points):
+        span = values[0] if len(set(values)) == 1 else _span(list(dict.fromkeys(values)))
+        if span is None:
+            return f" at {len(points)} points"
+        out.append(span)
+    return " at " + ", ".join(out)
+
+
+def _span(values: list[str]) -> str | None:
+    """'1 and 2 cores' from '1 core', '2 cores'; '1-64 pairs' from three or more; None unless
+    every value is '<number> <unit>' with one unit (singular or plural)."""
+    parsed = []
+    for v in values:
+        m = re.fullmatch(r"([0-9][0-9,.]*) (\S+)", v)
+        if not m:
+            return None
+        parsed.append((float(m.group(1).replace(",", "")), m.group(1), m.group(2)))
+    if len({u.removesuffix("s") for _, _, u in parsed}) != 1:
+        return None
+    parsed.sort()
+    unit = max((u for _, _, u in parsed), key=len)  # the plural
+    if len(parsed) == 2:
+        return f"{parsed[0][1]} and {parsed[1][1]} {unit}"
+    return f"{parsed[0][1]}-{parsed[-1][1]} {unit}"
 
 
 def verdict_groups(ran: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
