@@ -6,6 +6,7 @@ the sweep's attribution table and prints it.
     python scripts/gap.py --piece pilot               # the pipeline end to end: 10 s runs, 3 rounds
     python scripts/gap.py --piece throughput-1core    # a measurement: 60 s runs, 5 rounds
     python scripts/gap.py --piece pingping --sweep-id gap-pingping-...   # resume
+    python scripts/gap.py --table-only --sweep-id gap-pingping-...   # its table again, from its raw logs
 """
 
 from __future__ import annotations
@@ -25,20 +26,46 @@ from serverbench.originals.programs import OriginalError
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--piece", required=True, help="a piece of src/python/serverbench/profiles/gap.toml")
+    ap.add_argument("--piece", help="a piece of src/python/serverbench/profiles/gap.toml")
     ap.add_argument("--sweep-id", default=None, help="resume this sweep (default: gap-<piece>-<UTC time>)")
     ap.add_argument("--allow-dirty", action="store_true", help="record into data/raw from an uncommitted tree")
+    ap.add_argument(
+        "--table-only",
+        action="store_true",
+        help="run nothing: write the sweep's (--sweep-id) attribution table again from its raw logs",
+    )
     args = ap.parse_args(argv)
+    if args.table_only:
+        return _table_only(args.sweep_id)
+    if not args.piece:
+        ap.error("--piece is required (or --table-only --sweep-id ID)")
     try:
         refuse_dirty(None, args.allow_dirty)  # as `serverbench run`: the manifest's commit must say what ran
         sweep_dir = rounds.run_rounds(args.piece, args.sweep_id, log=lambda m: print(m, flush=True))
     except (ProfileError, UsageError, OriginalError) as e:
         print(f"gap: {e}", file=sys.stderr)
         return 2
+    _write(sweep_dir)
+    return 0
+
+
+def _table_only(sweep_id: str | None) -> int:
+    """The attribution table of a recorded sweep, from its raw logs (after a change of the
+    attribution code: the committed table must be what the code makes of the raw logs)."""
+    from serverbench import paths, sweepfiles
+
+    folder = paths.raw_dir() / (sweep_id or "")
+    if not sweep_id or not sweepfiles.is_sweep(folder):
+        print(f"gap: --table-only needs --sweep-id of a sweep under data/raw (got {sweep_id!r})", file=sys.stderr)
+        return 2
+    _write(folder)
+    return 0
+
+
+def _write(sweep_dir) -> None:
     out = attribution.write(sweep_dir)
     print(out)
     print(gap_tables.markdown(pd.read_csv(out)))
-    return 0
 
 
 if __name__ == "__main__":

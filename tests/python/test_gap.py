@@ -408,3 +408,35 @@ def test_the_build_refuses_a_wrong_source_or_a_folder_inside_the_repository(tmp_
     rc, err = build(fake, script.parents[1] / "build" / "originals")
     assert rc == 2 and "inside the repository" in err
     assert not (script.parents[1] / "build" / "originals").exists()  # refused before anything is written
+
+
+def test_every_committed_attribution_table_is_what_the_code_makes_of_its_raw_logs():
+    """data/processed/<gap sweep>/attribution.csv is written once by scripts/gap.py; after a
+    change of the attribution code it must be written again (`--table-only`), or the docs
+    and the abstract would show numbers the raw logs no longer give."""
+    from serverbench import paths
+
+    checked = 0
+    for csv in sorted(paths.processed_dir().glob(f"*/{attribution.FILE_NAME}")):
+        raw = paths.raw_dir() / csv.parent.name
+        if not (raw / "runs.jsonl").exists():
+            continue
+        want = attribution.attribution(attribution.sides(raw))
+        got = pd.read_csv(csv)
+        assert len(got) == len(want), csv.parent.name
+        assert list(got["factor"]) == list(want["factor"]), csv.parent.name
+        for col in ("ratio", "lo", "hi"):
+            a, b = got[col].to_numpy(float), want[col].to_numpy(float)
+            same = (np.isnan(a) & np.isnan(b)) | np.isclose(a, b, rtol=1e-4, equal_nan=False)
+            assert same.all(), f"{csv.parent.name}: {col} differs; run scripts/gap.py --table-only --sweep-id ..."
+        checked += 1
+    if not checked:
+        pytest.skip("no committed gap sweep here")
+
+
+def test_table_only_names_a_missing_sweep():
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gap.py"
+    r = subprocess.run(
+        [sys.executable, str(script), "--table-only", "--sweep-id", "gap-none"], capture_output=True, text=True
+    )
+    assert r.returncode == 2 and "gap-none" in r.stderr

@@ -64,7 +64,12 @@ def audit_runs(P) -> pd.DataFrame:
 
 
 def load_runs(sweep_dir) -> pd.DataFrame:
-    """One row per ok, non-warm-up run of the audited benchmarks (their TableSpec.audit)."""
+    """One row per ok, non-warm-up run of the audited benchmarks (their TableSpec.audit).
+
+    A configuration's trial run twice (an ok run flagged `interfered` and its re-run, or a
+    resumed sweep's repeat) counts once: the later ok attempt, the one the processed tables
+    select (reading.process.runs_table; docs/protocol.md "Re-runs on interference"). Both
+    copies would leave a round twice, which a paired ratio cannot pair."""
     audited = specs()
     rows = []
     for f in sweepfiles.sweep_logs(sweep_dir):
@@ -92,9 +97,16 @@ def load_runs(sweep_dir) -> pd.DataFrame:
                     "true_value": m.get(fair_m),
                     "printed": m.get("reported_printed", True) if variant != "fair" else True,
                     "trial": r.get("trial"),
+                    "_key": (r.get("sweep_id"), r.get("config_id"), r.get("trial")),
+                    "_started": str(r.get("started_utc") or ""),
                 }
             )
-    return pd.DataFrame(rows)
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    df["_order"] = np.arange(len(df))
+    df = df.sort_values(["_started", "_order"], kind="stable").drop_duplicates("_key", keep="last")
+    return df.sort_values("_order").drop(columns=["_key", "_started", "_order"]).reset_index(drop=True)
 
 
 def ratios(runs: pd.DataFrame) -> pd.DataFrame:
