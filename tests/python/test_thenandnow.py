@@ -219,6 +219,10 @@ def test_the_attributions_scope_is_what_its_points_share():
     unspannable = pd.DataFrame({"point": ["5 kB, R = 1,000", "5 kB, R = 1,000,000"]})
     assert scope(unspannable) == " at 2 points"  # a varying part that is not '<number> <unit>'
     assert scope(pd.DataFrame({"ratio": [1.0]})) == ""
+    versions = pd.DataFrame({"point": ["1.2.3 x", "2 x"]})
+    assert scope(versions) == " at 2 points"  # not a number: no float('1.2.3') raised
+    assert scope(pd.DataFrame({"point": ["N = 10,000", "N = 2.5 M"]})) == " at 2 points"
+    assert abstract._span(["1,000 pairs", "2.5 pairs"]) == "2.5 and 1,000 pairs"
 
 
 def test_a_second_sweep_of_a_piece_shows_beside_the_newest_and_enters_the_verdicts(tmp_path):

@@ -238,9 +238,8 @@ def _scope(t: pd.DataFrame) -> str:
     ' at 6 points' when a varying part is not '<number> <unit>'; '' for a table without points."""
     if "point" not in t or t["point"].isna().all():
         return ""
-    points = [
-        q.split(", ") for q in dict.fromkeys(t["point"].dropna().astype(str))
-    ]  # ', ' only: '1,000,000' is one part
+    # split on ', ' only: '1,000,000' is one part
+    points = [q.split(", ") for q in dict.fromkeys(t["point"].dropna().astype(str))]
     if len({len(q) for q in points}) != 1:
         return f" at {len(points)} points"
     out = []
@@ -257,7 +256,7 @@ def _span(values: list[str]) -> str | None:
     every value is '<number> <unit>' with one unit (singular or plural)."""
     parsed = []
     for v in values:
-        m = re.fullmatch(r"([0-9][0-9,.]*) (\S+)", v)
+        m = re.fullmatch(r"([0-9]{1,3}(?:,[0-9]{3})*(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?) (\S+)", v)
         if not m:
             return None
         parsed.append((float(m.group(1).replace(",", "")), m.group(1), m.group(2)))
