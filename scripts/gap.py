@@ -36,6 +36,9 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     if args.table_only:
+        if args.piece or args.allow_dirty:
+            # it runs nothing, so a piece would be silently ignored: refuse, as for any bad flag
+            ap.error("--table-only runs nothing: it takes --sweep-id only, not --piece or --allow-dirty")
         return _table_only(args.sweep_id)
     if not args.piece:
         ap.error("--piece is required (or --table-only --sweep-id ID)")

@@ -185,24 +185,14 @@ def test_an_interfered_run_and_its_rerun_count_once_as_the_rerun(tmp_path):
     """The harness re-runs an ok run flagged `interfered`; the later attempt is the one every
     table uses (docs/protocol.md). Kept twice, a round appears twice and a paired ratio
     (the gap's attribution) cannot pair it: the spawn gap piece printed n/a there."""
-    import json
+    from serverbench.analysis.reading import synthetic
 
     def rec(trial, value, started, interfered=False):
-        return {
-            "sweep_id": "s",
-            "config_id": "spawn/go/fair/c2/processes=10000",
-            "trial": trial,
-            "warmup": False,
-            "benchmark": "spawn",
-            "language": "go",
-            "variant": "fair",
-            "cores": 2,
-            "params": {"processes": 10000},
-            "metrics": {"all_ready_s": value},
-            "status": "ok",
-            "interfered": interfered,
-            "started_utc": started,
-        }
+        r = synthetic.raw_record(
+            "spawn", "go", {"processes": 10000}, {"all_ready_s": value}, cores=2, trial=trial, started_utc=started
+        )
+        r["interfered"] = interfered
+        return r
 
     lines = [
         rec(1, 1.0, "2026-11-29T10:00:00Z"),
@@ -210,7 +200,23 @@ def test_an_interfered_run_and_its_rerun_count_once_as_the_rerun(tmp_path):
         rec(2, 2.0, "2026-11-29T10:01:10Z"),
         rec(3, 3.0, "2026-11-29T10:02:00Z"),
     ]
-    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    synthetic.write_sweep(tmp_path, lines)
     runs = audit.load_runs(tmp_path)
     assert sorted(runs["trial"]) == [1, 2, 3]
     assert runs.set_index("trial").loc[2, "value"] == pytest.approx(2.0)
+
+
+def test_a_corrupt_raw_line_is_named_not_skipped(tmp_path):
+    """The audit reads a sweep as the processed tables do: a half-written or hand-edited
+    line stops it with the file and line named, instead of leaving a run out unseen (which
+    would change a paired ratio without a word)."""
+    from serverbench import records
+    from serverbench.analysis.reading import synthetic
+
+    recs = [synthetic.raw_record("spawn", "go", {"processes": 10000}, {"all_ready_s": 1.0 + t}, trial=t) for t in range(3)]
+    synthetic.write_sweep(tmp_path, recs)
+    assert len(audit.load_runs(tmp_path)) == 3
+    with open(tmp_path / "runs.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"benchmark": "spawn", "status": "ok", "metr\n')
+    with pytest.raises(records.RawLogError, match=r"runs\.jsonl:4:"):
+        audit.load_runs(tmp_path)

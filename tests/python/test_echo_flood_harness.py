@@ -22,6 +22,7 @@ from serverbench.benchmarks.echo_flood import sockets as echo_sockets
 from serverbench.harness.running import pinned
 from serverbench.harness.sockets import accounting as sockets_bytes
 from serverbench.harness.sockets import probe as sockets_probe
+from serverbench.harness.sockets import procfs
 from serverbench.harness.sockets import run as sockets
 from socket_helpers import _need, broken_launcher, run, task
 
@@ -103,14 +104,14 @@ def test_probe_sums_context_switches_over_threads():
 
 # ---- the kernel-memory guard of large runs (monkeypatched /proc readers) ----------------
 def _fake_after(monkeypatch, name: str, after_s: float, value):
-    """Replace sockets_probe.<name> by the real reader until `after_s` after its first call."""
-    real, first = getattr(sockets_probe, name), []
+    """Replace procfs.<name> (what the probe reads) by the real reader until `after_s` after its first call."""
+    real, first = getattr(procfs, name), []
 
     def fake():
         first.append(first[0] if first else time.monotonic())
         return value(real()) if time.monotonic() - first[0] >= after_s else real()
 
-    monkeypatch.setattr(sockets_probe, name, fake)
+    monkeypatch.setattr(procfs, name, fake)
 
 
 def _at_pressure(ss):
@@ -118,7 +119,7 @@ def _at_pressure(ss):
 
 
 def test_tcp_guard_is_near_the_hard_limit_not_the_pressure_threshold():
-    lo, pressure, high = sockets_probe.read_tcp_mem()
+    lo, pressure, high = procfs.read_tcp_mem()
     guard = sockets_probe.tcp_guard_pages()
     assert pressure < guard < high and guard == int(high * 0.9)
 

@@ -440,3 +440,14 @@ def test_table_only_names_a_missing_sweep():
         [sys.executable, str(script), "--table-only", "--sweep-id", "gap-none"], capture_output=True, text=True
     )
     assert r.returncode == 2 and "gap-none" in r.stderr
+
+
+def test_table_only_refuses_a_piece():
+    """--table-only runs nothing, so a --piece beside it would be ignored without a word."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gap.py"
+    r = subprocess.run(
+        [sys.executable, str(script), "--table-only", "--piece", "spawn", "--sweep-id", "gap-none"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2 and "--piece" in r.stderr and "runs nothing" in r.stderr

@@ -171,3 +171,15 @@ def test_render_removes_figures_left_by_an_earlier_sweep(tmp_path):
     gone = pipeline.remove_figures(tmp_path)
     assert sorted(p.name for p in gone) == sorted(f"{n}.png" for n in names)
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_render_removes_the_audit_figure_in_a_fresh_process(tmp_path):
+    """The audit figure is registered by analysis.auditing, which no benchmark package
+    imports: in a fresh process (as run_all.sh renders) its file must go too, or the report's
+    Figures section shows one drawn by an earlier sweep and older code."""
+    import subprocess
+
+    (tmp_path / "audit.png").write_bytes(b"old")
+    code = "import sys; from serverbench.analysis.reporting import pipeline; pipeline.remove_figures(sys.argv[1])"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
+    assert not (tmp_path / "audit.png").exists()

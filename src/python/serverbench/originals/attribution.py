@@ -109,7 +109,7 @@ def sides(sweep_dir) -> pd.DataFrame:
         )
     path = Path(sweep_dir) / runner.FILE_NAME
     bad: list[int] = []
-    for rec in read_lines(path, bad):  # as audit.load_runs: a corrupt line is set aside, not fatal
+    for rec in read_lines(path, bad):  # the gap script's own log: a corrupt line is named below and set aside
         prog = programs.find(rec["benchmark"], rec["language"])
         if prog is None:
             continue

@@ -11,15 +11,14 @@ fair runs and once on the paper runs' reported values.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from serverbench import audit_steps, catalog, sweepfiles
-from serverbench.analysis.reading import registry
+from serverbench import audit_steps, catalog
+from serverbench.analysis.reading import registry, sweep
 from serverbench.analysis.statistics import stats
 
 
@@ -72,35 +71,32 @@ def load_runs(sweep_dir) -> pd.DataFrame:
     copies would leave a round twice, which a paired ratio cannot pair."""
     audited = specs()
     rows = []
-    for f in sweepfiles.sweep_logs(sweep_dir):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            b = r.get("benchmark")
-            if b not in audited or r.get("warmup") or r.get("status") != "ok" or not r.get("metrics"):
-                continue
-            m, p = r["metrics"], r.get("params") or {}
-            fair_m, rep_m = audited[b].fair_metric, audited[b].reported_metric
-            variant = r.get("variant", "fair")
-            knobs = r.get("knobs") or {k: v for k, v in p.items() if v != "variant"}
-            value = m.get(fair_m) if variant == "fair" else m.get(rep_m)
-            rows.append(
-                {
-                    "benchmark": b,
-                    "language": r["language"],
-                    "variant": variant,
-                    "step": audit_steps.step_of(variant, knobs, b, r["language"]),
-                    **{k: (r.get("cores") if k == "cores" else p.get(k)) for k in audited[b].config},
-                    "value": value if value is not None else np.nan,
-                    "true_value": m.get(fair_m),
-                    "printed": m.get("reported_printed", True) if variant != "fair" else True,
-                    "trial": r.get("trial"),
-                    "_key": (r.get("sweep_id"), r.get("config_id"), r.get("trial")),
-                    "_started": str(r.get("started_utc") or ""),
-                }
-            )
+    # Read as every processed table reads a sweep: a corrupt or schema-violating line raises
+    # records.RawLogError naming its file and line, instead of leaving a run out unseen.
+    for r in sweep.Sweep(Path(sweep_dir)).records:
+        b = r.get("benchmark")
+        if b not in audited or r.get("warmup") or r.get("status") != "ok" or not r.get("metrics"):
+            continue
+        m, p = r["metrics"], r.get("params") or {}
+        fair_m, rep_m = audited[b].fair_metric, audited[b].reported_metric
+        variant = r.get("variant", "fair")
+        knobs = r.get("knobs") or {k: v for k, v in p.items() if v != "variant"}
+        value = m.get(fair_m) if variant == "fair" else m.get(rep_m)
+        rows.append(
+            {
+                "benchmark": b,
+                "language": r["language"],
+                "variant": variant,
+                "step": audit_steps.step_of(variant, knobs, b, r["language"]),
+                **{k: (r.get("cores") if k == "cores" else p.get(k)) for k in audited[b].config},
+                "value": value if value is not None else np.nan,
+                "true_value": m.get(fair_m),
+                "printed": m.get("reported_printed", True) if variant != "fair" else True,
+                "trial": r.get("trial"),
+                "_key": (r.get("sweep_id"), r.get("config_id"), r.get("trial")),
+                "_started": str(r.get("started_utc") or ""),
+            }
+        )
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)

@@ -1,4 +1,5 @@
 """The claims engine: one evaluator for every claim of the protocol (docs/protocol.md).
+(Kept whole past ~350 lines: a claim's types and the one path that judges it are read together.)
 
 A claim's words (sentence, source, deciding comparisons, yes region) live in
 spec/protocol.json; its encoding is a `Claim` entry here (id, the data it needs, the

@@ -110,9 +110,15 @@ def paper_verdicts(workdir=None) -> pd.DataFrame:
     if workdir is None:
         with tempfile.TemporaryDirectory() as d:
             return paper_verdicts(d)
-    P = synthetic.processed_from(paper_records(), Path(workdir), {"profile": {"name": "paper data"}})
-    t = claims.claims_table([v for v in claims.check_all(P, point_values=True) if v.id.startswith("C")])
-    return t[["id", "verdict", "numbers", "why"]]
+    return claims.claims_table(_verdicts(Path(workdir)))[["id", "verdict", "numbers", "why"]]
+
+
+def _verdicts(workdir: Path) -> list:
+    """The C claims judged on the paper's records, processed in workdir with point values
+    (the paper gives one number per point, so there is no interval to judge). E and T
+    claims are judged on the source data instead (sourcedata.py)."""
+    P = synthetic.processed_from(paper_records(), workdir, {"profile": {"name": "paper data"}})
+    return [v for v in claims.check_all(P, point_values=True) if v.id.startswith("C")]
 
 
 def paper_verdicts_cached() -> pd.DataFrame:
@@ -129,8 +135,7 @@ def paper_verdicts_cached() -> pd.DataFrame:
 
     def compute() -> dict:
         with tempfile.TemporaryDirectory() as work:
-            P = synthetic.processed_from(paper_records(), Path(work), {"profile": {"name": "paper data"}})
-            V = [v for v in claims.check_all(P, point_values=True) if v.id.startswith("C")]  # E, T: sourcedata.py
+            V = _verdicts(Path(work))
         return {
             "claims": claims.claims_table(V).to_dict(orient="split", index=False),
             "evidence": claims.evidence_table(V).to_dict(orient="split", index=False),

@@ -2,6 +2,7 @@
 time", 2013): where each benchmark's measured quantity is steady, and how its variance
 splits between the levels of the design, so that the `paper` profile reduces only what
 changes a number's variance, never what changes the number (docs/dimensioning.md).
+(Kept whole past ~350 lines: its three analyses share the sample readers and one figure.)
 
 From a sweep of the `dimension` profile (raw logs only):
 

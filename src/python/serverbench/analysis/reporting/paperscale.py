@@ -1,5 +1,6 @@
 """The paper at its own scale: the verdicts of the committed sweeps of the `paper` profile's
 pieces (harness/planning/pieces.py), for the report's first section and beside the quick verdicts.
+(Kept whole past ~350 lines: the section, its figures and its README lines read the same sweeps.)
 
 Each piece is a sweep of its own (`paper-<piece>-<time>`, processed under data/processed),
 and a piece may have several. Every sweep counts (protocol 2, section 5): each is named with

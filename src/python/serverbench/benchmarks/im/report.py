@@ -33,7 +33,9 @@ names an instant-messaging server as the test they need (Sec. 5, ref. [4]). Here
 language's IRC-subset server (docs/im.md: a process per connection, a chat-session process
 per conversation, a process per channel, under supervision) takes the same load from one
 open-loop generator, pinned to its own CPU, over loopback; ngIRCd (C) and InspIRCd (C++)
-take the same load as production anchors. The predictions IM1-IM5 were registered before
+take the same load as production anchors, with the socket options they ship with: neither
+sets TCP_NODELAY, so Nagle's algorithm is on in both, while every server of ours turns it
+off (docs/im.md). The predictions IM1-IM5 were registered before
 any IM data, in protocol {version} (sha256 `{sha}`), which judges this sweep."""
 
 

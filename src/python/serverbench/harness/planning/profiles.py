@@ -1,4 +1,5 @@
 """Sweep definitions as data: TOML profiles, overrides, validation and expansion.
+(Kept whole past ~350 lines: parsing, overrides and validation share a profile's key rules.)
 
 A profile (see profiles/quick.toml for the annotated layout) has top-level settings
 (name, description, seed, variant, languages), a [defaults] table of run settings, and

@@ -31,17 +31,19 @@ kernel-memory guard of large socket runs.
   run `over_memory_budget` and stops the server as after any run. `floor_crossed()` is the
   same test the harness makes before such a run (sockets.limits.check_memory_floors).
 
-Every /proc reader is a module-level function, so tests can replace one (monkeypatch).
+The /proc readers are module-level functions of procfs.py, called through that module, so
+tests can replace one (monkeypatch procfs.<name>).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
 from serverbench import plugins
 from serverbench.harness.running import host
+from serverbench.harness.running.environment import CLK_TCK
+from serverbench.harness.sockets import procfs
 
 INTERVAL_S = 0.1  # how often peaks and the guard are sampled
 SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration_s, 1 s) after the client
@@ -49,8 +51,6 @@ END_MARGIN_FRACTION, END_MARGIN_MAX_S = 0.1, 0.25  # ... and ends min(0.1 x dura
 GUARD_MIN_CONNECTIONS = 1024  # runs this large are checked before and guarded during the run
 TCP_HIGH_FRACTION = 0.9  # the guard stops a run at 90 % of tcp_mem's hard limit, before the kernel drops
 TREE_EVERY = 10  # whole-run RSS sampling looks the server's process tree up again every this many samples
-PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # The raw record's saturation fields (null outside saturate mode or when not measurable).
 FIELDS = (
@@ -66,101 +66,6 @@ FIELDS = (
 )
 
 
-# ---- readers (None when unreadable) ------------------------------------------------------
-def read_sockstat() -> dict | None:
-    """/proc/net/sockstat: {"sockets_used", "tcp_inuse", "tcp_mem_pages"} (this network
-    namespace; TCP mem is in pages)."""
-    out = {}
-    try:
-        with open("/proc/net/sockstat", encoding="ascii") as f:
-            for line in f:
-                head, _, rest = line.partition(":")
-                vals = rest.split()
-                pairs = dict(zip(vals[::2], vals[1::2]))
-                if head == "sockets" and "used" in pairs:
-                    out["sockets_used"] = int(pairs["used"])
-                elif head == "TCP":
-                    out["tcp_inuse"] = int(pairs["inuse"])
-                    out["tcp_mem_pages"] = int(pairs["mem"])
-    except (OSError, ValueError, KeyError):
-        return None
-    return out if "tcp_mem_pages" in out else None
-
-
-def read_tcp_mem() -> tuple[int, int, int] | None:
-    """net.ipv4.tcp_mem: (low, pressure, high) in pages."""
-    try:
-        lo, pressure, hi = (int(x) for x in open("/proc/sys/net/ipv4/tcp_mem").read().split())
-    except (OSError, ValueError):
-        return None
-    return lo, pressure, hi
-
-
-def read_mem_available() -> int | None:
-    """MemAvailable in bytes (/proc/meminfo)."""
-    return host.mem_available()
-
-
-def read_host_ctxt() -> int | None:
-    """Context switches of the whole machine since boot (/proc/stat `ctxt`)."""
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("ctxt "):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def read_cpu_ticks(pid: int) -> tuple[int, int] | None:
-    """(utime, stime) of a process, all its threads, in clock ticks (/proc/<pid>/stat)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return int(fields[11]), int(fields[12])  # fields 14 and 15 of the whole line
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def read_ctx_switches(pid: int) -> tuple[int, int] | None:
-    """(voluntary + nonvoluntary context switches summed over the process's threads, threads)."""
-    total = threads = 0
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return None
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status", "rb") as f:
-                for line in f:
-                    if line.startswith((b"voluntary_ctxt_switches:", b"nonvoluntary_ctxt_switches:")):
-                        total += int(line.split()[1])
-            threads += 1
-        except (OSError, ValueError, IndexError):
-            continue  # the thread has just exited
-    return (total, threads) if threads else None
-
-
-def read_rss(pid: int) -> int | None:
-    """Resident bytes of a process (/proc/<pid>/statm)."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * PAGE_BYTES
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def process_tree(pid: int) -> list[int]:
-    """The process and its descendants (a runtime's helper processes, e.g. Erlang's)."""
-    try:
-        import psutil
-
-        return [pid] + [p.pid for p in psutil.Process(pid).children(recursive=True)]
-    except Exception:
-        return [pid]
-
-
 # ---- the floors ---------------------------------------------------------------------------
 def host_floor_bytes(task) -> int:
     """The host's memory floor for a run: the task's own, else the harness's one default
@@ -172,7 +77,7 @@ def host_floor_bytes(task) -> int:
 
 def tcp_guard_pages() -> int | None:
     """The kernel TCP memory (pages) at which the guard stops a run: TCP_HIGH_FRACTION of tcp_mem's hard limit."""
-    tm = read_tcp_mem()
+    tm = procfs.read_tcp_mem()
     return int(tm[2] * TCP_HIGH_FRACTION) if tm else None
 
 
@@ -180,14 +85,14 @@ def floor_crossed(host_floor: int, tcp_guard: int | None = None) -> str | None:
     """Why the machine is past a floor now, naming it; None when both hold."""
     if tcp_guard is None:
         tcp_guard = tcp_guard_pages()
-    ss = read_sockstat()
+    ss = procfs.read_sockstat()
     if ss is not None and tcp_guard is not None and ss["tcp_mem_pages"] >= tcp_guard:
         return (
-            f"kernel TCP memory {ss['tcp_mem_pages']} pages ({ss['tcp_mem_pages'] * PAGE_BYTES} bytes, "
+            f"kernel TCP memory {ss['tcp_mem_pages']} pages ({ss['tcp_mem_pages'] * procfs.PAGE_BYTES} bytes, "
             f"/proc/net/sockstat) reached {TCP_HIGH_FRACTION:.0%} of net.ipv4.tcp_mem's hard limit: {tcp_guard} "
-            f"pages ({tcp_guard * PAGE_BYTES} bytes)"
+            f"pages ({tcp_guard * procfs.PAGE_BYTES} bytes)"
         )
-    avail = read_mem_available()
+    avail = procfs.read_mem_available()
     if avail is not None and avail < host_floor:
         return (
             f"the host's MemAvailable {avail} bytes fell below the harness's host floor of {host_floor} bytes "
@@ -248,7 +153,7 @@ class Probe:
             if self.whole_rss:
                 self._rss_sample()
             if now >= w0 and self._first is None:
-                self._tree = process_tree(self.server_pid)
+                self._tree = procfs.process_tree(self.server_pid)
                 self._first = self._endpoint()
             if self._first is not None and self._last is None:
                 self._peak_sample()
@@ -270,30 +175,30 @@ class Probe:
 
     def _endpoint(self) -> dict:
         t = time.perf_counter()  # just before the CPU times are read (the tree's look-up comes before)
-        cpu = [read_cpu_ticks(p) for p in self._tree]
-        ctx = [read_ctx_switches(p) for p in self._tree]
+        cpu = [procfs.read_cpu_ticks(p) for p in self._tree]
+        ctx = [procfs.read_ctx_switches(p) for p in self._tree]
         return {
             "t": t,
             "cpu": None if cpu[0] is None else tuple(map(sum, zip(*[c for c in cpu if c]))),
             "ctx": None if ctx[0] is None else tuple(map(sum, zip(*[c for c in ctx if c]))),
-            "host_ctxt": read_host_ctxt(),
+            "host_ctxt": procfs.read_host_ctxt(),
         }
 
     def _rss_sample(self) -> None:
         if self._samples % TREE_EVERY == 0:
-            self._tree = process_tree(self.server_pid)
+            self._tree = procfs.process_tree(self.server_pid)
         self._samples += 1
-        rss = [read_rss(p) for p in self._tree]
+        rss = [procfs.read_rss(p) for p in self._tree]
         if rss[0] is not None:
             total = sum(r for r in rss if r)
             self._rss_peak = total if self._rss_peak is None else max(total, self._rss_peak)
 
     def _peak_sample(self) -> None:
-        rss = [read_rss(p) for p in self._tree]
-        ss = read_sockstat()
+        rss = [procfs.read_rss(p) for p in self._tree]
+        ss = procfs.read_sockstat()
         vals = {
             "server_rss_peak_bytes": None if rss[0] is None else sum(r for r in rss if r),
-            "tcp_mem_bytes_peak": None if ss is None else ss["tcp_mem_pages"] * PAGE_BYTES,
+            "tcp_mem_bytes_peak": None if ss is None else ss["tcp_mem_pages"] * procfs.PAGE_BYTES,
             "sockets_used_peak": None if ss is None else ss.get("sockets_used"),
         }
         for k, v in vals.items():
