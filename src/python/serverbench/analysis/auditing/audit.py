@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import audit_steps, catalog
-from serverbench.analysis.reading import registry, sweep
+from serverbench import audit_steps, catalog, records, sweepfiles
+from serverbench.analysis.reading import registry
 from serverbench.analysis.statistics import stats
 
 
@@ -71,9 +71,10 @@ def load_runs(sweep_dir) -> pd.DataFrame:
     copies would leave a round twice, which a paired ratio cannot pair."""
     audited = specs()
     rows = []
-    # Read as every processed table reads a sweep: a corrupt or schema-violating line raises
-    # records.RawLogError naming its file and line, instead of leaving a run out unseen.
-    for r in sweep.Sweep(Path(sweep_dir)).records:
+    # Each raw log read as the processed tables read it: a corrupt or schema-violating line
+    # raises records.RawLogError naming its file and line, instead of leaving a run out
+    # unseen. Only the harness's logs (sweep_logs): a gap sweep's original.jsonl is not one.
+    for r in (rec for f in sweepfiles.sweep_logs(sweep_dir) for rec in records.parse_raw_file(f)):
         b = r.get("benchmark")
         if b not in audited or r.get("warmup") or r.get("status") != "ok" or not r.get("metrics"):
             continue
