@@ -213,7 +213,9 @@ def test_a_corrupt_raw_line_is_named_not_skipped(tmp_path):
     from serverbench import records
     from serverbench.analysis.reading import synthetic
 
-    recs = [synthetic.raw_record("spawn", "go", {"processes": 10000}, {"all_ready_s": 1.0 + t}, trial=t) for t in range(3)]
+    recs = [
+        synthetic.raw_record("spawn", "go", {"processes": 10000}, {"all_ready_s": 1.0 + t}, trial=t) for t in range(3)
+    ]
     synthetic.write_sweep(tmp_path, recs)
     assert len(audit.load_runs(tmp_path)) == 3
     with open(tmp_path / "runs.jsonl", "a", encoding="utf-8") as f:

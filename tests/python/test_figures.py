@@ -187,3 +187,21 @@ def test_a_section_with_nothing_for_the_sweep_is_left_out_and_a_broken_one_shown
     assert rendered["Broken toy section"] == ["**error** in this section: `ValueError: no such column`"]
     assert "Socket benchmarks: TCP ping-pong" not in rendered and "Socket benchmarks: echo flood" not in rendered
     assert "The conclusions on 2026 runtimes" in rendered  # it says where the 2026 runtimes' report is
+
+
+def test_a_log_ratio_axis_is_labelled_in_plain_numbers():
+    """Within one decade matplotlib labels a log axis 6x10^-1, 1.5x10^0 (the audit figure
+    did); the ratio axes read 0.6, 1.5."""
+    import matplotlib.pyplot as plt
+
+    from serverbench.analysis.plotting import figstyle
+
+    fig, ax = plt.subplots()
+    ax.bar([0], [0.9], bottom=0.6)
+    ax.set_yscale("log")
+    figstyle.plain_ratio_ticks(ax)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels(minor=True) + ax.get_yticklabels()]
+    plt.close(fig)
+    assert "0.6" in labels and "1" in labels
+    assert not [x for x in labels if "10^" in x or "times" in x]

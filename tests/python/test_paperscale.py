@@ -103,9 +103,35 @@ def test_a_figure_from_two_pieces_keeps_each_panel_to_one_sweep_and_names_both()
     assert j.info["unrunnable_cores"] == [4]  # a core count is unrunnable only if no piece could run it
     assert j.info["sweep_id"] == "paper-throughput-1core-1 (AMD EPYC) and paper-throughput-2cores-2 (Intel Xeon)"
     assert j.info["host"]["cpu_model"] == "AMD EPYC / Intel Xeon"
+    assert j.info["machines_differ"]
     same = paperscale._Joined([one, _View("paper-throughput-2cores-3", "AMD EPYC", 2, [])])
     assert same.info["sweep_id"] == "paper-throughput-1core-1 and paper-throughput-2cores-3"
-    assert same.info["host"]["cpu_model"] == "AMD EPYC"
+    assert same.info["host"]["cpu_model"] == "AMD EPYC" and not same.info.get("machines_differ")
+
+
+def test_two_instances_of_one_cpu_name_are_told_apart_by_their_fingerprints():
+    """Both throughput pieces say "AMD EPYC", yet ran on CPU models 25/17 and 25/1: the
+    caption must say so, or panel (a) against panel (b) reads as scaling with cores."""
+    from serverbench.analysis.plotting import figstyle
+
+    def on(view, fp, model):
+        machine = {"cpu_family": "25", "cpu_model_number": model, "fingerprint": fp}
+        view.info["manifest"] = {"machine": machine}
+        return view
+
+    one = on(_View("paper-throughput-1core-1", "AMD EPYC", 1, []), "4947c750802ff210", "17")
+    two = on(_View("paper-throughput-2cores-2", "AMD EPYC", 2, []), "be685e2c202ee79f", "1")
+    j = paperscale._Joined([one, two])
+    assert j.info["sweep_id"] == (
+        "paper-throughput-1core-1 (AMD EPYC 25/17, machine 4947c750) and "
+        "paper-throughput-2cores-2 (AMD EPYC 25/1, machine be685e2c)"
+    )
+    assert "different machines" in figstyle._caption(j)
+    same = paperscale._Joined(
+        [one, on(_View("paper-throughput-2cores-3", "AMD EPYC", 2, []), "4947c750802ff210", "17")]
+    )
+    assert same.info["sweep_id"] == "paper-throughput-1core-1 and paper-throughput-2cores-3"
+    assert "different machines" not in figstyle._caption(same)
 
 
 def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):

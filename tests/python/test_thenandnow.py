@@ -168,9 +168,12 @@ def _copy_pieces(dst_root: Path) -> None:
     )
 
 
-def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path):
+def test_abstract_says_the_gap_is_not_measured_without_an_attribution(tmp_path, monkeypatch):
     if abstract.gap_attribution(PROCESSED) is None:
         assert "not measured yet" in abstract.text(PROCESSED)
+    # the attribution sentence is read here, not the word budget (the test below has that):
+    # how long the other sentences are depends on the committed sweeps
+    monkeypatch.setattr(abstract, "MAX_WORDS", 10_000)
     # with an attribution table the abstract reads it (a copy of the pieces plus a table)
     _copy_pieces(tmp_path)
     gap = tmp_path / "gap-throughput-2cores-20261128T000000Z"
@@ -250,3 +253,17 @@ def test_a_second_sweep_of_a_piece_shows_beside_the_newest_and_enters_the_verdic
     assert c1.verdict == combined["C1"]
     table = abstract.deciding_markdown(tmp_path)  # one row per claim and piece, however many sweeps
     assert table.count("| **C1** ") == 1 and "C1 (continued)" not in table
+
+
+def test_an_abstract_over_its_word_budget_sends_the_attribution_to_its_table(tmp_path, monkeypatch):
+    """Past MAX_WORDS the attribution's details give way to a pointer to the table, and the
+    abstract is within its budget again."""
+    whole = abstract.text(PROCESSED)
+    if "Measured attribution" not in whole:
+        pytest.skip("no committed attribution: nothing to send to the table")
+    monkeypatch.setattr(abstract, "MAX_WORDS", len(whole.split()) - 1)
+    short = abstract.text(PROCESSED)
+    assert "Measured attribution" not in short and short.endswith(
+        "The measured attribution of the gap is in the table below."
+    )
+    assert len(short.split()) <= abstract.MAX_WORDS

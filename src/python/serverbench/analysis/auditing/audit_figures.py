@@ -10,6 +10,7 @@ import numpy as np
 
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.claims.engine import label as _label
+from serverbench.analysis.plotting import figstyle
 from serverbench.analysis.reading import registry
 
 
@@ -83,6 +84,7 @@ def _waterfall(ax, R, D, bench, lang):
         names.append("paper\nnothing printed" if row["not_printed"] else "paper\nn/a")
     ax.axhline(1.0, color="grey", lw=0.6)
     ax.set_yscale("log")
+    figstyle.plain_ratio_ticks(ax)
     ax.set_xticks(np.arange(len(names)))
     ax.set_xticklabels(names, rotation=60, ha="right", fontsize=6)
     ax.tick_params(axis="y", labelsize=7)

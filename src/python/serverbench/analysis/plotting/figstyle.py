@@ -106,6 +106,17 @@ def _panel_note(ax, msg: str) -> None:
     )
 
 
+def plain_ratio_ticks(ax, axis: str = "y") -> None:
+    """A log-scaled ratio axis labelled in plain numbers (0.6, 1, 1.5) instead of matplotlib's
+    default for a range within one decade, 6x10^-1 and 1.5x10^0 on every minor tick."""
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _pos: f"{v:.3g}")
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_formatter(fmt)
+    a.set_minor_formatter(fmt)
+
+
 def _num(x) -> str:
     return "none" if x is None or pd.isna(x) else f"{int(x):,}"
 
@@ -157,6 +168,8 @@ def _caption(P: Processed, extra: str = "") -> str:
     info = P.info
     host = info.get("host", {})
     s = f"sweep {info.get('sweep_id')} on {host.get('cpu_model', '?')} ({host.get('logical_cpus', '?')} logical CPUs)"
+    if info.get("machines_differ"):  # panels of different pieces (paperscale._Joined)
+        s += "; the panels ran on different machines: compare languages within a panel, not one panel with another"
     return s + (f"; {extra}" if extra else "")
 
 

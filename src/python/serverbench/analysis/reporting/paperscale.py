@@ -229,15 +229,30 @@ class _Joined(process.Processed):
             if isinstance(value, pd.DataFrame):
                 setattr(self, name, cat(name))
         infos = [v.info for v in views]
-        cpus = [i.get("host", {}).get("cpu_model", "?") for i in infos]
+        machines = [_machine(i) for i in infos]
         self.info = dict(infos[0])
         self.info["tables"] = sorted({t for i in infos for t in i.get("tables") or []})
         self.info["unrunnable_cores"] = sorted(set.intersection(*(set(i.get("unrunnable_cores") or []) for i in infos)))
-        if len(set(cpus)) == 1:
+        if len({key for key, _ in machines}) == 1:
             self.info["sweep_id"] = " and ".join(i.get("sweep_id", "?") for i in infos)
-        else:  # the caption says which machine ran which sweep
-            self.info["sweep_id"] = " and ".join(f"{i.get('sweep_id', '?')} ({c})" for i, c in zip(infos, cpus))
+        else:  # the caption says which machine ran which sweep, and that panels are not to be compared
+            self.info["sweep_id"] = " and ".join(
+                f"{i.get('sweep_id', '?')} ({m})" for i, (_, m) in zip(infos, machines)
+            )
+            cpus = dict.fromkeys((i.get("host") or {}).get("cpu_model", "?") for i in infos)
             self.info["host"] = {**infos[0].get("host", {}), "cpu_model": " / ".join(cpus)}
+            self.info["machines_differ"] = True
+
+
+def _machine(info: dict) -> tuple[str, str]:
+    """(what tells machines apart, how a caption names it): the recorded fingerprint, CPU
+    family/model and name where the sweep recorded them (two instances of "AMD EPYC" can be
+    different CPUs), else the CPU name alone."""
+    cpu = (info.get("host") or {}).get("cpu_model", "?")
+    m = (info.get("manifest") or {}).get("machine") or {}
+    model = f" {m['cpu_family']}/{m['cpu_model_number']}" if m.get("cpu_family") and m.get("cpu_model_number") else ""
+    fp = m.get("fingerprint")
+    return (fp or cpu, f"{cpu}{model}" + (f", machine {fp[:8]}" if fp else ""))
 
 
 def draw_figures(
