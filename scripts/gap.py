@@ -16,6 +16,7 @@ import sys
 
 import pandas as pd
 
+from serverbench import records
 from serverbench.analysis.reading import gap_tables
 from serverbench.errors import UsageError
 from serverbench.harness.cli import refuse_dirty
@@ -48,8 +49,7 @@ def main(argv=None) -> int:
     except (ProfileError, UsageError, OriginalError) as e:
         print(f"gap: {e}", file=sys.stderr)
         return 2
-    _write(sweep_dir)
-    return 0
+    return _write(sweep_dir)
 
 
 def _table_only(sweep_id: str | None) -> int:
@@ -61,14 +61,23 @@ def _table_only(sweep_id: str | None) -> int:
     if not sweep_id or not sweepfiles.is_sweep(folder):
         print(f"gap: --table-only needs --sweep-id of a sweep under data/raw (got {sweep_id!r})", file=sys.stderr)
         return 2
-    _write(folder)
-    return 0
+    return _write(folder)
 
 
-def _write(sweep_dir) -> None:
-    out = attribution.write(sweep_dir)
+def _write(sweep_dir) -> int:
+    """Write and print the sweep's attribution table; 2 with the file and line named when a
+    raw log line is corrupt (the raw logs stay as they are: mend the line, then --table-only)."""
+    try:
+        out = attribution.write(sweep_dir)
+    except records.RawLogError as e:
+        print(
+            f"gap: {e}; the table was not written (--table-only --sweep-id {sweep_dir.name} once mended)",
+            file=sys.stderr,
+        )
+        return 2
     print(out)
     print(gap_tables.markdown(pd.read_csv(out)))
+    return 0
 
 
 if __name__ == "__main__":

@@ -451,3 +451,24 @@ def test_table_only_refuses_a_piece():
         text=True,
     )
     assert r.returncode == 2 and "--piece" in r.stderr and "runs nothing" in r.stderr
+
+
+def test_table_only_names_a_corrupt_raw_line_and_writes_nothing(tmp_path):
+    """The audit reads raw logs strictly: a corrupt line ends the script with its file and
+    line named, not a traceback, and leaves the raw log as it was."""
+    from serverbench.analysis.reading import synthetic
+
+    raw = tmp_path / "data" / "raw" / "gap-pingping-20270101T000000Z"
+    recs = [synthetic.raw_record("spawn", "go", {"processes": 10000}, {"all_ready_s": 1.0}, trial=t) for t in (1, 2)]
+    synthetic.write_sweep(raw, recs, manifest={"sweep_id": raw.name})
+    with open(raw / "runs.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"benchmark": "spawn", "metr\n')
+    before = (raw / "runs.jsonl").read_bytes()
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gap.py"
+    env = {**os.environ, "SERVERBENCH_DATA": str(tmp_path / "data")}
+    r = subprocess.run(
+        [sys.executable, str(script), "--table-only", "--sweep-id", raw.name], capture_output=True, text=True, env=env
+    )
+    assert r.returncode == 2 and "runs.jsonl:3:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert (raw / "runs.jsonl").read_bytes() == before
+    assert not list((tmp_path / "data" / "processed").glob("*/attribution.csv"))

@@ -106,15 +106,14 @@ def _panel_note(ax, msg: str) -> None:
     )
 
 
-def plain_ratio_ticks(ax, axis: str = "y") -> None:
-    """A log-scaled ratio axis labelled in plain numbers (0.6, 1, 1.5) instead of matplotlib's
+def plain_ratio_ticks(ax) -> None:
+    """A log-scaled ratio y axis labelled in plain numbers (0.6, 1, 1.5) instead of matplotlib's
     default for a range within one decade, 6x10^-1 and 1.5x10^0 on every minor tick."""
     from matplotlib.ticker import FuncFormatter
 
     fmt = FuncFormatter(lambda v, _pos: f"{v:.3g}")
-    a = ax.yaxis if axis == "y" else ax.xaxis
-    a.set_major_formatter(fmt)
-    a.set_minor_formatter(fmt)
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(fmt)
 
 
 def _num(x) -> str:
