@@ -176,9 +176,28 @@ def test_the_committed_audits_akka_throughput_row_prints_a_ratio():
     blocks = audit_report.language_or_code(process.Processed(folder))
     table = next(b for b in blocks if isinstance(b, pd.DataFrame) and "paper_fair" in b.columns)
     akka = table[(table["benchmark"] == "throughput") & (table["language"] == "scala_akka")].iloc[0]
-    assert (
-        "nan" not in akka["paper_fair"] and "printed nothing in 5 of 5"
-    )  # 5 rounds; a re-run interfered attempt does not count in akka["paper_fair"]
+    assert "nan" not in akka["paper_fair"]
+    assert "printed nothing in 5 of 5" in akka["paper_fair"]  # a re-run interfered attempt does not count
+
+
+def test_the_audit_figure_names_the_sweep_it_shows():
+    """A quick report draws the newest audit sweep's figure (audit.audit_runs), so the figure
+    itself names that sweep."""
+    import matplotlib.pyplot as plt
+
+    from serverbench import paths
+    from serverbench.analysis.auditing import audit_figures
+    from serverbench.analysis.reading import process
+
+    sweep = "audit-20261125T062105Z"
+    folder = paths.processed_dir() / sweep
+    if not (paths.raw_dir() / sweep / "runs.jsonl").exists() or not (folder / "runs.csv").exists():
+        pytest.skip("the committed audit sweep is not here")
+    fig = audit_figures.audit_figure(process.Processed(folder))
+    try:
+        assert fig._suptitle.get_text().endswith(f"sweep {sweep}")
+    finally:
+        plt.close(fig)
 
 
 def test_an_interfered_run_and_its_rerun_count_once_as_the_rerun(tmp_path):

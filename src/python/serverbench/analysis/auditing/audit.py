@@ -94,6 +94,7 @@ def load_runs(sweep_dir) -> pd.DataFrame:
                 "true_value": m.get(fair_m),
                 "printed": m.get("reported_printed", True) if variant != "fair" else True,
                 "trial": r.get("trial"),
+                "sweep_id": r.get("sweep_id"),
                 "_key": (r.get("sweep_id"), r.get("config_id"), r.get("trial")),
                 "_started": str(r.get("started_utc") or ""),
             }

@@ -33,10 +33,13 @@ def audit_figure(P, languages=None, show_reference: bool = True, **_):
                 axes[i][j].set_title(_label(lang))
             if j == 0:
                 axes[i][j].set_ylabel(f"{b}\n{specs[b].what}", fontsize=8)
+    # The quick report shows the newest audit sweep's figure, not its own sweep's: name it.
+    sweeps = ", ".join(sorted({str(s) for s in runs["sweep_id"].dropna()})) if "sweep_id" in runs else ""
     fig.suptitle(
         "Paper variant / fair variant, quirk by quirk: each bar is one quirk alone "
         "(cumulative on a log scale), then their interaction; the last bar is paper/fair "
-        "with its Hodges-Lehmann interval (achieved level in the label)",
+        "with its Hodges-Lehmann interval (achieved level in the label)"
+        + (f"\nsweep {sweeps}" if sweeps else ""),
         fontsize=8,
     )
     fig.tight_layout(rect=(0, 0, 1, 0.95))
