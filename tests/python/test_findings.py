@@ -165,6 +165,10 @@ def test_each_sub_report_subject_is_a_registered_section():
     assert layout.lead_sections("quick", rendered) == []
     toc = findings.toc(rendered, profile="audit")
     assert toc.index("Language or original code?") < toc.index(findings.FINDINGS) < toc.index("2026 runtimes")
+    # the IM report opens with the case study, not with the warm-up of the committed paper pieces
+    im = ["Warm-up and steady state of the throughput runs", "Does the paper's advice hold for a whole server?"]
+    assert layout.lead_sections("im", im) == [im[1]]
+    assert layout.report_title("im", [im[1]]).startswith("Does the paper's advice")
 
 
 def _visible_text(html: str) -> tuple[str, str]:

@@ -242,6 +242,29 @@ def test_im5_counts_only_valid_chaos_rounds(tmp_path):
     assert v.comparisons[1].result == UNCLEAR
 
 
+def test_a_login_storm_that_never_registered_everyone_says_how_many_did(tmp_path):
+    """ngIRCd left about 2 % of a 10,000-client storm unregistered in every round of the
+    committed sweep (login_s null): the table said "not run"."""
+    recs = F.login_part({"go": 0.5, "erlang": 1.0, "scala_akka": 4.0, "ngircd": 1.0}, rounds=3)
+    for r in recs:
+        if r["server_language"] == "ngircd":
+            r["metrics"].update(login_s=None, clients_registered=9800 - r["trial"], registration_failures=200)
+    t = report.per_server(processed_from(recs, tmp_path)).set_index("server")
+    assert t.loc["ngIRCd (C)", "login_s"] == "unfinished: 9,798 of 10,000 registered"
+    assert t.loc["Go", "login_s"] == pytest.approx(0.5, rel=0.2)
+
+
+@needs_chaos_field
+def test_im5s_findings_line_gives_the_lost_count_its_result(tmp_path):
+    """A comparison without a ratio (the lost-message count) beside one with: the first
+    screen printed "Erlang messages lost with chaos ;" with nothing after it."""
+    from serverbench.analysis.reporting import findings
+
+    line = findings.claim_line(verdict(F.chaos_part("erlang", 1.0, [0] * 6), "IM5", tmp_path))
+    assert "Erlang messages lost with chaos: yes" in line
+    assert "deliveries_per_s with chaos / without 1" in line
+
+
 def test_the_section_with_im_data(whole, monkeypatch):
     monkeypatch.setattr(report, "paper_scale_verdicts", lambda: {"C1": SUPPORTED})
     blocks = report.section(whole)

@@ -38,8 +38,7 @@ def audit_figure(P, languages=None, show_reference: bool = True, **_):
     fig.suptitle(
         "Paper variant / fair variant, quirk by quirk: each bar is one quirk alone "
         "(cumulative on a log scale), then their interaction; the last bar is paper/fair "
-        "with its Hodges-Lehmann interval (achieved level in the label)"
-        + (f"\nsweep {sweeps}" if sweeps else ""),
+        "with its Hodges-Lehmann interval (achieved level in the label)" + (f"\nsweep {sweeps}" if sweeps else ""),
         fontsize=8,
     )
     fig.tight_layout(rect=(0, 0, 1, 0.95))

@@ -83,7 +83,11 @@ def _numbers(v) -> str:
         return ""
     if "ratio" not in ev.columns or ev["ratio"].isna().all():  # C3: a limit, not a ratio
         return ", ".join(f"{_label(c)}: {r}" for c, r in zip(ev["comparison"], ev["result"]))
-    return ", ".join(f"{_label(c)} {_range(g['ratio'])}" for c, g in ev.groupby("comparison", sort=False))
+    # a comparison without a ratio beside ones with (IM5's count of lost messages) gives its result
+    return ", ".join(
+        f"{_label(c)} {_range(g['ratio'])}" if _range(g["ratio"]) else f"{_label(c)}: {', '.join(g['result'])}"
+        for c, g in ev.groupby("comparison", sort=False)
+    )
 
 
 def _short_why(v) -> str:

@@ -51,6 +51,7 @@ SUBJECTS = {
     "runtimes": ("The conclusions on 2026 runtimes",),
     "audit": ("Language or original code?",),
     "servers": ("Socket benchmarks",),
+    "im": ("Does the paper's advice hold for a whole server?",),
 }
 
 

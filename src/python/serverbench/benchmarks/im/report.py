@@ -136,7 +136,7 @@ def per_server(P) -> pd.DataFrame:
     rates = {x: C.rates(P, x, steps) for x in sorted({slo, *sens})}
     ch = F.chaos_table(P).set_index("server_language")
     every = pd.concat(
-        [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login) if not x.empty]
+        [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login, every_login) if not x.empty]
         + [pd.DataFrame({"server_language": list(r)}) for r in rates.values()],
         ignore_index=True,
     )
@@ -147,7 +147,7 @@ def per_server(P) -> pd.DataFrame:
             "p99_ms": _median(lat, s) if not lat.empty else np.nan,
             "bytes_per_idle_client": _median(m["bytes"], s),
             "largest_idle_n": held.loc[s, "largest_n"] if s in held.index else np.nan,
-            "login_s": _median(login, s),
+            "login_s": _login(every_login, login, s, n3),
         }
         for x, r in rates.items():
             row[f"rate_at_{x * 1e3:g}ms"] = C.rate_text(r[s], why=False) if s in r else "not run"
@@ -163,6 +163,20 @@ def per_server(P) -> pd.DataFrame:
         f"(RSS at {high:,} idle clients - at {low:,}) / {high - low:,}; login_s: {n3:,} clients"
     )
     return t
+
+
+def _login(every: pd.DataFrame, login: pd.DataFrame, s: str, n: int):
+    """The server's median login-storm time; where its storms ran but never registered all n
+    clients (login_s is null then: the storm did not finish), how many did, instead of
+    "not run"."""
+    t = _median(login, s)
+    if not np.isnan(t) or every.empty:
+        return round(t, 4)  # the column may hold text, which the table's round(4) skips
+    mine = T.valid(every[(every["server_language"] == s) & (every["clients"] == n)])
+    got = T.num(mine, "clients_registered").dropna()
+    if got.empty:
+        return t
+    return f"unfinished: {np.median(got):,.0f} of {n:,} registered"
 
 
 def _cell(t: pd.DataFrame, server: str, col: str, fmt: str) -> str:
@@ -270,6 +284,22 @@ def registered_in(cid: str) -> int:
     raise KeyError(f"no protocol version has claim {cid}")
 
 
+def _rendered_report(sweep_id: str) -> str | None:
+    """The committed report rendered from this sweep (a <paper>/**/report.json naming it),
+    as a path from the repository's root; None when none is."""
+    import json
+
+    from serverbench import paths
+
+    for f in sorted(paths.paper_dir().rglob("report.json")):
+        try:
+            if json.loads(f.read_text(encoding="utf-8")).get("sweep_id") == sweep_id:
+                return (f.parent / "report.html").relative_to(paths.repo_root()).as_posix()
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
+
+
 def readme_block(processed_dir: Path | None = None) -> str:
     """What the case study is and how to run it, its predictions in the protocol's words,
     and the newest committed IM sweep's verdicts (none before one is committed)."""
@@ -279,7 +309,9 @@ def readme_block(processed_dir: Path | None = None) -> str:
     if sweeps:
         t = pd.read_csv(sweeps[-1] / "claims.csv").set_index("id")
         found = "; ".join(f"{c} {_word(t.loc[c, 'verdict'])}" for c in ids if c in t.index)
-        result = f"The newest committed IM sweep, `{sweeps[-1].name}`: {found} (the report's section has the numbers)."
+        where = _rendered_report(sweeps[-1].name)
+        where = f"its report, [{where}]({where}), has the numbers" if where else "the report's section has the numbers"
+        result = f"The newest committed IM sweep, `{sweeps[-1].name}`: {found} ({where})."
     else:
         result = "No IM sweep is committed yet, so these predictions have no verdict here."
     return (
