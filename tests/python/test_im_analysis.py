@@ -372,7 +372,7 @@ def test_the_notebook_runs_on_a_synthetic_sweep(tmp_path, monkeypatch):
 TITLE_WORDS = "Does the paper"
 
 
-def test_the_readme_block_says_what_and_how_without_numbers_until_a_sweep(tmp_path, whole):
+def test_the_readme_block_says_what_and_how_without_numbers_until_a_sweep(tmp_path, whole, monkeypatch):
     text = report.readme_block(tmp_path)  # no processed IM sweep there
     assert report.RUN in text and "docs/im.md" in text and "No IM sweep is committed yet" in text
     assert all(f"**IM{i}**" in text for i in range(1, 6)) and "protocol 3" in text
@@ -384,6 +384,14 @@ def test_the_readme_block_says_what_and_how_without_numbers_until_a_sweep(tmp_pa
     info.write_text(info.read_text(encoding="utf-8").replace('"synthetic"', '"im"'), encoding="utf-8")
     text = report.readme_block(whole.folder.parent)
     assert f"`{whole.folder.name}`: IM1 supported; IM2 supported" in text
+    assert "the report's section has the numbers" in text  # no report rendered from it here
+    # a report rendered from it (its report.json) is linked from README, relative to README
+    paper = tmp_path / "repo" / "paper"
+    (paper / "im").mkdir(parents=True)
+    pipeline.write_report_info(paper / "im", "im", whole.folder.name, pdf=False)
+    monkeypatch.setattr(paths, "paper_dir", lambda: paper)
+    text = report.readme_block(whole.folder.parent)
+    assert "its report, [paper/im/report.html](paper/im/report.html), has the numbers" in text
 
 
 def test_a_reduced_slice_is_shown_at_its_own_sizes_and_decides_nothing(tmp_path, monkeypatch):

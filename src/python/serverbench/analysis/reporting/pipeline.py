@@ -203,6 +203,16 @@ def _read_report_info(f: Path) -> dict:
     return d
 
 
+def report_of(sweep_id: str, paper: Path | None = None) -> Path | None:
+    """The committed report.html rendered from this sweep (a <paper>/**/report.json naming
+    it), or None; a corrupt report.json is a UsageError naming it, as in reports_markdown."""
+    paper = Path(paper) if paper else paths.paper_dir()
+    for f in sorted(paper.rglob(REPORT_INFO)):
+        if _read_report_info(f)["sweep_id"] == sweep_id:
+            return f.parent / "report.html"
+    return None
+
+
 def reports_markdown(paper: Path | None = None) -> str:
     """paper/README.md's list of the committed reports (a generated block): one row per
     <paper>/**/report.json, the main report first."""

@@ -287,22 +287,6 @@ def registered_in(cid: str) -> int:
     raise KeyError(f"no protocol version has claim {cid}")
 
 
-def _rendered_report(sweep_id: str) -> str | None:
-    """The committed report rendered from this sweep (a <paper>/**/report.json naming it),
-    as a path from the repository's root; None when none is."""
-    import json
-
-    from serverbench import paths
-
-    for f in sorted(paths.paper_dir().rglob("report.json")):
-        try:
-            if json.loads(f.read_text(encoding="utf-8")).get("sweep_id") == sweep_id:
-                return (f.parent / "report.html").relative_to(paths.repo_root()).as_posix()
-        except (OSError, ValueError, AttributeError):
-            continue
-    return None
-
-
 def readme_block(processed_dir: Path | None = None) -> str:
     """What the case study is and how to run it, its predictions in the protocol's words,
     and the newest committed IM sweep's verdicts (none before one is committed)."""
@@ -312,7 +296,11 @@ def readme_block(processed_dir: Path | None = None) -> str:
     if sweeps:
         t = pd.read_csv(sweeps[-1] / "claims.csv").set_index("id")
         found = "; ".join(f"{c} {_word(t.loc[c, 'verdict'])}" for c in ids if c in t.index)
-        where = _rendered_report(sweeps[-1].name)
+        from serverbench import paths
+        from serverbench.analysis.reporting import pipeline
+
+        html = pipeline.report_of(sweeps[-1].name)
+        where = html.relative_to(paths.paper_dir().parent).as_posix() if html else None  # from README's folder
         where = f"its report, [{where}]({where}), has the numbers" if where else "the report's section has the numbers"
         result = f"The newest committed IM sweep, `{sweeps[-1].name}`: {found} ({where})."
     else:
