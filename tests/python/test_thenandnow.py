@@ -5,6 +5,7 @@ pieces' claims.csv."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -267,3 +268,25 @@ def test_an_abstract_over_its_word_budget_sends_the_attribution_to_its_table(tmp
         "The measured attribution of the gap is in the table below."
     )
     assert len(short.split()) <= abstract.MAX_WORDS
+
+
+def test_boots_of_one_machine_kind_reporting_memory_kib_apart_are_one_kind(tmp_path):
+    """Two VM boots of one type reported memory 4 KiB apart; the abstract named the same
+    machine description twice ("... 24 GiB and ... 24 GiB") instead of one kind, 3 instances."""
+    folders = []
+    for i, (mem, fp, model) in enumerate(
+        [(25276510208, "a" * 16, 1), (25276510208, "b" * 16, 17), (25276514304, "c" * 16, 17)]
+    ):
+        f = tmp_path / f"s{i}"
+        f.mkdir()
+        machine = {"fingerprint": fp, "cpu_family": 25, "cpu_model_number": model}
+        info = {
+            "host": {"cpu_model": "AMD EPYC", "logical_cpus": 2, "memory_bytes": mem},
+            "first_started_utc": f"2026-11-2{7 + i}T00:00:00Z",
+            "manifest": {"machine": machine},
+        }
+        (f / "sweep.json").write_text(json.dumps(info), encoding="utf-8")
+        folders.append(f)
+    said = abstract._machine(folders)
+    assert said.startswith("3 instances of an AMD EPYC machine with 2 logical CPUs, 24 GiB ("), said
+    assert "CPU models 25/1 and 25/17" in said and said.count("GiB") == 1

@@ -168,17 +168,18 @@ def _machine(folders: list[Path]) -> str:
     machines = [(i.get("manifest") or {}).get("machine") or {} for i in infos]
     prints = {m["fingerprint"] for m in machines if m.get("fingerprint")}
     models = sorted({f"{m['cpu_family']}/{m['cpu_model_number']}" for m in machines if m.get("cpu_model_number")})
-    parts = []
-    for cpu, n, mem in sorted(hosts, key=str):
-        gib = f", {mem / 2**30:.0f} GiB" if mem else ""
-        parts.append(f"{cpu} machine with {n} logical CPUs{gib}")
+    # A kind is told by its description: two boots of one VM type can report memory a few
+    # KiB apart, and they are one kind of machine, not two.
+    parts = sorted(
+        {f"{cpu} machine with {n} logical CPUs" + (f", {mem / 2**30:.0f} GiB" if mem else "") for cpu, n, mem in hosts}
+    )
     notes = []
-    if len(prints) > 1 and len(hosts) == 1:
+    if len(prints) > 1 and len(parts) == 1:
         head = f"{len(prints)} instances of an {parts[0]}"
         if len(models) > 1:
             notes.append("CPU models " + " and ".join(models))
     else:
-        head = ("one " if len(hosts) == 1 else "") + " and ".join(parts)
+        head = ("one " if len(parts) == 1 else "") + " and ".join(parts)
     if days:
         notes.append(days[0] + (f" to {days[-1]}" if len(days) > 1 else ""))
     return head + (f" ({'; '.join(notes)})" if notes else "")
