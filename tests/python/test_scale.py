@@ -94,3 +94,62 @@ def test_the_no_region_from_a_yes_region():
     assert scale.no_region(0.0, 1.0) == (0.0, 1.0)  # 'lower': the order itself
     assert scale.no_region(0.8, 1.25) == (pytest.approx(0.64), pytest.approx(1.5625))  # 'similar': one factor
     assert scale.no_region(1.0, math.inf) == (1.0, math.inf)  # 'higher'
+
+
+def _two_comparisons(bad: tuple[float, ...], good: tuple[float, ...]) -> list[scale.SweepVerdict]:
+    """Sweeps of C1 ('lower'), each with Erlang/Akka (`bad`, the wrong way) and Go/Akka (`good`)."""
+    return [
+        _sweep(f"s{i}", INCONCLUSIVE, [("Erlang/Akka", b, "unclear"), ("Go/Akka", g, "yes")])
+        for i, (b, g) in enumerate(zip(bad, good))
+    ]
+
+
+def _t_lo(ratios, level):
+    logs = pd.Series([math.log(r) for r in ratios])
+    q = sps.t.ppf(0.5 + level / 2, len(logs) - 1)
+    return math.exp(logs.mean() - q * logs.std() / math.sqrt(len(logs)))
+
+
+def test_holm_keeps_a_two_sweep_no_only_where_its_stricter_interval_lies_in_the_no_region():
+    """Two sweeps (1 degree of freedom), two comparisons: Erlang/Akka's 90 % interval lies above 1,
+    its 95 % (1 - 2 alpha / 2) interval does not, so it is 'unclear' and the claim inconclusive.
+    (Before the fix a plain 90 % interval said 'no' and Holm could only add 'no's.)"""
+    bad = (1.25, 1.30)
+    assert _t_lo(bad, protocol.level()) > 1 > _t_lo(bad, 1 - 2 * protocol.alpha() / 2)  # the premise
+    c = scale.combine("C1", _two_comparisons(bad, (0.50, 0.52)))
+    got = {x.comparison: x.result for x in c.comparisons}
+    assert got == {"Erlang/Akka": "unclear", "Go/Akka": "yes"}
+    assert c.verdict == INCONCLUSIVE
+    erlang = next(x for x in c.comparisons if x.comparison == "Erlang/Akka")
+    assert erlang.holm_level == pytest.approx(1 - 2 * protocol.alpha() / 2)
+
+
+def test_holm_with_three_sweeps_steps_down_after_a_clear_no():
+    """Three sweeps (2 degrees of freedom), three comparisons. Alone, the borderline one (1.05-1.15)
+    is 'no' at 90 % but not at 1 - 2 alpha / 3; once the clear one (2.0-2.2) is 'no', the step
+    down tests it at 1 - 2 alpha / 2, where it still is not, so it stays 'unclear'."""
+    border, clear, fine = (1.05, 1.10, 1.15), (2.0, 2.1, 2.2), (0.5, 0.52, 0.54)
+    assert _t_lo(border, protocol.level()) > 1 > _t_lo(border, 1 - 2 * protocol.alpha() / 2)
+    sweeps = [
+        _sweep(f"s{i}", CONTRADICTED, [("Erlang/Akka", b, "no"), ("Java/Akka", c_, "no"), ("Go/Akka", f, "yes")])
+        for i, (b, c_, f) in enumerate(zip(border, clear, fine))
+    ]
+    c = scale.combine("C1", sweeps)
+    got = {x.comparison: x.result for x in c.comparisons}
+    assert got == {"Erlang/Akka": "unclear", "Java/Akka": "no", "Go/Akka": "yes"}
+    assert c.verdict == CONTRADICTED
+    java = next(x for x in c.comparisons if x.comparison == "Java/Akka")
+    assert java.holm_level == pytest.approx(1 - 2 * protocol.alpha() / 3)  # the first step: all three left
+
+
+def test_holm_step_down_lets_a_second_no_through_at_the_smaller_family():
+    """A 'no' that fails at 1 - 2 alpha / 2 but holds at 1 - 2 alpha / 1 survives once the other
+    comparison is shown 'no' first (Holm 1979: the step-down, not Bonferroni)."""
+    second = (1.10, 1.20, 1.30)
+    assert _t_lo(second, 1 - 2 * protocol.alpha()) > 1 > _t_lo(second, 1 - 2 * protocol.alpha() / 2)
+    sweeps = [
+        _sweep(f"s{i}", CONTRADICTED, [("Erlang/Akka", b, "no"), ("Java/Akka", c_, "no")])
+        for i, (b, c_) in enumerate(zip(second, (3.0, 3.1, 3.2)))
+    ]
+    c = scale.combine("C1", sweeps)
+    assert {x.comparison: x.result for x in c.comparisons} == {"Erlang/Akka": "no", "Java/Akka": "no"}

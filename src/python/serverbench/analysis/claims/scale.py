@@ -3,7 +3,7 @@
 Each sweep was judged on its own (claims.csv, claims_evidence.csv). Here every deciding
 comparison's per-sweep ratios are the observations: the combined ratio is exp of the mean
 of the S sweeps' log ratios with a t interval on S - 1 degrees of freedom at the protocol's
-level, and Holm's step-down at 1 - 2 alpha / k for "no", the regions as protocol 2 draws
+level for "yes", and "no" only through Holm's step-down at 1 - 2 alpha / k (_holm), the regions as protocol 2 draws
 them (an order word's no region at 1). A comparison made in one sweep only has no
 between-sweep interval: it keeps that sweep's own result, and says so. A comparison without
 a ratio (C3's limits) is yes or no when every sweep that made it agrees. The claim rule is
@@ -54,6 +54,7 @@ class Combined:
     hi: float
     result: str
     regions: tuple[float, float, float, float]  # yes_lo, yes_hi, no_below, no_above
+    holm_level: float | None = None  # the level a 'no' held at, or needed (two or more sweeps)
 
     @property
     def n(self) -> int:
@@ -66,7 +67,8 @@ class Combined:
         if self.n == 1:
             spread = "within its one sweep (between-sweep spread unknown)"
             return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] {spread}: {self.result}"
-        return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] between {self.n} sweeps: {self.result}"
+        held = f" at {self.holm_level:.1%} (Holm)" if self.result == NO and self.holm_level else ""
+        return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] between {self.n} sweeps: {self.result}{held}"
 
 
 @dataclass
@@ -172,26 +174,42 @@ def _comparisons(sweeps: list[SweepVerdict]) -> list[Combined]:
                     regions,
                 )
             )
-        else:
+        else:  # 'yes' from the protocol's level; 'no' only through Holm's step-down below
             ratio, lo, hi = t_interval(np.log(ratios), level)
-            out.append(Combined(piece, comp, config, names, ratios, ratio, lo, hi, _judge(lo, hi, regions), regions))
+            result = YES if _judge(lo, hi, regions) == YES else UNCLEAR
+            out.append(Combined(piece, comp, config, names, ratios, ratio, lo, hi, result, regions))
     _holm(out)
     return out
 
 
 def _holm(comps: list[Combined]) -> None:
-    """Holm's step-down for 'no' among the comparisons combined over two or more sweeps."""
+    """Holm's step-down for 'no' (docs/protocol.md sections 1 and 5), as within a sweep
+    (familywise.py): the family is the claim's comparisons with a ratio, over the union of its
+    pieces; with `left` of them not yet shown to be 'no', each combined over two or more sweeps
+    whose t interval at two-sided level 1 - 2 alpha / left lies in the no region is a 'no';
+    repeat with the smaller `left` until none is added. A one-sweep comparison keeps its sweep's
+    own result (its 'no' passed Holm within that sweep) and counts as shown when it is 'no'.
+    Each family member's `holm_level` is the level its 'no' held at, or the one it needed."""
+    family = [c for c in comps if np.isfinite(c.ratio)]
     alpha = protocol.alpha()
-    changed = True
-    while changed:
-        changed = False
-        k = sum(c.result != NO for c in comps)
-        for c in comps:
-            if c.n < 2 or c.result == NO or not np.isfinite(c.ratio) or k == 0:
-                continue
-            _, lo, hi = t_interval(np.log(c.ratios), 1 - 2 * alpha / k)
-            if _judge(lo, hi, c.regions) == NO:
-                c.result, changed = NO, True
+    shown = {id(c) for c in family if c.n < 2 and c.result == NO}
+    decided: dict[int, float] = {}
+    while len(shown) + len(decided) < len(family):
+        at = 1 - 2 * alpha / (len(family) - len(shown) - len(decided))
+        new = [
+            c
+            for c in family
+            if c.n >= 2 and id(c) not in decided and _judge(*t_interval(np.log(c.ratios), at)[1:], c.regions) == NO
+        ]
+        if not new:
+            break
+        decided.update((id(c), at) for c in new)
+    left = max(len(family) - len(shown) - len(decided), 1)
+    for c in family:
+        if c.n >= 2:
+            c.holm_level = decided.get(id(c), 1 - 2 * alpha / left)
+            if id(c) in decided:
+                c.result = NO
 
 
 def combine(claim_id: str, sweeps: list[SweepVerdict]) -> ClaimAtScale:
