@@ -14,6 +14,7 @@ inconclusive otherwise; over the union of its pieces' comparisons.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,13 @@ class Combined:
     result: str
     regions: tuple[float, float, float, float]  # yes_lo, yes_hi, no_below, no_above
     holm_level: float | None = None  # the level a 'no' held at, or needed (two or more sweeps)
+    pooled: Pool | None = None  # protocol 4: the interval's sd and df are its benchmark's pool's
+
+    @property
+    def rejudged(self) -> bool:
+        """Whether its interval is computed here (two or more sweeps, or any with a pool), not
+        taken from its one sweep."""
+        return self.n >= 2 or self.pooled is not None
 
     @property
     def n(self) -> int:
@@ -64,11 +72,13 @@ class Combined:
         where = f"{self.comparison} ({self.config})" if self.config else self.comparison
         if not np.isfinite(self.ratio):
             return f"{where}: {self.result} in {self.n} sweep(s)"
-        if self.n == 1:
+        if self.n == 1 and self.pooled is None:
             spread = "within its one sweep (between-sweep spread unknown)"
             return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] {spread}: {self.result}"
         held = f" at {self.holm_level:.1%} (Holm)" if self.result == NO and self.holm_level else ""
-        return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] between {self.n} sweeps: {self.result}{held}"
+        sweeps = f"{self.n} sweep{'s' * (self.n != 1)}"
+        spread = f"{sweeps}, pooled sd on {self.pooled.df} df" if self.pooled else f"between {sweeps}"
+        return f"{where}: {self.ratio:.3g} [{self.lo:.3g}, {self.hi:.3g}] {spread}: {self.result}{held}"
 
 
 @dataclass
@@ -77,6 +87,7 @@ class ClaimAtScale:
     verdict: str
     sweeps: list[SweepVerdict]
     comparisons: list[Combined]
+    version: int | None = None  # the protocol whose scale rule combined them
 
     @property
     def tested(self) -> list[SweepVerdict]:
@@ -109,12 +120,59 @@ def no_region(yes_lo: float, yes_hi: float) -> tuple[float, float]:
     return below, above
 
 
-def t_interval(logs: np.ndarray, level: float) -> tuple[float, float, float]:
-    """exp(mean) and its t interval at `level` (two-sided) over S >= 2 log ratios."""
+def t_interval(logs: np.ndarray, level: float, pool: Pool | None = None) -> tuple[float, float, float]:
+    """exp(mean) and its t interval at `level` (two-sided) over S log ratios: on S - 1 degrees
+    of freedom with their own sd (S >= 2), or, given a pool (protocol 4), with the pooled sd on
+    the pool's degrees of freedom (S >= 1)."""
     n = len(logs)
-    mean, se = float(np.mean(logs)), float(np.std(logs, ddof=1)) / math.sqrt(n)
-    q = float(sps.t.ppf(0.5 + level / 2, n - 1))
+    sd, df = (pool.sd, pool.df) if pool else (float(np.std(logs, ddof=1)), n - 1)
+    mean, se = float(np.mean(logs)), sd / math.sqrt(n)
+    q = float(sps.t.ppf(0.5 + level / 2, df))
     return math.exp(mean), math.exp(mean - q * se), math.exp(mean + q * se)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Protocol 4's between-sweep sd of log ratios, pooled over every deciding comparison with a
+    ratio of one benchmark's claims made in two or more sweeps (one-way ANOVA's residual mean
+    square: sum over comparisons of squared deviations from their own mean, over the sum of
+    S - 1), so that every comparison borrows the degrees of freedom of all of them."""
+
+    benchmark: str
+    sd: float
+    df: int
+    comparisons: int
+
+    def text(self) -> str:
+        return (
+            f"{self.benchmark}: pooled between-sweep sd of log ratios {self.sd:.3g} "
+            f"on {self.df} df ({self.comparisons} comparisons)"
+        )
+
+
+def pool(benchmark: str, sweeps: list[SweepVerdict]) -> Pool | None:
+    """The pool of these sweeps' deciding comparisons with a ratio (each (piece, comparison,
+    config) once, each sweep once), or None when no comparison was made in two sweeps."""
+    seen: dict[tuple[str, str, str], dict[str, float]] = {}
+    for s in sweeps:
+        if s.evidence is None or s.evidence.empty or "result" not in s.evidence:
+            continue
+        for r in s.evidence[s.evidence["result"].isin(DECIDING)].to_dict("records"):
+            x = _f(r.get("ratio"))
+            if np.isfinite(x) and x > 0 and np.isfinite(_f(r.get("yes_lo"))):
+                key = (s.piece, str(r.get("comparison", "")), str(r.get("config", "") or ""))
+                seen.setdefault(key, {})[s.sweep] = math.log(x)
+    groups = [np.array(list(v.values())) for v in seen.values() if len(v) >= 2]
+    df = sum(len(g) - 1 for g in groups)
+    if df == 0:
+        return None
+    ss = sum(float(np.sum((g - g.mean()) ** 2)) for g in groups)
+    return Pool(benchmark, math.sqrt(ss / df), df, len(groups))
+
+
+def pooled_rule() -> bool:
+    """Whether the version in force pools the between-sweep variance (protocol 4 on)."""
+    return protocol.section("scale").get("variance") == "pooled"
 
 
 def _judge(lo: float, hi: float, regions: tuple[float, float, float, float]) -> str:
@@ -133,7 +191,7 @@ def _f(v) -> float:
         return float("nan")
 
 
-def _comparisons(sweeps: list[SweepVerdict]) -> list[Combined]:
+def _comparisons(sweeps: list[SweepVerdict], pool_: Pool | None = None) -> list[Combined]:
     rows = []
     for s in sweeps:
         if s.evidence is None or s.evidence.empty or "result" not in s.evidence:
@@ -158,7 +216,7 @@ def _comparisons(sweeps: list[SweepVerdict]) -> list[Combined]:
             out.append(
                 Combined(piece, comp, config, names, ratios, float("nan"), float("nan"), float("nan"), result, regions)
             )
-        elif len(mine) == 1:  # one sweep: its own interval and result
+        elif len(mine) == 1 and pool_ is None:  # one sweep: its own interval and result
             r = mine[0][1]
             out.append(
                 Combined(
@@ -175,9 +233,9 @@ def _comparisons(sweeps: list[SweepVerdict]) -> list[Combined]:
                 )
             )
         else:  # 'yes' from the protocol's level; 'no' only through Holm's step-down below
-            ratio, lo, hi = t_interval(np.log(ratios), level)
+            ratio, lo, hi = t_interval(np.log(ratios), level, pool_)
             result = YES if _judge(lo, hi, regions) == YES else UNCLEAR
-            out.append(Combined(piece, comp, config, names, ratios, ratio, lo, hi, result, regions))
+            out.append(Combined(piece, comp, config, names, ratios, ratio, lo, hi, result, regions, pooled=pool_))
     _holm(out)
     return out
 
@@ -192,33 +250,39 @@ def _holm(comps: list[Combined]) -> None:
     Each family member's `holm_level` is the level its 'no' held at, or the one it needed."""
     family = [c for c in comps if np.isfinite(c.ratio)]
     alpha = protocol.alpha()
-    shown = {id(c) for c in family if c.n < 2 and c.result == NO}
+    shown = {id(c) for c in family if not c.rejudged and c.result == NO}
     decided: dict[int, float] = {}
     while len(shown) + len(decided) < len(family):
         at = 1 - 2 * alpha / (len(family) - len(shown) - len(decided))
         new = [
             c
             for c in family
-            if c.n >= 2 and id(c) not in decided and _judge(*t_interval(np.log(c.ratios), at)[1:], c.regions) == NO
+            if c.rejudged
+            and id(c) not in decided
+            and _judge(*t_interval(np.log(c.ratios), at, c.pooled)[1:], c.regions) == NO
         ]
         if not new:
             break
         decided.update((id(c), at) for c in new)
     left = max(len(family) - len(shown) - len(decided), 1)
     for c in family:
-        if c.n >= 2:
+        if c.rejudged:
             c.holm_level = decided.get(id(c), 1 - 2 * alpha / left)
             if id(c) in decided:
                 c.result = NO
 
 
-def combine(claim_id: str, sweeps: list[SweepVerdict]) -> ClaimAtScale:
+def combine(
+    claim_id: str, sweeps: list[SweepVerdict], version: int | None = None, pool_: Pool | None = None
+) -> ClaimAtScale:
     """The claim's verdict at the scale of these sweeps (every sweep of every piece that runs
-    its benchmark)."""
-    with protocol.in_force(protocol.newest()):
-        comps = _comparisons(sweeps)
+    its benchmark) by the scale rule of `version` (default: the newest); under a version that
+    pools (protocol 4) with its benchmark's pool (combine_all computes it)."""
+    v = version or protocol.newest()
+    with protocol.in_force(v):
+        comps = _comparisons(sweeps, pool_ if pooled_rule() else None)
     if any(s.verdict == engine.ERROR for s in sweeps):  # a sweep's check failed: nothing hides it
-        return ClaimAtScale(claim_id, engine.ERROR, sweeps, comps)
+        return ClaimAtScale(claim_id, engine.ERROR, sweeps, comps, v)
     if comps:
         results = {c.result for c in comps}
         verdict = (
@@ -227,4 +291,33 @@ def combine(claim_id: str, sweeps: list[SweepVerdict]) -> ClaimAtScale:
     else:  # nothing to combine (no evidence table): the own verdicts of the sweeps that could test it
         own = {s.verdict for s in sweeps if s.verdict != engine.NOT_TESTABLE} or {engine.NOT_TESTABLE}
         verdict = own.pop() if len(own) == 1 else DIFFER
-    return ClaimAtScale(claim_id, verdict, sweeps, comps)
+    return ClaimAtScale(claim_id, verdict, sweeps, comps, v)
+
+
+def combine_all(
+    groups: dict[str, list[SweepVerdict]], benchmark: dict[str, str], version: int | None = None
+) -> tuple[list[ClaimAtScale], dict[str, Pool]]:
+    """Every claim of `groups` ({claim: its sweeps}) at the scale of its sweeps by `version`'s
+    rule, and the pools it used ({benchmark: Pool}; empty under a version that does not pool).
+    `benchmark` names each claim's benchmark (its needs.table): a pool is one benchmark's."""
+    v = version or protocol.newest()
+    with protocol.in_force(v):
+        pooling = pooled_rule()
+    pools: dict[str, Pool] = {}
+    if pooling:
+        for b in dict.fromkeys(benchmark[c] for c in groups):
+            mine = [s for c, ss in groups.items() if benchmark[c] == b for s in ss]
+            found = pool(b, mine)
+            if found:
+                pools[b] = found
+    return [combine(c, ss, v, pools.get(benchmark[c])) for c, ss in groups.items()], pools
+
+
+def confirmatory(c: ClaimAtScale) -> bool:
+    """Whether any of the claim's sweeps started after its version's freeze (the sweep id's
+    time stamp): a rule is confirmed only on data gathered after it was fixed; else its verdict
+    on these sweeps is exploratory."""
+    with protocol.in_force(c.version):
+        frozen = str(protocol.load()["frozen_utc"]).replace("-", "").replace(":", "")
+    stamps = [re.search(r"(\d{8}T\d{6}Z)$", s.sweep) for s in c.sweeps]
+    return any(m is not None and m.group(1) > frozen for m in stamps)
