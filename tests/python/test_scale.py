@@ -153,3 +153,63 @@ def test_holm_step_down_lets_a_second_no_through_at_the_smaller_family():
     ]
     c = scale.combine("C1", sweeps)
     assert {x.comparison: x.result for x in c.comparisons} == {"Erlang/Akka": "no", "Java/Akka": "no"}
+
+
+def test_protocol_4_pools_the_between_sweep_sd_over_a_benchmarks_comparisons():
+    """Two comparisons over three sweeps: s_p^2 is the sum of both comparisons' squared
+    deviations over D = 2 + 2, and each interval is mean +- t(D) s_p / sqrt(S)."""
+    a, b = (0.50, 0.55, 0.60), (0.80, 0.70, 0.75)
+    sweeps = [
+        _sweep(f"s{i}", SUPPORTED, [("Go/Akka", x, "yes"), ("Erlang/Akka", y, "yes")])
+        for i, (x, y) in enumerate(zip(a, b))
+    ]
+    pool = scale.pool("pingping", sweeps)
+    la, lb = pd.Series([math.log(x) for x in a]), pd.Series([math.log(x) for x in b])
+    ss = ((la - la.mean()) ** 2).sum() + ((lb - lb.mean()) ** 2).sum()
+    assert (pool.df, pool.comparisons) == (4, 2) and pool.sd == pytest.approx(math.sqrt(ss / 4))
+    (c,), pools = scale.combine_all({"C1": sweeps}, {"C1": "pingping"}, version=4)
+    assert pools == {"pingping": pool}
+    go = next(x for x in c.comparisons if x.comparison == "Go/Akka")
+    q = sps.t.ppf(0.5 + protocol.level() / 2, 4)
+    assert go.lo == pytest.approx(math.exp(la.mean() - q * pool.sd / math.sqrt(3)))
+    assert go.pooled == pool and "pooled sd on 4 df" in go.text()
+    # protocol 3, the same sweeps: each comparison's own sd on 2 df
+    (c3,), pools3 = scale.combine_all({"C1": sweeps}, {"C1": "pingping"}, version=3)
+    assert pools3 == {} and all(x.pooled is None for x in c3.comparisons)
+
+
+def test_protocol_4_decides_a_two_sweep_no_that_protocol_3_cannot():
+    """C7a's committed pattern, the wrong way for 'lower': six comparisons, each 6-13 x in two
+    sweeps. On 1 df Holm's interval spans orders of magnitude (inconclusive under 3); pooled over
+    the six (D = 6) each lies above 1 (contradicted under 4). The control: the same spreads
+    centred on 1 stay inconclusive under both."""
+    rows = [(0.120, 0.164), (0.123, 0.182), (0.133, 0.155), (0.227, 0.354), (0.120, 0.163), (0.079, 0.093)]
+
+    def run(pairs, version):
+        sweeps = [
+            _sweep(f"s{i}", INCONCLUSIVE, [(f"Erlang/Akka {k}", r[i], "unclear") for k, r in enumerate(pairs)])
+            for i in range(2)
+        ]
+        (c,), _ = scale.combine_all({"C1": sweeps}, {"C1": "throughput"}, version=version)
+        return c.verdict
+
+    wrong_way = [(1 / a, 1 / b) for a, b in rows]
+    centred = [(a / math.sqrt(a * b), b / math.sqrt(a * b)) for a, b in rows]
+    assert (run(wrong_way, 3), run(wrong_way, 4)) == (INCONCLUSIVE, CONTRADICTED)
+    assert (run(centred, 3), run(centred, 4)) == (INCONCLUSIVE, INCONCLUSIVE)
+
+
+def test_protocol_4_without_a_pool_falls_back_to_protocol_3():
+    one = [_sweep("a", CONTRADICTED, [("Go/Akka", 0.5, "yes"), ("Erlang/Akka", 1.07, "unclear")])]
+    (c,), pools = scale.combine_all({"C1": one}, {"C1": "pingping"}, version=4)
+    assert pools == {} and [x.result for x in c.comparisons] == ["yes", "unclear"] and c.one_sweep_only
+
+
+def test_a_verdict_is_confirmatory_only_with_a_sweep_recorded_after_its_versions_freeze():
+    frozen = protocol._load(None)["frozen_utc"]  # the newest version's
+    stamp = frozen.replace("-", "").replace(":", "")
+    before = _sweep("paper-pingping-20261129T065200Z", SUPPORTED, [("Go/Akka", 0.5, "yes")])
+    after = _sweep(f"paper-pingping-{stamp[:-3]}59Z", SUPPORTED, [("Go/Akka", 0.5, "yes")])
+    (old,), _ = scale.combine_all({"C1": [before]}, {"C1": "pingping"})
+    (new,), _ = scale.combine_all({"C1": [before, after]}, {"C1": "pingping"})
+    assert not scale.confirmatory(old) and scale.confirmatory(new)
