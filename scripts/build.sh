@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Build the native benchmark programs to the paths spec/cli.json names.
-# usage: scripts/build.sh [--dry-run] [LANGUAGE|FOLDER ...]
-#   --dry-run prints "FOLDER KIND SOURCES..." for each folder it would build, and builds nothing
-#   LANGUAGE  a language of spec/cli.json: builds the folder its executable lives in (src/<folder>/)
+# usage: scripts/build.sh [--dry-run] [LANGUAGE|FOLDER|all ...]
+#   --dry-run prints "FOLDER KIND NEEDS SOURCES..." for each folder it would build, and builds
+#             nothing. NEEDS is what the build needs to work there, comma-separated: a compiled
+#             folder's tool (mvn, go, rebar3, cargo, gcc), or the languages of an interpreted
+#             folder whose commands it checks. scripts/setup.sh installs what provides them.
+#   LANGUAGE  a language of spec/cli.json: builds the folder its executable lives in (src/<folder>/);
+#             in an interpreted folder only this language's runtime is checked
 #   FOLDER    such a folder by name (scala builds scala_akka and scala; python_servers its three servers)
+#   all       every such folder, interpreted ones too (what set-up provides by default)
 #   (default: every folder with something to compile)
 # How a folder is built follows from what it holds, so a new language needs no line here:
 # pom.xml (Maven), go.mod (Go), rebar.config (rebar3), Cargo.toml (cargo), *.c (gcc). A folder
 # with none of them (node.js, the Python servers) is run, not built: its runtime is checked by
-# asking each of its languages' commands for --version. A folder is rebuilt only when a
-# source file is newer than its output.
+# asking its languages' commands for --version. A folder is rebuilt only when a source file
+# is newer than its output.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,9 +30,11 @@ up_to_date() {
   [ -z "$(find "$@" -type f -newer "$out" -print -quit 2>/dev/null)" ]
 }
 
-# resolve ARG...: one line per folder to build, "FOLDER EXECUTABLE LANGUAGE..." (every
-# language of spec/cli.json whose executable is in it), in the order first asked for; exit 2
-# with one error line for an argument that is neither a language nor such a folder.
+# resolve ARG...: one line per folder to build, "FOLDER EXECUTABLE LANGUAGE...", in the order
+# first asked for: the languages asked for that are in it, or all of them (spec/cli.json's
+# languages whose executable is in it) when the folder was asked by name or as `all`; exit 2
+# with one error line for an argument that is neither a language nor such a folder. Only
+# these languages' runtimes are checked, so a profile that runs ngircd needs no InspIRCd.
 resolve() {
   "$PY" - "$ROOT/spec/cli.json" "$@" <<'PY'
 import json, sys
@@ -36,17 +43,17 @@ folders = {}  # folder -> (executable, [languages])
 for name, spec in languages.items():
     folder = spec["executable"].split("/")[1]
     folders.setdefault(folder, (spec["executable"], []))[1].append(name)
-wanted = []
+wanted = {}  # folder -> the languages asked for in it
 for arg in sys.argv[2:]:
-    folder = languages[arg]["executable"].split("/")[1] if arg in languages else arg
-    if folder not in folders:
-        sys.exit(f"build: error: unknown language {arg!r} (known: {', '.join(languages)}; "
-                 f"or a folder: {', '.join(folders)})")
-    if folder not in wanted:
-        wanted.append(folder)
-for folder in wanted:
+    for word in folders if arg == "all" else [arg]:
+        folder = languages[word]["executable"].split("/")[1] if word in languages else word
+        if folder not in folders:
+            sys.exit(f"build: error: unknown language {word!r} (known: {', '.join(languages)}; "
+                     f"or a folder: {', '.join(folders)}; or all)")
+        wanted.setdefault(folder, set()).update([word] if word in languages else folders[folder][1])
+for folder, asked in wanted.items():
     exe, names = folders[folder]
-    print(folder, exe, *names)
+    print(folder, exe, *(n for n in names if n in asked))
 PY
 }
 
@@ -162,13 +169,22 @@ kind_of() {  # kind_of DIR: how the folder is built (maven, go, rebar3, cargo, g
   fi
 }
 
+needs_of() {  # needs_of KIND LANGUAGE...: what the folder's build needs (--dry-run's NEEDS)
+  local kind="$1"; shift
+  case "$kind" in
+    maven) echo mvn ;;
+    interpreted) local IFS=,; echo "$*" ;;  # the languages whose commands check_runtimes runs
+    *) echo "$kind" ;;  # go, rebar3, cargo, gcc: the tool is named as the kind
+  esac
+}
+
 build_folder() {  # build_folder FOLDER EXECUTABLE LANGUAGE...
   local d="$ROOT/src/$1" out="$ROOT/$2" kind; shift 2
   kind="$(kind_of "$d")"
   if [ "$dry_run" = 1 ]; then
     local -a sources=()
     [ "$kind" = maven ] && mapfile -t sources < <(maven_sources "$d")
-    echo "$(basename "$d") $kind ${sources[*]//"$ROOT/"/}"
+    echo "$(basename "$d") $kind $(needs_of "$kind" "$@") ${sources[*]//"$ROOT/"/}"
     return
   fi
   case "$kind" in

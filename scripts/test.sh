@@ -75,16 +75,17 @@ else
 fi
 
 # The language suites: one per folder of src/ that scripts/build.sh compiles (its --dry-run
-# names each with its kind), run by that kind's own tools, so that a new language's folder
+# names each with its kind and tool), run by that kind's own tools, so that a new language's folder
 # brings its suite with it; c has no unit-test runner (the process-level conformance suite
 # runs its cases). A Maven folder's tests run on the lowest JDK any of its languages runs on
 # (spec/cli.json's `jdk`, else 17): java_vthreads' on 25, found through the Python
 # environment (serverbench.jdks), so that suite waits for set-up and the others need not.
-declare -A kind_of=() test_jdk=()
+declare -A kind_of=() tool_of=() test_jdk=()
 lang_suites=()
-while read -r folder kind _; do
+while read -r folder kind tool _; do
   [ "$kind" = gcc ] && continue
   kind_of[$folder]="$kind"
+  tool_of[$folder]="$tool"
   lang_suites+=("$folder")
 done < <(scripts/build.sh --dry-run)
 PY3="$(command -v python3 || echo "$VPY")"
@@ -189,8 +190,7 @@ for s in "${suites[@]}"; do
   if [ -z "$kind" ] || [ "$jdk" -gt 17 ]; then join_setup; fi
   # --fast: a language whose toolchain is missing is skipped, not failed
   if [ "$fast" = 1 ] && [ -n "$kind" ]; then
-    tool="$(case "$kind" in maven) echo mvn ;; *) echo "$kind" ;; esac)"
-    have "$tool" || { skipped+=("$s"); continue; }
+    have "${tool_of[$s]}" || { skipped+=("$s"); continue; }
   fi
   case "${kind:-$s}" in
     # built even with --fast: Go's tests read spec/cli.json through the build's embedded copy,

@@ -127,7 +127,9 @@ def test_build_plans_each_languages_folder_from_the_spec_and_the_tree():
     plan = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()}
     assert len(plan) == len(proc.stdout.splitlines())  # each folder once
     assert set(plan) == {contract.language(lang)["executable"].split("/")[1] for lang in langs}
-    assert plan["scala"][0] == "maven" and plan["go"] == ["go"] and plan["nodejs"] == ["interpreted"]
+    # KIND, then NEEDS: a compiled folder's tool, an interpreted one's languages (all asked here)
+    assert plan["scala"][:2] == ["maven", "mvn"] and plan["go"] == ["go", "go"]
+    assert plan["nodejs"] == ["interpreted", "nodejs"] and plan["ircd"] == ["interpreted", "ngircd,inspircd"]
     assert "src/scala/src/main" in plan["scala_pekko"] and "src/scala/src/main" in plan["scala_akka24"]
     assert "src/java/src/main" in plan["java_vthreads"]
     assert "src/pom.xml" in plan["java"]  # the parent POM: a change to it rebuilds every jar
