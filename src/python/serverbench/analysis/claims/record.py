@@ -23,6 +23,7 @@ import pandas as pd
 
 from serverbench import paths, protocol
 from serverbench.analysis.claims import effects, engine
+from serverbench.analysis.reading import csvout
 
 FOLDER = "replication"
 COLUMNS = ["sweep", "machine", "design", "after_freeze", "protocol", "id", "verdict"]
@@ -216,8 +217,8 @@ def write(profile: str = "quick", processed_dir: Path | None = None) -> Path:
     out = root / FOLDER / f"{profile}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     rec = record(profile, root)
-    rec.to_csv(out, index=False)
-    effects_table(profile, root, rec).to_csv(root / FOLDER / f"{profile}-effects.csv", index=False)
+    csvout.write(rec, out)
+    csvout.write(effects_table(profile, root, rec), root / FOLDER / f"{profile}-effects.csv")
     return out
 
 

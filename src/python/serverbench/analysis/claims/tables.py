@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from serverbench.analysis.claims.engine import Options, Verdict, check_all
+from serverbench.analysis.reading import csvout
 from serverbench.analysis.reading.process import Processed
 
 # fmt: off
@@ -32,6 +33,6 @@ def write_claims(P: Processed, out_dir=None, options: Options | None = None, **c
     out = Path(out_dir) if out_dir else P.folder
     v = check_all(P, options, **chosen)
     paths = {"claims": out / "claims.csv", "claims_evidence": out / "claims_evidence.csv"}
-    claims_table(v).to_csv(paths["claims"], index=False)
-    evidence_table(v).to_csv(paths["claims_evidence"], index=False)
+    csvout.write(claims_table(v), paths["claims"])
+    csvout.write(evidence_table(v), paths["claims_evidence"])
     return paths

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from serverbench import catalog, contract, paths, sidecars
-from serverbench.analysis.reading import registry
+from serverbench.analysis.reading import csvout, registry
 from serverbench.analysis.reading.side_tables import (  # noqa: F401  (re-exported)
     FAILED_STATUSES,
     LIMIT_STATUSES,
@@ -285,7 +285,8 @@ def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
 
     def put(name, df):
         p = out / f"{name}.csv"
-        df.to_csv(p, index=False)
+        # runs mirrors the raw records: only the column computed here is rounded
+        csvout.write(df, p, ["steady_msgs_per_min"] if name == "runs" else None)
         written[name] = p
 
     put("runs", runs)

@@ -39,6 +39,7 @@ from serverbench import paths  # noqa: E402
 from serverbench.analysis.claims.replication import machine_kind  # noqa: E402
 from serverbench.analysis.plotting import figstyle  # noqa: E402
 from serverbench.analysis.plotting.figures import save  # noqa: E402
+from serverbench.analysis.reading import csvout  # noqa: E402
 from serverbench.analysis.reading.sweep import Sweep  # noqa: E402
 
 REFERENCE_S = (30.0, 60.0)  # the second half of the paper's 60 s run
@@ -287,7 +288,7 @@ def write(
         ("dimension_levels", levels(processed_dir=processed_dir)),
     ):
         p = out / f"{name}.csv"
-        df.to_csv(p, index=False)
+        csvout.write(df, p)
         written[name] = p
     fig = figure(windows, lengths, scale)
     written |= {f"figure.{k}": v for k, v in save(fig, "dimensioning", figures_dir).items()}
