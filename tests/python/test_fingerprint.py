@@ -38,3 +38,21 @@ def test_same_machine_only_when_fingerprints_match(tmp_path):
     assert text.startswith("Different machines") and "1.90x the first's calibration time" in text
     old = _sweep(tmp_path, "old", None)
     assert "old recorded no machine fingerprint" in fingerprint.compare([a, old])
+
+
+def test_a_kind_of_machine_is_what_the_data_can_show():
+    """Two boots of one VM type (another kernel build, memory 4 KiB apart) are one kind; two CPU
+    models sold as "AMD EPYC" are two kinds (issue: the fingerprint told the first apart and
+    printed the second as one machine)."""
+    from serverbench.analysis.claims.record import kind_of, machine_kind
+    from serverbench.harness.running.fingerprint import kind
+
+    a = {"cpu_model": "AMD EPYC", "cpu_family": "25", "cpu_model_number": "17", "stepping": "1",
+         "kernel_release": "6.18.44-fc-v657", "memory_bytes": 25276510208, "logical_cpus": 2}  # fmt: skip
+    b = {**a, "kernel_release": "6.18.44-fc-v595", "memory_bytes": 25276514304}
+    c = {**a, "cpu_model_number": "1"}
+    assert kind(a) == kind(b) == "AMD EPYC 25/17 stepping 1, 2 CPUs, 24 GiB"
+    assert kind(c) != kind(a) and "25/1 " in kind(c)
+    assert kind({"cpu_model": "AMD EPYC"}) is None  # a sweep older than the manifest's machine object
+    assert machine_kind({"cpu_model": "AMD EPYC", "logical_cpus": 2}) == "AMD EPYC, 2 CPUs"
+    assert kind_of({"host": {"cpu_model": "AMD EPYC", "logical_cpus": 2}, "manifest": {"machine": c}}) == kind(c)

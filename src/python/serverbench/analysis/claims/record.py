@@ -36,12 +36,26 @@ EXCLUDED = {
 }
 
 
-def machine_kind(host: dict | None) -> str:
-    """CPU model and logical CPUs, e.g. "AMD EPYC, 2 CPUs" ("unknown machine" without one)."""
+def machine_kind(host: dict | None, machine: dict | None = None) -> str:
+    """The kind of machine a sweep ran on: with the manifest's `machine` object, CPU name,
+    family/model/stepping, CPUs and memory in GiB (fingerprint.kind: "AMD EPYC 25/17 stepping
+    1, 2 CPUs, 24 GiB"), so that two CPU models sold under one name are two kinds; without it
+    (sweeps before the manifest recorded it), CPU name and logical CPUs ("AMD EPYC, 2 CPUs");
+    "unknown machine" without either."""
+    from serverbench.harness.running.fingerprint import kind
+
+    found = kind(machine)
+    if found:
+        return found
     if not host or not host.get("cpu_model"):
         return "unknown machine"
     n = host.get("logical_cpus")
     return f"{host['cpu_model']}, {int(n)} CPUs" if n else str(host["cpu_model"])
+
+
+def kind_of(info: dict) -> str:
+    """machine_kind of a processed sweep's sweep.json (its host and its manifest's machine)."""
+    return machine_kind(info.get("host"), (info.get("manifest") or {}).get("machine"))
 
 
 def _info(folder: Path) -> dict:
@@ -111,9 +125,7 @@ def record(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
         t = pd.read_csv(f / "claims.csv")
         judged = int(t["protocol"].iloc[0]) if "protocol" in t.columns and len(t) else version
         for r in t.itertuples():
-            rows.append(
-                [f.name, machine_kind(info.get("host")), design, design == CONFIRMATION, judged, r.id, r.verdict]
-            )
+            rows.append([f.name, kind_of(info), design, design == CONFIRMATION, judged, r.id, r.verdict])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -140,7 +152,7 @@ def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.Dat
             process.process_sweep(Path(d), Path(tmp))
             P = process.Processed(Path(tmp))
             _, design = design_of(P.info.get("first_started_utc"))
-            machine = machine_kind(P.info.get("host"))
+            machine = kind_of(P.info)
             for v in claims.check_all(P, spawn_metric=spawn_metric):
                 rows.append([Path(d).name, machine, design, design == CONFIRMATION, v.protocol, v.id, v.verdict])
     return pd.DataFrame(rows, columns=COLUMNS)

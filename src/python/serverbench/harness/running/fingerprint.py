@@ -66,6 +66,32 @@ def _threads_per_core() -> int | None:
         return None
 
 
+def _boot_id() -> str | None:
+    """The kernel's random id of this boot: two sweeps with the same one ran on one instance
+    between two restarts (the fingerprint cannot show that: it hashes what a kind shares)."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def kind(m: dict | None) -> str | None:
+    """A kind of machine as the data can show it: CPU name, family/model/stepping, logical
+    CPUs and memory rounded to GiB (two boots of one VM type report memory a few KiB apart
+    and another kernel build; neither makes another kind). None without a CPU family."""
+    if not m or not m.get("cpu_family") or not m.get("cpu_model_number"):
+        return None
+    cpu = " ".join(str(m.get("cpu_model") or "CPU").replace("(R)", "").replace("(TM)", "").split())
+    out = f"{cpu} {m['cpu_family']}/{m['cpu_model_number']}" + (
+        f" stepping {m['stepping']}" if m.get("stepping") else ""
+    )
+    if m.get("logical_cpus"):
+        out += f", {int(m['logical_cpus'])} CPUs"
+    if m.get("memory_bytes"):
+        out += f", {round(int(m['memory_bytes']) / 2**30)} GiB"
+    return out
+
+
 def calibrate(repeats: int = CALIBRATION_REPEATS, loop: int = CALIBRATION_LOOP) -> dict:
     """The median wall time of a fixed integer loop (the same work on every machine)."""
     times = []
@@ -98,6 +124,7 @@ def machine(calibration: bool = True) -> dict:
         "logical_cpus": os.cpu_count(),
         "cpu_mhz": _cpu_mhz(info),  # not in the fingerprint: a VM may report another clock after a restart
         "threads_per_core": _threads_per_core(),
+        "boot_id": _boot_id(),  # not in the fingerprint: tells one boot (an instance) from another
     }
     m["fingerprint"] = fingerprint(m)
     if calibration:
