@@ -181,3 +181,51 @@ def test_the_plain_summary_counts_a_claim_once_across_pieces(tmp_path):
     # C11's check failed; C7a and C12 are missing from both pieces' claims.csv: none is "undecided"
     assert "2 cannot be tested on a machine this size (C7b, C9) and 3 could not be judged (C7a, C11, C12)." in text
     assert "undecided" not in text  # a failed check is not an undecided claim
+
+
+def test_sweeps_agreeing_counts_each_sweep_judged_again_while_its_listing_keeps_its_own(tmp_path, monkeypatch):
+    """A sweep judged by an older protocol counts in "sweeps agreeing" by its verdict
+    under the protocol in force (judged again from its processed tables), not by its own; its
+    own verdict stays in its listing, and the sweeps whose verdict changed are named."""
+    from serverbench.analysis.reporting import rejudge
+
+    _piece_sweep(tmp_path, "paper-pingping-20270101T000000Z", {"C1": "contradicted", "C2": "inconclusive"})
+    _piece_sweep(tmp_path, "paper-pingping-20270102T000000Z", {"C1": "contradicted", "C2": "contradicted"})
+    text = paperscale.section({}, tmp_path)
+    assert "| C2 | **differs between sweeps** | 0 of 2 |" in text  # no tables to judge: their own verdicts
+    again = {"paper-pingping-20270101T000000Z": {"C1": "contradicted", "C2": "contradicted"}}
+    monkeypatch.setattr(rejudge, "verdicts", lambda folder, piece: again.get(folder.name))
+    c2 = next(c for c in paperscale.at_scale(tmp_path) if c.id == "C2")
+    assert rejudge.agreement(c2, tmp_path) == "0 of 2"  # c2's verdict (from its own verdicts) differs
+    c1 = next(c for c in paperscale.at_scale(tmp_path) if c.id == "C1")
+    assert rejudge.agreement(c1, tmp_path) == "2 of 2"
+    c2.verdict = "contradicted"
+    assert rejudge.agreement(c2, tmp_path) == "2 of 2"  # the older sweep's own "inconclusive" is not counted
+    text = paperscale.section({}, tmp_path)
+    assert (
+        "`paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs; protocol unknown): C1 contradicted; C2 inconclusive"
+        in (text)
+    )
+    assert "C2 in `paper-pingping-20270101T000000Z` (its own, by protocol ?: inconclusive; now contradicted)" in text
+    assert f"each judged again by protocol {rejudge.version()}" in text
+
+
+def test_judging_a_committed_sweep_again_gives_its_own_verdicts_where_the_rules_within_a_sweep_are_unchanged():
+    """Protocols 2 to the newest judge a sweep by the same rules (docs/protocol.md section 9):
+    the verdicts judged again from a committed sweep's processed tables are its own then, so
+    the re-judging reads the tables as the engine did; a protocol 1 sweep may differ."""
+    import pytest
+
+    from serverbench import paths
+    from serverbench.analysis.reporting import rejudge
+
+    processed = paths.repo_root() / "data" / "processed"
+    if not paperscale.latest(processed):
+        pytest.skip("no paper piece committed in this checkout")
+    checked = 0
+    for c in paperscale.at_scale(processed):
+        for s, now in rejudge.now(c, processed):
+            if s.protocol is not None and s.protocol >= 2:
+                assert now == s.verdict, (c.id, s.sweep, s.verdict, now)
+                checked += 1
+    assert checked

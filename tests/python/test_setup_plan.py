@@ -1,5 +1,5 @@
 """Set-up installs what the build checks, for every profile, and the build checks only the
-languages asked (issue 70: the quick profile runs ngircd, so set-up installed ngircd alone,
+languages asked (the quick profile runs ngircd, so set-up installed ngircd alone,
 and the build, asked for ngircd, checked every language of its folder src/ircd/: InspIRCd
 too, and stopped a fresh machine's ./run_all.sh).
 

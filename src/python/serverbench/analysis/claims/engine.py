@@ -290,7 +290,9 @@ def evaluate(claim: Claim, P: Any, options: Options | Mapping[str, Any] | None =
 
 def judged_by(P: Any, opts: Options) -> int:
     """The protocol version that judges P: the one in force when its first run started; the
-    newest for a source's numbers (point values)."""
+    newest for a source's numbers (point values); the one the options name, if they do."""
+    if opts.version is not None:
+        return int(opts.version)
     if opts.point_values:
         return protocol.newest()
     return protocol.version_for((getattr(P, "info", None) or {}).get("first_started_utc"))

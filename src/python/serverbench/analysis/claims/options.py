@@ -18,11 +18,14 @@ class Options:
     its default where none was given; a claim's Needs.metric may name one as "{name}".
     point_values: the values are a source's published ones, one per point: a comparison
     judges the ratio of the sides' medians as a point, not an interval of rounds.
-    margin_exponent: the protocol's margin raised to it (1; the sensitivity columns' 0.5, 2)."""
+    margin_exponent: the protocol's margin raised to it (1; the sensitivity columns' 0.5, 2).
+    version: the protocol version to judge by; None: the one in force when the sweep started
+    (a report re-judges older sweeps by the newest, to count how many agree today)."""
 
     chosen: tuple[tuple[str, str], ...] = ()
     point_values: bool = False
     margin_exponent: float = 1.0
+    version: int | None = None
 
     @classmethod
     def of(cls, point_values: bool = False, margin_exponent: float = 1.0, **chosen: Any) -> Options:

@@ -1,5 +1,5 @@
-"""The abstract at the top of report.html and README (at most 150 plain words) and the table
-of every deciding ratio at the paper's scale beside its verdict, both from committed data:
+"""The abstract at the top of report.html and README (at most 150 plain words), from
+committed data (the table of every deciding ratio beside its verdict is deciding.py's):
 the `paper` profile's pieces (their sweep.json, claims.csv and claims_evidence.csv), the
 then-and-now rows (thenandnow.py), the verdicts on the paper's own numbers
 (data/processed/paper-reference/claims.csv) and, when it is committed, the attribution of
@@ -16,11 +16,16 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import paths, protocol
-from serverbench.analysis.claims import engine
 from serverbench.analysis.reading import gap_tables
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
-from serverbench.analysis.reporting import paperscale, thenandnow, vocabulary
+from serverbench.analysis.reporting import deciding, paperscale, thenandnow, vocabulary
 from serverbench.analysis.reporting.cells import sig
+from serverbench.analysis.reporting.deciding import (  # noqa: F401  (the deciding table's, read here by others)
+    claim_verdict,
+    claims,
+    deciding_markdown,
+    one_verdict,
+)
 
 MAX_WORDS = 150
 PAPER = "Valkov, Chechina and Trinder (SAC 2018)"
@@ -37,122 +42,6 @@ def _read(f: Path) -> pd.DataFrame:
         return pd.read_csv(f)
     except (FileNotFoundError, pd.errors.EmptyDataError):
         return pd.DataFrame()
-
-
-DECIDING = ("yes", "no", "unclear")  # a comparison's results that count (the rest only draw)
-
-
-def _evidence(x) -> str:
-    """One deciding comparison: 'Go/Erlang at cores=1, pairs=64: 3.64 [3.43, 3.86] yes', or
-    for a limit (C3) 'Akka vs Erlang max processes (budget=8 GiB): 8,800,000 ok, ... yes'."""
-    if isinstance(x.ratio, float) and not math.isnan(x.ratio):
-        return f"{x.comparison} at {x.config}: {thenandnow.interval(x.ratio, x.ci_lo, x.ci_hi)} {x.result}"
-    sides = "; ".join(str(s) for s in (getattr(x, "akka", None), getattr(x, "other", None)) if isinstance(s, str))
-    return f"{x.comparison} ({x.config}): {sides} {x.result}"
-
-
-def _combined_ratios(c, piece: str, ev: pd.DataFrame) -> str:
-    """The deciding comparisons of claim `c` (scale.ClaimAtScale) made in `piece`, combined
-    over the piece's sweeps: ratio [interval] result, and 'between N sweeps' when there are
-    several (one sweep: its own interval, as its evidence table gives it). A comparison
-    without a ratio (C3's limits) shows the newest sweep's sides."""
-    parts = []
-    for x in c.comparisons:
-        if x.piece != piece:
-            continue
-        if math.isfinite(x.ratio):
-            spread = f" (between {x.n} sweeps)" if x.n > 1 else ""
-            parts.append(f"{x.comparison} at {x.config}: {thenandnow.interval(x.ratio, x.lo, x.hi)} {x.result}{spread}")
-            continue
-        mine = (
-            ev[(ev["comparison"] == x.comparison) & (ev["config"].fillna("").astype(str) == x.config)]
-            if not ev.empty
-            else ev
-        )
-        parts += [_evidence(r) for r in mine.itertuples()] or [f"{x.comparison} ({x.config}): {x.result}"]
-    return "; ".join(parts)
-
-
-def claims(processed_dir: Path | None = None) -> pd.DataFrame:
-    """One row per (claim, piece that judged it): id, piece, sweeps (every sweep of the
-    piece), verdict (the shared vocabulary's word), reason (for not testable), why, and the
-    deciding ratios with their intervals (`ratios`: 'Go/Erlang at cores=1, pairs=64: 3.64
-    [3.43, 3.86] no; ...').
-
-    The verdict is the claim's at the paper's scale from every sweep of every piece that runs
-    its benchmark (paperscale.at_scale, protocol 2 section 5), as the paper-scale section
-    gives it, in every piece that could test the claim; a piece whose sweeps could not keeps
-    not testable with its reason. The ratios are combined over the piece's sweeps."""
-    combined = {c.id: c for c in paperscale.at_scale(processed_dir)}
-    every = paperscale.all_sweeps(processed_dir)
-    rows = []
-    for piece, folder in paperscale.latest(processed_dir).items():
-        c = _read(folder / "claims.csv")
-        ev = _read(folder / "claims_evidence.csv")
-        for r in c.itertuples():
-            e = ev[(ev["claim"] == r.id) & ev["result"].isin(DECIDING)] if not ev.empty else ev
-            cs = combined.get(r.id)
-            here = [s for s in cs.sweeps if s.piece == piece] if cs else []
-            testable = any(s.verdict != engine.NOT_TESTABLE for s in here)
-            ratios = _combined_ratios(cs, piece, e) if cs else "; ".join(_evidence(x) for x in e.itertuples())
-            why = r.why if isinstance(r.why, str) else ""
-            verdict = vocabulary.word(cs.verdict if cs and testable else r.verdict)
-            rows.append(
-                {
-                    "id": r.id,
-                    "piece": piece,
-                    "sweep": ", ".join(f.name for f in every.get(piece, [folder])),
-                    "verdict": verdict,
-                    "reason": vocabulary.reason(why, piece=True) if verdict == vocabulary.NOT_TESTABLE else "",
-                    "why": why,
-                    "ratios": ratios,
-                }
-            )
-    return pd.DataFrame(rows, columns=["id", "piece", "sweep", "verdict", "reason", "why", "ratios"])
-
-
-def _ran(processed_dir: Path | None) -> pd.DataFrame:
-    """claims() restricted to the claims a piece runs the benchmark of (paperscale.verdicts)."""
-    v = paperscale.verdicts(processed_dir)
-    v = v[v["verdict"] != paperscale.NOT_RUN][["id", "piece"]].drop_duplicates()  # a row per sweep there
-    return claims(processed_dir).merge(v, on=["id", "piece"], how="inner")
-
-
-def one_verdict(g: pd.DataFrame) -> tuple[str, str]:
-    """(verdict, reason) of a claim judged in several pieces: the one tested verdict when
-    the pieces that could test it agree, 'differs between pieces' when they do not, else
-    not testable with the reasons of its pieces."""
-    tested = list(dict.fromkeys(g.loc[g["verdict"] != vocabulary.NOT_TESTABLE, "verdict"]))
-    if len(tested) == 1:
-        return tested[0], ""
-    if tested:
-        return "differs between pieces", ""
-    reasons = list(dict.fromkeys(g["reason"]))
-    return vocabulary.NOT_TESTABLE, "; ".join(reasons)
-
-
-def deciding_markdown(processed_dir: Path | None = None) -> str:
-    """Every claim judged at the paper's scale: its full text (the first time its code
-    appears), each piece's verdict and the deciding ratios with their intervals."""
-    t = _ran(processed_dir)
-    if t.empty:
-        return "No piece of the `paper` profile is committed yet."
-    lines = [
-        "Each deciding ratio is first side / second side, the median of the per-round ratios (Hodges-Lehmann) "
-        "with its interval, and the comparison's result (yes / no / unclear against the claim's regions, "
-        "docs/protocol.md).",
-        "",
-        "| claim | piece | verdict | deciding ratios [interval] |",
-        "|---|---|---|---|",
-    ]
-    for cid, g in t.groupby("id", sort=False):
-        text = protocol.claim(cid)["sentence"]
-        for i, r in enumerate(g.itertuples()):
-            head = f"**{cid}** {text}" if i == 0 else f"{cid} (continued)"
-            verdict = f"**{r.verdict}**" + (f" ({r.reason})" if r.reason else "")
-            detail = r.ratios or (r.why if r.verdict != vocabulary.SUPPORTED else "")
-            lines.append(f"| {head} | `{r.piece}` | {verdict} | {detail} |")
-    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------ the abstract
@@ -271,10 +160,11 @@ def _span(values: list[str]) -> str | None:
 
 
 def verdict_groups(ran: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
-    """{(verdict, reason): claim ids in the paper's order}: one verdict per claim (one_verdict)."""
+    """{(verdict, reason): claim ids in the paper's order}: one verdict per claim, the claim's
+    at the paper's scale over all its pieces (claim_verdict), not a piece's."""
     groups: dict[tuple[str, str], list[str]] = {}
     for cid, g in ran.groupby("id", sort=False):
-        groups.setdefault(one_verdict(g), []).append(cid)
+        groups.setdefault(claim_verdict(g), []).append(cid)
     order = {v: i for i, v in enumerate(vocabulary.ORDER)}
     keys = sorted(groups, key=lambda k: (order.get(k[0], len(order)), k[1]))
     return {k: sorted(groups[k], key=thenandnow.claim_order) for k in keys}
@@ -296,7 +186,7 @@ def _flipped(processed_dir: Path | None, ran: pd.DataFrame, rows: pd.DataFrame, 
         return []
     own_v = dict(zip(own["id"], own["verdict"]))
     ids = {c.strip() for d in rows.loc[rows["language"] == lang, "decides"] for c in str(d).split(",") if c.strip()}
-    here = {cid: one_verdict(g)[0] for cid, g in ran.groupby("id")}
+    here = {cid: claim_verdict(g)[0] for cid, g in ran.groupby("id")}
     return sorted(
         (c for c in ids if own_v.get(c) == vocabulary.SUPPORTED and here.get(c) == vocabulary.CONTRADICTED),
         key=thenandnow.claim_order,
@@ -307,7 +197,7 @@ def text(processed_dir: Path | None = None) -> str:
     """The abstract (plain words, at most MAX_WORDS): what was re-run, where, what holds, what
     changed most since 2017 and why as far as measured."""
     by_piece = paperscale.all_sweeps(processed_dir)
-    ran = _ran(processed_dir)
+    ran = deciding.ran(processed_dir)
     if ran.empty:
         return (
             f"No sweep at the paper's own parameters is committed yet, so this package cannot yet say whether the "

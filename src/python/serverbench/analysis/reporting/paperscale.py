@@ -8,8 +8,9 @@ its own verdict, and a claim's verdict at the paper's scale combines every sweep
 piece that runs its benchmark (its `needs.table`; spawn_max belongs to the spawn piece),
 analysis/claims/scale.py: the deciding ratios over sweeps with a between-sweep interval, the
 throughput claims over the union of their core counts' pieces. With one sweep in a piece
-the between-sweep component is unknown, and the table says so. The figures are drawn from
-each piece's newest sweep (a figure shows one sweep).
+the between-sweep component is unknown, and the table says so. Its "sweeps agreeing" counts
+each sweep judged again by the protocol in force (rejudge.py), and its deciding ratio is one
+that gives the verdict (verdictrule.py). The figures are drawn from each piece's newest sweep.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import paths, protocol
+from serverbench import paths
 from serverbench.analysis.claims import engine, scale
-from serverbench.analysis.claims.replication import _info, machine_kind, quote
+from serverbench.analysis.claims.replication import quote
 from serverbench.analysis.plotting import figures
 from serverbench.analysis.reading import cache, process, registry
+from serverbench.analysis.reporting import atscale, rejudge, verdictrule
 
 PROFILE = "paper"
 NOT_RUN = "not run yet"
@@ -57,37 +59,13 @@ def latest(processed_dir: Path | None = None) -> dict[str, Path]:
     return {piece: folders[-1] for piece, folders in all_sweeps(processed_dir).items()}
 
 
-def _sweep_verdict(piece: str, folder: Path, cid: str) -> scale.SweepVerdict:
-    t = pd.read_csv(folder / "claims.csv")
-    row = t[t["id"] == cid]
-    verdict = str(row["verdict"].iloc[0]) if len(row) else engine.ERROR
-    version = (
-        int(row["protocol"].iloc[0]) if len(row) and "protocol" in row and pd.notna(row["protocol"].iloc[0]) else None
-    )
-    ev = pd.DataFrame()
-    f = folder / "claims_evidence.csv"
-    if f.exists() and f.stat().st_size > 1:
-        e = pd.read_csv(f)
-        ev = e[e["claim"] == cid] if "claim" in e else pd.DataFrame()
-    return scale.SweepVerdict(piece, folder.name, machine_kind(_info(folder).get("host")), version, verdict, ev)
-
-
-def at_scale(processed_dir: Path | None = None) -> list[scale.ClaimAtScale]:
-    """Every claim that a piece with a committed sweep judges, combined over all its sweeps."""
-    from serverbench.harness.planning.pieces import pieces
-
+def at_scale(processed_dir: Path | None = None, version: int | None = None) -> list[scale.ClaimAtScale]:
+    """Every claim that a piece with a committed sweep judges, combined over all its sweeps:
+    by `version`'s rule when given, else each claim's standing verdict (atscale.Both)."""
     by_piece = all_sweeps(processed_dir)
-    out = []
-    for claim in engine.all_claims():
-        sweeps = [
-            _sweep_verdict(p.name, folder, claim.id)
-            for p in pieces(PROFILE).values()
-            if claim.needs.table in p.benchmarks
-            for folder in by_piece.get(p.name, [])
-        ]
-        if sweeps:
-            out.append(scale.combine(claim.id, sweeps))
-    return out
+    if version is not None:
+        return atscale.combined(by_piece, version)[0]
+    return [b.standing for b in atscale.both(by_piece)[0]]
 
 
 def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
@@ -114,7 +92,7 @@ def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
                     }
                 )
             for folder in folders:
-                s = _sweep_verdict(p.name, folder, claim.id)
+                s = atscale.sweep_verdict(p.name, folder, claim.id)
                 rows.append(
                     {
                         "id": claim.id,
@@ -126,31 +104,6 @@ def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
                     }
                 )
     return pd.DataFrame(rows, columns=["id", "piece", "sweep", "machine", "protocol", "verdict"])
-
-
-def _ratio_cell(c: scale.ClaimAtScale) -> str:
-    """The deciding ratio a reader needs: the first 'no', else the first 'unclear', else the
-    yes comparison nearest its region's edge; with how many comparisons there are."""
-    comps = [x for x in c.comparisons if pd.notna(x.ratio)]
-    if not comps:
-        return "–"
-    pick = next((x for x in comps if x.result == scale.NO), None) or next(
-        (x for x in comps if x.result == scale.UNCLEAR), None
-    )
-    if pick is None:
-        import math
-
-        def room(x):
-            yes_lo, yes_hi = x.regions[0], x.regions[1]
-            return min(
-                math.log(x.lo / yes_lo) if yes_lo > 0 else math.inf,
-                math.log(yes_hi / x.hi) if math.isfinite(yes_hi) else math.inf,
-            )
-
-        pick = min(comps, key=room)
-    more = f" (1 of {len(comps)})" if len(comps) > 1 else ""
-    spread = f"between {pick.n} sweeps" if pick.n > 1 else "one sweep: between-sweep spread unknown"
-    return f"{pick.comparison}, {pick.config}: {pick.ratio:.3g} [{pick.lo:.3g}, {pick.hi:.3g}], {spread}{more}"
 
 
 def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
@@ -173,18 +126,32 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
     lines = [
         plain_summary(claims_, ran),
         "",
-        f"Each claim's verdict at the paper's parameters from every committed sweep of its pieces (protocol "
-        f"{protocol.newest()}, docs/protocol.md section 5), how many of those sweeps' own verdicts agree, the "
-        "deciding ratio with its interval between sweeps, beside this report's sweep:",
+        "Each claim's verdict at the paper's parameters from every committed sweep of its pieces (by the protocol "
+        "version whose verdict stands, below; docs/protocol.md section 5), how many of those sweeps agree with it, "
+        "each judged "
+        f"again by protocol {rejudge.version()} from its processed tables (their own verdicts are listed below), "
+        "and the deciding comparison that gives the verdict, with its interval between sweeps and its result, "
+        "beside this report's sweep:",
         "",
         "| claim | at the paper's scale | sweeps agreeing | deciding ratio | this sweep |",
         "|---|---|---|---|---|",
     ]
     for c in claims_:
         lines.append(
-            f"| {c.id} | **{short.get(c.verdict, c.verdict)}** | {c.agreement()} | {_ratio_cell(c)} | "
-            f"{quick.get(c.id, '–')} |"
+            f"| {c.id} | **{short.get(c.verdict, c.verdict)}** | {rejudge.agreement(c, processed_dir)} | "
+            f"{verdictrule.cell(c)} | {quick.get(c.id, '–')} |"
         )
+    again = rejudge.note(claims_, processed_dir)
+    if again:
+        lines += ["", again]
+    lines += ["", *atscale.side_by_side(*atscale.both(all_sweeps(processed_dir)))]
+    early = sorted(set(ran.loc[ran["protocol"] == 1, "sweep"]))
+    if early:
+        lines += [
+            "",
+            f"{len(early)} of these sweeps were recorded under protocol 1 and enter the verdicts above under rules "
+            "frozen after they had been seen ([docs/protocol-deviations.md](docs/protocol-deviations.md)).",
+        ]
     one = [p for p, g in ran.groupby("piece", sort=False) if g["sweep"].nunique() == 1]
     if one:
         lines += [
@@ -353,14 +320,16 @@ def readme_lines(processed_dir: Path | None = None) -> str:
     out = [
         plain_summary(claims_, ran),
         "",
-        "Each claim from every sweep of its pieces (combined as protocol 2 says, section 5; each sweep judged by the "
-        "version in force when it ran):",
+        "Each claim from every sweep of its pieces (combined as protocol 2 says, section 5; sweeps agreeing: each "
+        f"sweep judged again by protocol {rejudge.version()} from its processed tables):",
         "",
     ]
     for c in claims_:
         pieces_ = ", ".join(dict.fromkeys(s.piece for s in c.sweeps))
         one = "; one sweep per piece: between-sweep spread unknown" if c.one_sweep_only or len(c.sweeps) == 1 else ""
-        out.append(f"* {quote(c.id)}: {c.verdict}; sweeps agreeing: {c.agreement()} ({pieces_}{one}).")
+        out.append(
+            f"* {quote(c.id)}: {c.verdict}; sweeps agreeing: {rejudge.agreement(c, processed_dir)} ({pieces_}{one})."
+        )
     out += [
         "",
         "Sweeps: " + "; ".join(f"`{r.sweep}` ({r.machine})" for r in ran.drop_duplicates("sweep").itertuples()) + ".",
