@@ -107,7 +107,9 @@ class ClaimAtScale:
 
     @property
     def one_sweep_only(self) -> bool:
-        return bool(self.comparisons) and all(c.n == 1 for c in self.comparisons if np.isfinite(c.ratio))
+        """Whether every comparison with a ratio rests on one sweep (and there is one)."""
+        rated = [c for c in self.comparisons if np.isfinite(c.ratio)]
+        return bool(rated) and all(c.n == 1 and c.pooled is None for c in rated)
 
 
 def no_region(yes_lo: float, yes_hi: float) -> tuple[float, float]:

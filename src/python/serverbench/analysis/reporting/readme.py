@@ -40,14 +40,9 @@ def _newest_why(processed_dir: Path | None) -> dict[str, str]:
 
 
 def _paper_scale(processed_dir: Path | None) -> dict[str, str]:
-    """{claim: its one verdict at the paper's scale} over the committed pieces."""
-    v = paperscale.verdicts(processed_dir)
-    v = v[v["verdict"] != paperscale.NOT_RUN]
-    out = {}
-    for cid, g in v.groupby("id", sort=False):
-        words = g.assign(verdict=g["verdict"].map(vocabulary.word), reason="")
-        out[str(cid)] = abstract.one_verdict(words)[0]
-    return out
+    """{claim: its verdict at the paper's scale} over every committed sweep of its pieces (the
+    verdict that stands, as the report's paper-scale table gives it), in the vocabulary's words."""
+    return {c.id: vocabulary.word(c.verdict) for c in paperscale.at_scale(processed_dir)}
 
 
 def findings_block(rec: pd.DataFrame | None = None, processed_dir: Path | None = None) -> str:
