@@ -10,7 +10,7 @@ import json
 import pandas as pd
 
 from serverbench import protocol
-from serverbench.analysis.claims import replication
+from serverbench.analysis.claims import replication, scale
 from serverbench.analysis.reporting import readme
 
 
@@ -68,13 +68,8 @@ def test_a_claim_supported_in_quick_sweeps_and_contradicted_at_the_paper_scale_i
     for i in range(3):
         _sweep(tmp_path, f"quick-2026010{i}T000000Z", "AMD EPYC", "2026-01-01T00:00:00Z",
                {"C1": "supported" if i else "inconclusive", "C3": "supported"})  # fmt: skip
-    paper = pd.DataFrame(
-        [
-            {"id": "C1", "piece": "pingping", "sweep": "p", "machine": "m", "verdict": "contradicted"},
-            {"id": "C3", "piece": "spawn", "sweep": "s", "machine": "m", "verdict": "supported"},
-        ]
-    )
-    monkeypatch.setattr(readme.paperscale, "verdicts", lambda processed_dir=None: paper)
+    paper = [scale.ClaimAtScale("C1", "contradicted", [], []), scale.ClaimAtScale("C3", "supported", [], [])]
+    monkeypatch.setattr(readme.paperscale, "at_scale", lambda processed_dir=None: paper)
     text = readme.findings_block(replication.record("quick", tmp_path), tmp_path)
     assert "C1: supported in 2 of 3 quick sweeps, contradicted at the paper's scale" in text
     assert "C3:" not in text.split("Where the quick sweeps")[1]
