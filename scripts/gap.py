@@ -7,6 +7,8 @@ the sweep's attribution table and prints it.
     python scripts/gap.py --piece throughput-1core    # a measurement: 60 s runs, 5 rounds
     python scripts/gap.py --piece pingping --sweep-id gap-pingping-...   # resume
     python scripts/gap.py --table-only --sweep-id gap-pingping-...   # its table again, from its raw logs
+    SERVERBENCH_DATA=/tmp/x python scripts/gap.py --piece throughput-flags \
+        --set throughput.duration_s=5.0 --set defaults.trials=1   # a smoke run, outside data/
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from serverbench import records
 from serverbench.analysis.reading import gap_tables
 from serverbench.errors import UsageError
 from serverbench.harness.cli import refuse_dirty
-from serverbench.harness.planning.profiles import ProfileError
+from serverbench.harness.planning.profiles import ProfileError, parse_set
 from serverbench.originals import attribution, rounds
 from serverbench.originals.programs import OriginalError
 
@@ -31,21 +33,31 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep-id", default=None, help="resume this sweep (default: gap-<piece>-<UTC time>)")
     ap.add_argument("--allow-dirty", action="store_true", help="record into data/raw from an uncommitted tree")
     ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a setting on top of the piece's (as `run --set`): a trial of the pipeline, not a "
+        "measurement; its sweep is gap-pilot-<piece>-<time>, which the tables leave out",
+    )
+    ap.add_argument(
         "--table-only",
         action="store_true",
         help="run nothing: write the sweep's (--sweep-id) attribution table again from its raw logs",
     )
     args = ap.parse_args(argv)
     if args.table_only:
-        if args.piece or args.allow_dirty:
+        if args.piece or args.allow_dirty or args.set:
             # it runs nothing, so a piece would be silently ignored: refuse, as for any bad flag
-            ap.error("--table-only runs nothing: it takes --sweep-id only, not --piece or --allow-dirty")
+            ap.error("--table-only runs nothing: it takes --sweep-id only, not --piece, --set or --allow-dirty")
         return _table_only(args.sweep_id)
     if not args.piece:
         ap.error("--piece is required (or --table-only --sweep-id ID)")
     try:
         refuse_dirty(None, args.allow_dirty)  # as `serverbench run`: the manifest's commit must say what ran
-        sweep_dir = rounds.run_rounds(args.piece, args.sweep_id, log=lambda m: print(m, flush=True))
+        sweep_dir = rounds.run_rounds(
+            args.piece, args.sweep_id, log=lambda m: print(m, flush=True), overrides=parse_set(args.set)
+        )
     except (ProfileError, UsageError, OriginalError) as e:
         print(f"gap: {e}", file=sys.stderr)
         return 2

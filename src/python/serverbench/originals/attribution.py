@@ -9,19 +9,27 @@ paper", so that the factors multiply to the whole gap (ours today / the paper's 
   differ: Akka 2.6 against 2.4.12);
 - ``quirks``: our port, fair / its paper variant (every quirk of the original);
   ``quirk:<knob>``: fair / that quirk alone (beside, not in the product);
-- ``program``: our paper variant / the authors' original, as it printed its result;
-- ``unexplained (machine, year)``: the original here / the paper's value; what is left
-  when program, quirks and release are taken out, which the runtime releases this machine
-  cannot install (the paper's JDK 8, its Go and OTP), the machine and the year share;
-- ``total``: ours today (fair) / the paper's value; ``product``: the product of the factors,
-  which should be near total;
+- ``program``: our paper variant / the authors' original, as it printed its result; for a
+  JVM original that the sweep also ran with our JVM flags (programs.OURS: the heap and stack
+  flags the harness gives our programs), our paper variant / the original with our flags;
+- ``jvm flags``: the original with our JVM flags / the original as the authors ran it (the
+  JVM's defaults); only where the sweep ran both (sweeps before the flags were a choice ran
+  the original as the authors did, and their rows are as they were: no such row, and
+  ``program`` against that run);
+- ``unexplained (machine, year)``: the original here, as the authors ran it / the paper's
+  value; what is left when the factors above are taken out, which the runtime releases
+  this machine cannot install (the paper's JDK 8, its Go and OTP), the machine and the year
+  share;
+- ``total``: ours today (fair) / the paper's value; ``product``: the product of the factors
+  (gap_tables.PRODUCT, those of the configuration's rows), which should be near total;
 - beside them, EXTRA rows: the same Pekko jar on JDK 25 / on JDK 17.
 
 The value of a run: ours as the then-and-now tables compare them (the fair metric) for fair
 runs; for the paper variant and its quirks, of PingPing and spawn what the variant reports
 (the original printed that: spawn's `timer` times the spawn loop only), of throughput the
 measured rate (its quirks change whether the count is printed, not the rate). The
-original's is what it printed.
+original's is what it printed (side ``original`` as the authors ran it, ``original:ours``
+with our JVM flags: runner.flags_of).
 
 Two sides of one sweep are paired by round (trial k of every side ran in round k;
 Hodges-Lehmann with the exact Wilcoxon signed-rank interval, analysis.statistics.paired); a
@@ -42,12 +50,14 @@ import pandas as pd
 from serverbench import audit_steps, paths
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import reference
-from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, PRODUCT
+from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, JVM_FLAGS, PRODUCT
 from serverbench.analysis.statistics import paired, stats
 from serverbench.harness.recording.rawlog import read_lines
 from serverbench.originals import programs, runner
 
-ORIGINAL = "original"
+ORIGINAL = "original"  # the original as the authors ran it
+ORIGINAL_OURS = "original:ours"  # the original with our JVM flags
+ORIGINALS = (ORIGINAL, ORIGINAL_OURS)
 # the configuration keys of each benchmark's rows, in the order a config text gives them
 KEYS = {
     "throughput": ("cores", "pairs"),
@@ -85,7 +95,7 @@ def point(benchmark: str, cfg: dict) -> str:
 
 
 def sides(sweep_dir) -> pd.DataFrame:
-    """One row per measured run: benchmark, side ('<language>:<step>' or 'original'),
+    """One row per measured run: benchmark, side ('<language>:<step>', or one of ORIGINALS),
     language, the benchmark's keys (KEYS), trial (the round), value, printed."""
     keys = sorted({k for ks in KEYS.values() for k in ks})
     cols = ["benchmark", "side", "language", *keys, "trial", "value", "printed"]
@@ -118,7 +128,7 @@ def sides(sweep_dir) -> pd.DataFrame:
         rows.append(
             {
                 "benchmark": prog.benchmark,
-                "side": ORIGINAL,
+                "side": ORIGINAL if runner.flags_of(rec) == programs.AUTHORS else ORIGINAL_OURS,
                 "language": prog.language,
                 **{k: p.get(k) for k in KEYS[prog.benchmark]},
                 "trial": int(rec["trial"]),
@@ -189,26 +199,45 @@ def _program_rows(prog: programs.Program, cfg: dict, g: pd.DataFrame) -> list[di
     """The factors of one original at one configuration (g: that configuration's sides)."""
     b, port, today = prog.benchmark, prog.language, prog.today
     config = cfg
-    orig = g[(g["side"] == ORIGINAL) & (g["language"] == port)]
-    g = pd.concat([g[g["side"] != ORIGINAL], orig])
+    mine = g["side"].isin(ORIGINALS) & (g["language"] == port)
+    g = pd.concat([g[~g["side"].isin(ORIGINALS)], g[mine]])
+    orig, ours = (g[g["side"] == s] for s in ORIGINALS)
     TODAY, FAIR, PAPER = f"{today}:fair", f"{port}:fair", f"{port}:paper"
     pv = paper_value(b, today, cfg)
     rows = [_row(b, today, config, "total", _to_paper(g, TODAY, pv), "ours today, fair / the paper's value")]
     if today != port:
         rows.append(_row(b, today, config, "release", _paired(g, TODAY, FAIR), f"ours fair: {today} / {port}"))
-    rows += [
-        _row(b, today, config, "quirks", _paired(g, FAIR, PAPER), f"ours on {port}: fair / paper variant"),
-        _row(b, today, config, "program", _paired(g, PAPER, ORIGINAL), f"ours paper on {port} / the original"),
-        _row(
-            b,
-            today,
-            config,
-            "unexplained (machine, year)",
-            _to_paper(g, ORIGINAL, pv),
-            f"the original here / the paper's value; {int((~orig['printed']).sum())} run(s) of the original "
-            "printed nothing",
-        ),
-    ]
+    rows.append(_row(b, today, config, "quirks", _paired(g, FAIR, PAPER), f"ours on {port}: fair / paper variant"))
+    if ours.empty:  # the original as the authors ran it only (every sweep before the flags were a choice)
+        what = f"ours paper on {port} / the original"
+        rows.append(_row(b, today, config, "program", _paired(g, PAPER, ORIGINAL), what))
+    else:
+        rows += [
+            _row(
+                b,
+                today,
+                config,
+                "program",
+                _paired(g, PAPER, ORIGINAL_OURS),
+                f"ours paper on {port} / the original with our JVM flags",
+            ),
+            _row(
+                b,
+                today,
+                config,
+                JVM_FLAGS,
+                _paired(g, ORIGINAL_OURS, ORIGINAL),
+                "the original: with our JVM flags (the harness's -Xms, -Xmx, -Xss) / with the JVM's defaults, as "
+                f"the authors ran it; {int((~ours['printed']).sum())} run(s) with our flags printed nothing",
+            ),
+        ]
+    silent = int((~orig["printed"]).sum())
+    what = (
+        f"the original here / the paper's value; {silent} run(s) of the original printed nothing"
+        if ours.empty
+        else f"the original here, as the authors ran it / the paper's value; {silent} of its run(s) printed nothing"
+    )
+    rows.append(_row(b, today, config, "unexplained (machine, year)", _to_paper(g, ORIGINAL, pv), what))
     logs = [math.log(r["ratio"]) for r in rows if r["factor"] in PRODUCT and r["ratio"] > 0]
     wanted = sum(r["factor"] in PRODUCT for r in rows)
     prod = math.exp(sum(logs)) if logs and len(logs) == wanted else float("nan")

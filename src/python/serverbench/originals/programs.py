@@ -7,8 +7,11 @@ or Akka 2.4.12 with Scala 2.11.12 for the Scala ones, the paper's release) and i
 with our program in that language (`today`: scala_akka for the Scala ones, ours on Akka 2.6).
 
 The commands follow the harness's: Go gets GOMAXPROCS = cores, Erlang `+S C:C` and a
-process limit, a JVM -XX:ActiveProcessorCount = cores with its default heap and Akka's
-default dispatcher, as the authors ran them.
+process limit, a JVM -XX:ActiveProcessorCount = cores and Akka's default dispatcher. A JVM
+original runs two ways (`flags`): AUTHORS, with the JVM's own heap and stack (its
+ergonomics), as the authors ran it; OURS, with the heap and stack flags the harness gives
+our JVM programs (our_jvm_flags: spec/cli.json's -Xms/-Xmx/-Xss, the heap from the budget),
+so that the attribution can tell the flags from the program (its `jvm flags` factor).
 """
 
 from __future__ import annotations
@@ -18,13 +21,31 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from serverbench import contract
+from serverbench.harness.running import command as harness_command
+
 ENV_DIR = "SERVERBENCH_ORIGINALS"
 WINDOW_PROPERTY = "serverbench.window.ms"  # the build's one edit of maxSpeakers.scala: the window's length
 ERLANG_MAX_PROCESSES = 134_217_727  # the largest +P OTP takes
+JAVA = "java"  # the JVM the Scala originals run on: JDK 17's, as our scala_akka24 (spec/cli.json)
+AUTHORS, OURS = "authors", "ours"  # a JVM original's flags: the JVM's defaults, or the harness's
+FLAGS_SETTING = "jvm_flags"  # their key in a record's settings; absent (sweeps before it) = AUTHORS
 
 
 class OriginalError(ValueError):
     """An original program cannot be run here (one line)."""
+
+
+def our_jvm_flags(language: str, heap_mb: int) -> list[str]:
+    """The heap and stack flags the harness gives our programs on `language`'s JVM: the -X
+    options (not the -XX: ones) of spec/cli.json languages.<language>.command, {heap_mb}
+    filled in as the harness fills it (a task's heap_mb: the budget x heap_fraction), e.g.
+    -Xms512m -Xmx512m -Xss512k. Not -XX:ActiveProcessorCount, which every original gets, nor
+    the -XX:+ExitOnOutOfMemoryError the harness adds under a budget (it changes only how an
+    out-of-memory run ends)."""
+    template = contract.language(language)["command"]
+    flags = [a for a in template if a.startswith("-X") and not a.startswith("-XX:")]
+    return [harness_command.fill(a, {"heap_mb": str(int(heap_mb))}) for a in flags]
 
 
 def folder() -> Path:
@@ -41,6 +62,16 @@ class Program:
     artifact: str  # what the build leaves in the originals folder
     printed: str  # its result line: a regex with (?P<value>) seconds, or (?P<count>) in (?P<seconds>)
     exits: bool  # False: it prints and keeps running (its ActorSystem is never terminated)
+
+    @property
+    def jvm(self) -> bool:
+        """Whether it runs on a JVM (then it runs both ways: flag_sets)."""
+        return self.language not in ("go", "erlang")
+
+    def flag_sets(self) -> tuple[str, ...]:
+        """The ways a round runs it: a JVM original as the authors ran it and with our JVM
+        flags; any other as the authors ran it."""
+        return (AUTHORS, OURS) if self.jvm else (AUTHORS,)
 
     def path(self, where: Path | None = None) -> Path:
         """The built artifact; OriginalError when it is not built."""
@@ -64,9 +95,16 @@ class Program:
             return int(g["count"]) / secs * 60.0 if secs > 0 else None
         return float(g["value"])
 
-    def command(self, artifact: Path, cores: int, params: dict, process_limit: int) -> tuple[list[str], dict]:
-        """(argv, the environment it sets) for one run."""
+    def command(
+        self, artifact: Path, cores: int, params: dict, process_limit: int, flags: str = AUTHORS, heap_mb: int = 0
+    ) -> tuple[list[str], dict]:
+        """(argv, the environment it sets) for one run; flags OURS (a JVM original only) adds
+        our_jvm_flags with heap_mb after -XX:ActiveProcessorCount."""
         b, lang = self.benchmark, self.language
+        if flags not in self.flag_sets():
+            raise OriginalError(f"the original {self.source} has no {FLAGS_SETTING} {flags!r} ({self.flag_sets()})")
+        if flags == OURS and heap_mb <= 0:
+            raise OriginalError(f"our JVM flags need the run's heap (heap_mb), got {heap_mb!r}")
         if lang == "go":
             if b == "spawn":
                 args = ["-n", str(int(params["processes"]))]
@@ -83,7 +121,7 @@ class Program:
                 limit = process_limit
             env = {"ERL_FLAGS": f"+S {cores}:{cores} +P {limit}", "ERL_CRASH_DUMP_BYTES": "0"}
             return ["erl", "-noshell", "-pa", str(artifact), "-eval", f"{call}, halt()."], env
-        jvm = ["java", f"-XX:ActiveProcessorCount={cores}"]
+        jvm = [JAVA, f"-XX:ActiveProcessorCount={cores}", *(our_jvm_flags(lang, heap_mb) if flags == OURS else [])]
         if b == "throughput":
             window = f"-D{WINDOW_PROPERTY}={round(float(params['duration_s']) * 1000)}"
             return [*jvm, window, "-jar", str(artifact), str(int(params["pairs"]))], {}

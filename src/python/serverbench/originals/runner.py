@@ -5,7 +5,11 @@ one raw-log line (spec/raw-record.schema.json) for the sweep folder's original.j
 the harness's runs.jsonl, so no other reader of the sweep mistakes it for a native run.
 
 The line has the original's runtime as `language`, variant `paper`, settings
-{"program": "original"} and `metrics` null, as any program that prints no native record.
+{"program": "original"} and `metrics` null, as any program that prints no native record. A
+JVM original's settings also say which flags it ran with (programs.FLAGS_SETTING:
+"authors", the JVM's defaults, or "ours", the harness's heap and stack flags, which its
+`command` shows and its config_id names as a language key's setting does); a line without
+that key (sweeps before it) ran as the authors ran it.
 Its status is `invalid` (the schema's word for such a run; `ok` needs a native record) with
 `status_reason` saying whether it printed its result line, which `stdout_tail` keeps;
 `crashed`, `timeout` or `over_memory_budget` as for any run. A program that prints and keeps
@@ -25,7 +29,7 @@ from pathlib import Path
 from serverbench import records
 from serverbench.harness.running import cgroups, command, environment, limits, pinned
 from serverbench.harness.running.host import killpg
-from serverbench.originals.programs import OriginalError, Program
+from serverbench.originals.programs import AUTHORS, FLAGS_SETTING, OriginalError, Program
 
 FILE_NAME = "original.jsonl"
 SETTINGS = {"program": "original"}
@@ -37,10 +41,18 @@ STOPPED = "; stopped once printed (it does not exit)"
 _SERIAL = itertools.count(1)  # names each run's cgroup
 
 
-def config_id(program: Program, cores: int, params: dict) -> str:
-    """As the harness names a configuration, with `original` where the variant goes."""
+def config_id(program: Program, cores: int, params: dict, flags: str = AUTHORS) -> str:
+    """As the harness names a configuration, with `original` where the variant goes; with
+    our JVM flags the language as a non-default setting names it ('scala_akka24[jvm_flags=ours]'),
+    as the authors ran it the language alone (as before the flags were a choice)."""
     kv = ",".join(f"{k}={_fmt(params[k])}" for k in sorted(params))
-    return f"{program.benchmark}/{program.language}/original/c{cores}/{kv}"
+    lang = program.language + ("" if flags == AUTHORS else f"[{FLAGS_SETTING}={flags}]")
+    return f"{program.benchmark}/{lang}/original/c{cores}/{kv}"
+
+
+def flags_of(rec: dict) -> str:
+    """Which flags a run of an original had: its settings' FLAGS_SETTING, AUTHORS without one."""
+    return (rec.get("settings") or {}).get(FLAGS_SETTING, AUTHORS)
 
 
 def _fmt(v) -> str:
@@ -78,11 +90,14 @@ def run(
     cgroup_parent: str | None = None,
     process_limit: int = 1_048_576,
     where: Path | None = None,
+    flags: str = AUTHORS,
+    heap_mb: int = 0,
 ) -> dict:
     """One run of `program`; its raw record (checked against the raw schema). `enforcement`
-    is what limits.detect_enforcement found for this machine (cgroup, watchdog or none)."""
+    is what limits.detect_enforcement found for this machine (cgroup, watchdog or none);
+    `flags` and `heap_mb` as programs.Program.command takes them."""
     artifact = program.path(where)
-    argv, set_env = program.command(artifact, cores, params, process_limit)
+    argv, set_env = program.command(artifact, cores, params, process_limit, flags, heap_mb)
     cpus = sorted(allowed_cpus)[: min(cores, len(allowed_cpus))]
     cg = None
     if enforcement == "cgroup" and budget_bytes:
@@ -91,7 +106,7 @@ def run(
     rec = {
         "schema_version": 1,
         "sweep_id": sweep_id,
-        "config_id": config_id(program, cores, params),
+        "config_id": config_id(program, cores, params, flags),
         "trial": trial,
         "warmup": False,
         "benchmark": program.benchmark,
@@ -99,7 +114,7 @@ def run(
         "variant": "paper",
         "knobs": None,
         "params": dict(params),
-        "settings": dict(SETTINGS),
+        "settings": {**SETTINGS, **({FLAGS_SETTING: flags} if program.jvm else {})},
         "metrics": None,
         "validation": None,
         "runtime": None,
