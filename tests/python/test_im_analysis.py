@@ -290,9 +290,13 @@ def test_the_section_with_im_data(whole, monkeypatch):
     assert "no session processes" in text
 
 
-def test_the_section_without_im_data_is_one_line(tmp_path):
+def test_the_section_without_im_data_is_one_line(tmp_path, monkeypatch):
     P = processed_from(pingping_runs({"go": [1.0, 1.1], "erlang": [1.2, 1.3]}), tmp_path)
+    monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "no-data"))  # no IM sweep committed
     assert report.section(P) == [report.NO_SWEEP]
+    monkeypatch.delenv("SERVERBENCH_DATA")  # the committed IM sweep: its verdicts, never "ran no"
+    if report.committed_sweeps():
+        assert "ran no" not in report.section(P)[0] and report.committed_sweeps()[-1].name in report.section(P)[0]
     assert all(figures.draw(n, P, save_files=False) is None for n in ("fig_im_latency", "fig_im_capacity"))
     ids = {v.id for v in check_all(P)}  # judged by protocol 1 (started before the IM claims existed): none of them
     assert not ids & {"IM1", "IM2", "IM3", "IM4", "IM5"} and "C1" in ids

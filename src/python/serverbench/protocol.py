@@ -17,6 +17,10 @@ spec/protocol-versions.json records both hashes of every version. A sweep is jud
 version in force when its first run started (`version_for`): the newest frozen before it,
 version 1 for a sweep older than every freeze. `in_force(v)` makes every reader below
 answer for version v (a context variable: the version a whole evaluation is judged by).
+
+SERVERBENCH_PROTOCOL names another file to read as the newest version instead of
+spec/protocol.json (a test's copy with another alpha, level or margin); the superseded
+versions and the record of hashes stay in spec/.
 """
 
 from __future__ import annotations
@@ -25,16 +29,19 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from pathlib import Path
 
 from serverbench import paths
 
 FILE = "protocol.json"
 DOC = "protocol.md"  # under docs/
 VERSIONS = "protocol-versions.json"  # every version's hashes, append-only: a rule changes only with a new version
+ENV = "SERVERBENCH_PROTOCOL"  # another file read as the newest version (a test's copy)
 _VERSION: ContextVar[int | None] = ContextVar("protocol_version", default=None)  # None: the newest
 
 
@@ -44,22 +51,31 @@ def archived(name: str, v: int) -> str:
     return f"{stem}-{v}{dot}{ext}"
 
 
-@lru_cache(maxsize=1)
-def newest() -> int:
-    with open(paths.spec_dir() / FILE, encoding="utf-8") as f:
-        return int(json.load(f)["protocol"])
+def _newest_file() -> Path:
+    """spec/protocol.json, or the file SERVERBENCH_PROTOCOL names."""
+    other = os.environ.get(ENV)
+    return Path(other).resolve() if other else paths.spec_dir() / FILE
 
 
-def path(v: int | None = None):
-    """spec/protocol.json, or a superseded version's spec/protocol-<v>.json."""
-    v = _VERSION.get() if v is None else v
-    return paths.spec_dir() / (FILE if v is None or v == newest() else archived(FILE, v))
-
-
-@lru_cache(maxsize=8)
-def _load(v: int | None) -> dict:
-    with open(path(v), encoding="utf-8") as f:
+@lru_cache(maxsize=16)
+def _read(file: str) -> dict:
+    """One version's file, parsed once per path (so that pointing ENV elsewhere needs no reset)."""
+    with open(file, encoding="utf-8") as f:
         return json.load(f)
+
+
+def newest() -> int:
+    return int(_read(str(_newest_file()))["protocol"])
+
+
+def path(v: int | None = None) -> Path:
+    """spec/protocol.json (or ENV's file), or a superseded version's spec/protocol-<v>.json."""
+    v = _VERSION.get() if v is None else v
+    return _newest_file() if v is None or v == newest() else paths.spec_dir() / archived(FILE, v)
+
+
+def _load(v: int | None) -> dict:
+    return _read(str(path(v)))
 
 
 def load() -> dict:
@@ -197,15 +213,15 @@ def sensitivity_exponents() -> tuple[float, ...]:
 
 
 def claim(cid: str) -> dict:
-    return _claim(_VERSION.get(), cid)
+    return _claim(str(path(_VERSION.get())), cid)
 
 
 @cache
-def _claim(v: int | None, cid: str) -> dict:
-    for c in _load(v)["claims"]:
+def _claim(file: str, cid: str) -> dict:
+    for c in _read(file)["claims"]:
         if c["id"] == cid:
             return c
-    raise KeyError(f"claim {cid!r} is not in {path(v).name}")
+    raise KeyError(f"claim {cid!r} is not in {Path(file).name}")
 
 
 def claim_ids() -> tuple[str, ...]:

@@ -41,6 +41,15 @@ class Both:
         return self.newest if self.confirmatory else self.earlier
 
 
+def scale_rule_since() -> int:
+    """The first protocol version with a rule that combines sweeps at a scale (its `scale`)."""
+    for v in protocol.versions():
+        with protocol.in_force(v):
+            if "scale" in protocol.load():
+                return v
+    return protocol.newest()
+
+
 def sweep_verdict(piece: str, folder: Path, cid: str) -> scale.SweepVerdict:
     """One sweep's own verdict on a claim (its claims.csv) with its evidence rows."""
     t = pd.read_csv(folder / "claims.csv")

@@ -1,7 +1,8 @@
 """The report's first screen ("findings first"): one short line per claim with its
-verdict, the deciding ratios and the replication count; and the glossary of the words
-those lines use (from docs/protocol.md and docs/statistics.md). Its numbers are written by
-cells.py; the report's title, sections and contents are layout.py's.
+verdict, the deciding ratios and the replication count, the claims the sweep's profile ran
+none of the benchmarks of named once; and the glossary of the words those lines use, in the
+numbers of the protocol version that judged the sweep (method.py). Its numbers are written
+by cells.py; the report's title, sections and contents are layout.py's.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from serverbench import protocol
-from serverbench.analysis.claims import results
-from serverbench.analysis.reporting import vocabulary
+from serverbench.analysis.claims import engine, results
+from serverbench.analysis.reporting import method, vocabulary
 from serverbench.analysis.reporting.cells import DASH, is_missing, sig
 from serverbench.analysis.reporting.layout import (  # noqa: F401  (the report's layout, once named here)
     APPENDIX,
@@ -55,20 +55,6 @@ def _range(values: Iterable[float]) -> str:
         return ""
     lo, hi = sig(min(v), 2), sig(max(v), 2)
     return lo if lo == hi else f"{lo}-{hi}"
-
-
-def _rounds(V) -> str:
-    """'8 rounds' or '5-6 rounds': the rounds of the deciding comparisons of every verdict."""
-    n = [
-        int(r)
-        for v in V
-        if v.evidence is not None and "rounds" in v.evidence.columns
-        for r, res in zip(v.evidence["rounds"], v.evidence["result"])
-        if res in _DECIDING and not is_missing(r)
-    ]
-    if not n:
-        return ""
-    return f"{min(n)} rounds" if min(n) == max(n) else f"{min(n)}-{max(n)} rounds"
 
 
 def _numbers(v) -> str:
@@ -113,14 +99,28 @@ def _id_map(col) -> dict[str, str]:
 
 
 def _replication(text) -> str:
-    """'inconclusive in 17 of 31 (...); supported in 13 of 31 (...)' -> 'elsewhere:
-    inconclusive 17, supported 13'."""
+    """'confirmation, protocol 1: inconclusive in 4 of 5 (...); supported in 1 of 5 (...) |
+    exploratory, protocol 1: inconclusive in 37 of 38 (...)' -> 'elsewhere: in 5 confirmation
+    sweeps of protocol 1, inconclusive 4, supported 1; in 38 exploratory sweeps of protocol 1,
+    inconclusive 37': each group of sweeps (replication.beside's ' | '-separated parts)
+    named by what it is and how many sweeps it holds; an unnamed group (a record of one
+    design) as 'elsewhere: inconclusive 17, supported 13'."""
     if not isinstance(text, str) or not text:
         return ""
-    found = re.findall(r"([a-z][a-z ]*?) in (\d+) of (\d+)", text)
-    if not found:
-        return ""
-    return "elsewhere: " + ", ".join(f"{_SHORT_VERDICT.get(v, v)} {k}" for v, k, _ in found)
+    groups = []
+    for part in text.split(" | "):
+        found = re.findall(r"([a-z][a-z ]*?) in (\d+) of (\d+)", part)
+        if not found:
+            continue
+        counts = ", ".join(f"{_SHORT_VERDICT.get(v, v)} {k}" for v, k, _ in found)
+        label = re.match(r"\s*([^:]+?):\s", part)
+        if label and not re.search(r" in \d+ of \d+", label.group(1)):
+            kind, _, rest = label.group(1).partition(", ")
+            rest = f" of {rest}" if rest.startswith("protocol") else f" ({rest})" if rest else ""
+            groups.append(f"in {found[0][2]} {kind} sweeps{rest}, {counts}")
+        else:
+            groups.append(counts)
+    return "elsewhere: " + "; ".join(groups) if groups else ""
 
 
 def verdict_label(v, piece: bool = False) -> str:
@@ -163,108 +163,82 @@ def claim_line(v, replication_text: str = "", own_text: str = "", piece: bool = 
     return line + "."
 
 
-def first_screen(V, replication_col=None, own_col=None, piece: bool = False) -> str:
+def id_ranges(ids: Iterable[str], order: Iterable[str]) -> str:
+    """'C1-C12, E1-E4, T1-T3': the ids, in `order`, each run of three or more consecutive
+    ones of the same letters written as its first and last."""
+    pos = {c: i for i, c in enumerate(order)}
+    runs: list[list[str]] = []
+    for c in sorted(ids, key=lambda c: pos.get(c, len(pos))):
+        letters = re.match(r"[A-Za-z]*", c).group(0)
+        last = runs[-1][-1] if runs else None
+        if (
+            last is not None
+            and re.match(r"[A-Za-z]*", last).group(0) == letters
+            and pos.get(c) == pos.get(last, -9) + 1
+        ):
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(r) for r in runs)
+
+
+def split_undecided(V, ran: Iterable[str], piece: bool = False) -> tuple[list, str]:
+    """(the verdicts the report shows, one line naming the rest): a claim is left to that
+    line when it is not testable and the sweep ran none of the table it reads (`ran`: the
+    sweep's tables, report.tables_run), so that a report of one benchmark's profile lists
+    the claims of the others once ('Not decided by this profile: C1-C12, E1-E4, T1-T3.')
+    instead of a not-testable line each. A claim whose benchmark ran keeps its line and
+    reason (a configuration the profile left out, a machine too small)."""
+    ran = set(ran)
+    reads = {c.id: c.needs.table for c in engine.all_claims()}
+    out = [
+        v.id
+        for v in V
+        if vocabulary.word(v.verdict) == vocabulary.NOT_TESTABLE and v.id in reads and reads[v.id] not in ran
+    ]
+    if not out:
+        return list(V), ""
+    shown = [v for v in V if v.id not in out]
+    line = f"**Not decided by this {'piece' if piece else 'profile'}** (it ran none of their benchmarks): "
+    return shown, line + id_ranges(out, [v.id for v in V]) + "."
+
+
+def first_screen(V, replication_col=None, own_col=None, piece: bool = False, not_decided: str = "") -> str:
     """The report's first screen (Markdown): every claim's verdict in one line of a few
     dozen words (`verdict_index`), then one short line per claim in the paper's order (C,
     then E, then T). V: claims.check_all's verdicts; replication_col: replication.beside's
     table (id and its replication column) or {id: text}; own_col: the verdicts on each
-    claim's source's own numbers (sourcedata.own_data_column) or {id: text}."""
+    claim's source's own numbers (sourcedata.own_data_column) or {id: text}; not_decided:
+    split_undecided's line naming the claims left out of V, shown last."""
     rep, own = _id_map(replication_col), _id_map(own_col)
     name = (
         next((str(c) for c in replication_col.columns if c != "id"), "")
         if isinstance(replication_col, pd.DataFrame)
         else ""
     )
-    m = re.search(r"\((\d+ other \w+ sweeps)\)", name)
+    m = re.search(r"\(((\d+) other (\w+) sweeps)\)", name)
     elsewhere = f"the verdicts of the {m.group(1)}" if m else "the verdicts of the other committed sweeps"
-    rounds = _rounds(V)
+    elsewhere = f"and, after *elsewhere*, {elsewhere}, each kind of sweep apart"
+    if m and int(m.group(2)) == 0:
+        elsewhere = f"and no *elsewhere*: no other {m.group(3)} sweep is committed"
+    rounds = method.rounds_text(V)
     lines = [
         verdict_index(V, piece),
         "",
         "Each line below: the claim, its verdict on this sweep, the deciding ratios (first side / second side, "
         f"lowest-highest over the deciding configurations{', ' + rounds if rounds else ''}, each judged by its "
-        f"interval) and, after *elsewhere*, {elsewhere}. "
+        f"interval) {elsewhere}. "
         f"The words are defined in the [Glossary](#{anchor(GLOSSARY)}).",
         "",
     ]
     lines += [f"* {claim_line(v, rep.get(v.id, ''), own.get(v.id, ''), piece)}" for v in V]
-    return "\n".join(lines)
+    return "\n".join(lines + (["", not_decided] if not_decided else []))
 
 
-# ------------------------------------------------------------------ glossary and contents
+# ------------------------------------------------------------------ glossary
 
 
-def glossary() -> str:
-    """Each word of the verdicts once, as docs/protocol.md and docs/statistics.md define it."""
-    m = protocol.margin_factor()
-    half, double = m**0.5, m**2
-    deciding, figure_only = protocol.rounds_deciding(), protocol.rounds_figure_only()
-    level = f"{protocol.level():.0%}"
-    terms = [
-        ("supported", f"every deciding comparison is *yes*: its {level} interval lies inside the yes region."),
-        (
-            "contradicted",
-            "at least one deciding comparison is *no*: its interval lies inside the no region, after Holm's "
-            "correction over the claim's comparisons.",
-        ),
-        ("inconclusive", "neither: some comparison is *unclear*, and the verdict says why."),
-        ("not testable", vocabulary.glossary_line()),
-        (
-            "deciding comparison",
-            "a ratio of two sides' times or rates (two languages at one configuration, or one language at two), "
-            "paired by round, at a configuration the claim decides at (listed per claim in docs/protocol.md, "
-            "section 4). A ratio below 1 means the first side took less time (or had the lower rate).",
-        ),
-        (
-            "round",
-            "round k runs trial k of every language of a configuration close together in time, so a slow spell "
-            f"of the machine slows both sides of a pair. Deciding configurations get {deciding} rounds.",
-        ),
-        (
-            "figure-only",
-            f"a configuration that only draws a figure: {figure_only} rounds; it never decides a claim.",
-        ),
-        (
-            "yes / no region",
-            'the yes region holds the ratios the source\'s sentence asserts, read from its words ("lower": at '
-            "most 1); the no region starts one margin factor beyond every finite bound of the yes region. "
-            "Between them (the gap) a ratio decides nothing.",
-        ),
-        (
-            "margin",
-            f"the factor m = {m:g} between the regions, from the paper's own vocabulary (the ratios it calls "
-            "'very similar' against those it calls 'lower') and the 80-125 % equivalence bounds.",
-        ),
-        (
-            "Hodges-Lehmann",
-            "the estimate of a comparison's ratio: the exponential of the median of the Walsh averages of the "
-            f"per-round log ratios, with its exact Wilcoxon signed-rank interval at {level} (the level it "
-            "achieves is printed).",
-        ),
-        (
-            "TOST",
-            f"two one-sided tests: a {level} interval inside a region is a one-sided "
-            f"{protocol.alpha():.0%} test of each of its bounds.",
-        ),
-        (
-            "Holm",
-            "Holm's step-down correction: with k comparisons a *no* must hold at the two-sided level "
-            "1 - 2 alpha / k, so that many comparisons do not make a wrong *contradicted* likely.",
-        ),
-        (
-            "regime / reduced",
-            "the scale a verdict was tested at: *as the source* when the sweep's ok runs reach the source's "
-            "largest value of every deciding parameter, else *reduced*, naming each shortfall.",
-        ),
-        (
-            "sensitivity",
-            f"the verdict recomputed with the margin's log halved (m = {half:.4g}) and doubled (m = {double:.5g}): "
-            "a verdict that changes hangs on the constant.",
-        ),
-        (
-            "replication",
-            "a claim's verdicts counted over every other committed sweep of the same profile, by kind of machine "
-            "(CPU model and logical CPUs); counted, not modelled.",
-        ),
-    ]
-    return "\n".join(f"* **{t}**: {d}" for t, d in terms)
+def glossary(V=None, info: dict | None = None) -> str:
+    """Each word of the verdicts once, in the numbers and rules of the protocol version that
+    judged the sweep (method.glossary)."""
+    return method.glossary(V, info)

@@ -12,14 +12,15 @@ from urllib.parse import quote
 
 TITLE = "Reproducing Valkov, Chechina & Trinder (SAC 2018): findings"
 
-# The report's sections, in order (notebooks/report.ipynb's "## " and "### " headings;
-# tests/python/test_findings.py checks that the notebook has exactly these). The
+# The report's sections, in order (notebooks/report.ipynb's "## " and "### " headings, but
+# CODE_HEADINGS, which its code displays; tests/python/test_findings.py checks the rest). The
 # sections other modules register (registry.sections) are inserted before EVIDENCE in the
 # main report; a sub-report (another profile's) opens with them instead. The main report
 # opens with PAPER_SCALE_SECTIONS, displayed by code (a sub-report has none of them).
 FINDINGS = "Findings"
 GLOSSARY = "Glossary"
 EVIDENCE = "Evidence behind the verdicts"
+FIGURES = "Figures"
 PAPER_SCALE = "At the paper's scale on this machine"
 DECIDING = "Every deciding ratio at the paper's scale"
 THEN_AND_NOW = "Then and now: the paper's values beside ours"
@@ -31,7 +32,7 @@ SECTIONS: list[tuple[int, str]] = [
     (2, "The claims, checked"),
     (3, "The decisions, drawn"),
     (3, "The regimes: where each source measured, where this sweep tested"),
-    (2, "Figures"),
+    (2, FIGURES),
     (2, EVIDENCE),
     (2, APPENDIX),
     (3, "Machine and runtimes"),
@@ -40,6 +41,9 @@ SECTIONS: list[tuple[int, str]] = [
     (3, "Runs that were invalid or failed, and why"),
     (3, "Where the time went"),
 ]
+# The sections whose heading the report's code displays, only when it has something to show
+# (a sub-report whose figures are all in its own section has no Figures section).
+CODE_HEADINGS = (FIGURES,)
 # The profiles whose report is the main one (paper/report.html): the paper's claims at the
 # paper's scale and at the quick profile's. Any other profile's report is a sub-report that
 # opens with its own subject: the registered sections that have something to show for it.
@@ -58,6 +62,12 @@ def register_subject(profile: str, *titles: str) -> None:
     """A benchmark package's own profile opens its sub-report with these sections (the IM
     case study's report with its section), so that this module names no benchmark."""
     SUBJECTS[profile] = tuple(titles)
+
+
+def subject(profile: str) -> tuple[str, ...] | None:
+    """The registered sections a sub-report is about (SUBJECTS), the only ones it renders;
+    None for the main report and a profile without a listed subject (every section)."""
+    return None if is_main(profile) else SUBJECTS.get(Path(str(profile)).stem)
 
 
 def lead_sections(profile: str, titles: Iterable[str]) -> list[str]:
@@ -125,12 +135,18 @@ def anchor(heading: str) -> str:
     return quote(heading.replace(" ", "-"), safe="?/:@!$&'()*+,;=")
 
 
-def toc(extra: Iterable[str] = (), sections: list[tuple[int, str]] | None = None, profile: str = "quick") -> str:
+def toc(
+    extra: Iterable[str] = (),
+    sections: list[tuple[int, str]] | None = None,
+    profile: str = "quick",
+    figures: bool = True,
+) -> str:
     """The report's table of contents (Markdown links to the headings' anchors): the main
     report's PAPER_SCALE_SECTIONS, then SECTIONS with the `extra` level-2 sections
     (registry.sections' titles) before the evidence; a sub-report's lead sections
-    (lead_sections) first, as it opens with them, the rest of `extra` before the evidence."""
-    rows = list(SECTIONS if sections is None else sections)
+    (lead_sections) first, as it opens with them, the rest of `extra` before the evidence.
+    figures=False: the report has no Figures section (sections.figures_shown is empty)."""
+    rows = [r for r in (SECTIONS if sections is None else sections) if figures or r[1] != FIGURES]
     extra = list(extra)
     lead = lead_sections(profile, extra)
     at = next((i for i, (_, t) in enumerate(rows) if t == EVIDENCE), len(rows))

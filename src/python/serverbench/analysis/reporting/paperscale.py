@@ -145,11 +145,14 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
     if again:
         lines += ["", again]
     lines += ["", *atscale.side_by_side(*atscale.both(all_sweeps(processed_dir)))]
-    early = sorted(set(ran.loc[ran["protocol"] == 1, "sweep"]))
+    since = atscale.scale_rule_since()
+    early = sorted(set(ran.loc[ran["protocol"] < since, "sweep"]))
     if early:
+        before = sorted({int(v) for v in ran.loc[ran["protocol"] < since, "protocol"]})
         lines += [
             "",
-            f"{len(early)} of these sweeps were recorded under protocol 1 and enter the verdicts above under rules "
+            f"{len(early)} of these sweeps were recorded under protocol {', '.join(map(str, before))}, before the "
+            f"rule that combines sweeps (protocol {since}) was frozen, and enter the verdicts above under rules "
             "frozen after they had been seen ([docs/protocol-deviations.md](docs/protocol-deviations.md)).",
         ]
     one = [p for p, g in ran.groupby("piece", sort=False) if g["sweep"].nunique() == 1]
@@ -320,7 +323,8 @@ def readme_lines(processed_dir: Path | None = None) -> str:
     out = [
         plain_summary(claims_, ran),
         "",
-        "Each claim from every sweep of its pieces (combined as protocol 2 says, section 5; sweeps agreeing: each "
+        "Each claim from every sweep of its pieces (combined by the version whose verdict stands, docs/protocol.md "
+        "section 5; sweeps agreeing: each "
         f"sweep judged again by protocol {rejudge.version()} from its processed tables):",
         "",
     ]

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import catalog, paths
+from serverbench.analysis.reporting import reportinfo
 from serverbench.analysis.reporting.render import print_pdf, render_html
-from serverbench.errors import UsageError
+from serverbench.analysis.reporting.reportinfo import REPORT_INFO, report_of  # noqa: F401  (read here before)
 from serverbench.paths import notebooks_dir
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
@@ -150,9 +151,6 @@ def run_notebooks(
     return out
 
 
-REPORT_INFO = "report.json"
-
-
 def write_report_info(paper: Path, profile: str, sweep_id: str, pdf: bool) -> Path:
     """<paper>/report.json: which sweep the report beside it was rendered from, on what
     machine, what its claims came to, and the command that renders it again; paper/README.md's
@@ -188,38 +186,13 @@ def write_report_info(paper: Path, profile: str, sweep_id: str, pdf: bool) -> Pa
     return out
 
 
-def _read_report_info(f: Path) -> dict:
-    """One report.json, or a UsageError naming the file: a hand-edited or half-written file
-    should say which report to render again, not end `serverbench docs` in a traceback."""
-    try:
-        d = json.loads(f.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise UsageError(
-            f"{paths.portable(str(f))}: not valid JSON ({e.msg}, line {e.lineno}); render that report again"
-        ) from e
-    missing = [k for k in ("sweep_id", "profile", "verdicts", "command") if not isinstance(d, dict) or k not in d]
-    if missing:
-        raise UsageError(f"{paths.portable(str(f))}: lacks {', '.join(missing)}; render that report again")
-    return d
-
-
-def report_of(sweep_id: str, paper: Path | None = None) -> Path | None:
-    """The committed report.html rendered from this sweep (a <paper>/**/report.json naming
-    it), or None; a corrupt report.json is a UsageError naming it, as in reports_markdown."""
-    paper = Path(paper) if paper else paths.paper_dir()
-    for f in sorted(paper.rglob(REPORT_INFO)):
-        if _read_report_info(f)["sweep_id"] == sweep_id:
-            return f.parent / "report.html"
-    return None
-
-
 def reports_markdown(paper: Path | None = None) -> str:
     """paper/README.md's list of the committed reports (a generated block): one row per
     <paper>/**/report.json, the main report first."""
     paper = Path(paper) if paper else paths.paper_dir()
     rows = []
     for f in sorted(paper.rglob(REPORT_INFO), key=lambda f: (f.parent != paper, str(f))):
-        d = _read_report_info(f)
+        d = reportinfo.read(f)
         here = f.parent.relative_to(paper).as_posix()
         link = "report.html" if here == "." else f"{here}/report.html"
         files = f"[{link}]({link})" + (f", [PDF]({link[:-4]}pdf)" if d.get("pdf") else "")

@@ -3,6 +3,8 @@ except the paper's documented set-up, quoted from data/reference/README.md)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from serverbench.analysis.reading import reference, registry
@@ -92,6 +94,27 @@ def pieces_machine_table(processed_dir=None) -> pd.DataFrame:
             value += f" ({', '.join(have)})"
         rows.append((item, value))
     return pd.DataFrame(rows, columns=["item", "value"]) if cols else pd.DataFrame()
+
+
+def tables_run(P) -> set[str]:
+    """The processed tables this sweep has runs in (its benchmarks, as its runs name them)."""
+    r = getattr(P, "runs", None)
+    found = set(r["table"].dropna().astype(str)) if r is not None and not r.empty and "table" in r else set()
+    return found | {str(t) for t in ((getattr(P, "info", None) or {}).get("tables") or ())}
+
+
+def regime_summary(P, shown) -> str:
+    """claims.regime's paragraph on what *reduced* means, with the lines of the benchmarks
+    whose claims the report shows (`shown`: its verdicts), not one per benchmark the sweep
+    never ran (an IM report has no PingPing line)."""
+    from serverbench.analysis.claims import regime
+
+    head, _, body = regime.reduced_summary(P).partition("\n\n")
+    ids = {v.id for v in shown}
+    keep = [ln for ln in body.splitlines() if (m := re.search(r"\(([^)]*)\)", ln)) and ids & set(m[1].split(", "))]
+    if not keep:
+        return "None of the claims shown here has a source that measured it at a scale, so none is *reduced*."
+    return head + "\n\n" + "\n".join(keep)
 
 
 def differences_table(P: Processed) -> pd.DataFrame:

@@ -80,19 +80,44 @@ def table(P: Any, spawn_metric: str = "all_ready_s") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+PROFILE = "runtimes"
+RUNTIMES = "Go 1.26 without Green Tea, Pekko on JDK 17/25, Java virtual threads, Rust/tokio, Akka 2.4.12"
+
+
+def committed_text(paper=None) -> str:
+    """The section of a sweep without 2026 runtimes (the main report): the committed report of
+    the newest `runtimes` sweep, linked relative to the main report's folder; how to run one
+    only when none is committed (never 'ran none' while a committed sweep ran them)."""
+    from serverbench.analysis.reporting import reportinfo
+
+    run = (
+        f"`./run_all.sh --profile {PROFILE}` runs the configurations that decide the paper's claims with each "
+        "2026 runtime beside its 2018 counterpart"
+    )
+    found = reportinfo.report_of_profile(PROFILE, paper)
+    if found is None:
+        return (
+            f"The 2026 runtimes ({RUNTIMES}) are the `{PROFILE}` profile's question, and no sweep of it is "
+            f"committed yet: {run}; its report decides, claim by claim, the verdict with the paper's runtimes and "
+            "with each 2026 runtime in its counterpart's place. Erlang stays at OTP 25, the newest this machine "
+            "can install."
+        )
+    sweep, html = found
+    link = reportinfo.link_from_main(html, paper)
+    return (
+        f"The 2026 runtimes ({RUNTIMES}) are the `{PROFILE}` profile's question: the newest committed sweep of "
+        f"it, `{sweep}`, decides each of the paper's claims with the paper's runtimes and with each 2026 runtime "
+        f"in its counterpart's place, in its report, [{link}]({link}). {run}. Erlang stays at OTP 25, the newest "
+        "this machine can install."
+    )
+
+
 @registry.report_section("The conclusions on 2026 runtimes", order=80)
 def runtimes_section(P) -> list:
     have = languages_in(P)
     present = [f"{LANGUAGE_LABELS.get(new, new)}" for _, new, _ in SUBSTITUTES if new in have]
     if not present:
-        return [
-            "This sweep ran none of the 2026 runtimes (Go 1.26 without Green Tea, Pekko on JDK 17/25, "
-            "Java virtual threads, Rust/tokio, Akka 2.4.12). `./run_all.sh --profile runtimes` runs the "
-            "configurations that decide the paper's claims with each beside its 2018 counterpart; its "
-            "report shows here, claim by claim, the verdict with the paper's runtimes and with each 2026 "
-            "runtime in its counterpart's place (the committed one: `paper/runtimes/report.html`). Erlang "
-            "stays at OTP 25, the newest this machine can install."
-        ]
+        return [committed_text()]
     t = table(P)
     return [
         "Each of the paper's claims decided twice from this sweep: with the paper's runtimes, and with "

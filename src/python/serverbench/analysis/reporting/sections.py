@@ -6,6 +6,7 @@ carry empty headings of benchmarks it never ran."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -15,16 +16,23 @@ from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import Processed
 from serverbench.analysis.reporting import (
     cells,
+    layout,
+    report,
     runtimes_report,  # noqa: F401  (registers its report section)
 )
 
 
-def render(P: Processed) -> list[tuple[str, list]]:
+def render(P: Processed, profile: str | None = None) -> list[tuple[str, list]]:
     """(title, blocks) of every registered section that has something to show for this sweep,
-    in the registry's order. A section that raises is kept, its error as its one block:
-    shown, not hidden."""
+    in the registry's order; a sub-report (profile with a layout.subject) renders only its
+    subject's sections, not the others' (another benchmark's committed data, or a line
+    saying this sweep ran none of it). A section that raises is kept, its error as its one
+    block: shown, not hidden."""
+    about = layout.subject(profile) if profile is not None else None
     out = []
     for section in registry.sections():
+        if about and not section.title.startswith(about):
+            continue
         try:
             blocks = list(section.render(P) or [])
         except Exception as e:
@@ -63,3 +71,47 @@ def show(title: str, blocks: list, P: Processed, figdir) -> None:
             figures.plt.close(b)
         else:
             display(b)
+
+
+def figures_shown(P: Processed, profile: str, extra: list[tuple[str, list]]) -> list[registry.FigureSpec]:
+    """The registered figures the report's Figures section shows: every one in the main
+    report (and a profile without a listed subject); in a sub-report only those drawn from
+    the tables this sweep ran, less those its own sections already showed (the audit
+    figure, drawn from the committed audit sweep, is not the IM report's)."""
+    specs = registry.figures()
+    if layout.subject(profile) is None:
+        return specs
+    shown = {b.name for _, blocks in extra for b in blocks if isinstance(b, registry.FigureRef)}
+    ran = report.tables_run(P)
+    return [s for s in specs if s.name not in shown and set(s.tables) & ran]
+
+
+PAPER_FIGURE = re.compile(r"^fig\d")  # the paper's numbered figures (fig3_..., fig5_...), drawn with its values
+
+
+def show_figures(
+    P: Processed, profile: str, extra, figdir, languages=None, show_reference=True, spawn_metric="all_ready_s"
+) -> None:
+    """The Figures section (its heading only when it has a figure, layout.CODE_HEADINGS):
+    figures_shown, each drawn here if its notebook did not, captioned by its title; then the
+    notes on the paper's values when one of the paper's figures is among them."""
+    from IPython.display import Markdown, display
+
+    from serverbench.analysis.plotting import figures
+    from serverbench.analysis.reporting import notebook
+
+    specs = figures_shown(P, profile, extra)
+    if not specs:
+        return
+    display(Markdown(f"## {layout.FIGURES}"))
+    for spec in specs:
+        png = Path(figdir) / f"{spec.name}.png"
+        if not png.exists():  # its notebook was not run: the same function draws it here
+            fig = figures.draw(spec.name, P, languages, show_reference, spawn_metric, out_dir=figdir)
+            if fig is not None:
+                figures.plt.close(fig)
+        if png.exists():
+            notebook.show_figure(png, spec.title, heading=True)
+    if any(PAPER_FIGURE.match(s.name) for s in specs):
+        notes = "\n".join("* " + n for n in report.reference_notes())
+        display(Markdown("**About the paper's values drawn in the figures.**\n\n" + notes))

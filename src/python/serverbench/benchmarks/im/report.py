@@ -36,8 +36,8 @@ per conversation, a process per channel, under supervision) takes the same load 
 open-loop generator, pinned to its own CPU, over loopback; ngIRCd (C) and InspIRCd (C++)
 take the same load as production anchors, with the socket options they ship with: neither
 sets TCP_NODELAY, so Nagle's algorithm is on in both, while every server of ours turns it
-off (docs/im.md). The predictions IM1-IM5 were registered before
-any IM data, in protocol {version} (sha256 `{sha}`), which judges this sweep."""
+off (docs/im.md). The predictions {first}-{last} were registered before
+any IM data, in protocol {registered}; protocol {version} (sha256 `{sha}`) judges this sweep."""
 
 
 @dataclass(frozen=True)
@@ -231,12 +231,18 @@ def advice_table(P, t: pd.DataFrame) -> pd.DataFrame:
 @registry.report_section(TITLE, order=75)
 def section(P) -> list:
     if T.all_runs(P).empty and T.all_runs(P, T.SEARCH_TABLE).empty:
-        return [NO_SWEEP]
+        return committed_section()
     v = protocol.version_for((getattr(P, "info", None) or {}).get("first_started_utc"))
     t = per_server(P)
     prod = ", ".join(_label(s) for s in T.production())
     return [
-        INTRO.format(version=v, sha=protocol.sha256(v)[:16]),
+        INTRO.format(
+            first=ADVICE[0].case,
+            last=ADVICE[-1].case,
+            registered=registered_in(ADVICE[0].case),
+            version=v,
+            sha=protocol.sha256(v)[:16],
+        ),
         "Each recommendation, the micro-benchmark claims that decide it and the case-study claim that asks it "
         "of a whole server (the claims table has their reasons and intervals); the last columns are the "
         "servers' numbers (median of rounds; IM4: the sustainable rate at the SLO from the one rate search):",
@@ -278,6 +284,42 @@ def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
     return out
 
 
+def committed_section(processed_dir: Path | None = None) -> list:
+    """The section in the report of a sweep without IM runs (the main report): the newest
+    committed IM sweep's verdicts, from its claims.csv, in one small table, and a link to its
+    report relative to the main report's folder; NO_SWEEP only when no IM sweep is committed."""
+    from serverbench.analysis.reporting import reportinfo
+
+    sweeps = committed_sweeps(processed_dir)
+    if not sweeps:
+        return [NO_SWEEP]
+    name, cases = sweeps[-1].name, [a.case for a in ADVICE]
+    t = pd.read_csv(sweeps[-1] / "claims.csv")
+    t = t[t["id"].isin(cases)]
+    versions = sorted({int(v) for v in t.get("protocol", pd.Series(dtype=float)).dropna()})
+    judged = f", judged by protocol {versions[-1]}" if versions else ""
+    html = reportinfo.report_of(name)
+    link = reportinfo.link_from_main(html) if html else None
+    where = (
+        f"Its report, [{link}]({link}), has the servers' numbers, the figures and each verdict's evidence."
+        if link
+        else f"Its report is not rendered yet (`python -m serverbench notebooks --no-run --profile {PROFILE} "
+        f"--sweep-id {name}`)."
+    )
+    table = pd.DataFrame(
+        {
+            "claim": t["id"],
+            "prediction": t["claim"].map(lambda c: str(c).rstrip(".")),
+            "verdict": t["verdict"].map(_word),
+        }
+    )
+    return [
+        f"The paper's advice asked of a whole server is the `{PROFILE}` profile's case study (docs/im.md). The "
+        f"newest committed IM sweep, `{name}`{judged}, decides {cases[0]}-{cases[-1]} as follows. {where}",
+        table.reset_index(drop=True),
+    ]
+
+
 def registered_in(cid: str) -> int:
     """The first protocol version that has claim cid."""
     for v in protocol.versions():
@@ -297,9 +339,9 @@ def readme_block(processed_dir: Path | None = None) -> str:
         t = pd.read_csv(sweeps[-1] / "claims.csv").set_index("id")
         found = "; ".join(f"{c} {_word(t.loc[c, 'verdict'])}" for c in ids if c in t.index)
         from serverbench import paths
-        from serverbench.analysis.reporting import pipeline
+        from serverbench.analysis.reporting import reportinfo
 
-        html = pipeline.report_of(sweeps[-1].name)
+        html = reportinfo.report_of(sweeps[-1].name)
         where = html.relative_to(paths.paper_dir().parent).as_posix() if html else None  # from README's folder
         where = f"its report, [{where}]({where}), has the numbers" if where else "the report's section has the numbers"
         result = f"The newest committed IM sweep, `{sweeps[-1].name}`: {found} ({where})."

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from serverbench.analysis.reading import registry
+from serverbench.analysis.statistics import stats
 from serverbench.benchmarks.recovery import figures as R
 
 TITLE = "Faults: the cost of tolerating them and of recovering"
@@ -66,8 +67,8 @@ def section(P) -> list:
     lat = R.latency_summary(P)
     blocks: list = [
         "The paper ends by asking for 'the performance overheads of providing fault tolerance and of "
-        "recovering from faults'. Exploratory questions, answered with estimates and 95 % intervals "
-        "(the level each reaches is shown), not verdicts: (1) how fast does each runtime restart a crashed "
+        f"recovering from faults'. Exploratory questions, answered with estimates and {stats.CONFIDENCE:.0%} "
+        "intervals (the level each reaches is shown), not verdicts: (1) how fast does each runtime restart a crashed "
         "worker? (2) how much throughput does each lose at a crash rate lambda? (3) what does supervision "
         "cost when nothing fails? Workers crash by their runtime's own error path at the seeded schedule "
         "of docs/spec.md 'recovery' (the same crash times in every language); every run that counted a "
