@@ -65,8 +65,10 @@ class Program:
 
     @property
     def jvm(self) -> bool:
-        """Whether it runs on a JVM (then it runs both ways: flag_sets)."""
-        return self.language not in ("go", "erlang")
+        """Whether it runs on a JVM (then it runs both ways: flag_sets): its language's
+        spec/cli.json command starts a java."""
+        first = str(contract.language(self.language)["command"][0])
+        return "java" in first
 
     def flag_sets(self) -> tuple[str, ...]:
         """The ways a round runs it: a JVM original as the authors ran it and with our JVM
