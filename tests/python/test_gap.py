@@ -292,7 +292,7 @@ def test_the_attribution_recovers_known_factors_paired_by_round():
         assert row["level"] == pytest.approx(1 - 2 / 2**5)
         assert row["config"] == "cores=1, pairs=1"
     # against the paper's single value the round's drift is not removed: a wider interval
-    assert _cell(A, "throughput", "scala_akka", "unexplained (machine, year)")["lo"] <= 0.5 * 1.3
+    assert _cell(A, "throughput", "scala_akka", "not attributed")["lo"] <= 0.5 * 1.3
     total, product = (_cell(A, "throughput", "scala_akka", f)["ratio"] for f in ("total", "product"))
     assert product / total == pytest.approx(1.0, rel=0.05)
     assert math.isnan(_cell(A, "throughput", "scala_akka", "quirk:exit")["ratio"])  # not run: no pair, no number
@@ -313,10 +313,7 @@ def test_rounds_where_the_original_printed_nothing_drop_out_of_its_pairs():
     A = attribution.attribution(S)
     assert _cell(A, "throughput", "scala_akka", "program")["n_rounds"] == 3
     assert _cell(A, "throughput", "scala_akka", "release")["n_rounds"] == 5
-    assert (
-        "2 run(s) of the original printed nothing"
-        in _cell(A, "throughput", "scala_akka", "unexplained (machine, year)")["what"]
-    )
+    assert "2 run(s) of the original printed nothing" in _cell(A, "throughput", "scala_akka", "not attributed")["what"]
 
 
 def test_pieces_combine_into_one_table_cell_by_cell_and_print_per_benchmark():

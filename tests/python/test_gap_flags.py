@@ -188,7 +188,7 @@ def test_the_jvm_flags_factor_from_an_original_log_and_the_product_still_the_gap
     assert akka.loc[gap_tables.JVM_FLAGS, "n_rounds"] == 5
     assert akka.loc["program", "ratio"] == pytest.approx(1.5 / 1.8, rel=0.03)
     assert "with our JVM flags" in akka.loc["program", "what"]
-    assert akka.loc["unexplained (machine, year)", "what"].startswith("the original here, as the authors ran it")
+    assert akka.loc["not attributed", "what"].startswith("the original here, as the authors ran it")
     factors = [f for f in akka.index if f in gap_tables.PRODUCT]
     assert factors == list(gap_tables.PRODUCT)  # the order of the chain from today to the paper
     product = float(np.prod(akka.loc[factors, "ratio"]))
@@ -209,7 +209,7 @@ def test_the_flags_piece_alone_measures_jvm_flags_and_program_and_leaves_the_res
     tmp_path, monkeypatch
 ):
     """A sweep of our paper variant and the original both ways (throughput-flags): `jvm flags`,
-    `program` and `unexplained` measured, the factors it does not run n/a, so no product;
+    `program` and `not attributed` measured, the factors it does not run n/a, so no product;
     combined with an older piece, each cell from the sweep that measured it."""
     orig_log = _original_log(tmp_path, monkeypatch, [1.0, 0.9, 1.2, 1.0, 1.1])
     paper = orig_log[orig_log["side"] == attribution.ORIGINAL_OURS].assign(side="scala_akka24:paper")
@@ -243,7 +243,7 @@ def test_an_older_originals_log_reads_as_before(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(
         S.reset_index(drop=True), orig_log[orig_log["side"] == attribution.ORIGINAL].reset_index(drop=True)
     )
-    assert _cell(attribution.attribution(S), "throughput", "scala_akka", "unexplained (machine, year)")["what"] == (
+    assert _cell(attribution.attribution(S), "throughput", "scala_akka", "not attributed")["what"] == (
         "the original here / the paper's value; 0 run(s) of the original printed nothing"
     )
 

@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 
+from serverbench import protocol
 from serverbench.analysis.reporting import paperscale
 
 
@@ -142,7 +143,8 @@ def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):
     assert "Sweeps: `paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs)." in text
     assert "**C1** “Go and Erlang have lower PingPing latency" in text
     assert (
-        ": contradicted; sweeps agreeing: 1 of 1 (pingping; one sweep per piece: between-sweep spread unknown)." in text
+        f": contradicted (protocol {protocol.newest()}); sweeps agreeing: 1 of 1 (pingping; one sweep per piece: "
+        "between-sweep spread unknown)." in text
     )
     assert "Still to run: `spawn`, `throughput-1core`, `throughput-2cores`" in text
     lead = "At the paper's own parameters (AMD EPYC, 2 CPUs; 1 sweep), of the 3 claims judged, "

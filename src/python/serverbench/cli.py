@@ -9,22 +9,24 @@ Exit codes: 0 success, 1 the work failed, 2 bad input (usage, unknown names, bad
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 
 from serverbench import __version__, records
 from serverbench.errors import UsageError
 
-# Modules that add sub-commands: the harness (run, ...) and the analysis (process, figures, claims, report).
-COMMAND_MODULES = (
-    "serverbench.harness.cli",
-    "serverbench.harness.sockets.serve",
-    "serverbench.analysis.cli",
-    "serverbench.targets",
-    "serverbench.slurm.cli",
-    "serverbench.stability",
-)
+
+def command_modules() -> tuple:
+    """The modules that add sub-commands, imported (not named by string, so that the import
+    graph sees them): the harness (run, ...), serve, the analysis (process, figures, claims,
+    report), targets, slurm, stability. Imported when the parser is built, not at import."""
+    from serverbench import stability, targets
+    from serverbench.analysis import cli as analysis_cli
+    from serverbench.harness import cli as harness_cli
+    from serverbench.harness.sockets import serve
+    from serverbench.slurm import cli as slurm_cli
+
+    return (harness_cli, serve, analysis_cli, targets, slurm_cli, stability)
 
 
 def _cmd_validate(args, stdout, stderr) -> int:
@@ -117,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--check", action="store_true", help="change nothing; exit 1 if the committed docs differ")
     d.set_defaults(func=_cmd_docs)
 
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in command_modules():
+        module.register(sub)
     return p
 
 

@@ -204,10 +204,6 @@ def rerun_rule() -> dict:
     return section("reruns")
 
 
-def scale_rule() -> dict:
-    return section("scale")
-
-
 def sensitivity_exponents() -> tuple[float, ...]:
     return tuple(float(e) for e in load()["sensitivity"]["margin_exponents"])
 

@@ -16,7 +16,7 @@ paper", so that the factors multiply to the whole gap (ours today / the paper's 
   JVM's defaults); only where the sweep ran both (sweeps before the flags were a choice ran
   the original as the authors did, and their rows are as they were: no such row, and
   ``program`` against that run);
-- ``unexplained (machine, year)``: the original here, as the authors ran it / the paper's
+- ``not attributed``: the original here, as the authors ran it / the paper's
   value; what is left when the factors above are taken out, which the runtime releases
   this machine cannot install (the paper's JDK 8, its Go and OTP), the machine and the year
   share;
@@ -50,7 +50,7 @@ import pandas as pd
 from serverbench import audit_steps, paths
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import reference
-from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, JVM_FLAGS, PRODUCT
+from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, JVM_FLAGS, NOT_ATTRIBUTED, PRODUCT
 from serverbench.analysis.statistics import paired, stats
 from serverbench.harness.recording.rawlog import read_lines
 from serverbench.originals import programs, runner
@@ -237,7 +237,7 @@ def _program_rows(prog: programs.Program, cfg: dict, g: pd.DataFrame) -> list[di
         if ours.empty
         else f"the original here, as the authors ran it / the paper's value; {silent} of its run(s) printed nothing"
     )
-    rows.append(_row(b, today, config, "unexplained (machine, year)", _to_paper(g, ORIGINAL, pv), what))
+    rows.append(_row(b, today, config, NOT_ATTRIBUTED, _to_paper(g, ORIGINAL, pv), what))
     logs = [math.log(r["ratio"]) for r in rows if r["factor"] in PRODUCT and r["ratio"] > 0]
     wanted = sum(r["factor"] in PRODUCT for r in rows)
     prod = math.exp(sum(logs)) if logs and len(logs) == wanted else float("nan")

@@ -152,8 +152,9 @@ def _originals(cfgs: list, k: int, sweep_dir: Path, enforcement: tuple, log) -> 
                 cpus,
                 t.timeout_s,
                 t.memory_budget_bytes,
-                *enforcement,
-                t.process_limit,
+                enforcement=enforcement[0],
+                cgroup_parent=enforcement[1],
+                process_limit=t.process_limit,
                 flags=flags,
                 heap_mb=t.heap_mb,
             )

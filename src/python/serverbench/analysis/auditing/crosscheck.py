@@ -99,9 +99,9 @@ def signed_rank(x, level: float) -> tuple[float, float, float, float]:
 
 # an interval as a function of its level: fixed (a given row), a ratio's signed-rank interval
 # (open on a side whose time is only an upper bound), exp(mean +- t(df) se)
+_open = lambda e, below, above: (0.0 if below else np.exp(e[1]), np.inf if above else np.exp(e[2]))
 _at = lambda lo, hi: lambda level: (lo, hi)
 _sr_at = lambda x, below, above: lambda level: _open(signed_rank(x, level), below, above)
-_open = lambda e, below, above: (0.0 if below else np.exp(e[1]), np.inf if above else np.exp(e[2]))
 _t_at = lambda m, se, df: lambda level: tuple(np.exp(m + np.array([-1, 1]) * stats.t.ppf((1 + level) / 2, df) * se))
 _n = lambda s: float(s.replace(",", ""))
 _two = lambda f, key, a, b, metric: [(1, f | {key: a}, metric), (-1, f | {key: b}, metric)]
@@ -199,7 +199,8 @@ def holm(members: dict, alpha: float, rejected=()) -> tuple[set, dict]:
         for key, (interval, reg) in members.items():
             if key not in rejected:
                 asked[key] = level
-                new |= {key} if decide(*interval(level), reg) == "no" else set()
+                lo, hi = interval(level)
+                new |= {key} if decide(lo, hi, reg) == "no" else set()
         if not new:
             break
         rejected |= new
@@ -246,10 +247,12 @@ def sweep_comparisons(folder) -> pd.DataFrame:
             down = any(g > 0 and h >= limit for g, h in zip(signs, shares))
             up = any(g < 0 and h >= limit for g, h in zip(signs, shares))
             interval = _sr_at(x, down, up)
-            bound = decide(rec["lo"], rec["hi"], reg) != decide(*interval(level), reg)  # the decision hangs on it
+            lo, hi = interval(level)
+            bound = decide(rec["lo"], rec["hi"], reg) != decide(lo, hi, reg)  # the decision hangs on it
         if _finite(rec["ratio"]) and not shown and not bound:
             members.setdefault(row["claim"], {})[i] = (interval, reg)
-            rec["yes"] = decide(*interval(level), reg) == "yes"
+            lo, hi = interval(level)
+            rec["yes"] = decide(lo, hi, reg) == "yes"
         out.append(rec)
     for fam in members.values():
         rejected, asked = holm(fam, alpha)

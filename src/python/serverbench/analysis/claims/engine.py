@@ -126,6 +126,7 @@ class Claim:
     summarize: Callable[[list[Comparison]], str] | None = None  # the "numbers" column
     scope: Callable[[Data], str] | None = None  # what this sweep could test
     order: float | None = None  # position in the table (default: from the id)
+    short: str | None = None  # a few words that name it beside its id, where its sentence is too long (the abstract)
 
     @property
     def sentence(self) -> str:

@@ -54,8 +54,14 @@ def machine_kind(host: dict | None, machine: dict | None = None) -> str:
 
 
 def kind_of(info: dict) -> str:
-    """machine_kind of a processed sweep's sweep.json (its host and its manifest's machine)."""
-    return machine_kind(info.get("host"), (info.get("manifest") or {}).get("machine"))
+    """machine_kind of a processed sweep's sweep.json (its host and its manifest's machine;
+    what the machine object lacks, the host says)."""
+    host = info.get("host") or {}
+    machine = (info.get("manifest") or {}).get("machine") or {}
+    filled = {k: host.get(k) for k in ("cpu_model", "logical_cpus", "memory_bytes")} | {
+        k: v for k, v in machine.items() if v is not None
+    }
+    return machine_kind(host, filled if machine else None)
 
 
 def _info(folder: Path) -> dict:

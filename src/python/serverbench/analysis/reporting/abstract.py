@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import paths, protocol
+from serverbench import paths
+from serverbench.analysis.claims.record import kind_of
 from serverbench.analysis.reading import gap_tables
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.analysis.reporting import deciding, paperscale, thenandnow, vocabulary
@@ -48,27 +49,26 @@ def _read(f: Path) -> pd.DataFrame:
 
 
 def _machine(folders: list[Path]) -> str:
-    """Where the sweeps ran: one machine of a kind (CPU model, logical CPUs, memory) and the
-    days the sweeps started, or, when their manifests name several machine fingerprints of
-    one kind, how many instances and which CPU models (family/model) they were."""
+    """Where the sweeps ran, as the data can show it: each kind of machine (CPU name,
+    family/model/stepping, CPUs, memory in GiB: record.kind_of), what the kinds share said
+    once, the number of boots only where every sweep recorded its boot id, and the days the
+    sweeps started. Two boots of one VM type with another kernel build or memory a few KiB
+    apart are one kind; nothing in the older manifests tells instances apart."""
     infos = [json.loads((f / "sweep.json").read_text(encoding="utf-8")) for f in folders]
-    hosts = {(i["host"].get("cpu_model"), i["host"].get("logical_cpus"), i["host"].get("memory_bytes")) for i in infos}
+    kinds = sorted({kind_of(i) for i in infos})
     days = sorted({str(i.get("first_started_utc") or "")[:10] for i in infos} - {""})
-    machines = [(i.get("manifest") or {}).get("machine") or {} for i in infos]
-    prints = {m["fingerprint"] for m in machines if m.get("fingerprint")}
-    models = sorted({f"{m['cpu_family']}/{m['cpu_model_number']}" for m in machines if m.get("cpu_model_number")})
-    # A kind is told by its description: two boots of one VM type can report memory a few
-    # KiB apart, and they are one kind of machine, not two.
-    parts = sorted(
-        {f"{cpu} machine with {n} logical CPUs" + (f", {mem / 2**30:.0f} GiB" if mem else "") for cpu, n, mem in hosts}
-    )
-    notes = []
-    if len(prints) > 1 and len(parts) == 1:
-        head = f"{len(prints)} instances of an {parts[0]}"
-        if len(models) > 1:
-            notes.append("CPU models " + " and ".join(models))
+    cpus = [k.split(", ", 1) for k in kinds]
+    shared = {rest[0] if rest else "" for _, rest in (([c[0]], c[1:]) for c in cpus)}
+
+    def listed(xs: list[str]) -> str:
+        return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+    if len(kinds) > 1 and len(shared) == 1 and "" not in shared:
+        head = f"{listed([c[0] for c in cpus])} machines, each with {shared.pop()}"
     else:
-        head = ("one " if len(parts) == 1 else "") + " and ".join(parts)
+        head = listed(kinds) + (" machines" if len(kinds) > 1 else "")
+    boots = [((i.get("manifest") or {}).get("machine") or {}).get("boot_id") for i in infos]
+    notes = [f"{len(set(boots))} boots"] if boots and all(boots) and len(set(boots)) > 1 else []
     if days:
         notes.append(days[0] + (f" to {days[-1]}" if len(days) > 1 else ""))
     return head + (f" ({'; '.join(notes)})" if notes else "")
@@ -104,9 +104,10 @@ def gap_attribution(processed_dir: Path | None = None) -> tuple[str, pd.DataFram
     return ", ".join(used or sorted(tables)), t  # its `sweep` column names each row's sweep
 
 
-def _why(processed_dir: Path | None, fig: str, lang: str, bench: str) -> str:
+def _why(processed_dir: Path | None, fig: str, lang: str, bench: str, sweeps: bool = True) -> str:
     """Why the largest change happened, as far as the attribution measured it: the whole gap
-    and its factors at the figure's benchmark in that language."""
+    and its factors at the figure's benchmark in that language (with the gap sweeps named,
+    unless `sweeps` is False: the table after the abstract names them)."""
     gap = gap_attribution(processed_dir)
     t = None if gap is None else gap[1]
     if t is not None:
@@ -118,7 +119,8 @@ def _why(processed_dir: Path | None, fig: str, lang: str, bench: str) -> str:
             "(data/processed/gap-*/attribution.csv) is committed."
         )
     parts = [f"{f} {_range(g['ratio'])}x" for f, g in t.groupby("factor", sort=False)]
-    return f"Measured attribution{_scope(t)} ({', '.join(sorted(set(t['sweep'])))}): " + "; ".join(parts) + "."
+    where = f" ({', '.join(sorted(set(t['sweep'])))})" if sweeps else ""
+    return f"Measured attribution{_scope(t)}{where}: " + "; ".join(parts) + "."
 
 
 def _scope(t: pd.DataFrame) -> str:
@@ -220,20 +222,37 @@ def text(processed_dir: Path | None = None) -> str:
         sentence = (
             f"The largest change since 2017 is in {fig}: {LANGUAGE_LABELS.get(lang, lang)}'s {what} is "
             f"{_range(rows.loc[rows['language'] == lang, 'ratio'])} times the paper's"
-            + (f", {' and '.join(others)}" if others else "")
+            + (f"; on the same machines {' and '.join(others)}" if others else "")
             + "."
         )
         flipped = _flipped(processed_dir, ran, rows, lang)
-        if flipped:
-            quoted = " and ".join(f"{c} \u201c{protocol.claim(c)['sentence']}\u201d" for c in flipped)
-            sentence += f" It turns {quoted} from supported on the paper's own numbers to contradicted."
-        out += [sentence, _why(processed_dir, fig, lang, str(rows["benchmark"].iloc[0]))]
-    words = " ".join(out)
-    if len(words.split()) > MAX_WORDS:  # the attribution's details go to its table
-        out[-1] = "The measured attribution of the gap is in the table below."
-        words = " ".join(out)
-    return words
+        bench = str(rows["benchmark"].iloc[0])
+        # within the budget, in this order: everything; the attribution without its sweeps'
+        # ids (the table names them); the flipped claims by id alone; a pointer to the table
+        for named, sweeps, why in (
+            (True, True, True),
+            (True, False, True),
+            (False, False, True),
+            (False, False, False),
+        ):
+            turns = f" It turns {_named(flipped, named)} from supported on the paper's own numbers to contradicted."
+            tail = [
+                sentence + (turns if flipped else ""),
+                _why(processed_dir, fig, lang, bench, sweeps)
+                if why
+                else "The measured attribution of the gap is in the table below.",
+            ]
+            if len(" ".join(out + tail).split()) <= MAX_WORDS:
+                break
+        out += tail
+    return " ".join(out)
 
 
-def word_count(s: str) -> int:
-    return len(s.split())
+def _named(ids: list[str], short_names: bool = True) -> str:
+    """'C6 (Go 2-5x the throughput) and C11 (Akka's slow start)': each claim by its id and its
+    short name (engine.Claim.short), its id alone without one or without short_names."""
+    from serverbench.analysis.claims import engine
+
+    short = {c.id: c.short for c in engine.all_claims()} if short_names else {}
+    names = [f"{c} ({short[c]})" if short.get(c) else c for c in ids]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -319,20 +319,25 @@ def readme_lines(processed_dir: Path | None = None) -> str:
     how = "`./run_all.sh --profile paper --piece NAME`, one session on one machine each"
     if ran.empty:
         return f"No piece of the `paper` profile (the paper's own parameters) is committed yet ({how})."
-    claims_ = at_scale(processed_dir)
+    pairs, _ = atscale.both(all_sweeps(processed_dir))
+    claims_ = [b.standing for b in pairs]
     out = [
         plain_summary(claims_, ran),
         "",
         "Each claim from every sweep of its pieces (combined by the version whose verdict stands, docs/protocol.md "
         "section 5; sweeps agreeing: each "
-        f"sweep judged again by protocol {rejudge.version()} from its processed tables):",
+        f"sweep judged again by protocol {rejudge.version()} from its processed tables; beside it, the newest "
+        "version's verdict where it does not stand yet):",
         "",
     ]
-    for c in claims_:
+    for b in pairs:
+        c = b.standing
         pieces_ = ", ".join(dict.fromkeys(s.piece for s in c.sweeps))
         one = "; one sweep per piece: between-sweep spread unknown" if c.one_sweep_only or len(c.sweeps) == 1 else ""
+        newer = "" if c is b.newest else f"; protocol {b.newest.version}, exploratory: {b.newest.verdict}"
         out.append(
-            f"* {quote(c.id)}: {c.verdict}; sweeps agreeing: {rejudge.agreement(c, processed_dir)} ({pieces_}{one})."
+            f"* {quote(c.id)}: {c.verdict} (protocol {c.version}){newer}; sweeps agreeing: "
+            f"{rejudge.agreement(c, processed_dir)} ({pieces_}{one})."
         )
     out += [
         "",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import paths, protocol
+from serverbench import paths
 from serverbench.analysis.claims import replication
 from serverbench.analysis.reporting import abstract, paperscale, thenandnow, vocabulary
 
@@ -24,10 +24,6 @@ def abstract_block(processed_dir: Path | None = None) -> str:
 
 def then_and_now_block(processed_dir: Path | None = None) -> str:
     return thenandnow.markdown(thenandnow.rows(processed_dir))
-
-
-def _quote(cid: str) -> str:
-    return f"**{cid}** \u201c{protocol.claim(cid)['sentence'].rstrip('.')}\u201d"
 
 
 def _newest_why(processed_dir: Path | None) -> dict[str, str]:

@@ -31,6 +31,7 @@ def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
 register(
     Claim(
         id="C10",
+        short="Akka 3 times faster than Scala actors",
         needs=Needs("pingping", "elapsed_s", languages=("scala_actors", "scala_akka")),
         compare=akka_speedup_over_scala_actors,
     )

@@ -56,6 +56,7 @@ def _sizes_scope(data: Data) -> str:
 register(
     Claim(
         id="C1",
+        short="Go and Erlang PingPing faster than Akka",
         needs=Needs("pingping", "elapsed_s", languages=("scala_akka",), any_of=("go", "erlang")),
         compare=pingping_ratios_at_largest_repetitions(("go", "erlang"), "scala_akka", "C1"),
         scope=_sizes_scope,
@@ -65,6 +66,7 @@ register(
 register(
     Claim(
         id="C2",
+        short="Go and Erlang PingPing alike",
         needs=Needs("pingping", "elapsed_s", languages=("go", "erlang")),
         compare=pingping_ratios_at_largest_repetitions(("go",), "erlang", "C2"),
         scope=_sizes_scope,

@@ -140,6 +140,7 @@ def _budget_scope(data: Data) -> str:
 register(
     Claim(
         id="C3",
+        short="Akka holds the most processes",
         needs=Needs("spawn_max", SPAWN_METRIC),
         compare=akka_most_processes,
         summarize=_akka_summary,
@@ -169,6 +170,7 @@ def erlang_spawns_fastest(data: Data) -> list[Comparison]:
 register(
     Claim(
         id="C4",
+        short="Erlang spawns fastest",
         needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
         compare=erlang_spawns_fastest,
         scope=lambda data: "the paper's example is 3,000,000 processes",
@@ -200,6 +202,7 @@ def erlang_and_go_fastest_to_100k(data: Data) -> list[Comparison]:
 register(
     Claim(
         id="C4b",
+        short="Erlang and Go spawn fastest to 100,000",
         order=4.5,
         needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
         compare=erlang_and_go_fastest_to_100k,
@@ -237,6 +240,7 @@ def spawn_growth(data: Data) -> list[Comparison]:
 register(
     Claim(
         id="C5",
+        short="smooth spawn growth, Akka's jump",
         needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
         compare=spawn_growth,
     )

@@ -199,6 +199,15 @@ def erlang_drop_after_peak(data: Data) -> list[Comparison]:
     return out
 
 
+SHORT = {  # the abstract names a claim by its id and these words
+    "C6": "Go 2-5x the throughput",
+    "C7a": "Erlang beats Akka at small scale",
+    "C7b": "Akka beats Erlang at large scale",
+    "C8": "peak at pairs = cores",
+    "C9": "Go stops scaling at 4 cores",
+    "C11": "Akka's slow start",
+    "C12": "Erlang drops after its peak",
+}
 for _cid, _needs, _compare in (
     ("C6", Needs("throughput", METRIC, languages=("go",), any_of=("erlang", "scala_akka")), go_2_to_5x),
     ("C7a", Needs("throughput", METRIC, languages=("erlang", "scala_akka")), erlang_vs_akka("C7a")),
@@ -209,5 +218,12 @@ for _cid, _needs, _compare in (
     ("C12", Needs("throughput", METRIC, languages=("erlang",)), erlang_drop_after_peak),
 ):
     register(
-        Claim(id=_cid, needs=_needs, compare=_compare, scope=_cores_scope, order={"C7a": 7.0, "C7b": 7.1}.get(_cid))
+        Claim(
+            id=_cid,
+            needs=_needs,
+            compare=_compare,
+            scope=_cores_scope,
+            order={"C7a": 7.0, "C7b": 7.1}.get(_cid),
+            short=SHORT[_cid],
+        )
     )
