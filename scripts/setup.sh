@@ -87,7 +87,9 @@ providers() {
   eventlet        -                     pyenv:requirements.lock          the Python environment (step 2)
   python_threads  -                     pyenv:requirements.lock          the Python environment (step 2)
   ngircd          have_daemon:ngircd    apt:ngircd                       ngircd (the im benchmark's reference IRC server)
+  ngircd          have:gcc              apt:gcc,libc6-dev                a C compiler (src/ircd's TCP_NODELAY shim)
   inspircd        have_daemon:inspircd  apt:inspircd                     InspIRCd (a production IRC server beside the im servers)
+  inspircd        have:gcc              apt:gcc,libc6-dev                a C compiler (src/ircd's TCP_NODELAY shim)
   python          have_python           apt:python3,python3-venv         Python 3.11+ with the venv module
   python          -                     pyenv:requirements.lock          the Python environment (step 2)
   pdf             have:chromium         apt:chromium                     chromium (prints paper/report.pdf; --no-pdf skips it)

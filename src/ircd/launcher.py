@@ -8,7 +8,13 @@ stopped (SIGTERM, then SIGKILL) and its folder removed before the record is prin
 
 A daemon keeps no counters the record could report (sessions, routed messages): those
 metrics are null. It has no chat-session processes either, so --chaos-interval-ms has
-nothing to kill: the run goes on and the record says so (sessions_killed null)."""
+nothing to kill: the run goes on and the record says so (sessions_killed null).
+
+Run as shipped, each daemon leaves Nagle's algorithm on for its clients (neither has a
+setting for it). Started through serverbench-ircd-nodelay (the runtime setting nodelay=on,
+spec/cli.json), the daemon gets TCP_NODELAY on every connection it accepts from an
+LD_PRELOAD shim (nodelay/nodelay.c), which `--version` builds with the C compiler (so that
+scripts/build.sh's runtime check builds it); the record's runtime.nodelay says which ran."""
 
 from __future__ import annotations
 
@@ -29,6 +35,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python_servers"))
 import sbcommon  # noqa: E402  (the command line and lifecycle helpers every Python-run server shares)
 
 BENCH = "im"
+NODELAY_ENV = "SERVERBENCH_IRCD_NODELAY"  # set to 1 by serverbench-ircd-nodelay
+SHIM_SOURCE = os.path.join(HERE, "nodelay", "nodelay.c")
+SHIM = os.path.join(HERE, "nodelay", "build", "nodelay.so")
 LINE_BYTES = sbcommon.CLI["benchmarks"][BENCH]["line_max_bytes"]
 START_TIMEOUT_S = 10.0
 STOP_GRACE_S = 5.0
@@ -48,8 +57,41 @@ def version(lang: str) -> str:
     return (out.stdout or out.stderr).splitlines()[0].strip()
 
 
+def nodelay_on() -> bool:
+    return os.environ.get(NODELAY_ENV) == "1"
+
+
 def runtime(lang: str) -> dict:
-    return {"name": lang, "version": version(lang), "schedulers": 1}
+    return {"name": lang, "version": version(lang), "schedulers": 1, "nodelay": "on" if nodelay_on() else "off"}
+
+
+def shim() -> str:
+    """The TCP_NODELAY shim, compiled when missing or older than its source (an atomic rename,
+    so that two launchers never load half a file); FileNotFoundError without a C compiler."""
+    if os.path.exists(SHIM) and os.path.getmtime(SHIM) >= os.path.getmtime(SHIM_SOURCE):
+        return SHIM
+    cc = shutil.which(os.environ.get("CC") or "gcc")
+    if cc is None:
+        raise FileNotFoundError("the TCP_NODELAY shim needs a C compiler (gcc; scripts/setup.sh installs it)")
+    os.makedirs(os.path.dirname(SHIM), exist_ok=True)
+    tmp = f"{SHIM}.{os.getpid()}.tmp"
+    done = subprocess.run(
+        [cc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", tmp, SHIM_SOURCE, "-ldl"],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise FileNotFoundError(f"the TCP_NODELAY shim did not compile: {done.stderr.strip()}")
+    os.replace(tmp, SHIM)
+    return SHIM
+
+
+def daemon_env() -> dict:
+    """The daemon's environment: this one, with the shim preloaded under nodelay=on."""
+    env = dict(os.environ)
+    if nodelay_on():
+        env["LD_PRELOAD"] = " ".join(x for x in (shim(), env.get("LD_PRELOAD", "")) if x)
+    return env
 
 
 def free_port() -> int:
@@ -148,6 +190,7 @@ def serve(lang: str, params: dict, variant: str) -> int:
             stdout=subprocess.DEVNULL,
             stderr=sys.stderr,
             cwd=rundir,
+            env=daemon_env(),
             preexec_fn=die_with_parent,
         )
         why = wait_listening(proc, port)
@@ -217,6 +260,7 @@ def main(argv: list[str]) -> int:
     lang, rest = argv[0], argv[1:]
     try:
         if rest == ["--version"]:
+            shim()  # built here, so that scripts/build.sh's runtime check builds it
             print(json.dumps({"program": "serverbench", "program_version": sbcommon.VERSION, "language": lang,
                               "runtime": runtime(lang)}))  # fmt: skip
             return 0

@@ -171,3 +171,96 @@ def test_no_server_means_no_schedule_and_a_setup_reason():
     assert not v["ok"] and v["reason"].startswith("setup: 0 of 4 clients registered"), v
     assert m["registration_failures"] == 4 and m["messages_scheduled"] == 0 and m["schedule_s"] is None
     assert m["elapsed_s"] < 5  # the schedule did not run
+
+
+class LossyRelay:
+    """A loopback relay between the generator and ngircd that drops every `every`-th PRIVMSG
+    line the server sends to a client (whole lines, counted): a server that loses messages
+    by a known count, the positive control of the generator's ledger."""
+
+    def __init__(self, upstream: int, every: int):
+        import threading
+
+        self.upstream, self.every = upstream, every
+        self.seen = self.dropped = 0
+        self._lock = threading.Lock()
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self._sock.getsockname()[1]
+        self._threads: list = []
+        self._conns: list[socket.socket] = []
+        self._stop = False
+        t = threading.Thread(target=self._accept, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self._stop:
+            try:
+                client, _ = self._sock.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.upstream))
+            for s in (client, server):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._conns += [client, server]
+            for src, dst, lossy in ((client, server, False), (server, client, True)):
+                t = threading.Thread(target=self._pump, args=(src, dst, lossy), daemon=True)
+                t.start()
+                self._threads.append(t)
+
+    def _keep(self, line: bytes) -> bool:
+        if b" PRIVMSG " not in line:
+            return True
+        with self._lock:
+            self.seen += 1
+            drop = self.seen % self.every == 0
+            self.dropped += drop
+        return not drop
+
+    def _pump(self, src: socket.socket, dst: socket.socket, lossy: bool) -> None:
+        buf = b""
+        try:
+            while chunk := src.recv(65536):
+                if not lossy:
+                    dst.sendall(chunk)
+                    continue
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                out = b"".join(line + b"\n" for line in lines if self._keep(line))
+                if out:
+                    dst.sendall(out)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self._stop = True
+        self._sock.close()
+        for s in self._conns:
+            s.close()
+        for t in self._threads:
+            t.join(timeout=5)
+
+
+def test_the_ledger_counts_a_known_loss_exactly(ngircd):
+    """The positive control of every 'no message lost' (IM5): a relay drops every 7th message
+    the server delivers, and the generator's ledger counts exactly those as lost (a ledger
+    that ignored a loss would report 0), and none as duplicated or reordered."""
+    relay = LossyRelay(ngircd, every=7)
+    try:
+        rec = generate(relay.port, "--clients", "20", "--rate-per-s", "400", "--duration-s", "1", "--drain-s", "2")
+    finally:
+        relay.close()
+    m = rec["metrics"]
+    assert m["clients_registered"] == 20 and m["messages_sent"] == m["deliveries_expected"]
+    assert relay.dropped >= 40  # about 400 messages, every 7th dropped
+    assert m["messages_lost"] == relay.dropped
+    assert m["messages_delivered"] == m["deliveries_expected"] - relay.dropped
+    assert (m["messages_duplicated"], m["messages_reordered"]) == (0, 0)
