@@ -254,3 +254,11 @@ def test_deviations_are_listed_outside_the_hashed_text_for_the_newest_version():
     assert "(protocol-deviations.md)" in doc
     listed = (paths.spec_dir().parent / "docs" / "protocol-deviations.md").read_text(encoding="utf-8")
     assert f"## Protocol {protocol.newest()}" in listed
+
+
+def test_a_protocol_override_that_is_not_there_is_named(monkeypatch, tmp_path):
+    """SERVERBENCH_PROTOCOL pointing nowhere: one error naming the variable, not a traceback
+    from open() (the CLI maps it to exit 2)."""
+    monkeypatch.setenv(protocol.ENV, str(tmp_path / "missing.json"))
+    with pytest.raises(protocol.ProtocolError, match="SERVERBENCH_PROTOCOL=.*missing.json: no such file"):
+        protocol.newest()

@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from serverbench import __version__, records
+from serverbench import __version__, protocol, records
 from serverbench.errors import UsageError
 
 
@@ -125,7 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv, stdout=sys.stdout, stderr=sys.stderr) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # its modules read the protocol as they are imported
+    except protocol.ProtocolError as e:
+        print(f"error: {e}", file=stderr)
+        return 2
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse already printed its message
@@ -136,6 +140,9 @@ def run(argv, stdout=sys.stdout, stderr=sys.stderr) -> int:
         print(f"error: {e}", file=stderr)
         return 2
     except records.RawLogError as e:
+        print(f"error: {e}", file=stderr)
+        return 2
+    except protocol.ProtocolError as e:  # a changed spec without a new version, or a bad SERVERBENCH_PROTOCOL
         print(f"error: {e}", file=stderr)
         return 2
     except KeyboardInterrupt:

@@ -52,9 +52,15 @@ def archived(name: str, v: int) -> str:
 
 
 def _newest_file() -> Path:
-    """spec/protocol.json, or the file SERVERBENCH_PROTOCOL names."""
+    """spec/protocol.json, or the file SERVERBENCH_PROTOCOL names (ProtocolError, naming the
+    variable, when that file is not there)."""
     other = os.environ.get(ENV)
-    return Path(other).resolve() if other else paths.spec_dir() / FILE
+    if not other:
+        return paths.spec_dir() / FILE
+    found = Path(other).resolve()
+    if not found.is_file():
+        raise ProtocolError(f"{ENV}={other}: no such file (unset it to read spec/{FILE})")
+    return found
 
 
 @lru_cache(maxsize=16)
