@@ -82,6 +82,7 @@ providers() {
   mvn             have_jdk17            apt:openjdk-17-jdk-headless      a JDK 17 or newer (java, javac)
   mvn             have:mvn              apt:maven                        Maven (mvn)
   cargo           have_cargo            rustup:cargo>=1.85               cargo/rustc >= 1.85
+  cargo           have:gcc              apt:gcc,libc6-dev                a C linker (cargo links Rust programs with cc)
   nodejs          have:node             apt:nodejs                       Node.js (node: the nodejs echo server)
   twisted         -                     pyenv:requirements.lock          the Python environment (step 2)
   eventlet        -                     pyenv:requirements.lock          the Python environment (step 2)
