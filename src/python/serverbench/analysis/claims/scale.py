@@ -285,15 +285,17 @@ def combine(
         comps = _comparisons(sweeps, pool_ if pooled_rule() else None)
     if any(s.verdict == engine.ERROR for s in sweeps):  # a sweep's check failed: nothing hides it
         return ClaimAtScale(claim_id, engine.ERROR, sweeps, comps, v)
-    if comps:
-        results = {c.result for c in comps}
-        verdict = (
-            engine.SUPPORTED if results == {YES} else engine.CONTRADICTED if NO in results else engine.INCONCLUSIVE
-        )
-    else:  # nothing to combine (no evidence table): the own verdicts of the sweeps that could test it
-        own = {s.verdict for s in sweeps if s.verdict != engine.NOT_TESTABLE} or {engine.NOT_TESTABLE}
-        verdict = own.pop() if len(own) == 1 else DIFFER
+    # the protocol's claim rule over the comparisons; with nothing to combine (no evidence
+    # table), the own verdicts of the sweeps that could test it
+    verdict = engine.combine([c.result for c in comps]) if comps else own_verdict(sweeps)
     return ClaimAtScale(claim_id, verdict, sweeps, comps, v)
+
+
+def own_verdict(sweeps: list[SweepVerdict]) -> str:
+    """The sweeps' own verdict where every one that could test the claim gives the same
+    (not testable when none could), else DIFFER."""
+    own = {s.verdict for s in sweeps if s.verdict != engine.NOT_TESTABLE} or {engine.NOT_TESTABLE}
+    return own.pop() if len(own) == 1 else DIFFER
 
 
 def combine_all(

@@ -30,10 +30,7 @@ def of_piece(c: scale.ClaimAtScale, piece: str) -> str:
     if any(s.verdict == engine.ERROR for s in sweeps):
         return engine.ERROR
     comps = [x for x in c.comparisons if x.piece == piece]
-    if comps:
-        return rule(comps)
-    own = {s.verdict for s in sweeps if s.verdict != engine.NOT_TESTABLE} or {engine.NOT_TESTABLE}
-    return own.pop() if len(own) == 1 else scale.DIFFER
+    return rule(comps) if comps else scale.own_verdict(sweeps)
 
 
 def room(x: scale.Combined) -> float:
