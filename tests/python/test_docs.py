@@ -7,7 +7,7 @@ path."""
 import re
 from pathlib import Path
 
-from serverbench import docsgen
+from serverbench.docsgen import generate as docsgen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,9 @@ def test_a_new_language_in_the_spec_makes_the_schema_check_fail(monkeypatch, cap
     import copy
     import json
 
-    from serverbench import contract, docs_folders, docs_schemas
+    from serverbench import contract
+    from serverbench.docsgen import folders as docs_folders
+    from serverbench.docsgen import schemas as docs_schemas
 
     spec = copy.deepcopy(contract.cli_contract())
     spec["languages"]["toy_lang"] = {"plot": {"label": "Toy"}, "benchmarks": ["pingping"]}
@@ -122,7 +124,7 @@ def test_a_new_language_in_the_spec_makes_the_schema_check_fail(monkeypatch, cap
 def test_a_schema_without_its_enum_is_an_error():
     import pytest
 
-    from serverbench import docs_schemas
+    from serverbench.docsgen import schemas as docs_schemas
 
     with pytest.raises(ValueError, match='expected one "language" enum'):
         docs_schemas.generate(docs_schemas.NATIVE, '{"$defs": {"language": {"type": "string"}}}')

@@ -214,7 +214,7 @@ def test_the_native_files_it_lists_are_recoverys_own():
 
 # ---------------------------------------------------------------------------------------
 # A toy language: its folder (the program below) and its spec/cli.json entry, nothing else.
-# The record schemas' language enums are generated from the spec (docs_schemas.py), so the
+# The record schemas' language enums are generated from the spec (docsgen/schemas.py), so the
 # test reads them as `python -m serverbench docs` would write them.
 
 TOY_LANGUAGE_PROGRAM = '''
@@ -277,7 +277,7 @@ print(json.dumps({
 def toy_language(tmp_path, monkeypatch):
     import json
 
-    from serverbench import docs_schemas
+    from serverbench.docsgen import schemas as docs_schemas
 
     folder = tmp_path / "src" / "toy_queues"
     folder.mkdir(parents=True)

@@ -77,9 +77,9 @@ def _cmd_validate_native(args, stdout, stderr) -> int:
 
 
 def _cmd_docs(args, stdout, stderr) -> int:
-    from serverbench import docsgen
+    from serverbench.docsgen import generate
 
-    return docsgen.main(check=args.check, stdout=stdout)
+    return generate.main(check=args.check, stdout=stdout)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ spec's blocks does not load the analysis."""
 
 from __future__ import annotations
 
-from serverbench.docs_markdown import ROOT
+from serverbench.docsgen.markdown import ROOT
 
 
 def paper_reports() -> str:

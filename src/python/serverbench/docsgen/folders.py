@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from serverbench.docs_markdown import ROOT, load_cli, md_table
+from serverbench.docsgen.markdown import ROOT, load_cli, md_table
 
 
 def _first_heading(text: str) -> str:

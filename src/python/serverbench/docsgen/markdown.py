@@ -1,4 +1,4 @@
-"""Markdown for the generated docs (docsgen.py, docs_folders.py): a table from rows, a cell
+"""Markdown for the generated docs (generate.py, folders.py): a table from rows, a cell
 from any JSON value, and the spec they are generated from."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The record schemas' lists that spec/cli.json owns, generated into them (docsgen.py):
+"""The record schemas' lists that spec/cli.json owns, generated into them (generate.py):
 the `language` enum of both schemas (spec/native-record.schema.json's $defs.language,
 spec/raw-record.schema.json's properties.language) and the raw schema's `benchmark` enum.
 A new language or benchmark is a spec entry; `python -m serverbench docs` writes it into
