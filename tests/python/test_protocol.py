@@ -262,3 +262,45 @@ def test_a_protocol_override_that_is_not_there_is_named(monkeypatch, tmp_path):
     monkeypatch.setenv(protocol.ENV, str(tmp_path / "missing.json"))
     with pytest.raises(protocol.ProtocolError, match="SERVERBENCH_PROTOCOL=.*missing.json: no such file"):
         protocol.newest()
+
+
+def _write_draft(spec_dir, docs_dir, number, mark=protocol.DRAFT_MARK):
+    d = json.loads((spec_dir / protocol.FILE).read_text(encoding="utf-8"))
+    d.update(protocol=number, frozen_utc=None)
+    (spec_dir / protocol.DRAFT).write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
+    (docs_dir / "protocol-draft.md").write_text(f"# Protocol {number} ({mark})\n", encoding="utf-8")
+
+
+def test_a_draft_is_the_next_version_unfrozen_and_judges_no_sweep():
+    d = protocol.draft()
+    if d is None:
+        pytest.skip("no protocol draft is being written")
+    assert d["protocol"] == protocol.newest() + 1 and d["frozen_utc"] is None
+    assert d["protocol"] not in protocol.versions()  # version_for can never pick it
+    assert protocol.version_for("2999-01-01T00:00:00Z") == protocol.newest()
+    assert protocol.im_design() == d["im"]
+
+
+def test_freeze_moves_the_newest_version_aside_and_records_the_draft(tmp_path):
+    spec_dir, docs_dir = _copy_protocol(tmp_path)
+    old_v = protocol.newest()
+    old_spec, old_doc = (spec_dir / protocol.FILE).read_bytes(), (docs_dir / protocol.DOC).read_bytes()
+    _write_draft(spec_dir, docs_dir, old_v + 1)
+    assert protocol.freeze("2030-01-02T03:04:05Z", spec_dir, docs_dir) == old_v + 1
+    assert (spec_dir / protocol.archived(protocol.FILE, old_v)).read_bytes() == old_spec
+    assert (docs_dir / protocol.archived(protocol.DOC, old_v)).read_bytes() == old_doc
+    new = json.loads((spec_dir / protocol.FILE).read_text(encoding="utf-8"))
+    assert (new["protocol"], new["frozen_utc"]) == (old_v + 1, "2030-01-02T03:04:05Z")
+    assert "frozen 2030-01-02T03:04:05Z" in (docs_dir / protocol.DOC).read_text(encoding="utf-8")
+    assert not (spec_dir / protocol.DRAFT).exists()
+    assert protocol.verify(spec_dir, docs_dir)  # both new hashes recorded, the old ones intact
+
+
+@pytest.mark.parametrize("number, mark", [(0, protocol.DRAFT_MARK), (1, "draft")])
+def test_freeze_refuses_a_draft_of_another_number_or_without_its_mark_and_changes_nothing(tmp_path, number, mark):
+    spec_dir, docs_dir = _copy_protocol(tmp_path)
+    _write_draft(spec_dir, docs_dir, protocol.newest() + number, mark)
+    before = {p.name: p.read_bytes() for p in [*spec_dir.iterdir(), *docs_dir.iterdir()]}
+    with pytest.raises(protocol.ProtocolError, match="draft"):
+        protocol.freeze("2030-01-02T03:04:05Z", spec_dir, docs_dir)
+    assert {p.name: p.read_bytes() for p in [*spec_dir.iterdir(), *docs_dir.iterdir()]} == before

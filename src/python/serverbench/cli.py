@@ -82,6 +82,14 @@ def _cmd_docs(args, stdout, stderr) -> int:
     return generate.main(check=args.check, stdout=stdout)
 
 
+def _cmd_protocol_freeze(args, stdout, stderr) -> int:
+    import datetime
+
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    print(f"froze protocol {protocol.freeze(now)} at {now}", file=stdout)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m serverbench",
@@ -118,6 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--check", action="store_true", help="change nothing; exit 1 if the committed docs differ")
     d.set_defaults(func=_cmd_docs)
+
+    f = sub.add_parser(
+        "protocol-freeze",
+        help="freeze spec/protocol-draft.json and docs/protocol-draft.md as the newest protocol version, now",
+        description="The newest version's files move to their archived names byte for byte; the draft gets "
+        "the freeze time and both hashes are recorded in spec/protocol-versions.json. Run it before the "
+        "version's first data; commit the result at once.",
+    )
+    f.set_defaults(func=_cmd_protocol_freeze)
 
     for module in command_modules():
         module.register(sub)

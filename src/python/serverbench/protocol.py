@@ -158,6 +158,59 @@ def verify(spec_dir=None, docs_dir=None) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
+DRAFT = "protocol-draft.json"  # the next version while it is written: the instrument reads it, no verdict does
+
+
+def draft() -> dict | None:
+    """spec/protocol-draft.json, the next version before its freeze (frozen_utc null), or None.
+    Only the instrument reads it (the IM design a profile runs: `im_design`); verdicts use
+    frozen versions only, and a sweep recorded under a draft is exploratory."""
+    f = paths.spec_dir() / DRAFT
+    return _read(str(f)) if f.is_file() else None
+
+
+DRAFT_MARK = "DRAFT, NOT FROZEN"  # the draft's human text says so where the frozen one gives its freeze time
+
+
+def freeze(now_utc: str, spec_dir: Path | None = None, docs_dir: Path | None = None) -> int:
+    """Make the draft the newest version, frozen at now_utc ("2026-12-02T06:00:00Z"): the
+    newest version's two files move, byte for byte, to their archived names; the draft's
+    frozen_utc and its human text's DRAFT_MARK get the time; both new hashes are recorded.
+    Checks first (ProtocolError, nothing changed): the draft is the next number, unfrozen,
+    with its human text; the recorded hashes hold. Returns the new version."""
+    spec = spec_dir or paths.spec_dir()
+    docs = docs_dir or spec.parent / "docs"
+    verify(spec, docs)
+    old = int(json.loads((spec / FILE).read_text(encoding="utf-8"))["protocol"])
+    text = (spec / DRAFT).read_text(encoding="utf-8") if (spec / DRAFT).is_file() else ""
+    doc_draft = docs / DRAFT.replace(".json", ".md")
+    doc = doc_draft.read_text(encoding="utf-8") if doc_draft.is_file() else ""
+    d = json.loads(text) if text else {}
+    if d.get("protocol") != old + 1 or d.get("frozen_utc") is not None or text.count('"frozen_utc": null') != 1:
+        raise ProtocolError(f'spec/{DRAFT} must be version {old + 1} with one "frozen_utc": null')
+    if doc.count(DRAFT_MARK) < 1:
+        raise ProtocolError(f"docs/{doc_draft.name} must say {DRAFT_MARK!r} where the freeze time goes")
+    (spec / FILE).rename(spec / archived(FILE, old))
+    (docs / DOC).rename(docs / archived(DOC, old))
+    (spec / FILE).write_text(text.replace('"frozen_utc": null', f'"frozen_utc": "{now_utc}"'), encoding="utf-8")
+    (docs / DOC).write_text(doc.replace(DRAFT_MARK, f"frozen {now_utc}"), encoding="utf-8")
+    (spec / DRAFT).unlink()
+    doc_draft.unlink()
+    known = json.loads((spec / VERSIONS).read_text(encoding="utf-8"))
+    digest = {k: hashlib.sha256(f.read_bytes()).hexdigest() for k, f in (("spec", spec / FILE), ("doc", docs / DOC))}
+    known[str(old + 1)] = digest
+    (spec / VERSIONS).write_text(json.dumps(known, indent=2) + "\n", encoding="utf-8")
+    _read.cache_clear()
+    return old + 1
+
+
+def im_design() -> dict:
+    """The IM design the harness runs: the draft's while one is written, else the newest
+    version's (the analysis judges a sweep by its own version's `im` section instead)."""
+    d = draft()
+    return (d or _load(None))["im"]
+
+
 def alpha() -> float:
     return float(load()["alpha"])
 
