@@ -6,6 +6,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
+import synthetic_sweeps
 from serverbench.analysis.plotting import figures  # noqa: E402
 from serverbench.analysis.reading import synthetic
 from serverbench.benchmarks.pingping.figures import fig3_pingping  # noqa: E402
@@ -16,7 +17,7 @@ from serverbench.benchmarks.throughput.figures import fig5_throughput  # noqa: E
 @pytest.fixture(scope="module")
 def P(tmp_path_factory):
     d = tmp_path_factory.mktemp("fig")
-    recs = synthetic.paper_like_sweep(trials=3)
+    recs = synthetic_sweeps.paper_like_sweep(trials=3)
     return synthetic.processed_from(
         recs,
         d,
@@ -77,7 +78,9 @@ def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
     recs = []
     for lang, t in (("erlang", 0.01), ("java", 0.05), ("scala_actors", 0.03), ("go", 0.01), ("scala_akka", 0.02)):
         for reps in (1000, 10000):
-            recs += synthetic.pingping_runs({lang: [t * reps / 1000 * (1 + i / 100) for i in range(3)]}, reps=reps)
+            recs += synthetic_sweeps.pingping_runs(
+                {lang: [t * reps / 1000 * (1 + i / 100) for i in range(3)]}, reps=reps
+            )
     P = synthetic.processed_from(recs, tmp_path / "a")
     fig = fig3_pingping(P)
     t = _texts(fig)
@@ -87,7 +90,9 @@ def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
     assert not any(ln.get_linestyle() == "--" for ln in a.lines)  # no paper line on (a)
     assert sum(ln.get_linestyle() == "-" and ln.get_marker() not in (None, "None", "") for ln in a.lines) == 3
     fig_b_only = fig3_pingping(
-        synthetic.processed_from(synthetic.pingping_runs({"go": [1.0, 1.1], "erlang": [1.0, 1.2]}), tmp_path / "b"),
+        synthetic.processed_from(
+            synthetic_sweeps.pingping_runs({"go": [1.0, 1.1], "erlang": [1.0, 1.2]}), tmp_path / "b"
+        ),
         show_reference=False,
     )
     assert len(fig_b_only.axes) == 1 and "(a)" not in _texts(fig_b_only)  # 5 kB only: no empty panels
@@ -95,7 +100,7 @@ def test_fig3_panel_a_only_with_java_or_scala_actors(tmp_path):
 
 @pytest.mark.slow
 def test_a_figure_with_no_data_is_left_out(tmp_path):
-    P = synthetic.processed_from(synthetic.pingping_runs({"go": [1.0, 1.1]}), tmp_path / "p")
+    P = synthetic.processed_from(synthetic_sweeps.pingping_runs({"go": [1.0, 1.1]}), tmp_path / "p")
     assert fig5_throughput(P) is None and fig4_spawn(P) is None
     out = figures.draw_all(P, tmp_path / "figs")
     assert set(out) == {"fig3_pingping"} and not (tmp_path / "figs" / "fig5_throughput.png").exists()
@@ -112,9 +117,9 @@ def test_save_png_and_pdf(P, tmp_path):
 
 @pytest.mark.slow
 def test_figures_with_missing_benchmarks(tmp_path):
-    recs = synthetic.pingping_runs({"go": [1.0, 1.1, 0.9], "erlang": [1.2, 1.1, 1.0]})
-    recs += synthetic.throughput_runs({("go", 1, 1): [1.0, 1.1]})
-    recs += synthetic.search_runs({"go": [(1000, 0.1)]})
+    recs = synthetic_sweeps.pingping_runs({"go": [1.0, 1.1, 0.9], "erlang": [1.2, 1.1, 1.0]})
+    recs += synthetic_sweeps.throughput_runs({("go", 1, 1): [1.0, 1.1]})
+    recs += synthetic_sweeps.search_runs({"go": [(1000, 0.1)]})
     P = synthetic.processed_from(recs, tmp_path)
     out = figures.draw_all(P, tmp_path / "figs", languages=("erlang", "go"))
     assert all(out[k]["png"].exists() for k in out)
@@ -129,7 +134,7 @@ def test_fig4_stacks_failure_markers_that_share_an_n(tmp_path):
     # Erlang and Go both first fail at 3,200,000 (as in the paper-scale spawn piece): two
     # markers at one x, one above the other, so neither hides the other
     fail = (3_200_000, "over_memory_budget")
-    recs = synthetic.search_runs({"erlang": [(1000, 0.1), fail], "go": [(1000, 0.1), fail]})
+    recs = synthetic_sweeps.search_runs({"erlang": [(1000, 0.1), fail], "go": [(1000, 0.1), fail]})
     P = synthetic.processed_from(recs, tmp_path)
     axa = fig4_spawn(P, show_reference=False).axes[0]
     marks = [ln for ln in axa.lines if ln.get_marker() in ("X", "P")]

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthetic_sweeps
 from serverbench.analysis import claims
 from serverbench.analysis.claims import results
 from serverbench.analysis.reading import synthetic
@@ -54,10 +55,10 @@ def _first_words(text: str, n: int) -> str:
 
 def test_first_screen_names_every_claim_with_its_verdict_early(tmp_path):
     rng = np.random.default_rng(44)
-    recs = synthetic.pingping_runs(
+    recs = synthetic_sweeps.pingping_runs(
         {"go": _times(0.5, rng), "erlang": _times(0.55, rng), "scala_akka": _times(1.0, rng)}
     )
-    recs += synthetic.spawn_runs(
+    recs += synthetic_sweeps.spawn_runs(
         {
             (lang, n): _times(t * n / 1e5, rng)
             for n in (10_000, 100_000)

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthetic_sweeps
 from serverbench import cli, records
 from serverbench.analysis.reading import process, synthetic
 
@@ -18,7 +19,7 @@ def _pp(lang, t, trial, **kw):
 
 
 def test_synthetic_records_are_schema_valid():
-    for rec in synthetic.paper_like_sweep(trials=1)[:50]:
+    for rec in synthetic_sweeps.paper_like_sweep(trials=1)[:50]:
         assert records.raw_errors(rec) is None
     bad = synthetic.raw_record("spawn", "go", {"processes": 10}, None, status="crashed")
     assert records.raw_errors(bad) is None and bad["metrics"] is None
@@ -67,7 +68,7 @@ def test_retry_selection_warmup_and_counts(tmp_path):
 
 @pytest.mark.slow
 def test_tables_from_paper_like_sweep(tmp_path):
-    recs = synthetic.paper_like_sweep(trials=3)
+    recs = synthetic_sweeps.paper_like_sweep(trials=3)
     manifest = {
         "profile": {"name": "quick"},
         "not_runnable": [{"benchmark": "throughput", "cores": c, "reason": "2 CPUs"} for c in (4, 8, 16, 32)],
@@ -135,7 +136,9 @@ def test_bad_raw_line_is_an_error_unless_skipped(tmp_path):
 def test_cli_process_figures_claims(tmp_path, monkeypatch):
     monkeypatch.setenv("SERVERBENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("SERVERBENCH_PAPER", str(tmp_path / "paper"))
-    sweep = synthetic.write_sweep(tmp_path / "data" / "raw" / "synthetic-1", synthetic.paper_like_sweep(trials=3))
+    sweep = synthetic.write_sweep(
+        tmp_path / "data" / "raw" / "synthetic-1", synthetic_sweeps.paper_like_sweep(trials=3)
+    )
     out, err = io.StringIO(), io.StringIO()
     assert cli.run(["process", str(sweep)], out, err) == 0, err.getvalue()
     assert (tmp_path / "data" / "processed" / "synthetic-1" / "claims.csv").exists()
@@ -153,7 +156,7 @@ def test_cli_process_figures_claims(tmp_path, monkeypatch):
 def test_report_tables(tmp_path):
     from serverbench.analysis.reporting import report
 
-    recs = synthetic.paper_like_sweep(trials=3) + [
+    recs = synthetic_sweeps.paper_like_sweep(trials=3) + [
         synthetic.raw_record("throughput", "go", {"pairs": 1}, None, cores=1, trial=9, status="timeout")
     ]
     P = synthetic.processed_from(recs, tmp_path, {"profile": {"name": "quick"}, "runtime_versions": {}})

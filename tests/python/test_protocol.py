@@ -12,6 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
+import synthetic_sweeps
 from serverbench import paths, protocol
 from serverbench.analysis import claims
 from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, sourcedata
@@ -125,7 +126,7 @@ def test_a_sweep_judged_by_protocol_1_says_so_and_a_later_one_by_protocol_2(tmp_
     after = protocol._load(2)["frozen_utc"].replace("Z", ".5Z")
     got = {}
     for name, started in (("before", "2026-11-28T00:40:22Z"), ("after", after)):
-        recs = synthetic.pingping_runs(times, started_utc=started)
+        recs = synthetic_sweeps.pingping_runs(times, started_utc=started)
         row = claims.claims_table([claims.check(synthetic.processed_from(recs, tmp_path / name), "C1")]).iloc[0]
         got[name] = (int(row["protocol"]), row["verdict"])
     assert got == {"before": (1, INCONCLUSIVE), "after": (2, CONTRADICTED)}
@@ -212,7 +213,7 @@ def test_c10_tests_three_times_with_its_declared_bounds(tmp_path):
     lo, hi = protocol.region("C10").yes()
     assert lo == pytest.approx(2.4) and hi == pytest.approx(3.75)
     for actors, expected in ((1.5, CONTRADICTED), (3.0, SUPPORTED), (6.0, CONTRADICTED)):
-        recs = synthetic.pingping_runs({"scala_actors": _times(actors, rng), "scala_akka": _times(1.0, rng)})
+        recs = synthetic_sweeps.pingping_runs({"scala_actors": _times(actors, rng), "scala_akka": _times(1.0, rng)})
         v = claims.check(synthetic.processed_from(recs, tmp_path / str(actors)), "C10")
         assert v.verdict == expected, (actors, v.summary)
 
@@ -227,7 +228,7 @@ def test_c4_regime_names_the_n_that_decides_it(tmp_path):
         for n in (10_000, 100_000)
         for lang, t in (("erlang", 0.1), ("go", 0.2), ("scala_akka", 0.5))
     }
-    recs = synthetic.spawn_runs(times) + synthetic.search_runs(
+    recs = synthetic_sweeps.spawn_runs(times) + synthetic_sweeps.search_runs(
         {lang: [(500_000, 1.0), (1_000_000, 2.0), (2_000_000, "over_memory_budget")] for lang in ("erlang", "go")}
     )
     v = claims.check(synthetic.processed_from(recs, tmp_path), "C4")
@@ -238,7 +239,7 @@ def test_c4_regime_names_the_n_that_decides_it(tmp_path):
 def test_every_verdict_carries_its_sensitivity_and_protocol_version(tmp_path):
     rng = np.random.default_rng(2)
     # Go/Akka = 0.95: 'lower' (below 1) with the normal margin; the no region >= 1.25 is far
-    recs = synthetic.pingping_runs(
+    recs = synthetic_sweeps.pingping_runs(
         {"go": _times(0.95, rng), "erlang": _times(0.95, rng), "scala_akka": _times(1.0, rng)}
     )
     t = claims.claims_table([claims.check(synthetic.processed_from(recs, tmp_path), "C1")])

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthetic_sweeps
 from serverbench import paths, protocol
 from serverbench.analysis import claims
 from serverbench.analysis.reading import registry, synthetic
@@ -31,7 +32,7 @@ def _pingping(tmp_path, rounds: int = 8):
     rng = np.random.default_rng(7)
     times = {lang: list(r * np.exp(rng.normal(0, 0.02, rounds))) for lang, r in (("go", 0.5), ("erlang", 0.55))}
     times["scala_akka"] = list(np.exp(rng.normal(0, 0.02, rounds)))
-    return synthetic.processed_from(synthetic.pingping_runs(times, reps=100_000), tmp_path)
+    return synthetic.processed_from(synthetic_sweeps.pingping_runs(times, reps=100_000), tmp_path)
 
 
 def _after(v: int) -> str:
