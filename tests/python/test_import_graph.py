@@ -36,8 +36,7 @@ LAYERS = {
     7: (
         "serverbench.teaching",
         "serverbench.slurm",
-        "serverbench.targets",
-        "serverbench.stability",
+        "serverbench.selfcheck",  # the package checking itself: stability of verdicts, native targets
         "serverbench.benchmarks",  # one package per benchmark: over the analysis they plug into
         "serverbench.originals",  # the authors' programs beside ours: over the harness and the analysis
     ),

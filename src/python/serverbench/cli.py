@@ -20,10 +20,10 @@ def command_modules() -> tuple:
     """The modules that add sub-commands, imported (not named by string, so that the import
     graph sees them): the harness (run, ...), serve, the analysis (process, figures, claims,
     report), targets, slurm, stability. Imported when the parser is built, not at import."""
-    from serverbench import stability, targets
     from serverbench.analysis import cli as analysis_cli
     from serverbench.harness import cli as harness_cli
     from serverbench.harness.sockets import serve
+    from serverbench.selfcheck import stability, targets
     from serverbench.slurm import cli as slurm_cli
 
     return (harness_cli, serve, analysis_cli, targets, slurm_cli, stability)
