@@ -1,10 +1,10 @@
-"""The IM benchmark through the harness (docs/im.md, protocol 3's `im` design): an im task
-runs one of our servers or a production daemon (through src/ircd) with the one load
-generator, placement split, and writes one valid raw record with the server block; the rate
-search steps up its grid and stops at the first step that does not pass; the chaos stage
-resolves its rate from the sweep's own search steps; a load generator killed mid-run is a
-failed run with a clear reason, and nothing is left running. The profiles hold the frozen
-design (rounds, grid, SLOs) and fit their time budgets."""
+"""The IM benchmark through the harness (docs/im.md; the design the harness runs is the
+protocol draft's `im`, serverbench.protocol.im_design()): an im task runs one of our servers
+or a production daemon (through src/ircd) with the one load generator, placement split, and
+writes one valid raw record with the server block; a short real rate search writes every
+attempt with its search fields; a load generator killed mid-run is a failed run with a clear
+reason, and nothing is left running. The profile holds the design (rounds, search runs) and
+fits its time budgets. The searches' logic on fake records: test_im_searches.py."""
 
 from __future__ import annotations
 
@@ -20,11 +20,7 @@ from serverbench import contract, protocol, records
 from serverbench.benchmarks.im import search as im_search
 from serverbench.harness.planning.plan import make_plan
 from serverbench.harness.planning.profiles import load_profile
-from serverbench.harness.planning.task import Task
-from serverbench.harness.running.searching import run_search
 from socket_helpers import _need, check_nothing_left, make_launcher
-
-GRID = [1000, 1414, 2000, 2828, 4000]
 
 TINY = """name = "imtiny"
 languages = ["im_loadgen"]
@@ -48,10 +44,11 @@ clients = 20
 warmup_s = 0.3
 duration_s = 0.7
 drain_s = 0.5
-max_steps = 5
-stage_languages = ["go"]
-stage_trials = 2
-options = {{ server_languages = ["go", "ngircd"], placements = ["split"] }}
+kinds = ["rate"]
+start = 200
+max_per_s = 400
+step_runs = 2
+options = {{ server_languages = ["go"], placements = ["split"] }}
 """
 
 
@@ -80,18 +77,17 @@ def test_every_round_runs_with_its_own_seed_under_one_config_id(tmp_path):
     assert go[0].config_id.endswith("/server_language=go/placement=split")
 
 
-def test_the_im_profile_is_protocol_3s_piece_within_its_budget():
-    im = protocol.section("im")
+def test_the_im_profile_holds_the_drafts_design_within_its_budget():
+    im = protocol.im_design()
     prof = load_profile("im")
     assert prof["defaults"]["trials"] == im["rounds_deciding"]
-    assert prof["im"]["also"][-1]["trials"] == im["rounds_figure_only"]  # fan-out: figure-only
     rate = prof["im_rate"]
-    assert im_search.grid(rate) == [round(1000 * 2 ** (k / 2)) for k in range(15)]
-    assert im_search.grid(rate)[-1] == 128_000
-    assert rate["slo_s"] == max(im["slo"]["sensitivity_p99_s"]) and rate["stage_slo_s"] == im["slo"]["p99_s"]
-    assert rate["stage_trials"] == im["rounds_deciding"] and rate["budget_bytes"] == im["memory_budget_bytes"]
+    assert im_search.grid(rate) == [round(1000 * 2 ** (k / 2)) for k in range(21)]
+    assert im_search.grid(rate)[-1] == im["rate_grid"]["max_per_s"]
+    assert rate["slo_s"] == im["search"]["slo_p99_s"] and rate["step_runs"] == im["search"]["step_runs"]
+    assert rate["bisect_ratio"] == im["search"]["bisect_ratio"] and rate["budget_bytes"] == im["memory_budget_bytes"]
     p = rate["params"]
-    run = im["latency_run"]
+    run = im["search_run"]
     assert (p["clients"], p["payload_bytes"], p["warmup_s"], p["duration_s"], p["drain_s"]) == (
         run["clients"],
         run["payload_bytes"],
@@ -99,117 +95,22 @@ def test_the_im_profile_is_protocol_3s_piece_within_its_budget():
         run["duration_s"],
         run["drain_s"],
     )
-    plan = make_plan(prof, machine=2)
-    assert plan.estimate_s() <= 2.5 * 3600, plan.estimate_s() / 3600
+    lat = prof["im"]
+    run = im["latency_run"]
+    assert (lat["rate_per_s"], lat["warmup_s"], lat["duration_s"], lat["drain_s"]) == (
+        [4000],
+        [run["warmup_s"]],
+        [run["duration_s"]],
+        [run["drain_s"]],
+    )
     servers = {"erlang", "go", "scala_akka", "scala_pekko", "rust_tokio", "ngircd", "inspircd"}
-    assert {s.server for s in plan.searches} == servers
+    plan = make_plan(load_profile("im", {"im_rate.kinds": ["rate"]}), machine=2, benchmarks=["im", "im_rate"])
+    assert {s.server for s in plan.searches} == servers and len(plan.searches) == 9  # the daemons twice
     assert {t.options["server_language"] for t in plan.tasks} == servers
+    nodelay = {t.config_id for t in plan.tasks if t.options.get("server_settings")}
+    assert nodelay and all(c.endswith("/server_settings=nodelay=on") for c in nodelay)
     quick = make_plan(load_profile("quick"), machine=2, benchmarks=["im", "im_rate"])
     assert quick.estimate_s() <= 3 * 60, quick.estimate_s()
-
-
-# ---- the search and its stage, on records a fake run returns ------------------------------
-def _step_record(task: Task, p99: float | None, status="ok", reason=None, lost=0) -> dict:
-    metrics = {"latency_p99_s": p99, "messages_lost": lost}
-    return {
-        "config_id": task.config_id,
-        "trial": task.trial,
-        "params": dict(task.params),
-        "search": dict(task.search or {}),
-        "status": status,
-        "status_reason": reason,
-        "metrics": metrics,
-    }
-
-
-def _searches(tmp_path, **overrides):
-    prof = load_profile(tiny_profile(tmp_path), {f"im_rate.{k}": v for k, v in overrides.items()})
-    plan = make_plan(prof, machine=2, benchmarks=["im_rate"])
-    return {s.server: s for s in plan.searches}
-
-
-def _fake(p99_by_rate: dict, status_by_rate: dict | None = None):
-    """execute(task, finish) as the sweep's: a record per step (finish fills its verdict)."""
-    ran: list[Task] = []
-
-    def execute(task, finish=None):
-        ran.append(task)
-        rate = task.params["rate_per_s"]
-        if task.search is None:  # a stage run
-            rec = _step_record(task, 0.001)
-            rec["resolved_from"] = task.resolved_from
-            return rec
-        status, reason = (status_by_rate or {}).get(rate, ("ok", None))
-        rec = _step_record(task, p99_by_rate[rate], status, reason)
-        if finish:
-            finish(rec)
-        return rec
-
-    return execute, ran
-
-
-def test_the_search_steps_up_the_grid_and_stops_at_the_first_failing_step(tmp_path):
-    s = _searches(tmp_path)["go"]
-    p99 = {1000: 0.002, 1414: 0.003, 2000: 0.004, 2828: 0.009, 4000: 0.021}  # 4,000: p99 over 20 ms
-    execute, ran = _fake(p99)
-    seen: dict = {}
-    out = run_search(s, seen, execute, check_host=False)
-    steps = [t for t in ran if t.search is not None]
-    assert [t.params["rate_per_s"] for t in steps] == GRID
-    assert [t.search["step"] for t in steps] == [0, 1, 2, 3, 4] and all(t.params["seed"] == 1 for t in steps)
-    assert steps[0].config_id.startswith("im_rate/im_loadgen/fair/c1/budget_bytes=2147483648/")
-    assert (out["largest_ok"], out["smallest_failed"], out["established"]) == (2828, 4000, True)
-    verdicts = [r["search"] for rs in seen.values() for r in rs if "search" in r and r["search"]]
-    assert [v["passed"] for v in verdicts] == [True, True, True, True, False]
-    assert verdicts[-1]["why_not"] == "p99 0.021 s > 0.02 s" and verdicts[-1]["establishes"]
-
-    # a resumed search replays its steps and stage from the log: nothing runs again
-    def refuse(task, finish=None):
-        raise AssertionError(f"ran again: {task.config_id}")
-
-    again = run_search(s, seen, refuse, check_host=False)
-    assert (again["largest_ok"], again["smallest_failed"], len(again["stage"])) == (2828, 4000, 4)
-
-
-def test_a_lost_message_or_a_generator_limited_step_stops_it_and_only_the_first_establishes(tmp_path):
-    s = _searches(tmp_path)["ngircd"]
-    rec = _step_record(s.task(1000, 0), 0.001, lost=3)
-    assert s.declared.judge(rec, s.settings) == (False, "lost 3 messages", True)
-    limited = (
-        "invalid",
-        "the program's own validation failed (validation.ok false): generator schedule slip p99 0.01 s > "
-        "schedule_slip_limit_s 0.002: sends left late",
-    )
-    execute, ran = _fake({1000: 0.001, 1414: 0.001}, {1414: limited})
-    out = run_search(s, {}, execute, check_host=False)
-    assert [t.params["rate_per_s"] for t in ran] == [1000, 1414]  # ngircd: no chaos stage
-    assert (out["largest_ok"], out["smallest_failed"], out["established"], out["stage"]) == (1000, 1414, False, [])
-
-
-def test_the_chaos_stage_takes_half_the_sustainable_rate_at_10_ms_from_the_search(tmp_path):
-    s = _searches(tmp_path)["go"]
-    # sustainable at 10 ms: 2,828 (the 4,000 step passes the 20 ms SLO, not 10 ms); half: 1,414
-    execute, ran = _fake({1000: 0.002, 1414: 0.003, 2000: 0.004, 2828: 0.009, 4000: 0.015})
-    out = run_search(s, {}, execute, check_host=False)
-    assert (out["largest_ok"], out["smallest_failed"], out["established"]) == (4000, None, False)  # grid top
-    stage = [t for t in ran if t.search is None]
-    assert [(t.trial, t.params["chaos_interval_ms"]) for t in stage] == [(1, 1000), (1, 0), (2, 0), (2, 1000)]
-    assert {t.params["rate_per_s"] for t in stage} == {1414} and [t.params["seed"] for t in stage] == [1, 1, 2, 2]
-    assert all(t.config_id.startswith("im_chaos/") and t.benchmark == "im" for t in stage)
-    why = stage[0].resolved_from
-    assert (why["rule"], why["server_language"], why["sustainable_rate_per_s"], why["rate_per_s"]) == (
-        "im_chaos",
-        "go",
-        2828,
-        1414,
-    )
-    assert why["slo_s"] == 0.01 and not why["established"] and "half" in why["reason"]
-    # no step within 10 ms: the grid's first rate (at least 1,000/s)
-    execute, ran = _fake({1000: 0.012, 1414: 0.03})
-    run_search(s, {}, execute, check_host=False)
-    stage = [t for t in ran if t.search is None]
-    assert {t.params["rate_per_s"] for t in stage} == {1000}
-    assert stage[0].resolved_from["sustainable_rate_per_s"] is None and stage[0].resolved_from["established"]
 
 
 # ---- real runs: our Go server and ngircd, the generator killed -----------------------------
@@ -241,6 +142,32 @@ def test_an_im_task_through_the_harness_on_go_and_ngircd_writes_valid_records(tm
     m = by["go"]["metrics"]
     assert routed == m["messages_delivered"] + m["warmup_messages_delivered"]
     assert by["ngircd"]["server"]["record"]["metrics"]["messages_routed"] is None  # a daemon keeps no counters
+
+
+@pytest.mark.native
+@pytest.mark.usefixtures("no_leftover_processes")
+def test_a_short_real_rate_search_records_every_attempt(tmp_path):
+    """The replicated search end to end on Go (tiny runs: grid 200, 283, 400/s; 2 runs a step)."""
+    from serverbench.harness import run_sweep
+
+    for lang in ("im_loadgen", "go"):
+        _need(lang)
+    d = run_sweep(
+        tiny_profile(tmp_path), sweep_id="s", benchmarks=["im_rate"], raw_root=tmp_path / "raw", progress=False
+    )
+    assert len(records.load_raw(d)) > 0  # strict: every line valid
+    recs = [json.loads(x) for x in (d / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert recs and all(r["search"]["name"] == "im_rate" and r["server_language"] == "go" for r in recs)
+    for r in recs:
+        s = r["search"]
+        assert {"phase", "step", "run", "attempt", "final", "rerun_reason", "run_verdict"} <= set(s)
+        assert r["trial"] == s["run"] == r["params"]["seed"] and "chaos_interval_ms=0" in r["config_id"]
+        assert s["attempt"] == 1 or s["rerun_of"] in ("generator", "interfered")
+    decided = [r for r in recs if "step_verdict" in r["search"]]
+    assert decided and decided[0]["search"]["phase"] == "scout"
+    ends = [json.loads(x) for x in (d / "sessions.jsonl").read_text(encoding="utf-8").splitlines()]
+    (out,) = ends[-1]["searches"]
+    assert out["name"] == "im_rate" and out["result"]["bound"] in ("at_least", "established", "below_start")
 
 
 KILL_AFTER_S = 1.5

@@ -1,189 +1,282 @@
-"""IM's rate search and its chaos second stage (IM_PROTOCOL.md, protocol 3, parts 1 and 6).
-The harness runs the search as any declared search (harness.planning.search: the plan item;
-harness.running.searching: the steps, then the stage); what is IM's is here. It imports
-nothing of the harness or the analysis (plugins.part("im", "search")).
+"""IM's searches (the protocol draft's `im` design: serverbench.protocol.im_design();
+docs/im.md): the generator's capacity certification against the null sink, the replicated
+rate search (IM4), the chaos search and its loss runs (IM5), the fan-out searches and IM2's
+memory-cap search. The harness runs them (harness.planning.search: the plan items;
+harness.running.replicated: scout, replicated steps, bisection, re-runs); what is IM's is
+here: which searches a profile's [im_rate] table makes (`searches`), the step rule
+(`judge_run`, `judge_step`), the re-run rule (`rerun_reason`) and the loss runs
+(`loss_runs`). The results read back from the raw records (for the report) are
+search_results.py. It imports nothing of the harness or the analysis.
 
-The search: per server, the offered rate steps 1,000 x sqrt(2)^k, k = 0..14, upwards; a
-step passes when the run is valid (status ok: not generator-limited, the server did not
-fail, the message accounting holds), lost no message and its p99 delivery latency is within
-the largest sensitivity SLO (20 ms); the search stops at the first step that does not pass.
-
-The stage: for each of our servers (not ngircd/InspIRCd: no session processes to kill),
-after its search, `stage_trials` rounds of a chaos run (chaos_interval_ms) and a no-chaos run
-at the largest grid rate <= half the server's sustainable rate at stage_slo_s (at least the
-grid's first rate), resolved from this sweep's own search steps."""
+Raw records: /tmp/notes/search-records.md (search.name, phase, step, run, attempt)."""
 
 from __future__ import annotations
 
-import json
+import statistics
 
-from serverbench import paths
+from serverbench import protocol
 
-GiB = 1024**3
-
-
-def _design() -> dict:
-    """The IM design of the newest protocol (spec/protocol.json "im", frozen as protocol 3
-    before any IM data): the grid, the SLOs and the rounds come from there, never typed twice."""
-    with open(paths.spec_dir() / "protocol.json", encoding="utf-8") as f:
-        return json.load(f)["im"]
-
-
-IM = _design()
-TABLE = "im_rate"  # the profile table ([im_rate]) and the first part of a step's config_id
-NAME = "im_rate"  # the raw record's search.name
-PARAM = "rate_per_s"  # the parameter the search grows
-GEOMETRIC = True  # step k runs round(start x factor^k): the grid, not a compounding of rounded steps
-ROUND_PARAM = "seed"  # a step runs with seed 1 (the first round); a stage run with its round
+IM = protocol.im_design()
+_S, _GRID, _CHAOS, _MEM = IM["search"], IM["rate_grid"], IM["chaos"], IM["memory"]
+TABLE = "im_rate"  # the profile table ([im_rate]) that holds every IM search's settings
+NAME = "im_rate"  # the rate search's raw search.name
+PARAM = "rate_per_s"
+GEOMETRIC = True
+ROUND_PARAM = "seed"  # run r of a step runs with seed r (so servers' runs pair)
 FIXED_PARAMS = True  # [im_rate] holds one value of every other im parameter (clients, payload, ...)
-# a step passes only within the largest sensitivity SLO (the protocol's rate_search)
-SLO_S = max(IM["slo"]["sensitivity_p99_s"])
-# Settings of [im_rate] that are IM's own; the others are the harness's search defaults.
+BYTES_PER_STEP_UNIT = None
+OURS = ["erlang", "go", "scala_akka", "scala_pekko", "rust_tokio"]
+SINK = "im_loadgen"  # the null sink: the generator's own server role (spec/cli.json)
+# kind -> the raw search.name, the parameter it grows, and its place in a sweep (capacity first)
+KINDS = {
+    "capacity": {"name": "im_capacity", "param": "rate_per_s", "order": 0},
+    "rate": {"name": "im_rate", "param": "rate_per_s", "order": 1},
+    "chaos": {"name": "im_chaos_rate", "param": "rate_per_s", "order": 2},
+    "fanout": {"name": "im_fanout", "param": "rate_per_s", "order": 3},
+    "memory": {"name": "im_memory", "param": "clients", "order": 4},
+}
+LOSS_NAME = "im_chaos_loss"  # the chaos loss runs' search.name and resolved_from.rule
+NAMES = tuple(k["name"] for k in KINDS.values()) + (LOSS_NAME,)
 DEFAULTS = {
-    "start": IM["rate_grid"]["start_per_s"],
-    "factor": IM["rate_grid"]["factor"],
-    "max_steps": IM["rate_grid"]["steps"],  # k = 0..14: 1,000 ... 128,000
-    "refine_steps": 0,  # a grid: no bisection between the last pass and the failure
+    "kinds": list(KINDS),  # which searches the table makes (a piece sets a subset)
+    "start": _GRID["start_per_s"],
+    "factor": _GRID["factor"],
+    "max_per_s": _GRID["max_per_s"],
+    "max_steps": 64,  # not a limit here: the grid ends at max_per_s
+    "scout_factor": _GRID["scout_factor"],
+    "step_runs": _S["step_runs"],
+    "bisect_ratio": _S["bisect_ratio"],
+    "slo_s": _S["slo_p99_s"],
+    "reruns": 2,  # im.search.reruns: at most twice (three attempts)
+    "refine_steps": 0,
     "timeout_bisect_steps": 0,
     "budget_bytes": IM["memory_budget_bytes"],
-    "slo_s": SLO_S,
-    # the chaos stage after each search: our five servers (the daemons have no session processes)
-    "stage_languages": ["erlang", "go", "scala_akka", "scala_pekko", "rust_tokio"],
-    "stage_trials": IM["rounds_deciding"],
-    "stage_chaos_interval_ms": 1000,
-    "stage_slo_s": IM["slo"]["p99_s"],
+    "headroom": IM["generator"]["headroom"],
+    "chaos_languages": list(OURS),
+    "chaos_target": _CHAOS["target"],
+    "chaos_pick": _CHAOS["pick"],
+    "chaos_search_kills_per_s": _CHAOS["search_kills_per_s"],
+    "chaos_kills_per_s": list(_CHAOS["kills_per_s"]),
+    "chaos_queued_kills_per_s": _CHAOS["queued_control_kills_per_s"],
+    "chaos_rounds": _CHAOS["rounds"],
+    "fanout_channel_sizes": list(IM["fanout"]["channel_sizes"]),
+    "memory_caps_bytes": list(_MEM["caps_bytes"]),
+    "memory_heap_fraction": _MEM["heap_fraction"],
+    "memory_start_clients": _MEM["start_clients"],
+    "memory_clients_max": _MEM["clients_max"],
+    "memory_bisect_ratio": _MEM["bisect_ratio"],
+    "memory_hold_s": _MEM["hold_s"],
+    "memory_timeout_s": 240.0,  # the daemons register 19,000 clients in ~110-180 s
+    "memory_settings": False,  # the memory search runs each server as shipped only (no nodelay rows)
 }
-BYTES_PER_STEP_UNIT = None  # no memory model: the estimate stops at the generator's ceiling (estimated_steps)
-# The generator's CPU per message at 1,000 clients (one send and one receive: 2 x 18 us of
-# client_cpu_per_message_s, against Go on the shared 2-core VM before any IM sweep; docs/im.md
-# "The generator's cost" has later measurements, 20-50 us): its CPU share reaches
-# generator_cpu_limit near 0.9 / 36 us = 25,000 msg/s, where a step is generator-limited and
-# the search stops (censored), whatever the server.
-GENERATOR_CPU_PER_MESSAGE_S = 36e-6
-STAGE_TABLE = "im_chaos"  # the first part of a stage run's config_id
-STAGE_RULE = "im_chaos"  # the raw record's resolved_from.rule
-CHAOS_PARAM = "chaos_interval_ms"
-# the generator's two reasons for an invalid run (src/im_loadgen/src/record.rs): such a step
-# censors the search (the server was not shown to fail); the analysis's own copy of the rule
-# is benchmarks/im/tables.py GENERATOR_LIMITED
-GENERATOR_LIMITED = ("generator CPU share", "generator schedule slip")
-
-
-def estimated_steps(settings: dict) -> int:
-    """The plan's estimate: the grid's steps up to the generator's ceiling and the one
-    after it (a search stops at its first failing step; a server may fail earlier)."""
-    from serverbench import contract
-
-    ceiling = contract.cli_contract()["benchmarks"]["im"]["generator_cpu_limit"] / GENERATOR_CPU_PER_MESSAGE_S
-    return min(int(settings["max_steps"]), sum(1 for r in grid(settings) if r <= ceiling) + 1)
-
-
-def generator_limited(rec: dict) -> bool:
-    reason = str(rec.get("status_reason") or "")
-    return rec.get("status") == "invalid" and any(g in reason for g in GENERATOR_LIMITED)
-
-
-def judge(rec: dict, settings: dict) -> tuple[bool, str | None, bool]:
-    """(passed, why not, establishes) for one step's raw record: why not names the first
-    failing part; establishes is True when the failure is the server's (p99 over, a lost
-    message, the server failed or crashed, accounting), False when the step was
-    generator-limited or timed out (the search is then censored)."""
-    status = rec.get("status")
-    if status != "ok":
-        why = f"status {status}: {rec.get('status_reason')}"
-        return False, why, not (generator_limited(rec) or status == "timeout")
-    m = rec.get("metrics") or {}
-    lost = m.get("messages_lost") or 0
-    if lost > 0:
-        return False, f"lost {lost} messages", True
-    p99 = m.get("latency_p99_s")
-    if p99 is None:
-        return False, "no latency measured (nothing delivered)", True
-    if p99 > settings["slo_s"]:
-        return False, f"p99 {p99:.6g} s > {settings['slo_s']:g} s", True
-    return True, None, False
+# what a plan expects a search to find (its estimate only): the generator's ceiling near
+# 25,000 msg/s (docs/im.md "The generator's cost"); the sink's certified capacity; fan-out's
+# deliveries (rate x (size - 1)) near 100,000/s; the JVMs' idle clients within 128 MiB
+EXPECTED = {"rate": 25_000, "chaos": 12_000, "capacity": 100_000, "fanout_deliveries": 100_000, "memory": 8_000}
+GENERATOR_PREFIX = "generator"  # a reason starting so: the generator limited the run (im.generator_limited)
 
 
 def grid(settings: dict) -> list[int]:
-    """The search's rates: round(start x factor^k), k = 0 .. max_steps - 1."""
-    return [round(settings["start"] * settings["factor"] ** k) for k in range(settings["max_steps"])]
+    """The rate grid: round(start x factor^k) up to max_per_s."""
+    out, k = [], 0
+    while True:
+        r = round(settings["start"] * settings["factor"] ** k)
+        if r > settings["max_per_s"] * (1 + 1e-9):
+            return out
+        out.append(r)
+        k += 1
 
 
-def sustainable(steps: list[dict], slo_s: float) -> float | None:
-    """The largest rate of the leading run of passing steps (in step order) whose p99 is
-    within slo_s; None when the first step already misses it."""
-    best = None
-    for r in sorted(steps, key=lambda r: r["search"]["step"]):
-        if not r["search"].get("passed"):
-            break
-        p99 = (r.get("metrics") or {}).get("latency_p99_s")
-        if p99 is None or p99 > slo_s:
-            break
-        best = r["params"][PARAM]
-    return best
-
-
-def chaos_rate(settings: dict, steps: list[dict]) -> dict:
-    """The stage's rate and why: the largest grid rate <= half the sustainable rate at
-    stage_slo_s, at least the grid's first rate (resolved_from, as recorded)."""
-    slo = settings["stage_slo_s"]
-    rates = grid(settings)
-    s = sustainable(steps, slo)
-    fitting = [g for g in rates if s is not None and g <= s / 2]
-    rate = max(fitting) if fitting else rates[0]
-    stopped = max(steps, key=lambda r: r["search"]["step"]) if steps else None
-    established = bool(stopped and not stopped["search"].get("passed") and stopped["search"].get("establishes"))
-    if s is None:
-        why = f"no step met p99 <= {slo:g} s: the grid's first rate, {rates[0]}/s"
-    elif fitting:
-        why = f"the largest grid rate <= half the sustainable rate at {slo:g} s ({s:g}/s / 2 = {s / 2:g}/s)"
-    else:
-        why = f"half the sustainable rate at {slo:g} s ({s:g}/s / 2) is below the grid: its first rate, {rates[0]}/s"
-    return {
-        "rule": STAGE_RULE,
-        "search": NAME,
-        "slo_s": slo,
-        "sustainable_rate_per_s": s,
-        "established": established,
-        "steps": len(steps),
-        "rate_per_s": rate,
-        "reason": why,
-    }
-
-
-def stage(settings: dict, server: str, steps: list[dict]) -> list[dict]:
-    """The stage's runs for one server's finished search, in order: per round k, a chaos
-    run and a no-chaos run (which goes first alternates with k). Each is {"params" (to
-    replace in the search's fixed params), "trial", "resolved_from"}; [] for a server not in
-    stage_languages."""
-    if server not in settings["stage_languages"] or not steps:
-        return []
-    why = {**chaos_rate(settings, steps), "server_language": server}
+def searches(settings: dict, rows: list[dict]) -> list[dict]:
+    """The searches one [im_rate] table makes, in order. rows: the table's server rows
+    ({"server_language", "placement", "server_settings"?}). Each search: {"kind", "name",
+    "param", "order", "options" (the task options), "params" (over the table's fixed
+    params), "budget_bytes", "heap_fraction", "timeout_s"?, "tag" (its key's suffix)}."""
     out = []
-    for k in range(1, settings["stage_trials"] + 1):
-        pair = [settings["stage_chaos_interval_ms"], 0]
-        for chaos in pair if k % 2 else pair[::-1]:
-            params = {PARAM: why["rate_per_s"], CHAOS_PARAM: chaos}
-            out.append({"params": params, "trial": k, "resolved_from": why})
+    chaos_off = {"chaos_interval_ms": 0}
+    for kind in settings["kinds"]:
+        k = KINDS[kind]
+        base = {"kind": kind, "name": k["name"], "param": k["param"], "order": k["order"], "tag": ""}
+        if kind == "capacity":
+            placement = rows[0]["placement"] if rows else "split"
+            opts = {"server_language": SINK, "placement": placement}
+            out.append({**base, "options": opts, "params": dict(chaos_off)})
+        for row in rows:
+            server, shipped = row["server_language"], not row.get("server_settings")
+            if kind == "rate":
+                out.append({**base, "options": dict(row), "params": dict(chaos_off)})
+            elif kind == "chaos" and server in settings["chaos_languages"] and shipped:
+                ms = chaos_interval_ms(settings["chaos_search_kills_per_s"])
+                p = {"chaos_interval_ms": ms, "chaos_target": settings["chaos_target"]}
+                out.append({**base, "options": dict(row), "params": {**p, "chaos_pick": settings["chaos_pick"]}})
+            elif kind == "fanout":
+                for size in settings["fanout_channel_sizes"]:
+                    p = {**chaos_off, "mode": "fanout", "channel_size": size}
+                    out.append({**base, "options": dict(row), "params": p, "tag": f"/channel_size={size}"})
+            elif kind == "memory" and (shipped or settings["memory_settings"]):
+                for cap in settings["memory_caps_bytes"]:
+                    p = {**chaos_off, "mode": "idle", "duration_s": settings["memory_hold_s"], "warmup_s": 0}
+                    opts = {**row, "server_cap": True}
+                    frac = settings["memory_heap_fraction"]
+                    extra = {"budget_bytes": cap, "heap_fraction": frac, "timeout_s": settings["memory_timeout_s"]}
+                    out.append({**base, "options": opts, "params": p, **extra, "tag": f"/cap_bytes={cap}"})
     return out
 
 
-def stage_runs(settings: dict, server: str) -> int:
-    """How many runs the stage adds after this server's search (for the plan's estimate)."""
-    return 2 * settings["stage_trials"] if server in settings["stage_languages"] else 0
+def chaos_interval_ms(kills_per_s: float) -> int:
+    """The server's --chaos-interval-ms for a kill rate: 1000 / kills per second."""
+    return round(1000 / kills_per_s)
+
+
+# ---- the re-run rule (im.search.reruns) ---------------------------------------------------
+def generator_reason(rec: dict) -> str:
+    """The generator's own validity reason of a run (its record's validation.reason), or,
+    for a record without one, what the harness's status_reason quotes of it."""
+    said = (rec.get("validation") or {}).get("reason")
+    if isinstance(said, str):
+        return said
+    reason = str(rec.get("status_reason") or "")
+    return reason.split("(validation.ok false): ", 1)[-1]
+
+
+def generator_limited(rec: dict) -> bool:
+    """An invalid run whose reason starts with 'generator' (the generator limited it)."""
+    return rec.get("status") == "invalid" and generator_reason(rec).startswith(GENERATOR_PREFIX)
+
+
+def rerun_reason(rec: dict) -> str | None:
+    """Why a search run is re-run: "generator" (invalid, the reason starting 'generator'),
+    "interfered" (the harness flagged it, whatever its status), or None. Reads only the
+    status, the reason's prefix and the interference flag: never a latency, loss or rate."""
+    if generator_limited(rec):
+        return "generator"
+    if rec.get("interfered") is True:
+        return "interfered"
+    return None
+
+
+# ---- the step rule (im.search.step_rule; capacity: every run valid; memory: held) ----------
+def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
+    """One run (its final attempt) alone: ("pass" | "fail" | "censored", why not). A run
+    still generator-limited or interfered after its re-runs censors (the capacity search
+    excepted: there a generator-limited run is the failure it looks for)."""
+    status, m = rec.get("status"), rec.get("metrics") or {}
+    why = f"status {status}: {rec.get('status_reason')}"
+    limited = generator_limited(rec)
+    if kind == "capacity" and limited:
+        return "fail", why
+    if rerun_reason(rec):
+        return "censored", f"{rerun_reason(rec)} after its re-runs ({why})"
+    if status == "failed_to_start":
+        return "censored", why  # not shown to be the server's failure (e.g. refused by a limit)
+    if status != "ok":
+        return "fail", why
+    if kind == "memory":
+        want, got = rec.get("params", {}).get("clients"), m.get("clients_registered")
+        if got is not None and want is not None and got < want:
+            return "fail", f"{got} of {want} clients registered"
+        return "pass", None
+    lost = m.get("messages_lost") or 0
+    if lost > 0 and kind != "chaos" and kind != "capacity":
+        return "fail", f"lost {lost} messages"
+    if kind == "capacity":
+        return "pass", None
+    p99 = m.get("latency_p99_s")
+    if p99 is None:
+        return "fail", "no latency measured (nothing delivered)"
+    if p99 > settings["slo_s"]:
+        return "fail", f"p99 {p99:.6g} s > {settings['slo_s']:g} s"
+    return "pass", None
+
+
+def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
+    """A step from its runs' final attempts: {"outcome", "why_not", "median_p99_s", "runs"
+    (their p99s)}. Fails when a run failed on the server (a loss with chaos off, a server
+    failure); else censored when a run is still generator-limited or interfered; else the
+    median p99 decides (the capacity and memory searches: every run valid, held)."""
+    verdicts = [judge_run(r, kind, settings) for r in final]
+    p99s = [(r.get("metrics") or {}).get("latency_p99_s") for r in final]
+    med = statistics.median(p99s) if p99s and all(p is not None for p in p99s) else None
+    out = {"outcome": "pass", "why_not": None, "median_p99_s": med, "runs": p99s}
+    server_fail = [w for v, w in verdicts if v == "fail" and not str(w).startswith("p99 ")]
+    censored = [w for v, w in verdicts if v == "censored"]
+    if server_fail:
+        return {**out, "outcome": "fail", "why_not": server_fail[0]}
+    if censored:
+        return {**out, "outcome": "censored", "why_not": censored[0]}
+    if kind in ("capacity", "memory"):
+        return out
+    if med is None:
+        return {**out, "outcome": "fail", "why_not": "no latency measured (nothing delivered)"}
+    if med > settings["slo_s"]:
+        return {**out, "outcome": "fail", "why_not": f"median p99 {med:.6g} s > {settings['slo_s']:g} s"}
+    return out
+
+
+# ---- the chaos loss runs (im.chaos.rule (2)) ------------------------------------------------
+def loss_runs(settings: dict, kind: str, server: str, result: dict) -> list[dict]:
+    """After a chaos search: rounds runs at each of chaos_kills_per_s (pick random) and
+    rounds with pick queued at chaos_queued_kills_per_s, at half the chaos-sustainable rate
+    (at least the grid's start). [{"params", "run", "resolved_from"}]; [] for other kinds."""
+    if kind != "chaos":
+        return []
+    s = result.get("value")
+    rate = max(settings["start"], round(s / 2)) if s else settings["start"]
+    why = f"half the chaos-sustainable rate ({s:g}/s / 2)" if s and s / 2 >= settings["start"] else "the grid's start"
+    plan = [(k, "random") for k in settings["chaos_kills_per_s"]]
+    plan.append((settings["chaos_queued_kills_per_s"], "queued"))
+    out = []
+    for kills, pick in plan:
+        for r in range(1, settings["chaos_rounds"] + 1):
+            params = {
+                PARAM: rate,
+                "chaos_interval_ms": chaos_interval_ms(kills),
+                "chaos_target": settings["chaos_target"],
+                "chaos_pick": pick,
+            }
+            resolved = {
+                "rule": LOSS_NAME,
+                "search": KINDS["chaos"]["name"],
+                "server_language": server,
+                "chaos_sustainable_rate_per_s": s,
+                "bound": result.get("bound"),
+                "rate_per_s": rate,
+                "kills_per_s": kills,
+                "chaos_pick": pick,
+                "reason": why,
+            }
+            out.append({"params": params, "run": r, "resolved_from": resolved})
+    return out
+
+
+def expected_value(kind: str, params: dict, settings: dict, server: str | None, budget: int) -> float:
+    """What the plan expects the search to find (its estimate only): a daemon (no
+    processes, small per-client state) holds clients_max idle clients in either cap."""
+    if kind == "fanout":
+        return EXPECTED["fanout_deliveries"] / max(1, int(params.get("channel_size", 10)) - 1)
+    if kind == "memory":
+        if server not in OURS:
+            return settings["memory_clients_max"]
+        return min(settings["memory_clients_max"], EXPECTED["memory"] * budget / _MEM["caps_bytes"][0])
+    return EXPECTED[kind]
 
 
 def check(settings: dict) -> str | None:
     """Why the [im_rate] table's IM settings are wrong, or None (the harness checks the rest)."""
-    for k in ("slo_s", "stage_slo_s"):
+    bad = sorted(set(settings["kinds"]) - set(KINDS)) if isinstance(settings["kinds"], list) else ["?"]
+    if bad:
+        return f"{TABLE}.kinds: unknown {', '.join(bad)} (known: {', '.join(KINDS)})"
+    for k in ("slo_s", "bisect_ratio", "scout_factor", "max_per_s", "headroom", "memory_hold_s"):
         v = settings[k]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-            return f"{TABLE}.{k} must be a positive number of seconds, got {v!r}"
-    for k in ("stage_trials", "stage_chaos_interval_ms"):
+            return f"{TABLE}.{k} must be a positive number, got {v!r}"
+    for k in ("step_runs", "chaos_rounds", "memory_start_clients", "memory_clients_max"):
         v = settings[k]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             return f"{TABLE}.{k} must be a positive integer, got {v!r}"
-    langs = settings["stage_languages"]
+    if settings["bisect_ratio"] <= 1 or settings["memory_bisect_ratio"] <= 1:
+        return f"{TABLE}.bisect_ratio and memory_bisect_ratio must be above 1"
+    langs = settings["chaos_languages"]
     if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
-        return f"{TABLE}.stage_languages must be a list of languages, got {langs!r}"
+        return f"{TABLE}.chaos_languages must be a list of languages, got {langs!r}"
     return None

@@ -216,6 +216,10 @@ def _searches(lang: str, variant: str, cores: int, table: dict, declared) -> lis
         return [Search(lang, variant, cores, table, declared)]
     if "client" not in contract.language_roles(lang, declared.benchmark):
         return []  # a socket search's language is its client (e.g. IM's load generator)
+    if declared.replicated:  # IM: the searches its part makes of the table's server rows
+        rows = [o for _, o in socket_plan.expand(declared.benchmark, lang, variant, {}, table["options"])]
+        specs = declared.part.searches(table, rows)
+        return [Search(lang, variant, cores, table, declared, sp.pop("options"), sp["kind"], sp) for sp in specs]
     out = []
     for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get("params", {}), table["options"]):
         out.append(Search(lang, v, cores, table, declared, opts))
@@ -285,7 +289,7 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
                     if t.config_id in warm:
                         out.append(warm.pop(t.config_id))
                     out.append(t)
-    return out + sorted(plan.searches, key=lambda s: s.key)
+    return out + sorted(plan.searches, key=lambda s: (s.order, s.key))
 
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
@@ -319,6 +323,10 @@ def estimate_task_s(t: Task) -> float:
 
 
 def estimate_search_s(s: Search) -> float:
+    if s.kind:  # a replicated search: the walk to the value its part expects, each step's runs costed
+        steps, follow = s.estimated_walk()
+        total = sum(n * estimate_task_s(s.run_task(v, 0, "grid", 1, 1)) for v, n in steps)
+        return total + sum(estimate_task_s(s.loss_task(f, 0, 1)) for f in follow)
     total, n, cfg = 0.0, s.settings["start"], s.settings
     for k in range(s.estimated_steps()):
         task = s.task(n, k)

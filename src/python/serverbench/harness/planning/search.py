@@ -68,6 +68,13 @@ class Declared:
             return ()
         return tuple(k for k in contract.profile_params(self.benchmark) if k not in (self.param, self.round_param))
 
+    @property
+    def replicated(self) -> bool:
+        """A benchmark whose DEFAULTS name search kinds (IM) declares replicated searches:
+        its part gives searches(), grid(), judge_run(), judge_step(), rerun_reason(),
+        loss_runs(), expected_value() and NAMES (harness.running.replicated)."""
+        return "kinds" in self.defaults
+
     def judge(self, rec: dict, settings: dict) -> tuple[bool, str | None, bool]:
         """(passed, why not, establishes a limit) of one step's record."""
         if hasattr(self.part, "judge"):
@@ -101,7 +108,11 @@ def of_table(table: str) -> Declared | None:
 
 def names() -> set[str]:
     """Every declared search's record name (a raw record's search.name)."""
-    return {d.name for d in _declared()}
+    out = {d.name for d in _declared()}
+    for d in _declared():
+        if d.replicated:
+            out |= set(d.part.NAMES)
+    return out
 
 
 def allowed_keys(table: str) -> set[str]:
@@ -155,10 +166,23 @@ class Search:
     # a socket benchmark's search runs against one server in one placement:
     # {"server_language": ..., "placement": ...}; empty for a process benchmark
     options: dict = field(default_factory=dict)
+    # a replicated search (Declared.replicated): its kind and its part's search spec
+    # ({"name", "param", "order", "params", "tag", "budget_bytes"?, ...}: the part's searches())
+    kind: str = ""
+    spec: dict = field(default_factory=dict)
 
     @property
     def budget(self) -> int:
-        return self.settings["budget_bytes"]
+        return self.spec.get("budget_bytes", self.settings["budget_bytes"])
+
+    @property
+    def name(self) -> str:
+        """The raw records' search.name."""
+        return self.spec.get("name", self.declared.name)
+
+    @property
+    def order(self) -> int:
+        return self.spec.get("order", 0)
 
     @property
     def server(self) -> str | None:
@@ -166,21 +190,20 @@ class Search:
 
     @property
     def _opts(self) -> str:
-        return "".join(f"/{k}={self.options[k]}" for k in ("server_language", "placement") if k in self.options)
+        return socket_plan.options_id(self.options)
 
     @property
     def key(self) -> str:
-        return (
-            f"{self.declared.name}/{self.language}/{self.variant}/c{self.cores}/budget_bytes={self.budget}{self._opts}"
-        )
+        tag = self.spec.get("tag", "")
+        return f"{self.name}/{self.language}/{self.variant}/c{self.cores}/budget_bytes={self.budget}{self._opts}{tag}"
 
     @property
     def group_id(self) -> str:
         """Every language's (every server's) search at this core count and budget is one comparison group."""
-        return f"{self.declared.name}/{self.variant}/c{self.cores}/budget_bytes={self.budget}"
+        return f"{self.name}/{self.variant}/c{self.cores}/budget_bytes={self.budget}{self.spec.get('tag', '')}"
 
     def _task(self, table: str, params: dict, trial: int, **extra) -> Task:
-        d, s = self.declared, self.settings
+        d, s = self.declared, {**self.settings, **self.spec}
         # what the step measures: without the round and the limits the harness sets (as a socket task's ids)
         ident = socket_plan.measured_params({k: v for k, v in params.items() if k != d.round_param})
         return Task(
@@ -194,7 +217,7 @@ class Search:
             trial=trial,
             timeout_s=s["timeout_s"],
             memory_budget_bytes=self.budget,
-            heap_mb=heap_mb(self.budget, s["heap_fraction"]),
+            heap_mb=heap_mb(self.budget, s["heap_fraction"]),  # a memory-cap search: -Xmx = fraction x cap
             process_limit=process_limit(d.benchmark, params, s["process_limit"]),
             memory_enforcement=s["memory_enforcement"],
             family=contract.family(d.benchmark),
@@ -210,6 +233,31 @@ class Search:
             params[d.round_param] = 1
         return self._task(d.table, params, 1, search={"name": d.name, "step": step, "budget_bytes": self.budget})
 
+    def run_task(self, value, step: int, phase: str, run: int, attempt: int) -> Task:
+        """One attempt of run `run` (1-based; its round) of a replicated search's step."""
+        params = {**self.settings.get("params", {}), **self.spec.get("params", {}), self.spec["param"]: value}
+        if self.declared.round_param:
+            params[self.declared.round_param] = run
+        search = {"name": self.name, "step": step, "phase": phase, "run": run, "attempt": attempt}
+        return self._rtask(params, run, search)
+
+    def loss_task(self, spec: dict, index: int, attempt: int) -> Task:
+        """A follow-up run of a replicated search (IM: a chaos loss run), resolved from its result."""
+        params = {**self.settings.get("params", {}), **self.spec.get("params", {}), **spec["params"]}
+        if self.declared.round_param:
+            params[self.declared.round_param] = spec["run"]
+        name = spec["resolved_from"]["rule"]
+        search = {"name": name, "step": index, "phase": "loss", "run": spec["run"], "attempt": attempt}
+        return self._rtask(params, spec["run"], search, name, resolved_from=spec["resolved_from"])
+
+    def _rtask(self, params: dict, run: int, search: dict, table: str | None = None, **extra) -> Task:
+        search = {**search, "budget_bytes": self.budget}
+        if self.options.get("server_settings"):
+            search["server_settings"] = dict(self.options["server_settings"])
+        if self.options.get("server_cap"):
+            search["cap_bytes"] = self.budget
+        return self._task(table or self.name, params, run, search=search, **extra)
+
     def stage_tasks(self, steps: list[dict]) -> list[Task]:
         """The second stage the search's benchmark declares (its stage(settings, server,
         steps)), resolved from this search's step records; [] without one."""
@@ -224,7 +272,30 @@ class Search:
             out.append(self._task(d.part.STAGE_TABLE, params, run["trial"], resolved_from=run["resolved_from"]))
         return out
 
+    def estimated_walk(self) -> tuple[list[tuple], list[dict]]:
+        """([(value, runs)] of the steps, [follow-up runs]) a replicated search makes when
+        the server's value is what its part expects (planning.walks on that value)."""
+        from serverbench.harness.planning import walks
+
+        part = self.declared.part
+        expect = part.expected_value(self.kind, self.spec.get("params", {}), self.settings, self.server, self.budget)
+        steps: list[tuple] = []
+
+        def step(v, phase, runs):
+            steps.append((v, runs or self.settings["step_runs"]))
+            return walks.PASS if v <= expect else walks.FAIL
+
+        result = walks.walk(self, step)
+        return steps, part.loss_runs(self.settings, self.kind, self.server, result)
+
+    def estimated_runs(self) -> tuple[int, int]:
+        """(runs, follow-up runs) of estimated_walk."""
+        steps, follow = self.estimated_walk()
+        return sum(n for _, n in steps), len(follow)
+
     def stage_runs(self) -> int:
+        if self.kind:
+            return self.estimated_runs()[1]
         d = self.declared
         return d.part.stage_runs(self.settings, self.server) if hasattr(d.part, "stage_runs") else 0
 
@@ -243,6 +314,8 @@ class Search:
 
     def estimated_steps(self) -> int:
         s, unit, part = self.settings, self.declared.bytes_per_step_unit, self.declared.part
+        if self.kind:
+            return self.estimated_runs()[0]
         if hasattr(part, "estimated_steps"):
             return part.estimated_steps(s) + s["refine_steps"]
         # expect failure near budget / the declared bytes per unit, for a progress estimate only

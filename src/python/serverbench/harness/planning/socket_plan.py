@@ -24,7 +24,15 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
     rest = {
         k: v
         for k, v in options.items()
-        if k not in ("server_languages", "placements", "server_language", "placement", "original_buffer_pairs")
+        if k
+        not in (
+            "server_languages",
+            "placements",
+            "server_language",
+            "placement",
+            "original_buffer_pairs",
+            "server_settings",
+        )
     }
     pairs = options.get("original_buffer_pairs")
     out = []
@@ -38,8 +46,27 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
                 continue
             v = "paper"
         for placement in placements:
-            out.append((v, {**rest, "server_language": server, "placement": placement}))
+            for chosen in server_settings(server, options):
+                extra = {"server_settings": chosen} if chosen else {}
+                out.append((v, {**rest, "server_language": server, "placement": placement, **extra}))
     return out
+
+
+def server_settings(server: str, options: dict) -> list[dict]:
+    """The runtime settings a server runs with, one dict per row: options.server_settings =
+    { ngircd = { nodelay = ["off", "on"] } } gives ngircd twice ({} = as shipped, then
+    {"nodelay": "on"}); a setting at its default is left out (so an as-shipped row keeps the
+    config_id it always had). [{}] for a server the option does not name."""
+    table = (options.get("server_settings") or {}).get(server) or {}
+    if not isinstance(table, dict):
+        return [{}]
+    defaults = {k: v.get("default") for k, v in contract.language(server).get("settings", {}).items()}
+    rows: list[dict] = [{}]
+    for name in sorted(table):
+        values = table[name] if isinstance(table[name], list) else [table[name]]
+        rows = [{**r, name: v} for r in rows for v in values]
+    out = [{k: v for k, v in r.items() if defaults.get(k) != v} for r in rows]
+    return [dict(t) for t in dict.fromkeys(tuple(sorted(r.items())) for r in out)]
 
 
 # Set by the harness from the run itself (sockets.client_params / server_params: the run's
@@ -61,8 +88,13 @@ def measured_params(params: dict, bench: str | None = None) -> dict:
 
 
 def options_id(options: dict) -> str:
-    """What config_id must add for a socket task: the server and the placement."""
-    return "".join(f"/{k}={options[k]}" for k in ("server_language", "placement") if k in options)
+    """What config_id must add for a socket task: the server, the placement and the
+    server's runtime settings when it has any (server_settings=nodelay=on)."""
+    out = "".join(f"/{k}={options[k]}" for k in ("server_language", "placement") if k in options)
+    chosen = options.get("server_settings") or {}
+    if chosen:
+        out += "/server_settings=" + ",".join(f"{k}={chosen[k]}" for k in sorted(chosen))
+    return out
 
 
 def expand_plan(plan):

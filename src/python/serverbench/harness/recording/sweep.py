@@ -34,6 +34,7 @@ from serverbench.harness.recording.shards import Shard, parse_shard
 from serverbench.harness.running import cgroups, environment, fingerprint, limits
 from serverbench.harness.running.environment import host_info, utc
 from serverbench.harness.running.launch import Launcher
+from serverbench.harness.running.replicated import run_replicated
 from serverbench.harness.running.searching import run_search
 from serverbench.harness.sockets.run import SOCKET
 
@@ -193,6 +194,8 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
 
     def execute(task, finish=None) -> dict:
         rec = once(task, finish)
+        if task.search is not None and "attempt" in task.search:
+            return rec  # a replicated search's attempt: its runner re-runs by its own rule (running.replicated)
         if rec.get("status") == "ok" and rec.get("interfered") and prof.rerun_interfered:
             rec = once(task, finish, rerun=True)  # once more; the later ok attempt is the one selected
         return rec
@@ -220,7 +223,9 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     try:
         for w in work:
             if isinstance(w, Search):
-                searches.append(run_search(w, seen, execute, (lambda: bar.update(1)) if bar is not None else None))
+                tick = (lambda: bar.update(1)) if bar is not None else None
+                runner = run_replicated if w.kind else run_search
+                searches.append(runner(w, seen, execute, tick))
                 _fix_total(bar, w, searches[-1]["steps"] + len(searches[-1]["stage"]))
             else:
                 execute(w)

@@ -45,6 +45,7 @@ from serverbench.harness.running import classify, limits, pinned
 from serverbench.harness.running.launch import Family
 from serverbench.harness.sockets import accounting as sockets_bytes
 from serverbench.harness.sockets import probe as sockets_probe
+from serverbench.harness.sockets.cap import over_cap, server_cap
 from serverbench.harness.sockets.limits import (  # noqa: F401  (re-exported: the family's API)
     PLACEMENTS,
     SocketLimitError,
@@ -89,12 +90,16 @@ def server_params(task: Task) -> dict:
     return p
 
 
-def command(lau, task: Task, lang: str, role: str, params: dict, cores: int) -> tuple[list[str], dict]:
-    """(argv, env the harness sets) of one side, from spec/cli.json (or the launcher's override)."""
+def command(
+    lau, task: Task, lang: str, role: str, params: dict, cores: int, settings: dict | None = None
+) -> tuple[list[str], dict]:
+    """(argv, env the harness sets) of one side, from spec/cli.json (or the launcher's
+    override); settings: the server's runtime settings (task.options.server_settings, e.g.
+    nodelay=on: the build the setting's value names)."""
     prefix, env = lau.prefix(
         lang,
         {
-            "exe": str(contract.executable(lang)),
+            "exe": str(contract.executable(lang, settings)),
             "cores": str(cores),
             "heap_mb": str(task.heap_mb),
             "process_limit": str(task.process_limit),
@@ -132,7 +137,13 @@ def run_socket_task(lau, task: Task) -> dict:
     cparams, sparams = client_params(task, client_cpus), server_params(task)
     ccores = len(client_cpus) or task.cores
     sargv, senv = command(
-        lau, task, server_lang, "server", {**sparams, "port": task.options.get("port", 0)}, task.cores
+        lau,
+        task,
+        server_lang,
+        "server",
+        {**sparams, "port": task.options.get("port", 0)},
+        task.cores,
+        task.options.get("server_settings"),
     )
     cargv_probe, cenv = command(lau, task, task.language, "client", {**cparams, "port": 1}, ccores)
     rec = lau.base_record(task, cargv_probe, cenv, [], "none")
@@ -154,10 +165,13 @@ def run_socket_task(lau, task: Task) -> dict:
     s_err = os.path.join(lau.tmpdir, f"server-stderr-{tag}")
     c_out, c_err = os.path.join(lau.tmpdir, f"client-stdout-{tag}"), os.path.join(lau.tmpdir, f"client-stderr-{tag}")
     t_start = time.perf_counter()
+    cap = server_cap(lau, task, rec, tag)
     try:
-        srv = Server(sargv, lau.child_env(senv), server_cpus, s_err)
+        srv = Server(sargv, lau.child_env(senv), server_cpus, s_err, cap.procs_path if cap else None)
     except (OSError, subprocess.SubprocessError) as e:
         rec["status_reason"] = f"could not start the server {sargv[0]!r}: {e}"
+        if cap:
+            cap.remove()
         return rec
     try:
         lau.check_affinity(srv.proc.pid, server_cpus)
@@ -190,12 +204,16 @@ def run_socket_task(lau, task: Task) -> dict:
         raise
     finally:
         srv.close()
+        oom = cap.oom_events() if cap else 0
+        if cap:
+            cap.remove()
         for p in (s_err, c_out, c_err):
             try:
                 os.unlink(p)
             except OSError:
                 pass
     _overall_status(rec, task)
+    over_cap(rec, task, oom)
     return rec
 
 

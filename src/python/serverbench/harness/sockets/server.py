@@ -21,12 +21,19 @@ TERM_WAIT_S = 3.0  # after SIGTERM, before SIGKILL
 class Server:
     """A started server: Popen with stdin/stdout pipes, stderr to a file."""
 
-    def __init__(self, argv, env, cpus, err_path):
+    def __init__(self, argv, env, cpus, err_path, cgroup_procs=None):
         self.argv, self.cpus, self.err_path = argv, cpus, err_path
         self.ferr = open(err_path, "wb")
         self.t0 = time.perf_counter()
         self.proc = pinned.start(
-            argv, env, cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.ferr, raise_nofile=True
+            argv,
+            env,
+            cpus,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.ferr,
+            raise_nofile=True,
+            cgroup_procs=cgroup_procs,  # a memory-cap run: the server in a cgroup of the cap (sockets.run)
         )
         self.buf = b""
         self.status = None

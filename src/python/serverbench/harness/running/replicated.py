@@ -1,0 +1,113 @@
+"""Running a replicated search (planning.search.Search with a kind: IM's capacity, rate,
+chaos, fan-out and memory-cap searches; the protocol draft's im.search and im.memory).
+
+The walks are pure (`rate_walk`, `doubling_walk`): they ask `step(value, phase, runs)` for
+"pass" | "fail" | "censored" and return the result. A rate search: the scout (one run a
+step, climbing by scout_factor) until a run does not pass; replicated steps of step_runs
+runs on the grid from the scout's last pass (the grid's start when none), up while a step
+passes or down while one fails, until a pass lies one grid step below a failure; then
+geometric bisection until failed / passed <= bisect_ratio. A doubling search (memory):
+one run a probe from the start, doubling until a probe fails or the maximum, then the same
+bisection. A censored step stops either: the value is at least the last pass.
+
+`run_replicated` drives a walk with real runs: every run is attempted until the
+benchmark's re-run rule (its part's rerun_reason) lets it be, at most 1 + reruns times;
+every attempt is appended to the raw log with its search fields (phase, step, run,
+attempt, rerun_reason, rerun_of, final, run_verdict, why_not; the step's verdict on its
+last record); a resumed sweep reuses every attempt already in the log."""
+
+from __future__ import annotations
+
+from serverbench.harness.planning import walks
+from serverbench.harness.planning.search import Search
+
+PASS, FAIL, CENSORED = walks.PASS, walks.FAIL, walks.CENSORED
+
+
+def _prior(seen: dict, task) -> dict | None:
+    want = {k: task.search[k] for k in ("name", "step", "run", "attempt")}
+    for r in seen.get(task.config_id, []):
+        got = r.get("search") or {}
+        if all(got.get(k) == v for k, v in want.items()):
+            return r
+    return None
+
+
+def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
+    """Run (or resume) one replicated search and its follow-up runs (IM: the chaos loss
+    runs); its outcome for the session log. execute(task, finish) -> record runs ONE
+    attempt (finish completes the record before it is written)."""
+    part, cfg = s.declared.part, s.settings
+    counter = {"step": 0, "runs": 0, "reruns": 0}
+    reruns: list[dict] = []
+
+    def attempt_run(task_of, run: int, before: list[dict], last_of_step: bool, judge_step: bool = True) -> dict:
+        rec, prev_reason = {}, None
+        for attempt in range(1, cfg["reruns"] + 2):
+            task = task_of(run, attempt)
+
+            def finish(r, attempt=attempt, prev=prev_reason):
+                why = part.rerun_reason(r)
+                final = why is None or attempt > cfg["reruns"]
+                verdict, why_not = part.judge_run(r, s.kind, cfg)
+                extra = {"rerun_reason": why, "rerun_of": prev, "final": final}
+                r["search"] = {**r["search"], **extra, "run_verdict": verdict, "why_not": why_not}
+                if final and last_of_step and judge_step:
+                    v = part.judge_step([*before, r], s.kind, cfg)
+                    ok = v["outcome"] == PASS
+                    r["search"].update(passed=ok, establishes=v["outcome"] == FAIL, step_verdict=v)
+                    r["search"]["why_not"] = v["why_not"]
+
+            rec = _prior(seen, task)
+            if rec is not None:
+                if skipped_step:
+                    skipped_step()
+            else:
+                rec = execute(task, finish)
+                seen.setdefault(task.config_id, []).append(rec)
+            counter["runs"] += 1
+            got = rec.get("search") or {}
+            if got.get("final", True):
+                return rec
+            prev_reason = got.get("rerun_reason")
+            counter["reruns"] += 1
+            reruns.append({"config_id": task.config_id, "step": got.get("step"), "run": run, "reason": prev_reason})
+        return rec
+
+    def step(value, phase: str, runs: int) -> str:
+        k = counter["step"]
+        counter["step"] += 1
+        final: list[dict] = []
+        for run in range(1, runs + 1):
+            rec = attempt_run(lambda r, a: s.run_task(value, k, phase, r, a), run, final, run == runs)
+            final.append(rec)
+        got = final[-1].get("search") or {}
+        verdict = got.get("step_verdict") or part.judge_step(final, s.kind, cfg)
+        return verdict["outcome"]
+
+    result = walks.walk(s, step)
+    search_runs = counter["runs"]
+    loss = []
+    for i, run in enumerate(part.loss_runs(cfg, s.kind, s.server, result)):
+
+        def task_of(r, a, i=i, run=run):
+            return s.loss_task(run, i, a)
+
+        rec = attempt_run(task_of, run["run"], [], False, judge_step=False)
+        loss.append({"config_id": rec.get("config_id"), "trial": rec.get("trial"), "status": rec.get("status")})
+    return {
+        "key": s.key,
+        "name": s.name,
+        "kind": s.kind,
+        "language": s.language,
+        "server_language": s.server,
+        "server_settings": s.options.get("server_settings") or {},
+        "cores": s.cores,
+        "budget_bytes": s.budget,
+        "result": result,
+        "steps": search_runs,  # runs (attempts) of the search itself; the loss runs are "stage"
+        "step_count": counter["step"],
+        "reruns": reruns,
+        "stage": loss,
+        "refused": None,
+    }
