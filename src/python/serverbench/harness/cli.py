@@ -275,7 +275,11 @@ def _print_pieces(name: str, oversubscribe: bool, stdout) -> None:
         print(f"           pieces: error: {e}", file=stdout)
         return
     for p in found.values():
-        plan = make_plan(load_profile(name, p.sets), benchmarks=list(p.benchmarks), oversubscribe=oversubscribe)
+        try:
+            plan = make_plan(load_profile(name, p.sets), benchmarks=list(p.benchmarks), oversubscribe=oversubscribe)
+        except ProfileError as e:  # a piece for a bigger machine (im's large): say why, list the others
+            print(f"           piece {p.name}: not on this machine: {e}", file=stdout)
+            continue
         print(
             f"           piece {p.name}: ~{plan.run_count()} runs (~{plan.estimate_s() / 60:.0f} min)"
             f"  (run --piece {p.name})",

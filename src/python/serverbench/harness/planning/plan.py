@@ -206,6 +206,7 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
     if any(t.family == "socket" for t in plan.tasks):
         # socket benchmarks: one task per client x server x placement
         socket_plan.expand_plan(plan)
+    socket_plan.check_split(plan, machine, oversubscribe)
     return plan
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from serverbench import contract, plugins
 from serverbench.harness.planning.task import config_id, group_id
+from serverbench.harness.planning.values import ProfileError
 
 
 def expand(bench: str, client: str, variant: str, params: dict, options: dict) -> list[tuple[str, dict]]:
@@ -124,3 +125,18 @@ def expand_plan(plan):
             )
     plan.tasks = out
     return plan
+
+
+def check_split(plan, machine: int, oversubscribe: bool) -> None:
+    """Refuse, at planning, a socket task or search whose split placement needs more CPUs
+    than the machine lets the harness use (cores per side x 2: the server's and the
+    client's), naming it: the run would otherwise fail only when its turn came."""
+    items = [(t.config_id, t.benchmark, t.cores, t.options) for t in plan.tasks]
+    items += [(s.key, s.declared.benchmark, s.cores, s.options) for s in plan.searches]
+    for name, bench, cores, options in items:
+        split = (options or {}).get("placement", "split") == "split"
+        if not oversubscribe and split and contract.family(bench) == "socket" and 2 * cores > machine:
+            raise ProfileError(
+                f"{name}: placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; this machine "
+                f"lets the harness use {machine}; use --oversubscribe to plan anyway"
+            )
