@@ -31,7 +31,7 @@ STILL_NAMING = {
     "analysis/reading/process.py": 2,
     "analysis/reading/side_tables.py": 2,
     # the tests' synthetic records of the paper's three benchmarks
-    "analysis/reading/synthetic.py": 17,
+    "analysis/reading/synthetic.py": 7,
     # the dimensioning experiment: its questions are the paper's three benchmarks' by design
     "analysis/reporting/dimension.py": 9,
     # the then-and-now tables: the paper's Figs. 3-5 beside ours, so their benchmarks by design
@@ -45,8 +45,6 @@ STILL_NAMING = {
     "analysis/auditing/crosscheck.py": 10,
 }
 LANGUAGE_LISTS = {
-    # the tests' synthetic paper-shaped sweep: its per-language values (latency, rate...) are the paper's three's
-    "analysis/reading/synthetic.py": 4,
     # the 2026 runtimes report's questions: which runtime stands in for which paper language
     "analysis/reporting/runtimes_report.py": 6,
 }

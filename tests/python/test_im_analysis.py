@@ -19,10 +19,11 @@ from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, c
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.plotting import figures
-from serverbench.analysis.reading.synthetic import pingping_runs, processed_from, write_sweep
+from serverbench.analysis.reading.synthetic import processed_from, write_sweep
 from serverbench.analysis.reporting import pipeline
 from serverbench.benchmarks.im import claims as C
 from serverbench.benchmarks.im import report, tables
+from synthetic_sweeps import pingping_runs
 
 needs_chaos_field = pytest.mark.skipif(
     not F.ALLOWS_RESOLVED_FROM, reason="the raw-record schema has no resolved_from yet (the IM harness adds it)"

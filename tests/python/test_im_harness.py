@@ -1,5 +1,5 @@
 """The IM benchmark through the harness (docs/im.md; the design the harness runs is the
-protocol draft's `im`, serverbench.protocol.im_design()): an im task runs one of our servers
+protocol draft's `im`, serverbench.protocol.designing("im")): an im task runs one of our servers
 or a production daemon (through src/ircd) with the one load generator, placement split, and
 writes one valid raw record with the server block; a short real rate search writes every
 attempt with its search fields; a load generator killed mid-run is a failed run with a clear
@@ -78,7 +78,7 @@ def test_every_round_runs_with_its_own_seed_under_one_config_id(tmp_path):
 
 
 def test_the_im_profile_holds_the_drafts_design_within_its_budget():
-    im = protocol.im_design()
+    im = protocol.designing("im")
     prof = load_profile("im")
     assert prof["defaults"]["trials"] == im["rounds_deciding"]
     rate = prof["im_rate"]

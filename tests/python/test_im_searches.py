@@ -268,7 +268,7 @@ def test_fanout_and_memory_searches_and_the_nodelay_rows(tmp_path):
     fan = [s for s in found if s.kind == "fanout" and s.server == "go"]
     assert sorted(s.spec["params"]["channel_size"] for s in fan) == [10, 100]
     mem = [s for s in found if s.kind == "memory"]
-    assert sorted({s.budget for s in mem}) == protocol.im_design()["memory"]["caps_bytes"]
+    assert sorted({s.budget for s in mem}) == protocol.designing("im")["memory"]["caps_bytes"]
     assert all(not s.options.get("server_settings") for s in mem) and len(mem) == 4
     m = next(s for s in mem if s.server == "go" and s.budget == 128 * 2**20)
     execute, ran = fake(lambda v, r, a: None, {v: "crashed" for v in range(6001, 20000)})

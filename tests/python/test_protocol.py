@@ -269,7 +269,8 @@ def _write_draft(spec_dir, docs_dir, number, mark=protocol.DRAFT_MARK):
     d = json.loads((spec_dir / protocol.FILE).read_text(encoding="utf-8"))
     d.update(protocol=number, frozen_utc=None)
     (spec_dir / protocol.DRAFT).write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
-    (docs_dir / "protocol-draft.md").write_text(f"# Protocol {number} ({mark})\n", encoding="utf-8")
+    text = f"# Protocol {number} ({mark})\n\n<!-- draft -->\nOnly a draft says this.\n<!-- /draft -->\n\nRules.\n"
+    (docs_dir / "protocol-draft.md").write_text(text, encoding="utf-8")
 
 
 def test_a_draft_is_the_next_version_unfrozen_and_judges_no_sweep():
@@ -279,7 +280,7 @@ def test_a_draft_is_the_next_version_unfrozen_and_judges_no_sweep():
     assert d["protocol"] == protocol.newest() + 1 and d["frozen_utc"] is None
     assert d["protocol"] not in protocol.versions()  # version_for can never pick it
     assert protocol.version_for("2999-01-01T00:00:00Z") == protocol.newest()
-    assert protocol.im_design() == d["im"]
+    assert protocol.designing("im") == d["im"]
 
 
 def test_freeze_moves_the_newest_version_aside_and_records_the_draft(tmp_path):
@@ -292,7 +293,9 @@ def test_freeze_moves_the_newest_version_aside_and_records_the_draft(tmp_path):
     assert (docs_dir / protocol.archived(protocol.DOC, old_v)).read_bytes() == old_doc
     new = json.loads((spec_dir / protocol.FILE).read_text(encoding="utf-8"))
     assert (new["protocol"], new["frozen_utc"]) == (old_v + 1, "2030-01-02T03:04:05Z")
-    assert "frozen 2030-01-02T03:04:05Z" in (docs_dir / protocol.DOC).read_text(encoding="utf-8")
+    assert (docs_dir / protocol.DOC).read_text(
+        encoding="utf-8"
+    ) == f"# Protocol {old_v + 1} (frozen 2030-01-02T03:04:05Z)\n\nRules.\n"
     assert not (spec_dir / protocol.DRAFT).exists()
     assert protocol.verify(spec_dir, docs_dir)  # both new hashes recorded, the old ones intact
 
@@ -305,3 +308,15 @@ def test_freeze_refuses_a_draft_of_another_number_or_without_its_mark_and_change
     with pytest.raises(protocol.ProtocolError, match="draft"):
         protocol.freeze("2030-01-02T03:04:05Z", spec_dir, docs_dir)
     assert {p.name: p.read_bytes() for p in [*spec_dir.iterdir(), *docs_dir.iterdir()]} == before
+
+
+def test_the_draft_being_written_freezes_cleanly(tmp_path):
+    if protocol.draft() is None:
+        pytest.skip("no protocol draft is being written")
+    spec_dir, docs_dir = _copy_protocol(tmp_path)
+    shutil.copy(paths.spec_dir() / protocol.DRAFT, spec_dir / protocol.DRAFT)
+    shutil.copy(paths.spec_dir().parent / "docs" / "protocol-draft.md", docs_dir / "protocol-draft.md")
+    v = protocol.freeze("2030-01-02T03:04:05Z", spec_dir, docs_dir)
+    doc = (docs_dir / protocol.DOC).read_text(encoding="utf-8")
+    assert v == protocol.newest() + 1 and protocol.verify(spec_dir, docs_dir)
+    assert "draft" not in doc.lower().replace("spec/protocol-draft.json", "") and "frozen 2030-01-02T03:04:05Z" in doc

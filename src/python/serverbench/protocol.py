@@ -30,6 +30,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -163,13 +164,14 @@ DRAFT = "protocol-draft.json"  # the next version while it is written: the instr
 
 def draft() -> dict | None:
     """spec/protocol-draft.json, the next version before its freeze (frozen_utc null), or None.
-    Only the instrument reads it (the IM design a profile runs: `im_design`); verdicts use
+    Only the instrument reads it (the design a profile runs: `designing`); verdicts use
     frozen versions only, and a sweep recorded under a draft is exploratory."""
     f = paths.spec_dir() / DRAFT
     return _read(str(f)) if f.is_file() else None
 
 
 DRAFT_MARK = "DRAFT, NOT FROZEN"  # the draft's human text says so where the frozen one gives its freeze time
+# and its text between <!-- draft --> and <!-- /draft --> (what only a draft says) goes at the freeze
 
 
 def freeze(now_utc: str, spec_dir: Path | None = None, docs_dir: Path | None = None) -> int:
@@ -193,6 +195,7 @@ def freeze(now_utc: str, spec_dir: Path | None = None, docs_dir: Path | None = N
     (spec / FILE).rename(spec / archived(FILE, old))
     (docs / DOC).rename(docs / archived(DOC, old))
     (spec / FILE).write_text(text.replace('"frozen_utc": null', f'"frozen_utc": "{now_utc}"'), encoding="utf-8")
+    doc = re.sub(r"<!-- draft -->.*?<!-- /draft -->\n*", "", doc, flags=re.S)  # what only a draft says
     (docs / DOC).write_text(doc.replace(DRAFT_MARK, f"frozen {now_utc}"), encoding="utf-8")
     (spec / DRAFT).unlink()
     doc_draft.unlink()
@@ -204,11 +207,11 @@ def freeze(now_utc: str, spec_dir: Path | None = None, docs_dir: Path | None = N
     return old + 1
 
 
-def im_design() -> dict:
-    """The IM design the harness runs: the draft's while one is written, else the newest
-    version's (the analysis judges a sweep by its own version's `im` section instead)."""
-    d = draft()
-    return (d or _load(None))["im"]
+def designing(key: str) -> dict:
+    """A section of the design the harness runs (a benchmark's, e.g. IM's): the draft's while
+    one is written, else the newest version's. The analysis judges a sweep by its own
+    version's section instead."""
+    return (draft() or _load(None))[key]
 
 
 def alpha() -> float:

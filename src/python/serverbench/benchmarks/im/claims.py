@@ -34,6 +34,8 @@ from serverbench.analysis.claims.engine import (
     label,
     register,
 )
+from serverbench.benchmarks.im import claims_v5
+from serverbench.benchmarks.im import design as design5
 from serverbench.benchmarks.im import tables as T
 
 AKKA = "scala_akka"
@@ -130,6 +132,8 @@ def _limit_rule(
 
 
 def idle(data: Data) -> list[Comparison]:
+    if design5.is_v5(data.P):  # a sweep of protocol 5's design: its rules (benchmarks/im/claims_v5.py)
+        return claims_v5.idle(data)
     low, high = rule("IM2", "clients")
     held = T.largest_held(data.P).set_index("server_language")
     idle_n = T.runs(data.P, "idle")
@@ -221,6 +225,8 @@ def rate_decision(g: dict, o: dict, step: float) -> tuple[str, str]:
 
 
 def throughput(data: Data) -> list[Comparison]:
+    if design5.is_v5(data.P):
+        return claims_v5.throughput(data)
     slo, sensitivity = slos()
     step = float(design()["rate_grid"]["factor"])
     out = []
@@ -249,6 +255,8 @@ def throughput(data: Data) -> list[Comparison]:
 
 
 def _pair_summary(comps: list[Comparison]) -> str:
+    if any(claims_v5.RULES in c.extra for c in comps):
+        return claims_v5.summary(comps)
     parts = []
     for c in comps:
         if "go" in c.extra or "akka" in c.extra:
@@ -266,6 +274,8 @@ def _pair_summary(comps: list[Comparison]) -> str:
 
 
 def chaos(data: Data) -> list[Comparison]:
+    if design5.is_v5(data.P):
+        return claims_v5.chaos(data)
     (server,) = rule("IM5", "population")
     d = T.valid(T.chaos_stage(data.P))
     d = d[d["server_language"] == server] if not d.empty else d
@@ -309,6 +319,8 @@ def chaos(data: Data) -> list[Comparison]:
 def _chaos_summary(comps: list[Comparison]) -> str:
     from serverbench.analysis.claims.summaries import fmt_ci
 
+    if any(claims_v5.RULES in c.extra for c in comps):
+        return claims_v5.summary(comps)
     kept, count = comps
     e = count.extra
     return (

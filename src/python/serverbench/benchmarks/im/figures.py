@@ -40,6 +40,10 @@ def _line_style(s: str) -> dict:
 def curve(P) -> pd.DataFrame:
     """One row per rate search step (server, rate, p50, p99, generator_limited, ok); a sweep
     without a search falls back to the latency part's medians per rate."""
+    from serverbench.benchmarks.im import design
+
+    if design.is_v5(P):  # protocol 5's searches: fig_im5_search draws them (benchmarks/im/report_v5.py)
+        return pd.DataFrame()
     d = T.search_steps(P)
     if d.empty:
         d = T.latency_part(P)
@@ -144,7 +148,8 @@ def _bars(ax, table: pd.DataFrame, value: str, points: pd.DataFrame | None = Non
 def memory_login(P) -> dict[str, pd.DataFrame]:
     """The per-server numbers the capacity figure and the report show: bytes per idle client
     per round (`bytes`), the largest N held (`held`), login_s per round at each N (`login`)."""
-    low, high = T.idle_pair(P, tuple(protocol.claim("IM2")["clients"]))
+    # protocol 5's IM2 decides by the cap: the idle part's pair is its live bytes' (1,000 and 10,000)
+    low, high = T.idle_pair(P, tuple(protocol.claim("IM2").get("clients", (1000, 10000))))
     out = {"bytes": T.idle_bytes_per_client(P, low, high), "held": T.largest_held(P), "pair": (low, high)}
     lg = T.valid(T.runs(P, "login"))
     out["login"] = (

@@ -12,16 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from serverbench import protocol
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.analysis.reporting import layout
-from serverbench.benchmarks.im import claims as C
-from serverbench.benchmarks.im import figures as F
+from serverbench.benchmarks.im import design as design5
+from serverbench.benchmarks.im import report_v5
 from serverbench.benchmarks.im import tables as T
+from serverbench.benchmarks.im.report_numbers import _numbers, per_server
 
 TITLE = "Does the paper's advice hold for a whole server?"
 RUN = "./run_all.sh --profile im"
@@ -107,109 +107,6 @@ def _micro(ids, here: dict[str, str], paper: dict[str, str]) -> str:
     return "; ".join(parts)
 
 
-# ---------------------------------------------------------------- the numbers per server
-
-
-def _median(d: pd.DataFrame, s: str, col: str = "value") -> float:
-    v = pd.to_numeric(d.loc[d["server_language"] == s, col], errors="coerce").dropna()
-    return float(np.median(v)) if len(v) else np.nan
-
-
-def per_server(P) -> pd.DataFrame:
-    """One row per server (ours, then the production anchors): p99 at the latency part's
-    rate, bytes per idle client, the largest N held, login time, the sustainable rate at
-    each SLO (at least: censored), and under chaos the throughput kept and messages lost.
-    Where the sweep lacks the protocol's configuration (quick's IM slice) its own largest
-    is shown; `attrs["where"]` says which configurations the columns are."""
-    part = T.latency_part(P)  # its sizes from every run, its numbers from the valid ones
-    rate = T.pick(part["rate_per_s"] if not part.empty else [], protocol.claim("IM1")["rate_per_s"])
-    n1 = T.pick(part["clients"] if not part.empty else [], protocol.claim("IM1")["clients"])
-    lat = T.valid(part)
-    lat = lat[(lat["rate_per_s"] == rate) & (lat["clients"] == n1) & (lat["chaos_ms"] == 0)] if not lat.empty else lat
-    lat = lat.assign(value=T.num(lat, "latency_p99_s") * 1e3) if not lat.empty else lat
-    m = F.memory_login(P)
-    every_login = T.runs(P, "login")
-    n3 = T.pick(every_login["clients"] if not every_login.empty else [], protocol.claim("IM3")["clients"])
-    login = m["login"][m["login"]["clients"] == n3]
-    held = m["held"].set_index("server_language")
-    slo, sens = C.slos()
-    steps = T.search_steps(P)
-    rates = {x: C.rates(P, x, steps) for x in sorted({slo, *sens})}
-    ch = F.chaos_table(P).set_index("server_language")
-    every = pd.concat(
-        [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login, every_login) if not x.empty]
-        + [pd.DataFrame({"server_language": list(r)}) for r in rates.values()],
-        ignore_index=True,
-    )
-    rows = []
-    for s in T.servers(every):
-        row = {
-            "server": _label(s),
-            "p99_ms": _median(lat, s) if not lat.empty else np.nan,
-            "bytes_per_idle_client": _median(m["bytes"], s),
-            "largest_idle_n": held.loc[s, "largest_n"] if s in held.index else np.nan,
-            "login_s": _login(every_login, login, s, n3),
-        }
-        for x, r in rates.items():
-            row[f"rate_at_{x * 1e3:g}ms"] = C.rate_text(r[s], why=False) if s in r else "not run"
-        if s in ch.index and ch.loc[s, "session_processes"] == "yes":
-            row["chaos_kept"], row["chaos_lost"] = ch.loc[s, "throughput_kept"], ch.loc[s, "messages_lost"]
-        else:
-            row["chaos_kept"] = row["chaos_lost"] = "no session processes" if s in T.production() else "not run"
-        rows.append(row)
-    t = pd.DataFrame(rows)
-    low, high = m["pair"]
-    t.attrs["where"] = (
-        f"p99_ms: p99 delivery latency at {rate:,.0f} messages/s with {n1:,} clients; bytes_per_idle_client: "
-        f"(RSS at {high:,} idle clients - at {low:,}) / {high - low:,}; login_s: {n3:,} clients"
-    )
-    return t
-
-
-def _login(every: pd.DataFrame, login: pd.DataFrame, s: str, n: int):
-    """The server's median login-storm time; where its storms ran but never registered all n
-    clients (login_s is null then: the storm did not finish), how many did, instead of
-    "not run"."""
-    t = _median(login, s)
-    if not np.isnan(t) or every.empty:
-        return round(t, 4)  # the column may hold text, which the table's round(4) skips
-    mine = T.valid(every[(every["server_language"] == s) & (every["clients"] == n)])
-    got = T.num(mine, "clients_registered").dropna()
-    if got.empty:
-        return t
-    return f"unfinished: {np.median(got):,.0f} of {n:,} registered"
-
-
-def _cell(t: pd.DataFrame, server: str, col: str, fmt: str) -> str:
-    r = t[t["server"] == _label(server)]
-    if r.empty or col not in r:
-        return "not run"
-    v = r[col].iloc[0]
-    if isinstance(v, str):
-        return v
-    return "not run" if pd.isna(v) else fmt.format(v)
-
-
-def _numbers(t: pd.DataFrame, case: str, servers) -> list[str]:
-    """Each server's number for a row of the advice table."""
-    slo = C.slos()[0]
-    col, fmt, unit = {
-        "IM1": ("p99_ms", "{:.3g}", " ms"),
-        "IM2": ("bytes_per_idle_client", "{:,.0f}", " B"),
-        "IM3": ("login_s", "{:.3g}", " s"),
-        "IM4": (f"rate_at_{slo * 1e3:g}ms", "{}", ""),
-        "IM5": ("chaos_lost", "{:,.0f}", " lost"),
-    }[case]
-    out = []
-    for s in servers:
-        c = _cell(t, s, col, fmt)
-        c += unit if c[:1].isdigit() else ""
-        if case == "IM5" and c.endswith(unit):  # chaos: the throughput kept beside the messages lost
-            c = f"kept {_cell(t, s, 'chaos_kept', '{:.2f}')}, {c}"
-        out.append(c)
-    return out
-
-
 def advice_table(P, t: pd.DataFrame) -> pd.DataFrame:
     here, paper = sweep_verdicts(P), paper_scale_verdicts()
     ours = [s for s in ("go", "erlang", "scala_akka")]
@@ -256,7 +153,7 @@ def section(P) -> list:
         f"**Chaos.** A chat-session process is killed every interval and restarted by its supervisor, as RD-IM's "
         f"rhesus does; the messages in its mailbox are lost and counted. {prod} have no session processes, so "
         "nothing of theirs can be killed: they have no chaos rows (a design choice, shown, not hidden).",
-    ]
+    ] + (report_v5.blocks(P) if design5.is_v5(P) else [])
 
 
 # ---------------------------------------------------------------- README's block (docsgen: readme-im)

@@ -1,4 +1,4 @@
-"""IM's searches (the protocol draft's `im` design: serverbench.protocol.im_design();
+"""IM's searches (the protocol draft's `im` design: serverbench.protocol.designing("im");
 docs/im.md): the generator's capacity certification against the null sink, the replicated
 rate search (IM4), the chaos search and its loss runs (IM5), the fan-out searches and IM2's
 memory-cap search. The harness runs them (harness.planning.search: the plan items;
@@ -16,7 +16,7 @@ import statistics
 
 from serverbench import protocol
 
-IM = protocol.im_design()
+IM = protocol.designing("im")
 _S, _GRID, _CHAOS, _MEM = IM["search"], IM["rate_grid"], IM["chaos"], IM["memory"]
 TABLE = "im_rate"  # the profile table ([im_rate]) that holds every IM search's settings
 NAME = "im_rate"  # the rate search's raw search.name

@@ -105,13 +105,13 @@ def servers(d: pd.DataFrame) -> list[str]:
     return [s for s in spec + rest if s not in anchors] + [s for s in spec + rest if s in anchors]
 
 
-def _col(d: pd.DataFrame, name: str) -> pd.Series:
+def column(d: pd.DataFrame, name: str) -> pd.Series:
     return d[name] if name in d else pd.Series(np.nan, index=d.index, dtype=object)
 
 
 def num(d: pd.DataFrame, name: str) -> pd.Series:
     """A column as numbers (NaN where absent or empty)."""
-    return pd.to_numeric(_col(d, name), errors="coerce")
+    return pd.to_numeric(column(d, name), errors="coerce")
 
 
 def all_runs(P, table: str = TABLE) -> pd.DataFrame:
@@ -138,12 +138,12 @@ def mark(d: pd.DataFrame) -> pd.DataFrame:
     off or unknown), `server_failed` (messages lost while the server ran without chaos),
     `chaos_stage` (a run of the chaos stage, chaos on or off)."""
     d = d.copy()
-    reason = _col(d, "status_reason")
+    reason = column(d, "status_reason")
     d["generator_limited"] = reason.astype(object).where(reason.notna(), "").astype(str).str.contains(GENERATOR_LIMITED)
     d["chaos_ms"] = num(d, SERVER_CHAOS).fillna(0)
     lost = num(d, "messages_lost").fillna(0)
     d["server_failed"] = (lost > 0) & (d["chaos_ms"] == 0)
-    d["chaos_stage"] = _col(d, RESOLVED_RULE).astype(object).eq(CHAOS_RULE)
+    d["chaos_stage"] = column(d, RESOLVED_RULE).astype(object).eq(CHAOS_RULE)
     return d
 
 
@@ -252,14 +252,14 @@ def search_steps(P) -> pd.DataFrame:
     if d.empty:
         return d
     d = d.assign(step=num(d, "search_step"), p99=num(d, "latency_p99_s"), lost=num(d, "messages_lost").fillna(0))
-    passed = _col(d, SEARCH_PASSED)
-    d["passed"] = passed.map(_flag)
-    d["establishes"] = _col(d, SEARCH_ESTABLISHES).map(_flag)
-    d["why_not"] = _col(d, SEARCH_WHY_NOT)
+    passed = column(d, SEARCH_PASSED)
+    d["passed"] = passed.map(flag)
+    d["establishes"] = column(d, SEARCH_ESTABLISHES).map(flag)
+    d["why_not"] = column(d, SEARCH_WHY_NOT)
     return d.sort_values(["server_language", "step"]).reset_index(drop=True)
 
 
-def _flag(v) -> bool | None:
+def flag(v) -> bool | None:
     """A recorded yes/no (True/False, or their text in runs.csv), None where not recorded."""
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return None

@@ -1,0 +1,191 @@
+"""The parts of a protocol-5 IM sweep beyond the rate search, and the report's tables of
+them (benchmarks/im/tables_v5.py reads the searches): the memory caps and live bytes per
+client (IM2), chaos's throughput kept and its loss runs with the queued-kill control (IM5),
+fan-out at saturation, the capacity line and every replicated run. Every derived table is
+at csvout's stated precision (6 significant digits)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from serverbench.analysis.reading import csvout
+from serverbench.benchmarks.im import design as D
+from serverbench.benchmarks.im import tables as T
+from serverbench.benchmarks.im import tables_v5 as V
+
+
+def memory_counts(P) -> dict:
+    """{(server row, cap bytes): the memory search's result (clients held)}."""
+    return {k: r for k, r in V.results(P, V.MEMORY).items() if isinstance(k, tuple)}
+
+
+def live_bytes_per_client(P) -> dict[str, float]:
+    """{server: median over rounds of (live bytes at 10,000 idle clients - at 1,000) / 9,000}
+    from the idle part's MEMORY command (RSS for the production servers, which have none)."""
+    d = T.valid(T.runs(P, "idle"))
+    if d.empty:
+        return {}
+    low, high = (int(n) for n in sorted(D.claim("IM2").get("clients", (1000, 10000))))
+    live = T.num(d, V.F["live_bytes"])
+    d = d.assign(v=live.where(live.notna(), T.num(d, T.RSS)))
+    a = d[d["clients"] == high][["server_language", "trial", "v"]]
+    b = d[d["clients"] == low][["server_language", "trial", "v"]]
+    m = a.merge(b, on=["server_language", "trial"], suffixes=("_hi", "_lo"))
+    m["per"] = (m["v_hi"] - m["v_lo"]) / (high - low)
+    return {s: float(g["per"].median()) for s, g in m.dropna(subset=["per"]).groupby("server_language")}
+
+
+def loss_runs(P) -> pd.DataFrame:
+    """The final attempts of the loss runs: server, kills per second, pick, lost, dropped, kills."""
+    a = V.attempts(P, V.LOSS)
+    if a.empty:
+        return a
+    a = a[a["final"] & a["valid"]].copy()
+    pick = a["pick"].where(a["pick"].notna(), T.column(a, "server.record.params.chaos_pick"))
+    a["pick"] = pick.astype(str)
+    kps = a["kills_per_s"]
+    ms = T.num(a, "server.record.params.chaos_interval_ms")
+    a["kills_per_s"] = kps.where(kps.notna(), 1000.0 / ms.where(ms > 0))
+    a["kills"] = sum(T.num(a, c).fillna(0) for c in V.KILLS)
+    return a
+
+
+def kept_bounds(plain: dict, shaken: dict) -> tuple[float, float]:
+    """The interval kept = chaos-sustainable / sustainable can lie in, from the two results' bounds."""
+    start = D.grid()[0]
+    p_lo, p_hi = V.bounds(plain, start)
+    s_lo, s_hi = V.bounds(shaken, start)
+    lo = s_lo / p_hi if p_hi not in (0.0, float("inf")) else 0.0
+    hi = s_hi / p_lo if p_lo > 0 else float("inf")
+    return lo, hi
+
+
+def _fixed(t: pd.DataFrame) -> pd.DataFrame:
+    return csvout.at_precision(t.reset_index(drop=True))
+
+
+def capacity_table(P) -> pd.DataFrame:
+    """The generator's certified capacity against every server row's sustainable rate at the
+    SLO: the rate, its share of the capacity, and whether it is censored (and why)."""
+    cap = V.capacity(P)
+    slo, sens = D.slos()
+    r = V.rates(P)
+    s = {x: V.sensitivity(P, x) for x in sens}
+    rows: list[dict[str, Any]] = [
+        {
+            "row": "generator (null sink): certified capacity",
+            f"rate_at_{slo * 1e3:g}ms": V.rate_text(cap),
+            "share_of_capacity": np.nan,
+            "censored": "" if cap is None or cap["bound"] == "established" else "yes: " + cap["why"],
+        }
+    ]
+    for k in _order(r):
+        x = r[k]
+        share = x["value"] / cap["value"] if cap and cap["value"] and x["value"] else np.nan
+        row: dict[str, Any] = {"row": V.row_label(x["server_language"], k.endswith(" nodelay"))}
+        row |= {f"rate_at_{slo * 1e3:g}ms": V.rate_text(x), "share_of_capacity": share}
+        row["censored"] = "yes: " + x["why"] if x["bound"] == "at_least" else ""
+        row |= {f"rate_at_{y * 1e3:g}ms": s[y].get(k, np.nan) for y in sens}
+        rows.append(row)
+    return _fixed(pd.DataFrame(rows))
+
+
+def _order(keys) -> list:
+    servers = T.servers(pd.DataFrame({"server_language": [str(k).split(" ")[0] for k in keys]}))
+    return sorted(keys, key=lambda k: (servers.index(str(k).split(" ")[0]), str(k)))
+
+
+def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT, V.MEMORY)) -> pd.DataFrame:
+    """Every attempt of every step of the searches, re-runs with their reason."""
+    a = V.attempts(P)
+    if a.empty:
+        return a
+    a = a[a["search_name"].isin(names)]
+    cols = {
+        "search_name": "search",
+        "row_label": "row",
+        "step": "step",
+        "phase": "phase",
+        "rate_per_s": "rate_per_s",
+        "clients": "clients",
+        "run": "run",
+        "attempt_no": "attempt",
+        "status": "status",
+        "p99": "p99_s",
+        "lost": "lost",
+        "run_verdict": "run_verdict",
+        "rerun_reason": "rerun_reason",
+        "final": "final",
+        "outcome": "step_outcome",
+        "median_p99_s": "step_median_p99_s",
+    }
+    t = a[[c for c in cols if c in a]].rename(columns=cols)
+    return _fixed(t)
+
+
+def reruns_table(P) -> pd.DataFrame:
+    """Each re-run: search, row, step, run, the attempt re-run and its reason."""
+    t = runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.LOSS, V.FANOUT, V.MEMORY))
+    if t.empty:
+        return t
+    return t[t["rerun_reason"].notna() & (t["rerun_reason"].astype(str) != "")].reset_index(drop=True)
+
+
+def chaos_table(P) -> pd.DataFrame:
+    """IM5 per server of ours: sustainable with and without chaos, kept, loss per kill at
+    each kill rate (random pick), and the queued-kill positive control."""
+    plain, shaken = V.rates(P), V.rates(P, V.CHAOS_RATE)
+    loss = loss_runs(P)
+    rows = []
+    for s in _order([k for k in shaken if k in plain]):
+        lo, hi = kept_bounds(plain[s], shaken[s])
+        row: dict[str, Any] = {"server": V.row_label(s, False), "sustainable": V.rate_text(plain[s])}
+        row |= {"with_chaos": V.rate_text(shaken[s]), "kept": lo if lo == hi else np.nan}
+        mine = loss[loss["server_language"] == s] if not loss.empty else loss
+        for k in D.im()["chaos"]["kills_per_s"]:
+            g = mine[(mine["pick"] == "random") & (mine["kills_per_s"] == k)] if not mine.empty else mine
+            row[f"lost_at_{k:g}_per_s"] = int(g["lost"].sum()) if len(g) else np.nan
+            kills = g["kills"].sum() if len(g) else 0
+            row[f"lost_per_kill_at_{k:g}_per_s"] = g["lost"].sum() / kills if kills else np.nan
+        c = mine[mine["pick"] == "queued"] if not mine.empty else mine
+        row["control_lost"] = int(c["lost"].sum()) if len(c) else np.nan
+        row["control_dropped"] = float(c["dropped"].fillna(0).sum()) if len(c) else np.nan
+        row["control_tripped"] = ("yes" if row["control_lost"] > 0 else "no: IM5(b) unclear") if len(c) else "not run"
+        rows.append(row)
+    return _fixed(pd.DataFrame(rows))
+
+
+def memory_table(P) -> pd.DataFrame:
+    """IM2: each server's idle clients held within each cap, and live bytes per client."""
+    counts, live = memory_counts(P), live_bytes_per_client(P)
+    caps = sorted({int(c) for _, c in counts})
+    rows = []
+    for s in _order({k for k, _ in counts}):
+        row: dict[str, Any] = {"server": V.row_label(s.split(" ")[0], s.endswith(" nodelay"))}
+        row |= {f"held_at_{c // 2**20}MiB": V.rate_text(counts.get((s, c))) for c in caps}
+        row["live_bytes_per_client"] = live.get(s, np.nan)
+        rows.append(row)
+    return _fixed(pd.DataFrame(rows))
+
+
+def fanout_table(P) -> pd.DataFrame:
+    """Fan-out at saturation: per server row and channel size, the sustainable messages per
+    second and deliveries per second = rate x (size - 1)."""
+    r = V.results(P, V.FANOUT)
+    rows = []
+    order = _order({row for row, _ in r})
+    for (row, size), x in sorted(r.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
+        v = x["value"]
+        rows.append(
+            {
+                "row": V.row_label(x["server_language"], row.endswith(" nodelay")),
+                "channel_size": int(size),
+                "messages_per_s": V.rate_text(x),
+                "deliveries_per_s": v * (int(size) - 1) if v is not None else np.nan,
+                "censored": "yes" if x["bound"] != "established" else "",
+            }
+        )
+    return _fixed(pd.DataFrame(rows))

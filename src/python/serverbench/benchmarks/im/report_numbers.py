@@ -1,0 +1,157 @@
+"""The numbers per server of the IM report's section (benchmarks/im/report.py): one row per
+server with each part's number, and the cell of the advice table each claim shows. A sweep of
+protocol 5's design (benchmarks/im/design.py) takes its rates and chaos from its searches
+(benchmarks/im/tables_v5.py, parts_v5.py); every other column is read as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from serverbench import protocol
+from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.benchmarks.im import claims as C
+from serverbench.benchmarks.im import design as D
+from serverbench.benchmarks.im import figures as F
+from serverbench.benchmarks.im import tables as T
+
+
+def _label(s: str) -> str:
+    return LANGUAGE_LABELS.get(s, s)
+
+
+def _median(d: pd.DataFrame, s: str, col: str = "value") -> float:
+    v = pd.to_numeric(d.loc[d["server_language"] == s, col], errors="coerce").dropna()
+    return float(np.median(v)) if len(v) else np.nan
+
+
+def per_server(P) -> pd.DataFrame:
+    """One row per server (ours, then the production anchors): p99 at the latency part's
+    rate, bytes per idle client, the largest N held, login time, the sustainable rate at
+    each SLO (at least: censored), and under chaos the throughput kept and messages lost.
+    Where the sweep lacks the protocol's configuration (quick's IM slice) its own largest
+    is shown; `attrs["where"]` says which configurations the columns are."""
+    part = T.latency_part(P)  # its sizes from every run, its numbers from the valid ones
+    rate = T.pick(part["rate_per_s"] if not part.empty else [], protocol.claim("IM1")["rate_per_s"])
+    n1 = T.pick(part["clients"] if not part.empty else [], protocol.claim("IM1")["clients"])
+    lat = T.valid(part)
+    lat = lat[(lat["rate_per_s"] == rate) & (lat["clients"] == n1) & (lat["chaos_ms"] == 0)] if not lat.empty else lat
+    lat = lat.assign(value=T.num(lat, "latency_p99_s") * 1e3) if not lat.empty else lat
+    m = F.memory_login(P)
+    every_login = T.runs(P, "login")
+    n3 = T.pick(every_login["clients"] if not every_login.empty else [], protocol.claim("IM3")["clients"])
+    login = m["login"][m["login"]["clients"] == n3]
+    held = m["held"].set_index("server_language")
+    rates = _rate_texts(P)
+    ch = _chaos(P)
+    every = pd.concat(
+        [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login, every_login) if not x.empty]
+        + [pd.DataFrame({"server_language": list(r)}) for r in rates.values() if r],
+        ignore_index=True,
+    )
+    rows = []
+    for s in T.servers(every):
+        row = {
+            "server": _label(s),
+            "p99_ms": _median(lat, s) if not lat.empty else np.nan,
+            "bytes_per_idle_client": _median(m["bytes"], s),
+            "largest_idle_n": held.loc[s, "largest_n"] if s in held.index else np.nan,
+            "login_s": _login(every_login, login, s, n3),
+        }
+        for x, r in rates.items():
+            row[f"rate_at_{x * 1e3:g}ms"] = r.get(s, "not run")
+        if s in ch.index and ch.loc[s, "session_processes"] == "yes":
+            row["chaos_kept"], row["chaos_lost"] = ch.loc[s, "throughput_kept"], ch.loc[s, "messages_lost"]
+        else:
+            row["chaos_kept"] = row["chaos_lost"] = "no session processes" if s in T.production() else "not run"
+        rows.append(row)
+    t = pd.DataFrame(rows)
+    low, high = m["pair"]
+    t.attrs["where"] = (
+        f"p99_ms: p99 delivery latency at {rate:,.0f} messages/s with {n1:,} clients; bytes_per_idle_client: "
+        f"(RSS at {high:,} idle clients - at {low:,}) / {high - low:,}; login_s: {n3:,} clients"
+    )
+    return t
+
+
+def _login(every: pd.DataFrame, login: pd.DataFrame, s: str, n: int):
+    """The server's median login-storm time; where its storms ran but never registered all n
+    clients (login_s is null then: the storm did not finish), how many did, instead of
+    "not run"."""
+    t = _median(login, s)
+    if not np.isnan(t) or every.empty:
+        return round(t, 4)  # the column may hold text, which the table's round(4) skips
+    mine = T.valid(every[(every["server_language"] == s) & (every["clients"] == n)])
+    got = T.num(mine, "clients_registered").dropna()
+    if got.empty:
+        return t
+    return f"unfinished: {np.median(got):,.0f} of {n:,} registered"
+
+
+def _cell(t: pd.DataFrame, server: str, col: str, fmt: str) -> str:
+    r = t[t["server"] == _label(server)]
+    if r.empty or col not in r:
+        return "not run"
+    v = r[col].iloc[0]
+    if isinstance(v, str):
+        return v
+    return "not run" if pd.isna(v) else fmt.format(v)
+
+
+def _numbers(t: pd.DataFrame, case: str, servers) -> list[str]:
+    """Each server's number for a row of the advice table."""
+    slo = C.slos()[0]
+    col, fmt, unit = {
+        "IM1": ("p99_ms", "{:.3g}", " ms"),
+        "IM2": ("bytes_per_idle_client", "{:,.0f}", " B"),
+        "IM3": ("login_s", "{:.3g}", " s"),
+        "IM4": (f"rate_at_{slo * 1e3:g}ms", "{}", ""),
+        "IM5": ("chaos_lost", "{:,.0f}", " lost"),
+    }[case]
+    out = []
+    for s in servers:
+        c = _cell(t, s, col, fmt)
+        c += unit if c[:1].isdigit() else ""
+        if case == "IM5" and c.endswith(unit):  # chaos: the throughput kept beside the messages lost
+            c = f"kept {_cell(t, s, 'chaos_kept', '{:.2f}')}, {c}"
+        out.append(c)
+    return out
+
+
+def _rate_texts(P) -> dict[float, dict[str, str]]:
+    """{SLO: {server: its sustainable rate's text}}: protocol 3's one-run search, or protocol
+    5's replicated one (its production servers' as-shipped rows; 'at least': censored)."""
+    if D.is_v5(P):
+        from serverbench.benchmarks.im import tables_v5 as V
+
+        slo, sens = D.slos()
+        out = {slo: {s: V.rate_text(r) for s, r in V.rates(P).items() if " " not in s}}
+        for x in sens:
+            out[x] = {s: f"{v:,.0f}" for s, v in V.sensitivity(P, x).items() if " " not in s}
+        return dict(sorted(out.items()))
+    slo, sens = C.slos()
+    steps = T.search_steps(P)
+    return {x: {s: C.rate_text(v, why=False) for s, v in C.rates(P, x, steps).items()} for x in sorted({slo, *sens})}
+
+
+def _chaos(P) -> pd.DataFrame:
+    """Per server: session_processes, throughput_kept, messages_lost (protocol 5: the kept
+    ratio of the two searches and the loss at the claim's kill rate, random pick)."""
+    if not D.is_v5(P):
+        return F.chaos_table(P).set_index("server_language")
+    from serverbench.benchmarks.im import parts_v5 as PV
+
+    t = PV.chaos_table(P)
+    k = float(D.claim("IM5")["kills_per_s"])
+    by_label = {_label(s): s for s in T.servers(T.runs(P)) + list(T.production())} if not t.empty else {}
+    rows = [
+        {
+            "server_language": by_label.get(r["server"], r["server"]),
+            "session_processes": "yes",
+            "throughput_kept": r["kept"],
+            "messages_lost": r.get(f"lost_at_{k:g}_per_s", np.nan),
+        }
+        for _, r in t.iterrows()
+    ]
+    rows += [{"server_language": s, "session_processes": "none (no chaos: nothing to kill)"} for s in T.production()]
+    return pd.DataFrame(rows).set_index("server_language")

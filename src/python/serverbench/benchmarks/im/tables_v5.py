@@ -1,0 +1,248 @@
+"""The reading of a protocol-5 IM sweep's searches (benchmarks/im/design.py tells one): every
+attempt of every run of the generator's capacity certification (`im_capacity`), the
+replicated rate search (`im_rate`), chaos (`im_chaos_rate`, `im_chaos_loss`), fan-out
+(`im_fanout`) and memory caps (`im_memory`), shaped as the harness writes them (raw
+`search`: name, step, phase, run, attempt, final, rerun_reason, rerun_of, run_verdict,
+why_not; on a step's last final attempt passed, establishes, step_verdict).
+
+A search's result is recomputed here from its steps (the analysis's own copy of the rule,
+protocol 5 im.search.rule): the last passing replicated step P below the first failing F;
+'at least' when a step is censored (still generator-limited or interfered after its re-runs),
+at the grid's top or at clients_max; 'below' the grid's start when its first step failed.
+Processing's `selected` is not used: a scout step and a grid step at one rate share a
+config_id, so every attempt is read by its own search fields, and only final attempts count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.benchmarks.im import design as D
+from serverbench.benchmarks.im import tables as T
+
+CAPACITY, RATE, CHAOS_RATE, LOSS, FANOUT, MEMORY = (
+    "im_capacity",
+    "im_rate",
+    "im_chaos_rate",
+    "im_chaos_loss",
+    "im_fanout",
+    "im_memory",
+)
+GENERATOR = "im_loadgen"  # the capacity search's server_language (the null sink)
+F = {  # short name -> the flattened raw field
+    "phase": "search.phase",
+    "run": "search.run",
+    "attempt_no": "search.attempt",
+    "final": "search.final",
+    "rerun_reason": "search.rerun_reason",
+    "rerun_of": "search.rerun_of",
+    "run_verdict": "search.run_verdict",
+    "run_why_not": "search.why_not",
+    "step_passed": "search.passed",
+    "step_establishes": "search.establishes",
+    "outcome": "search.step_verdict.outcome",
+    "median_p99_s": "search.step_verdict.median_p99_s",
+    "cap_bytes": "search.cap_bytes",
+    "kills_per_s": "resolved_from.kills_per_s",
+    "pick": "resolved_from.chaos_pick",
+    "dropped": "server.record.metrics.chaos_dropped_messages",
+    "live_bytes": "server.record.metrics.live_bytes",
+}
+KILLS = tuple(f"server.record.metrics.{k}_killed" for k in ("sessions", "channels", "connections"))
+NODELAY = ("search.server_settings.nodelay", "server.record.runtime.nodelay")
+
+
+def _flag(v) -> bool:
+    return bool(T.flag(v))
+
+
+def _nodelay(d: pd.DataFrame) -> pd.Series:
+    on = pd.Series(False, index=d.index)
+    for c in NODELAY:
+        if c in d:
+            on |= d[c].map(lambda v: str(v).strip().lower() in ("on", "true", "1", "yes"))
+    return on
+
+
+def row_label(server: str, nodelay: bool) -> str:
+    name = LANGUAGE_LABELS.get(server, server)
+    if server in T.production():
+        return f"{name}, {'TCP_NODELAY' if nodelay else 'as shipped'}"
+    return name
+
+
+def attempts(P, name: str | None = None) -> pd.DataFrame:
+    """Every attempt of the protocol-5 searches (of one, `name`), with the short columns of
+    F, `row` (server, and ' nodelay' for a production server's TCP_NODELAY row), `final`,
+    `valid`, `generator_limited` and `lost`."""
+    r = getattr(P, "runs", None)
+    if r is None or r.empty or D.PHASE not in r:
+        return pd.DataFrame()
+    d = r[(r["benchmark"] == "im") & r[D.PHASE].notna() & ~r["warmup"].astype(bool)]
+    if name is not None:
+        d = d[d["search_name"] == name]
+    if d.empty:
+        return d.copy()
+    d = T.mark(d)
+    for short, col in F.items():
+        d[short] = T.column(d, col)
+    d["nodelay"] = _nodelay(d)
+    d["row"] = [s + (" nodelay" if n else "") for s, n in zip(d["server_language"], d["nodelay"])]
+    d["row_label"] = [row_label(s, n) for s, n in zip(d["server_language"], d["nodelay"])]
+    d["final"] = d["final"].map(_flag)
+    d["step"] = T.num(d, "search_step")
+    d["p99"] = T.num(d, "latency_p99_s")
+    d["lost"] = T.num(d, "messages_lost").fillna(0)
+    d["valid"] = d["is_ok"].astype(bool) & ~d["generator_limited"]
+    for c in ("run", "attempt_no", "cap_bytes", "kills_per_s", "median_p99_s", "dropped", "live_bytes"):
+        d[c] = T.num(d, F[c]) if c in F else d[c]
+    return d.sort_values(["search_name", "row", "step", "run", "attempt_no"], kind="stable").reset_index(drop=True)
+
+
+def _group_keys(d: pd.DataFrame) -> list[str]:
+    """One search: its name and row, and its cap (memory) or channel size (fan-out)."""
+    keys = ["search_name", "row"]
+    if d["search_name"].eq(MEMORY).any():
+        keys.append("cap_bytes")
+    if d["search_name"].eq(FANOUT).any():
+        keys.append("channel_size")
+    return keys
+
+
+def steps(a: pd.DataFrame) -> pd.DataFrame:
+    """One row per step of every search in `a` (attempts): its rate (or clients), phase,
+    outcome (the harness's step_verdict, else pass/fail/censored from passed/establishes, else
+    from the final attempts by the step rule), median p99 of the final runs, the runs and re-runs."""
+    if a.empty:
+        return pd.DataFrame()
+    keys = _group_keys(a)
+    rows = []
+    for k, g in a.groupby(keys + ["step"], dropna=False, sort=True):
+        fin = g[g["final"]] if g["final"].any() else g.sort_values("attempt_no").groupby("run").tail(1)
+        decided = g[g["outcome"].notna() | g["step_passed"].notna()]
+        outcome = _outcome(decided.iloc[-1] if len(decided) else None, fin)
+        param = "clients" if g["search_name"].iloc[0] == MEMORY else "rate_per_s"
+        rows.append(
+            {
+                **dict(zip(keys + ["step"], k)),
+                "row_label": g["row_label"].iloc[0],
+                "server_language": g["server_language"].iloc[0],
+                "phase": g["phase"].iloc[0],
+                "value": float(T.num(g, param).iloc[0]),
+                "outcome": outcome,
+                "median_p99_s": float(np.median(fin["p99"].dropna())) if fin["p99"].notna().any() else np.nan,
+                "runs": int(len(fin)),
+                "reruns": int(len(g) - len(fin)),
+                "lost": int(fin["lost"].sum()),
+                "valid": bool(fin["valid"].all()),
+                "why_not": next((w for w in g["run_why_not"][::-1] if isinstance(w, str) and w), ""),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _outcome(decided, fin: pd.DataFrame) -> str:
+    if decided is not None and isinstance(decided["outcome"], str):
+        return decided["outcome"]
+    if decided is not None and pd.notna(decided["step_passed"]):
+        if _flag(decided["step_passed"]):
+            return "pass"
+        return "fail" if _flag(decided["step_establishes"]) else "censored"
+    verdicts = set(fin["run_verdict"].dropna())
+    return "censored" if "censored" in verdicts else "fail" if "fail" in verdicts else "pass"
+
+
+def result(st: pd.DataFrame, top: float, at_least_from: float | None = None) -> dict:
+    """One search's steps -> {value, bound, why}: the largest passing replicated step P (the
+    scout's single runs never count, except in a memory search, whose probes are single runs);
+    bound 'established' when a replicated step failed above P, 'at_least' when a step was
+    censored or P reached `top` (or at_least_from), 'below_start' when nothing passed but a
+    step failed on the server, 'none' without a replicated step."""
+    rep = st[st["phase"] != "scout"].sort_values("step") if not st.empty else st
+    if rep.empty:
+        return {"value": None, "bound": "none", "why": "no replicated step"}
+    passes, value = [], None
+    for _, s in rep.iterrows():
+        if s["outcome"] == "censored":
+            why = f"censored at {s['value']:,.0f} ({s['why_not'] or 'generator-limited or interfered after re-runs'})"
+            return {"value": max(passes) if passes else None, "bound": "at_least", "why": why}
+        if s["outcome"] == "pass":
+            passes.append(float(s["value"]))
+    value = max(passes) if passes else None
+    fails = [float(v) for v in rep.loc[rep["outcome"] == "fail", "value"] if value is None or v > value]
+    if value is None:
+        if fails:
+            return {"value": None, "bound": "below_start", "why": f"fails at {min(fails):,.0f}"}
+        return {"value": None, "bound": "none", "why": "no step decided"}
+    if value >= top * (1 - 1e-9) or (at_least_from is not None and value >= at_least_from * (1 - 1e-9)):
+        return {"value": value, "bound": "at_least", "why": f"passed the top, {value:,.0f}"}
+    if not fails:
+        return {"value": value, "bound": "at_least", "why": "the search ended without a failing step"}
+    return {"value": value, "bound": "established", "why": f"fails at {min(fails):,.0f}"}
+
+
+def results(P, name: str) -> dict:
+    """{search key (row, or (row, cap) / (row, channel size)): result} of one search name."""
+    st = steps(attempts(P, name))
+    if st.empty:
+        return {}
+    top = float(D.im()["memory"]["clients_max"]) if name == MEMORY else D.grid()[1]
+    keys = [k for k in _group_keys(st) if k != "search_name"]
+    return {
+        (k[0] if len(keys) == 1 else tuple(k)): {**result(g, top), "server_language": g["server_language"].iloc[0]}
+        for k, g in st.groupby(keys, dropna=False)
+    }
+
+
+def capacity(P) -> dict | None:
+    """The generator's certified capacity (the null sink's search), or None."""
+    return results(P, CAPACITY).get(GENERATOR)
+
+
+def censor(r: dict, cap: dict | None) -> dict:
+    """A server's rate at or above headroom x the certified capacity is 'at least' (the
+    generator may have set it)."""
+    if cap is None or cap["value"] is None or r["value"] is None or r["bound"] != "established":
+        return r
+    limit = float(D.im()["generator"]["headroom"]) * cap["value"]
+    if r["value"] >= limit * (1 - 1e-9):
+        return {**r, "bound": "at_least", "why": f"at or above {limit:,.0f}/s, the generator's headroom"}
+    return r
+
+
+def rates(P, name: str = RATE) -> dict:
+    """{row: the rate search's result, censored by the generator's headroom}."""
+    cap = capacity(P)
+    return {k: censor(r, cap) for k, r in results(P, name).items()}
+
+
+def sensitivity(P, slo_s: float, name: str = RATE) -> dict:
+    """{row: the largest replicated step whose final runs were valid, lost nothing and whose
+    median p99 meets slo_s} (protocol 5 search.sensitivity: no search of its own)."""
+    st = steps(attempts(P, name))
+    if st.empty:
+        return {}
+    ok = st[(st["phase"] != "scout") & st["valid"] & (st["lost"] == 0) & (st["median_p99_s"] <= slo_s)]
+    return {row: float(g["value"].max()) for row, g in ok.groupby("row")}
+
+
+def rate_text(r: dict | None) -> str:
+    if r is None:
+        return "not run"
+    if r["value"] is None:
+        start = D.grid()[0]
+        return f"below {start:,.0f}" if r["bound"] == "below_start" else "none"
+    return ("at least " if r["bound"] == "at_least" else "") + f"{r['value']:,.0f}"
+
+
+def bounds(r: dict | None, start: float) -> tuple[float, float]:
+    """(lowest, highest) the true value of a search's result can be: established [v, v]; at
+    least [v, inf); below the start [0, start]; no result [0, inf)."""
+    inf = float("inf")
+    if r is None or r["bound"] == "none":
+        return 0.0, inf
+    if r["bound"] == "below_start":
+        return 0.0, start
+    v = float(r["value"] or 0.0)
+    return (v, inf) if r["bound"] == "at_least" else (v, v)

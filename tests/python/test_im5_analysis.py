@@ -1,0 +1,182 @@
+"""The analysis of a protocol-5 IM sweep (tests/python/im5_fakes.py, shaped as the harness's
+searches write their records): IM2 by the memory cap, IM4 by the replicated search with the
+generator's headroom, IM5 by chaos's own search and loss runs with the queued-kill control;
+each rule's positive control trips it. A sweep of protocol 3's design is untouched."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+import im5_fakes as G
+import im_fakes as F
+from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, check_all
+from serverbench.analysis.claims.engine import NO, UNCLEAR, YES
+from serverbench.analysis.plotting import figures
+from serverbench.analysis.reading.synthetic import processed_from
+from serverbench.benchmarks.im import claims_v5, design, parts_v5, report, tables_v5
+
+MiB = 2**20
+
+
+def judge(recs, cid, tmp_path):
+    (v,) = check_all(processed_from(recs, tmp_path), ids={cid})
+    return v
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    return processed_from(G.sweep(), tmp_path_factory.mktemp("im5"))
+
+
+def test_a_sweep_shaped_as_predicted_supports_im2_im4_im5(whole):
+    assert design.is_v5(whole)
+    got = {v.id: v.verdict for v in check_all(whole, ids={"IM2", "IM4", "IM5"})}
+    assert got == {"IM2": SUPPORTED, "IM4": SUPPORTED, "IM5": SUPPORTED}
+
+
+def test_the_rules_are_the_drafts_while_protocol_5_is_written(monkeypatch):
+    assert design.spec()["protocol"] == 5 and design.exploratory() and "draft" in design.label()
+    assert design.kept_region() == pytest.approx((0.8, 0.64))
+    from serverbench import protocol
+
+    monkeypatch.setattr(protocol, "versions", lambda: [1, 2, 3, 4, 5])
+    monkeypatch.setattr(protocol, "load", lambda: {**protocol.draft(), "frozen_utc": "2026-12-10T00:00:00Z"})
+    monkeypatch.setattr(protocol, "version", lambda: 5)
+    assert not design.exploratory() and design.spec()["frozen_utc"]  # read by version once frozen
+
+
+def test_the_search_results_and_the_capacity(whole):
+    cap = tables_v5.capacity(whole)
+    assert cap["bound"] == "established" and cap["value"] == pytest.approx(197_403, rel=1e-4)
+    r = tables_v5.rates(whole)
+    assert r["go"]["value"] == pytest.approx(32000) and r["go"]["bound"] == "established"
+    assert r["ngircd nodelay"]["value"] > 1.9 * r["ngircd"]["value"]  # both rows of a production server
+    t = parts_v5.capacity_table(whole).set_index("row")
+    assert {"ngIRCd (C), as shipped", "ngIRCd (C), TCP_NODELAY"} <= set(t.index)
+    assert t.loc["Go", "share_of_capacity"] == pytest.approx(0.162105)  # 6 significant digits
+
+
+def test_a_server_at_0_6_x_capacity_is_at_least_and_decides_only_where_any_higher_value_agrees(tmp_path):
+    cap = 50_000.0  # Erlang's 32,000 is 0.64 x: censored ('at least'), above Go's 22,627
+    recs = G.sweep(rates={"go": 22627.0, "erlang": 32000.0, "scala_akka": 8000.0}, capacity=cap)
+    P = processed_from(recs, tmp_path)
+    r = tables_v5.rates(P)
+    assert r["erlang"]["bound"] == "at_least" and "headroom" in r["erlang"]["why"]
+    (v,) = check_all(P, ids={"IM4"})
+    assert v.verdict == CONTRADICTED  # 'at least 32,000' > 1.1 x Go's established 22,627 for any higher value
+    t = parts_v5.capacity_table(P).set_index("row")
+    assert t.loc["Erlang", "censored"].startswith("yes") and t.loc["Go", "censored"] == ""
+    # Go censored (0.6 x capacity) above Erlang's established rate: yes holds for any higher Go
+    recs = G.sweep(rates={"go": 32000.0, "erlang": 16000.0, "scala_akka": 8000.0}, capacity=53_000.0)
+    assert judge(recs, "IM4", tmp_path / "b").verdict == SUPPORTED
+    # Erlang censored below Go: Go's >= 'at least 22,627' would not hold for every higher Erlang value
+    recs = G.sweep(rates={"go": 32000.0, "erlang": 22627.0, "scala_akka": 8000.0}, capacity=40_000.0)
+    v = judge(recs, "IM4", tmp_path / "c")
+    assert v.verdict == INCONCLUSIVE and list(v.evidence["result"][:2]) == [UNCLEAR, YES]  # Akka's 8,000 below
+
+
+@pytest.mark.parametrize(
+    "erlang, expected",
+    [(16000.0, SUPPORTED), (45255.0, CONTRADICTED), (36000.0, INCONCLUSIVE)],  # found 34,896 < 1.1 x 32,000
+)
+def test_im4_no_only_beyond_the_searchs_resolution(tmp_path, erlang, expected):
+    recs = G.sweep(rates={"go": 32000.0, "erlang": erlang, "scala_akka": 8000.0})
+    assert judge(recs, "IM4", tmp_path).verdict == expected
+
+
+def test_im4_a_censored_step_stops_the_search_at_least(tmp_path):
+    recs = G.sweep(rate=[r for s, v in {"go": 32000.0, "scala_akka": 8000.0}.items() for r in G.search("im_rate", s, v)]
+                   + G.search("im_rate", "erlang", 90000.0, censor_at=22627.0))  # fmt: skip
+    P = processed_from(recs, tmp_path)
+    r = tables_v5.rates(P)["erlang"]
+    assert r["bound"] == "at_least" and "censored" in r["why"]
+    re = parts_v5.reruns_table(P)
+    assert set(re["rerun_reason"]) == {"generator"} and (re["row"] == "Erlang").all()
+    assert judge(recs, "IM4", tmp_path / "v").verdict == INCONCLUSIVE
+
+
+def test_every_run_and_every_rerun_with_its_reason(tmp_path):
+    recs = G.sweep(rate=G.search("im_rate", "go", 32000.0, rerun_at=G.GRID[10]) + G.search("im_rate", "erlang", 8000.0))
+    P = processed_from(recs, tmp_path)
+    re = parts_v5.reruns_table(P)
+    assert len(re) == 1 and re["rerun_reason"].iloc[0] == "interfered" and re["row"].iloc[0] == "Go"
+    runs = parts_v5.runs_table(P)
+    grid = runs[(runs["search"] == "im_rate") & (runs["phase"] != "scout") & runs["final"]]
+    assert (grid.groupby(["row", "step"]).size() == 3).all()  # three final runs a replicated step
+    assert tables_v5.rates(P)["go"]["value"] == pytest.approx(32000)  # the re-run's final attempt counts
+
+
+@pytest.mark.parametrize(
+    "held, expected, results",
+    [
+        ({"scala_akka": 19000, "go": 9000, "erlang": 12000}, SUPPORTED, [YES, YES]),
+        ({"scala_akka": 9000, "go": 12000, "erlang": 5000}, CONTRADICTED, [NO, YES]),  # Go > 1.1 x Akka
+        ({"scala_akka": 9000, "go": 10000, "erlang": 5000}, INCONCLUSIVE, [UNCLEAR, YES]),  # 9,514 / 8,724: < 1.1
+        ({"scala_akka": 12000, "go": 19000, "erlang": 5000}, CONTRADICTED, [NO, YES]),  # any Go >= 19,000 is above
+        ({"scala_akka": 19000, "go": 19000, "erlang": 5000}, INCONCLUSIVE, [UNCLEAR, YES]),  # both 'at least'
+    ],
+)
+def test_im2_by_the_count_within_the_128_mib_cap(tmp_path, held, expected, results):
+    v = judge(G.sweep(memory_held=held), "IM2", tmp_path)
+    assert v.verdict == expected and list(v.evidence["result"]) == results
+
+
+def test_im2s_table_shows_both_caps_and_live_bytes(whole):
+    t = parts_v5.memory_table(whole).set_index("server")
+    assert t.loc["Scala/Akka", "held_at_128MiB"] == "at least 19,000" and "held_at_256MiB" in t
+    assert t.loc["Go", "live_bytes_per_client"] == pytest.approx(6000, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    "chaos_rate, lost, control, expected, results",
+    [
+        (16000.0, {}, 5, SUPPORTED, [YES, YES]),
+        (16000.0, {10: 1}, 5, CONTRADICTED, [YES, NO]),  # one message lost at 10 kills/s
+        (16000.0, {1: 2, 100: 9}, 5, SUPPORTED, [YES, YES]),  # shown, not judged: other kill rates
+        (16000.0, {}, 0, INCONCLUSIVE, [YES, UNCLEAR]),  # the control lost nothing: the instrument is blind
+        (8000.0, {}, 5, CONTRADICTED, [NO, YES]),  # kept 0.5 <= 0.64
+        (11314.0, {}, 5, INCONCLUSIVE, [UNCLEAR, YES]),  # kept 0.71: between the regions
+    ],
+)
+def test_im5_kept_and_lost_with_the_positive_control(tmp_path, chaos_rate, lost, control, expected, results):
+    recs = G.sweep(chaos={"erlang": chaos_rate}, lost=lost, control_lost=control)
+    v = judge(recs, "IM5", tmp_path)
+    assert v.verdict == expected and list(v.evidence["result"]) == results
+    if control == 0:
+        assert "control lost no message" in v.comparisons[1].why
+
+
+def test_im5s_table_has_loss_per_kill_and_the_control(whole):
+    t = parts_v5.chaos_table(whole).set_index("server")
+    assert t.loc["Erlang", "kept"] == 1.0 and t.loc["Go", "kept"] == pytest.approx(0.353553)
+    assert t.loc["Go", "lost_per_kill_at_100_per_s"] == pytest.approx(30 / 1500)
+    assert t.loc["Erlang", "control_tripped"] == "yes"
+
+
+def test_fanout_at_saturation(whole):
+    t = parts_v5.fanout_table(whole)
+    go10 = t[(t["row"] == "Go") & (t["channel_size"] == 10)].iloc[0]
+    assert go10["messages_per_s"] == "8,000" and go10["deliveries_per_s"] == pytest.approx(72000)
+
+
+def test_the_section_and_figure_of_a_protocol_5_sweep(whole, monkeypatch):
+    monkeypatch.setattr(report, "paper_scale_verdicts", lambda: {})
+    blocks = report.section(whole)
+    text = "\n".join(b for b in blocks if isinstance(b, str))
+    assert "Protocol 5's design" in text and "draft, not frozen" in text and "certified capacity" in text
+    assert sum(isinstance(b, pd.DataFrame) for b in blocks) >= 7 and "**Re-runs**: none." in text
+    per = report.per_server(whole).set_index("server")
+    assert per.loc["Go", "rate_at_10ms"] == "32,000" and per.loc["Erlang", "chaos_kept"] == 1.0
+    fig = figures.draw("fig_im5_search", whole, save_files=False)
+    assert fig is not None
+    plt.close(fig)
+
+
+def test_a_protocol_3_sweep_is_read_as_before(tmp_path):
+    P = processed_from(F.sweep(), tmp_path)
+    assert not design.is_v5(P)
+    assert figures.draw("fig_im5_search", P, save_files=False) is None
+    v = {x.id: x for x in check_all(P, ids={"IM2", "IM4"})}
+    assert not any(claims_v5.RULES in c.extra for x in v.values() for c in x.comparisons)
