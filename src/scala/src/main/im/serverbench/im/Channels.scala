@@ -2,119 +2,163 @@ package serverbench.im
 
 import java.util.concurrent.ConcurrentHashMap
 
-import serverbench.Rt.{Actor, ActorRef, ByteString, Props}
+import serverbench.Rt.{ActorRef, ByteString, Props, Terminated}
 
-/** The channels (docs/im.md): one actor per channel holding its members in joining order and
-  * doing the fan-out. The Channels actor creates them and counts each one's members: every
-  * JOIN, PART and a leaving client's goodbye pass through it on their way, so that a channel
-  * whose last member leaves is stopped and forgotten with no JOIN in flight to it. A
-  * channel PRIVMSG goes from the member's connection to the channel directly. `table`
-  * (written by the Channels actor alone) tells connections whether a channel exists (403
-  * against 442 / 404). Replies the asking client must see before its next lines (a JOIN's
-  * echo and names, a PART's echo, the peers to relay a NICK or QUIT to) come back to it as
-  * one message, which its connection actor waits for. */
+/** The channels (docs/im.md): one actor per channel doing the fan-out of its PRIVMSGs, under
+  * the Channels actor, which keeps every channel's membership (the registry; members in
+  * joining order with their nicks) and answers JOIN, PART, NICK's and a leaving client's
+  * requests itself. So a channel that chaos kills is succeeded by a fresh actor given the
+  * membership back (its members are still connected), and what dies with the victim is only
+  * its queued PRIVMSGs (counted), never a request a client waits for. All requests of a
+  * client reach Channels in its order and are answered by this one actor, so a client sees
+  * its replies in the order of its commands (JOIN #a,#b answers #a first). `table` (written
+  * by Channels alone) gives connections each channel's Proc and tells them whether a
+  * channel exists (403 against 442 / 404). Channels watches every member, so a connection
+  * that ends without leaving (crashed, killed) leaves its channels and its QUIT is relayed. */
 object Channels {
   // tag: the asking connection's request, echoed in the answer (Conn.Replies)
-  final case class Join(tag: Int, key: String, name: String, client: ActorRef, nick: String, prefix: String)
-  final case class Part(tag: Int, key: String, client: ActorRef, line: ByteString)
-  final case class Leave(tag: Int, key: String, client: ActorRef)
+  final case class Join(tag: Int, key: String, name: String, client: Proc, nick: String, prefix: String)
+  final case class Part(tag: Int, key: String, client: Proc, line: ByteString)
+  /** Lines answered in turn with the other requests of the command (an error numeric). */
+  final case class Echo(tag: Int, client: Proc, lines: Vector[ByteString])
+  /** The client's new nick; answered with the peers of all its channels. */
+  final case class Renamed(tag: Int, client: Proc, nick: String, prefix: String)
+  /** Out of every channel; answered with the peers to relay the QUIT to. */
+  final case class LeaveAll(tag: Int, client: Proc)
 
-  def props(table: ConcurrentHashMap[String, ActorRef], c: Counters, limits: Limits): Props =
-    Props(new Channels(table, c, limits))
+  final case class Member(nick: String, prefix: String)
+  final class State(val name: String, val proc: Proc) {
+    val members = scala.collection.mutable.LinkedHashMap.empty[Proc, Member]
+  }
+
+  def props(table: ConcurrentHashMap[String, Proc], c: Counters, limits: Limits, live: Chaos.Live): Props =
+    Props(new Channels(table, c, limits, live))
 }
 
-final class Channels(table: ConcurrentHashMap[String, ActorRef], c: Counters, limits: Limits) extends Actor {
+final class Channels(table: ConcurrentHashMap[String, Proc], c: Counters, limits: Limits, live: Chaos.Live)
+    extends serverbench.Rt.Actor {
   import Channels._
 
-  private val members = scala.collection.mutable.HashMap.empty[String, Int]
+  private val chans = scala.collection.mutable.HashMap.empty[String, State]
+  private val byClient = scala.collection.mutable.HashMap.empty[Proc, Set[String]]
+  private val byRef = scala.collection.mutable.HashMap.empty[ActorRef, Proc]
+  private val keyOf = scala.collection.mutable.HashMap.empty[Proc, String]
+
+  private def spawn(p: Proc, members: Iterable[Proc]): Unit =
+    p.start(i => context.actorOf(Props(new Channel(c, i, members))))
 
   def receive: Receive = {
     case Join(tag, k, name, client, nick, prefix) =>
-      val ch = Option(table.get(k)).getOrElse {
-        val ref = context.actorOf(Props(new Channel(k, name, c, limits)))
-        table.put(k, ref)
-        ref
+      val st = chans.getOrElseUpdate(k, {
+        val p = new Proc(Chaos.ChannelKind, c)
+        spawn(p, Nil)
+        table.put(k, p)
+        live.procs.add(p)
+        keyOf(p) = k
+        new State(name, p)
+      })
+      if (!st.members.contains(client)) {
+        val line = Proto.fromUser(prefix, "JOIN", Seq(st.name), None)
+        st.members.keysIterator.foreach(_.tell(Conn.Deliver(line)))
+        st.members(client) = Member(nick, prefix)
+        st.proc.tell(Channel.Add(client))
+        member(client, k)
+        client.tell(Conn.Replies(tag, line +: names(st, nick), Nil))
+      } else client.tell(Conn.Replies(tag, Vector.empty, Nil))
+    case Part(tag, k, client, line) =>
+      chans.get(k).filter(_.members.contains(client)).foreach { st =>
+        st.members.keysIterator.filter(_ != client).foreach(_.tell(Conn.Deliver(line)))
+        remove(k, st, client)
       }
-      members(k) = members.getOrElse(k, 0) + 1
-      ch ! Channel.Join(tag, client, nick, prefix)
-    case Part(tag, k, client, line) => leave(k, Channel.Part(tag, client, line))
-    case Leave(tag, k, client) => leave(k, Channel.Leave(tag, client))
+      client.tell(Conn.Replies(tag, Vector(line), Nil))
+    case Echo(tag, client, lines) => client.tell(Conn.Replies(tag, lines, Nil))
+    case Renamed(tag, client, nick, prefix) =>
+      val ks = byClient.getOrElse(client, Set.empty)
+      ks.foreach(k => chans(k).members(client) = Member(nick, prefix))
+      client.tell(Conn.Replies(tag, Vector.empty, peers(client, ks)))
+    case LeaveAll(tag, client) => client.tell(Conn.Replies(tag, Vector.empty, leaveAll(client)))
+    case Terminated(ref) => // a member ended without leaving (killed, crashed): leave for it
+      byRef.remove(ref).foreach { client =>
+        val prefix = byClient.getOrElse(client, Set.empty).headOption.flatMap(k => chans(k).members.get(client))
+          .map(_.prefix)
+        val to = leaveAll(client)
+        prefix.foreach { p =>
+          val line = Proto.fromUser(p, "QUIT", Nil, Some("Connection closed"))
+          to.foreach(_.tell(Conn.Deliver(line)))
+        }
+      }
+    case Chaos.Respawn(p, inc) => // a victim's successor, given the membership back
+      keyOf.get(p).flatMap(chans.get).foreach { st =>
+        inc.open(context.actorOf(Props(new Channel(c, inc, st.members.keys))))
+        c.channelsRestarted.increment()
+      }
   }
 
-  private def leave(k: String, msg: Any): Unit = Option(table.get(k)) match {
-    case Some(ch) =>
-      ch ! msg
-      val n = members.getOrElse(k, 1) - 1
-      if (n > 0) members(k) = n
-      else {
-        members.remove(k)
-        table.remove(k, ch)
-        ch ! Channel.Retire // after msg: the channel answers it first
-      }
-    case None => msg match { // a channel already gone: answer for it
-        case Channel.Part(tag, client, line) => client ! Conn.Replies(tag, Vector(line), Nil)
-        case Channel.Leave(tag, client) => client ! Conn.Replies(tag, Vector.empty, Nil)
-        case _ => ()
-      }
+  private def member(client: Proc, k: String): Unit = {
+    if (!byClient.contains(client)) { context.watch(client.cur.ref); byRef(client.cur.ref) = client }
+    byClient(client) = byClient.getOrElse(client, Set.empty) + k
   }
-}
 
-object Channel {
-  final case class Join(tag: Int, client: ActorRef, nick: String, prefix: String)
-  final case class Part(tag: Int, client: ActorRef, line: ByteString)
-  final case class Leave(tag: Int, client: ActorRef)
-  final case class Msg(client: ActorRef, line: ByteString)
-  /** The client's new nick (for the names list); it is answered with the other members. */
-  final case class Renamed(tag: Int, client: ActorRef, nick: String)
-  case object Retire
-}
+  private def peers(client: Proc, ks: Set[String]): List[Proc] =
+    ks.iterator.flatMap(k => chans(k).members.keysIterator).filter(_ != client).toSet.toList
 
-final class Channel(key: String, name: String, c: Counters, limits: Limits) extends Actor {
-  import Channel._
+  private def leaveAll(client: Proc): List[Proc] = {
+    val ks = byClient.getOrElse(client, Set.empty)
+    val to = peers(client, ks)
+    ks.foreach(k => remove(k, chans(k), client))
+    to
+  }
 
-  private val members = scala.collection.mutable.LinkedHashMap.empty[ActorRef, String] // client -> nick
-
-  private def others(client: ActorRef): List[ActorRef] = members.keysIterator.filter(_ != client).toList
-
-  def receive: Receive = {
-    case Join(tag, client, nick, prefix) =>
-      if (!members.contains(client)) {
-        val line = Proto.fromUser(prefix, "JOIN", Seq(name), None)
-        members(client) = nick
-        others(client).foreach(_ ! Conn.Deliver(line))
-        client ! Conn.Replies(tag, line +: names(nick), Nil, Some(key -> self))
-      } else client ! Conn.Replies(tag, Vector.empty, Nil, Some(key -> self))
-    case Part(tag, client, line) =>
-      members.remove(client)
-      members.keysIterator.foreach(_ ! Conn.Deliver(line))
-      client ! Conn.Replies(tag, Vector(line), Nil)
-    case Leave(tag, client) =>
-      members.remove(client)
-      client ! Conn.Replies(tag, Vector.empty, members.keysIterator.toList)
-    case Msg(client, line) =>
-      if (members.contains(client)) {
-        val to = others(client)
-        to.foreach(_ ! Conn.Deliver(line))
-        c.channelDeliveries.add(to.size.toLong)
-      }
-    case Renamed(tag, client, nick) =>
-      if (members.contains(client)) members(client) = nick
-      client ! Conn.Replies(tag, Vector.empty, others(client))
-    case Retire => context.stop(self)
+  /** The client out of channel k; a channel left empty is stopped and forgotten. */
+  private def remove(k: String, st: State, client: Proc): Unit = {
+    st.members.remove(client)
+    byClient.get(client).foreach(ks => if (ks.size > 1) byClient(client) = ks - k else byClient.remove(client))
+    if (st.members.isEmpty) {
+      chans.remove(k)
+      table.remove(k, st.proc)
+      live.procs.remove(st.proc)
+      keyOf.remove(st.proc)
+      Option(st.proc.cur.ref).foreach(context.stop) // none: chaos's successor, not yet made
+    } else st.proc.tell(Channel.Remove(client))
   }
 
   /** 353 lines (split to fit a line) and 366, addressed to the joiner. */
-  private def names(nick: String): Vector[ByteString] = {
-    val room = limits.lineMaxBytes - (limits.serverName.length + nick.length + name.length + 16)
+  private def names(st: State, nick: String): Vector[ByteString] = {
+    val room = limits.lineMaxBytes - (limits.serverName.length + nick.length + st.name.length + 16)
     val groups = Vector.newBuilder[String]
     val cur = new StringBuilder
-    for (n <- members.valuesIterator) {
+    for (m <- st.members.valuesIterator; n = m.nick) {
       if (cur.nonEmpty && cur.length + 1 + n.length > room) { groups += cur.toString; cur.clear() }
       if (cur.nonEmpty) cur.append(' ')
       cur.append(n)
     }
     if (cur.nonEmpty) groups += cur.toString
-    groups.result().map(g => Proto.numeric(353, nick, Seq("=", name, g), limits)) :+
-      Proto.numeric(366, nick, Seq(name, "End of NAMES list"), limits)
+    groups.result().map(g => Proto.numeric(353, nick, Seq("=", st.name, g), limits)) :+
+      Proto.numeric(366, nick, Seq(st.name, "End of NAMES list"), limits)
+  }
+}
+
+object Channel {
+  final case class Add(client: Proc) extends Counted
+  final case class Remove(client: Proc) extends Counted
+  final case class Msg(client: Proc, line: ByteString) extends Counted
+}
+
+/** One channel's fan-out: its members (a copy kept in step by Channels) in joining order. */
+final class Channel(c: Counters, protected val inc: Incarnation, initial: Iterable[Proc]) extends Tracked {
+  import Channel._
+
+  protected def counters: Counters = c
+  private val members = scala.collection.mutable.LinkedHashSet.empty[Proc] ++= initial
+
+  def receive: Receive = {
+    case Msg(client, line) =>
+      if (members.contains(client)) {
+        var n = 0L
+        members.foreach(m => if (m ne client) { m.tell(Conn.Deliver(line)); n += 1 })
+        c.channelDeliveries.add(n)
+      }
+    case Add(client) => members += client
+    case Remove(client) => members -= client
   }
 }

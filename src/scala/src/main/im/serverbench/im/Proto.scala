@@ -62,7 +62,7 @@ object Proto {
   /** ":server NNN target p1 ... :last\r\n"; the last parameter as a trailing one. */
   def numeric(code: Int, target: String, params: Seq[String], l: Limits): ByteString = {
     val sb = new java.lang.StringBuilder(64)
-    sb.append(':').append(l.serverName).append(' ').append(f"$code%03d").append(' ').append(target)
+    sb.append(':').append(l.serverName).append(' ').append((1000 + code).toString, 1, 4).append(' ').append(target)
     params.zipWithIndex.foreach { case (p, i) =>
       sb.append(if (i == params.length - 1) " :" else " ").append(p)
     }
