@@ -12,6 +12,7 @@ window's CPU share and validity) and the load average.
 usage: measure_cost.py SERVER_COMMAND... -- [--rates 5000,20000] [--repeats 3]
          [--clients 1000] [--duration-s 10] [--generator PATH]
 e.g.   src/im_loadgen/measure_cost.py src/go/bin/serverbench -- --rates 5000,20000
+       src/im_loadgen/measure_cost.py src/im_loadgen/bin/serverbench-im-loadgen -- --rates 100000  (the sink)
        src/im_loadgen/measure_cost.py src/ircd/serverbench-ircd ngircd -- --rates 5000
 
 Standard library only. Bounded in time: each generator run is killed after its schedule
@@ -134,6 +135,14 @@ def one_run(args, server_cmd: list[str], rate: float, seed: int) -> dict:
             "server_us": (win[-1][2] - win[0][2]) / msgs * 1e6,
             "gen_record_us": m["client_cpu_share"] * m["schedule_s"] / max(m["messages_sent"], 1) * 1e6,
             "share": m["client_cpu_share"],
+            # the busy-polling generator's CPU is all its wall time: its work is its loop's
+            # busy time (absent from an older generator's record: nan)
+            "gen_busy_us": (m.get("client_busy_per_message_s") or float("nan"))
+            * (m["messages_sent"] + m["messages_delivered"])
+            / max(m["messages_sent"], 1)
+            * 1e6,
+            "busy": m.get("client_busy_share", float("nan")),
+            "late_p99_ms": (m.get("read_lateness_p99_s") or 0) * 1e3,
             "slip_p99_ms": (m["schedule_slip_p99_s"] or 0) * 1e3,
             "ok": rec["validation"]["ok"],
             "reason": rec["validation"]["reason"],
@@ -173,10 +182,13 @@ def main(argv: list[str]) -> int:
                 f"  rate {rate:>8.0f}: "
                 + " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items())
             )
-        med = {k: statistics.median(r[k] for r in runs) for k in ("gen_us", "server_us", "gen_record_us", "share")}
+        keys = ("gen_us", "server_us", "gen_record_us", "share", "gen_busy_us", "busy", "slip_p99_ms", "late_p99_ms")
+        med = {k: statistics.median(r[k] for r in runs) for k in keys}
         print(
-            f"median rate {rate:.0f}/s: generator {med['gen_us']:.2f} us/msg (record {med['gen_record_us']:.2f}),"
-            f" server {med['server_us']:.2f} us/msg, generator CPU share {med['share']:.3f};"
+            f"median rate {rate:.0f}/s: generator {med['gen_us']:.2f} us/msg (record {med['gen_record_us']:.2f},"
+            f" busy {med['gen_busy_us']:.2f}), server {med['server_us']:.2f} us/msg, generator CPU share"
+            f" {med['share']:.3f}, busy share {med['busy']:.3f}, slip p99 {med['slip_p99_ms']:.3f} ms,"
+            f" read lateness p99 {med['late_p99_ms']:.3f} ms, valid {sum(r['ok'] for r in runs)}/{len(runs)};"
             f" load average {os.getloadavg()[0]:.2f}"
         )
     return 0

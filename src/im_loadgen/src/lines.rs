@@ -132,6 +132,7 @@ mod tests {
             timeout_s: 1.0,
             port: 1,
             login_concurrency: 1,
+            ks_gaps: 10,
         })
     }
 

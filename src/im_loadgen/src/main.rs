@@ -1,6 +1,8 @@
 //! serverbench's IM load generator (docs/im.md): `serverbench-im-loadgen im client ...`
 //! connects IRC clients to a server on 127.0.0.1 and measures it in one of four modes,
 //! then prints one JSON record (spec/native-record.schema.json, $defs.im_client).
+//! `serverbench-im-loadgen im server ...` is the null sink (sink.rs): the least server the
+//! generator's modes need, against which a sweep certifies the generator's capacity.
 
 // the record's json! literal has more fields than serde_json's macro recurses through by default
 #![recursion_limit = "256"]
@@ -10,10 +12,14 @@ mod conn;
 mod irc;
 mod lines;
 mod os;
+mod pace;
 mod record;
 mod run;
 mod send;
 mod setup;
+mod sink;
+mod sink_conn;
+mod stats;
 mod track;
 
 #[cfg(test)]
@@ -89,15 +95,26 @@ pub fn setup_of(spec: &serde_json::Value, p: &BTreeMap<String, Val>) -> Result<S
         } else {
             int(p, "setup_concurrency") as usize
         },
+        ks_gaps: cli::im_number(spec, "inter_send_ks_gaps") as usize,
     })
 }
 
+/// What a run asks for: the generator's setup (role client) or the sink's (role server).
+pub enum Job {
+    Client(Setup),
+    Server(sink::SinkSetup),
+}
+
 /// What main does before anything touches the network: the parsed action, or a usage error.
-pub fn command_line(spec: &serde_json::Value, args: &[String]) -> Result<(Action, Option<Setup>), String> {
+pub fn command_line(spec: &serde_json::Value, args: &[String]) -> Result<(Action, Option<Job>), String> {
     match cli::parse(spec, args)? {
         Action::Run { role, variant, params } => {
-            let setup = setup_of(spec, &params)?;
-            Ok((Action::Run { role, variant, params }, Some(setup)))
+            let job = if role == "server" {
+                Job::Server(sink::setup_of(&params)?)
+            } else {
+                Job::Client(setup_of(spec, &params)?)
+            };
+            Ok((Action::Run { role, variant, params }, Some(job)))
         }
         other => Ok((other, None)),
     }
@@ -122,13 +139,26 @@ fn main() {
             print!("{}", cli::usage(&spec));
             exit(EXIT_OK);
         }
-        (Action::Run { variant, params, .. }, Some(setup)) => (variant, params, setup),
+        (Action::Run { variant, params, .. }, Some(Job::Client(setup))) => (variant, params, setup),
+        (Action::Run { variant, params, .. }, Some(Job::Server(setup))) => {
+            exit(match sink::serve(&variant, &params, setup) {
+                Ok(()) => EXIT_OK,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    EXIT_INVALID
+                }
+            })
+        }
         (Action::Run { .. }, None) => unreachable!("a run always has its setup"),
     };
+    let level = cli::im_number(&spec, "latency_p99_ci_level");
     let limits = record::Limits {
-        cpu_share: cli::im_number(&spec, "generator_cpu_limit"),
-        cpu_min_window_s: cli::im_number(&spec, "generator_cpu_min_window_s"),
+        busy_share: cli::im_number(&spec, "generator_busy_limit"),
         slip_s: cli::im_number(&spec, "schedule_slip_limit_s"),
+        read_lateness_s: cli::im_number(&spec, "read_lateness_limit_s"),
+        p99_ci_level: level,
+        p99_ci_min: stats::min_samples(0.99, level),
+        ks_alpha: cli::im_number(&spec, "inter_send_ks_alpha"),
     };
     os::raise_open_files();
     let mode = setup.mode;

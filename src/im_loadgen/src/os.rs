@@ -1,7 +1,7 @@
-//! The few system calls the generator makes outside mio: the monotonic clock (the one the
-//! schedule, the latencies and the poll's timeout share), the poll's wait to the nanosecond
-//! (epoll_wait's own timeout counts whole milliseconds), the process's CPU time, and the
-//! open-file limit.
+//! The few system calls the generator and the sink make outside mio: the monotonic clock
+//! (the one the schedule, the latencies and the poll's timeout share), the poll's wait to
+//! the nanosecond (epoll_wait's own timeout counts whole milliseconds; the generator waits
+//! 0 ns, it busy-polls), the process's CPU time and resident memory, and the open-file limit.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -21,6 +21,16 @@ pub fn cpu_s() -> (f64, f64) {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     (s(ru.ru_utime), s(ru.ru_stime))
+}
+
+/// How many times this process was preempted (getrusage's involuntary context switches):
+/// a busy-polling generator never sleeps, so each one is the scheduler running something
+/// else on its CPU.
+pub fn involuntary_switches() -> u64 {
+    // SAFETY: rusage is plain data; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_nivcsw as u64
 }
 
 /// Raises the soft open-file limit to the hard one (one socket per client).
@@ -83,4 +93,15 @@ pub fn wait(epfd: RawFd, events: &mut [libc::epoll_event], deadline_ns: Option<u
 pub fn precise_timers() {
     // SAFETY: plain prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Resident memory in bytes (/proc/self/statm's second field x the page size): what the
+/// sink's MEMORY answers (it has no collector; its heap is what it holds).
+pub fn rss_bytes() -> u64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
+        .unwrap_or(0);
+    // SAFETY: sysconf with a valid name.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
 }

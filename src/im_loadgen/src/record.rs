@@ -1,9 +1,12 @@
 //! The one JSON record of a run (spec/native-record.schema.json, $defs.im_client) and the
 //! validity rule: the run is invalid when the generator, not the server, may have set the
-//! pace (its CPU share of the measured window at or above generator_cpu_limit, or its
-//! schedule slip p99 above schedule_slip_limit_s), or when a phase before the schedule did
-//! not finish. Lost messages are counted, not judged here: whether a loss is the server's
-//! failure depends on the server's chaos setting, which the analysis knows.
+//! pace (its loop's busy share of the measured window at or above generator_busy_limit, its
+//! schedule slip p99 above schedule_slip_limit_s, or its read lateness p99 above
+//! read_lateness_limit_s: pace.rs), when a phase before the schedule did not finish, or when
+//! too few latencies were timed for the p99's interval (stats.rs). Lost messages are
+//! counted, not judged here: whether a loss is the server's failure depends on the server's
+//! chaos setting, which the analysis knows. The inter-send gaps' KS test is recorded, not
+//! judged (docs/im.md says why).
 
 use crate::cli::{LANGUAGE, Val};
 use crate::run::Outcome;
@@ -23,13 +26,15 @@ pub fn version() -> Value {
     json!({"program": PROGRAM, "program_version": PROGRAM_VERSION, "language": LANGUAGE, "runtime": runtime()})
 }
 
-/// The spec's two limits the validity rule applies.
+/// The spec's limits the validity rule applies, and the self-checks' settings.
 pub struct Limits {
-    pub cpu_share: f64,
-    /// the shortest window the CPU share judges: the kernel may count CPU time in ticks
-    /// (4-10 ms), so a share over a few milliseconds (a small login) says nothing
-    pub cpu_min_window_s: f64,
+    pub busy_share: f64,
     pub slip_s: f64,
+    pub read_lateness_s: f64,
+    /// the p99's interval's level (0.95), and the fewest latencies that have one
+    pub p99_ci_level: f64,
+    pub p99_ci_min: u64,
+    pub ks_alpha: f64,
 }
 
 fn quantile_s(h: &Histogram<u64>, q: f64) -> Value {
@@ -40,19 +45,19 @@ fn quantile_s(h: &Histogram<u64>, q: f64) -> Value {
     }
 }
 
-/// Why the run is invalid, or None: a setup that did not finish first (no schedule ran),
-/// then the generator's two limits.
+fn p99_s(h: &Histogram<u64>) -> f64 {
+    if h.is_empty() {
+        0.0
+    } else {
+        h.value_at_quantile(0.99) as f64 * 1e-9
+    }
+}
+
+/// Why the run is invalid, or None: a setup that did not finish (alone: no schedule ran),
+/// else every rule broken, joined by "; ": the generator's three limits first (so that a
+/// run the generator limited has a reason starting with "generator"), then the latency
+/// sample's size.
 pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) -> Option<String> {
-    let share = if o.window_s > 0.0 {
-        o.window_cpu_s / o.window_s
-    } else {
-        0.0
-    };
-    let slip_p99 = if o.slip_ns.is_empty() {
-        0.0
-    } else {
-        o.slip_ns.value_at_quantile(0.99) as f64 * 1e-9
-    };
     let needs_all = matches!(mode, Mode::Latency | Mode::Fanout);
     if needs_all && o.registered < clients {
         return Some(format!(
@@ -66,19 +71,35 @@ pub fn invalid_reason(mode: Mode, clients: usize, o: &Outcome, limits: &Limits) 
             o.joined, o.registered
         ));
     }
-    if o.window_s >= limits.cpu_min_window_s && share >= limits.cpu_share {
-        return Some(format!(
-            "generator CPU share {share:.3} of the measured window >= generator_cpu_limit {}: the generator may have set the pace",
-            limits.cpu_share
+    let mut why = Vec::new();
+    if o.busy_share >= limits.busy_share {
+        why.push(format!(
+            "generator busy share {:.3} of the measured window >= generator_busy_limit {}: the generator may have set the pace",
+            o.busy_share, limits.busy_share
         ));
     }
+    let slip_p99 = p99_s(&o.slip_ns);
     if slip_p99 > limits.slip_s {
-        return Some(format!(
+        why.push(format!(
             "generator schedule slip p99 {slip_p99:.6} s > schedule_slip_limit_s {}: sends left late",
             limits.slip_s
         ));
     }
-    None
+    let late_p99 = p99_s(&o.lateness_ns);
+    if late_p99 > limits.read_lateness_s {
+        why.push(format!(
+            "generator read lateness p99 {late_p99:.6} s > read_lateness_limit_s {}: arrivals read late",
+            limits.read_lateness_s
+        ));
+    }
+    let timed = o.ledger.latency_ns.len();
+    if needs_all && timed < limits.p99_ci_min {
+        why.push(format!(
+            "latency sample too small: {timed} latencies timed, the p99's {} interval needs {}",
+            limits.p99_ci_level, limits.p99_ci_min
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 fn param_json(v: &Val) -> Value {
@@ -111,6 +132,21 @@ pub fn record(variant: &str, params: &BTreeMap<String, Val>, mode: Mode, o: &Out
     };
     let deliveries_per_s = match o.schedule_s {
         Some(t) if t > 0.0 => json!(l.delivered as f64 / t),
+        _ => Value::Null,
+    };
+    let ci = crate::stats::quantile_ranks(l.latency_ns.len(), 0.99, limits.p99_ci_level);
+    let ci_s = |k: Option<u64>| {
+        k.map_or(Value::Null, |k| {
+            json!(crate::stats::nth_value(&l.latency_ns, k) as f64 * 1e-9)
+        })
+    };
+    let ks = o
+        .gaps
+        .as_ref()
+        .filter(|_| params_text(params, "schedule") == "poisson")
+        .and_then(|g| crate::stats::ks_exponential(&g.gaps_ns, params_num(params, "rate_per_s"), limits.ks_alpha));
+    let busy_per_message = match o.messaging_busy_s {
+        Some(b) if o.sent + l.delivered > 0 => json!(b / (o.sent + l.delivered) as f64),
         _ => Value::Null,
     };
     let latency_mean = if l.latency_ns.is_empty() {
@@ -155,8 +191,23 @@ pub fn record(variant: &str, params: &BTreeMap<String, Val>, mode: Mode, o: &Out
             "client_cpu_system_s": s,
             "client_cpu_share": share,
             "client_cpu_per_message_s": per_message,
-            "generator_cpu_limit": limits.cpu_share,
+            "client_involuntary_switches": crate::os::involuntary_switches(),
+            "client_busy_share": o.busy_share,
+            "client_busy_per_message_s": busy_per_message,
+            "generator_busy_limit": limits.busy_share,
             "schedule_slip_limit_s": limits.slip_s,
+            "read_lateness_p99_s": quantile_s(&o.lateness_ns, 0.99),
+            "read_lateness_max_s": quantile_s(&o.lateness_ns, 1.0),
+            "read_lateness_limit_s": limits.read_lateness_s,
+            "latency_p99_ci_low_s": ci_s(ci.map(|c| c.0)),
+            "latency_p99_ci_high_s": ci_s(ci.map(|c| c.1)),
+            "latency_p99_ci_level": limits.p99_ci_level,
+            "latency_p99_ci_min_deliveries": limits.p99_ci_min,
+            "inter_send_ks_d": ks.map(|k| k.0),
+            "inter_send_ks_gaps": ks.map_or(0, |k| k.1),
+            "inter_send_ks_critical": ks.map(|k| k.2),
+            "inter_send_ks_alpha": limits.ks_alpha,
+            "inter_send_ks_ok": ks.map(|k| k.0 <= k.2),
             "warmup_messages_scheduled": o.warmup_scheduled,
             "warmup_messages_sent": o.warmup_sent,
             "warmup_deliveries_expected": l.warmup_expected,
@@ -171,5 +222,20 @@ fn params_clients(params: &BTreeMap<String, Val>) -> usize {
     match params.get("clients") {
         Some(Val::Int(n)) => *n as usize,
         _ => 0,
+    }
+}
+
+fn params_text<'a>(params: &'a BTreeMap<String, Val>, k: &str) -> &'a str {
+    match params.get(k) {
+        Some(Val::Text(t)) => t,
+        _ => "",
+    }
+}
+
+fn params_num(params: &BTreeMap<String, Val>, k: &str) -> f64 {
+    match params.get(k) {
+        Some(Val::Num(x)) => *x,
+        Some(Val::Int(i)) => *i as f64,
+        _ => 0.0,
     }
 }

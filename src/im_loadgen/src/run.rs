@@ -2,13 +2,17 @@
 //! (at most login_concurrency connecting or registering at once), join the channels
 //! (fanout), then hold them idle (idle), or send on the open-loop schedule and drain
 //! (latency, fanout). Every client answers PING in every phase (what each line does:
-//! lines.rs; the schedule's sends: send.rs).
+//! lines.rs; the schedule's sends: send.rs). The poll never sleeps: the generator's CPU is
+//! its own, so it spins on a poll with a 0 timeout, which sends each event when it is due
+//! and reads each byte soon after it arrives (the loop's clock: pace.rs).
 
 use crate::conn::{Conn, State};
 use crate::irc;
 use crate::lines::{Ctx, Effects};
 use crate::os;
+use crate::pace::{self, Pace};
 use crate::setup::{Mode, Setup};
+use crate::stats::GapSample;
 use crate::track::{Ledger, histogram};
 use hdrhistogram::Histogram;
 use mio::{Interest, Poll, Token, net::TcpStream};
@@ -16,6 +20,8 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 
 const EVENTS: usize = 1024;
+/// One read takes up to this much (a busy receiver's socket may hold many lines).
+const READ_BYTES: usize = 256 * 1024;
 
 /// What happened: the raw counts and clocks the record is made of.
 pub struct Outcome {
@@ -40,6 +46,14 @@ pub struct Outcome {
     pub window_s: f64,
     /// CPU seconds from the measured schedule's start to the drain's end (latency, fanout)
     pub messaging_cpu_s: Option<f64>,
+    /// the loop's busy share of the measured window, and its busy seconds from the measured
+    /// schedule's start to the drain's end (pace.rs)
+    pub busy_share: f64,
+    pub messaging_busy_s: Option<f64>,
+    /// read lateness over the measured window (and the drain)
+    pub lateness_ns: Histogram<u64>,
+    /// the measured sends' achieved gaps (a subsample; stats.rs)
+    pub gaps: Option<GapSample>,
 }
 
 /// The generator: one poll (mio registers the sockets; os::wait reads its events into
@@ -51,6 +65,7 @@ pub struct Gen {
     pub(crate) ctx: Ctx,
     scratch: Vec<u8>,
     addr: SocketAddr,
+    pub(crate) pace: Pace,
 }
 
 impl Gen {
@@ -64,8 +79,9 @@ impl Gen {
             events: vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS],
             conns: (0..n).map(|_| None).collect(),
             ctx: Ctx::new(setup),
-            scratch: vec![0; 64 * 1024],
+            scratch: vec![0; READ_BYTES],
             addr,
+            pace: Pace::new(os::now_ns()),
         })
     }
 
@@ -77,17 +93,28 @@ impl Gen {
             u + s
         };
         let cpu0 = cpu();
+        let login = self.ctx.setup.mode == Mode::Login;
+        self.pace.measuring = login; // the storm is login mode's measured window
+        let busy0 = self.pace.mark();
         self.register_all();
+        self.pace.measuring = false;
         let login_done = os::now_ns();
         let setup = &self.ctx.setup;
         let (mode, duration_ns) = (setup.mode, (setup.duration_s * 1e9) as u64);
         let warmup_ns = (setup.warmup_s * 1e9) as u64;
         let mut out_schedule = (None, 0, 0, histogram(), None, (0, 0));
+        let (mut busy_share, mut messaging_busy_s, mut gaps) = (0.0, None, None);
         let (window_cpu_s, window_s) = match mode {
-            Mode::Login => (cpu() - cpu0, (login_done - start) as f64 * 1e-9),
+            Mode::Login => {
+                busy_share = pace::share(busy0, self.pace.mark());
+                (cpu() - cpu0, (login_done - start) as f64 * 1e-9)
+            }
             Mode::Idle => {
-                let (c, t) = (cpu(), os::now_ns());
+                let (c, t, b) = (cpu(), os::now_ns(), self.pace.mark());
+                self.pace.measuring = true;
                 self.pump_until(t + duration_ns, |_| false);
+                self.pace.measuring = false;
+                busy_share = pace::share(b, self.pace.mark());
                 (cpu() - c, (os::now_ns() - t) as f64 * 1e-9)
             }
             // without every client (and, in fanout, every member) there is no run to measure
@@ -97,13 +124,19 @@ impl Gen {
                 let drain_ns = (self.ctx.setup.drain_s * 1e9) as u64;
                 let s = self.send_schedule(warmup_ns, duration_ns, drain_ns);
                 // the measured window: from the first measured send (the warm-up's end)
-                let (t, c) = s.measured_from.unwrap_or_else(|| (os::now_ns(), cpu()));
+                let (t, c, b) = s
+                    .measured_from
+                    .unwrap_or_else(|| (os::now_ns(), cpu(), self.pace.mark()));
                 let span = (os::now_ns() - t) as f64 * 1e-9;
                 let window = (cpu() - c, span);
+                busy_share = pace::share(b, self.pace.mark());
                 let all_in = |c: &Ctx| {
                     c.ledger.delivered + c.ledger.warmup_delivered >= c.ledger.expected + c.ledger.warmup_expected
                 };
                 self.pump_until(os::now_ns() + drain_ns, all_in);
+                self.pace.measuring = false;
+                messaging_busy_s = Some((self.pace.busy_ns - b.0) as f64 * 1e-9);
+                gaps = Some(s.gaps);
                 let warm = (s.warmup_scheduled, s.warmup_sent);
                 out_schedule = (Some(span), s.scheduled, s.sent, s.slip, Some(cpu() - c), warm);
                 window
@@ -134,6 +167,10 @@ impl Gen {
             window_cpu_s,
             window_s,
             messaging_cpu_s: out_schedule.4,
+            busy_share,
+            messaging_busy_s,
+            lateness_ns: self.pace.lateness_ns,
+            gaps,
         }
     }
 
@@ -205,20 +242,25 @@ impl Gen {
             if done(&self.ctx) || now >= deadline_ns {
                 return;
             }
-            self.turn(Some(deadline_ns));
+            self.turn();
         }
     }
 
-    /// One poll, waiting at most until deadline_ns (CLOCK_MONOTONIC; None: no limit), and
-    /// its events. Readable: data, the peer's end or an error (mio's is_readable or
-    /// is_read_closed); writable: EPOLLOUT.
-    pub(crate) fn turn(&mut self, deadline_ns: Option<u64>) {
-        let n = match os::wait(self.poll.as_raw_fd(), &mut self.events, deadline_ns) {
+    /// One poll that does not wait (a busy poll), and its events; the loop's clock (pace.rs)
+    /// is read on each side of it. Readable: data, the peer's end or an error (mio's
+    /// is_readable or is_read_closed); writable: EPOLLOUT.
+    pub(crate) fn turn(&mut self) {
+        const READ: u32 = (libc::EPOLLIN | libc::EPOLLPRI | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        let start = os::now_ns();
+        self.pace.before_poll(start);
+        let n = match os::wait(self.poll.as_raw_fd(), &mut self.events, Some(start)) {
             Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
             Err(e) => panic!("poll failed: {e}"),
         };
-        const READ: u32 = (libc::EPOLLIN | libc::EPOLLPRI | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        let reads = self.events[..n].iter().filter(|e| e.events & READ != 0).count();
+        self.pace
+            .after_poll(os::now_ns(), n, reads as u64, n == self.events.len());
         for k in 0..n {
             let (bits, token) = (self.events[k].events, self.events[k].u64);
             self.on_ready(token as usize, bits & READ != 0, bits & libc::EPOLLOUT as u32 != 0);

@@ -1,14 +1,17 @@
-//! The open-loop schedule's sends. The poll waits until the next scheduled send (os::wait,
-//! to the nanosecond); then every send due by now is built in its connection's buffer, and
-//! each connection that got one is written once (the due messages of one client go out in
-//! one write; different clients' cannot). Each send's slip (written - scheduled) is booked
-//! after its write. When the generator is late, due sends go out in bursts that yield to
-//! the poll every BURST sends, so that reading never stops while it catches up.
+//! The open-loop schedule's sends. The loop spins on a poll that does not wait, and at each
+//! turn every send due by now is built in its connection's buffer; each connection that got
+//! one is then written once (the due messages of one client go out in one write; different
+//! clients' cannot). Each send's slip (its connection's write's return - scheduled) is
+//! booked after that write; the time its write began goes to the inter-send gaps' sample
+//! (stats.rs): when the generator let it go (a loopback write's own microseconds include
+//! the server's side of the delivery). When the generator is late, due sends go out in bursts that yield to the
+//! poll every BURST sends, so that reading never stops while it catches up.
 
 use crate::irc;
 use crate::os;
 use crate::run::Gen;
 use crate::setup::Mode;
+use crate::stats::GapSample;
 use crate::track::{Schedule, histogram};
 use hdrhistogram::Histogram;
 
@@ -22,7 +25,9 @@ pub struct Sent {
     pub warmup_scheduled: u64,
     pub warmup_sent: u64,
     pub slip: Histogram<u64>,
-    pub measured_from: Option<(u64, f64)>,
+    /// (monotonic ns, CPU seconds, the loop clock's mark) at the first measured send
+    pub measured_from: Option<(u64, f64, (u64, u64))>,
+    pub gaps: GapSample,
 }
 
 impl Gen {
@@ -42,7 +47,11 @@ impl Gen {
             warmup_sent: 0,
             slip: histogram(),
             measured_from: None,
+            gaps: GapSample::new(s.rate_per_s * s.duration_s, s.ks_gaps),
         };
+        // each client's last write's (start, return) in ns: its messages' send time and slip
+        let mut written_at = vec![(0u64, 0u64); senders];
+        let mut in_burst = vec![false; senders];
         let t0 = os::now_ns() + 1_000_000; // a millisecond's lead for the first send
         self.ctx.t0_ns = t0;
         self.ctx.warmup_ns = warmup_ns;
@@ -53,22 +62,26 @@ impl Gen {
         let targets = self.targets();
         // the burst's written-to clients and its measured sends' scheduled times
         let (mut touched, mut measured) = (Vec::with_capacity(BURST), Vec::with_capacity(BURST));
+        let mut send_times = Vec::with_capacity(BURST);
         'schedule: while at(next) < end {
             let mut burst = 0;
             let mut now = os::now_ns();
             while at(next) <= now && now < end + grace_ns {
                 let (i, at_ns, w) = (next.1, at(next), warm(next));
+                self.pace.work();
                 if w {
                     out.warmup_scheduled += 1;
                 } else {
                     if out.measured_from.is_none() {
                         let (u, s) = os::cpu_s();
-                        out.measured_from = Some((now, u + s));
+                        out.measured_from = Some((now, u + s, self.pace.mark()));
+                        self.pace.measuring = true;
                     }
                     out.scheduled += 1;
                 }
                 let queued = self.queue_one(i, &targets, at_ns - t0, w);
-                if queued {
+                if queued && !in_burst[i] {
+                    in_burst[i] = true;
                     touched.push(i);
                 }
                 if w {
@@ -76,7 +89,7 @@ impl Gen {
                 } else {
                     // an unconnected client's event is scheduled, not sent, and its slip booked
                     out.sent += u64::from(queued);
-                    measured.push(at_ns);
+                    measured.push((i, queued, at_ns));
                 }
                 next = schedule.next_event();
                 burst += 1;
@@ -88,22 +101,32 @@ impl Gen {
                 }
             }
             for &i in &touched {
+                let begun = os::now_ns();
                 if self.conns[i].as_mut().is_some_and(|c| c.flush().is_err()) {
                     self.close(i, true);
                 }
+                written_at[i] = (begun, os::now_ns());
+                in_burst[i] = false;
             }
             let written = os::now_ns();
-            for &a in &measured {
-                out.slip.saturating_record((written - a).max(1));
+            for &(i, queued, a) in &measured {
+                // an unconnected client's event: no write, its slip is the burst's end
+                let (begun, t) = if queued { written_at[i] } else { (written, written) };
+                out.slip.saturating_record(t.saturating_sub(a).max(1));
+                if queued {
+                    send_times.push(begun);
+                }
             }
+            // the burst's writes in time order (one client's several messages share one)
+            send_times.sort_unstable();
+            send_times.iter().for_each(|&t| out.gaps.push(t));
+            send_times.clear();
             touched.clear();
             measured.clear();
             if at(next) >= end || now >= end + grace_ns {
                 break 'schedule;
             }
-            // a full burst yields to the poll without waiting; else wait for the next send
-            let deadline = if burst == BURST { written } else { at(next) };
-            self.turn(Some(deadline));
+            self.turn();
         }
         let stop = os::now_ns().max(end + grace_ns);
         while at(next) < end {

@@ -25,4 +25,6 @@ pub struct Setup {
     pub timeout_s: f64,
     pub port: u16,
     pub login_concurrency: usize,
+    /// the inter-send gaps the KS test takes (spec: inter_send_ks_gaps)
+    pub ks_gaps: usize,
 }

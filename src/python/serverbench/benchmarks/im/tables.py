@@ -85,9 +85,10 @@ registry.table(
         search_steps=True,
     )
 )
-# the generator's two reasons for an invalid run (src/im_loadgen/src/record.rs), carried
-# into the run's status_reason by the harness (classify: "...validation failed: <reason>")
-GENERATOR_LIMITED = r"\bgenerator (?:CPU share|schedule slip)"
+# the generator's reasons for an invalid run (src/im_loadgen/src/record.rs; "CPU share" before
+# protocol 5's instrument, "busy share" and "read lateness" since), carried into the run's
+# status_reason by the harness (classify: "...validation failed: <reason>")
+GENERATOR_LIMITED = r"\bgenerator (?:busy share|CPU share|schedule slip|read lateness)"
 
 
 def production() -> tuple[str, ...]:
