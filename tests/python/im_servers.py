@@ -29,7 +29,9 @@ from socket_helpers import _need, make_launcher
 SERVERS = tuple(
     lang
     for lang in contract.languages()
-    if "server" in contract.language_roles(lang, "im") and not contract.language(lang).get("production")
+    if "server" in contract.language_roles(lang, "im")
+    and "client" not in contract.language_roles(lang, "im")  # the generator's null sink: not a server under test
+    and not contract.language(lang).get("production")
 )
 NAME = contract.benchmark("im")["server_name"]
 GUARD_S = 20.0  # only keeps a broken server from hanging a test
@@ -136,7 +138,13 @@ def running(tmp_path, lang: str, **params):
     argv, env = _command(tmp_path, lang, {"port": 0, **params})
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        ev = json.loads(proc.stdout.readline())
+        line = proc.stdout.readline()
+        if not line:  # it refused its command line or died: say why, not a JSON error
+            proc.wait(timeout=GUARD_S)
+            pytest.fail(
+                f"{lang} printed no listening line (exit {proc.returncode}): {proc.stderr.read().decode()[-2000:]}"
+            )
+        ev = json.loads(line)
         assert ev["event"] == "listening" and ev["benchmark"] == "im" and ev["language"] == lang, ev
         yield Server(proc, ev["port"])
     finally:
