@@ -5,13 +5,21 @@
 %% again). Replies that the asking client must see before its next lines (a JOIN's echo
 %% and names, a PART's echo) are returned to it rather than sent, so that its connection
 %% process queues them in order.
+%%
+%% The membership is also kept outside this process, in the members table
+%% ({{ChannelKey, ConnPid}, JoinSeq, Nick}, ordered so one channel's rows are a range),
+%% which this process writes: an incarnation chaos killed is restarted by its supervisor
+%% (sb_im_sup) as a fresh process that reads its members back from it, because they are
+%% still connected. Each member is monitored, so a member that dies leaves the channel.
 -module(sb_im_channel).
 -behaviour(gen_server).
 -export([start_link/3, join/4, part/3, msg/3, peers/3, leave/2]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 -spec start_link(map(), binary(), binary()) -> {ok, pid()}.
-start_link(Ctx, Key, Name) -> gen_server:start_link(?MODULE, {Ctx, Key, Name}, []).
+start_link(Ctx, Key, Name) ->
+    %% high priority only for the start: see sb_im_sup
+    gen_server:start_link(?MODULE, {Ctx, Key, Name}, [{spawn_opt, [{priority, high}]}]).
 
 %% Lines for the joiner (its JOIN echo, 353 names, 366); the others get the JOIN.
 -spec join(pid(), pid(), binary(), iodata()) -> [iodata()].
@@ -33,16 +41,33 @@ peers(Ch, Client, Nick) -> gen_server:call(Ch, {peers, Client, Nick}, infinity).
 -spec leave(pid(), pid()) -> [pid()].
 leave(Ch, Client) -> gen_server:call(Ch, {leave, Client}, infinity).
 
--spec init({map(), binary(), binary()}) -> {ok, map()}.
-init({Ctx, Key, Name}) ->
-    {ok, #{ctx => Ctx, key => Key, name => Name, nicks => #{}, order => []}}.
+%% Each incarnation writes its pid into the channel's entry; `restarting` there (chaos's
+%% mark) means a restart, whose members are read back from the members table. No entry:
+%% the channel was dropped meanwhile, so it does not start.
+-spec init({map(), binary(), binary()}) -> {ok, map()} | ignore.
+init({#{channels := T, members := MT, counters := C} = Ctx, Key, Name}) ->
+    case ets:lookup(T, Key) of
+        [{Key, Prev}] ->
+            true = ets:update_element(T, Key, {2, self()}),
+            Rows = lists:sort(ets:select(MT, [{{{Key, '$1'}, '$2', '$3'}, [], [{{'$2', '$1', '$3'}}]}])),
+            _ = Prev =:= restarting andalso atomics:add(C, sb_im:slot(channels_restarted), 1),
+            [erlang:monitor(process, M) || {_, M, _} <- Rows],
+            process_flag(priority, normal),
+            {ok, #{ctx => Ctx, key => Key, name => Name,
+                   nicks => maps:from_list([{M, N} || {_, M, N} <- Rows]),
+                   order => [M || {_, M, _} <- Rows]}};
+        [] -> ignore
+    end.
 
 -spec handle_call(term(), gen_server:from(), map()) ->
           {reply, term(), map()} | {stop, normal, term(), map()}.
-handle_call({join, C, Nick, Line}, _, #{nicks := N, order := O} = S) ->
+handle_call({join, C, Nick, Line}, _, #{nicks := N, order := O, key := K, ctx := #{members := MT}} = S) ->
     case N of
-        #{C := _} -> {reply, [], S};
+        %% a member asking again: its JOIN reached this incarnation's predecessor, which
+        %% chaos killed before it answered; the answer is given now
+        #{C := _} -> {reply, [Line | names(Nick, S)], S};
         #{} ->
+            true = ets:insert(MT, {{K, C}, erlang:unique_integer([monotonic]), Nick}),
             erlang:monitor(process, C),
             S1 = S#{nicks := N#{C => Nick}, order := O ++ [C]},
             [M ! {send, Line} || M <- O],
@@ -56,8 +81,13 @@ handle_call({part, C, Line}, _, #{nicks := N} = S) ->
             maybe_end([Line], S1);
         #{} -> {reply, [], S}
     end;
-handle_call({peers, C, Nick}, _, #{nicks := N, order := O} = S) ->
-    S1 = case N of #{C := _} -> S#{nicks := N#{C := Nick}}; #{} -> S end,
+handle_call({peers, C, Nick}, _, #{nicks := N, order := O, key := K, ctx := #{members := MT}} = S) ->
+    S1 = case N of
+             #{C := _} ->
+                 true = ets:update_element(MT, {K, C}, {3, Nick}),
+                 S#{nicks := N#{C := Nick}};
+             #{} -> S
+         end,
     {reply, [M || M <- O, M =/= C], S1};
 handle_call({leave, C}, _, S) ->
     S1 = remove(C, S),
@@ -68,8 +98,10 @@ handle_cast({msg, C, Line}, #{nicks := N, order := O, ctx := #{counters := Ctr}}
     case N of
         #{C := _} ->
             Others = [M || M <- O, M =/= C],
-            [M ! {send, Line} || M <- Others],
-            atomics:add(Ctr, sb_im:slot(channel_deliveries), length(Others));
+            %% counted first, as a session does: a kill mid-fan-out never leaves a delivered
+            %% copy uncounted
+            atomics:add(Ctr, sb_im:slot(channel_deliveries), length(Others)),
+            [M ! {send, Line} || M <- Others];
         #{} -> ok
     end,
     {noreply, S}.
@@ -83,7 +115,9 @@ handle_info({'DOWN', _, process, C, _}, S) ->
     end;
 handle_info(_, S) -> {noreply, S}.
 
-remove(C, #{nicks := N, order := O} = S) -> S#{nicks := maps:remove(C, N), order := lists:delete(C, O)}.
+remove(C, #{nicks := N, order := O, key := K, ctx := #{members := MT}} = S) ->
+    true = ets:delete(MT, {K, C}),
+    S#{nicks := maps:remove(C, N), order := lists:delete(C, O)}.
 
 maybe_end(Reply, #{order := [], key := Key, ctx := #{registry := Reg}} = S) ->
     ok = sb_im_registry:drop_channel(Reg, Key, self()),

@@ -1,41 +1,25 @@
-%% @doc The im server's supervisors (docs/im.md): one for the chat sessions, which
-%% restarts a session that was killed (transient: a session ended for good exits
-%% normally and stays ended), one for the channels (temporary: a channel's state is its
-%% members, which a restart could not bring back), and the chaos monkey that kills a
-%% random live session every --chaos-interval-ms, as RD-IM's rhesus does.
+%% @doc The im server's supervisors (docs/im.md): one for the chat sessions, one for the
+%% channels. Both restart a child that was killed (transient: one that ended for good --
+%% a session whose peer left, a channel whose last member left -- exits normally and stays
+%% ended). A channel's restart gets its members back from the members table
+%% (sb_im_channel), since they are still connected. The chaos monkey is sb_im_chaos.
+%%
+%% The supervisors run at high priority, and so does each child's start (sb_im_session,
+%% sb_im_channel): between a kill and the successor's pid in its table, senders find the
+%% entry marked `restarting` and wait (sb_im_registry:live/3); at high priority the restart
+%% is not queued behind every busy connection process, so that wait stays short.
 -module(sb_im_sup).
 -behaviour(supervisor).
--export([start_link/2, init/1, chaos_start/4]).
+-export([start_link/2, init/1]).
 
 -spec start_link(sessions | channels, map()) -> {ok, pid()}.
 start_link(Which, Ctx) -> supervisor:start_link(?MODULE, {Which, Ctx}).
 
 -spec init({sessions | channels, map()}) -> {ok, {supervisor:sup_flags(), [supervisor:child_spec()]}}.
-init({sessions, Ctx}) ->
+init({Which, Ctx}) ->
+    process_flag(priority, high),
     %% The intensity must never stop the supervisor at the chaos rates a run asks for.
     Flags = #{strategy => simple_one_for_one, intensity => 1000000, period => 1},
-    {ok, {Flags, [#{id => session, start => {sb_im_session, start_link, [Ctx]},
-                    restart => transient, shutdown => brutal_kill, type => worker}]}};
-init({channels, Ctx}) ->
-    Flags = #{strategy => simple_one_for_one, intensity => 1000000, period => 1},
-    {ok, {Flags, [#{id => channel, start => {sb_im_channel, start_link, [Ctx]},
-                    restart => temporary, shutdown => brutal_kill, type => worker}]}}.
-
-%% The chaos monkey: every IntervalMs, one live session drawn uniformly from the
-%% session supervisor's children with the seeded stream, killed.
--spec chaos_start(pid(), pos_integer(), non_neg_integer(), atomics:atomics_ref()) -> pid().
-chaos_start(Sup, IntervalMs, Seed, Ctr) ->
-    spawn_link(fun() -> chaos(Sup, IntervalMs, rand:seed_s(exsss, Seed), Ctr) end).
-
-chaos(Sup, IntervalMs, Rand, Ctr) ->
-    receive after IntervalMs -> ok end,
-    Live = [P || {_, P, _, _} <- supervisor:which_children(Sup), is_pid(P)],
-    Rand1 = case Live of
-                [] -> Rand;
-                _ ->
-                    {I, R} = rand:uniform_s(length(Live), Rand),
-                    exit(lists:nth(I, Live), kill),
-                    atomics:add(Ctr, sb_im:slot(sessions_killed), 1),
-                    R
-            end,
-    chaos(Sup, IntervalMs, Rand1, Ctr).
+    Mod = case Which of sessions -> sb_im_session; channels -> sb_im_channel end,
+    {ok, {Flags, [#{id => Which, start => {Mod, start_link, [Ctx]},
+                    restart => transient, shutdown => brutal_kill, type => worker}]}}.

@@ -69,3 +69,10 @@ split_test_() ->
      ?_assertEqual({[], <<>>, true}, sb_im_proto:split_lines(<<Long/binary, "x">>, false, Max)),
      ?_assertEqual({[too_long, {line, <<"NEXT">>}], <<>>, false},
                    sb_im_proto:split_lines(<<"tail\r\nNEXT\r\n">>, true, Max))].
+
+%% Commands are upper-cased in ASCII only: a-z mapped, every other byte (UTF-8 too) kept.
+upper_test_() ->
+    [?_assertEqual(<<"PRIVMSG">>, sb_im_proto:upper(<<"PRIVMSG">>)),
+     ?_assertEqual(<<"PRIVMSG">>, sb_im_proto:upper(<<"PrivMsg">>)),
+     ?_assertEqual(<<"X[]{}1", 16#c3, 16#a9>>, sb_im_proto:upper(<<"x[]{}1", 16#c3, 16#a9>>)),
+     ?_assertEqual({<<"JOIN">>, [<<"#c">>]}, sb_im_proto:parse(<<"join #c">>))].
