@@ -18,13 +18,13 @@ import sys
 
 import pandas as pd
 
-from serverbench import records
 from serverbench.analysis.reading import gap_tables
 from serverbench.errors import UsageError
 from serverbench.harness.cli import refuse_dirty
 from serverbench.harness.planning.profiles import ProfileError, parse_set
 from serverbench.originals import attribution, rounds
 from serverbench.originals.programs import OriginalError
+from serverbench.rawdata import records
 
 
 def main(argv=None) -> int:
@@ -67,7 +67,8 @@ def main(argv=None) -> int:
 def _table_only(sweep_id: str | None) -> int:
     """The attribution table of a recorded sweep, from its raw logs (after a change of the
     attribution code: the committed table must be what the code makes of the raw logs)."""
-    from serverbench import paths, sweepfiles
+    from serverbench import paths
+    from serverbench.rawdata import sweepfiles
 
     folder = paths.raw_dir() / (sweep_id or "")
     if not sweep_id or not sweepfiles.is_sweep(folder):

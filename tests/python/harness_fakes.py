@@ -8,12 +8,13 @@ import os
 import sys
 from pathlib import Path
 
-from serverbench import contract, sweepfiles
+from serverbench import contract
 from serverbench.harness import host_info
 from serverbench.harness.planning import task as task_mod
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import limits
 from serverbench.harness.running.launch import Launcher
+from serverbench.rawdata import sweepfiles
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_serverbench.py")
 LANGS = ("erlang", "go", "scala_akka")

@@ -19,9 +19,10 @@ from contextlib import contextmanager
 import psutil
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
 from serverbench.harness.planning.task import Task
 from serverbench.harness.sockets import run as sockets
+from serverbench.rawdata import records
 from socket_helpers import _need, make_launcher
 
 # our servers (docs/im.md's subset, our record's counters, chaos); the production daemons

@@ -12,10 +12,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
 from serverbench.harness.planning.task import Task
 from serverbench.harness.recording.sweep import FAMILIES
 from serverbench.harness.running.launch import Launcher
+from serverbench.rawdata import records
 
 # every echo_flood server spec/cli.json lists: a new one is tested without touching this file
 SERVERS = tuple(lang for lang in contract.languages() if contract.implements(lang, "echo_flood"))

@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from serverbench import audit_steps
 from serverbench.analysis.auditing import audit
+from serverbench.harness.planning import audit_steps
 
 
 def test_steps_are_fair_paper_and_each_knob_alone():
@@ -229,8 +229,8 @@ def test_a_corrupt_raw_line_is_named_not_skipped(tmp_path):
     """The audit reads a sweep as the processed tables do: a half-written or hand-edited
     line stops it with the file and line named, instead of leaving a run out unseen (which
     would change a paired ratio without a word)."""
-    from serverbench import records
     from serverbench.analysis.reading import synthetic
+    from serverbench.rawdata import records
 
     recs = [
         synthetic.raw_record("spawn", "go", {"processes": 10000}, {"all_ready_s": 1.0 + t}, trial=t) for t in range(3)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
+from serverbench.rawdata import records
 
 
 def test_every_flag_param_is_a_schema_param_and_back():

@@ -19,8 +19,9 @@ from dataclasses import replace
 import psutil
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
 from serverbench.harness.sockets import run as sockets
+from serverbench.rawdata import records
 from socket_helpers import SERVERS, _need, broken_launcher, run, task
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]

@@ -17,13 +17,14 @@ import time
 import psutil
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
 from serverbench.benchmarks.echo_flood import sockets as echo_sockets
 from serverbench.harness.running import pinned
 from serverbench.harness.sockets import accounting as sockets_bytes
 from serverbench.harness.sockets import probe as sockets_probe
 from serverbench.harness.sockets import procfs
 from serverbench.harness.sockets import run as sockets
+from serverbench.rawdata import records
 from socket_helpers import _need, broken_launcher, run, task
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import benchmarks, contract, plugins, protocol, records
+from serverbench import benchmarks, contract, plugins, protocol
 from serverbench.analysis.claims import engine, regime, tables
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.reading import registry, synthetic
 from serverbench.harness.planning import plan as plan_mod
 from serverbench.harness.planning import profiles
+from serverbench.rawdata import records
 
 TOY = {
     "__init__.py": '''

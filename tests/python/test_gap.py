@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from serverbench import records
 from serverbench.analysis.reading import gap_tables
 from serverbench.originals import attribution, programs, rounds, runner
+from serverbench.rawdata import records
 
 HOST = {"hostname": "h", "cpu_model": "cpu", "logical_cpus": 2, "memory_bytes": 1 << 30, "os": "Linux", "kernel": "6"}
 PP = {"message_bytes": 5000, "repetitions": 1000, "payload": "copy"}

@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
 from serverbench.analysis.reading import gap_tables
 from serverbench.originals import attribution, programs, rounds, runner
+from serverbench.rawdata import records
 from test_gap import CPUS, HOST, _cell, _script, _sides
 
 TP = {"pairs": 1, "duration_s": 60.0, "message_bytes": 500, "payload": "copy", "report_every": 10000}

@@ -11,12 +11,13 @@ import time
 import pytest
 
 from harness_fakes import MODE, SMALL, fakes, launcher, lines, spec
-from serverbench import contract, records
+from serverbench import contract
 from serverbench.harness import host_info, last_session, run_sweep
 from serverbench.harness.planning import task as task_mod
 from serverbench.harness.recording import rawlog, sweep
 from serverbench.harness.running import limits
 from serverbench.harness.running.launch import Launcher
+from serverbench.rawdata import records
 
 
 # --- one run: every status ----------------------------------------------------------------

@@ -14,13 +14,14 @@ import pandas as pd
 import pytest
 
 from harness_fakes import LANGS, SMALL, fakes, lines
-from serverbench import cli, contract, protocol, records, sweepfiles
+from serverbench import cli, contract, protocol
 from serverbench.analysis.claims import replication
 from serverbench.harness import load_profile, make_plan
 from serverbench.harness.planning.plan import schedule
 from serverbench.harness.planning.profiles import ProfileError
 from serverbench.harness.recording import rawlog, shards
 from serverbench.harness.recording.sweep import run_sweep
+from serverbench.rawdata import records, sweepfiles
 from serverbench.selfcheck import stability
 
 SHARDED = {**SMALL, "pingping.repetitions": [10, 20, 30], "spawn.processes": [10, 20], "defaults.trials": 2}

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from harness_fakes import FAKE, LANGS, SMALL, fake, fakes, lines
-from serverbench import paths, records
+from serverbench import paths
 from serverbench.harness import last_session, latest_sweep, run_sweep
 from serverbench.harness.recording import sweep
+from serverbench.rawdata import records
 
 
 # --- sweeps ---------------------------------------------------------------------------------

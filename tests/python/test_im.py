@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from serverbench import records
 from serverbench.analysis.reading.synthetic import processed_from, raw_record
 from serverbench.benchmarks.im import cost, sockets, tables
+from serverbench.rawdata import records
 
 PARAMS = {
     "mode": "latency",

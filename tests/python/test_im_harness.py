@@ -16,10 +16,11 @@ import sys
 
 import pytest
 
-from serverbench import contract, protocol, records
+from serverbench import contract, protocol
 from serverbench.benchmarks.im import search as im_search
 from serverbench.harness.planning.plan import make_plan
 from serverbench.harness.planning.profiles import load_profile
+from serverbench.rawdata import records
 from socket_helpers import _need, check_nothing_left, make_launcher
 
 TINY = """name = "imtiny"

@@ -18,7 +18,8 @@ import time
 
 import pytest
 
-from serverbench import contract, records
+from serverbench import contract
+from serverbench.rawdata import records
 from socket_helpers import _need
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]

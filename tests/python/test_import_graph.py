@@ -18,11 +18,8 @@ LAYERS = {
         "serverbench.paths",
         "serverbench.errors",
         "serverbench.contract",
-        "serverbench.records",
-        "serverbench.sweepfiles",  # a sweep folder's files: raw logs, manifest, sessions
-        "serverbench.checksums",
+        "serverbench.rawdata",  # the records' schemas, a sweep folder's files, sidecars, SHA256SUMS
         "serverbench.jdks",
-        "serverbench.audit_steps",
         "serverbench.plugins",  # finds and loads the benchmark packages: imports none of serverbench
         "serverbench.protocol",
     ),

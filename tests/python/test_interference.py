@@ -9,10 +9,10 @@ import os
 import pytest
 
 from harness_fakes import SMALL, fakes, lines
-from serverbench import records
 from serverbench.harness.recording.sweep import run_sweep
 from serverbench.harness.running import interference
 from serverbench.harness.running.environment import CLK_TCK
+from serverbench.rawdata import records
 
 
 def test_other_cpu_time_is_the_cpus_busy_time_minus_the_runs_own():

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 import synthetic_sweeps
-from serverbench import cli, records
+from serverbench import cli
 from serverbench.analysis.reading import process, synthetic
+from serverbench.rawdata import records
 
 
 def _pp(lang, t, trial, **kw):

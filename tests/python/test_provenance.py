@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import __version__, checksums, cli
+from serverbench import __version__, cli
+from serverbench.rawdata import checksums
 
 ROOT = Path(__file__).resolve().parents[2]
 

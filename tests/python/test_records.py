@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from serverbench import records, sweepfiles
+from serverbench.rawdata import records, sweepfiles
 
 # The example record of the upstream spec (shared/spec/BENCHMARKS.md section 3),
 # completed with payload_errors, which this project's schema requires.

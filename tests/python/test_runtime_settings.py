@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import contract, protocol, records
+from serverbench import contract, protocol
 from serverbench.analysis.reading import process
 from serverbench.harness import ProfileError, load_profile, run_sweep
 from serverbench.harness.planning.plan import make_plan
+from serverbench.rawdata import records
 
 BOTH = {"go": {"gc": ["greentea", "nogreentea"]}}
 

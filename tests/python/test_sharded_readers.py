@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from serverbench import sweepfiles
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.reading import synthetic
+from serverbench.rawdata import sweepfiles
 from serverbench.teaching import common
 
 

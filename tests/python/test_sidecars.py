@@ -11,10 +11,10 @@ import json
 import pytest
 
 from harness_fakes import launcher, spec
-from serverbench import records, sidecars, sweepfiles
 from serverbench.analysis.reading import process
 from serverbench.benchmarks.recovery import figures as R
 from serverbench.harness.recording import rawlog
+from serverbench.rawdata import records, sidecars, sweepfiles
 
 
 def _flip_middle_byte(data: bytes) -> bytes:

@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from serverbench import records
 from serverbench.analysis.reporting import contention
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import interference, launch
 from serverbench.harness.running.environment import CLK_TCK
 from serverbench.harness.sockets import run as sockets
+from serverbench.rawdata import records
 from socket_helpers import default_placement, make_launcher
 
 TICK = 1.0 / CLK_TCK

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import records, sweepfiles
 from serverbench.analysis.reading.sweep import Sweep
+from serverbench.rawdata import records, sweepfiles
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "raw" / "golden-smoke"
 

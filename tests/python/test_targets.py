@@ -5,9 +5,10 @@ import io
 
 import pytest
 
-from serverbench import cli, contract, records
+from serverbench import cli, contract
 from serverbench.harness import load_profile
 from serverbench.paths import repo_root
+from serverbench.rawdata import records
 from serverbench.selfcheck import targets
 
 FILE = repo_root() / targets.DEFAULT_FILE

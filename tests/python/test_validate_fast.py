@@ -1,4 +1,4 @@
-"""The quick first pass of serverbench.records (fastjsonschema, compiled as draft-07, before
+"""The quick first pass of serverbench.rawdata.records (fastjsonschema, compiled as draft-07, before
 jsonschema): it may only accept what jsonschema accepts; what it rejects goes to jsonschema.
 
 Compared with jsonschema on every keyword the two schemas use (small schemas), on a sample
@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from serverbench import records
+from serverbench.rawdata import records
 
 ROOT = Path(__file__).resolve().parents[2]
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

@@ -12,8 +12,9 @@ import argparse
 import json
 import sys
 
-from serverbench import __version__, protocol, records
+from serverbench import __version__, protocol
 from serverbench.errors import UsageError
+from serverbench.rawdata import records
 
 
 def command_modules() -> tuple:
@@ -32,7 +33,7 @@ def command_modules() -> tuple:
 def _cmd_validate(args, stdout, stderr) -> int:
     from pathlib import Path
 
-    from serverbench import checksums
+    from serverbench.rawdata import checksums
 
     if args.write_sums:
         for src in args.paths:

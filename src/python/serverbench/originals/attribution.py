@@ -47,11 +47,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import audit_steps, paths
+from serverbench import paths
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import reference
 from serverbench.analysis.reading.gap_tables import COLUMNS, FILE_NAME, JVM_FLAGS, NOT_ATTRIBUTED, PRODUCT
 from serverbench.analysis.statistics import paired, stats
+from serverbench.harness.planning import audit_steps
 from serverbench.harness.recording.rawlog import read_lines
 from serverbench.originals import programs, runner
 

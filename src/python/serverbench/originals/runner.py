@@ -26,10 +26,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from serverbench import records
 from serverbench.harness.running import cgroups, command, environment, limits, pinned
 from serverbench.harness.running.host import killpg
 from serverbench.originals.programs import AUTHORS, FLAGS_SETTING, OriginalError, Program
+from serverbench.rawdata import records
 
 FILE_NAME = "original.jsonl"
 SETTINGS = {"program": "original"}

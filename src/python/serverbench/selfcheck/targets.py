@@ -39,7 +39,7 @@ def _metric(rec: dict, name: str):
 def run_targets(path: Path, languages=None, trials=None, raw_root=None, progress=True, out=print) -> int:
     from serverbench.harness import run_sweep
     from serverbench.harness.recording.sweep import read_lines
-    from serverbench.sweepfiles import RAW_LOG_NAME
+    from serverbench.rawdata.sweepfiles import RAW_LOG_NAME
 
     doc = load_targets(path)
     trials = trials or int(doc.get("trials", 3))

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import catalog, contract, paths, sweepfiles
+from serverbench import catalog, contract, paths
 from serverbench.analysis.explorer import explore
+from serverbench.rawdata import sweepfiles
 from serverbench.teaching.checks import Exercise as Exercise  # the labs reach the self-checks through common
 from serverbench.teaching.checks import check as check
 from serverbench.teaching.checks import choice as choice

@@ -17,9 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import audit_steps, catalog, records, sweepfiles
+from serverbench import catalog
 from serverbench.analysis.reading import registry
 from serverbench.analysis.statistics import stats
+from serverbench.harness.planning import audit_steps
+from serverbench.rawdata import records, sweepfiles
 
 
 def specs() -> dict[str, registry.AuditSpec]:

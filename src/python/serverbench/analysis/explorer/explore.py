@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import contract, paths, records, sweepfiles
+from serverbench import contract, paths
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.statistics import stats
+from serverbench.rawdata import records, sweepfiles
 
 # Each table's default metric and x axis come from its package (registry.TableSpec).
 NOT_PARAMS = ("variant", "cores", "budget_bytes")  # keys that are not the benchmark's parameters

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from serverbench import catalog, contract, paths, sidecars
+from serverbench import catalog, contract, paths
 from serverbench.analysis.reading import csvout, registry
 from serverbench.analysis.reading.side_tables import (  # noqa: F401  (re-exported)
     FAILED_STATUSES,
@@ -42,6 +42,7 @@ from serverbench.analysis.reading.side_tables import (  # noqa: F401  (re-export
 from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.reading.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
 from serverbench.analysis.statistics import stats
+from serverbench.rawdata import sidecars
 
 # How a language (or a build of it, 'go[gc=nogreentea]') is named in tables and figures:
 # spec/cli.json, languages.<lang>.plot.label

@@ -4,8 +4,8 @@ runs*.jsonl, checked against the schema) and its harness sessions.
 Every part of the analysis that reads a raw sweep goes through `Sweep`: the processing
 (process.process_sweep and sweepinfo), the explorer, the dimensioning experiment and the
 stability command's repeats, so each file of a sweep is read once (the parsers themselves
-are serverbench.records', shared with the harness; `python -m serverbench validate` checks
-a committed sweep's SHA256SUMS, serverbench.checksums)."""
+are serverbench.rawdata.records', shared with the harness; `python -m serverbench validate` checks
+a committed sweep's SHA256SUMS, serverbench.rawdata.checksums)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from serverbench import records, sweepfiles
+from serverbench.rawdata import records, sweepfiles
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from serverbench import records, sweepfiles
+from serverbench.rawdata import records, sweepfiles
 
 HOST = {
     "hostname": "synthetic",

@@ -59,8 +59,8 @@ def _time(rec: dict) -> float | None:
 def raw_lines(folder: Path) -> list[dict]:
     """The folder's raw records as JSON, unvalidated: only the fields read here matter, and a
     record of an older schema still carries them."""
-    from serverbench.records import decode_line, iter_raw_lines
-    from serverbench.sweepfiles import raw_files
+    from serverbench.rawdata.records import decode_line, iter_raw_lines
+    from serverbench.rawdata.sweepfiles import raw_files
 
     out = []
     for f in raw_files(folder):

@@ -14,11 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from serverbench import paths, sidecars
+from serverbench import paths
 from serverbench.analysis.plotting.figstyle import _style, color, marker
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.analysis.statistics import stats
+from serverbench.rawdata import sidecars
 
 matplotlib.use("Agg")
 

@@ -15,7 +15,7 @@ import pandas as pd
 from serverbench import paths
 from serverbench.analysis.reading import cache, registry
 from serverbench.analysis.statistics import warmup
-from serverbench.sweepfiles import raw_files
+from serverbench.rawdata.sweepfiles import raw_files
 
 BENCHMARK = "throughput"
 COLUMNS = ["sweep", "language", "cores", "pairs", "trial", "label", "steady_share", "steady_over_whole"]

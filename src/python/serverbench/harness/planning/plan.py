@@ -9,8 +9,8 @@ import os
 import random
 from dataclasses import dataclass, field, replace
 
-from serverbench import audit_steps, contract, plugins
-from serverbench.harness.planning import search, socket_plan
+from serverbench import contract, plugins
+from serverbench.harness.planning import audit_steps, search, socket_plan
 from serverbench.harness.planning.profiles import BENCHMARKS, PARAM_KEYS, ProfileError
 from serverbench.harness.planning.resolved import Profile
 from serverbench.harness.planning.search import Search

@@ -172,7 +172,7 @@ def sweep_seed(prof: Mapping, sweep_dir) -> int:
     order); else a fresh one from the OS's random source, recorded in the manifest."""
     if prof.get("seed") is not None:
         return int(prof["seed"])
-    from serverbench.sweepfiles import read_manifest
+    from serverbench.rawdata.sweepfiles import read_manifest
 
     recorded = read_manifest(sweep_dir).get("seed")
     if isinstance(recorded, int) and not isinstance(recorded, bool):
@@ -215,7 +215,7 @@ def resolve(prof: dict, source: str = "<dict>") -> Profile:
         b = {"enabled": bool(table.get("enabled", True))}
         b.update(_bench_settings(bench, table, out["defaults"], source))
         b["languages"] = _langs(table.get("languages", out["languages"]), f"{bench}.languages")
-        # steps = "knobs": the audit's fair, paper and single-knob steps (serverbench.audit_steps)
+        # steps = "knobs": the audit's fair, paper and single-knob steps (serverbench.harness.planning.audit_steps)
         b["steps"] = table.get("steps", "variant")
         if b["steps"] not in ("variant", "knobs"):
             raise ProfileError(f'{source}: {bench}.steps must be "variant" or "knobs", got {b["steps"]!r}')

@@ -10,9 +10,10 @@ import json
 import os
 from pathlib import Path
 
-from serverbench import paths, records, sidecars, sweepfiles
+from serverbench import paths
 from serverbench.harness.planning import search
 from serverbench.harness.planning.values import ProfileError
+from serverbench.rawdata import records, sidecars, sweepfiles
 
 MANIFEST_NAME = sweepfiles.MANIFEST_NAME
 SESSIONS_NAME = sweepfiles.SESSIONS_NAME

@@ -18,10 +18,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from serverbench import sweepfiles
 from serverbench.harness.planning.plan import Plan
 from serverbench.harness.planning.profiles import ProfileError
 from serverbench.harness.recording import rawlog
+from serverbench.rawdata import sweepfiles
 
 LAYOUT_NAME = "shards.json"
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from serverbench import contract, paths, records, sweepfiles
+from serverbench import contract, paths
 from serverbench.harness.planning.plan import Plan, make_plan, schedule
 from serverbench.harness.planning.profiles import ProfileError, load_profile, sweep_seed
 from serverbench.harness.planning.search import Search
@@ -37,6 +37,7 @@ from serverbench.harness.running.launch import Launcher
 from serverbench.harness.running.replicated import run_replicated
 from serverbench.harness.running.searching import run_search
 from serverbench.harness.sockets.run import SOCKET
+from serverbench.rawdata import records, sweepfiles
 
 SWEEP_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # The benchmark families beyond the Launcher's own "process" (spec/cli.json benchmarks.<id>.family)

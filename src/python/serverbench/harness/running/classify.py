@@ -8,7 +8,8 @@ import math
 import os
 import signal
 
-from serverbench import contract, records
+from serverbench import contract
+from serverbench.rawdata import records
 
 STDERR_TAIL_CHARS = 4000
 STDOUT_TAIL_CHARS = 2000

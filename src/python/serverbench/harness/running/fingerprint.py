@@ -140,7 +140,7 @@ def fingerprint(m: dict) -> str:
 
 def of_sweep(sweep_dir: Path) -> dict | None:
     """The `machine` object a sweep's manifest recorded (None for sweeps before it existed)."""
-    from serverbench.sweepfiles import read_manifest
+    from serverbench.rawdata.sweepfiles import read_manifest
 
     return read_manifest(sweep_dir).get("machine")
 

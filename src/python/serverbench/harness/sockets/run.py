@@ -318,7 +318,7 @@ def _fill_server(rec: dict, srv: Server, action: str | None, crashed_before_stop
             native = json.loads(body.splitlines()[-1])
         except json.JSONDecodeError:
             native = None
-    from serverbench import records
+    from serverbench.rawdata import records
 
     problem = records.native_errors(native) if native is not None else "no record on stdout"
     if crashed_before_stop:

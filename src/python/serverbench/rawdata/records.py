@@ -22,8 +22,10 @@ from typing import Any
 
 import jsonschema
 
-from serverbench import paths, records_quick, sidecars, sweepfiles
-from serverbench.records_quick import plain_finite as _plain_finite
+from serverbench import paths
+from serverbench.rawdata import quick as records_quick
+from serverbench.rawdata import sidecars, sweepfiles
+from serverbench.rawdata.quick import plain_finite as _plain_finite
 
 NATIVE_SCHEMA = "native-record.schema.json"
 RAW_SCHEMA = "raw-record.schema.json"

@@ -14,7 +14,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from serverbench.sweepfiles import MANIFEST_NAME
+from serverbench.rawdata.sweepfiles import MANIFEST_NAME
 
 SUMS_NAME = "SHA256SUMS"
 _LINE = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
