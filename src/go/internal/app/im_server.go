@@ -5,6 +5,8 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"serverbench/internal/cli"
@@ -21,6 +23,8 @@ type imServerParams struct {
 	IdleTimeoutS    float64 `json:"idle_timeout_s"`
 	SendqLines      int64   `json:"sendq_lines"`
 	ChaosIntervalMs int64   `json:"chaos_interval_ms"`
+	ChaosTarget     string  `json:"chaos_target"`
+	ChaosPick       string  `json:"chaos_pick"`
 	Seed            int64   `json:"seed"`
 }
 
@@ -36,6 +40,11 @@ type imServerMetrics struct {
 	SessionsStarted      int64   `json:"sessions_started"`
 	SessionsKilled       int64   `json:"sessions_killed"`
 	SessionsRestarted    int64   `json:"sessions_restarted"`
+	ChannelsKilled       int64   `json:"channels_killed"`
+	ChannelsRestarted    int64   `json:"channels_restarted"`
+	ConnectionsKilled    int64   `json:"connections_killed"`
+	ChaosDropped         int64   `json:"chaos_dropped_messages"`
+	LiveBytes            *int64  `json:"live_bytes"` // null when no MEMORY command came
 	SendqDisconnects     int64   `json:"sendq_disconnects"`
 	BadLines             int64   `json:"bad_lines"`
 }
@@ -74,10 +83,19 @@ func runIMServer(cfg cli.Config, io_ IO) int {
 		fmt.Fprintf(io_.Stderr, "error: %s\n", err)
 		return cli.ExitRunFailed
 	}
+	// a CPU profile of the whole run for `go tool pprof` (profiling only; the harness
+	// never sets it)
+	if path := os.Getenv("SERVERBENCH_IM_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+		}
+	}
 	srv := im.New(im.Config{
 		Protocol:      p,
 		SendqLines:    int(cfg.Int("sendq_lines")),
 		ChaosInterval: time.Duration(cfg.Int("chaos_interval_ms")) * time.Millisecond,
+		ChaosTarget:   cfg.Str("chaos_target"),
+		ChaosPick:     cfg.Str("chaos_pick"),
 		Seed:          cfg.Int("seed"),
 	})
 	run, ok := runSockServer("im", cfg, io_, srv.Serve)
@@ -90,7 +108,8 @@ func runIMServer(cfg cli.Config, io_ IO) int {
 		Benchmark: "im", Role: "server", Language: record.Language, Variant: variantOf(cfg),
 		Params: imServerParams{
 			Port: cfg.Int("port"), IdleTimeoutS: cfg.Float("idle_timeout_s"), SendqLines: cfg.Int("sendq_lines"),
-			ChaosIntervalMs: cfg.Int("chaos_interval_ms"), Seed: cfg.Int("seed"),
+			ChaosIntervalMs: cfg.Int("chaos_interval_ms"), ChaosTarget: cfg.Str("chaos_target"),
+			ChaosPick: cfg.Str("chaos_pick"), Seed: cfg.Int("seed"),
 		},
 		Metrics: imServerMetrics{
 			ElapsedS: run.Elapsed.Seconds(), Port: int64(run.Port), StopReason: run.StopReason,
@@ -98,6 +117,8 @@ func runIMServer(cfg cli.Config, io_ IO) int {
 			ClientsRegisteredMax: m.ClientsRegisteredMax,
 			MessagesRouted:       m.MessagesRouted, ChannelDeliveries: m.ChannelDeliveries,
 			SessionsStarted: m.SessionsStarted, SessionsKilled: m.SessionsKilled, SessionsRestarted: m.SessionsRestarted,
+			ChannelsKilled: m.ChannelsKilled, ChannelsRestarted: m.ChannelsRestarted,
+			ConnectionsKilled: m.ConnectionsKilled, ChaosDropped: m.ChaosDropped, LiveBytes: m.LiveBytes,
 			SendqDisconnects: m.SendqDisconnects, BadLines: m.BadLines,
 		},
 		Validation: tcpValidation{OK: true}, Runtime: record.CurrentRuntime(),

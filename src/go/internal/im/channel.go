@@ -5,15 +5,12 @@ import (
 	"sync/atomic"
 )
 
-// channelMailbox bounds a channel's mailbox; a sender waits while it is full.
-const channelMailbox = 256
-
 type opKind int
 
 const (
-	opJoin  opKind = iota // add c, echo its JOIN to every member, list the names to c; reply nil
-	opPart                // echo c's PART to every member, then remove c; reply nil
-	opMsg                 // deliver a PRIVMSG to every member but c
+	opJoin  opKind = iota // add c, echo its JOIN to every member, list the names to c
+	opPart                // echo c's PART to every member, then remove c
+	opMsg                 // deliver a PRIVMSG to every member but c (a cast: no reply)
 	opPeers               // reply with the other members
 	opLeave               // remove c, reply with the other members
 )
@@ -22,23 +19,40 @@ type chanOp struct {
 	kind  opKind
 	c     *client
 	line  []byte
-	reply chan []*client
+	reply chan chanReply // nil for opMsg
 }
 
-// channel is one channel's goroutine: it alone holds the member set and does
-// the fan-out. It ends when it has no member and nothing in its mailbox.
+// chanReply answers a call; lost: the channel was killed with the call in its
+// mailbox, and the caller posts it again to the successor.
+type chanReply struct {
+	others []*client
+	lost   bool
+}
+
+// channel is one channel's registry record; its goroutine (one incarnation at
+// a time, mb naming the current one's mailbox) does the fan-out. The
+// membership lives here, outside the goroutine, so a channel that chaos kills
+// is restarted with its members, who are still connected.
 type channel struct {
 	name, key string
-	mailbox   chan chanOp
-	members   map[*client]struct{}
-	order     []*client // members in joining order, for the name list
-	pending   atomic.Int64
+	mb        atomic.Pointer[mailbox[chanOp]]
+	pending   atomic.Int64 // operations posted and not handled: it ends only at 0
+
+	mu      sync.Mutex // the membership; held by the goroutine for a whole operation
+	members map[*client]struct{}
+	order   []*client // members in joining order, for the name list
+
+	// guarded by channelRegistry.mu
+	live int // index in channelRegistry.live
+	gone bool
 }
 
-// channelRegistry maps each folded channel name to its goroutine.
+// channelRegistry maps each folded channel name to its record; live is the
+// same set in a slice, for chaos's uniform choice.
 type channelRegistry struct {
-	mu sync.Mutex
-	m  map[string]*channel
+	mu   sync.Mutex
+	m    map[string]*channel
+	live []*channel
 }
 
 // channelFor finds the channel, nil if none; with create (for a JOIN, which
@@ -52,62 +66,114 @@ func (srv *Server) channelFor(key, name string, create bool) *channel {
 		return ch
 	}
 	if ch == nil {
-		ch = &channel{name: name, key: key, mailbox: make(chan chanOp, channelMailbox), members: map[*client]struct{}{}}
+		ch = &channel{name: name, key: key, members: map[*client]struct{}{}, live: len(r.live)}
 		r.m[key] = ch
-		go ch.run(srv)
+		r.live = append(r.live, ch)
+		srv.startChannel(ch)
 	}
 	ch.pending.Add(1) // counted under the lock: the JOIN about to be posted keeps it alive
 	return ch
 }
 
-// post hands op to the channel, waiting while its mailbox is full; false when
-// the server stopped first.
-func (ch *channel) post(srv *Server, op chanOp) bool {
-	if op.kind != opJoin { // a JOIN was counted by channelFor; the others come from members
-		ch.pending.Add(1)
-	}
-	select {
-	case ch.mailbox <- op:
-		return true
-	case <-srv.stopped:
-		return false
+// startChannel starts an incarnation with a fresh mailbox: channelRegistry.mu held.
+func (srv *Server) startChannel(ch *channel) {
+	mb := newMailbox[chanOp]()
+	ch.mb.Store(mb)
+	go ch.run(srv, mb)
+}
+
+// post hands op to the current incarnation (its successor if it was just
+// killed); false when the channel has ended.
+func (ch *channel) post(op chanOp) bool {
+	for {
+		mb := ch.mb.Load()
+		if mb.push(op) {
+			return true
+		}
+		if ch.mb.Load() == mb {
+			return false
+		}
 	}
 }
 
-func (ch *channel) run(srv *Server) {
+// cast posts a PRIVMSG; a kill may lose it.
+func (ch *channel) cast(op chanOp) {
+	ch.pending.Add(1)
+	if !ch.post(op) {
+		ch.pending.Add(-1)
+	}
+}
+
+func (ch *channel) run(srv *Server, mb *mailbox[chanOp]) {
 	for {
-		select {
-		case op := <-ch.mailbox:
-			ch.handle(srv, op)
-			if ch.pending.Add(-1) == 0 && len(ch.members) == 0 {
-				srv.channels.mu.Lock()
-				if ch.pending.Load() == 0 { // no one found it meanwhile
-					delete(srv.channels.m, ch.key)
-					srv.channels.mu.Unlock()
-					return
-				}
-				srv.channels.mu.Unlock()
-			}
-		case <-srv.stopped:
+		op, ok := mb.pop(srv.stopped)
+		if !ok {
 			return
 		}
+		ch.handle(srv, op)
+		if ch.pending.Add(-1) == 0 {
+			srv.channels.endIfIdle(ch)
+		}
 	}
+}
+
+// endIfIdle ends ch when it has no member and nothing pending; whichever
+// incarnation handled the last operation asks (a killed one included).
+func (r *channelRegistry) endIfIdle(ch *channel) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch.mu.Lock()
+	idle := len(ch.members) == 0
+	ch.mu.Unlock()
+	if ch.gone || !idle || ch.pending.Load() != 0 {
+		return
+	}
+	ch.gone = true
+	delete(r.m, ch.key)
+	last := r.live[len(r.live)-1]
+	r.live[ch.live], last.live = last, ch.live
+	r.live[len(r.live)-1] = nil
+	r.live = r.live[:len(r.live)-1]
+	ch.mb.Load().close()
+}
+
+// killChannelLocked is chaos's act on a channel (channelRegistry.mu held): a
+// fresh incarnation is named first, then the victim's mailbox is killed. What
+// it held is discarded (counted): PRIVMSGs are lost; a call is answered "lost"
+// so that its caller posts it again, as a caller whose gen_server died would.
+func (srv *Server) killChannelLocked(ch *channel) {
+	old := ch.mb.Load()
+	srv.startChannel(ch)
+	dropped := old.kill()
+	for _, op := range dropped {
+		if op.reply != nil {
+			op.reply <- chanReply{lost: true}
+		} else {
+			ch.pending.Add(-1)
+		}
+	}
+	srv.m.dropped.Add(int64(len(dropped)))
+	srv.m.chansKilled.Add(1)
+	srv.m.chansRestarted.Add(1)
 }
 
 // handle runs one operation; a fault in it is contained here, the channel
 // keeping its members (the supervision a channel gets: its state survives).
 func (ch *channel) handle(srv *Server, op chanOp) {
+	var others []*client
+	ch.mu.Lock()
 	defer func() {
-		if recover() != nil && op.kind >= opPeers {
-			op.reply <- nil
+		recover()
+		ch.mu.Unlock()
+		if op.reply != nil {
+			op.reply <- chanReply{others: others}
 		}
 	}()
-	if op.kind == opJoin || op.kind == opPart {
-		defer func() { op.reply <- nil }()
-	}
 	switch op.kind {
 	case opJoin:
-		if _, in := ch.members[op.c]; in {
+		// a client being cleaned up joins nothing: its clean-up may have left
+		// this channel before the JOIN it posted arrived
+		if _, in := ch.members[op.c]; in || op.c.dead.Load() {
 			return
 		}
 		ch.members[op.c] = struct{}{}
@@ -137,13 +203,12 @@ func (ch *channel) handle(srv *Server, op chanOp) {
 		if op.kind == opLeave {
 			ch.remove(op.c)
 		}
-		others := make([]*client, 0, len(ch.order))
+		others = make([]*client, 0, len(ch.order))
 		for _, m := range ch.order {
 			if m != op.c {
 				others = append(others, m)
 			}
 		}
-		op.reply <- others
 	}
 }
 

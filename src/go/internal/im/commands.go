@@ -3,7 +3,11 @@ package im
 // This file: the commands of the subset, run by the connection's reader
 // goroutine.
 
-import "strings"
+import (
+	"runtime"
+	"strconv"
+	"strings"
+)
 
 // preRegistration: the commands a client may send before it is registered;
 // any other line gets 451.
@@ -15,7 +19,10 @@ func (c *client) handle(line string) (quit bool, reason string) {
 	if !ok { // a prefix alone: ignored, as an empty line
 		return false, ""
 	}
-	if !c.registered.Load() && !preRegistration[m.cmd] {
+	if t := testCrashCommand.Load(); t != nil && m.cmd == *t {
+		panic("test: the connection process crashes")
+	}
+	if c.reg.Load() != regDone && !preRegistration[m.cmd] {
 		c.numeric(451, "You have not registered")
 		return false, ""
 	}
@@ -46,6 +53,8 @@ func (c *client) handle(line string) (quit bool, reason string) {
 		c.cmdJoin(m.params)
 	case "PART":
 		c.cmdPart(m.params)
+	case "MEMORY":
+		c.cmdMemory()
 	default:
 		c.numeric(421, m.cmd, "Unknown command")
 	}
@@ -63,7 +72,7 @@ func (c *client) cmdNick(p []string) {
 		return
 	}
 	key := fold(nick)
-	if !c.srv.nicks.claim(key, c.key, c) {
+	if !c.srv.nicks.claim(key, c) {
 		c.numeric(433, nick, "Nickname is already in use")
 		return
 	}
@@ -80,13 +89,13 @@ func (c *client) cmdNick(p []string) {
 	c.id.Store(&identity{nick: nick, user: c.user, prefix: nick + "!" + c.user + "@" + ClientHost})
 	line := fromUser(old.prefix, "NICK", nil, nick, true)
 	c.send(line)
-	for _, peer := range c.peers(false) {
+	for _, peer := range c.peersOf(c.channelSet(), opPeers) {
 		peer.send(line)
 	}
 }
 
 func (c *client) cmdUser(p []string) {
-	if c.registered.Load() {
+	if c.reg.Load() != regNone {
 		c.numeric(462, "You may not reregister")
 		return
 	}
@@ -104,7 +113,9 @@ func (c *client) tryRegister() {
 	}
 	id := &identity{nick: c.nick, user: c.user, prefix: c.nick + "!" + c.user + "@" + ClientHost}
 	c.id.Store(id)
-	c.registered.Store(true)
+	if !c.reg.CompareAndSwap(regNone, regDone) { // cleaned up meanwhile (killed)
+		return
+	}
 	c.srv.registeredOne()
 	c.numeric(1, "Welcome to the serverbench IRC network "+id.prefix)
 }
@@ -122,8 +133,11 @@ func (c *client) cmdPrivmsg(p []string) {
 	for _, t := range strings.Split(p[0], ",") {
 		key := fold(t)
 		if strings.HasPrefix(t, "#") {
-			if ch, member := c.channels[key]; member {
-				ch.post(c.srv, chanOp{kind: opMsg, c: c, line: fromUser(id.prefix, "PRIVMSG", []string{ch.name}, text, true)})
+			c.mu.Lock()
+			ch, member := c.channels[key]
+			c.mu.Unlock()
+			if member {
+				ch.cast(chanOp{kind: opMsg, c: c, line: fromUser(id.prefix, "PRIVMSG", []string{ch.name}, text, true)})
 			} else if c.srv.channelFor(key, "", false) != nil {
 				c.numeric(404, t, "Cannot send to channel")
 			} else {
@@ -153,11 +167,15 @@ func (c *client) cmdJoin(p []string) {
 			continue
 		}
 		key := fold(name)
-		if _, member := c.channels[key]; member {
+		c.mu.Lock()
+		_, member := c.channels[key]
+		if member || c.dead.Load() { // a dead client joins nothing: its clean-up took its channels
+			c.mu.Unlock()
 			continue
 		}
 		ch := c.srv.channelFor(key, name, true)
 		c.channels[key] = ch
+		c.mu.Unlock()
 		c.call(ch, chanOp{kind: opJoin, c: c, line: fromUser(c.id.Load().prefix, "JOIN", []string{ch.name}, "", false)})
 	}
 }
@@ -169,7 +187,10 @@ func (c *client) cmdPart(p []string) {
 	}
 	for _, name := range strings.Split(p[0], ",") {
 		key := fold(name)
+		c.mu.Lock()
 		ch, member := c.channels[key]
+		delete(c.channels, key)
+		c.mu.Unlock()
 		if !member {
 			if c.srv.channelFor(key, "", false) != nil {
 				c.numeric(442, name, "You're not on that channel")
@@ -178,7 +199,7 @@ func (c *client) cmdPart(p []string) {
 			}
 			continue
 		}
-		delete(c.channels, key)
+		ch.pending.Add(1)
 		c.call(ch, chanOp{kind: opPart, c: c, line: fromUser(c.id.Load().prefix, "PART", []string{ch.name}, argOr(p, 1), len(p) > 1)})
 	}
 }
@@ -190,56 +211,25 @@ func argOr(p []string, i int) string {
 	return ""
 }
 
-// call posts op and waits for the channel's reply: a JOIN's or PART's echo
-// and names then reach c before the replies to its next lines.
-func (c *client) call(ch *channel, op chanOp) []*client {
-	op.reply = make(chan []*client, 1)
-	if !ch.post(c.srv, op) {
-		return nil
-	}
-	select {
-	case r := <-op.reply:
-		return r
-	case <-c.srv.stopped:
-		return nil
-	}
-}
-
-// peers asks each of c's channels for its other members, each once; with
-// leaving, c also leaves them.
-func (c *client) peers(leaving bool) []*client {
-	kind := opPeers
-	if leaving {
-		kind = opLeave
-	}
-	seen := map[*client]struct{}{}
-	var out []*client
-	for key, ch := range c.channels {
-		for _, m := range c.call(ch, chanOp{kind: kind, c: c}) {
-			if _, dup := seen[m]; !dup && m != c {
-				seen[m] = struct{}{}
-				out = append(out, m)
-			}
-		}
-		if leaving {
-			delete(c.channels, key)
-		}
+// channelSet is a copy of c's channels.
+func (c *client) channelSet() map[string]*channel {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]*channel, len(c.channels))
+	for k, ch := range c.channels {
+		out[k] = ch
 	}
 	return out
 }
 
-// leave takes a closing connection out of its sessions, channels (relaying
-// its QUIT to their members) and the nick registry.
-func (c *client) leave(reason string) {
-	c.srv.sessions.leave(c, true)
-	if id := c.id.Load(); id != nil {
-		line := fromUser(id.prefix, "QUIT", nil, reason, true)
-		for _, peer := range c.peers(true) {
-			peer.send(line)
-		}
-		c.srv.registeredNow.Add(-1)
-	}
-	if c.key != "" {
-		c.srv.nicks.release(c.key, c)
-	}
+// cmdMemory answers MEMORY (outside RFC 2812, for measurement): a full
+// collection, then the live heap and the goroutine stacks in use.
+func (c *client) cmdMemory() {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	n := int64(ms.HeapAlloc + ms.StackInuse)
+	c.srv.liveBytes.Store(n)
+	name := c.srv.cfg.Protocol.ServerName
+	c.send(fromUser(name, "NOTICE", []string{c.nick}, "live_bytes "+strconv.FormatInt(n, 10), true))
 }

@@ -1,7 +1,9 @@
 package im
 
 // This file: the bounded send queue every goroutine fills without waiting, and
-// the writer goroutine that drains it to the socket.
+// the writer goroutine that drains it to the socket and, when the connection
+// ends, runs its clean-up (client.go): the link that cleans up after a reader
+// that returned, crashed or was killed.
 
 import (
 	"errors"
@@ -11,13 +13,17 @@ import (
 	"time"
 )
 
-// sendq is the bounded outgoing queue: lines wait here for the writer.
+// sendq is the bounded outgoing queue: lines wait here for the writer. A line
+// counts against limit from the moment it is queued until the write that
+// contains it has returned: the writer's batch (inflight) counts.
 type sendq struct {
-	mu           sync.Mutex
-	lines, spare [][]byte
-	limit        int
-	over, closed bool
-	wake         chan struct{}
+	mu                   sync.Mutex
+	lines, spare         [][]byte
+	inflight             int // lines of the batch being written
+	limit                int
+	over, closed, killed bool
+	reason               string // the QUIT reason the reader ended with
+	wake                 chan struct{}
 }
 
 // send queues line for this client; a full queue disconnects it (counted once).
@@ -28,7 +34,7 @@ func (c *client) send(line []byte) {
 		q.mu.Unlock()
 		return
 	}
-	if len(q.lines) >= q.limit {
+	if len(q.lines)+q.inflight >= q.limit {
 		q.over, q.lines = true, nil
 		q.mu.Unlock()
 		c.srv.m.sendqDisconnects.Add(1)
@@ -43,13 +49,19 @@ func (c *client) send(line []byte) {
 	}
 }
 
-// take waits for lines, then hands them all to the writer.
+// take waits for lines, then hands them all to the writer (they stay counted,
+// as inflight, until the writer has written them).
 func (q *sendq) take() (lines [][]byte, closed, over bool) {
 	for {
 		q.mu.Lock()
+		if q.killed {
+			q.mu.Unlock()
+			return nil, true, false
+		}
 		if q.over || len(q.lines) > 0 || q.closed {
 			lines, closed, over = q.lines, q.closed, q.over
 			q.lines, q.spare = q.spare, nil
+			q.inflight = len(lines)
 			q.mu.Unlock()
 			return lines, closed, over
 		}
@@ -58,20 +70,65 @@ func (q *sendq) take() (lines [][]byte, closed, over bool) {
 	}
 }
 
-func (q *sendq) close() {
+// close: the reader has ended (reason: what to relay as its QUIT); the writer
+// writes what is queued, then cleans up.
+func (q *sendq) close(reason string) {
 	q.mu.Lock()
-	q.closed = true
+	if !q.closed {
+		q.closed, q.reason = true, reason
+	}
 	q.mu.Unlock()
+	q.poke()
+}
+
+// kill discards the queue at once (chaos killed the connection) and returns
+// how many lines it held; the writer writes nothing more and cleans up.
+func (q *sendq) kill() int {
+	q.mu.Lock()
+	n := len(q.lines)
+	if q.killed || q.over {
+		n = 0
+	}
+	q.lines, q.killed, q.closed = nil, true, true
+	if q.reason == "" {
+		q.reason = "Killed"
+	}
+	q.mu.Unlock()
+	q.poke()
+	return n
+}
+
+func (q *sendq) poke() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
+// len is the number of lines counted against the limit (chaos's "queued" pick).
+func (q *sendq) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.lines) + q.inflight
+}
+
+func (q *sendq) endReason() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.over {
+		return "SendQ exceeded"
+	}
+	if q.reason == "" {
+		return "Connection closed"
+	}
+	return q.reason
+}
+
 // writeLoop writes queued lines in batches (one writev each) until the queue
 // is closed and empty, a write fails, or the queue overflowed.
 func (c *client) writeLoop() {
 	defer close(c.writerDone)
+	defer func() { c.cleanup(c.q.endReason()) }()
 	midLine := false     // a write cut short left part of a line on the wire
 	var bufs net.Buffers // WriteTo consumes it, so lines keep their lengths
 	for {
@@ -85,7 +142,7 @@ func (c *client) writeLoop() {
 			}
 			bufs = bufs[:0]
 			c.q.mu.Lock()
-			c.q.spare, over = lines[:0], c.q.over
+			c.q.spare, over, c.q.inflight = lines[:0], c.q.over, 0
 			c.q.mu.Unlock()
 			if err != nil && !over {
 				if isConnFault(err) {

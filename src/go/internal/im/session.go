@@ -1,14 +1,9 @@
 package im
 
 import (
-	"math/rand"
 	"sync"
 	"sync/atomic"
-	"time"
 )
-
-// sessionMailbox bounds a session's mailbox; a sender waits while it is full.
-const sessionMailbox = 256
 
 // pairKey is the unordered pair of folded nicks of a conversation: lo <= hi.
 type pairKey struct{ lo, hi string }
@@ -28,72 +23,51 @@ type routed struct {
 }
 
 // session serves one conversation. Each incarnation is a goroutine with its
-// own mailbox: a kill ends the goroutine and abandons what its mailbox holds,
-// and the supervisor starts the next incarnation.
+// own unbounded mailbox; the registry entry (mb) always names the current one,
+// so a kill swaps it for a fresh incarnation's at once (kill, below).
 type session struct {
 	key   pairKey
 	peers [2]*client
-	inc   atomic.Pointer[incarnation]
+	mb    atomic.Pointer[mailbox[routed]]
 	// guarded by sessionRegistry.mu:
 	ended bool
 	live  int // index in sessionRegistry.live
 }
 
-type incarnation struct {
-	mailbox chan routed
-	kill    chan struct{}
-	once    sync.Once
-}
-
-func (i *incarnation) end() { i.once.Do(func() { close(i.kill) }) }
-
-func (i *incarnation) ended() bool {
-	select {
-	case <-i.kill:
-		return true
-	default:
-		return false
-	}
-}
-
-// run is one incarnation: forward each PRIVMSG to its receiver until killed
-// or ended, then tell the supervisor.
-func (s *session) run(srv *Server, inc *incarnation) {
-	for {
-		select {
-		case r := <-inc.mailbox:
-			if !inc.ended() { // a select with both ready picks at random: a killed one delivers nothing more
-				r.to.send(r.line)
-				srv.m.routed.Add(1)
-				continue
+// run is one incarnation: forward each PRIVMSG to its receiver until its
+// mailbox is killed or closed. A panic ends the incarnation only: the
+// supervision restarts the session with a fresh mailbox.
+func (s *session) run(srv *Server, mb *mailbox[routed]) {
+	defer func() {
+		if recover() != nil {
+			srv.sessions.mu.Lock()
+			if !s.ended && s.mb.Load() == mb {
+				mb.kill()
+				srv.startIncarnation(s)
+				srv.m.restarted.Add(1)
 			}
-		case <-inc.kill:
-		case <-srv.stopped:
+			srv.sessions.mu.Unlock()
+		}
+	}()
+	for {
+		r, ok := mb.pop(srv.stopped)
+		if !ok {
 			return
 		}
-		select { // killed: what the mailbox still holds is lost
-		case srv.sup.exits <- s:
-		case <-srv.stopped:
-		}
-		return
+		r.to.send(r.line)
+		srv.m.routed.Add(1)
 	}
 }
 
-// post puts r in the session's mailbox, waiting while it is full; false when
-// the incarnation it found was killed first (the message is lost, as messages
-// in a killed process's mailbox are).
-func (s *session) post(r routed, stopped <-chan struct{}) bool {
-	inc := s.inc.Load()
-	if inc.ended() {
-		return false
-	}
-	select {
-	case inc.mailbox <- r:
-		return true
-	case <-inc.kill:
-		return false
-	case <-stopped:
-		return false
+// post puts r in the current incarnation's mailbox. A push refused by a mailbox
+// killed meanwhile goes to the successor, already in place; one refused by a
+// session that ended is lost (its client left).
+func (s *session) post(r routed) {
+	for {
+		mb := s.mb.Load()
+		if mb.push(r) || s.mb.Load() == mb {
+			return
+		}
 	}
 }
 
@@ -130,18 +104,31 @@ func (srv *Server) route(from, to *client, fromKey, toKey string, line []byte) b
 		srv.startIncarnation(s)
 	}
 	r.mu.Unlock()
-	s.post(routed{to: to, line: line}, srv.stopped) // lost if the session was just killed, as in a crash
+	s.post(routed{to: to, line: line})
 	return true
 }
 
 // startIncarnation: called with sessionRegistry.mu held.
 func (srv *Server) startIncarnation(s *session) {
-	inc := &incarnation{mailbox: make(chan routed, sessionMailbox), kill: make(chan struct{})}
-	s.inc.Store(inc)
-	go s.run(srv, inc)
+	mb := newMailbox[routed]()
+	s.mb.Store(mb)
+	go s.run(srv, mb)
 }
 
-// endLocked ends s for good (no restart): called with mu held.
+// killSessionLocked is chaos's act on a session (mu held): the registry names
+// a fresh incarnation first, so new messages go to it; then the victim's
+// mailbox is killed, which discards what it held (counted) and makes the
+// victim's next pop fail: it handles nothing after the message in hand.
+func (srv *Server) killSessionLocked(s *session) {
+	old := s.mb.Load()
+	srv.startIncarnation(s)
+	srv.m.dropped.Add(int64(len(old.kill())))
+	srv.m.killed.Add(1)
+	srv.m.restarted.Add(1)
+}
+
+// endLocked ends s for good (no restart): called with mu held. Its mailbox is
+// closed, not killed: what the peers already sent is still delivered.
 func (r *sessionRegistry) endLocked(s *session) {
 	if s.ended {
 		return
@@ -152,11 +139,12 @@ func (r *sessionRegistry) endLocked(s *session) {
 	}
 	last := r.live[len(r.live)-1]
 	r.live[s.live], last.live = last, s.live
+	r.live[len(r.live)-1] = nil
 	r.live = r.live[:len(r.live)-1]
 	for _, p := range s.peers {
 		delete(p.sessions, s)
 	}
-	s.inc.Load().end()
+	s.mb.Load().close()
 }
 
 // leave ends every session of c (it quit, or changed its nick, which keys
@@ -170,51 +158,4 @@ func (r *sessionRegistry) leave(c *client, gone bool) {
 		r.endLocked(s)
 	}
 	r.mu.Unlock()
-}
-
-// supervisor restarts killed sessions and, when chaos is on, kills a random
-// live session every interval.
-type supervisor struct {
-	srv   *Server
-	exits chan *session
-	done  chan struct{}
-}
-
-func newSupervisor(srv *Server) *supervisor {
-	return &supervisor{srv: srv, exits: make(chan *session, 64), done: make(chan struct{})}
-}
-
-func (sup *supervisor) run() {
-	defer close(sup.done)
-	srv := sup.srv
-	var chaos <-chan time.Time
-	rng := rand.New(rand.NewSource(srv.cfg.Seed))
-	if srv.cfg.ChaosInterval > 0 {
-		t := time.NewTicker(srv.cfg.ChaosInterval)
-		defer t.Stop()
-		chaos = t.C
-	}
-	for {
-		select {
-		case s := <-sup.exits: // an incarnation ended: restart it unless the session did
-			srv.sessions.mu.Lock()
-			if !s.ended {
-				srv.startIncarnation(s)
-				srv.m.restarted.Add(1)
-			}
-			srv.sessions.mu.Unlock()
-		case <-chaos:
-			srv.sessions.mu.Lock()
-			if n := len(srv.sessions.live); n > 0 {
-				// one already killed and not yet restarted is not killed twice
-				if inc := srv.sessions.live[rng.Intn(n)].inc.Load(); !inc.ended() {
-					inc.end()
-					srv.m.killed.Add(1)
-				}
-			}
-			srv.sessions.mu.Unlock()
-		case <-srv.stopped:
-			return
-		}
-	}
 }

@@ -1,10 +1,12 @@
 //! The commands of the subset, run by the connection task (conn.rs) on its own state.
 
+use super::Server;
 use super::channel::{Channel, Op};
-use super::client::{Client, Identity, Line};
+use super::client::{Client, Identity, Line, REG_CLOSED, REG_DONE, REG_NONE};
 use super::conn::Conn;
 use super::lock;
 use super::proto::{self, CLIENT_HOST, Message};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -23,7 +25,9 @@ impl Conn {
         self.me.send(&self.srv, line.into());
     }
 
-    fn prefix(&self) -> String {
+    /// nick!user@host, built at registration and at a nick change, not per message (the
+    /// profile showed format! among the costs of a PRIVMSG).
+    fn make_prefix(&self) -> String {
         format!("{}!{}@{CLIENT_HOST}", self.nick, self.user)
     }
 
@@ -32,7 +36,11 @@ impl Conn {
         let Some(Message { cmd, params: p }) = proto::parse(line) else {
             return None; // a prefix alone: ignored, as an empty line
         };
-        if !self.registered && !PRE_REGISTRATION.contains(&cmd.as_str()) {
+        #[cfg(test)]
+        if cmd == "CRASHME" {
+            panic!("test: the connection's task crashes"); // its monitor must clean up
+        }
+        if self.me.reg.load(Ordering::Acquire) != REG_DONE && !PRE_REGISTRATION.contains(&cmd.as_str()) {
             self.numeric(451, &["You have not registered"]);
             return None;
         }
@@ -60,6 +68,7 @@ impl Conn {
             "PRIVMSG" => self.cmd_privmsg(&p).await,
             "JOIN" => self.cmd_join(&p).await,
             "PART" => self.cmd_part(&p).await,
+            "MEMORY" => self.cmd_memory(),
             _ => self.numeric(421, &[&cmd, "Unknown command"]),
         }
         None
@@ -73,28 +82,32 @@ impl Conn {
             return self.numeric(432, &[nick, "Erroneous nickname"]);
         }
         let key = proto::fold(nick);
-        let old_key = (!self.key.is_empty()).then_some(self.key.as_str());
-        if !self.srv.claim_nick(&key, old_key, &self.me) {
+        if !self.srv.claim_nick(&key, &self.me) {
             return self.numeric(433, &[nick, "Nickname is already in use"]);
         }
-        if !self.registered {
+        if self.me.reg.load(Ordering::Acquire) == REG_NONE {
             (self.nick, self.key) = (nick.clone(), key);
             return self.try_register();
         }
         if key != self.key {
             self.srv.leave_sessions(&self.me, false); // they are keyed by the old nick
         }
-        let line: Line = proto::from_user(&self.prefix(), "NICK", &[], Some(nick)).into();
+        let line: Line = proto::from_user(&self.prefix, "NICK", &[], Some(nick)).into();
         (self.nick, self.key) = (nick.clone(), key);
-        *lock(&self.me.ident) = Some(Arc::new(Identity { nick: nick.clone() }));
+        self.prefix = self.make_prefix();
+        *lock(&self.me.ident) = Some(Arc::new(Identity {
+            nick: nick.clone(),
+            prefix: self.prefix.clone(),
+        }));
         self.me.send(&self.srv, line.clone());
-        for peer in self.peers(false).await {
+        let chans = lock(&self.me.channels).clone();
+        for peer in peers_of(&self.me, chans, false).await {
             peer.send(&self.srv, line.clone());
         }
     }
 
     fn cmd_user(&mut self, p: &[String]) {
-        if self.registered {
+        if self.me.reg.load(Ordering::Acquire) != REG_NONE {
             return self.numeric(462, &["You may not reregister"]);
         }
         if p.len() < 4 {
@@ -108,11 +121,20 @@ impl Conn {
         if self.nick.is_empty() || self.user.is_empty() {
             return;
         }
-        let prefix = self.prefix();
+        self.prefix = self.make_prefix();
+        let prefix = self.prefix.clone();
         *lock(&self.me.ident) = Some(Arc::new(Identity {
             nick: self.nick.clone(),
+            prefix: prefix.clone(),
         }));
-        self.registered = true;
+        if self
+            .me
+            .reg
+            .compare_exchange(REG_NONE, REG_DONE, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
         self.srv.registered_one();
         self.numeric(1, &[&format!("Welcome to the serverbench IRC network {prefix}")]);
     }
@@ -124,13 +146,13 @@ impl Conn {
         let Some(text) = p.get(1).filter(|t| !t.is_empty()) else {
             return self.numeric(412, &["No text to send"]);
         };
-        let prefix = self.prefix();
         for t in targets.split(',') {
             let key = proto::fold(t);
             if t.starts_with('#') {
-                if let Some(ch) = self.channels.get(&key) {
-                    let line = proto::from_user(&prefix, "PRIVMSG", &[&ch.name], Some(text)).into();
-                    ch.call(Op::Msg(self.me.clone(), line)).await;
+                let member = lock(&self.me.channels).get(&key).cloned();
+                if let Some(ch) = member {
+                    let line = proto::from_user(&self.prefix, "PRIVMSG", &[&ch.name], Some(text)).into();
+                    ch.cast(Op::Msg(self.me.clone(), line));
                 } else if self.srv.channel_for(&key, "", false).is_some() {
                     self.numeric(404, &[t, "Cannot send to channel"]);
                 } else {
@@ -142,8 +164,8 @@ impl Conn {
             let to_id = to.as_ref().and_then(|c| c.identity());
             let delivered = match (to, to_id) {
                 (Some(to), Some(id)) => {
-                    let line = proto::from_user(&prefix, "PRIVMSG", &[&id.nick], Some(text)).into();
-                    self.srv.route(&self.me, &to, &self.key, &key, line).await
+                    let line = proto::from_user(&self.prefix, "PRIVMSG", &[&id.nick], Some(text)).into();
+                    self.srv.route(&self.me, &to, &self.key, &key, line)
                 }
                 _ => false,
             };
@@ -163,12 +185,17 @@ impl Conn {
                 continue;
             }
             let key = proto::fold(name);
-            if self.channels.contains_key(&key) {
-                continue;
-            }
-            let ch = self.srv.channel_for(&key, name, true).expect("created");
-            let line = proto::from_user(&self.prefix(), "JOIN", &[&ch.name], None).into();
-            self.channels.insert(key, ch.clone());
+            let ch = {
+                let mut mine = lock(&self.me.channels);
+                // a dead client joins nothing: its clean-up took its channels
+                if mine.contains_key(&key) || self.me.dead.load(Ordering::Acquire) {
+                    continue;
+                }
+                let ch = self.srv.channel_for(&key, name, true).expect("created");
+                mine.insert(key, ch.clone());
+                ch
+            };
+            let line = proto::from_user(&self.prefix, "JOIN", &[&ch.name], None).into();
             ch.call(Op::Join(self.me.clone(), line)).await;
         }
     }
@@ -179,7 +206,8 @@ impl Conn {
         };
         for name in names.split(',') {
             let key = proto::fold(name);
-            let Some(ch) = self.channels.remove(&key) else {
+            let removed = lock(&self.me.channels).remove(&key);
+            let Some(ch) = removed else {
                 if self.srv.channel_for(&key, "", false).is_some() {
                     self.numeric(442, &[name, "You're not on that channel"]);
                 } else {
@@ -187,42 +215,58 @@ impl Conn {
                 }
                 continue;
             };
-            let line = proto::from_user(&self.prefix(), "PART", &[&ch.name], p.get(1).map(String::as_str)).into();
+            let line = proto::from_user(&self.prefix, "PART", &[&ch.name], p.get(1).map(String::as_str)).into();
             ch.call(Op::Part(self.me.clone(), line)).await;
         }
     }
 
-    /// The other members of c's channels, each once; with leaving, c also leaves them.
-    async fn peers(&mut self, leaving: bool) -> Vec<Arc<Client>> {
-        let mut out: Vec<Arc<Client>> = Vec::new();
-        let chans: Vec<Arc<Channel>> = if leaving {
-            self.channels.drain().map(|(_, c)| c).collect()
-        } else {
-            self.channels.values().cloned().collect()
-        };
-        for ch in chans {
-            for m in ch.call(Op::Peers(self.me.clone(), leaving)).await {
-                if !out.iter().any(|o| Arc::ptr_eq(o, &m)) {
-                    out.push(m);
-                }
-            }
-        }
-        out
+    /// MEMORY (outside RFC 2812, for measurement): tokio has no collector, so live memory
+    /// is the resident set (/proc/self/status VmRSS, the same figure as /proc/self/statm's
+    /// resident pages, already in bytes).
+    fn cmd_memory(&mut self) {
+        let rss = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok())
+        });
+        let n = rss.map_or(0, |kb| kb * 1024);
+        self.srv.m.live_bytes.store(n, Ordering::Relaxed);
+        let name = &self.srv.settings.protocol.server_name;
+        let text = format!("live_bytes {n}");
+        let line = proto::from_user(name, "NOTICE", &[&self.nick], Some(&text));
+        self.me.send(&self.srv, line.into());
     }
+}
 
-    /// Takes a closing connection out of its sessions, its channels (relaying its QUIT to
-    /// their members) and the nick registry.
-    pub(super) async fn leave(&mut self, reason: &str) {
-        self.srv.leave_sessions(&self.me, true);
-        if self.registered {
-            let line: Line = proto::from_user(&self.prefix(), "QUIT", &[], Some(reason)).into();
-            for peer in self.peers(true).await {
-                peer.send(&self.srv, line.clone());
+/// The other members of chans, each once; with leaving, c also leaves them.
+async fn peers_of(c: &Arc<Client>, chans: HashMap<String, Arc<Channel>>, leaving: bool) -> Vec<Arc<Client>> {
+    let mut out: Vec<Arc<Client>> = Vec::new();
+    for ch in chans.into_values() {
+        for m in ch.call(Op::Peers(c.clone(), leaving)).await {
+            if !Arc::ptr_eq(&m, c) && !out.iter().any(|o| Arc::ptr_eq(o, &m)) {
+                out.push(m);
             }
-            self.srv.m.registered_now.fetch_sub(1, Ordering::AcqRel);
         }
-        if !self.key.is_empty() {
-            self.srv.release_nick(&self.key, &self.me);
+    }
+    out
+}
+
+/// The clean-up of an ended connection, run by its monitor (conn.rs) however its task
+/// ended: its nick is freed first (at once), then it leaves its sessions and its channels,
+/// whose members get its QUIT.
+pub(super) async fn cleanup(srv: &Arc<Server>, me: &Arc<Client>, reason: &str) {
+    me.dead.store(true, Ordering::Release);
+    Server::remove_conn_locked(&mut lock(&srv.conns), me);
+    srv.release_nick(me);
+    srv.leave_sessions(me, true);
+    let chans = std::mem::take(&mut *lock(&me.channels));
+    let peers = peers_of(me, chans, true).await;
+    if me.reg.swap(REG_CLOSED, Ordering::AcqRel) == REG_DONE {
+        let prefix = me.identity().map(|i| i.prefix.clone()).unwrap_or_default();
+        let line: Line = proto::from_user(&prefix, "QUIT", &[], Some(reason)).into();
+        for peer in peers {
+            peer.send(srv, line.clone());
         }
+        srv.m.registered_now.fetch_sub(1, Ordering::AcqRel);
     }
 }

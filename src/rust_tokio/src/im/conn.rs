@@ -1,17 +1,16 @@
-//! A connection's task: it reads lines, handles each command (commands.rs) and writes its
-//! own socket from the client's bounded send queue (client.rs), until the client quits, the
-//! connection closes, the queue overflows or the server stops.
+//! A connection: its task reads lines, handles each command (commands.rs) and writes its
+//! own socket from the client's send queue (client.rs), until the client quits, the
+//! connection closes, the queue overflows or the server stops. A monitor awaits the task
+//! and cleans up however it ended: returned, panicked, or aborted by chaos.
 
 use super::Server;
-use super::channel::Channel;
 use super::client::{Client, Line};
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, watch};
 
 const READ_BUFFER_BYTES: usize = 4096;
@@ -27,36 +26,75 @@ pub(super) struct Conn {
     pub(super) nick: String,
     pub(super) key: String, // the folded nick
     pub(super) user: String,
-    pub(super) registered: bool,
-    pub(super) channels: HashMap<String, Arc<Channel>>,
+    /// nick!user@127.0.0.1 once registered
+    pub(super) prefix: String,
     /// the line being handled was answered with an error numeric
     pub(super) erred: bool,
 }
 
-/// Runs one connection until it ends, then takes it out of every registry.
-pub async fn connection(srv: Arc<Server>, stream: TcpStream, mut closing: watch::Receiver<bool>) {
-    let (me, mut rx) = Client::new(srv.settings.sendq_lines);
+/// The socket's halves. Its Drop forgets the descriptor (under the lock a peek takes)
+/// before the halves close it, whether the task ends or is aborted.
+struct Io {
+    rd: OwnedReadHalf,
+    wr: OwnedWriteHalf,
+    me: Arc<Client>,
+}
+
+impl Drop for Io {
+    fn drop(&mut self) {
+        *super::lock(&self.me.fd) = None;
+    }
+}
+
+/// The monitor: runs the connection's task until it ends, then takes the client out of
+/// every registry (commands.rs, cleanup).
+pub async fn connection(srv: Arc<Server>, stream: TcpStream, closing: watch::Receiver<bool>) {
+    let (me, rx) = Client::new(srv.settings.sendq_lines);
+    let task = tokio::spawn(run(srv.clone(), me.clone(), stream, rx, closing));
+    *super::lock(&me.task) = Some(task.abort_handle());
+    srv.add_conn(&me); // after the abort handle: chaos may pick it from now on
+    let reason = match task.await {
+        Ok(reason) => reason,
+        Err(e) if e.is_panic() => "Connection crashed".into(),
+        Err(_) => "Killed".into(),
+    };
+    super::commands::cleanup(&srv, &me, &reason).await;
+}
+
+async fn run(
+    srv: Arc<Server>,
+    me: Arc<Client>,
+    stream: TcpStream,
+    mut rx: mpsc::UnboundedReceiver<Line>,
+    mut closing: watch::Receiver<bool>,
+) -> String {
     let mut conn = Conn {
         srv: srv.clone(),
         me: me.clone(),
         nick: String::new(),
         key: String::new(),
         user: String::new(),
-        registered: false,
-        channels: HashMap::new(),
+        prefix: String::new(),
         erred: false,
     };
     let max = srv.settings.protocol.line_max_bytes;
-    let (mut rd, mut wr) = stream.into_split();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+    let (rd, wr) = stream.into_split();
+    let mut io = Io { rd, wr, me: me.clone() };
+    *super::lock(&me.fd) = Some(fd); // with no await since: Io's Drop will clear it
     let mut rbuf = vec![0u8; READ_BUFFER_BYTES.max(2 * max)];
     let (mut have, mut discarding) = (0usize, false);
     let mut wbuf: Vec<u8> = Vec::new();
-    let mut closing_mid_write = closing.clone();
-    let reason: String = 'conn: loop {
+    // made once, not at every turn of the loop: registering and dropping a Notified waiter
+    // per wake-up was among the task's top costs in the profile (perf)
+    let overflow = me.overflowed();
+    let stop = stopping(&mut closing);
+    tokio::pin!(overflow, stop);
+    'conn: loop {
         tokio::select! {
-            () = stopping(&mut closing) => break "Server stopping".into(),
-            _ = me.overflowed() => break sendq_exceeded(&mut wr, false).await,
-            r = rd.read(&mut rbuf[have..]) => {
+            () = &mut stop => break "Server stopping".into(),
+            _ = &mut overflow => break sendq_exceeded(&mut io.wr, false).await,
+            r = io.rd.read(&mut rbuf[have..]) => {
                 match r {
                     Ok(0) => break "Connection closed".into(),
                     Ok(n) => have += n,
@@ -89,7 +127,7 @@ pub async fn connection(srv: Arc<Server>, stream: TcpStream, mut closing: watch:
                     match line {
                         None => conn.numeric(417, &["Input line was too long"]),
                         Some(line) => if let Some(reason) = conn.handle(&line).await {
-                            flush(&mut rx, &mut wr, &mut wbuf).await;
+                            flush(&me, &mut rx, &mut io.wr, &mut wbuf).await;
                             break 'conn reason;
                         }
                     }
@@ -101,31 +139,33 @@ pub async fn connection(srv: Arc<Server>, stream: TcpStream, mut closing: watch:
             Some(first) = rx.recv() => {
                 wbuf.clear();
                 wbuf.extend_from_slice(&first);
+                let mut n = 1;
                 while wbuf.len() < WRITE_BATCH_BYTES {
                     match rx.try_recv() {
-                        Ok(l) => wbuf.extend_from_slice(&l),
+                        Ok(l) => { wbuf.extend_from_slice(&l); n += 1 }
                         Err(_) => break,
                     }
                 }
+                me.writing(n); // the batch's lines stay counted until its write returned
                 let mut off = 0;
                 while off < wbuf.len() {
                     tokio::select! {
-                        r = wr.write(&wbuf[off..]) => match r {
-                            Ok(n) if n > 0 => off += n,
+                        r = io.wr.write(&wbuf[off..]) => match r {
+                            Ok(k) if k > 0 => off += k,
                             _ => {
                                 srv.m.conn_errors.fetch_add(1, Ordering::Relaxed);
                                 break 'conn "Connection closed".into();
                             }
                         },
                         // the client stopped reading: the write is given up, maybe mid-line
-                        _ = me.overflowed() => break 'conn sendq_exceeded(&mut wr, off > 0 && wbuf[off - 1] != b'\n').await,
-                        () = stopping(&mut closing_mid_write) => break 'conn "Server stopping".into(),
+                        _ = &mut overflow => break 'conn sendq_exceeded(&mut io.wr, off > 0 && wbuf[off - 1] != b'\n').await,
+                        () = &mut stop => break 'conn "Server stopping".into(),
                     }
                 }
+                me.written(n);
             }
         }
-    };
-    conn.leave(&reason).await;
+    }
 }
 
 /// Returns once the server tells its connections to close (without holding the watch's
@@ -146,10 +186,14 @@ async fn sendq_exceeded(wr: &mut OwnedWriteHalf, mid_line: bool) -> String {
 }
 
 /// Writes what is queued (a QUIT's ERROR), bounded.
-async fn flush(rx: &mut mpsc::Receiver<Line>, wr: &mut OwnedWriteHalf, wbuf: &mut Vec<u8>) {
+async fn flush(me: &Client, rx: &mut mpsc::UnboundedReceiver<Line>, wr: &mut OwnedWriteHalf, wbuf: &mut Vec<u8>) {
     wbuf.clear();
+    let mut n = 0;
     while let Ok(l) = rx.try_recv() {
         wbuf.extend_from_slice(&l);
+        n += 1;
     }
+    me.writing(n);
     let _ = tokio::time::timeout(CLOSE_GRACE, wr.write_all(wbuf)).await;
+    me.written(n);
 }

@@ -1,18 +1,24 @@
 //! The im server role (docs/im.md): the IRC-subset instant-messaging server of the case
-//! study on tokio. A task per connection (client.rs) with a bounded send queue; a session
-//! task per one-to-one conversation, found through a registry keyed by the unordered nick
-//! pair, under a supervising task that restarts the ones the chaos monkey kills
-//! (session.rs); a task per channel doing its fan-out (channel.rs); a mutex-guarded nick
-//! registry (here). The lifecycle is every socket server's (sockserver.rs).
+//! study on tokio. A task per connection (conn.rs) with a bounded send queue (client.rs),
+//! under a monitor that cleans up however it ended; a session task per one-to-one
+//! conversation, found through a registry keyed by the unordered nick pair (session.rs); a
+//! task per channel doing its fan-out, its membership kept in the registry (channel.rs);
+//! one supervising task that restarts sessions and runs the chaos monkey (chaos.rs); a
+//! mutex-guarded nick registry (here). Every mailbox is unbounded (mailbox.rs). The
+//! lifecycle is every socket server's (sockserver.rs).
 
 mod channel;
+mod chaos;
 mod client;
 mod commands;
 mod conn;
+mod mailbox;
 pub mod proto;
 mod session;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_chaos;
 
 use crate::cli::{Config, LANGUAGE};
 use crate::sockserver;
@@ -30,6 +36,10 @@ pub struct Settings {
     pub protocol: Protocol,
     pub sendq_lines: usize,
     pub chaos_interval: Option<Duration>,
+    /// session | channel | connection | any
+    pub chaos_target: String,
+    /// random | queued
+    pub chaos_pick: String,
     pub seed: u64,
 }
 
@@ -43,6 +53,13 @@ pub struct Counters {
     pub started: AtomicI64,
     pub killed: AtomicI64,
     pub restarted: AtomicI64,
+    pub chans_killed: AtomicI64,
+    pub chans_restarted: AtomicI64,
+    pub conns_killed: AtomicI64,
+    /// messages discarded with chaos's victims (mailboxes, send queues)
+    pub dropped: AtomicI64,
+    /// the last MEMORY command's measure, -1 before any
+    pub live_bytes: AtomicI64,
     pub sendq_disconnects: AtomicI64,
     pub bad_lines: AtomicI64,
     pub conn_errors: AtomicI64,
@@ -55,6 +72,8 @@ pub struct Server {
     nicks: Mutex<HashMap<String, Arc<Client>>>,
     sessions: Mutex<session::Sessions>,
     channels: Mutex<HashMap<String, Arc<channel::Channel>>>,
+    /// live connections, for chaos's uniform choice (Client::live is the index)
+    conns: Mutex<Vec<Arc<Client>>>,
     supervisor: mpsc::UnboundedSender<session::Start>,
     stopped: watch::Receiver<bool>,
 }
@@ -71,10 +90,14 @@ impl Server {
         let (tx, rx) = mpsc::unbounded_channel();
         let srv = Arc::new(Server {
             settings,
-            m: Counters::default(),
+            m: Counters {
+                live_bytes: AtomicI64::new(-1),
+                ..Counters::default()
+            },
             nicks: Mutex::new(HashMap::new()),
             sessions: Mutex::new(session::Sessions::default()),
             channels: Mutex::new(HashMap::new()),
+            conns: Mutex::new(Vec::new()),
             supervisor: tx,
             stopped: stopped.clone(),
         });
@@ -87,29 +110,62 @@ impl Server {
         self.m.registered_max.fetch_max(n, Ordering::AcqRel);
     }
 
-    /// Gives the nick `key` to c, releasing `old` (c's previous nick); false when another
-    /// client holds it.
-    fn claim_nick(&self, key: &str, old: Option<&str>, c: &Arc<Client>) -> bool {
+    /// Gives the nick `key` to c, releasing c's previous one; false when another live
+    /// client holds it, or c's own nick was freed for good (killed, closing). A holder whose
+    /// peer has already closed its socket gives the nick up at once: a client that drops its
+    /// connection and reconnects at once with the same nick must not get 433 because the old
+    /// connection's clean-up has not run yet.
+    fn claim_nick(&self, key: &str, c: &Arc<Client>) -> bool {
         let mut nicks = lock(&self.nicks);
-        if nicks.get(key).is_some_and(|h| !Arc::ptr_eq(h, c)) {
+        let mut mine = lock(&c.nick);
+        if mine.1 {
             return false;
         }
-        if let Some(old) = old.filter(|o| *o != key) {
-            nicks.remove(old);
+        if let Some(h) = nicks.get(key).filter(|h| !Arc::ptr_eq(h, c)) {
+            if !h.peer_closed() {
+                return false;
+            }
+            lock(&h.nick).1 = true;
+        }
+        if !mine.0.is_empty() && mine.0 != key && nicks.get(&mine.0).is_some_and(|h| Arc::ptr_eq(h, c)) {
+            nicks.remove(&mine.0);
         }
         nicks.insert(key.to_string(), c.clone());
+        mine.0 = key.to_string();
         true
     }
 
-    fn release_nick(&self, key: &str, c: &Arc<Client>) {
+    /// Frees c's nick for good (c is closing or was killed).
+    fn release_nick(&self, c: &Arc<Client>) {
         let mut nicks = lock(&self.nicks);
-        if nicks.get(key).is_some_and(|h| Arc::ptr_eq(h, c)) {
-            nicks.remove(key);
+        let mut mine = lock(&c.nick);
+        if nicks.get(&mine.0).is_some_and(|h| Arc::ptr_eq(h, c)) {
+            nicks.remove(&mine.0);
         }
+        mine.1 = true;
     }
 
     fn lookup_nick(&self, key: &str) -> Option<Arc<Client>> {
         lock(&self.nicks).get(key).cloned()
+    }
+
+    fn add_conn(&self, c: &Arc<Client>) {
+        let mut reg = lock(&self.conns);
+        c.live.store(reg.len(), Ordering::Release);
+        reg.push(c.clone());
+    }
+
+    /// Takes c out of the connection registry; false if it was out already.
+    fn remove_conn_locked(reg: &mut Vec<Arc<Client>>, c: &Arc<Client>) -> bool {
+        let i = c.live.swap(usize::MAX, Ordering::AcqRel);
+        if i == usize::MAX {
+            return false;
+        }
+        reg.swap_remove(i);
+        if let Some(moved) = reg.get(i) {
+            moved.live.store(i, Ordering::Release);
+        }
+        true
     }
 
     /// The record's metrics.
@@ -124,6 +180,11 @@ impl Server {
             "sessions_started": l(&m.started),
             "sessions_killed": l(&m.killed),
             "sessions_restarted": l(&m.restarted),
+            "channels_killed": l(&m.chans_killed),
+            "channels_restarted": l(&m.chans_restarted),
+            "connections_killed": l(&m.conns_killed),
+            "chaos_dropped_messages": l(&m.dropped),
+            "live_bytes": (l(&m.live_bytes) >= 0).then(|| l(&m.live_bytes)),
             "sendq_disconnects": l(&m.sendq_disconnects),
             "bad_lines": l(&m.bad_lines),
         })
@@ -137,6 +198,8 @@ pub async fn serve(cfg: &Config, spec: &Value) -> Result<Value, String> {
         protocol: Protocol::from_spec(spec)?,
         sendq_lines: cfg.int("sendq_lines") as usize,
         chaos_interval: (chaos > 0).then(|| Duration::from_millis(chaos as u64)),
+        chaos_target: cfg.str("chaos_target").to_string(),
+        chaos_pick: cfg.str("chaos_pick").to_string(),
         seed: cfg.int("seed") as u64,
     };
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -161,7 +224,8 @@ pub async fn serve(cfg: &Config, spec: &Value) -> Result<Value, String> {
         "benchmark": "im", "role": "server", "language": LANGUAGE, "variant": cfg.variant,
         "params": {
             "port": cfg.int("port"), "idle_timeout_s": cfg.num("idle_timeout_s"),
-            "sendq_lines": cfg.int("sendq_lines"), "chaos_interval_ms": chaos, "seed": cfg.int("seed"),
+            "sendq_lines": cfg.int("sendq_lines"), "chaos_interval_ms": chaos,
+            "chaos_target": cfg.str("chaos_target"), "chaos_pick": cfg.str("chaos_pick"), "seed": cfg.int("seed"),
         },
         "metrics": metrics,
         "validation": {"ok": true, "reason": null},

@@ -188,7 +188,7 @@ mod tests {
         ] {
             assert_eq!(p.valid_nick(n), ok, "{n}");
         }
-        assert!(!p.valid_nick(&String::new()), "an empty nick");
+        assert!(!p.valid_nick(""), "an empty nick");
         assert!(p.valid_channel("#a") && !p.valid_channel("#") && !p.valid_channel("a") && !p.valid_channel("#a,b"));
         assert_eq!(p.numeric(1, "n", &["Welcome"]), b":irc.serverbench 001 n :Welcome\r\n");
     }

@@ -1,18 +1,16 @@
 //! Chat sessions, one per conversation as in RD-IM: a one-to-one PRIVMSG goes from the
 //! sender's connection task to the session task of the unordered nick pair, which forwards
 //! it to the receiver. Session tasks run under one supervising task, which restarts those
-//! the chaos monkey kills (abort: what the killed task's mailbox held is lost).
+//! that crash and runs the chaos monkey (chaos.rs); a killed session is replaced at once.
 
 use super::client::{Client, Line};
+use super::mailbox::{self, Rx, Tx};
 use super::{Server, lock};
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, Id, JoinSet};
-
-/// Bounds a session's mailbox; a sender waits while it is full.
-const SESSION_MAILBOX: usize = 256;
 
 /// The unordered pair of folded nicks: lo <= hi.
 pub type PairKey = (String, String);
@@ -35,18 +33,22 @@ pub struct Session {
     key: PairKey,
     peers: [Arc<Client>; 2],
     /// the running incarnation's mailbox; None once the session ended
-    tx: Mutex<Option<mpsc::Sender<Routed>>>,
+    tx: Mutex<Option<Tx<Routed>>>,
+    task: Mutex<Option<AbortHandle>>,
     /// set under the Sessions lock
-    ended: std::sync::atomic::AtomicBool,
+    ended: AtomicBool,
+    /// index in Sessions::live (under the Sessions lock)
+    live: AtomicUsize,
 }
 
-/// The registry: sessions by nick pair, and each client's sessions by the client's address
+/// The registry: sessions by nick pair, each client's sessions by the client's address
 /// (an entry lives only while one of its sessions holds the client, so the address is not
-/// reused meanwhile).
+/// reused meanwhile), and the live ones in a Vec for chaos's uniform choice.
 #[derive(Default)]
 pub struct Sessions {
     by_key: HashMap<PairKey, Arc<Session>>,
     by_client: HashMap<usize, Vec<Arc<Session>>>,
+    pub(super) live: Vec<Arc<Session>>,
 }
 
 fn client_id(c: &Arc<Client>) -> usize {
@@ -56,20 +58,33 @@ fn client_id(c: &Arc<Client>) -> usize {
 #[cfg(test)]
 impl Sessions {
     pub fn by_key_is_empty(&self) -> bool {
-        self.by_key.is_empty() && self.by_client.is_empty()
+        self.by_key.is_empty() && self.by_client.is_empty() && self.live.is_empty()
+    }
+
+    pub fn get(&self, a: &str, b: &str) -> Option<Arc<Session>> {
+        self.by_key.get(&pair_of(a, b)).cloned()
     }
 }
 
 /// What the supervisor is asked to start: a session's first incarnation.
-pub struct Start(Arc<Session>, mpsc::Receiver<Routed>);
+pub struct Start(Arc<Session>, Rx<Routed>);
 
 impl Session {
     fn has(&self, c: &Arc<Client>) -> bool {
         self.peers.iter().any(|p| Arc::ptr_eq(p, c))
     }
+
+    pub(super) fn queued(&self) -> usize {
+        lock(&self.tx).as_ref().map_or(0, Tx::len)
+    }
+
+    pub(super) fn is_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
 }
 
-/// Ends s for good (no restart); called with the Sessions lock held.
+/// Ends s for good (no restart); called with the Sessions lock held. Its mailbox is closed,
+/// not killed: what the peers already sent is still delivered.
 fn end_locked(reg: &mut Sessions, s: &Arc<Session>) {
     if s.ended.swap(true, Ordering::AcqRel) {
         return;
@@ -86,15 +101,20 @@ fn end_locked(reg: &mut Sessions, s: &Arc<Session>) {
             }
         }
     }
-    lock(&s.tx).take(); // the task's recv ends once in-flight senders are done
+    let i = s.live.load(Ordering::Acquire);
+    reg.live.swap_remove(i);
+    if let Some(moved) = reg.live.get(i) {
+        moved.live.store(i, Ordering::Release);
+    }
+    lock(&s.tx).take(); // the task's recv ends once what is queued is delivered
 }
 
 impl Server {
     /// Sends line from one client to another through their session, starting it on their
     /// first message; false when either has left (a message lost to a kill is not the
     /// sender's error).
-    pub(super) async fn route(
-        &self,
+    pub(super) fn route(
+        self: &Arc<Self>,
         from: &Arc<Client>,
         to: &Arc<Client>,
         from_key: &str,
@@ -113,14 +133,17 @@ impl Server {
                     if from.left.load(Ordering::Acquire) || to.left.load(Ordering::Acquire) {
                         return false;
                     }
-                    let (tx, rx) = mpsc::channel(SESSION_MAILBOX);
+                    let (tx, rx) = mailbox::new(self.clone(), |_, _| {});
                     let s = Arc::new(Session {
                         key: key.clone(),
                         peers: [from.clone(), to.clone()],
                         tx: Mutex::new(Some(tx)),
+                        task: Mutex::new(None),
                         ended: Default::default(),
+                        live: AtomicUsize::new(reg.live.len()),
                     });
                     reg.by_key.insert(key, s.clone());
+                    reg.live.push(s.clone());
                     reg.by_client.entry(client_id(from)).or_default().push(s.clone());
                     if !Arc::ptr_eq(from, to) {
                         reg.by_client.entry(client_id(to)).or_default().push(s.clone());
@@ -131,9 +154,14 @@ impl Server {
                 }
             }
         };
-        let tx = lock(&s.tx).clone();
-        if let Some(tx) = tx {
-            let _ = tx.send(Routed { to: to.clone(), line }).await; // Err: killed, the message is lost
+        // to the current incarnation, or its successor when a kill came in between
+        let mut r = Routed { to: to.clone(), line };
+        while let Some(tx) = lock(&s.tx).clone() {
+            match tx.send(r) {
+                Ok(()) => break,
+                Err(back) if lock(&s.tx).as_ref().is_some_and(|t| !t.same(&tx)) => r = back,
+                Err(_) => break,
+            }
         }
         true
     }
@@ -153,84 +181,115 @@ impl Server {
 }
 
 /// One incarnation: forward each PRIVMSG to its receiver until the mailbox closes.
-async fn run(srv: Arc<Server>, mut rx: mpsc::Receiver<Routed>) {
+async fn run(srv: Arc<Server>, mut rx: Rx<Routed>) {
     while let Some(r) = rx.recv().await {
         r.to.send(&srv, r.line);
         srv.m.routed.fetch_add(1, Ordering::Relaxed);
     }
 }
 
-/// SplitMix64: the chaos monkey's seeded choices.
-struct SplitMix(u64);
+#[cfg(test)]
+impl Supervisor {
+    /// Tests: a supervisor of their own, for kills at a chosen moment.
+    pub fn new(srv: &Arc<Server>) -> Supervisor {
+        Supervisor {
+            srv: srv.clone(),
+            tasks: JoinSet::new(),
+            by_id: HashMap::new(),
+        }
+    }
 
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    /// Tests: s's incarnation is replaced by one that takes nothing out of its mailbox (a
+    /// victim busy elsewhere); returns its receiver's task, to be served later or killed.
+    pub fn stall(&mut self, s: &Arc<Session>) -> tokio::sync::oneshot::Sender<()> {
+        let (tx, rx) = mailbox::new(self.srv.clone(), |_, _| {});
+        let (go, wait) = tokio::sync::oneshot::channel::<()>();
+        let srv = self.srv.clone();
+        let h = tokio::spawn(async move {
+            let _ = wait.await; // stalled until told to go on
+            run(srv, rx).await
+        });
+        lock(&s.tx).replace(tx);
+        lock(&s.task).replace(h.abort_handle());
+        go
     }
 }
 
-/// The supervisor: starts session tasks, restarts the killed ones unless their session
-/// ended meanwhile, and with chaos on kills a random live one every interval.
+/// The supervisor's tasks: every session incarnation, by task id.
+pub struct Supervisor {
+    srv: Arc<Server>,
+    tasks: JoinSet<()>,
+    by_id: HashMap<Id, Arc<Session>>,
+}
+
+impl Supervisor {
+    fn spawn(&mut self, s: Arc<Session>, rx: Rx<Routed>) {
+        let h = self.tasks.spawn(run(self.srv.clone(), rx));
+        self.by_id.insert(h.id(), s.clone());
+        *lock(&s.task) = Some(h);
+    }
+
+    /// A fresh incarnation with an empty mailbox replaces s's (the Sessions lock held);
+    /// returns the replaced mailbox and task.
+    fn restart(&mut self, s: &Arc<Session>) -> Option<(Tx<Routed>, AbortHandle)> {
+        let (tx, rx) = mailbox::new(self.srv.clone(), |_, _| {});
+        let old = lock(&s.tx).replace(tx);
+        let old_task = lock(&s.task).take();
+        self.spawn(s.clone(), rx);
+        self.srv.m.restarted.fetch_add(1, Ordering::Relaxed);
+        old.zip(old_task)
+    }
+
+    /// Chaos's act on a session (the Sessions lock held): its successor is named in the
+    /// registry first, so new messages go to it; then the victim is aborted, handling
+    /// nothing after the message in hand, and its mailbox is dropped with it (counted).
+    pub(super) fn kill(&mut self, s: &Arc<Session>) {
+        if s.is_ended() {
+            return;
+        }
+        self.srv.m.killed.fetch_add(1, Ordering::Relaxed); // first: restarted never leads
+        if let Some((old_tx, old_task)) = self.restart(s) {
+            old_tx.mark_killed();
+            old_task.abort();
+        }
+    }
+}
+
+/// The supervisor: starts session tasks, restarts one that panicked unless its session
+/// ended, and with chaos on strikes every interval.
 pub async fn supervise(
     srv: Arc<Server>,
     mut starts: mpsc::UnboundedReceiver<Start>,
     mut stopped: watch::Receiver<bool>,
 ) {
-    let mut tasks = JoinSet::new();
-    let mut by_id: HashMap<Id, (Arc<Session>, usize)> = HashMap::new(); // index in live
-    let mut live: Vec<(AbortHandle, bool)> = Vec::new(); // bool: killed, not yet restarted
-    let mut rng = SplitMix(srv.settings.seed);
+    let mut sup = Supervisor {
+        srv: srv.clone(),
+        tasks: JoinSet::new(),
+        by_id: HashMap::new(),
+    };
+    let mut monkey = super::chaos::Monkey::new(&srv);
     let period = srv
         .settings
         .chaos_interval
         .unwrap_or(std::time::Duration::from_secs(3600));
     let mut chaos = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    let spawn = |tasks: &mut JoinSet<()>,
-                 by_id: &mut HashMap<Id, (Arc<Session>, usize)>,
-                 live: &mut Vec<(AbortHandle, bool)>,
-                 s: Arc<Session>,
-                 rx| {
-        let h = tasks.spawn(run(srv.clone(), rx));
-        by_id.insert(h.id(), (s, live.len()));
-        live.push((h, false));
-    };
     loop {
         tokio::select! {
-            Some(Start(s, rx)) = starts.recv() => spawn(&mut tasks, &mut by_id, &mut live, s, rx),
-            Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
+            Some(Start(s, rx)) = starts.recv() => sup.spawn(s, rx),
+            Some(done) = sup.tasks.join_next_with_id(), if !sup.tasks.is_empty() => {
                 let id = match &done { Ok((id, ())) => *id, Err(e) => e.id() };
-                let Some((s, i)) = by_id.remove(&id) else { continue };
-                live.swap_remove(i);
-                if let Some((h, _)) = live.get(i) {
-                    by_id.get_mut(&h.id()).expect("live tasks are indexed").1 = i;
-                }
-                if matches!(&done, Err(e) if e.is_cancelled()) {
-                    let reg = lock(&srv.sessions);
-                    if !s.ended.load(Ordering::Acquire) {
-                        let (tx, rx) = mpsc::channel(SESSION_MAILBOX);
-                        *lock(&s.tx) = Some(tx);
-                        drop(reg);
-                        spawn(&mut tasks, &mut by_id, &mut live, s, rx);
-                        srv.m.restarted.fetch_add(1, Ordering::Relaxed);
+                let Some(s) = sup.by_id.remove(&id) else { continue };
+                if matches!(&done, Err(e) if e.is_panic()) {
+                    let _reg = lock(&srv.sessions);
+                    let current = lock(&s.task).as_ref().is_some_and(|h| h.id() == id);
+                    if current && !s.is_ended() {
+                        sup.restart(&s);
                     }
                 }
             }
-            _ = chaos.tick(), if srv.settings.chaos_interval.is_some() => {
-                if !live.is_empty() {
-                    let i = (rng.next() % live.len() as u64) as usize;
-                    if !live[i].1 { // one already killed and not yet restarted is not killed twice
-                        live[i].0.abort();
-                        live[i].1 = true;
-                        srv.m.killed.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
+            _ = chaos.tick(), if srv.settings.chaos_interval.is_some() => monkey.strike(&mut sup),
             _ = stopped.wait_for(|v| *v) => break,
         }
     }
-    tasks.shutdown().await;
+    sup.tasks.shutdown().await;
 }

@@ -14,18 +14,24 @@ use tokio::sync::watch;
 /// Only keeps a broken server from hanging a test.
 const GUARD: Duration = Duration::from_secs(10);
 
-struct Running {
-    srv: Arc<Server>,
-    port: u16,
+pub(super) struct Running {
+    pub(super) srv: Arc<Server>,
+    pub(super) port: u16,
     _stop: watch::Sender<bool>,
 }
 
-async fn start(sendq_lines: usize, chaos_ms: u64) -> Running {
+pub(super) async fn start(sendq_lines: usize, chaos_ms: u64) -> Running {
+    start_with(sendq_lines, chaos_ms, "session", "random").await
+}
+
+pub(super) async fn start_with(sendq_lines: usize, chaos_ms: u64, target: &str, pick: &str) -> Running {
     let (stop, stopped) = watch::channel(false);
     let settings = Settings {
         protocol: Protocol::from_spec(&crate::cli::spec()).unwrap(),
         sendq_lines,
         chaos_interval: (chaos_ms > 0).then(|| Duration::from_millis(chaos_ms)),
+        chaos_target: target.into(),
+        chaos_pick: pick.into(),
         seed: 7,
     };
     let srv = Server::start(settings, stopped.clone());
@@ -40,13 +46,13 @@ async fn start(sendq_lines: usize, chaos_ms: u64) -> Running {
     Running { srv, port, _stop: stop }
 }
 
-struct Peer {
-    r: BufReader<OwnedReadHalf>,
-    w: OwnedWriteHalf,
+pub(super) struct Peer {
+    pub(super) r: BufReader<OwnedReadHalf>,
+    pub(super) w: OwnedWriteHalf,
 }
 
 impl Peer {
-    async fn dial(port: u16) -> Peer {
+    pub(super) async fn dial(port: u16) -> Peer {
         let (r, w) = TcpStream::connect(("127.0.0.1", port)).await.unwrap().into_split();
         Peer {
             r: BufReader::new(r),
@@ -54,14 +60,14 @@ impl Peer {
         }
     }
 
-    async fn send(&mut self, lines: &[&str]) {
+    pub(super) async fn send(&mut self, lines: &[&str]) {
         for l in lines {
             self.w.write_all(format!("{l}\r\n").as_bytes()).await.unwrap();
         }
     }
 
     /// The next line, None at EOF.
-    async fn line(&mut self) -> Option<String> {
+    pub(super) async fn line(&mut self) -> Option<String> {
         let mut s = String::new();
         let n = tokio::time::timeout(GUARD, self.r.read_line(&mut s))
             .await
@@ -69,15 +75,15 @@ impl Peer {
         (n.unwrap_or(0) > 0).then_some(s)
     }
 
-    async fn expect(&mut self, want: &str) {
+    pub(super) async fn expect(&mut self, want: &str) {
         assert_eq!(self.line().await.as_deref(), Some(format!("{want}\r\n").as_str()));
     }
 
-    async fn skip_to(&mut self, want: &str) {
+    pub(super) async fn skip_to(&mut self, want: &str) {
         while self.line().await.expect("not EOF") != format!("{want}\r\n") {}
     }
 
-    async fn register(&mut self, nick: &str) {
+    pub(super) async fn register(&mut self, nick: &str) {
         self.send(&[&format!("NICK {nick}"), &format!("USER u{nick} 0 * :{nick}")])
             .await;
         self.expect(&format!(
@@ -215,18 +221,14 @@ async fn one_session_per_pair_restarted_after_each_kill() {
         b.send(&["PRIVMSG a :y"]).await;
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    while m.restarted.load(Ordering::Relaxed) < m.killed.load(Ordering::Relaxed)
-        && tokio::time::Instant::now() < deadline
-    {
+    // chaos goes on meanwhile: every kill seen so far must have been restarted
+    let killed = m.killed.load(Ordering::Relaxed);
+    while m.restarted.load(Ordering::Relaxed) < killed && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let (started, killed, restarted) = (
-        m.started.load(Ordering::Relaxed),
-        m.killed.load(Ordering::Relaxed),
-        m.restarted.load(Ordering::Relaxed),
-    );
+    let (started, restarted) = (m.started.load(Ordering::Relaxed), m.restarted.load(Ordering::Relaxed));
     assert!(
-        started == 1 && killed >= 3 && restarted == killed,
+        started == 1 && killed >= 3 && restarted >= killed,
         "started {started} killed {killed} restarted {restarted}"
     );
     a.send(&["QUIT"]).await; // a session ends with its client and is not restarted
