@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthetic_sweeps
 from serverbench import protocol
 from serverbench.analysis import claims
 from serverbench.analysis.claims import CONTRADICTED, ERROR, INCONCLUSIVE, NOT_TESTABLE, SUPPORTED, engine, tables
@@ -180,7 +181,7 @@ def test_a_verdict_does_not_flip_between_sweeps_at_the_region_edges():
     ],
 )
 def test_pingping_claims(tmp_path, go, erl, akka, v1, v2):
-    recs = S.pingping_runs(sweep({"go": go, "erlang": erl, "scala_akka": akka}))
+    recs = synthetic_sweeps.pingping_runs(sweep({"go": go, "erlang": erl, "scala_akka": akka}))
     P = P_of(tmp_path, recs)
     c1, c2 = check("C1", P), check("C2", P)
     assert (c1.verdict, c2.verdict) == (v1, v2), (c1.summary, c2.summary)
@@ -201,11 +202,11 @@ def test_pairing_by_round_removes_a_shared_slowdown(tmp_path):
     go = slow * rounds(1.0, rng, sd=0.01)
     akka = slow * rounds(1.5, rng, sd=0.01)
     assert go.max() > akka.min()  # unpaired, the two samples overlap
-    c = check("C1", P_of(tmp_path / "a", S.pingping_runs({"go": list(go), "scala_akka": list(akka)})))
+    c = check("C1", P_of(tmp_path / "a", synthetic_sweeps.pingping_runs({"go": list(go), "scala_akka": list(akka)})))
     assert c.verdict == SUPPORTED, c.summary
     row = c.evidence.iloc[0]
     assert row["ratio"] == pytest.approx(1 / 1.5, rel=0.02) and row["ci_hi"] < 0.7
-    shifted = S.pingping_runs({"go": list(go), "scala_akka": list(np.roll(akka, 1))})
+    shifted = synthetic_sweeps.pingping_runs({"go": list(go), "scala_akka": list(np.roll(akka, 1))})
     c = check("C1", P_of(tmp_path / "b", shifted))
     assert c.verdict == INCONCLUSIVE and c.evidence.iloc[0]["ci_hi"] > 1.0, c.summary
 
@@ -214,10 +215,10 @@ def test_only_rounds_with_both_sides_count(tmp_path):
     """A round one side lacks is left out (no unpaired fallback); two sides without a
     common round cannot be compared, and the verdict says so."""
     t = sweep({"go": 1.0, "scala_akka": 1.5}, seed=2)
-    lone = S.pingping_runs({"go": t["go"], "scala_akka": t["scala_akka"][: R - 1]})  # Akka lacks round 8
+    lone = synthetic_sweeps.pingping_runs({"go": t["go"], "scala_akka": t["scala_akka"][: R - 1]})  # Akka lacks round 8
     c = check("C1", P_of(tmp_path / "a", lone))
     assert c.verdict == SUPPORTED and list(c.evidence["rounds"]) == [R - 1], c.summary
-    apart = S.pingping_runs({"go": t["go"]}) + [
+    apart = synthetic_sweeps.pingping_runs({"go": t["go"]}) + [
         S.raw_record(
             "pingping", "scala_akka", {"message_bytes": 5000, "repetitions": 10000}, {"elapsed_s": v}, trial=R + i
         )
@@ -231,10 +232,10 @@ def test_too_few_rounds_is_inconclusive_and_says_why(tmp_path):
     """4 rounds: a deciding configuration (more than the figure-only 3), but 4 pairs reach
     at most 87.5 %, below the protocol's 90 %: even a 3x difference stays undecided. 5
     rounds reach 93.75 % and decide."""
-    four = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=4))
+    four = synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=4))
     c = check("C1", P_of(tmp_path / "a", four))
     assert c.verdict == INCONCLUSIVE and c.why == "too few rounds (4 pairs reach at most 87.5%)", c.why
-    five = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=5))
+    five = synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=5))
     assert check("C1", P_of(tmp_path / "b", five)).verdict == SUPPORTED
 
 
@@ -242,14 +243,15 @@ def test_figure_only_configurations_never_decide(tmp_path):
     """Configurations with the figure-only rounds (3) are drawn, never judged: alone they
     leave the claim not testable, even with a 3x difference; beside deciding ones they are
     left out, even at a larger repetition count where they would contradict."""
-    three = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=FIGURE_ONLY))
+    three = synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, n=FIGURE_ONLY))
     P = P_of(tmp_path / "a", three)
     for cid in ("C1", "C2"):
         v = check(cid, P)
         assert v.verdict == NOT_TESTABLE and "no ok pingping runs at a deciding configuration" in v.why, v.why
     assert len(engine.deciding(P.values("pingping", "elapsed_s"))) == 0
-    decide = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, seed=1), reps=10_000)
-    figure = S.pingping_runs(sweep({"go": 5.0, "erlang": 5.0, "scala_akka": 1.0}, seed=2, n=FIGURE_ONLY), reps=100_000)
+    decide = synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, seed=1), reps=10_000)
+    slow_akka = sweep({"go": 5.0, "erlang": 5.0, "scala_akka": 1.0}, seed=2, n=FIGURE_ONLY)
+    figure = synthetic_sweeps.pingping_runs(slow_akka, reps=100_000)
     c = check("C1", P_of(tmp_path / "b", decide + figure))
     assert c.verdict == SUPPORTED, c.summary
     assert set(c.evidence["config"]) == {"5 kB x 10,000"}
@@ -257,14 +259,14 @@ def test_figure_only_configurations_never_decide(tmp_path):
 
 def test_pingping_uses_the_largest_repetitions(tmp_path):
     # at 1,000 repetitions Go is slower than Akka, at 10,000 faster: only the largest counts
-    small = S.pingping_runs(sweep({"go": 5.0, "erlang": 5.0, "scala_akka": 1.0}, seed=1), reps=1000)
-    large = S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, seed=2), reps=10000)
+    small = synthetic_sweeps.pingping_runs(sweep({"go": 5.0, "erlang": 5.0, "scala_akka": 1.0}, seed=1), reps=1000)
+    large = synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0, "scala_akka": 3.0}, seed=2), reps=10000)
     c = check("C1", P_of(tmp_path, small + large))
     assert c.verdict == SUPPORTED and set(c.evidence["config"]) == {"5 kB x 10,000"}, c.summary
 
 
 def test_pingping_not_testable_without_akka(tmp_path):
-    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
+    P = P_of(tmp_path, synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
     c = check("C1", P)
     assert c.verdict == NOT_TESTABLE and "Scala/Akka" in c.summary
     assert check("C2", P).verdict == SUPPORTED
@@ -274,8 +276,8 @@ def test_source_values_are_judged_as_points(tmp_path):
     """check_all(P, point_values=True): one value per point (the source's numbers) is judged
     as a point, the ratio of the two values (of their medians where a point has a few
     runs); without it the same sweep has no deciding configuration."""
-    recs = S.pingping_runs({"go": [1.0], "erlang": [1.1], "scala_akka": [2.0]})
-    recs += S.pingping_runs(
+    recs = synthetic_sweeps.pingping_runs({"go": [1.0], "erlang": [1.1], "scala_akka": [2.0]})
+    recs += synthetic_sweeps.pingping_runs(
         {"go": [1.0, 9.0, 1.2], "erlang": [1.1, 1.1, 1.1], "scala_akka": [3.0, 3.0, 3.0]}, size=10000
     )
     P = P_of(tmp_path, recs)
@@ -297,13 +299,13 @@ def test_sensitivity_columns_change_where_a_ratio_hangs_on_the_margin(tmp_path):
     one (1.25): C2 is supported, but not with the margin's log halved. Go/Akka 1.39 and
     Erlang/Akka 1.18 contradict 'lower' (no from 1.25), not with the margin doubled (no from
     1.5625), and still with it halved (no from 1.118)."""
-    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.18, "erlang": 1.0, "scala_akka": 0.85}, sd=0.005)))
+    P = P_of(tmp_path, synthetic_sweeps.pingping_runs(sweep({"go": 1.18, "erlang": 1.0, "scala_akka": 0.85}, sd=0.005)))
     V = {v.id: v for v in claims.check_all(P, ids={"C1", "C2"})}
     t = claims.claims_table(list(V.values())).set_index("id")
     cols = ["verdict", "verdict_margin_x0.5", "verdict_margin_x2"]
     assert list(t.loc["C2", cols]) == [SUPPORTED, INCONCLUSIVE, SUPPORTED], t.loc["C2", "numbers"]
     assert list(t.loc["C1", cols]) == [CONTRADICTED, CONTRADICTED, INCONCLUSIVE], t.loc["C1", "numbers"]
-    far = P_of(tmp_path / "far", S.pingping_runs(sweep({"go": 1.0, "erlang": 1.02, "scala_akka": 3.0})))
+    far = P_of(tmp_path / "far", synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.02, "scala_akka": 3.0})))
     for v in claims.check_all(far, ids={"C1", "C2"}):  # far from every bound: the constant does not matter
         assert v.verdict == SUPPORTED and v.sensitivity == {0.5: SUPPORTED, 2.0: SUPPORTED}, v.id
 
@@ -314,7 +316,7 @@ def test_sensitivity_columns_change_where_a_ratio_hangs_on_the_margin(tmp_path):
 @pytest.mark.parametrize("akka_fail", ["over_memory_budget", "timeout"])
 def test_akka_most_processes_supported(tmp_path, akka_fail):
     # Akka's own limit is not needed when it is larger; the others' must be established
-    recs = S.search_runs(
+    recs = synthetic_sweeps.search_runs(
         {
             "scala_akka": [(1000, 0.1), (10000, 0.5), (100000, akka_fail)],
             "go": [(1000, 0.1), (10000, "over_memory_budget")],
@@ -335,7 +337,7 @@ def test_akka_most_processes_contradicted_inconclusive_and_tied(tmp_path):
     }
 
     def c3(sub, akka):
-        return check("C3", P_of(tmp_path / sub, S.search_runs({**base, "scala_akka": akka})))
+        return check("C3", P_of(tmp_path / sub, synthetic_sweeps.search_runs({**base, "scala_akka": akka})))
 
     c = c3("a", [(1000, 0.1), (10000, "over_memory_budget")])
     assert c.verdict == CONTRADICTED, c.summary  # Go 10,000 > Akka 1,000, Akka's limit found
@@ -347,7 +349,7 @@ def test_akka_most_processes_contradicted_inconclusive_and_tied(tmp_path):
 
 
 def test_akka_most_processes_not_testable(tmp_path):
-    c = check("C3", P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0}))))
+    c = check("C3", P_of(tmp_path, synthetic_sweeps.pingping_runs(sweep({"go": 1.0}))))
     assert c.verdict == NOT_TESTABLE and "max-processes search" in c.why
 
 
@@ -355,7 +357,7 @@ def test_akka_most_processes_not_testable(tmp_path):
 
 
 def _spawn(times: dict, seed=0, n=R, sd=0.02):
-    return S.spawn_runs(sweep(times, seed, n, sd))
+    return synthetic_sweeps.spawn_runs(sweep(times, seed, n, sd))
 
 
 @pytest.mark.parametrize("erl,expected", [(0.5, SUPPORTED), (3.0, CONTRADICTED), (1.1, INCONCLUSIVE)])
@@ -377,8 +379,9 @@ def test_c4_pairs_a_slow_round_out_and_search_steps_do_not_decide(tmp_path):
         (lang, 100_000): list(base * slow * rounds(1.0, rng, sd=0.01))
         for lang, base in (("erlang", 0.22), ("go", 0.155), ("scala_akka", 0.8))
     }
-    search = S.search_runs({"erlang": [(500_000, 1.1)], "go": [(500_000, 0.7)], "scala_akka": [(500_000, 4.0)]})
-    c = check("C4", P_of(tmp_path, S.spawn_runs(times) + search))
+    steps = {"erlang": [(500_000, 1.1)], "go": [(500_000, 0.7)], "scala_akka": [(500_000, 4.0)]}
+    search = synthetic_sweeps.search_runs(steps)
+    c = check("C4", P_of(tmp_path, synthetic_sweeps.spawn_runs(times) + search))
     assert c.verdict == CONTRADICTED, c.summary
     eg = c.evidence.set_index("comparison").loc["Erlang/Go all_ready_s"]
     assert (
@@ -468,7 +471,7 @@ def test_spawn_growth_verdicts(tmp_path):
 
 
 def _tp(spec, seed=0, n=R, sd=0.02):
-    return S.throughput_runs(sweep(spec, seed, n, sd))
+    return synthetic_sweeps.throughput_runs(sweep(spec, seed, n, sd))
 
 
 def _c6(tmp_path, go, erl, akka, odd=None, cores=(1, 2)):
@@ -587,10 +590,10 @@ def test_c12_erlang_drop_after_peak(tmp_path):
 
 
 def test_c10_not_testable_without_5kb_or_scala_actors(tmp_path):
-    recs = S.pingping_runs(sweep({"scala_actors": 3.0, "scala_akka": 1.0}), size=10000)
+    recs = synthetic_sweeps.pingping_runs(sweep({"scala_actors": 3.0, "scala_akka": 1.0}), size=10000)
     c = check("C10", P_of(tmp_path / "a", recs))
     assert c.verdict == NOT_TESTABLE and "5 kB" in c.why
-    c = check("C10", P_of(tmp_path / "b", S.pingping_runs(sweep({"go": 3.0, "scala_akka": 1.0}))))
+    c = check("C10", P_of(tmp_path / "b", synthetic_sweeps.pingping_runs(sweep({"go": 3.0, "scala_akka": 1.0}))))
     assert c.verdict == NOT_TESTABLE and "Scala actors" in c.summary
 
 
@@ -694,7 +697,7 @@ def test_holm_inside_a_claim(tmp_path):
 
 
 def test_a_failing_check_is_an_error_not_a_verdict(tmp_path):
-    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
+    P = P_of(tmp_path, synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
 
     def broken(data):
         raise ZeroDivisionError("synthetic bug")
@@ -709,7 +712,7 @@ def test_an_error_verdict_fails_the_command(tmp_path):
     """claims.csv carries `error`; the analysis commands (and so run_all.sh) exit non-zero."""
     from serverbench.analysis import cli
 
-    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
+    P = P_of(tmp_path, synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.0})))
     t = claims.claims_table([claims.Verdict("X1", "s", "src", "d", ERROR, "the check failed", "KeyError: 'x'")])
     t.to_csv(P.folder / "claims.csv", index=False)
     err = io.StringIO()
@@ -741,7 +744,7 @@ def test_claims_registered_from_another_module(tmp_path, monkeypatch):
             ],
         )
     )
-    P = P_of(tmp_path, S.pingping_runs(sweep({"go": 1.0, "erlang": 2.0})))
+    P = P_of(tmp_path, synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 2.0})))
     V = claims.check_all(P)
     assert V[-1].id == "Z9" and V[-1].verdict == SUPPORTED, V[-1].summary
     row = claims.claims_table(V).set_index("id").loc["Z9"]
@@ -755,7 +758,7 @@ def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
     from serverbench.analysis.claims import regime
     from serverbench.analysis.reporting import report
 
-    small = P_of(tmp_path / "a", S.pingping_runs(sweep({"go": 1.0, "erlang": 1.1})))
+    small = P_of(tmp_path / "a", synthetic_sweeps.pingping_runs(sweep({"go": 1.0, "erlang": 1.1})))
     kind, text = regime.tested("C2", small)
     assert (kind, text) == (regime.REDUCED, "reduced: repetitions <= 10,000 of 1,000,000")
     small.runs = small.runs.assign(repetitions=1_000_000)
@@ -780,7 +783,7 @@ def test_every_verdict_names_the_regime_it_was_tested_in(tmp_path):
 
 @pytest.mark.slow
 def test_check_all_on_a_paper_like_sweep(tmp_path):
-    P = P_of(tmp_path, S.paper_like_sweep(trials=R))
+    P = P_of(tmp_path, synthetic_sweeps.paper_like_sweep(trials=R))
     V = claims.check_all(P)
     table = claims.claims_table(V).set_index("id")
     with protocol.in_force(int(table["protocol"].iloc[0])):  # the version that judged the sweep: all its claims

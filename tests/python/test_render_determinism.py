@@ -56,10 +56,11 @@ def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
     import subprocess
     import sys
 
+    import synthetic_sweeps
     from serverbench.analysis.reading import synthetic as S
 
     steps = {"go": [(2000, 0.2), (4000, "over_memory_budget")]}
-    recs = S.spawn_runs({("go", 1000): [0.1, 0.11, 0.12]}) + S.search_runs(steps)
+    recs = synthetic_sweeps.spawn_runs({("go", 1000): [0.1, 0.11, 0.12]}) + synthetic_sweeps.search_runs(steps)
     raw = S.write_sweep(tmp_path / "raw" / recs[0]["sweep_id"], recs, {"profile": {"name": "synthetic"}})
     out = {}
     for seed in ("1", "2", "3"):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+import synthetic_sweeps
 from serverbench.analysis.reading import synthetic as S
 from serverbench.analysis.reporting import runtimes_report
 
@@ -17,7 +18,7 @@ def _times(mean, n=5):
 def test_a_runtime_in_its_counterparts_place_can_move_a_verdict(tmp_path):
     # Akka 5x slower than Go and Erlang; Pekko as fast as Go: C1 holds with the paper's
     # runtimes and not with Pekko in Akka's place
-    recs = S.pingping_runs(
+    recs = synthetic_sweeps.pingping_runs(
         {"go": _times(1.0), "erlang": _times(1.1), "scala_akka": _times(5.0), "scala_pekko": _times(1.0)},
         reps=100000,
     )
@@ -33,7 +34,7 @@ def test_a_runtime_in_its_counterparts_place_can_move_a_verdict(tmp_path):
 
 
 def test_without_2026_runtimes_the_section_says_how_to_run_them(tmp_path):
-    P = S.processed_from(S.pingping_runs({"go": _times(1.0), "erlang": _times(1.1)}), tmp_path)
+    P = S.processed_from(synthetic_sweeps.pingping_runs({"go": _times(1.0), "erlang": _times(1.1)}), tmp_path)
     (text,) = runtimes_report.runtimes_section(P)
     assert "./run_all.sh --profile runtimes" in text
 
