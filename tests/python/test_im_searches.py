@@ -166,11 +166,15 @@ def _rec(status="ok", p99=0.001, lost=0, interfered=False, reason=None):
 
 def test_the_rerun_rule_reads_only_status_reason_prefix_and_the_flag():
     for p99, lost in ((0.001, 0), (0.5, 7), (None, 0)):  # the outcome never changes the decision
-        assert im_search.rerun_reason(_rec("invalid", p99, lost, reason=LIMITED)) == "generator"
-        assert im_search.rerun_reason(_rec("ok", p99, lost, interfered=True)) == "interfered"
-        assert im_search.rerun_reason(_rec("crashed", p99, lost, interfered=True)) == "interfered"
-        assert im_search.rerun_reason(_rec("ok", p99, lost)) is None
-        assert im_search.rerun_reason(_rec("invalid", p99, lost, reason="message accounting: x")) is None
+        assert im_search.rerun_reason(_rec("invalid", p99, lost, reason=LIMITED), "rate") == "generator"
+        assert im_search.rerun_reason(_rec("ok", p99, lost, interfered=True), "rate") == "interfered"
+        assert im_search.rerun_reason(_rec("crashed", p99, lost, interfered=True), "rate") == "interfered"
+        assert im_search.rerun_reason(_rec("ok", p99, lost), "rate") is None
+        assert im_search.rerun_reason(_rec("invalid", p99, lost, reason="message accounting: x"), "rate") is None
+        # the capacity search's failure is a generator-limited run: only interference re-runs it
+        assert im_search.rerun_reason(_rec("invalid", p99, lost, reason=LIMITED), "capacity") is None
+        both = _rec("invalid", p99, lost, reason=LIMITED, interfered=True)
+        assert im_search.rerun_reason(both, "capacity") == "interfered"
 
 
 def test_one_lost_message_fails_a_step_with_chaos_off_but_not_with_chaos_on():

@@ -144,11 +144,13 @@ def generator_limited(rec: dict) -> bool:
     return rec.get("status") == "invalid" and generator_reason(rec).startswith(GENERATOR_PREFIX)
 
 
-def rerun_reason(rec: dict) -> str | None:
+def rerun_reason(rec: dict, kind: str) -> str | None:
     """Why a search run is re-run: "generator" (invalid, the reason starting 'generator'),
     "interfered" (the harness flagged it, whatever its status), or None. Reads only the
-    status, the reason's prefix and the interference flag: never a latency, loss or rate."""
-    if generator_limited(rec):
+    status, the reason's prefix, the interference flag and the search's kind: never a
+    latency, loss or rate. In the capacity search a generator-limited run is the failure the
+    search looks for, so only interference re-runs it (else a failing step costs 9 runs)."""
+    if kind != "capacity" and generator_limited(rec):
         return "generator"
     if rec.get("interfered") is True:
         return "interfered"
@@ -165,8 +167,8 @@ def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
     limited = generator_limited(rec)
     if kind == "capacity" and limited:
         return "fail", why
-    if rerun_reason(rec):
-        return "censored", f"{rerun_reason(rec)} after its re-runs ({why})"
+    if rerun_reason(rec, kind):
+        return "censored", f"{rerun_reason(rec, kind)} after its re-runs ({why})"
     if status == "failed_to_start":
         return "censored", why  # not shown to be the server's failure (e.g. refused by a limit)
     if status != "ok":

@@ -47,7 +47,7 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
             task = task_of(run, attempt)
 
             def finish(r, attempt=attempt, prev=prev_reason):
-                why = part.rerun_reason(r)
+                why = part.rerun_reason(r, s.kind)
                 final = why is None or attempt > cfg["reruns"]
                 verdict, why_not = part.judge_run(r, s.kind, cfg)
                 extra = {"rerun_reason": why, "rerun_of": prev, "final": final}
