@@ -37,7 +37,7 @@ def _line(name, server, step, phase, run, attempt, value, *, param="rate_per_s",
     if search_extra and "cap_bytes" in search_extra:  # a memory probe's cap is part of its configuration
         rec["config_id"] = rec["config_id"].replace("/fair/c1/", f"/fair/c1/budget_bytes={search_extra['cap_bytes']}/")
     if resolved:  # the loss runs' pick is a parameter of their configuration
-        rec["config_id"] += f"/chaos_pick={resolved['chaos_pick']}"
+        rec["config_id"] += f"/chaos_target={resolved.get('chaos_target')}/chaos_pick={resolved['chaos_pick']}"
     if server_metrics:
         rec["server"]["record"]["metrics"].update(server_metrics)
     if resolved:
@@ -146,13 +146,16 @@ def memory(server, cap, held, clients_max=19000):
 
 
 def loss(server, lost, control_lost, rate=2000.0, dropped=50):
-    """IM5 (b): 3 rounds at 1, 10 and 100 kills/s (random), lost[kps] per run; and the
-    queued-kill control at 10/s losing control_lost per run."""
+    """IM5 (b): 3 rounds at 1, 10 and 100 kills/s (any process, random), lost[kps] per run;
+    3 of session kills at 10/s (random), lost[10] per run; and the queued-kill control at 10/s
+    losing control_lost per run."""
     out = []
-    for pick, kps, n in [("random", k, lost.get(k, 0)) for k in (1, 10, 100)] + [("queued", 10, control_lost)]:
+    plan = [("random", k, "any", lost.get(k, 0)) for k in (1, 10, 100)]
+    plan += [("random", 10, "session", lost.get(10, 0)), ("queued", 10, "session", control_lost)]
+    for pick, kps, target, n in plan:
         for rnd in (1, 2, 3):
             res = {"rule": "im_chaos_loss", "search": "im_chaos_rate", "server_language": server,
-                   "kills_per_s": kps, "chaos_pick": pick, "rate_per_s": rate}  # fmt: skip
+                   "kills_per_s": kps, "chaos_pick": pick, "chaos_target": target, "rate_per_s": rate}  # fmt: skip
             sm = {"sessions_killed": 10 * kps, "channels_killed": 5 * kps, "connections_killed": 0,
                   "chaos_dropped_messages": dropped}  # fmt: skip
             out.append(

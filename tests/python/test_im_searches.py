@@ -256,11 +256,20 @@ def test_the_chaos_search_ignores_losses_then_runs_the_loss_runs_at_half_its_rat
     p = out["result"]["value"]
     assert p >= 8000 and out["result"]["bound"] == "established"
     loss = [r for r in ran if r["search"]["name"] == "im_chaos_loss"]
-    assert len(loss) == len(out["stage"]) == 12
+    assert len(loss) == len(out["stage"]) == 15
     assert {r["params"]["rate_per_s"] for r in loss} == {round(p / 2)}
-    got = sorted({(r["params"]["chaos_interval_ms"], r["params"]["chaos_pick"]) for r in loss})
-    assert got == [(10, "random"), (100, "queued"), (100, "random"), (1000, "random")]
-    assert all(r["params"]["chaos_target"] == "any" and r["resolved_from"]["rule"] == "im_chaos_loss" for r in loss)
+    got = sorted(
+        {(r["params"]["chaos_interval_ms"], r["params"]["chaos_pick"], r["params"]["chaos_target"]) for r in loss}
+    )
+    # any process at 1, 10, 100 kills/s; sessions at 10/s, random (IM5(b)) and queued (its control)
+    assert got == [
+        (10, "random", "any"),
+        (100, "queued", "session"),
+        (100, "random", "any"),
+        (100, "random", "session"),
+        (1000, "random", "any"),
+    ]
+    assert all(r["resolved_from"]["rule"] == "im_chaos_loss" for r in loss)
     steps = [r for r in ran if r["search"]["name"] == "im_chaos_rate"]
     assert {r["params"]["chaos_interval_ms"] for r in steps} == {100}
 

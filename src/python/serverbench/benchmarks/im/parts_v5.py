@@ -46,6 +46,8 @@ def loss_runs(P) -> pd.DataFrame:
     a = a[a["final"] & a["valid"]].copy()
     pick = a["pick"].where(a["pick"].notna(), T.column(a, "server.record.params.chaos_pick"))
     a["pick"] = pick.astype(str)
+    target = a["target"].where(a["target"].notna(), T.column(a, "server.record.params.chaos_target"))
+    a["target"] = target.astype(str)
     kps = a["kills_per_s"]
     ms = T.num(a, "server.record.params.chaos_interval_ms")
     a["kills_per_s"] = kps.where(kps.notna(), 1000.0 / ms.where(ms > 0))
@@ -145,11 +147,17 @@ def chaos_table(P) -> pd.DataFrame:
         row: dict[str, Any] = {"server": V.row_label(s, False), "sustainable": V.rate_text(plain[s])}
         row |= {"with_chaos": V.rate_text(shaken[s]), "kept": lo if lo == hi else np.nan}
         mine = loss[loss["server_language"] == s] if not loss.empty else loss
-        for k in D.im()["chaos"]["kills_per_s"]:
+        chaos = D.im()["chaos"]
+        for k in chaos["kills_per_s"]:
             g = mine[(mine["pick"] == "random") & (mine["kills_per_s"] == k)] if not mine.empty else mine
+            g = g[g["target"] == chaos["target"]] if not g.empty else g
             row[f"lost_at_{k:g}_per_s"] = int(g["lost"].sum()) if len(g) else np.nan
             kills = g["kills"].sum() if len(g) else 0
             row[f"lost_per_kill_at_{k:g}_per_s"] = g["lost"].sum() / kills if kills else np.nan
+        sess = (
+            mine[(mine["pick"] == "random") & (mine["target"] == chaos.get("loss_target"))] if not mine.empty else mine
+        )
+        row["session_kills_lost"] = int(sess["lost"].sum()) if len(sess) else np.nan
         c = mine[mine["pick"] == "queued"] if not mine.empty else mine
         row["control_lost"] = int(c["lost"].sum()) if len(c) else np.nan
         row["control_dropped"] = float(c["dropped"].fillna(0).sum()) if len(c) else np.nan

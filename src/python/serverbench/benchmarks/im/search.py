@@ -58,6 +58,7 @@ DEFAULTS = {
     "chaos_search_kills_per_s": _CHAOS["search_kills_per_s"],
     "chaos_kills_per_s": list(_CHAOS["kills_per_s"]),
     "chaos_queued_kills_per_s": _CHAOS["queued_control_kills_per_s"],
+    "chaos_loss_target": _CHAOS["loss_target"],
     "chaos_rounds": _CHAOS["rounds"],
     "fanout_channel_sizes": list(IM["fanout"]["channel_sizes"]),
     "memory_caps_bytes": list(_MEM["caps_bytes"]),
@@ -217,23 +218,27 @@ def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
 
 # ---- the chaos loss runs (im.chaos.rule (2)) ------------------------------------------------
 def loss_runs(settings: dict, kind: str, server: str, result: dict) -> list[dict]:
-    """After a chaos search: rounds runs at each of chaos_kills_per_s (pick random) and
-    rounds with pick queued at chaos_queued_kills_per_s, at half the chaos-sustainable rate
+    """After a chaos search: rounds runs at each of chaos_kills_per_s (target any, pick
+    random), and rounds each of session kills picked at random and queued at
+    chaos_queued_kills_per_s, at half the chaos-sustainable rate
     (at least the grid's start). [{"params", "run", "resolved_from"}]; [] for other kinds."""
     if kind != "chaos":
         return []
     s = result.get("value")
     rate = max(settings["start"], round(s / 2)) if s else settings["start"]
     why = f"half the chaos-sustainable rate ({s:g}/s / 2)" if s and s / 2 >= settings["start"] else "the grid's start"
-    plan = [(k, "random") for k in settings["chaos_kills_per_s"]]
-    plan.append((settings["chaos_queued_kills_per_s"], "queued"))
+    # any IM process at each kill rate (shown); sessions, random (IM5(b)'s deciding runs) and
+    # queued (the control), at the control's rate
+    plan = [(k, "random", settings["chaos_target"]) for k in settings["chaos_kills_per_s"]]
+    at, target = settings["chaos_queued_kills_per_s"], settings["chaos_loss_target"]
+    plan += [(at, "random", target), (at, "queued", target)]
     out = []
-    for kills, pick in plan:
+    for kills, pick, tgt in plan:
         for r in range(1, settings["chaos_rounds"] + 1):
             params = {
                 PARAM: rate,
                 "chaos_interval_ms": chaos_interval_ms(kills),
-                "chaos_target": settings["chaos_target"],
+                "chaos_target": tgt,
                 "chaos_pick": pick,
             }
             resolved = {
@@ -244,6 +249,7 @@ def loss_runs(settings: dict, kind: str, server: str, result: dict) -> list[dict
                 "bound": result.get("bound"),
                 "rate_per_s": rate,
                 "kills_per_s": kills,
+                "chaos_target": tgt,
                 "chaos_pick": pick,
                 "reason": why,
             }

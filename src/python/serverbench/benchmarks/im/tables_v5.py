@@ -46,6 +46,7 @@ F = {  # short name -> the flattened raw field
     "cap_bytes": "search.cap_bytes",
     "kills_per_s": "resolved_from.kills_per_s",
     "pick": "resolved_from.chaos_pick",
+    "target": "resolved_from.chaos_target",
     "dropped": "server.record.metrics.chaos_dropped_messages",
     "live_bytes": "server.record.metrics.live_bytes",
 }
