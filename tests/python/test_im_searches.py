@@ -190,6 +190,12 @@ def test_one_lost_message_fails_a_step_with_chaos_off_but_not_with_chaos_on():
     assert im_search.judge_step(censored, "rate", s)["outcome"] == "censored"
     assert im_search.judge_step(censored, "capacity", s)["outcome"] == "fail"  # the generator's own limit
     assert im_search.judge_step([_rec("crashed")], "rate", s)["outcome"] == "fail"
+    # two valid runs over the SLO decide the median whatever the censored third would show
+    # (the pilot: Erlang at 32,000/s, p99 22 and 58 ms, one run read late after its re-runs)
+    over = [_rec(p99=0.022), _rec("invalid", reason=LIMITED), _rec(p99=0.058)]
+    assert im_search.judge_step(over, "rate", s)["outcome"] == "fail"
+    split = [_rec(p99=0.022), _rec("invalid", reason=LIMITED), _rec(p99=0.004)]
+    assert im_search.judge_step(split, "rate", s)["outcome"] == "censored"
 
 
 # ---- the searches run with fake records --------------------------------------------------

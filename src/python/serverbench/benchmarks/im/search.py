@@ -195,8 +195,9 @@ def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
 def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
     """A step from its runs' final attempts: {"outcome", "why_not", "median_p99_s", "runs"
     (their p99s)}. Fails when a run failed on the server (a loss with chaos off, a server
-    failure); else censored when a run is still generator-limited or interfered; else the
-    median p99 decides (the capacity and memory searches: every run valid, held)."""
+    failure), or when more than half of the runs are valid and over the SLO; else censored
+    when a run is still generator-limited or interfered; else the median p99 decides (the
+    capacity and memory searches: every run valid, held)."""
     verdicts = [judge_run(r, kind, settings) for r in final]
     p99s = [(r.get("metrics") or {}).get("latency_p99_s") for r in final]
     med = statistics.median(p99s) if p99s and all(p is not None for p in p99s) else None
@@ -206,6 +207,12 @@ def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
     if server_fail:
         return {**out, "outcome": "fail", "why_not": server_fail[0]}
     if censored:
+        # the valid runs may decide the median alone: more than half of the runs over the SLO
+        # fails the step whatever the censored runs would have shown
+        over = [p for (v, _), p in zip(verdicts, p99s) if v != "censored" and p is not None and p > settings["slo_s"]]
+        if kind not in ("capacity", "memory") and 2 * len(over) > len(final):
+            why = f"{len(over)} of {len(final)} runs' p99 > {settings['slo_s']:g} s (the others censored)"
+            return {**out, "outcome": "fail", "why_not": why}
         return {**out, "outcome": "censored", "why_not": censored[0]}
     if kind in ("capacity", "memory"):
         return out
