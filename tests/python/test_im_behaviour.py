@@ -702,8 +702,11 @@ class FakeIrc:
                 held = sorted(self.nicks)
                 if not held:
                     continue
-                victim = self.nicks[rng.choice(held)][0]
+                name = rng.choice(held)
+                victim = self.nicks[name][0]
                 self.killed.add(victim)
+                if self.crash_cleanup:  # as a server must: the nick is free before the client sees EOF
+                    del self.nicks[name]
             try:
                 victim.shutdown(socket.SHUT_RDWR)
             except OSError:
