@@ -320,3 +320,13 @@ def test_the_draft_being_written_freezes_cleanly(tmp_path):
     doc = (docs_dir / protocol.DOC).read_text(encoding="utf-8")
     assert v == protocol.newest() + 1 and protocol.verify(spec_dir, docs_dir)
     assert "draft" not in doc.lower().replace("spec/protocol-draft.json", "") and "frozen 2030-01-02T03:04:05Z" in doc
+
+
+def test_a_draft_that_is_not_json_is_named_and_nothing_is_changed(tmp_path):
+    spec_dir, docs_dir = _copy_protocol(tmp_path)
+    _write_draft(spec_dir, docs_dir, protocol.newest() + 1)
+    (spec_dir / protocol.DRAFT).write_text('{"protocol": 5,', encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in [*spec_dir.iterdir(), *docs_dir.iterdir()]}
+    with pytest.raises(protocol.ProtocolError, match="not valid JSON"):
+        protocol.freeze("2030-01-02T03:04:05Z", spec_dir, docs_dir)
+    assert {p.name: p.read_bytes() for p in [*spec_dir.iterdir(), *docs_dir.iterdir()]} == before

@@ -167,7 +167,12 @@ def draft() -> dict | None:
     Only the instrument reads it (the design a profile runs: `designing`); verdicts use
     frozen versions only, and a sweep recorded under a draft is exploratory."""
     f = paths.spec_dir() / DRAFT
-    return _read(str(f)) if f.is_file() else None
+    if not f.is_file():
+        return None
+    try:
+        return _read(str(f))
+    except ValueError as e:  # a draft being edited by hand: name it, not a traceback from every command
+        raise ProtocolError(f"spec/{DRAFT} is not valid JSON ({e}); fix it or remove it") from None
 
 
 DRAFT_MARK = "DRAFT, NOT FROZEN"  # the draft's human text says so where the frozen one gives its freeze time
@@ -187,7 +192,10 @@ def freeze(now_utc: str, spec_dir: Path | None = None, docs_dir: Path | None = N
     text = (spec / DRAFT).read_text(encoding="utf-8") if (spec / DRAFT).is_file() else ""
     doc_draft = docs / DRAFT.replace(".json", ".md")
     doc = doc_draft.read_text(encoding="utf-8") if doc_draft.is_file() else ""
-    d = json.loads(text) if text else {}
+    try:
+        d = json.loads(text) if text else {}
+    except ValueError as e:
+        raise ProtocolError(f"spec/{DRAFT} is not valid JSON ({e}); nothing was changed") from None
     if d.get("protocol") != old + 1 or d.get("frozen_utc") is not None or text.count('"frozen_utc": null') != 1:
         raise ProtocolError(f'spec/{DRAFT} must be version {old + 1} with one "frozen_utc": null')
     if doc.count(DRAFT_MARK) < 1:
