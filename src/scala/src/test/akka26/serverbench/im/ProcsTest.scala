@@ -5,7 +5,10 @@ import java.util.concurrent.{CountDownLatch, TimeUnit}
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
-import serverbench.Rt.{Actor, ActorSystem, Props}
+import scala.concurrent.{Await, Promise}
+import scala.concurrent.duration._
+
+import serverbench.Rt.{Actor, ActorRef, ActorSystem, Props}
 
 object ProcsTest {
   final case class N(i: Int) extends Counted
@@ -15,6 +18,19 @@ object ProcsTest {
                            got: java.util.concurrent.ConcurrentLinkedQueue[Int], done: CountDownLatch) extends Tracked {
     protected def counters: Counters = c
     def receive: Receive = { case N(i) => gate.await(10, TimeUnit.SECONDS); got.add(i); done.countDown() }
+  }
+
+  /** Makes the sinks as its children, as the server's supervisors make sessions: a child's
+    * system.stop is its Terminate system message at once, where a top-level actor's goes
+    * through the guardian's mailbox first (StopChild), racing the queued messages. */
+  final class Parent extends Actor {
+    def receive: Receive = { case (p: Props, made: Promise[ActorRef] @unchecked) => made.success(context.actorOf(p)) }
+  }
+
+  def child(parent: ActorRef, p: Props): ActorRef = {
+    val made = Promise[ActorRef]()
+    parent ! ((p, made))
+    Await.result(made.future, 10.seconds)
   }
 
 }
@@ -31,8 +47,9 @@ class ProcsTest {
       val gate = new CountDownLatch(1)
       val oldGot, newGot = new java.util.concurrent.ConcurrentLinkedQueue[Int]()
       val oldDone, newDone = new CountDownLatch(1)
+      val parent = system.actorOf(Props(new Parent))
       val p = new Proc(Chaos.SessionKind, c)
-      p.start(i => system.actorOf(Props(new Sink(i, c, gate, oldGot, oldDone))))
+      p.start(i => child(parent, Props(new Sink(i, c, gate, oldGot, oldDone))))
       val victim = p.cur
       (1 to 5).foreach(i => p.tell(N(i))) // the first in hand (blocked), four queued
       while (victim.queued.get != 4) Thread.sleep(1)
@@ -42,7 +59,7 @@ class ProcsTest {
       (6 to 8).foreach(i => p.tell(N(i))) // wait for the successor
       gate.countDown()
       val doneNew = new CountDownLatch(3)
-      next.open(system.actorOf(Props(new Sink(next, c, new CountDownLatch(0), newGot, doneNew))))
+      next.open(child(parent, Props(new Sink(next, c, new CountDownLatch(0), newGot, doneNew))))
       assertTrue(doneNew.await(10, TimeUnit.SECONDS))
       assertTrue(oldDone.await(10, TimeUnit.SECONDS))
       val deadline = System.nanoTime() + 10000000000L
