@@ -198,6 +198,34 @@ def test_one_lost_message_fails_a_step_with_chaos_off_but_not_with_chaos_on():
     assert im_search.judge_step(split, "rate", s)["outcome"] == "censored"
 
 
+def test_a_limited_run_over_the_slo_by_more_than_the_generators_error_fails_on_the_server():
+    # the pilot: Erlang at 32,000/s, the server saturated, p99 0.2-1.7 s, every run's send slip
+    # p99 about 4 ms (the generator's busy share 0.4): censoring would make it "at least"
+    s = dict(im_search.DEFAULTS)
+
+    def limited(p99, slip=0.004, late=0.006):
+        r = _rec("invalid", p99=p99, reason=LIMITED)
+        r["metrics"].update(schedule_slip_max_s=slip, read_lateness_max_s=late)
+        return r
+
+    saturated = [limited(0.21), limited(0.98), limited(1.66)]
+    assert im_search.judge_run(saturated[0], "rate", s)[0] == "fail"
+    assert im_search.judge_step(saturated, "rate", s)["outcome"] == "fail"
+    # within the SLO plus the generator's worst error: the generator may explain it
+    assert im_search.judge_run(limited(0.019), "rate", s)[0] == "censored"
+    assert im_search.judge_run(limited(0.021), "rate", s)[0] == "fail"
+    assert im_search.judge_run(limited(0.21, slip=0.3), "rate", s)[0] == "censored"
+    # a limited run is never a pass, however low its p99 (a slipping generator offered less)
+    assert im_search.judge_run(limited(0.001), "rate", s)[0] == "censored"
+    # without both error measures nothing bounds it
+    unbounded = _rec("invalid", p99=0.5, reason=LIMITED)
+    assert im_search.judge_run(unbounded, "rate", s)[0] == "censored"
+    # one bounded run over and two valid runs under: the median passes
+    assert im_search.judge_step([limited(0.5), _rec(), _rec()], "rate", s)["outcome"] == "pass"
+    # the capacity search: a limited run is its failure, as before
+    assert im_search.judge_run(limited(0.001), "capacity", s)[0] == "fail"
+
+
 # ---- the searches run with fake records --------------------------------------------------
 def test_a_rate_search_records_every_attempt_and_resumes_without_running_again(tmp_path):
     s = _one(tmp_path, "rate")

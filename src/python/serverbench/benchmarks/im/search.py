@@ -168,6 +168,8 @@ def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
     limited = generator_limited(rec)
     if kind == "capacity" and limited:
         return "fail", why
+    if limited and kind != "memory" and (over := over_despite_generator(m, settings["slo_s"])):
+        return "fail", over
     if rerun_reason(rec, kind):
         return "censored", f"{rerun_reason(rec, kind)} after its re-runs ({why})"
     if status == "failed_to_start":
@@ -192,10 +194,24 @@ def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
     return "pass", None
 
 
+def over_despite_generator(m: dict, slo_s: float) -> str | None:
+    """Why a run the generator limited is still over the SLO on the server, or None. Its
+    latencies are measured from the scheduled send to the read, so the generator adds at
+    most its worst send slip plus its worst read lateness to each: a p99 above the SLO by
+    more than both is the server's (at saturation the server's bursts make the generator's
+    sends and reads late, and such a run would otherwise censor the step). A p99 within it
+    stays censored: a slipping generator may have offered less than the rate."""
+    p99, slip, late = m.get("latency_p99_s"), m.get("schedule_slip_max_s"), m.get("read_lateness_max_s")
+    if p99 is None or slip is None or late is None or p99 - slip - late <= slo_s:
+        return None
+    return f"p99 {p99:.6g} s > {slo_s:g} s even less the generator's worst slip {slip:.6g} s and read lateness {late:.6g} s"
+
+
 def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
     """A step from its runs' final attempts: {"outcome", "why_not", "median_p99_s", "runs"
     (their p99s)}. Fails when a run failed on the server (a loss with chaos off, a server
-    failure), or when more than half of the runs are valid and over the SLO; else censored
+    failure), or when more than half of the runs are over the SLO (valid, or limited and over
+    by more than the generator's error: over_despite_generator); else censored
     when a run is still generator-limited or interfered; else the median p99 decides (the
     capacity and memory searches: every run valid, held)."""
     verdicts = [judge_run(r, kind, settings) for r in final]
