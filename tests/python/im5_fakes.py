@@ -190,6 +190,10 @@ def sweep(rates=None, chaos=None, memory_held=None, capacity=200_000.0, lost=Non
         "chaos": [r for s, v in chaos.items() for r in search("im_chaos_rate", s, v, chaos_ms=100)],
         "loss": loss("erlang", lost or {}, control_lost) + loss("go", {1: 1, 10: 3, 100: 30}, 40),
         "memory": [r for s, n in memory_held.items() for cap in (128 * MiB, 256 * MiB) for r in memory(s, cap, n)],
+        # the generator's fan-out capacity: 12,000/s in channels of 10 (so 8,000 is past its
+        # headroom, 'at least'), 4,000/s in channels of 100
+        "fanout_capacity": [r for k, c in ((10, 12000.0), (100, 4000.0))
+                            for r in search("im_fanout_capacity", "im_loadgen", c, size=k)],
         "fanout": [r for s in ("go", "erlang") for k in (10, 100) for r in search("im_fanout", s, 8000.0 / k * 10,
                                                                                    size=k)],
         "idle": F.idle_part({"scala_akka": 2000, "go": 6000, "erlang": 5000}, rounds=6),

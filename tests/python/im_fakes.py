@@ -53,6 +53,7 @@ def record(
     rss: float | None = 50e6,
     search: dict | None = None,
     chaos_stage: bool = False,
+    live_bytes: float | None = None,
 ) -> dict:
     """One generator run against `server` (ngircd and InspIRCd: the launcher's record, counters null)."""
     p = {
@@ -82,7 +83,8 @@ def record(
         "params": {"port": 4000, "idle_timeout_s": 60, "sendq_lines": 4096, "chaos_interval_ms": chaos_ms,
                    "seed": trial},
         "metrics": {"messages_routed": 1 if ours else None,
-                    "sessions_killed": (3 if chaos_ms else 0) if ours else None},
+                    "sessions_killed": (3 if chaos_ms else 0) if ours else None,
+                    "live_bytes": None if live_bytes is None or not ours else int(live_bytes)},
     }  # fmt: skip
     rec["server"] = {
         "language": server, "command": [server], "pinned_cpus": [0], "port": 4000, "record": srv, "exit_code": 0,
@@ -118,15 +120,18 @@ def login_part(login_s: dict, rounds: int = 6, seed: int = 2) -> list[dict]:
 
 
 def idle_part(per_client: dict, rounds: int = 6, seed: int = 3, fail_at: dict | None = None) -> list[dict]:
-    """{server: bytes per idle client}: N = 1,000 and 10,000 per round, 19,000 once;
-    fail_at {server: (N, status)} makes the runs at N and above fail so."""
+    """{server: RSS bytes per idle client} (protocol 3's measure; the MEMORY answer's live
+    bytes grow half as fast, so a table that read RSS for one of ours would show it): N =
+    1,000 and 10,000 per round, 19,000 once; fail_at {server: (N, status)} makes the runs at
+    N and above fail so."""
     rng = np.random.default_rng(seed)
     fail_at = fail_at or {}
     out = []
     for s, b in per_client.items():
         for n, trials in ((1000, rounds), (10_000, rounds), (19_000, 1)):
             for t in range(1, trials + 1):
-                rss = 30e6 + n * jitter(rng, b, 0.01)
+                per = jitter(rng, b, 0.01)
+                rss, live = 30e6 + n * per, 10e6 + n * per / 2
                 m = client_metrics(clients_connected=n, clients_registered=n)
                 bad = s in fail_at and n >= fail_at[s][0]
                 out.append(
@@ -138,6 +143,7 @@ def idle_part(per_client: dict, rounds: int = 6, seed: int = 3, fail_at: dict | 
                         status=fail_at[s][1] if bad else None,
                         reason="synthetic: over budget" if bad else None,
                         rss=rss,
+                        live_bytes=live,
                     )
                 )
     return out

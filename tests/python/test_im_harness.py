@@ -172,6 +172,43 @@ def test_a_short_real_rate_search_records_every_attempt(tmp_path):
     assert out["name"] == "im_rate" and out["result"]["bound"] in ("at_least", "established", "below_start")
 
 
+@pytest.mark.native
+@pytest.mark.usefixtures("no_leftover_processes")
+def test_a_short_real_memory_search_holds_its_clients_and_asks_memory(tmp_path):
+    """IM2's memory-cap search end to end on Go (20, 40, then 80 = clients_max idle clients
+    under a 128 MiB cap): every probe is a valid run of the task asked for (the pilot's
+    probes were refused: their records carried a rate the task did not), and after each
+    hold the generator's MEMORY left the server's live bytes in its record."""
+    from serverbench.harness import run_sweep
+
+    for lang in ("im_loadgen", "go"):
+        _need(lang)
+    sets = {
+        "im_rate.kinds": ["memory"],
+        "im_rate.memory_start_clients": 20,
+        "im_rate.memory_clients_max": 80,
+        "im_rate.memory_hold_s": 0.3,
+        "im_rate.memory_caps_bytes": [134217728],
+    }
+    d = run_sweep(
+        tiny_profile(tmp_path),
+        overrides=sets,
+        sweep_id="m",
+        benchmarks=["im_rate"],
+        raw_root=tmp_path / "raw",
+        progress=False,
+    )
+    recs = [json.loads(x) for x in (d / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["params"]["clients"] for r in recs] == [20, 40, 80]
+    assert all(r["status"] == "ok" and r["search"]["name"] == "im_memory" for r in recs), [
+        r["status_reason"] for r in recs
+    ]
+    assert all(r["server"]["record"]["metrics"]["live_bytes"] > 0 for r in recs)
+    ends = [json.loads(x) for x in (d / "sessions.jsonl").read_text(encoding="utf-8").splitlines()]
+    (out,) = ends[-1]["searches"]
+    assert out["result"]["bound"] == "at_least" and out["result"]["value"] == 80
+
+
 KILL_AFTER_S = 1.5
 
 

@@ -273,8 +273,8 @@ def test_a_run_still_limited_after_two_reruns_censors_its_step(tmp_path):
 
 
 def test_the_capacity_search_runs_the_null_sink_and_fails_on_the_generator(tmp_path):
-    (cap,) = [s for s in _searches(tmp_path) if s.kind == "capacity"]
-    assert cap.server == "im_loadgen" and cap.order == 0 and cap.name == "im_capacity"
+    (cap,) = [s for s in _searches(tmp_path) if s.kind == "capacity" and s.name == "im_capacity"]
+    assert cap.server == "im_loadgen" and cap.order == 0
     execute, ran = fake(lambda v, r, a: 0.001, {v: "limited" for v in range(64_001, 2_000_000)})
     out = run_replicated(cap, {}, execute)
     assert out["result"]["bound"] == "established" and out["result"]["value"] <= 64_000
@@ -314,6 +314,12 @@ def test_fanout_and_memory_searches_and_the_nodelay_rows(tmp_path):
     assert any("server_settings=nodelay=on" in k for k in rate_rows) and len(rate_rows) == 3
     fan = [s for s in found if s.kind == "fanout" and s.server == "go"]
     assert sorted(s.spec["params"]["channel_size"] for s in fan) == [10, 100]
+    # the generator's own fan-out capacity per size, first, judged as a capacity search
+    fcap = [s for s in found if s.name == "im_fanout_capacity"]
+    assert [s.kind for s in fcap] == ["capacity"] * 2 and {s.server for s in fcap} == {"im_loadgen"}
+    assert sorted(s.spec["params"]["channel_size"] for s in fcap) == [10, 100]
+    assert all(s.spec["params"]["mode"] == "fanout" and s.order < fan[0].order for s in fcap)
+    assert len({s.key for s in fcap + fan}) == 4
     mem = [s for s in found if s.kind == "memory"]
     assert sorted({s.budget for s in mem}) == protocol.designing("im")["memory"]["caps_bytes"]
     assert all(not s.options.get("server_settings") for s in mem) and len(mem) == 4
@@ -337,7 +343,7 @@ def test_each_piece_of_the_im_profile_fits_two_and_a_half_hours(name):
     plan = make_plan(load_profile("im", pc.sets), machine=2, benchmarks=list(pc.benchmarks))
     assert plan.estimate_s() <= 2.5 * 3600, plan.estimate_s() / 3600
     kinds = {s.kind for s in plan.searches}
-    assert kinds == {"rate": {"capacity", "rate", "chaos"}, "storm": {"memory"}, "fanout": {"fanout"}}[name]
+    assert kinds == {"rate": {"capacity", "rate", "chaos"}, "storm": {"memory"}, "fanout": {"capacity", "fanout"}}[name]
     if name == "rate":
         assert plan.searches and min(plan.searches, key=lambda s: (s.order, s.key)).kind == "capacity"
         rows = {(s.server, bool(s.options.get("server_settings"))) for s in plan.searches if s.kind == "rate"}

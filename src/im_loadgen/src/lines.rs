@@ -41,6 +41,10 @@ pub struct Ctx {
     /// the warm-up's length: copies scheduled before it are not timed
     pub warmup_ns: u64,
     pub ledger: Ledger,
+    /// idle mode: the client that sent MEMORY after the hold, and whether its answer came
+    /// (the server's NOTICE with live_bytes, or a daemon's 421: it has no such command)
+    pub memory_from: Option<usize>,
+    pub memory_answered: bool,
 }
 
 impl Ctx {
@@ -68,6 +72,8 @@ impl Ctx {
             t0_ns: 0,
             warmup_ns: 0,
             ledger,
+            memory_from: None,
+            memory_answered: false,
         }
     }
 
@@ -75,6 +81,10 @@ impl Ctx {
         let Some(l) = irc::parse(line) else { return };
         // a 001 earlier in the same read has registered the client already
         let registering = state == State::Registering && !fx.welcome;
+        if self.memory_from == Some(receiver) && is_memory_answer(&l) {
+            self.memory_answered = true;
+            return;
+        }
         match l.command {
             b"PRIVMSG" => self.on_message(receiver, &l),
             b"PING" => {
@@ -110,6 +120,15 @@ impl Ctx {
         // a warm-up copy (scheduled before --warmup-s) is checked, not timed
         let latency = (at >= self.warmup_ns).then(|| now.saturating_sub(self.t0_ns + at));
         self.ledger.receive(sender, receiver, slot, seq, latency);
+    }
+}
+
+/// The answer to MEMORY: our servers' `NOTICE <nick> :live_bytes <N>`, or 421 (unknown
+/// command) from a server without it, which is not an error of the run.
+fn is_memory_answer(l: &irc::Line) -> bool {
+    match l.command {
+        b"NOTICE" => l.last.is_some_and(|t| t.starts_with(b"live_bytes ")),
+        _ => l.numeric() == Some(421) && l.last.is_some() && l.first.is_some(),
     }
 }
 
@@ -159,6 +178,23 @@ mod tests {
             (fx.replies.as_slice(), c.pings, c.error_numerics),
             (&b"PONG :tok\r\n"[..], 1, 2)
         );
+    }
+
+    #[test]
+    fn the_memory_answer_is_seen_on_the_asking_client_and_a_421_is_no_error() {
+        let mut c = ctx();
+        feed(&mut c, State::Registered, &[":s NOTICE c0 :live_bytes 123"]);
+        assert!(!c.memory_answered); // nobody asked
+        c.memory_from = Some(0);
+        feed(&mut c, State::Registered, &[":s NOTICE c0 :something else"]);
+        assert!(!c.memory_answered);
+        feed(&mut c, State::Registered, &[":s NOTICE c0 :live_bytes 123"]);
+        assert!(c.memory_answered);
+        let mut d = ctx();
+        d.memory_from = Some(0);
+        feed(&mut d, State::Registered, &[":s 421 c0 MEMORY :Unknown command"]);
+        assert!(d.memory_answered);
+        assert_eq!(d.error_numerics, 0);
     }
 
     #[test]

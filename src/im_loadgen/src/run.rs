@@ -115,7 +115,9 @@ impl Gen {
                 self.pump_until(t + duration_ns, |_| false);
                 self.pace.measuring = false;
                 busy_share = pace::share(b, self.pace.mark());
-                (cpu() - c, (os::now_ns() - t) as f64 * 1e-9)
+                let window = (cpu() - c, (os::now_ns() - t) as f64 * 1e-9);
+                self.ask_memory();
+                window
             }
             // without every client (and, in fanout, every member) there is no run to measure
             Mode::Latency | Mode::Fanout if self.ctx.registered < self.ctx.setup.clients => (0.0, 0.0),
@@ -189,6 +191,23 @@ impl Gen {
                 self.close(i, false);
             }
         }
+    }
+
+    /// After the idle hold: one registered client sends MEMORY (the server collects and
+    /// keeps its live bytes for its record, docs/im.md) and waits for the answer, so that
+    /// the server has measured before it is told to stop; at most --timeout-s.
+    fn ask_memory(&mut self) {
+        let Some(i) =
+            (0..self.conns.len()).find(|&i| self.conns[i].as_ref().is_some_and(|c| c.state == State::Registered))
+        else {
+            return;
+        };
+        self.ctx.memory_from = Some(i);
+        if self.conns[i].as_mut().is_some_and(|c| c.send(b"MEMORY\r\n").is_err()) {
+            return self.close(i, true);
+        }
+        let deadline = os::now_ns() + (self.ctx.setup.timeout_s * 1e9) as u64;
+        self.pump_until(deadline, |c| c.memory_answered);
     }
 
     /// Joins every client to its channel; whether all saw their JOIN echo in time.

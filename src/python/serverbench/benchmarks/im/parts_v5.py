@@ -24,13 +24,16 @@ def memory_counts(P) -> dict:
 
 def live_bytes_per_client(P) -> dict[str, float]:
     """{server: median over rounds of (live bytes at 10,000 idle clients - at 1,000) / 9,000}
-    from the idle part's MEMORY command (RSS for the production servers, which have none)."""
+    from the idle part's MEMORY command; RSS only for a server that keeps no record (the
+    production daemons, which have no MEMORY): one of ours whose record lacks live_bytes
+    gives no value, never its RSS in place of it."""
     d = T.valid(T.runs(P, "idle"))
     if d.empty:
         return {}
     low, high = (int(n) for n in sorted(D.claim("IM2").get("clients", (1000, 10000))))
     live = T.num(d, V.F["live_bytes"])
-    d = d.assign(v=live.where(live.notna(), T.num(d, T.RSS)))
+    daemon = T.num(d, "server.record.metrics.messages_routed").isna()  # counters null: a daemon
+    d = d.assign(v=live.where(~daemon, T.num(d, T.RSS)))
     a = d[d["clients"] == high][["server_language", "trial", "v"]]
     b = d[d["clients"] == low][["server_language", "trial", "v"]]
     m = a.merge(b, on=["server_language", "trial"], suffixes=("_hi", "_lo"))
@@ -100,7 +103,7 @@ def _order(keys) -> list:
     return sorted(keys, key=lambda k: (servers.index(str(k).split(" ")[0]), str(k)))
 
 
-def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT, V.MEMORY)) -> pd.DataFrame:
+def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT_CAPACITY, V.FANOUT, V.MEMORY)) -> pd.DataFrame:
     """Every attempt of every step of the searches, re-runs with their reason."""
     a = V.attempts(P)
     if a.empty:
@@ -130,7 +133,7 @@ def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT, V.MEMORY)) 
 
 def reruns_table(P) -> pd.DataFrame:
     """Each re-run: search, row, step, run, the attempt re-run and its reason."""
-    t = runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.LOSS, V.FANOUT, V.MEMORY))
+    t = runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.LOSS, V.FANOUT_CAPACITY, V.FANOUT, V.MEMORY))
     if t.empty:
         return t
     return t[t["rerun_reason"].notna() & (t["rerun_reason"].astype(str) != "")].reset_index(drop=True)
@@ -181,9 +184,21 @@ def memory_table(P) -> pd.DataFrame:
 
 def fanout_table(P) -> pd.DataFrame:
     """Fan-out at saturation: per server row and channel size, the sustainable messages per
-    second and deliveries per second = rate x (size - 1)."""
-    r = V.results(P, V.FANOUT)
+    second and deliveries per second = rate x (size - 1), 'at least' at or above the headroom
+    of the generator's own fan-out capacity at that size (its first rows, the null sink)."""
+    r = V.fanout_rates(P)
     rows = []
+    for size, x in sorted(V.fanout_capacities(P).items()):
+        v = x["value"]
+        rows.append(
+            {
+                "row": "generator capacity (null sink)",
+                "channel_size": size,
+                "messages_per_s": V.rate_text(x),
+                "deliveries_per_s": v * (size - 1) if v is not None else np.nan,
+                "censored": "yes" if x["bound"] != "established" else "",
+            }
+        )
     order = _order({row for row, _ in r})
     for (row, size), x in sorted(r.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
         v = x["value"]

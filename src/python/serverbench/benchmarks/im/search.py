@@ -1,4 +1,4 @@
-"""IM's searches (the protocol draft's `im` design: serverbench.protocol.designing("im");
+"""IM's searches (protocol 5's `im` design: serverbench.protocol.designing("im");
 docs/im.md): the generator's capacity certification against the null sink, the replicated
 rate search (IM4), the chaos search and its loss runs (IM5), the fan-out searches and IM2's
 memory-cap search. The harness runs them (harness.planning.search: the plan items;
@@ -36,7 +36,10 @@ KINDS = {
     "memory": {"name": "im_memory", "param": "clients", "order": 4},
 }
 LOSS_NAME = "im_chaos_loss"  # the chaos loss runs' search.name and resolved_from.rule
-NAMES = tuple(k["name"] for k in KINDS.values()) + (LOSS_NAME,)
+# the generator's fan-out capacity per channel size: the capacity search (its rule) in fan-out
+# mode against the null sink, first in the fanout piece; it censors the servers' fan-out rates
+FANOUT_CAPACITY_NAME = "im_fanout_capacity"
+NAMES = tuple(k["name"] for k in KINDS.values()) + (FANOUT_CAPACITY_NAME, LOSS_NAME)
 DEFAULTS = {
     "kinds": list(KINDS),  # which searches the table makes (a piece sets a subset)
     "start": _GRID["start_per_s"],
@@ -73,7 +76,14 @@ DEFAULTS = {
 # what a plan expects a search to find (its estimate only): the generator's ceiling near
 # 25,000 msg/s (docs/im.md "The generator's cost"); the sink's certified capacity; fan-out's
 # deliveries (rate x (size - 1)) near 100,000/s; the JVMs' idle clients within 128 MiB
-EXPECTED = {"rate": 25_000, "chaos": 12_000, "capacity": 100_000, "fanout_deliveries": 100_000, "memory": 8_000}
+EXPECTED = {
+    "rate": 25_000,
+    "chaos": 12_000,
+    "capacity": 100_000,
+    "fanout_deliveries": 100_000,
+    "fanout_capacity_deliveries": 400_000,
+    "memory": 8_000,
+}
 GENERATOR_PREFIX = "generator"  # a reason starting so: the generator limited the run (im.generator_limited)
 
 
@@ -98,10 +108,15 @@ def searches(settings: dict, rows: list[dict]) -> list[dict]:
     for kind in settings["kinds"]:
         k = KINDS[kind]
         base = {"kind": kind, "name": k["name"], "param": k["param"], "order": k["order"], "tag": ""}
+        placement = rows[0]["placement"] if rows else "split"
+        sink = {"server_language": SINK, "placement": placement}
         if kind == "capacity":
-            placement = rows[0]["placement"] if rows else "split"
-            opts = {"server_language": SINK, "placement": placement}
-            out.append({**base, "options": opts, "params": dict(chaos_off)})
+            out.append({**base, "options": sink, "params": dict(chaos_off)})
+        if kind == "fanout":  # the generator's own fan-out capacity first, judged as capacity
+            cap = {**base, **KINDS["capacity"], "kind": "capacity", "name": FANOUT_CAPACITY_NAME}
+            for size in settings["fanout_channel_sizes"]:
+                p = {**chaos_off, "mode": "fanout", "channel_size": size}
+                out.append({**cap, "options": dict(sink), "params": p, "tag": f"/channel_size={size}"})
         for row in rows:
             server, shipped = row["server_language"], not row.get("server_settings")
             if kind == "rate":
@@ -116,7 +131,10 @@ def searches(settings: dict, rows: list[dict]) -> list[dict]:
                     out.append({**base, "options": dict(row), "params": p, "tag": f"/channel_size={size}"})
             elif kind == "memory" and (shipped or settings["memory_settings"]):
                 for cap in settings["memory_caps_bytes"]:
+                    # idle mode sends nothing, but the generator's record carries every
+                    # parameter: the rate is the grid's start, as its command says
                     p = {**chaos_off, "mode": "idle", "duration_s": settings["memory_hold_s"], "warmup_s": 0}
+                    p[PARAM] = settings["start"]
                     opts = {**row, "server_cap": True}
                     frac = settings["memory_heap_fraction"]
                     extra = {"budget_bytes": cap, "heap_fraction": frac, "timeout_s": settings["memory_timeout_s"]}
@@ -204,7 +222,8 @@ def over_despite_generator(m: dict, slo_s: float) -> str | None:
     p99, slip, late = m.get("latency_p99_s"), m.get("schedule_slip_max_s"), m.get("read_lateness_max_s")
     if p99 is None or slip is None or late is None or p99 - slip - late <= slo_s:
         return None
-    return f"p99 {p99:.6g} s > {slo_s:g} s even less the generator's worst slip {slip:.6g} s and read lateness {late:.6g} s"
+    worst = f"the generator's worst slip {slip:.6g} s and read lateness {late:.6g} s"
+    return f"p99 {p99:.6g} s > {slo_s:g} s even less {worst}"
 
 
 def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
@@ -285,6 +304,8 @@ def expected_value(kind: str, params: dict, settings: dict, server: str | None, 
     processes, small per-client state) holds clients_max idle clients in either cap."""
     if kind == "fanout":
         return EXPECTED["fanout_deliveries"] / max(1, int(params.get("channel_size", 10)) - 1)
+    if kind == "capacity" and params.get("mode") == "fanout":
+        return EXPECTED["fanout_capacity_deliveries"] / max(1, int(params.get("channel_size", 10)) - 1)
     if kind == "memory":
         if server not in OURS:
             return settings["memory_clients_max"]

@@ -1,9 +1,10 @@
 """The reading of a protocol-5 IM sweep's searches (benchmarks/im/design.py tells one): every
-attempt of every run of the generator's capacity certification (`im_capacity`), the
-replicated rate search (`im_rate`), chaos (`im_chaos_rate`, `im_chaos_loss`), fan-out
-(`im_fanout`) and memory caps (`im_memory`), shaped as the harness writes them (raw
-`search`: name, step, phase, run, attempt, final, rerun_reason, rerun_of, run_verdict,
-why_not; on a step's last final attempt passed, establishes, step_verdict).
+attempt of every run of the generator's capacity certification (`im_capacity`, and per
+channel size in fan-out mode `im_fanout_capacity`), the replicated rate search (`im_rate`),
+chaos (`im_chaos_rate`, `im_chaos_loss`), fan-out (`im_fanout`) and memory caps
+(`im_memory`), shaped as the harness writes them (raw `search`: name, step, phase, run,
+attempt, final, rerun_reason, rerun_of, run_verdict, why_not; on a step's last final
+attempt passed, establishes, step_verdict).
 
 A search's result is recomputed here from its steps (the analysis's own copy of the rule,
 protocol 5 im.search.rule): the last passing replicated step P below the first failing F;
@@ -19,17 +20,15 @@ import pandas as pd
 
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.benchmarks.im import design as D
+from serverbench.benchmarks.im import search as S
 from serverbench.benchmarks.im import tables as T
 
-CAPACITY, RATE, CHAOS_RATE, LOSS, FANOUT, MEMORY = (
-    "im_capacity",
-    "im_rate",
-    "im_chaos_rate",
-    "im_chaos_loss",
-    "im_fanout",
-    "im_memory",
+# the searches' raw names, as the harness records them (benchmarks/im/search.py)
+CAPACITY, RATE, CHAOS_RATE, FANOUT, MEMORY = (
+    str(S.KINDS[k]["name"]) for k in ("capacity", "rate", "chaos", "fanout", "memory")
 )
-GENERATOR = "im_loadgen"  # the capacity search's server_language (the null sink)
+LOSS, FANOUT_CAPACITY = S.LOSS_NAME, S.FANOUT_CAPACITY_NAME
+GENERATOR = S.SINK  # the capacity searches' server_language (the null sink)
 F = {  # short name -> the flattened raw field
     "phase": "search.phase",
     "run": "search.run",
@@ -106,7 +105,7 @@ def _group_keys(d: pd.DataFrame) -> list[str]:
     keys = ["search_name", "row"]
     if d["search_name"].eq(MEMORY).any():
         keys.append("cap_bytes")
-    if d["search_name"].eq(FANOUT).any():
+    if d["search_name"].isin([FANOUT, FANOUT_CAPACITY]).any():
         keys.append("channel_size")
     return keys
 
@@ -210,6 +209,18 @@ def censor(r: dict, cap: dict | None) -> dict:
     if r["value"] >= limit * (1 - 1e-9):
         return {**r, "bound": "at_least", "why": f"at or above {limit:,.0f}/s, the generator's headroom"}
     return r
+
+
+def fanout_rates(P) -> dict:
+    """{(row, channel size): the fan-out search's result, censored by the headroom of the
+    generator's fan-out capacity at that size (a sweep without one: as found)."""
+    caps = {int(k[1]): r for k, r in results(P, FANOUT_CAPACITY).items() if isinstance(k, tuple)}
+    return {k: censor(r, caps.get(int(k[1]))) for k, r in results(P, FANOUT).items() if isinstance(k, tuple)}
+
+
+def fanout_capacities(P) -> dict:
+    """{channel size: the generator's certified fan-out capacity (messages per second)}."""
+    return {int(k[1]): r for k, r in results(P, FANOUT_CAPACITY).items() if isinstance(k, tuple)}
 
 
 def rates(P, name: str = RATE) -> dict:
