@@ -330,3 +330,21 @@ def test_a_draft_that_is_not_json_is_named_and_nothing_is_changed(tmp_path):
     with pytest.raises(protocol.ProtocolError, match="not valid JSON"):
         protocol.freeze("2030-01-02T03:04:05Z", spec_dir, docs_dir)
     assert {p.name: p.read_bytes() for p in [*spec_dir.iterdir(), *docs_dir.iterdir()]} == before
+
+
+def test_the_im_design_of_protocol_5_is_frozen_before_any_sweep_that_ran_it():
+    """Protocol 5's IM design (its searches write a raw search.phase, benchmarks/im/design.py)
+    exists only from its freeze on: every committed sweep that ran it started after the
+    freeze, so protocol 5 judges it; a sweep started before cannot have run it."""
+    if 5 not in protocol.versions():
+        pytest.skip("protocol 5 is not frozen yet")
+    frozen = protocol._load(None if protocol.newest() == 5 else 5)["frozen_utc"]
+    assert frozen and protocol.designing("im") == protocol._load(None if protocol.newest() == 5 else 5)["im"]
+    for sweep in sorted(p for p in (paths.repo_root() / "data" / "raw").iterdir() if p.is_dir()):
+        manifest = json.loads((sweep / "manifest.json").read_text(encoding="utf-8"))
+        if "im_rate" not in manifest.get("benchmarks", []):
+            continue
+        lines = [json.loads(x) for f in sorted(sweep.glob("runs*.jsonl")) for x in f.read_text().splitlines() if x]
+        if any("phase" in (r.get("search") or {}) for r in lines if r.get("benchmark") == "im"):
+            first = min(r["started_utc"] for r in lines)
+            assert first > frozen and protocol.version_for(first) >= 5, sweep.name

@@ -25,6 +25,18 @@ PROFILE = "paper"
 BEFORE_POOLING = 3  # the version whose scale rule was frozen before the committed pieces' sweeps
 
 
+def pooling_since() -> int:
+    """The first version whose rule at a scale pools the between-sweep variance (protocol 4).
+    Its verdicts are the pooled rule's, and its freeze is the one a confirmatory sweep must
+    follow: a later version that keeps that rule and the paper's claims (protocol 5 changed
+    only the IM case study) neither re-opens nor re-labels them."""
+    for v in protocol.versions():
+        with protocol.in_force(v):
+            if protocol.load().get("scale", {}).get("variance") == "pooled":
+                return v
+    return protocol.newest()
+
+
 @dataclass(frozen=True)
 class Both:
     """One claim at the paper's scale by the earlier and the newest rule, and which stands."""
@@ -92,15 +104,15 @@ def combined(by_piece: dict[str, list[Path]], version: int | None = None):
 
 
 def both(by_piece: dict[str, list[Path]]) -> tuple[list[Both], dict[str, scale.Pool]]:
-    """Each claim by the rule before pooling and by the newest, and the newest's pools."""
+    """Each claim by the rule before pooling and by the pooled one, and the pooled one's pools."""
     earlier, _ = combined(by_piece, BEFORE_POOLING)
-    newest, pools = combined(by_piece, protocol.newest())
+    newest, pools = combined(by_piece, pooling_since())
     return [Both(a, b) for a, b in zip(earlier, newest, strict=True)], pools
 
 
 def side_by_side(pairs: list[Both], pools: dict[str, scale.Pool]) -> list[str]:
     """The markdown lines: each claim's verdict by both rules, which stands, and the pools."""
-    v3, v4 = BEFORE_POOLING, protocol.newest()
+    v3, v4 = BEFORE_POOLING, pooling_since()
     lines = [
         f"Protocol {v4} pools the between-sweep variance of a benchmark's comparisons (docs/protocol.md section 5). "
         f"It was frozen after the sweeps committed before it had been seen, so on those sweeps its verdicts are "

@@ -17,6 +17,8 @@ server's result; the production servers (ngircd, InspIRCd) are shown beside, nev
 
 from __future__ import annotations
 
+import contextlib
+
 import pandas as pd
 
 from serverbench import protocol
@@ -41,17 +43,28 @@ from serverbench.benchmarks.im import tables as T
 AKKA = "scala_akka"
 
 
+LAST_VERSION = 4  # the newest version whose IM design (and IM2, IM4, IM5) these rules read
+
+
+def _in_force() -> contextlib.AbstractContextManager:
+    """The version in force, or protocol 4 once a later one is: a sweep of protocol 3's
+    design keeps protocol 3/4's IM rules whatever version is newest (design.py)."""
+    return protocol.in_force(LAST_VERSION) if protocol.version() > LAST_VERSION else contextlib.nullcontext()
+
+
 def rule(cid: str, key: str):
-    """A constant of claim cid in the protocol in force (spec/protocol.json)."""
-    c = protocol.claim(cid)
-    if key not in c:
-        raise KeyError(f"protocol {protocol.version()} claim {cid} has no '{key}'")
-    return c[key]
+    """A constant of claim cid in the protocol in force (at most protocol 4)."""
+    with _in_force():
+        c = protocol.claim(cid)
+        if key not in c:
+            raise KeyError(f"protocol {protocol.version()} claim {cid} has no '{key}'")
+        return c[key]
 
 
 def design() -> dict:
-    """The protocol's IM design (its `im` section: SLOs, rate grid, rounds)."""
-    return protocol.section("im")
+    """The protocol's IM design (its `im` section: SLOs, rate grid, rounds), at most protocol 4's."""
+    with _in_force():
+        return protocol.section("im")
 
 
 def slos() -> tuple[float, tuple[float, ...]]:

@@ -1,7 +1,7 @@
 """Which IM design a sweep ran, and the protocol-5 rules that judge one that ran protocol 5's.
 
 Protocol 5 changes only the IM design (its `im` section) and the claims IM2, IM4 and IM5
-(docs/protocol-draft.md, section 13). A sweep ran that design when its records carry the
+(docs/protocol.md while it is the newest version, section 13). A sweep ran that design when its records carry the
 new searches (raw `search.phase`: the replicated rate search, the generator's capacity,
 chaos, fan-out and memory-cap searches; protocol 3's rate search has no phase). Such a sweep
 is judged by protocol 5's rules, read by version: the version in force when it has them (a
@@ -77,6 +77,14 @@ def kept_region(exponent: float = 1.0) -> tuple[float, float]:
     m = float(spec()["margin"]["factor"]) ** float(exponent)
     yes = float(x) * m ** float(k)
     return yes, yes / m
+
+
+def doc() -> str:
+    """The human text of protocol 5: docs/protocol.md while it is the newest, else its
+    archived copy (the draft's while it was written)."""
+    if exploratory():
+        return "docs/protocol-draft.md"
+    return "docs/" + (protocol.DOC if protocol.newest() == VERSION else protocol.archived(protocol.DOC, VERSION))
 
 
 def label() -> str:

@@ -31,7 +31,7 @@ def blocks(P) -> list:
         else "the generator's capacity was not certified in this sweep"
     )
     out = [
-        f"**Protocol 5's design.** This sweep ran the IM design of {D.label()} (docs/protocol-draft.md, section 13): "
+        f"**Protocol 5's design.** This sweep ran the IM design of {D.label()} ({D.doc()}, section 13): "
         f"replicated rate searches of {D.search()['step_runs']} runs a step, bisected to a ratio of "
         f"{D.search()['bisect_ratio']}; IM2, IM4 and IM5 are judged by its rules.",
         f"**The generator's capacity** (the null sink's search) against every server's sustainable rate at p99 <= "

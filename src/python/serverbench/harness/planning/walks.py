@@ -2,7 +2,7 @@
 the plan's estimate runs them on the value it expects): pure functions that ask
 `step(value, phase, runs)` for "pass" | "fail" | "censored" and return the search's result
 {"value", "bound" (established | at_least | below_start), "failed", "why"}. See
-running.replicated for the rules (the protocol draft's im.search and im.memory)."""
+running.replicated for the rules (protocol 5's im.search and im.memory)."""
 
 from __future__ import annotations
 

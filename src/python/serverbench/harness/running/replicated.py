@@ -1,5 +1,5 @@
 """Running a replicated search (planning.search.Search with a kind: IM's capacity, rate,
-chaos, fan-out and memory-cap searches; the protocol draft's im.search and im.memory).
+chaos, fan-out and memory-cap searches; protocol 5's im.search and im.memory).
 
 The walks are pure (`rate_walk`, `doubling_walk`): they ask `step(value, phase, runs)` for
 "pass" | "fail" | "censored" and return the result. A rate search: the scout (one run a
