@@ -7,8 +7,7 @@ import json
 
 import pandas as pd
 
-from serverbench import protocol
-from serverbench.analysis.reporting import paperscale
+from serverbench.analysis.reporting import atscale, paperscale
 
 
 def _piece_sweep(root, name, verdicts, cpu="AMD EPYC"):
@@ -143,7 +142,7 @@ def test_the_readme_states_what_the_committed_pieces_decided(tmp_path):
     assert "Sweeps: `paper-pingping-20270101T000000Z` (AMD EPYC, 2 CPUs)." in text
     assert "**C1** “Go and Erlang have lower PingPing latency" in text
     assert (
-        f": contradicted (protocol {protocol.newest()}); sweeps agreeing: 1 of 1 (pingping; one sweep per piece: "
+        f": contradicted (protocol {atscale.pooling_since()}); sweeps agreeing: 1 of 1 (pingping; one sweep per piece: "
         "between-sweep spread unknown)." in text
     )
     assert "Still to run: `spawn`, `throughput-1core`, `throughput-2cores`" in text

@@ -30,7 +30,7 @@ def _sweep(root, name, cpu, started, verdicts, profile="quick", evidence=None):
 
 V1_FROZEN = "2026-11-27T03:20:00Z"
 BEFORE, AFTER_V1, AFTER_V2 = "2026-01-01T00:00:00Z", "2026-11-28T00:00:00Z", "2026-11-29T02:00:00Z"
-AFTER_V3, AFTER_V4 = "2026-11-30T00:00:00Z", "2099-01-01T00:00:00Z"
+AFTER_V3, AFTER_V4, AFTER_V5 = "2026-11-30T00:00:00Z", "2026-12-02T05:00:00Z", "2099-01-01T00:00:00Z"
 
 
 def _three(root):
@@ -61,6 +61,7 @@ def test_a_sweep_between_the_two_freezes_is_a_confirmation_sweep_of_protocol_1()
     assert replication.design_of(AFTER_V2) == (2, "confirmation")
     assert replication.design_of(AFTER_V3) == (3, "confirmation")  # protocol 3 (IM added; no rule changed)
     assert replication.design_of(AFTER_V4) == (4, "confirmation")  # protocol 4 (a rule at a scale only)
+    assert replication.design_of(AFTER_V5) == (5, "confirmation")  # protocol 5 (the IM design only)
 
 
 def test_every_committed_quick_sweep_is_in_the_record_or_named_with_its_reason():

@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser(
         "protocol-freeze",
-        help="freeze spec/protocol-draft.json and docs/protocol-draft.md as the newest protocol version, now",
+        help="freeze the protocol draft (spec/protocol-draft.json and its human text beside "
+        "docs/protocol.md) as the newest protocol version, now",
         description="The newest version's files move to their archived names byte for byte; the draft gets "
         "the freeze time and both hashes are recorded in spec/protocol-versions.json. Run it before the "
         "version's first data; commit the result at once.",

@@ -83,7 +83,7 @@ def doc() -> str:
     """The human text of protocol 5: docs/protocol.md while it is the newest, else its
     archived copy (the draft's while it was written)."""
     if exploratory():
-        return "docs/protocol-draft.md"
+        return "docs/" + protocol.DRAFT.replace(".json", ".md")
     return "docs/" + (protocol.DOC if protocol.newest() == VERSION else protocol.archived(protocol.DOC, VERSION))
 
 
