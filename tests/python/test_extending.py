@@ -31,8 +31,9 @@ TOY = {
     "__init__.py": '''
         """Toy: a number of units of nothing, timed (a test's benchmark, docs/extending.md)."""
 
-        ORDER = 50
-        ANALYSIS = ("tables", "figures", "claims")
+        from serverbench import plugins
+
+        DECLARED = plugins.Declared(order=50, analysis=("tables", "figures", "claims"))
     ''',
     "tables.py": """
         from serverbench.analysis.reading import registry
@@ -180,11 +181,11 @@ def test_a_toy_benchmark_package_joins_every_stage(toy):
 def test_a_benchmark_package_must_list_its_modules(tmp_path, monkeypatch):
     root = tmp_path / "pkgs"
     (root / "bad").mkdir(parents=True)
-    (root / "bad" / "__init__.py").write_text('"""No ANALYSIS."""\n', encoding="utf-8")
+    (root / "bad" / "__init__.py").write_text('"""No DECLARED."""\nORDER = 1\n', encoding="utf-8")
     monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
     monkeypatch.setattr(benchmarks, "__path__", [*benchmarks.__path__, str(root)])
     try:
-        with pytest.raises(ImportError, match="ANALYSIS"):
+        with pytest.raises(ImportError, match="declares DECLARED"):
             plugins.load()
     finally:
         sys.modules.pop("serverbench.benchmarks.bad", None)

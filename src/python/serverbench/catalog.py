@@ -14,14 +14,14 @@ is a spec entry (and its source folder); a new benchmark is a spec entry and its
 
 The objects are rebuilt only when spec/cli.json's parsed contract is another object (a test
 that overrides contract.cli_contract gets objects of its spec, nothing else to reset). A
-benchmark package declares, beside ORDER and ANALYSIS (plugins.py):
+benchmark package declares it all once, as DECLARED = plugins.Declared(...):
 
-    OPTIONS = {"spawn_metric": {"default": "all_ready_s", "choices": [...], "doc": "..."}}
-    COLUMNS = ("params.processes", "metrics.all_ready_s", ...)  # runs.csv always has them
-    FIGURES = {"fig4": "fig4_spawn"}  # the paper's short figure names, to registered figures
+    options={"spawn_metric": {"default": "all_ready_s", "choices": [...], "doc": "..."}},
+    columns=("params.processes", "metrics.all_ready_s", ...),  # runs.csv always has them
+    figures={"fig4": "fig4_spawn"},  # the paper's short figure names, to registered figures
 
 It sits at the bottom of the import graph (contract, plugins); the analysis registry keeps
-the tables and figures a benchmark's ANALYSIS modules register, by benchmark id.
+the tables and figures a benchmark's analysis modules register, by benchmark id.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Benchmark:
 
     id: str
     summary: str
-    order: int  # its tables' place among the benchmarks' (package ORDER)
+    order: int  # its tables' place among the benchmarks' (its DECLARED order)
     family: str  # "process" (one program) or "socket" (a server and a client)
     roles: tuple[str, ...]
     parameters: tuple[str, ...]  # what a profile may list for it
@@ -140,24 +140,28 @@ def _package(bench: str) -> ModuleType | None:
         return None
 
 
+NO_PACKAGE = plugins.Declared(order=100, analysis=())  # a spec benchmark without a package yet
+
+
 def _benchmark(bench: str, spec: dict) -> Benchmark:
     pkg = _package(bench)
+    d = plugins.declaration(pkg) if pkg is not None else NO_PACKAGE
     options = tuple(
         Option(name, o["default"], tuple(o.get("choices", (o["default"],))), o.get("doc", ""), bench)
-        for name, o in getattr(pkg, "OPTIONS", {}).items()
+        for name, o in d.options.items()
     )
     return Benchmark(
         id=bench,
         summary=spec.get("summary", ""),
-        order=int(getattr(pkg, "ORDER", 100)),
+        order=d.order,
         family=contract.family(bench),
         roles=tuple(contract.roles(bench)),
         parameters=contract.profile_params(bench),
         options=options,
-        columns=tuple(getattr(pkg, "COLUMNS", ())),
-        figures=tuple(getattr(pkg, "FIGURES", {}).items()),
-        metric=getattr(pkg, "METRIC", None),
-        notebook=getattr(pkg, "NOTEBOOK", None),
+        columns=d.columns,
+        figures=tuple(d.figures.items()),
+        metric=d.metric,
+        notebook=d.notebook,
     )
 
 
@@ -229,7 +233,7 @@ class StyleMap(Mapping[str, Any]):
 
 
 def benchmarks() -> tuple[Benchmark, ...]:
-    """Every benchmark, in its package's ORDER (then id)."""
+    """Every benchmark, in its package's declared order (then id)."""
     return tuple(sorted(_built()[1].values(), key=lambda b: (b.order, b.id)))
 
 

@@ -1,6 +1,10 @@
 """Echo flood (docs/sockets.md): N connections each send D bytes to an echo server over loopback."""
 
-ORDER = 4  # where its tables come among the benchmarks' (processed tables keep this order)
-# its headline metric, and True: a time (lower is better): the flood's time
-METRIC = ("elapsed_s", True)
-ANALYSIS = ("figures", "claims", "report")  # the modules that register its parts, in import order
+from serverbench import plugins
+
+# what the package declares, once (the fields: serverbench.plugins.Declared)
+DECLARED = plugins.Declared(
+    order=4,
+    analysis=("figures", "claims", "report"),
+    metric=("elapsed_s", True),
+)

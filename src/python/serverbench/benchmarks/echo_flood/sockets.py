@@ -4,11 +4,13 @@ the saturation probe's fields in its records."""
 
 from __future__ import annotations
 
+from serverbench import plugins
+
 # split placement: the client is the load generator, not a language under test, and must not
-# be the bottleneck: it gets every allowed CPU the server does not use (harness.sockets.limits)
-CLIENT_TAKES_SPARE_CPUS = True
-PROBE_FIELDS = True  # every record has the saturation probe's fields (null unless measured)
-PROBE_MODE = "saturate"  # the mode whose runs the probe samples over the client's window
+# be the bottleneck: it gets every allowed CPU the server does not use (harness.sockets.limits);
+# every record has the saturation probe's fields (null unless measured), sampled over the
+# client's window in saturate mode
+HOOKS = plugins.SocketHooks(client_takes_spare_cpus=True, probe_fields=True, probe_mode="saturate")
 
 CHUNK_BYTES = 32768  # the echo_flood load generator's chunk (spec: --bytes-per-connection multiples)
 # saturate mode: the load generator writes a chunk only while at most 4 chunks of that

@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import statistics
 
-from serverbench import protocol
+from serverbench import plugins, protocol
 
 IM = protocol.designing("im")
 _S, _GRID, _CHAOS, _MEM = IM["search"], IM["rate_grid"], IM["chaos"], IM["memory"]
 TABLE = "im_rate"  # the profile table ([im_rate]) that holds every IM search's settings
 NAME = "im_rate"  # the rate search's raw search.name
 PARAM = "rate_per_s"
-GEOMETRIC = True
-ROUND_PARAM = "seed"  # run r of a step runs with seed r (so servers' runs pair)
-FIXED_PARAMS = True  # [im_rate] holds one value of every other im parameter (clients, payload, ...)
 BYTES_PER_STEP_UNIT = None
 OURS = ["erlang", "go", "scala_akka", "scala_pekko", "rust_tokio"]
 SINK = "im_loadgen"  # the null sink: the generator's own server role (spec/cli.json)
@@ -332,3 +329,8 @@ def check(settings: dict) -> str | None:
     if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
         return f"{TABLE}.chaos_languages must be a list of languages, got {langs!r}"
     return None
+
+
+# a geometric grid; run r of a step runs with seed r (so servers' runs pair); [im_rate] holds
+# one value of every other im parameter (clients, payload, ...)
+HOOKS = plugins.SearchHooks(geometric=True, round_param="seed", fixed_params=True, check=check)

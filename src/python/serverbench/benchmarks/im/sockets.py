@@ -5,14 +5,7 @@ and InspIRCd's records have null counters: nothing to check)."""
 
 from __future__ import annotations
 
-# Every IM record has the probe's fields (harness.sockets.probe), and the probe samples the
-# server's process tree's RSS over the generator's whole run (server_rss_peak_bytes): bytes
-# per idle client are the difference of two runs' peaks.
-PROBE_FIELDS = True
-PROBE_PEAK_RSS = True
-# The parameter that takes the round (the trial number) in every run: "seed = the round"
-# (IM_PROTOCOL.md), so one configuration's rounds pair up under one config_id.
-ROUND_PARAM = "seed"
+from serverbench import plugins
 
 # Registrations in flight before the clock (the generator's --setup-concurrency; not
 # measured, so set per server, and left out of config_id): the flag's default (8) suits
@@ -55,3 +48,11 @@ def mismatch(params: dict, client: dict, server: dict) -> str | None:
     if passed > asked:
         return f"message accounting: the server says {field} = {passed}, more than the {asked} the generator sent"
     return None
+
+
+# Every IM record has the probe's fields (harness.sockets.probe), and the probe samples the
+# server's process tree's RSS over the generator's whole run (server_rss_peak_bytes). The
+# parameter that takes the round (the trial number) in every run is the seed, so one
+# configuration's rounds pair up under one config_id; the setup concurrency is set per
+# server (client_params).
+HOOKS = plugins.SocketHooks(round_param="seed", probe_fields=True, probe_peak_rss=True, client_params=client_params)

@@ -3,7 +3,10 @@ memory budget. The harness runs it as any declared search (harness.planning.sear
 plan item and its settings; harness.running.searching: growth, then bisection); what is
 spawn's is here. Plain data: the harness loads it with plugins.part("spawn", "search")."""
 
+from serverbench import plugins
+
 GiB = 1024**3
+HOOKS = plugins.SearchHooks()  # doubling then bisection, the harness's own step judgement
 
 TABLE = "spawn_max"  # the profile table ([spawn_max]) and the first part of a step's config_id
 NAME = "max_processes"  # the raw record's search.name

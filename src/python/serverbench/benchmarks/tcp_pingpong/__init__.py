@@ -1,6 +1,10 @@
 """TCP ping-pong (docs/sockets.md): a client and a server exchange round trips over loopback."""
 
-ORDER = 6  # where its tables come among the benchmarks' (processed tables keep this order)
-# its headline metric, and True: a time (lower is better): microseconds per round trip, counted from the bytes
-METRIC = ("true_us_per_round_trip", True)
-ANALYSIS = ("figures", "claims", "report")  # the modules that register its parts, in import order
+from serverbench import plugins
+
+# what the package declares, once (the fields: serverbench.plugins.Declared)
+DECLARED = plugins.Declared(
+    order=6,
+    analysis=("figures", "claims", "report"),
+    metric=("true_us_per_round_trip", True),
+)

@@ -3,6 +3,8 @@ serverbench.plugins.part): its byte accounting and the original's 1-byte read bu
 
 from __future__ import annotations
 
+from serverbench import plugins
+
 
 def runs_the_original_bug(params: dict) -> bool:
     """A read buffer under 4 bytes is the original's bug, run on purpose (variant paper)."""
@@ -20,3 +22,6 @@ def mismatch(params: dict, client: dict, server: dict) -> str | None:
             f"server read {server['bytes_read']} and wrote {server['bytes_written']}"
         )
     return None
+
+
+HOOKS = plugins.SocketHooks(runs_the_original_bug=runs_the_original_bug)

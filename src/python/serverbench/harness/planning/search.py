@@ -1,11 +1,10 @@
 """A search as a plan item: the largest value of one parameter of a benchmark that runs
 under a memory budget (the paper's Fig. 4a: spawn's processes; IM's offered rate). A
 benchmark declares its search in its package (serverbench/benchmarks/<id>/search.py: TABLE,
-NAME, PARAM, DEFAULTS, BYTES_PER_STEP_UNIT; optionally GEOMETRIC (step k runs round(start x
-factor^k)), FIXED_PARAMS (the table holds one value of each other parameter of the
-benchmark), ROUND_PARAM (the parameter that takes the round: 1 in a step), judge(record,
-settings) (whether a step passes: default, status ok), estimated_steps(settings), check(settings),
-and a second stage: stage(settings, server, steps) and stage_runs(settings, server)); a
+NAME, PARAM, DEFAULTS, BYTES_PER_STEP_UNIT and HOOKS, a plugins.SearchHooks: a geometric grid
+(step k runs round(start x factor^k)), fixed params (the table holds one value of each other
+parameter of the benchmark), the round's parameter (1 in a step) and check(settings); a step
+passes when its run is ok); a
 profile's table of that name ([spawn_max], [im_rate]) holds its settings, checked here. One
 `Search` is one language's search at one core count under one budget (for a socket
 benchmark: against one server, in one placement); running.searching runs it (growth by a
@@ -51,20 +50,24 @@ class Declared:
     param: str  # the parameter grown
     defaults: dict  # SETTINGS with the benchmark's DEFAULTS
     bytes_per_step_unit: int | None  # where the progress estimate expects the failure: budget / this
-    part: ModuleType  # the declaring module (its optional hooks: see the module docstring)
+    part: ModuleType  # the declaring module (its HOOKS; a replicated search's functions)
+
+    @property
+    def hooks(self) -> plugins.SearchHooks:
+        return self.part.HOOKS
 
     @property
     def geometric(self) -> bool:
-        return bool(getattr(self.part, "GEOMETRIC", False))
+        return self.hooks.geometric
 
     @property
     def round_param(self) -> str | None:
-        return getattr(self.part, "ROUND_PARAM", None)
+        return self.hooks.round_param
 
     @property
     def fixed_params(self) -> tuple[str, ...]:
-        """The benchmark's parameters the search table holds one value of (FIXED_PARAMS)."""
-        if not getattr(self.part, "FIXED_PARAMS", False):
+        """The benchmark's parameters the search table holds one value of (fixed_params)."""
+        if not self.hooks.fixed_params:
             return ()
         return tuple(k for k in contract.profile_params(self.benchmark) if k not in (self.param, self.round_param))
 
@@ -77,8 +80,6 @@ class Declared:
 
     def judge(self, rec: dict, settings: dict) -> tuple[bool, str | None, bool]:
         """(passed, why not, establishes a limit) of one step's record."""
-        if hasattr(self.part, "judge"):
-            return self.part.judge(rec, settings)
         status = rec.get("status")
         ok = status == "ok"
         # a timeout establishes no limit (running.searching bisects it further)
@@ -148,7 +149,7 @@ def check_settings(table: str, given: dict, b: dict) -> dict:
         raise ProfileError(f"{table}.factor must be a number above 1, got {b['factor']!r}")
     b["factor"] = float(b["factor"])
     b["memory_budget_bytes"] = b["budget_bytes"]
-    why = d.part.check(b) if hasattr(d.part, "check") else None
+    why = d.hooks.check(b) if d.hooks.check is not None else None
     if why:
         raise ProfileError(why)
     return b
@@ -258,20 +259,6 @@ class Search:
             search["cap_bytes"] = self.budget
         return self._task(table or self.name, params, run, search=search, **extra)
 
-    def stage_tasks(self, steps: list[dict]) -> list[Task]:
-        """The second stage the search's benchmark declares (its stage(settings, server,
-        steps)), resolved from this search's step records; [] without one."""
-        d = self.declared
-        if not hasattr(d.part, "stage"):
-            return []
-        out = []
-        for run in d.part.stage(self.settings, self.server, steps):
-            params = {**self.settings.get("params", {}), **run["params"]}
-            if d.round_param:
-                params[d.round_param] = run["trial"]
-            out.append(self._task(d.part.STAGE_TABLE, params, run["trial"], resolved_from=run["resolved_from"]))
-        return out
-
     def estimated_walk(self) -> tuple[list[tuple], list[dict]]:
         """([(value, runs)] of the steps, [follow-up runs]) a replicated search makes when
         the server's value is what its part expects (planning.walks on that value)."""
@@ -296,8 +283,7 @@ class Search:
     def stage_runs(self) -> int:
         if self.kind:
             return self.estimated_runs()[1]
-        d = self.declared
-        return d.part.stage_runs(self.settings, self.server) if hasattr(d.part, "stage_runs") else 0
+        return 0
 
     def value(self, n, step: int):
         """The value of the step after a passing step n (the `step`-th, 0-based)."""
@@ -313,11 +299,9 @@ class Search:
         return flag.get("max", 200_000_000)
 
     def estimated_steps(self) -> int:
-        s, unit, part = self.settings, self.declared.bytes_per_step_unit, self.declared.part
+        s, unit = self.settings, self.declared.bytes_per_step_unit
         if self.kind:
             return self.estimated_runs()[0]
-        if hasattr(part, "estimated_steps"):
-            return part.estimated_steps(s) + s["refine_steps"]
         # expect failure near budget / the declared bytes per unit, for a progress estimate only
         guess = max(1, math.ceil(math.log(max(2.0, self.budget / unit / s["start"])) / math.log(s["factor"])) + 1)
         return min(s["max_steps"], guess) + s["refine_steps"]

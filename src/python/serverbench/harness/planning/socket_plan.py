@@ -41,8 +41,8 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
         if "server" not in contract.language_roles(server, bench):
             continue
         v = variant
-        hook = plugins.part(bench, "sockets")
-        if pairs is not None and hook is not None and getattr(hook, "runs_the_original_bug", lambda p: False)(params):
+        bug = plugins.socket_hooks(bench).runs_the_original_bug
+        if pairs is not None and bug is not None and bug(params):
             if f"{client}/{server}" not in pairs:
                 continue
             v = "paper"
@@ -78,8 +78,8 @@ HARNESS_SET_PARAMS = ("client_timeout_s", "idle_timeout_s", "client_threads", "s
 
 def round_param(bench: str) -> str | None:
     """The parameter a benchmark's package says takes the round, the trial number, in
-    every run (its sockets.ROUND_PARAM; IM: seed): set per trial, left out of the ids."""
-    return getattr(plugins.part(bench, "sockets"), "ROUND_PARAM", None)
+    every run (its sockets HOOKS.round_param; IM: seed): set per trial, left out of the ids."""
+    return plugins.socket_hooks(bench).round_param
 
 
 def measured_params(params: dict, bench: str | None = None) -> dict:

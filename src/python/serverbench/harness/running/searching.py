@@ -3,10 +3,9 @@ rate): the parameter N grows by a factor (or along its declared geometric grid) 
 step does not pass (its benchmark's judge; by default a run that is not ok); then
 bisection between the last success and the failure. A failure that is a timeout does not
 establish a limit, so a timed-out step is bisected further (timeout_bisect_steps) until a
-classified failure (e.g. over_memory_budget, crashed) or a success below it. Then the
-second stage the benchmark declares, resolved from this search's own steps (IM: the chaos
-runs at half the sustainable rate). Before every step the host must keep its floor:
-MemAvailable - budget >= host_floor_bytes, else the step is refused (no run)."""
+classified failure (e.g. over_memory_budget, crashed) or a success below it. Before every
+step the host must keep its floor: MemAvailable - budget >= host_floor_bytes, else the step
+is refused (no run)."""
 
 from __future__ import annotations
 
@@ -37,22 +36,6 @@ def host_has_room(task: Task, wait_s: float | None = None, setting: str = "host_
         time.sleep(1.0)
 
 
-def judged(s: Search):
-    """The function that writes a step's verdict into its record's `search` before the
-    record is appended (passed, why_not, establishes: planning.search.Declared.judge), for
-    a search whose benchmark declares its own judge (IM's); None for the others (spawn's:
-    a step passes when it is ok, which its record already says)."""
-    if not hasattr(s.declared.part, "judge"):
-        return None
-
-    def finish(rec: dict) -> None:
-        if isinstance(rec.get("search"), dict):
-            passed, why, establishes = s.declared.judge(rec, s.settings)
-            rec["search"] = {**rec["search"], "passed": passed, "why_not": why, "establishes": establishes}
-
-    return finish
-
-
 def _verdict(s: Search, rec: dict) -> tuple[bool, bool]:
     """(passed, establishes) of a step's record: as recorded, else judged now (a log
     written before the verdicts were recorded)."""
@@ -79,7 +62,6 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
     establishes: dict = {}
     records: list[dict] = []
     refused = None
-    finish = judged(s)
 
     def attempt(n) -> bool | None:
         nonlocal step, refused
@@ -95,7 +77,7 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
                 refused = why
                 print(f"serverbench: {why}", file=sys.stderr, flush=True)
                 return None
-            rec = execute(task, finish)
+            rec = execute(task, None)  # spawn's step passes when ok, as its record says
             seen.setdefault(task.config_id, []).append(rec)
         step += 1
         records.append(rec)
@@ -138,7 +120,6 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
         else:
             hi = mid
     status = last_status.get(hi) if hi is not None else None
-    stage = [] if refused else run_stage(s, records, seen, execute, skipped_step)
     return {
         "key": s.key,
         "language": s.language,
@@ -151,29 +132,5 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
         "failure_status": status,
         "established": hi is not None and bool(establishes.get(hi)),
         "refused": refused,
-        "stage": stage,
+        "stage": [],  # a growth search has no second stage (a replicated one's loss runs go here)
     }
-
-
-def run_stage(s: Search, steps: list[dict], seen: dict, execute, skipped_step=None) -> list[dict]:
-    """Run (or resume) the second stage the search's benchmark declares, resolved from
-    the search's step records; [{"config_id", "trial", "status", "resolved_from"}] of its runs."""
-    out = []
-    for task in s.stage_tasks(steps):
-        prior = [r for r in seen.get(task.config_id, []) if r.get("trial") == task.trial]
-        rec = next((r for r in prior if r.get("status") == "ok"), None)
-        if rec is not None:
-            if skipped_step:
-                skipped_step()
-        else:
-            rec = execute(task, None)
-            seen.setdefault(task.config_id, []).append(rec)
-        out.append(
-            {
-                "config_id": task.config_id,
-                "trial": task.trial,
-                "status": rec.get("status"),
-                "resolved_from": task.resolved_from,
-            }
-        )
-    return out

@@ -12,4 +12,4 @@ def mismatch(bench: str, params: dict, client: dict, server: dict) -> str | None
     """Why the client's and the server's metrics disagree, or None (None also for a
     benchmark whose package has no byte rule)."""
     hook = plugins.part(bench, "sockets")
-    return hook.mismatch(params, client, server) if hook is not None and hasattr(hook, "mismatch") else None
+    return hook.mismatch(params, client, server) if hook is not None else None

@@ -70,7 +70,7 @@ def placement_cpus(
     """(server_cpus, client_cpus) for a placement; SocketLimitError if impossible.
 
     `cores` CPUs per side. Split, for a benchmark whose client is a load generator rather
-    than a language under test (its package's sockets.CLIENT_TAKES_SPARE_CPUS: the echo
+    than a language under test (its package's sockets HOOKS.client_takes_spare_cpus: the echo
     flood): the client gets every allowed CPU the server does not use (at least `cores`),
     and one worker thread per CPU (client_params)."""
     cpus = sorted(allowed)
@@ -86,7 +86,7 @@ def placement_cpus(
         raise SocketLimitError(
             f"placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; the harness may use {len(cpus)}"
         )
-    if getattr(plugins.part(benchmark, "sockets") if benchmark else None, "CLIENT_TAKES_SPARE_CPUS", False):
+    if plugins.socket_hooks(benchmark).client_takes_spare_cpus:
         return cpus[:cores], cpus[cores:]
     return cpus[:cores], cpus[cores : 2 * cores]
 

@@ -16,7 +16,7 @@ kernel-memory guard of large socket runs.
   (/proc/net/sockstat `TCP: ... mem` pages x page size) and sockets in use (both are the
   whole network namespace's: every process's sockets count, not only the run's). Every
   value is null when it could not be measured (the window never began, a file unreadable).
-* the server's memory over the whole run (a benchmark whose package sets PROBE_PEAK_RSS:
+* the server's memory over the whole run (a benchmark whose package sets probe_peak_rss:
   im, where bytes per idle client are a difference of peaks): every INTERVAL_S from the
   client's start until it is reaped, the server tree's RSS (the tree looked up again every
   TREE_EVERY samples, so a daemon its launcher started is in it); its peak is
@@ -109,7 +109,7 @@ class Probe:
 
     def __init__(self, server_pid: int, saturate_s: float | None, host_floor: int | None, whole_rss: bool = False):
         self.server_pid = server_pid
-        self.whole_rss = whole_rss  # sample the server tree's RSS over the whole run (PROBE_PEAK_RSS)
+        self.whole_rss = whole_rss  # sample the server tree's RSS over the whole run (probe_peak_rss)
         self._rss_peak: int | None = None
         self._samples = 0
         self.saturate_s = saturate_s  # the client's duration_s in saturate mode, else None
@@ -227,34 +227,31 @@ class Probe:
         return out
 
 
-def _hook(task):
-    return plugins.part(task.benchmark, "sockets")
-
-
 def has_probe_fields(task) -> bool:
-    """Whether the task's records carry the saturation fields (its package's PROBE_FIELDS)."""
-    return bool(getattr(_hook(task), "PROBE_FIELDS", False))
+    """Whether the task's records carry the saturation fields (its package's probe_fields)."""
+    return plugins.socket_hooks(task.benchmark).probe_fields
 
 
 def for_task(task, server_pid: int) -> Probe:
-    """The probe a socket task needs: saturation sampling in its package's PROBE_MODE (the
+    """The probe a socket task needs: saturation sampling in its package's probe_mode (the
     echo flood's saturate mode), the guard from GUARD_MIN_CONNECTIONS connections (it does
     nothing for other runs)."""
     p = task.params
-    mode = getattr(_hook(task), "PROBE_MODE", None)
+    hooks = plugins.socket_hooks(task.benchmark)
+    mode = hooks.probe_mode
     saturate = mode is not None and p.get("mode") == mode
     large = int(p.get("connections", 0)) >= GUARD_MIN_CONNECTIONS
     return Probe(
         server_pid,
         float(p["duration_s"]) if saturate else None,
         host_floor_bytes(task) if large else None,
-        bool(getattr(_hook(task), "PROBE_PEAK_RSS", False)),
+        hooks.probe_peak_rss,
     )
 
 
 def apply(rec: dict, task, probe: Probe) -> None:
     """The probe's findings into the raw record: the saturation fields (every record of a
-    benchmark with PROBE_FIELDS has them, null unless measured) and, if the guard stopped
+    benchmark with probe_fields has them, null unless measured) and, if the guard stopped
     the run, its status."""
     if has_probe_fields(task):
         rec.update(probe.fields())

@@ -25,7 +25,7 @@ recording wing hands to the Launcher):
 
 task.cores is the number of CPUs of EACH side. placement 'split': server on the first
 task.cores allowed CPUs, client on the next task.cores (a load generator, its package's
-sockets.CLIENT_TAKES_SPARE_CPUS: on ALL the remaining ones, with one --threads worker per
+sockets HOOKS.client_takes_spare_cpus: on ALL the remaining ones, with one --threads worker per
 CPU); 'shared': both on the
 first task.cores. A KeyboardInterrupt kills both process groups, reaps them, re-raises.
 No system-wide setting (sysctl) is ever changed here; `sysctl_snapshot()` reads the
@@ -76,9 +76,9 @@ def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
         p["client_timeout_s"] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
     if "client_threads" in flags:  # the load generator: one worker thread per CPU it is pinned to
         p["client_threads"] = max(1, min(len(client_cpus or ()), flags["client_threads"]["max"]))
-    hook = plugins.part(task.benchmark, "sockets")
-    if hasattr(hook, "client_params"):  # what the benchmark sets per server (IM: its setup concurrency)
-        p.update(hook.client_params(p, task.options.get("server_language", task.language)))
+    per_server = plugins.socket_hooks(task.benchmark).client_params
+    if per_server is not None:  # what the benchmark sets per server (IM: its setup concurrency)
+        p.update(per_server(p, task.options.get("server_language", task.language)))
     return p
 
 
