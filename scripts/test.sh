@@ -222,7 +222,7 @@ for s in "${suites[@]}"; do
             scripts/build.sh nodejs python_servers || true
             if [ "$s" = python ]; then pytest_suite python "$SHARED" -n "$CPUS"
             else pytest_suite python-integration "not ($UNIT) and $SHARED" -n "$CPUS"; fi
-            pytest_suite python-native "native and not shares_cpu" ;;
+            pytest_suite python-native "native and not shares_cpu" -n 0 ;;
     *) printf 'test: error: unknown suite %q (known: %s python-unit python-integration)\n' "$s" "${all[*]}" >&2; exit 2 ;;
   esac
 done
