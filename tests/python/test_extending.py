@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -359,3 +360,14 @@ def test_a_toy_language_runs_and_renders(toy_language):
     assert any(x.startswith("toy_queues") for x in labels), labels
     line = next(ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().startswith("toy_queues"))
     assert matplotlib.colors.to_hex(line.get_color()) == "#123456"  # its spec colour, in the explorer too
+
+
+def test_a_sockets_module_without_its_hooks_is_named():
+    mod = types.ModuleType("serverbench.benchmarks.toy.sockets")
+    with pytest.raises(ImportError, match=r"toy.sockets: declares HOOKS = plugins.SocketHooks"):
+        plugins.hooks(mod, plugins.SocketHooks)
+    mod.HOOKS = plugins.SearchHooks()  # the wrong kind is refused too
+    with pytest.raises(ImportError, match="SocketHooks"):
+        plugins.hooks(mod, plugins.SocketHooks)
+    mod.HOOKS = plugins.SocketHooks(round_param="seed")
+    assert plugins.hooks(mod, plugins.SocketHooks).round_param == "seed"

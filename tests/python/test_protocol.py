@@ -339,7 +339,9 @@ def test_the_im_design_of_protocol_5_is_frozen_before_any_sweep_that_ran_it():
     if 5 not in protocol.versions():
         pytest.skip("protocol 5 is not frozen yet")
     frozen = protocol._load(None if protocol.newest() == 5 else 5)["frozen_utc"]
-    assert frozen and protocol.designing("im") == protocol._load(None if protocol.newest() == 5 else 5)["im"]
+    assert frozen
+    if protocol.newest() == 5 and protocol.draft() is None:  # the harness runs the frozen design
+        assert protocol.designing("im") == protocol._load(None)["im"]
     for sweep in sorted(p for p in (paths.repo_root() / "data" / "raw").iterdir() if p.is_dir()):
         manifest = json.loads((sweep / "manifest.json").read_text(encoding="utf-8"))
         if "im_rate" not in manifest.get("benchmarks", []):

@@ -131,10 +131,23 @@ def declaration(pkg) -> Declared:
     return d
 
 
+def hooks(mod, kind: type):
+    """A sockets or search module's HOOKS, checked to be `kind`; a clear error naming the
+    module otherwise (a new benchmark's author learns what to declare, not an AttributeError
+    in the middle of a sweep)."""
+    try:
+        h = mod.HOOKS
+    except AttributeError:
+        h = None
+    if not isinstance(h, kind):
+        raise ImportError(f"{mod.__name__}: declares HOOKS = plugins.{kind.__name__}(...) (docs/extending.md)")
+    return h
+
+
 def socket_hooks(benchmark: str | None) -> SocketHooks:
     """A socket benchmark's HOOKS (its sockets module's), or the defaults without one."""
     mod = part(benchmark, "sockets") if benchmark else None
-    return mod.HOOKS if mod is not None else NO_SOCKET_HOOKS
+    return hooks(mod, SocketHooks) if mod is not None else NO_SOCKET_HOOKS
 
 
 def part(benchmark: str, name: str):

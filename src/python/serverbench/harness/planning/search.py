@@ -54,7 +54,7 @@ class Declared:
 
     @property
     def hooks(self) -> plugins.SearchHooks:
-        return self.part.HOOKS
+        return plugins.hooks(self.part, plugins.SearchHooks)
 
     @property
     def geometric(self) -> bool:
