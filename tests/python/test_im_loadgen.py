@@ -172,7 +172,10 @@ def test_a_generator_starved_on_its_cpu_is_invalid(ngircd):
         busy.wait()
     v, m = rec["validation"], rec["metrics"]
     assert not v["ok"] and v["reason"].startswith("generator"), v
-    assert m["read_lateness_p99_s"] > m["read_lateness_limit_s"]
+    # the measure sees the starvation (a poll waiting out the busy loop's slice); whether its
+    # p99 crosses the limit depends on how many reads fall inside one slice (CI once: 0.63 ms),
+    # so the rule's threshold is controlled exactly in record.rs's unit test
+    assert m["read_lateness_max_s"] > m["read_lateness_limit_s"]
     assert m["schedule_slip_p99_s"] > m["schedule_slip_limit_s"]
     assert m["client_cpu_share"] < 0.5 and m["client_involuntary_switches"] > 0  # preempted, never asleep
 

@@ -242,3 +242,60 @@ fn params_num(params: &BTreeMap<String, Val>, k: &str) -> f64 {
         _ => 0.0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::track::{Ledger, histogram};
+
+    fn outcome(lateness_ns: u64) -> Outcome {
+        let mut ledger = Ledger::new(2, 1);
+        let mut late = histogram();
+        for _ in 0..1000 {
+            late.saturating_record(lateness_ns);
+            ledger.latency_ns.saturating_record(1_000);
+        }
+        Outcome {
+            elapsed_s: 1.0,
+            connected: 2,
+            registered: 2,
+            failed: 0,
+            login_s: Some(0.1),
+            joined: 0,
+            schedule_s: Some(1.0),
+            scheduled: 1000,
+            sent: 1000,
+            warmup_scheduled: 0,
+            warmup_sent: 0,
+            ledger,
+            slip_ns: histogram(),
+            pings: 0,
+            error_numerics: 0,
+            server_disconnects: 0,
+            window_cpu_s: 0.1,
+            window_s: 1.0,
+            messaging_cpu_s: Some(0.1),
+            busy_share: 0.1,
+            messaging_busy_s: Some(0.1),
+            lateness_ns: late,
+            gaps: None,
+        }
+    }
+
+    const LIMITS: Limits = Limits {
+        busy_share: 0.9,
+        slip_s: 0.002,
+        read_lateness_s: 0.002,
+        p99_ci_level: 0.95,
+        p99_ci_min: 368,
+        ks_alpha: 0.01,
+    };
+
+    #[test]
+    fn reads_later_than_the_limit_make_the_run_the_generators_and_only_in_latency_modes() {
+        assert_eq!(invalid_reason(Mode::Latency, 2, &outcome(100_000), &LIMITS), None);
+        let why = invalid_reason(Mode::Latency, 2, &outcome(5_000_000), &LIMITS).expect("invalid");
+        assert!(why.starts_with("generator read lateness p99"), "{why}");
+        assert_eq!(invalid_reason(Mode::Idle, 2, &outcome(5_000_000), &LIMITS), None);
+    }
+}
