@@ -278,8 +278,7 @@ impl Gen {
             Err(e) => panic!("poll failed: {e}"),
         };
         let reads = self.events[..n].iter().filter(|e| e.events & READ != 0).count();
-        self.pace
-            .after_poll(os::now_ns(), n, reads as u64, n == self.events.len());
+        self.pace.after_poll(n, reads as u64, n == self.events.len());
         for k in 0..n {
             let (bits, token) = (self.events[k].events, self.events[k].u64);
             self.on_ready(token as usize, bits & READ != 0, bits & libc::EPOLLOUT as u32 != 0);
