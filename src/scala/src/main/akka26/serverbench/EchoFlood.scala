@@ -33,7 +33,7 @@ import akka.pattern.gracefulStop
   * Lifecycle as the other servers: one listening line once bound (before any connection
   * is accepted), stop on stdin EOF, the line `stop`, SIGTERM/SIGINT or after
   * --idle-timeout-s with no open connection; then the handlers are told to close (each
-  * first takes the Acks already queued for it, so bytes_written is exact), the listener is
+  * first waits for its outstanding write's Ack, so bytes_written is exact), the listener is
   * stopped, and Main prints ONE record with the counters. bytes_written = bytes echoed
   * (counted when their Ack arrives). */
 object EchoFlood {
@@ -116,11 +116,15 @@ object EchoFlood {
   private def handlerProps(conn: ActorRef, c: Counters): Props = Props(new Handler(conn, c))
 
   /** One connection. State: the connection, whether a Write is out and how many bytes it
-    * carries, and (only if Akka ever delivers a read while a write is out) those bytes. */
+    * carries, (only if Akka ever delivers a read while a write is out) those bytes, and
+    * whether the server asked it to close. Told to close with a write out, it waits for that
+    * write's Ack: the client may already have read those bytes, and bytes_written counts
+    * them only when the Ack arrives (the run waits up to StopGraceMs for every handler). */
   final class Handler(conn: ActorRef, c: Counters) extends Actor {
     private var inFlight = -1 // bytes of the outstanding Write; -1: none
     private var queued: akka.util.ByteString = akka.util.ByteString.empty
     private var closedSeen = false
+    private var closing = false
 
     override def preStart(): Unit = context.watch(conn)
 
@@ -143,7 +147,8 @@ object EchoFlood {
           val d = queued
           queued = akka.util.ByteString.empty
           write(d)
-        } else conn ! Tcp.ResumeReading
+        } else if (closing) context.stop(self)
+        else conn ! Tcp.ResumeReading
 
       case Tcp.CommandFailed(_: Tcp.Write) =>
         c.errors.increment()
@@ -159,7 +164,9 @@ object EchoFlood {
         closedSeen = true
         context.stop(self)
 
-      case Close => context.stop(self) // the server stops; the connection aborts with us
+      case Close => // the server stops; the connection aborts with us
+        closing = true
+        if (inFlight < 0) context.stop(self)
 
       // The connection's closed event, if any, was queued before its Terminated arrived
       // (a system message that overtakes it); look again after what is queued.
