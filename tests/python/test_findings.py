@@ -111,6 +111,10 @@ def test_fmt_rules():
     assert cells.fmt_seconds(3.59) == "3.59 s" and cells.fmt_seconds(900) == "15.0 min"
     html = cells.style(pd.DataFrame({"wall (s)": [0.5, math.nan], "ratio": [1 / 3, 2.0]})).to_html()
     assert "500 ms" in html and "0.333" in html and cells.DASH in html and "nan" not in html
+    # a rate or a count per second is not a duration (the IM report once showed 2,000/s as "33.3 min")
+    html = cells.style(pd.DataFrame({"rate_per_s": [2000], "lost_at_10_per_s": [990], "p99_s": [0.005]})).to_html()
+    assert "2000" in html and "990" in html and "min" not in html and "5.00 ms" in html
+    assert "rate_per_s" in html and "lost_at_10_per_s" in html and ">p99<" in html
 
 
 def test_glossary_defines_each_term_once():

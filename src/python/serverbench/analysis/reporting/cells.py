@@ -94,8 +94,11 @@ def fmt_seconds(x) -> str:
 
 
 def is_seconds(column) -> bool:
-    """A column holding seconds, by its name: 'wall (s)', 'elapsed_s', 'max wall s'."""
+    """A column holding seconds, by its name: 'wall (s)', 'elapsed_s', 'max wall s'; not a
+    rate or a count per second ('rate_per_s', 'lost_at_10_per_s', 'msgs per s')."""
     c = str(column).strip()
+    if re.search(r"(_|\s)per(_|\s)s$", c):
+        return False
     return c.endswith("(s)") or c.endswith("_s") or c.endswith(" s")
 
 
