@@ -167,7 +167,12 @@ def chaos(data: Data) -> list[Comparison]:
     judged = judged[judged["target"] == target] if not judged.empty else judged
     control = mine[mine["pick"] == "queued"] if not mine.empty else mine
     if judged.empty or control.empty:
-        raise NotTestable(f"no loss runs at {kills:g} kills/s and no queued-kill control for {label(server)}")
+        gone = [f"no valid loss run at {kills:g} kills/s, random pick"] if judged.empty else []
+        gone += ["no valid queued-kill control run"] if control.empty else []
+        raise NotTestable(
+            f"{' and '.join(gone)} for {label(server)} (a run still generator-limited or interfered after its "
+            "re-runs is no server's result)"
+        )
     lost, c_lost = int(judged["lost"].sum()), int(control["lost"].sum())
     c_dropped = int(control["dropped"].fillna(0).sum())
     if c_lost == 0:
