@@ -9,6 +9,7 @@ this sweep could not test taken from the committed `paper` pieces at the paper's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,14 +165,20 @@ layout.register_subject(PROFILE, TITLE)
 
 
 def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
-    """The processed sweeps of the `im` profile with a claims table, oldest first."""
+    """The processed sweeps of the `im` profile with a claims table, oldest first (by the time
+    that ends a sweep's id: a piece's name, im-rate- or im-storm-, says nothing of its age)."""
     import json
 
     from serverbench import paths
 
     root = Path(processed_dir) if processed_dir else paths.processed_dir()
     out = []
-    for info in sorted(root.glob("*/sweep.json")):
+
+    def age(info: Path) -> tuple[str, str]:  # an id without a time (a test's) counts as the oldest
+        found = re.search(r"\d{8}T\d{6}Z", info.parent.name)
+        return (found.group(0) if found else "", info.parent.name)
+
+    for info in sorted(root.glob("*/sweep.json"), key=age):
         try:
             prof = json.loads(info.read_text(encoding="utf-8")).get("profile")
         except (OSError, ValueError):
@@ -233,15 +240,28 @@ def readme_block(processed_dir: Path | None = None) -> str:
     claims_list = "\n".join(f"* **{c}** \u201c{protocol.claim(c)['sentence'].rstrip('.')}\u201d" for c in ids)
     sweeps = committed_sweeps(processed_dir)
     if sweeps:
-        t = pd.read_csv(sweeps[-1] / "claims.csv").set_index("id")
-        found = "; ".join(f"{c} {_word(t.loc[c, 'verdict'])}" for c in ids if c in t.index)
         from serverbench import paths
         from serverbench.analysis.reporting import reportinfo
 
-        html = reportinfo.report_of(sweeps[-1].name)
-        where = html.relative_to(paths.paper_dir().parent).as_posix() if html else None  # from README's folder
-        where = f"its report, [{where}]({where}), has the numbers" if where else "the report's section has the numbers"
-        result = f"The newest committed IM sweep, `{sweeps[-1].name}`: {found} ({where})."
+        # a piece (rate, storm, fanout) judges only its own predictions: each one's verdict is
+        # that of the newest sweep that could judge it, named beside it
+        tables = [(d.name, pd.read_csv(d / "claims.csv").set_index("id")) for d in reversed(sweeps)]
+        picked = {}
+        for c in ids:
+            judged = [
+                (n, t) for n, t in tables if c in t.index and not _word(t.loc[c, "verdict"]).startswith("not testable")
+            ]
+            name, t = (judged or [(n, t) for n, t in tables if c in t.index] or [(None, None)])[0]
+            if name is not None:
+                picked[c] = (name, _word(t.loc[c, "verdict"]))
+
+        def link(name: str) -> str:
+            html = reportinfo.report_of(name)
+            where = html.relative_to(paths.paper_dir().parent).as_posix() if html else None  # from README's folder
+            return f"[`{name}`]({where})" if where else f"`{name}`"
+
+        found = "; ".join(f"{c} {v} ({link(n)})" for c, (n, v) in picked.items())
+        result = f"Each prediction's verdict in the newest committed IM sweep that could judge it: {found}."
     else:
         result = "No IM sweep is committed yet, so these predictions have no verdict here."
     return (
