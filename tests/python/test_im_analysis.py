@@ -389,14 +389,14 @@ def test_the_readme_block_says_what_and_how_without_numbers_until_a_sweep(tmp_pa
     info.write_text(info.read_text(encoding="utf-8").replace('"synthetic"', '"im"'), encoding="utf-8")
     text = report.readme_block(whole.folder.parent)
     name = whole.folder.name
-    assert f"IM1 supported (`{name}`); IM2 supported (`{name}`)" in text  # no report rendered from it here
+    assert f"IM1 supported (`{name}`, protocol 3); IM2 supported (`{name}`, protocol 3)" in text  # no report yet
     # a report rendered from it (its report.json) is linked from README, relative to README
     paper = tmp_path / "repo" / "paper"
     (paper / "im").mkdir(parents=True)
     pipeline.write_report_info(paper / "im", "im", name, pdf=False)
     monkeypatch.setattr(paths, "paper_dir", lambda: paper)
     text = report.readme_block(whole.folder.parent)
-    assert f"IM1 supported ([`{name}`](paper/im/report.html))" in text
+    assert f"IM1 supported ([`{name}`](paper/im/report.html), protocol 3)" in text
     # a newer piece that cannot judge IM1 leaves IM1 to the older sweep and decides IM4 itself
     import shutil
 
@@ -407,7 +407,7 @@ def test_the_readme_block_says_what_and_how_without_numbers_until_a_sweep(tmp_pa
     t.loc[t["id"] == "IM4", "verdict"] = "inconclusive"
     t.to_csv(piece / "claims.csv", index=False)
     text = report.readme_block(whole.folder.parent)
-    assert f"IM1 supported ([`{name}`]" in text and "IM4 inconclusive (`im-rate-29991231T000000Z`)" in text
+    assert f"IM1 supported ([`{name}`]" in text and "IM4 inconclusive (`im-rate-29991231T000000Z`, protocol 3)" in text
 
 
 def test_a_reduced_slice_is_shown_at_its_own_sizes_and_decides_nothing(tmp_path, monkeypatch):

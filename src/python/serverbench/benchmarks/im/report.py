@@ -253,14 +253,16 @@ def readme_block(processed_dir: Path | None = None) -> str:
             ]
             name, t = (judged or [(n, t) for n, t in tables if c in t.index] or [(None, None)])[0]
             if name is not None:
-                picked[c] = (name, _word(t.loc[c, "verdict"]))
+                v = t.loc[c, "protocol"] if "protocol" in t.columns else None
+                rules = f", protocol {int(v)}" if v is not None and pd.notna(v) else ""
+                picked[c] = (name, _word(t.loc[c, "verdict"]), rules)
 
         def link(name: str) -> str:
             html = reportinfo.report_of(name)
             where = html.relative_to(paths.paper_dir().parent).as_posix() if html else None  # from README's folder
             return f"[`{name}`]({where})" if where else f"`{name}`"
 
-        found = "; ".join(f"{c} {v} ({link(n)})" for c, (n, v) in picked.items())
+        found = "; ".join(f"{c} {v} ({link(n)}{rules})" for c, (n, v, rules) in picked.items())
         result = f"Each prediction's verdict in the newest committed IM sweep that could judge it: {found}."
     else:
         result = "No IM sweep is committed yet, so these predictions have no verdict here."
