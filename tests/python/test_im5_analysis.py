@@ -170,6 +170,26 @@ def test_im5s_table_has_loss_per_kill_and_the_control(whole):
     assert t.loc["Erlang", "control_tripped"] == "yes"
 
 
+def test_a_control_whose_runs_were_all_invalid_is_no_valid_run_not_not_run(tmp_path):
+    """A queued-kill control whose runs all ran, each limited by the generator, reads 'no valid
+    run' (not 'not run'); IM5 is not testable and says which runs were missing and why."""
+    recs = G.sweep()
+    slip = "generator schedule slip p99 0.005 s > schedule_slip_limit_s 0.002: sends left late"
+    for r in recs:
+        if r["server_language"] == "erlang" and (r.get("resolved_from") or {}).get("chaos_pick") == "queued":
+            r["status"], r["status_reason"] = "invalid", slip
+            r["validation"] = {"ok": False, "reason": slip}
+    P = processed_from(recs, tmp_path)
+    t = parts_v5.chaos_table(P).set_index("server")
+    assert t.loc["Erlang", "control_tripped"] == "no valid run" and t.loc["Go", "control_tripped"] == "yes"
+    (v,) = check_all(P, ids={"IM5"})
+    assert v.verdict == "not testable on this machine", v.verdict
+    assert "no valid queued-kill control run for Erlang" in v.why and "loss run" not in v.why, v.why
+    # a search censored before any step passed is unknown, not 'none' (Pekko in that sweep)
+    assert tables_v5.rate_text({"value": None, "bound": "at_least"}) == "unknown: censored before any pass"
+    assert tables_v5.rate_text({"value": None, "bound": "none"}) == "no step decided"
+
+
 def test_fanout_at_saturation(whole):
     t = parts_v5.fanout_table(whole)
     go10 = t[(t["row"] == "Go") & (t["channel_size"] == 10)].iloc[0]

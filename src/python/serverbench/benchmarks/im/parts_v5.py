@@ -41,14 +41,18 @@ def live_bytes_per_client(P) -> dict[str, float]:
     return {s: float(g["per"].median()) for s, g in m.dropna(subset=["per"]).groupby("server_language")}
 
 
+def _picked(a: pd.DataFrame) -> pd.Series:
+    """How each attempt chose its victim (random or queued), from the record or its params."""
+    return a["pick"].where(a["pick"].notna(), T.column(a, "server.record.params.chaos_pick")).astype(str)
+
+
 def loss_runs(P) -> pd.DataFrame:
     """The final attempts of the loss runs: server, kills per second, pick, lost, dropped, kills."""
     a = V.attempts(P, V.LOSS)
     if a.empty:
         return a
     a = a[a["final"] & a["valid"]].copy()
-    pick = a["pick"].where(a["pick"].notna(), T.column(a, "server.record.params.chaos_pick"))
-    a["pick"] = pick.astype(str)
+    a["pick"] = _picked(a)
     target = a["target"].where(a["target"].notna(), T.column(a, "server.record.params.chaos_target"))
     a["target"] = target.astype(str)
     kps = a["kills_per_s"]
@@ -144,6 +148,8 @@ def chaos_table(P) -> pd.DataFrame:
     each kill rate (random pick), and the queued-kill positive control."""
     plain, shaken = V.rates(P), V.rates(P, V.CHAOS_RATE)
     loss = loss_runs(P)
+    ran = V.attempts(P, V.LOSS)  # every attempt, valid or not: 'no valid run' is not 'not run'
+    tried = set() if ran.empty else set(ran.server_language[_picked(ran) == "queued"])
     rows = []
     for s in _order([k for k in shaken if k in plain]):
         lo, hi = kept_bounds(plain[s], shaken[s])
@@ -164,7 +170,8 @@ def chaos_table(P) -> pd.DataFrame:
         c = mine[mine["pick"] == "queued"] if not mine.empty else mine
         row["control_lost"] = int(c["lost"].sum()) if len(c) else np.nan
         row["control_dropped"] = float(c["dropped"].fillna(0).sum()) if len(c) else np.nan
-        row["control_tripped"] = ("yes" if row["control_lost"] > 0 else "no: IM5(b) unclear") if len(c) else "not run"
+        none = "no valid run" if s in tried else "not run"
+        row["control_tripped"] = ("yes" if row["control_lost"] > 0 else "no: IM5(b) unclear") if len(c) else none
         rows.append(row)
     return _fixed(pd.DataFrame(rows))
 

@@ -244,7 +244,9 @@ def rate_text(r: dict | None) -> str:
         return "not run"
     if r["value"] is None:
         start = D.grid()[0]
-        return f"below {start:,.0f}" if r["bound"] == "below_start" else "none"
+        # censored before any step passed: the rate is not known, not zero
+        words = {"below_start": f"below {start:,.0f}", "at_least": "unknown: censored before any pass"}
+        return words.get(r["bound"], "no step decided")
     return ("at least " if r["bound"] == "at_least" else "") + f"{r['value']:,.0f}"
 
 
