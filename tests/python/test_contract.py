@@ -8,7 +8,7 @@ from serverbench.rawdata import records
 
 def test_every_flag_param_is_a_schema_param_and_back():
     schema = records.load_schema(records.NATIVE_SCHEMA)["$defs"]
-    for bench in contract.BENCHMARKS:
+    for bench in contract.benchmarks():
         if contract.roles(bench):
             continue  # socket benchmarks: one $defs entry per role, checked by their own tests
         flags = contract.benchmark_flags(bench).values()
@@ -27,7 +27,7 @@ def test_enums_agree_between_cli_and_schema():
     assert set(flags["--payload"]["values"]) <= set(defs["payload"]["enum"])
     assert set(flags["--variant"]["values"]) <= set(defs["variant"]["enum"])
     # every language of spec/cli.json may appear in a record (the schema may name languages still being built)
-    assert set(contract.cli_contract()["languages"]) == set(contract.LANGUAGES) <= set(defs["language"]["enum"])
+    assert set(contract.cli_contract()["languages"]) == set(contract.languages()) <= set(defs["language"]["enum"])
 
 
 def test_lists_come_from_cli_json():
@@ -89,14 +89,13 @@ def test_every_language_has_its_look_and_start_up_in_its_spec_entry():
     figstyle.py and plan.py."""
     from serverbench.analysis.plotting import figstyle
     from serverbench.analysis.reading import process
-    from serverbench.harness.planning import plan
 
     styles = contract.plot_styles()
     for lang, spec in contract.cli_contract()["languages"].items():
         assert {"label", "color", "marker"} <= set(spec["plot"]), lang
         assert process.LANGUAGE_LABELS[lang] == spec["plot"]["label"] and figstyle.color(lang) == spec["plot"]["color"]
         if any(contract.family(b) == "process" for b in spec["benchmarks"]):  # an in-process benchmark: a start-up cost
-            assert plan.STARTUP_S[lang] == spec["startup_s"], lang
+            assert contract.startup_costs()[lang] == spec["startup_s"], lang
     colours = [s["color"] for s in styles.values() if "color" in s]
     assert len(colours) == len(set(colours))  # no two languages look alike
     assert process.LANGUAGE_LABELS["go[gc=nogreentea]"] == "Go, Green Tea GC off"  # a build's own look

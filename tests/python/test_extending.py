@@ -1,5 +1,6 @@
 """docs/extending.md, walked: a toy benchmark defined in this test's folder, as a package
-dropped beside the others, appears in the plan (with its own cost), the processed tables,
+outside the tree that a distribution plugs in by its entry point (a temporary one on
+sys.path, as `pip install` would leave it), appears in the plan (with its own cost), the processed tables,
 a figure, the claims and the explorer without editing any generic code. The spec edits a
 real benchmark makes (spec/cli.json, the two record schemas, and its claims' entries in
 spec/protocol.json: their words and yes regions) are made here to in-memory copies;
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import benchmarks, contract, plugins, protocol
+from serverbench import contract, plugins, protocol
 from serverbench.analysis.claims import engine, regime, tables
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.reading import registry, synthetic
@@ -34,7 +35,7 @@ TOY = {
 
         from serverbench import plugins
 
-        DECLARED = plugins.Declared(order=50, analysis=("tables", "figures", "claims"))
+        DECLARED = plugins.Declared(order=50, analysis=("tables", "figures", "claims"), parts=("cost",))
     ''',
     "tables.py": """
         from serverbench.analysis.reading import registry
@@ -79,20 +80,32 @@ TOY = {
 }
 
 
+def installed(site: Path, package: str, files: dict[str, str], entry: str) -> Path:
+    """What `pip install` of a one-package distribution leaves in site-packages: the package
+    and its metadata, with its entry point `entry` in the group serverbench.benchmarks."""
+    (site / package).mkdir(parents=True)
+    for name, text in files.items():
+        (site / package / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    meta = site / f"{package}-0.1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n", encoding="utf-8")
+    (meta / "entry_points.txt").write_text(f"[{plugins.GROUP}]\n{entry} = {package}\n", encoding="utf-8")
+    return site
+
+
+def _forget(package: str) -> None:
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]
+
+
 @pytest.fixture
 def toy(tmp_path, monkeypatch):
-    root = tmp_path / "more_benchmarks"
-    (root / "toy").mkdir(parents=True)
-    for name, text in TOY.items():
-        (root / "toy" / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     registry.load()  # every real benchmark first; the toy joins them, and leaves after the test
     for obj, attr in ((registry.REG, "tables"), (registry.REG, "figures"), (registry.REG, "sections")):
         monkeypatch.setattr(obj, attr, dict(getattr(obj, attr)))
     monkeypatch.setattr(engine, "_CLAIMS", dict(engine._CLAIMS))
     monkeypatch.setattr(regime, "REGIMES", dict(regime.REGIMES))
-    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
-    monkeypatch.setattr(plugins, "_PARTS", {})
-    monkeypatch.setattr(benchmarks, "__path__", [*benchmarks.__path__, str(root)])
+    monkeypatch.syspath_prepend(str(installed(tmp_path / "site", "toy_benchmark", TOY, "toy")))
     # the spec edits of a new benchmark: spec/cli.json and the raw and native record schemas
     spec = copy.deepcopy(contract.cli_contract())
     spec["benchmarks"]["toy"] = {
@@ -128,22 +141,16 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setattr(protocol, "claim", lambda cid: x1 if cid == "X1" else real_claim(cid))
     records._validator.cache_clear()
     records._native_validator_for.cache_clear()
-    # what profiles and the plan derive from spec/cli.json when they are imported
-    monkeypatch.setattr(profiles, "BENCHMARKS", (*profiles.BENCHMARKS, "toy"))
-    monkeypatch.setattr(profiles, "TOP_KEYS", profiles.TOP_KEYS | {"toy"})
-    monkeypatch.setattr(profiles, "PARAM_KEYS", {**profiles.PARAM_KEYS, "toy": ("units",)})
-    monkeypatch.setattr(plan_mod, "BENCHMARKS", profiles.BENCHMARKS)
-    monkeypatch.setattr(plan_mod, "PARAM_KEYS", profiles.PARAM_KEYS)
     plugins.load()
     yield tmp_path
     records._validator.cache_clear()
     records._native_validator_for.cache_clear()
-    for name in [m for m in sys.modules if m.startswith("serverbench.benchmarks.toy")]:
-        del sys.modules[name]
+    _forget("toy_benchmark")
 
 
 def test_a_toy_benchmark_package_joins_every_stage(toy):
-    assert "toy" in plugins.ids()
+    assert plugins.packages()["toy"] == "toy_benchmark"  # found by its entry point
+    assert "toy" in profiles.table_names() and profiles.param_keys("toy") == ("units",)
     # the plan: its runs, priced by its own cost model
     rounds = protocol.rounds_deciding()  # a configuration a claim decides at gets the design's rounds
     prof = profiles.resolve(
@@ -153,7 +160,7 @@ def test_a_toy_benchmark_package_joins_every_stage(toy):
     toy_tasks = [t for t in p.tasks if t.benchmark == "toy"]
     assert len(toy_tasks) == 2 * 2 * rounds
     t = next(t for t in toy_tasks if t.params["units"] == 20 and t.language == "go")
-    assert plan_mod.estimate_task_s(t) == pytest.approx(plan_mod.STARTUP_S["go"] + 10.0)
+    assert plan_mod.estimate_task_s(t) == pytest.approx(contract.startup_costs()["go"] + 10.0)
     # the processed tables, a figure, the claims, the explorer
     recs = [
         synthetic.raw_record("toy", lang, {"units": n}, {"elapsed_s": base * n * (1 + 0.01 * k)}, trial=k + 1)
@@ -179,17 +186,32 @@ def test_a_toy_benchmark_package_joins_every_stage(toy):
     )
 
 
-def test_a_benchmark_package_must_list_its_modules(tmp_path, monkeypatch):
-    root = tmp_path / "pkgs"
-    (root / "bad").mkdir(parents=True)
-    (root / "bad" / "__init__.py").write_text('"""No DECLARED."""\nORDER = 1\n', encoding="utf-8")
-    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
-    monkeypatch.setattr(benchmarks, "__path__", [*benchmarks.__path__, str(root)])
+def test_a_benchmark_package_must_declare_itself(tmp_path, monkeypatch):
+    files = {"__init__.py": '"""No DECLARED."""\n'}
+    monkeypatch.syspath_prepend(str(installed(tmp_path, "bad_benchmark", files, "bad")))
     try:
-        with pytest.raises(ImportError, match="declares DECLARED"):
+        with pytest.raises(ImportError, match="bad_benchmark: a benchmark package declares DECLARED"):
             plugins.load()
     finally:
-        sys.modules.pop("serverbench.benchmarks.bad", None)
+        _forget("bad_benchmark")
+
+
+def test_a_part_is_what_the_package_declares_never_a_probe():
+    assert plugins.part("spawn", "limits") is not None and plugins.part("pingping", "limits") is None
+    assert plugins.part("no_such_benchmark", "cost") is None
+    with pytest.raises(ValueError, match="no harness part 'tables'"):
+        plugins.part("spawn", "tables")
+
+
+def test_a_declared_part_the_loader_does_not_know_is_named(tmp_path, monkeypatch):
+    declared = "DECLARED = plugins.Declared(order=1, analysis=(), parts=('costs',))"
+    files = {"__init__.py": f"from serverbench import plugins\n{declared}\n"}
+    monkeypatch.syspath_prepend(str(installed(tmp_path, "typo_benchmark", files, "typo")))
+    try:
+        with pytest.raises(ImportError, match="typo_benchmark: DECLARED.parts names costs"):
+            plugins.part("typo", "cost")
+    finally:
+        _forget("typo_benchmark")
 
 
 def test_the_native_files_it_lists_are_recoverys_own():

@@ -165,7 +165,7 @@ def test_each_sub_report_subject_is_a_registered_section():
     from serverbench.analysis.reporting import sections  # noqa: F401  (registers the sections)
 
     titles = [s.title for s in registry.sections()]
-    for profile, subjects in layout.SUBJECTS.items():
+    for profile, subjects in layout.subjects().items():
         for subject in subjects:
             assert any(t.startswith(subject) for t in titles), (profile, subject)
     # the audit report opens with the audit, not with the runtimes section that every sweep renders

@@ -252,7 +252,7 @@ def test_the_search_is_declared_by_its_benchmark_not_named_by_the_harness():
     d = search.declared()[spawn_search.TABLE]
     assert (d.benchmark, d.table, d.name, d.param) == ("spawn", spawn_search.TABLE, spawn_search.NAME, "processes")
     assert d.defaults["start"] == spawn_search.DEFAULTS["start"] and d.defaults["factor"] == 2.0
-    assert profiles.BENCHMARKS.index(d.table) == profiles.BENCHMARKS.index("spawn") + 1
+    assert profiles.table_names().index(d.table) == profiles.table_names().index("spawn") + 1
     prof = load_profile("smoke", {"spawn_max.start": 50})
     assert prof[d.table]["start"] == 50 and prof[d.table]["memory_budget_bytes"] == prof[d.table]["budget_bytes"]
     n = 10_000_000

@@ -177,7 +177,7 @@ def test_the_elsewhere_groups_say_what_they_are(tmp_path):
 
 def test_a_sub_report_shows_only_its_subject(tmp_path):
     P = _pingping(tmp_path)
-    for profile, subject in layout.SUBJECTS.items():
+    for profile, subject in layout.subjects().items():
         assert all(t.startswith(subject) for t, _ in sections.render(P, profile)), profile
     # its Figures section: the figures of the tables it ran, not one its own section showed
     # nor one drawn from another sweep's committed data (the audit figure has no tables)
@@ -217,11 +217,41 @@ def test_the_main_report_states_the_committed_im_verdicts_and_links_its_report(t
     P = _pingping(tmp_path / "sweep")  # a sweep without IM runs, as the main report's
     newest = _committed_im(tmp_path, monkeypatch)
     text, table = im_report.section(P)
-    assert newest in text and "ran no" not in text and "protocol 3" in text
+    assert newest in text and "ran no" not in text and list(table["protocol"]) == [3] * len(table)
     assert "[im/report.html](im/report.html)" in text  # relative to paper/, where the main report is
     assert list(table["claim"]) == [a.case for a in im_report.ADVICE] and "C1" not in set(table["claim"])
     assert list(table["verdict"]) == ["inconclusive", *["contradicted"] * 4]  # the newest sweep's
-    assert table["prediction"].iloc[0] == "IM1 words"
+    assert set(table["sweep"]) == {newest}
+    assert table["prediction"].iloc[0] == protocol.claim("IM1")["sentence"].rstrip(".")  # the protocol's words
+
+
+def test_the_main_report_takes_each_prediction_from_the_newest_sweep_that_judged_it(tmp_path, monkeypatch):
+    """A piece judges only its own predictions: a newer piece that could judge IM1 alone
+    leaves IM2-IM5 with the older sweep's verdicts, not 'not testable' (as the README says)."""
+    from serverbench.benchmarks.im import report as im_report
+
+    older = _committed_im(tmp_path, monkeypatch)
+    piece = tmp_path / "data" / "processed" / "im-storm-20260103T000000Z"
+    piece.mkdir()
+    (piece / "sweep.json").write_text(json.dumps({"profile": "im"}), encoding="utf-8")
+    ids = [a.case for a in im_report.ADVICE]
+    verdicts = ["supported", *["not testable on this machine"] * (len(ids) - 1)]
+    pd.DataFrame({"id": ids, "claim": ids, "verdict": verdicts, "protocol": 3}).to_csv(
+        piece / "claims.csv", index=False
+    )
+    text, table = im_report.committed_section()
+    assert list(table["verdict"]) == ["supported", *["contradicted"] * 4]
+    assert list(table["sweep"]) == [piece.name, *[older] * 4] and list(table["protocol"]) == [3] * 5
+    assert piece.name in text and older in text
+    # the same piece under a newer protocol: the older version's verdicts no longer stand in
+    pd.DataFrame({"id": ids, "claim": ids, "verdict": verdicts, "protocol": 6}).to_csv(
+        piece / "claims.csv", index=False
+    )
+    _, table = im_report.committed_section()
+    assert list(table["verdict"]) == ["supported", *["not testable"] * 4] and set(table["sweep"]) == {piece.name}
+    assert im_report.picked() == {
+        c: (n, v, p) for c, v, n, p in zip(table["claim"], table["verdict"], table["sweep"], table["protocol"])
+    }
 
 
 def test_without_a_rendered_im_report_the_section_says_how_to_render_it(tmp_path, monkeypatch):
@@ -277,5 +307,5 @@ def test_a_sub_reports_contents_list_only_what_it_shows(tmp_path, monkeypatch, p
     lead = layout.lead_sections(profile, [t for t, _ in extra])
     opening.show_opening(profile, P, [], extra, lead, tmp_path, True)
     contents = next(t for t in shown if t.startswith("**Contents**"))
-    others = [s.title for s in registry.sections() if not s.title.startswith(layout.SUBJECTS[profile])]
+    others = [s.title for s in registry.sections() if not s.title.startswith(layout.subjects()[profile])]
     assert others and not [t for t in others if f"[{t}]" in contents], contents

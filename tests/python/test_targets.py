@@ -19,7 +19,7 @@ def test_every_target_is_a_valid_profile_override():
     defs = records.load_schema(records.NATIVE_SCHEMA)["$defs"]
     assert len(doc["target"]) >= 9
     for t in doc["target"]:
-        assert t["language"] in contract.LANGUAGES
+        assert t["language"] in contract.languages()
         prof = load_profile(doc["profile"], t.get("set", {}))  # raises on an unknown key
         assert prof[t["benchmark"]]["enabled"]
         for b in t["bounds"]:

@@ -26,7 +26,6 @@ the tables and figures a benchmark's analysis modules register, by benchmark id.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -131,20 +130,11 @@ def _language(lang: str, spec: dict, position: int) -> Language:
     )
 
 
-def _package(bench: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(f"{plugins.PACKAGE}.{bench}")
-    except ModuleNotFoundError as e:
-        if e.name != f"{plugins.PACKAGE}.{bench}":
-            raise
-        return None
-
-
 NO_PACKAGE = plugins.Declared(order=100, analysis=())  # a spec benchmark without a package yet
 
 
 def _benchmark(bench: str, spec: dict) -> Benchmark:
-    pkg = _package(bench)
+    pkg = plugins.package(bench)
     d = plugins.declaration(pkg) if pkg is not None else NO_PACKAGE
     options = tuple(
         Option(name, o["default"], tuple(o.get("choices", (o["default"],))), o.get("doc", ""), bench)

@@ -31,10 +31,6 @@ def benchmarks() -> tuple[str, ...]:
     return tuple(cli_contract()["benchmarks"])
 
 
-LANGUAGES = languages()
-BENCHMARKS = benchmarks()
-
-
 def language(name: str) -> dict:
     langs = cli_contract()["languages"]
     if name not in langs:

@@ -1,40 +1,51 @@
-"""The plug-in loader of the benchmark packages (serverbench/benchmarks/<id>/,
-docs/extending.md), at the bottom of the import graph: it imports nothing of serverbench
-statically, so the harness and the analysis can ask it for a benchmark's parts without
-importing the packages that plug into them.
+"""The plug-in loader of the benchmark packages (docs/extending.md), at the bottom of the
+import graph: it imports nothing of serverbench statically, so the harness and the analysis
+can ask it for a benchmark's parts without importing the packages that plug into them.
 
-Each sub-package `serverbench.benchmarks.<id>` (its folder name is the benchmark's id in
-spec/cli.json, or a harness table of it) declares itself once in its `__init__.py`, typed
-(`Declared` below): its place among the benchmarks and the modules that register its parts
-with the analysis, in import order:
+A benchmark package is found one of two ways, as pytest finds its plug-ins: the built-in
+ones are the sub-packages of `serverbench.benchmarks` (a folder is its declaration; its
+name is the benchmark's id in spec/cli.json, or a harness table of it), and a package
+outside the tree is an entry point of the group `serverbench.benchmarks` in its
+distribution's metadata (`[project.entry-points."serverbench.benchmarks"] toy =
+"toy_benchmark"` in its pyproject.toml). Either way the package declares itself once in its
+`__init__.py`, typed (`Declared` below): its place among the benchmarks, the modules that
+register its parts with the analysis (in import order), and the harness parts it has:
 
-    DECLARED = plugins.Declared(order=1, analysis=("tables", "figures", "claims", "report"))
+    DECLARED = plugins.Declared(order=1, analysis=("tables", "figures", "claims", "report"),
+                                parts=("cost",))
 
 `tables` registers its processed tables (analysis.reading.registry.table: keys, metrics, the
 explorer's defaults), `figures` its figures, `claims` its claims, `report` its report
-sections; a benchmark has the ones it needs. The harness asks a package for more modules
-by name, `part(id, name)`: "cost" (what a run costs, for the plan's estimates), for a
-socket benchmark "sockets" (its byte accounting and CPU placement), and optionally "search"
-(a search it declares: spawn's max processes) and "limits" (the process limit a run needs);
-they import nothing of the analysis, so the harness may load them. A sockets or search
-module declares what the harness may ask of it as `HOOKS` (`SocketHooks`, `SearchHooks`):
-the harness reads typed fields, never probes a module for a name. `load()` finds the
-packages by iterating the benchmarks package (pkgutil), never by file-name endings, and
-imports each one's analysis modules once. analysis.reading.registry.load() calls it the first time anything asks for
-the registered tables, figures, claims or sections, so every entry point (the command
-line, a notebook, a test) sees every benchmark without a call of its own to forget; the
-generic stages name no benchmark.
+sections; a benchmark has the ones it needs. The harness asks for a declared part by
+`part(id, name)`: "cost" (what a run costs, for the plan's estimates), for a socket
+benchmark "sockets" (its byte accounting and CPU placement), and optionally "search" (a
+search it declares: spawn's max processes) and "limits" (the process limit a run needs);
+they import nothing of the analysis, so the harness may load them. A part not declared is
+None, never probed for. A sockets or search module declares what the harness may ask of it
+as `HOOKS` (`SocketHooks`, `SearchHooks`): the harness reads typed fields, never probes a
+module for a name. analysis.reading.registry.load() calls `load()` the first time anything
+asks for the registered tables, figures, claims or sections, so every entry point (the
+command line, a notebook, a test) sees every benchmark without a call of its own to forget;
+the generic stages name no benchmark.
+
+No module-level registry: what is found is a function of sys.path (the folder and the
+installed distributions' metadata), memoised by it, and an imported module is Python's own
+(sys.modules), so a distribution put on the path is found at the next call.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import pkgutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import lru_cache
 
 PACKAGE = "serverbench.benchmarks"
+GROUP = "serverbench.benchmarks"  # the entry-point group of benchmark packages outside the tree
+HARNESS_PARTS = ("cost", "sockets", "search", "limits")  # what a package's `parts` may name
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,15 +54,19 @@ class Declared:
     place among the benchmarks', the modules that register its analysis parts (in import
     order), its headline metric (and whether it is a time), the paper's figures it answers to
     (short name -> registered figure), the raw fields runs.csv always has a column for, the
-    analysis options it adds ({name: {"default", "choices", "doc"}}) and its own notebook."""
+    analysis options it adds ({name: {"default", "choices", "doc"}}), its own notebook and
+    the report sections (titles, matched by their start) that its own profile's sub-report
+    opens with (its profile is named by its id)."""
 
     order: int
     analysis: tuple[str, ...]
+    parts: tuple[str, ...] = ()
     metric: tuple[str, bool] | None = None
     figures: Mapping[str, str] = field(default_factory=dict)
     columns: tuple[str, ...] = ()
     options: Mapping[str, Mapping] = field(default_factory=dict)
     notebook: str | None = None
+    subject: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,37 +103,55 @@ class SearchHooks:
 
 
 NO_SOCKET_HOOKS = SocketHooks()
-_LOADED: list[str] = []
-_PARTS: dict[tuple[str, str], object] = {}
 
 
-def _package():
-    return importlib.import_module(PACKAGE)
+@lru_cache(maxsize=8)
+def _found(path: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(id, dotted package) of every benchmark package on this sys.path, sorted by id."""
+    builtin = importlib.import_module(PACKAGE)
+    out = {m.name: f"{PACKAGE}.{m.name}" for m in pkgutil.iter_modules(builtin.__path__) if m.ispkg}
+    seen = set()
+    for dist in importlib.metadata.distributions(path=list(path)):
+        if dist.name in seen:  # the first of a distribution found twice on the path, as Python imports it
+            continue
+        seen.add(dist.name)
+        for ep in dist.entry_points.select(group=GROUP):
+            if ep.attr:
+                raise ImportError(
+                    f"{dist.name}: the entry point {ep.name} = {ep.value} names a package, not {ep.attr!r}"
+                )
+            if ep.name in out and out[ep.name] != ep.module:
+                raise ImportError(f"two benchmark packages are called {ep.name!r}: {out[ep.name]} and {ep.module}")
+            out[ep.name] = ep.module
+    return tuple(sorted(out.items()))
 
 
-def folder() -> Path:
-    """The benchmark packages' folder (serverbench/benchmarks/)."""
-    return Path(_package().__path__[0])
+def packages() -> dict[str, str]:
+    """Every benchmark package: {id: its dotted name}, the built-in ones and the plugged-in ones."""
+    return dict(_found(tuple(sys.path)))
 
 
 def ids() -> list[str]:
-    """The benchmark packages, by folder name."""
-    return sorted(m.name for m in pkgutil.iter_modules(_package().__path__) if m.ispkg)
+    """The benchmark packages' ids."""
+    return list(packages())
 
 
-def load(extra_packages: tuple[str, ...] = ()) -> list[str]:
-    """Import every benchmark package's ANALYSIS modules (once); extra_packages: dotted
-    names of more benchmark packages outside this folder (a test's toy benchmark)."""
-    pkgs = [importlib.import_module(n) for n in [f"{PACKAGE}.{i}" for i in ids()] + list(extra_packages)]
-    declared = {p.__name__: declaration(p) for p in pkgs}
-    for pkg in sorted(pkgs, key=lambda p: (declared[p.__name__].order, p.__name__)):
-        name = pkg.__name__
-        if name in _LOADED:
-            continue
-        for part_name in declared[name].analysis:
-            importlib.import_module(f"{name}.{part_name}")
-        _LOADED.append(name)
-    return list(_LOADED)
+def package(benchmark: str):
+    """A benchmark's package (imported), or None when it has none (a spec entry without one yet)."""
+    name = packages().get(benchmark)
+    return importlib.import_module(name) if name else None
+
+
+def load() -> list[str]:
+    """Import every benchmark package's ANALYSIS modules (Python imports each once); their
+    ids, in their declared order."""
+    pkgs = {i: importlib.import_module(n) for i, n in packages().items()}
+    declared = {i: declaration(p) for i, p in pkgs.items()}
+    order = sorted(pkgs, key=lambda i: (declared[i].order, i))
+    for i in order:
+        for part_name in declared[i].analysis:
+            importlib.import_module(f"{pkgs[i].__name__}.{part_name}")
+    return order
 
 
 def declaration(pkg) -> Declared:
@@ -127,6 +160,11 @@ def declaration(pkg) -> Declared:
     if not isinstance(d, Declared):
         raise ImportError(
             f"{pkg.__name__}: a benchmark package declares DECLARED = plugins.Declared(...) (docs/extending.md)"
+        )
+    unknown = sorted(set(d.parts) - set(HARNESS_PARTS))
+    if unknown:
+        raise ImportError(
+            f"{pkg.__name__}: DECLARED.parts names {', '.join(unknown)}; parts: {', '.join(HARNESS_PARTS)}"
         )
     return d
 
@@ -151,14 +189,11 @@ def socket_hooks(benchmark: str | None) -> SocketHooks:
 
 
 def part(benchmark: str, name: str):
-    """A benchmark package's module `name` (e.g. the harness's "cost": run_s / socket_run_s),
-    or None when the benchmark has no package or the package no such module."""
-    key = (benchmark, name)
-    if key not in _PARTS:
-        try:
-            _PARTS[key] = importlib.import_module(f"{PACKAGE}.{benchmark}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name not in (f"{PACKAGE}.{benchmark}", f"{PACKAGE}.{benchmark}.{name}"):
-                raise
-            _PARTS[key] = None
-    return _PARTS[key]
+    """A benchmark package's harness module `name` (e.g. "cost": run_s / socket_run_s), or
+    None when the benchmark has no package or its package declares no such part."""
+    if name not in HARNESS_PARTS:
+        raise ValueError(f"no harness part {name!r}; parts: {', '.join(HARNESS_PARTS)}")
+    pkg = package(benchmark)
+    if pkg is None or name not in declaration(pkg).parts:
+        return None
+    return importlib.import_module(f"{pkg.__name__}.{name}")

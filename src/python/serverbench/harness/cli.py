@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from serverbench import contract
-from serverbench.harness.planning.profiles import BENCHMARKS, ProfileError, available_profiles, load_profile, parse_set
+from serverbench.harness.planning.profiles import ProfileError, available_profiles, load_profile, parse_set, table_names
 
 
 def register(subparsers) -> None:
@@ -43,7 +43,7 @@ def add_run_arguments(r) -> None:
         "`python -m serverbench profiles` lists them): its benchmarks and overrides, into its own sweep",
     )
     r.add_argument("--languages", default=None, help="comma-separated subset of " + ",".join(contract.languages()))
-    r.add_argument("--benchmarks", default=None, help="comma-separated subset of " + ",".join(BENCHMARKS))
+    r.add_argument("--benchmarks", default=None, help="comma-separated subset of " + ",".join(table_names()))
     r.add_argument(
         "--set",
         dest="sets",

@@ -113,7 +113,7 @@ def register(subparsers) -> None:
 
 
 def _cmd(args, stdout, stderr) -> int:
-    from serverbench.contract import LANGUAGES
+    from serverbench.contract import languages
     from serverbench.errors import UsageError
 
     path = Path(args.file) if args.file else paths.repo_root() / DEFAULT_FILE
@@ -122,9 +122,9 @@ def _cmd(args, stdout, stderr) -> int:
     langs = None
     if args.languages:
         langs = [x.strip() for x in args.languages.split(",") if x.strip()]
-        unknown = sorted(set(langs) - set(LANGUAGES))
+        unknown = sorted(set(langs) - set(languages()))
         if unknown:
-            raise UsageError(f"unknown language(s) {', '.join(unknown)}; known: {', '.join(LANGUAGES)}")
+            raise UsageError(f"unknown language(s) {', '.join(unknown)}; known: {', '.join(languages())}")
     if args.trials is not None and args.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {args.trials}")
     try:

@@ -54,10 +54,12 @@ def within_abs(tol: float) -> Callable[[Any, Any], tuple[bool, str]]:
 
 
 def one_of(options, hint: str | None = None) -> Callable[[Any, Any], tuple[bool, str]]:
-    """A choice among options; a wrong one gets `hint` (what to look at, never the answer)."""
-    opts = [str(o).lower() for o in options]
+    """A choice among options (a list, or a function giving it when an answer is judged, so
+    that a module's exercises ask nothing of the spec at import); a wrong one gets `hint`
+    (what to look at, never the answer)."""
 
     def judge(answer, truth):
+        opts = [str(o).lower() for o in (options() if callable(options) else options)]
         a = str(answer).strip().lower()
         if a not in opts:
             return False, f"answer with one of: {', '.join(repr(o) for o in opts)}"

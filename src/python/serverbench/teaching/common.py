@@ -34,7 +34,11 @@ from serverbench.teaching.checks import within_factor as within_factor
 
 PROFILE = "lab"
 SAMPLE_SWEEP = "quick-20261121T134551Z"  # committed: data/raw/quick-20261121T134551Z
-LANGUAGES = catalog.paper_languages()  # what the labs compare: the paper's three
+
+
+def paper_languages() -> list[str]:
+    """What the labs compare: the paper's three."""
+    return list(catalog.paper_languages())
 
 
 class LabInputError(explore.SweepInputError):
@@ -66,7 +70,8 @@ def need_bool(name: str, value) -> bool:
     return value
 
 
-def need_languages(languages, allowed=LANGUAGES) -> list[str]:
+def need_languages(languages, allowed=None) -> list[str]:
+    allowed = paper_languages() if allowed is None else allowed
     if languages is None:
         return list(allowed)
     if isinstance(languages, str):

@@ -164,7 +164,7 @@ EXERCISES = {
         "which language pays the most per message at the smallest size: 'erlang', 'go' or 'scala_akka'",
         costliest_small,
         common.one_of(
-            list(common.LANGUAGES),
+            common.paper_languages,
             hint="look at the copy rows at the smallest size, language by language: the cost before any bytes matter",
         ),
         _why_fixed,

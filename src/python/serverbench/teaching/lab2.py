@@ -273,7 +273,7 @@ EXERCISES = {
         "which language's time per process grows the most with N: 'erlang', 'go' or 'scala_akka'",
         grows_most,
         common.one_of(
-            list(common.LANGUAGES),
+            common.paper_languages,
             hint="compare us_per_process at the smallest and at the largest N, language by language, not the totals",
         ),
         _why_growth,

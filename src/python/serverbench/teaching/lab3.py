@@ -97,7 +97,7 @@ EXERCISES = {
         "gainer",
         "which language gains most from the second core: 'erlang', 'go' or 'scala_akka'",
         best_gainer,
-        common.one_of(list(common.LANGUAGES)),
+        common.one_of(common.paper_languages),
         lambda data, t: (
             f"measured: {', '.join(sorted(t))}. What a second core buys depends on how much work "
             "runs in parallel (pairs on different cores) against how many hand-offs now cross cores; a "

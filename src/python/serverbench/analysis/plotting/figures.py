@@ -28,9 +28,6 @@ def save(fig, name: str, out_dir=None) -> dict:
     return written
 
 
-NAMES = catalog.figure_names()  # the paper's short names (fig3) -> registered figures, by their packages
-
-
 def draw(
     name: str,
     P: Processed,
@@ -45,7 +42,8 @@ def draw(
     options go to the figure function (e.g. cores=[1, 2] for Fig. 5). Returns the Figure,
     or None when the sweep has nothing for it (nothing is saved, and a stale file of that
     name is removed)."""
-    spec = registry.load().figures.get(NAMES.get(name, name))
+    # a paper's short name (fig3) names the figure its benchmark's package answers it with
+    spec = registry.load().figures.get(catalog.figure_names().get(name, name))
     if spec is None:
         raise KeyError(f"no figure {name!r}; registered: {', '.join(f.name for f in registry.figures())}")
     fig = spec.draw(P, languages=languages, show_reference=show_reference, spawn_metric=spawn_metric, **options)

@@ -2,13 +2,15 @@
 opening paragraph, and the table of contents with the anchors nbconvert gives headings.
 The main report (the `quick`, `paper` or `smoke` profile) opens with the paper-scale
 sections; a sub-report (another profile) with its own subject, the registered sections
-its profile is about (SUBJECTS)."""
+its profile is about (subjects())."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
+
+from serverbench import plugins
 
 TITLE = "Reproducing Valkov, Chechina & Trinder (SAC 2018): findings"
 
@@ -58,25 +60,31 @@ SUBJECTS = {
 }
 
 
-def register_subject(profile: str, *titles: str) -> None:
-    """A benchmark package's own profile opens its sub-report with these sections (the IM
-    case study's report with its section), so that this module names no benchmark."""
-    SUBJECTS[profile] = tuple(titles)
+def subjects() -> dict[str, tuple[str, ...]]:
+    """Every sub-report's subject by profile: SUBJECTS, and each benchmark package's own
+    (DECLARED.subject: its profile is named by its id, as IM's), so that this module names
+    no benchmark."""
+    out: dict[str, tuple[str, ...]] = dict(SUBJECTS)
+    for bench in plugins.ids():
+        d = plugins.declaration(plugins.package(bench))
+        if d.subject:
+            out[bench] = d.subject
+    return out
 
 
 def subject(profile: str) -> tuple[str, ...] | None:
-    """The registered sections a sub-report is about (SUBJECTS), the only ones it renders;
+    """The registered sections a sub-report is about (subjects()), the only ones it renders;
     None for the main report and a profile without a listed subject (every section)."""
-    return None if is_main(profile) else SUBJECTS.get(Path(str(profile)).stem)
+    return None if is_main(profile) else subjects().get(Path(str(profile)).stem)
 
 
 def lead_sections(profile: str, titles: Iterable[str]) -> list[str]:
     """The titles, of those rendered for the sweep, that a sub-report opens with: its
-    profile's SUBJECTS (all of them when the profile has none listed); none in the main report."""
+    profile's subject (all of them when the profile has none listed); none in the main report."""
     titles = list(titles)
     if is_main(profile):
         return []
-    subject = SUBJECTS.get(Path(str(profile)).stem)
+    subject = subjects().get(Path(str(profile)).stem)
     if not subject:
         return titles
     return [t for t in titles if t.startswith(subject)] or titles

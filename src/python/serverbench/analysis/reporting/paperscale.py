@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import paths
+from serverbench import catalog, paths
 from serverbench.analysis.claims import engine, scale
 from serverbench.analysis.claims.replication import quote
 from serverbench.analysis.plotting import figures
@@ -29,7 +29,6 @@ from serverbench.analysis.reporting import atscale, rejudge, verdictrule
 
 PROFILE = "paper"
 NOT_RUN = "not run yet"
-PAPER_FIGURES = tuple(figures.NAMES.values())  # Figs. 3-5; the other figures are beyond the paper
 
 
 def _piece_of(sweep_id: str, names: list[str]) -> str | None:
@@ -256,7 +255,7 @@ def _draw(folders: dict[str, Path], out_dir: Path, show_reference: bool) -> list
     views = {piece: process.Processed(folder) for piece, folder in folders.items()}
     drawn = []
     for spec in registry.figures():
-        if spec.name not in PAPER_FIGURES:
+        if spec.name not in catalog.figure_names().values():  # Figs. 3-5; the others are beyond the paper
             continue
         used = [p for p in views if p in spec_of and set(spec_of[p].benchmarks) & set(spec.tables)]
         if not used:

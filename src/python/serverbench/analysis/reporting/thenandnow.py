@@ -42,7 +42,6 @@ COLUMNS = [
     "decides",
     "other_ratios",
 ]
-LANGUAGES = catalog.paper_languages()  # the paper's three (Fig. 3's Scala actors are not in its sheet)
 FIG5_HEADLINE_PAIRS = (1, 4, 64)  # the issue's and the paper's text's points: one pair, a few, many
 FIG4B_HEADLINE_N = (10_000, 100_000)
 MEGA = 1e6
@@ -126,7 +125,7 @@ def _rows_at(pc: _Piece, pt: Point, ref: pd.DataFrame, ref_col: str, metric: str
     """The rows of one point, a row per language: the paper's value (ref's rows with the
     point's keys), ours (the piece's summary), their ratio and the claims it decides."""
     out = []
-    for lang in LANGUAGES:
+    for lang in catalog.paper_languages():  # the paper's three (Fig. 3's Scala actors are not in its sheet)
         paper = ref[ref["language"] == lang]
         for k, v in pt.keys:
             paper = paper[paper[k] == v]

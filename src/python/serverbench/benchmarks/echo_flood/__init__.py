@@ -6,5 +6,6 @@ from serverbench import plugins
 DECLARED = plugins.Declared(
     order=4,
     analysis=("figures", "claims", "report"),
+    parts=("cost", "sockets"),
     metric=("elapsed_s", True),
 )

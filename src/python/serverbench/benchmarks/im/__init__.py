@@ -3,10 +3,14 @@ language, loaded by the one open-loop generator (language im_loadgen)."""
 
 from serverbench import plugins
 
+# the title of its report section (report.py), which its profile's sub-report opens with
+TITLE = "Does the paper's advice hold for a whole server?"
 # what the package declares, once (the fields: serverbench.plugins.Declared)
 DECLARED = plugins.Declared(
     order=6,
     analysis=("tables", "claims", "figures", "report"),
+    parts=("cost", "search", "sockets"),
     metric=("latency_p99_s", True),
     notebook="im",
+    subject=(TITLE,),
 )

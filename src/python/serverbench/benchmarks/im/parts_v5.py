@@ -108,14 +108,19 @@ def _order(keys) -> list:
 
 
 def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT_CAPACITY, V.FANOUT, V.MEMORY)) -> pd.DataFrame:
-    """Every attempt of every step of the searches, re-runs with their reason."""
+    """Every attempt of every step of the searches, re-runs with their reason; a memory
+    search's cap and a fan-out search's channel size beside its row (each is its own search:
+    two caps' steps of one server would read as one step run twice)."""
     a = V.attempts(P)
     if a.empty:
         return a
-    a = a[a["search_name"].isin(names)]
+    a = a[a["search_name"].isin(names)].assign(cap_mib=lambda d: d.cap_bytes / 2**20)
+    own = [c for c in ("cap_mib", "channel_size") if c in a and a[c].notna().any()]
+    a = a.sort_values(["search_name", "row", *own, "step", "run", "attempt_no"], kind="stable")
     cols = {
         "search_name": "search",
         "row_label": "row",
+        **{c: c for c in own},
         "step": "step",
         "phase": "phase",
         "rate_per_s": "rate_per_s",

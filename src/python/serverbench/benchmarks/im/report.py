@@ -18,13 +18,13 @@ import pandas as pd
 from serverbench import protocol
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
-from serverbench.analysis.reporting import layout
+from serverbench.benchmarks import im
 from serverbench.benchmarks.im import design as design5
 from serverbench.benchmarks.im import report_v5
 from serverbench.benchmarks.im import tables as T
 from serverbench.benchmarks.im.report_numbers import _numbers, per_server
 
-TITLE = "Does the paper's advice hold for a whole server?"
+TITLE = im.TITLE
 RUN = "./run_all.sh --profile im"
 NO_SWEEP = (
     f"This sweep ran no IM case study, so the paper's advice is not yet asked of a whole server here (`{RUN}` runs it)."
@@ -159,9 +159,7 @@ def section(P) -> list:
 
 # ---------------------------------------------------------------- README's block (docsgen: readme-im)
 
-PROFILE = "im"
-# The `im` profile's report opens with this section, not with the paper pieces' warm-up.
-layout.register_subject(PROFILE, TITLE)
+PROFILE = "im"  # its report opens with this section (DECLARED.subject), not with the paper pieces' warm-up
 
 
 def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
@@ -188,39 +186,71 @@ def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
     return out
 
 
+def picked(processed_dir: Path | None = None) -> dict[str, tuple[str, str, int | None]]:
+    """Each IM prediction's verdict in the newest committed IM sweep that could judge it,
+    among the sweeps of the newest protocol version that asked it: {id: (sweep id, verdict,
+    protocol version)}. A piece (rate, storm, fanout) judges only its own predictions, so the
+    newest sweep alone would show the others 'not testable'; a newer version's design
+    supersedes an older one's (protocol 5's chaos can lose messages, protocol 3's could not),
+    so an older version's verdict never stands in for a newer one that could not judge."""
+    ids = [c for c in protocol.claim_ids() if c.startswith("IM")]
+    tables = [
+        (d.name, pd.read_csv(d / "claims.csv").set_index("id")) for d in reversed(committed_sweeps(processed_dir))
+    ]
+
+    def version(t: pd.DataFrame, c: str) -> int | None:
+        v = t.loc[c, "protocol"] if "protocol" in t.columns else None
+        return int(v) if v is not None and pd.notna(v) else None
+
+    out = {}
+    for c in ids:
+        having = [(n, t) for n, t in tables if c in t.index]
+        newest = max((version(t, c) or 0 for _, t in having), default=0)
+        having = [(n, t) for n, t in having if (version(t, c) or 0) == newest]
+        judged = [(n, t) for n, t in having if not _word(t.loc[c, "verdict"]).startswith("not testable")]
+        if judged or having:
+            name, t = (judged or having)[0]
+            out[c] = (name, _word(t.loc[c, "verdict"]), version(t, c))
+    return out
+
+
 def committed_section(processed_dir: Path | None = None) -> list:
-    """The section in the report of a sweep without IM runs (the main report): the newest
-    committed IM sweep's verdicts, from its claims.csv, in one small table, and a link to its
-    report relative to the main report's folder; NO_SWEEP only when no IM sweep is committed."""
+    """The section in the report of a sweep without IM runs (the main report): each
+    prediction's verdict from the newest committed IM sweep that could judge it (picked()),
+    with that sweep's report linked relative to the main report's folder; NO_SWEEP only when
+    no IM sweep is committed."""
     from serverbench.analysis.reporting import reportinfo
 
-    sweeps = committed_sweeps(processed_dir)
-    if not sweeps:
+    chosen = picked(processed_dir)
+    if not chosen:
         return [NO_SWEEP]
-    name, cases = sweeps[-1].name, [a.case for a in ADVICE]
-    t = pd.read_csv(sweeps[-1] / "claims.csv")
-    t = t[t["id"].isin(cases)]
-    versions = sorted({int(v) for v in t.get("protocol", pd.Series(dtype=float)).dropna()})
-    judged = f", judged by protocol {versions[-1]}" if versions else ""
-    html = reportinfo.report_of(name)
-    link = reportinfo.link_from_main(html) if html else None
-    where = (
-        f"Its report, [{link}]({link}), has the servers' numbers, the figures and each verdict's evidence."
-        if link
-        else f"Its report is not rendered yet (`python -m serverbench notebooks --no-run --profile {PROFILE} "
-        f"--sweep-id {name}`)."
-    )
+
+    def report(name: str) -> str:
+        html = reportinfo.report_of(name)
+        link = reportinfo.link_from_main(html) if html else None
+        if link:
+            return f"`{name}`: [{link}]({link})"
+        render = f"python -m serverbench notebooks --no-run --profile {PROFILE} --sweep-id {name}"
+        return f"`{name}`: not rendered yet (`{render}`)"
+
     table = pd.DataFrame(
-        {
-            "claim": t["id"],
-            "prediction": t["claim"].map(lambda c: str(c).rstrip(".")),
-            "verdict": t["verdict"].map(_word),
-        }
+        [
+            {
+                "claim": c,
+                "prediction": protocol.claim(c)["sentence"].rstrip("."),
+                "verdict": verdict,
+                "sweep": name,
+                "protocol": version,
+            }
+            for c, (name, verdict, version) in chosen.items()
+        ]
     )
+    reports = "; ".join(report(n) for n in dict.fromkeys(n for n, _, _ in chosen.values()))
     return [
-        f"The paper's advice asked of a whole server is the `{PROFILE}` profile's case study (docs/im.md). The "
-        f"newest committed IM sweep, `{name}`{judged}, decides {cases[0]}-{cases[-1]} as follows. {where}",
-        table.reset_index(drop=True),
+        f"The paper's advice asked of a whole server is the `{PROFILE}` profile's case study (docs/im.md), run in "
+        "pieces. Each prediction's verdict below is that of the newest committed IM sweep that could judge it; "
+        f"each sweep's report has the servers' numbers, the figures and the verdict's evidence ({reports}).",
+        table,
     ]
 
 
@@ -238,31 +268,19 @@ def readme_block(processed_dir: Path | None = None) -> str:
     and the newest committed IM sweep's verdicts (none before one is committed)."""
     ids = [c for c in protocol.claim_ids() if c.startswith("IM")]
     claims_list = "\n".join(f"* **{c}** \u201c{protocol.claim(c)['sentence'].rstrip('.')}\u201d" for c in ids)
-    sweeps = committed_sweeps(processed_dir)
-    if sweeps:
+    chosen = picked(processed_dir)
+    if chosen:
         from serverbench import paths
         from serverbench.analysis.reporting import reportinfo
-
-        # a piece (rate, storm, fanout) judges only its own predictions: each one's verdict is
-        # that of the newest sweep that could judge it, named beside it
-        tables = [(d.name, pd.read_csv(d / "claims.csv").set_index("id")) for d in reversed(sweeps)]
-        picked = {}
-        for c in ids:
-            judged = [
-                (n, t) for n, t in tables if c in t.index and not _word(t.loc[c, "verdict"]).startswith("not testable")
-            ]
-            name, t = (judged or [(n, t) for n, t in tables if c in t.index] or [(None, None)])[0]
-            if name is not None:
-                v = t.loc[c, "protocol"] if "protocol" in t.columns else None
-                rules = f", protocol {int(v)}" if v is not None and pd.notna(v) else ""
-                picked[c] = (name, _word(t.loc[c, "verdict"]), rules)
 
         def link(name: str) -> str:
             html = reportinfo.report_of(name)
             where = html.relative_to(paths.paper_dir().parent).as_posix() if html else None  # from README's folder
             return f"[`{name}`]({where})" if where else f"`{name}`"
 
-        found = "; ".join(f"{c} {v} ({link(n)}{rules})" for c, (n, v, rules) in picked.items())
+        found = "; ".join(
+            f"{c} {v} ({link(n)}{'' if p is None else f', protocol {p}'})" for c, (n, v, p) in chosen.items()
+        )
         result = f"Each prediction's verdict in the newest committed IM sweep that could judge it: {found}."
     else:
         result = "No IM sweep is committed yet, so these predictions have no verdict here."

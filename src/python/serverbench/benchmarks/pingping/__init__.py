@@ -6,6 +6,7 @@ from serverbench import plugins
 DECLARED = plugins.Declared(
     order=1,
     analysis=("tables", "figures", "claims", "c10"),
+    parts=("cost",),
     metric=("elapsed_s", True),
     figures={"fig3": "fig3_pingping"},
     columns=(

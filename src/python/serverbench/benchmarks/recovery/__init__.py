@@ -6,5 +6,6 @@ from serverbench import plugins
 DECLARED = plugins.Declared(
     order=5,
     analysis=("figures", "report"),
+    parts=("cost",),
     metric=("exchanges_per_s", False),
 )

@@ -6,6 +6,7 @@ from serverbench import plugins
 DECLARED = plugins.Declared(
     order=2,
     analysis=("tables", "figures", "claims"),
+    parts=("cost", "search", "limits"),
     metric=("all_ready_s", True),
     figures={"fig4": "fig4_spawn"},
     columns=(

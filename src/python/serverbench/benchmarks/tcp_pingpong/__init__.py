@@ -6,5 +6,6 @@ from serverbench import plugins
 DECLARED = plugins.Declared(
     order=6,
     analysis=("figures", "claims", "report"),
+    parts=("cost", "sockets"),
     metric=("true_us_per_round_trip", True),
 )

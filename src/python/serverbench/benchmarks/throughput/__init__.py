@@ -6,6 +6,7 @@ from serverbench import plugins
 DECLARED = plugins.Declared(
     order=3,
     analysis=("tables", "figures", "claims", "warmup"),
+    parts=("cost",),
     metric=("exchanges_per_s", False),
     figures={"fig5": "fig5_throughput"},
     columns=(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 
-from serverbench.harness.planning.profiles import BENCHMARKS, ProfileError, load_profile, profile_path
+from serverbench.harness.planning.profiles import ProfileError, load_profile, profile_path, table_names
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def pieces(name_or_path) -> dict[str, Piece]:
         table = tomllib.load(f).get("pieces", {})
     if not isinstance(table, dict):
         raise ProfileError(f"{path}: pieces must be a table of tables")
-    known = BENCHMARKS
+    known = table_names()
     out = {}
     for name, spec in table.items():
         if not isinstance(spec, dict) or set(spec) - {"benchmarks", "set"}:

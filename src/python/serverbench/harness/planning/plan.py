@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from serverbench import contract, plugins
 from serverbench.harness.planning import audit_steps, search, socket_plan
-from serverbench.harness.planning.profiles import BENCHMARKS, PARAM_KEYS, ProfileError
+from serverbench.harness.planning.profiles import ProfileError, param_keys, table_names
 from serverbench.harness.planning.resolved import Profile
 from serverbench.harness.planning.search import Search
 from serverbench.harness.planning.task import Task, config_id, group_id, heap_mb, process_limit
@@ -94,7 +94,7 @@ def resolve_cores(spec_cores: list, machine: int, oversubscribe: bool, skip: boo
 
 
 def grid(bench: str, b: dict) -> list[dict]:
-    keys = PARAM_KEYS[bench]
+    keys = param_keys(bench)
     return [dict(zip(keys, c)) for c in itertools.product(*(b[k] for k in keys))]
 
 
@@ -115,9 +115,10 @@ def check_request(languages, benchmarks, variant: str) -> None:
     for lang in languages or []:
         if lang not in contract.languages():
             raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.languages())}")
+    known = table_names()
     for b in benchmarks or []:
-        if b not in BENCHMARKS:
-            raise ProfileError(f"unknown benchmark {b!r}; known: {', '.join(BENCHMARKS)}")
+        if b not in known:
+            raise ProfileError(f"unknown benchmark {b!r}; known: {', '.join(known)}")
     for lang in languages or []:
         if variant not in contract.variants(lang):
             raise ProfileError(
@@ -139,7 +140,7 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
     variant = prof["variant"]
     check_request(languages, benchmarks, variant)
     plan = Plan(prof, [], [])
-    for bench in BENCHMARKS:
+    for bench in table_names():
         b = prof[bench]
         if benchmarks is not None:
             if bench not in benchmarks:
@@ -294,25 +295,25 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
-# (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
-STARTUP_S = contract.startup_costs("startup_s")  # spec/cli.json languages.<lang>.startup_s
+# (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor);
+# start-up costs are read from spec/cli.json (languages.<lang>.startup_s) at each estimate
 
 
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
     """A run's start-up plus its benchmark's own cost (serverbench/benchmarks/<id>/cost.py,
     run_s(language, params)); 1 s where the benchmark gives none."""
     cost = plugins.part(native_benchmark(bench), "cost")
-    return STARTUP_S.get(language, 1.0) + (cost.run_s(language, params) if cost else 1.0)
+    start = contract.startup_costs("startup_s").get(language, 1.0)
+    return start + (cost.run_s(language, params) if cost else 1.0)
 
 
 # Socket runs (measured on a 2-core VM; docs/sockets.md): a server's start-up;
 # the benchmark's own cost is its package's (cost.socket_run_s(task, server)).
-SERVER_STARTUP_S = contract.startup_costs("server_startup_s")  # languages.<lang>.server_startup_s
 
 
 def estimate_socket_s(t: Task) -> float:
     server = t.options.get("server_language", t.language)
-    start = SERVER_STARTUP_S.get(server, 0.5) + 0.3
+    start = contract.startup_costs("server_startup_s").get(server, 0.5) + 0.3  # languages.<lang>.server_startup_s
     cost = plugins.part(t.benchmark, "cost")
     return start + (cost.socket_run_s(t, server) if cost else 1.0)
 

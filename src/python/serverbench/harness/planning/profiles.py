@@ -40,13 +40,8 @@ from serverbench.harness.planning.values import positive_number as _pos_number
 
 GiB = 1024**3
 MiB = 1024**2
-# every profile table: each benchmark's, and after it the table of the search it declares (if any)
-_SEARCHES = {d.benchmark: d.table for d in search.declared().values()}
-BENCHMARKS = tuple(b for x in contract.benchmarks() for b in ((x, _SEARCHES[x]) if x in _SEARCHES else (x,)))
 PROFILES = ("smoke", "quick", "paper")
-
-TOP_KEYS = {"name", "description", "seed", "variant", "languages", "rerun_interfered", "defaults", "pieces"}
-TOP_KEYS |= set(BENCHMARKS)
+_SETTING_KEYS = ("name", "description", "seed", "variant", "languages", "rerun_interfered", "defaults", "pieces")
 DEFAULT_KEYS = {
     "trials": 3,
     "warmup": False,
@@ -62,9 +57,25 @@ DEFAULT_KEYS = {
     "settings": {},  # runtime settings per language, each a list swept: { go = { gc = ["greentea", "nogreentea"] } }
 }
 COMMON_BENCH_KEYS = set(DEFAULT_KEYS) | {"enabled", "languages", "per_language", "steps", "also"}
-# The parameters a profile may list per benchmark: the contract's (spec/cli.json); a search
-# table lists none (it grows its parameter itself).
-PARAM_KEYS = {b: (() if search.of_table(b) else contract.profile_params(b)) for b in BENCHMARKS}
+
+
+# Asked of the contract at each call, never computed at import: a benchmark added to the
+# spec (or a test's copy of it) is a profile table at once.
+def table_names() -> tuple[str, ...]:
+    """Every profile table: each benchmark's, and after it the table of the search it declares (if any)."""
+    searches = {d.benchmark: d.table for d in search.declared().values()}
+    return tuple(b for x in contract.benchmarks() for b in ((x, searches[x]) if x in searches else (x,)))
+
+
+def top_keys() -> set[str]:
+    """The keys a profile may hold at its top level: its settings and its tables."""
+    return set(_SETTING_KEYS) | set(table_names())
+
+
+def param_keys(table: str) -> tuple[str, ...]:
+    """The parameters a profile may list in `table`: the contract's (spec/cli.json); a search
+    table lists none (it grows its parameter itself)."""
+    return () if search.of_table(table) else contract.profile_params(table)
 
 
 # ---------------------------------------------------------------------------------------
@@ -114,7 +125,7 @@ def _flatten_overrides(overrides, prefix="") -> dict:
     out = {}
     for k, v in (overrides or {}).items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict) and (key in TOP_KEYS and key in ("defaults", *BENCHMARKS)):
+        if isinstance(v, dict) and key in ("defaults", *table_names()):
             out.update(_flatten_overrides(v, key + "."))
         else:
             out[key] = v
@@ -123,16 +134,17 @@ def _flatten_overrides(overrides, prefix="") -> dict:
 
 def apply_overrides(prof: dict, overrides) -> dict:
     prof = copy.deepcopy(prof)
+    top, tables = top_keys(), ("defaults", *table_names())
     for key, value in _flatten_overrides(overrides).items():
         parts = key.split(".")
-        if parts[0] not in TOP_KEYS:
-            raise ProfileError(f"unknown setting {key!r}; top-level keys: {', '.join(sorted(TOP_KEYS))}")
+        if parts[0] not in top:
+            raise ProfileError(f"unknown setting {key!r}; top-level keys: {', '.join(sorted(top))}")
         if len(parts) == 1:
-            if parts[0] in ("defaults", *BENCHMARKS) and not isinstance(value, dict):
+            if parts[0] in tables and not isinstance(value, dict):
                 raise ProfileError(f"{key!r} is a table; set one of its keys, e.g. {key}.trials=3")
             prof[parts[0]] = value
             continue
-        if len(parts) != 2 or parts[0] not in ("defaults", *BENCHMARKS):
+        if len(parts) != 2 or parts[0] not in tables:
             raise ProfileError(f"unknown setting {key!r}")
         table, sub = parts
         allowed = _allowed_keys(table)
@@ -145,7 +157,7 @@ def apply_overrides(prof: dict, overrides) -> dict:
 def _allowed_keys(table: str) -> set:
     if table == "defaults":
         return set(DEFAULT_KEYS)
-    keys = COMMON_BENCH_KEYS | set(PARAM_KEYS[table])
+    keys = COMMON_BENCH_KEYS | set(param_keys(table))
     if search.of_table(table):
         keys |= search.allowed_keys(table)
     return keys
@@ -181,8 +193,9 @@ def sweep_seed(prof: Mapping, sweep_dir) -> int:
 
 
 def resolve(prof: dict, source: str = "<dict>") -> Profile:
+    top = top_keys()
     for k in prof:
-        if k not in TOP_KEYS:
+        if k not in top:
             raise ProfileError(f"{source}: unknown top-level key {k!r}")
     out = {
         "name": str(prof.get("name", "custom")),
@@ -207,7 +220,7 @@ def resolve(prof: dict, source: str = "<dict>") -> Profile:
             raise ProfileError(f"{source}: unknown key defaults.{k}; known: {', '.join(sorted(DEFAULT_KEYS))}")
         defaults[k] = v
     out["defaults"] = _check_settings(defaults, "defaults")
-    for bench in BENCHMARKS:
+    for bench in table_names():
         table = prof.get(bench)
         if table is None:
             out[bench] = {"enabled": False}
@@ -283,7 +296,7 @@ def _bench_settings(bench: str, table: dict, defaults: dict, source: str) -> dic
         return search.check_settings(bench, table, b)
     flags = contract.benchmark_flags(bench)
     by_param = {s["param"]: (flag, s) for flag, s in flags.items() if s.get("param")}
-    for key in PARAM_KEYS[bench]:
+    for key in param_keys(bench):
         flag, spec = by_param[key]
         if key in table:
             values = table[key]

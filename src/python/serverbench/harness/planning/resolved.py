@@ -48,7 +48,7 @@ class Profile(Mapping):
     languages: tuple[str, ...]
     rerun_interfered: bool
     defaults: Mapping[str, Any]
-    tables: Mapping[str, Mapping[str, Any]]  # every profile table, in profiles.BENCHMARKS order
+    tables: Mapping[str, Mapping[str, Any]]  # every profile table, in profiles.table_names() order
 
     @classmethod
     def from_dict(cls, d: dict) -> Profile:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from types import ModuleType
 
 from serverbench import contract, plugins
@@ -86,8 +85,8 @@ class Declared:
         return ok, None if ok else f"status {status}: {rec.get('status_reason')}", status not in ("ok", "timeout")
 
 
-@lru_cache(maxsize=1)
 def _declared() -> tuple[Declared, ...]:
+    # asked at each call (a few dictionary look-ups): a plug-in's search is seen once it is on the path
     out = []
     for bench in contract.benchmarks():
         part = plugins.part(bench, "search")
