@@ -196,6 +196,24 @@ def test_a_benchmark_package_must_declare_itself(tmp_path, monkeypatch):
         _forget("bad_benchmark")
 
 
+def test_an_entry_point_must_name_a_package_with_an_id_of_its_own(tmp_path, monkeypatch):
+    files = {"__init__.py": "from serverbench import plugins\nDECLARED = plugins.Declared(order=1, analysis=())\n"}
+    site = installed(tmp_path / "a", "odd_benchmark", files, "odd")
+    (site / "odd_benchmark-0.1.dist-info" / "entry_points.txt").write_text(
+        f"[{plugins.GROUP}]\nodd = odd_benchmark:DECLARED\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    with pytest.raises(ImportError, match="odd = odd_benchmark:DECLARED names a package, not 'DECLARED'"):
+        plugins.packages()
+    monkeypatch.undo()
+    clash = installed(tmp_path / "b", "my_spawn", files, "spawn")  # a built-in benchmark's id
+    monkeypatch.syspath_prepend(str(clash))
+    with pytest.raises(ImportError, match="two benchmark packages are called 'spawn'"):
+        plugins.packages()
+    monkeypatch.undo()
+    assert plugins.packages()["spawn"] == "serverbench.benchmarks.spawn"  # nothing of theirs stays
+
+
 def test_a_part_is_what_the_package_declares_never_a_probe():
     assert plugins.part("spawn", "limits") is not None and plugins.part("pingping", "limits") is None
     assert plugins.part("no_such_benchmark", "cost") is None

@@ -36,11 +36,6 @@ PROFILE = "lab"
 SAMPLE_SWEEP = "quick-20261121T134551Z"  # committed: data/raw/quick-20261121T134551Z
 
 
-def paper_languages() -> list[str]:
-    """What the labs compare: the paper's three."""
-    return list(catalog.paper_languages())
-
-
 class LabInputError(explore.SweepInputError):
     """A lab parameter or input folder that cannot be used (one clear sentence)."""
 
@@ -71,7 +66,7 @@ def need_bool(name: str, value) -> bool:
 
 
 def need_languages(languages, allowed=None) -> list[str]:
-    allowed = paper_languages() if allowed is None else allowed
+    allowed = catalog.paper_languages() if allowed is None else allowed  # what the labs compare: the paper's three
     if languages is None:
         return list(allowed)
     if isinstance(languages, str):

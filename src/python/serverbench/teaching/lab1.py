@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from serverbench import catalog
 from serverbench.analysis.explorer import explore_plots
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
@@ -164,7 +165,7 @@ EXERCISES = {
         "which language pays the most per message at the smallest size: 'erlang', 'go' or 'scala_akka'",
         costliest_small,
         common.one_of(
-            common.paper_languages,
+            catalog.paper_languages,
             hint="look at the copy rows at the smallest size, language by language: the cost before any bytes matter",
         ),
         _why_fixed,

@@ -11,7 +11,7 @@ import subprocess
 
 import pandas as pd
 
-from serverbench import contract
+from serverbench import catalog, contract
 from serverbench.analysis.explorer import explore_plots
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
@@ -273,7 +273,7 @@ EXERCISES = {
         "which language's time per process grows the most with N: 'erlang', 'go' or 'scala_akka'",
         grows_most,
         common.one_of(
-            common.paper_languages,
+            catalog.paper_languages,
             hint="compare us_per_process at the smallest and at the largest N, language by language, not the totals",
         ),
         _why_growth,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from serverbench import catalog
 from serverbench.analysis.explorer import explore_plots
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
@@ -97,7 +98,7 @@ EXERCISES = {
         "gainer",
         "which language gains most from the second core: 'erlang', 'go' or 'scala_akka'",
         best_gainer,
-        common.one_of(common.paper_languages),
+        common.one_of(catalog.paper_languages),
         lambda data, t: (
             f"measured: {', '.join(sorted(t))}. What a second core buys depends on how much work "
             "runs in parallel (pairs on different cores) against how many hand-offs now cross cores; a "

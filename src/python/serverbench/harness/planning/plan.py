@@ -295,13 +295,11 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
-# (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor);
-# start-up costs are read from spec/cli.json (languages.<lang>.startup_s) at each estimate
-
-
+# (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
 def estimate_run_s(bench: str, language: str, params: dict) -> float:
     """A run's start-up plus its benchmark's own cost (serverbench/benchmarks/<id>/cost.py,
-    run_s(language, params)); 1 s where the benchmark gives none."""
+    run_s(language, params)); 1 s where the benchmark gives none. The start-up is the spec's
+    (languages.<lang>.startup_s), read at each estimate."""
     cost = plugins.part(native_benchmark(bench), "cost")
     start = contract.startup_costs("startup_s").get(language, 1.0)
     return start + (cost.run_s(language, params) if cost else 1.0)
@@ -309,8 +307,6 @@ def estimate_run_s(bench: str, language: str, params: dict) -> float:
 
 # Socket runs (measured on a 2-core VM; docs/sockets.md): a server's start-up;
 # the benchmark's own cost is its package's (cost.socket_run_s(task, server)).
-
-
 def estimate_socket_s(t: Task) -> float:
     server = t.options.get("server_language", t.language)
     start = contract.startup_costs("server_startup_s").get(server, 0.5) + 0.3  # languages.<lang>.server_startup_s
