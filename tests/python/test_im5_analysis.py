@@ -221,3 +221,18 @@ def test_a_protocol_3_sweep_is_read_as_before(tmp_path):
     assert figures.draw("fig_im5_search", P, save_files=False) is None
     v = {x.id: x for x in check_all(P, ids={"IM2", "IM4"})}
     assert not any(claims_v5.RULES in c.extra for x in v.values() for c in x.comparisons)
+
+
+def test_a_fanout_only_piece_renders_its_parts_and_no_empty_table(tmp_path, monkeypatch):
+    """The fanout piece runs only fan-out searches: its section shows the fan-out table, no
+    per-server or advice table (nothing of theirs ran) and no empty table of another part."""
+    monkeypatch.setattr(report, "paper_scale_verdicts", lambda: {})
+    recs = G.sweep()
+    fan = [r for r in recs if (r.get("search") or {}).get("name") in ("im_fanout", "im_fanout_capacity")]
+    blocks = report.section(processed_from(fan, tmp_path))
+    tables = [b for b in blocks if isinstance(b, pd.DataFrame)]
+    text = "\n".join(b for b in blocks if isinstance(b, str))
+    assert tables and all(not t.empty for t in tables)
+    assert "**Fan-out at saturation**" in text and "no part that judges a prediction" in text
+    assert "**IM2" not in text and "**IM5" not in text and "certified capacity" not in text
+    assert any("channel_size" in t.columns for t in tables)

@@ -309,3 +309,26 @@ def test_a_sub_reports_contents_list_only_what_it_shows(tmp_path, monkeypatch, p
     contents = next(t for t in shown if t.startswith("**Contents**"))
     others = [s.title for s in registry.sections() if not s.title.startswith(layout.subjects()[profile])]
     assert others and not [t for t in others if f"[{t}]" in contents], contents
+
+
+def test_a_prediction_no_sweep_could_judge_cites_the_piece_that_ran_its_part(tmp_path, monkeypatch):
+    """Not testable everywhere: the README and the main report cite the newest sweep that ran
+    the prediction's part (its runs), not a newer piece that never ran it."""
+    from serverbench.benchmarks.im import report as im_report
+
+    _committed_im(tmp_path, monkeypatch)
+    ids = [a.case for a in im_report.ADVICE]
+    for name, searches in (("im-rate-20260103T000000Z", ["im_rate", "im_chaos_loss"]),
+                           ("im-fanout-20260104T000000Z", ["im_fanout"])):  # fmt: skip
+        piece = tmp_path / "data" / "processed" / name
+        piece.mkdir()
+        (piece / "sweep.json").write_text(json.dumps({"profile": "im"}), encoding="utf-8")
+        verdicts = ["not testable on this machine"] * len(ids)
+        pd.DataFrame({"id": ids, "claim": ids, "verdict": verdicts, "protocol": 6}).to_csv(
+            piece / "claims.csv", index=False
+        )
+        pd.DataFrame({"table": "im_rate", "search_name": searches}).to_csv(piece / "runs.csv", index=False)
+    chosen = im_report.picked()
+    assert chosen["IM5"] == ("im-rate-20260103T000000Z", "not testable", 6)  # it ran the loss runs
+    assert chosen["IM4"][0] == "im-rate-20260103T000000Z"
+    assert chosen["IM1"][0] == "im-fanout-20260104T000000Z"  # none ran it: the newest, as before

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench import protocol
+from serverbench import paths, protocol
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.benchmarks import im
@@ -133,14 +133,19 @@ def section(P) -> list:
     v = protocol.version_for((getattr(P, "info", None) or {}).get("first_started_utc"))
     t = per_server(P)
     prod = ", ".join(_label(s) for s in T.production())
+    intro = INTRO.format(
+        first=ADVICE[0].case,
+        last=ADVICE[-1].case,
+        registered=registered_in(ADVICE[0].case),
+        version=v,
+        sha=protocol.sha256(v)[:16],
+    )
+    if t.empty:  # a figure-only piece (fan-out): no part of it judges a prediction or fills a server's row
+        return [intro, "This sweep ran no part that judges a prediction; its parts follow."] + (
+            report_v5.blocks(P) if design5.is_v5(P) else []
+        )
     return [
-        INTRO.format(
-            first=ADVICE[0].case,
-            last=ADVICE[-1].case,
-            registered=registered_in(ADVICE[0].case),
-            version=v,
-            sha=protocol.sha256(v)[:16],
-        ),
+        intro,
         "Each recommendation, the micro-benchmark claims that decide it and the case-study claim that asks it "
         "of a whole server (the claims table has their reasons and intervals); the last columns are the "
         "servers' numbers (median of rounds; IM4: the sustainable rate at the SLO from the one rate search):",
@@ -167,8 +172,6 @@ def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
     that ends a sweep's id: a piece's name, im-rate- or im-storm-, says nothing of its age)."""
     import json
 
-    from serverbench import paths
-
     root = Path(processed_dir) if processed_dir else paths.processed_dir()
     out = []
 
@@ -194,6 +197,7 @@ def picked(processed_dir: Path | None = None) -> dict[str, tuple[str, str, int |
     supersedes an older one's (protocol 5's chaos can lose messages, protocol 3's could not),
     so an older version's verdict never stands in for a newer one that could not judge."""
     ids = [c for c in protocol.claim_ids() if c.startswith("IM")]
+    root = Path(processed_dir) if processed_dir else paths.processed_dir()
     tables = [
         (d.name, pd.read_csv(d / "claims.csv").set_index("id")) for d in reversed(committed_sweeps(processed_dir))
     ]
@@ -208,10 +212,33 @@ def picked(processed_dir: Path | None = None) -> dict[str, tuple[str, str, int |
         newest = max((version(t, c) or 0 for _, t in having), default=0)
         having = [(n, t) for n, t in having if (version(t, c) or 0) == newest]
         judged = [(n, t) for n, t in having if not _word(t.loc[c, "verdict"]).startswith("not testable")]
-        if judged or having:
-            name, t = (judged or having)[0]
+        ran = [(n, t) for n, t in having if _ran(root / n, c)]  # not testable where it ran: say where
+        if judged or ran or having:
+            name, t = (judged or ran or having)[0]
             out[c] = (name, _word(t.loc[c, "verdict"]), version(t, c))
     return out
+
+
+# the part of a sweep that judges each prediction: the runs of a table ("im") or of a search
+# (benchmarks/im/search.py's names; every search's table is im_rate); a piece that ran none of
+# it says nothing of the prediction
+PARTS = {
+    "IM1": ("table", "im"),
+    "IM2": ("search_name", "im_memory"),
+    "IM3": ("table", "im"),
+    "IM4": ("search_name", "im_rate"),
+    "IM5": ("search_name", "im_chaos_loss"),
+}
+
+
+def _ran(processed: Path, claim: str) -> bool:
+    """Whether a processed sweep holds runs of the part that judges the claim (PARTS)."""
+    runs = processed / "runs.csv"
+    if claim not in PARTS or not runs.exists():
+        return False
+    column, value = PARTS[claim]
+    t = pd.read_csv(runs, usecols=lambda c: c == column, dtype=str)
+    return column in t.columns and value in set(t[column].dropna())
 
 
 def committed_section(processed_dir: Path | None = None) -> list:
@@ -270,7 +297,6 @@ def readme_block(processed_dir: Path | None = None) -> str:
     claims_list = "\n".join(f"* **{c}** \u201c{protocol.claim(c)['sentence'].rstrip('.')}\u201d" for c in ids)
     chosen = picked(processed_dir)
     if chosen:
-        from serverbench import paths
         from serverbench.analysis.reporting import reportinfo
 
         def link(name: str) -> str:

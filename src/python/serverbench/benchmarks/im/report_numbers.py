@@ -44,8 +44,9 @@ def per_server(P) -> pd.DataFrame:
     held = m["held"].set_index("server_language")
     rates = _rate_texts(P)
     ch = _chaos(P)
-    every = pd.concat(
-        [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login, every_login) if not x.empty]
+    every = pd.concat(  # the empty frame first: a fan-out-only sweep has none of these parts
+        [pd.DataFrame({"server_language": pd.Series(dtype=str)})]
+        + [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login, every_login) if not x.empty]
         + [pd.DataFrame({"server_language": list(r)}) for r in rates.values() if r],
         ignore_index=True,
     )

@@ -34,25 +34,41 @@ def blocks(P) -> list:
         f"**Protocol 5's design.** This sweep ran the IM design of {D.label()} ({D.doc()}, section 13): "
         f"replicated rate searches of {D.search()['step_runs']} runs a step, bisected to a ratio of "
         f"{D.search()['bisect_ratio']}; IM2, IM4 and IM5 are judged by its rules.",
-        f"**The generator's capacity** (the null sink's search) against every server's sustainable rate at p99 <= "
-        f"{slo * 1e3:g} ms. A rate at or above {g['headroom']} x the capacity is only 'at least' (censored), as is "
-        f"one at the grid's top; {goal} (the goal: at least 3 x and at least 100,000/s):",
-        PV.capacity_table(P),
-        registry.FigureRef("fig_im5_search"),
-        "**IM2: idle clients held within each memory cap** (one probe a run, bisected to a ratio of "
-        f"{D.im()['memory']['bisect_ratio']}; 'at least' at {D.im()['memory']['clients_max']:,}), and live bytes "
-        "per client after a forced full collection ((live bytes at 10,000 - at 1,000) / 9,000, median of rounds):",
-        PV.memory_table(P),
-        f"**IM5: chaos** ({c['target']} IM process, {c['pick']} pick). Throughput kept = the sustainable rate with "
-        f"chaos at {c['search_kills_per_s']} kills/s / without; messages lost and lost per kill at "
-        + ", ".join(f"{k:g}" for k in c["kills_per_s"])
-        + f" kills/s; the positive control kills a process with queued messages at {c['queued_control_kills_per_s']}"
-        "/s and must lose some, else IM5(b) is unclear (the instrument could not see a loss):",
-        PV.chaos_table(P),
-        "**Fan-out at saturation**: each channel size's sustainable messages per second and deliveries per second "
-        "(rate x (size - 1)); figure-only:",
-        PV.fanout_table(P),
     ]
+    if V.rates(P) or cap:  # a piece that ran no rate search (fan-out) shows no empty capacity table
+        out += [
+            f"**The generator's capacity** (the null sink's search) against every server's sustainable rate at p99 "
+            f"<= {slo * 1e3:g} ms. A rate at or above {g['headroom']} x the capacity is only 'at least' (censored), "
+            f"as is one at the grid's top; {goal} (the goal: at least 3 x and at least 100,000/s):",
+            PV.capacity_table(P),
+            registry.FigureRef("fig_im5_search"),
+        ]
+    parts = (
+        (
+            "**IM2: idle clients held within each memory cap** (one probe a run, bisected to a ratio of "
+            f"{D.im()['memory']['bisect_ratio']}; 'at least' at {D.im()['memory']['clients_max']:,}), and live bytes "
+            "per client after a forced full collection ((live bytes at 10,000 - at 1,000) / 9,000, median of "
+            "rounds):",
+            PV.memory_table(P),
+        ),
+        (
+            f"**IM5: chaos** ({c['target']} IM process, {c['pick']} pick). Throughput kept = the sustainable rate "
+            f"with chaos at {c['search_kills_per_s']} kills/s / without; messages lost and lost per kill at "
+            + ", ".join(f"{k:g}" for k in c["kills_per_s"])
+            + f" kills/s; the positive control kills a process with queued messages at "
+            f"{c['queued_control_kills_per_s']}/s and must lose some, else IM5(b) is unclear (the instrument could "
+            "not see a loss):",
+            PV.chaos_table(P),
+        ),
+        (
+            "**Fan-out at saturation**: each channel size's sustainable messages per second and deliveries per "
+            "second (rate x (size - 1)), against the generator's own capacity at that size (the null sink's "
+            f"search; a rate at or above {g['headroom']} x it is only 'at least'); figure-only:",
+            PV.fanout_table(P),
+        ),
+    )
+    for words, table in parts:
+        out += [words, table] if not table.empty else []  # a part this piece did not run: not an empty table
     re = PV.reruns_table(P)
     out += (
         [f"**Re-runs** ({len(re)}): every attempt that was run again, with its reason:", re]
