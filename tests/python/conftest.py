@@ -199,3 +199,23 @@ def paper_verdicts(_paper_verdicts_once):
     not the copy kept in data/processed), once per session: several tests read it, and it
     processes a whole sweep. Each test gets its own copy."""
     return _paper_verdicts_once.copy()
+
+
+@pytest.fixture
+def declare(monkeypatch):
+    """declare(*values): for one test, registry.load() is the real benchmarks' registry and
+    these values (tables, figures, sections, claims), as if a plug-in's module declared them."""
+    import types
+
+    from serverbench.analysis.reading import registry
+
+    base = registry.load()
+    module = types.ModuleType("declared_in_a_test")
+
+    def add(*values):
+        vars(module)[f"declared_{len(vars(module))}"] = tuple(values)
+        extended = base.with_modules(module)
+        monkeypatch.setattr(registry, "load", lambda: extended)
+        return extended
+
+    return add

@@ -91,19 +91,22 @@ def test_a_knob_of_one_benchmark_leaves_the_others_fair():
     assert len(step[step["benchmark"] == "pingping"]) == 1  # its own runs, not the fair ones too
 
 
-def test_the_audit_notebooks_imports_register_its_figure():
-    # in a fresh interpreter, as papermill runs notebooks/audit.ipynb: no other test's import helps
+def test_the_audit_figure_is_the_reports_whatever_was_imported_first():
+    # in a fresh interpreter, nothing registers by import order: the report's registry has the
+    # audit figure, the benchmark packages' (registry.load()) does not
     import subprocess
     import sys
 
     code = (
-        "from serverbench.analysis.auditing import audit, audit_report\n"
         "from serverbench.analysis.plotting import figures\n"
-        "from serverbench.analysis.reading import registry\nfrom serverbench.analysis.reporting import notebook\n"
-        "print(sorted(f.name for f in registry.figures()))"
+        "from serverbench.analysis.reporting import sections\n"
+        "print(sorted(f.name for f in figures.ordered()))\n"
+        "print(sorted(f.name for f in figures.ordered(sections.analysis())))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "'audit'" in out
+    plugins, report = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "'audit'" not in plugins and "'audit'" in report
 
 
 def test_a_report_of_another_sweep_names_the_audits_report_instead():

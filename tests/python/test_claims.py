@@ -21,7 +21,7 @@ from serverbench.analysis.claims import CONTRADICTED, ERROR, INCONCLUSIVE, NOT_T
 from serverbench.analysis.claims.compare import judge, judged
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES, Comparison
 from serverbench.analysis.claims.familywise import holm
-from serverbench.analysis.reading import registry, synthetic
+from serverbench.analysis.reading import synthetic
 from serverbench.analysis.statistics import paired
 from serverbench.analysis.statistics.stats import RatioCI
 
@@ -721,21 +721,19 @@ def test_an_error_verdict_fails_the_command(tmp_path):
     assert cli._claim_errors(P.folder / "claims.csv", io.StringIO()) == 0
 
 
-def test_claims_registered_from_another_module(tmp_path, monkeypatch):
+def test_claims_registered_from_another_module(tmp_path, monkeypatch, declare):
     """A provider module registers a claim whose words are in the protocol (here the
     protocol is extended in memory with Z9); check_all evaluates it with the others, words
     and regions from the protocol, after the paper's and the other benchmarks' claims."""
     from serverbench.analysis.claims.compare import ratio_between_languages
 
-    registry.load()  # every real claim first, so that the copy below holds them
-    monkeypatch.setattr(engine, "_CLAIMS", dict(engine._CLAIMS))
     real = protocol.claim
     z9 = {
         "id": "Z9", "source": "this test", "sentence": "Go beats Erlang", "quantity": "PingPing time ratio",
         "deciding": "Go/Erlang at 5 kB", "yes": {"words": "lower", "hi": [1, 0]},
     }  # fmt: skip
     monkeypatch.setattr(protocol, "claim", lambda cid: z9 if cid == "Z9" else real(cid))
-    claims.register(
+    declare(
         claims.Claim(
             id="Z9",
             needs=claims.Needs("pingping", "elapsed_s", ("go", "erlang")),

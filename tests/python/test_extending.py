@@ -1,7 +1,8 @@
 """docs/extending.md, walked: a toy benchmark defined in this test's folder, as a package
 outside the tree that a distribution plugs in by its entry point (a temporary one on
 sys.path, as `pip install` would leave it), appears in the plan (with its own cost), the processed tables,
-a figure, the claims and the explorer without editing any generic code. The spec edits a
+a figure, the claims and the explorer without editing any generic code, and without touching
+the analysis's registry: registry.load() sees the toy because it is on the path. The spec edits a
 real benchmark makes (spec/cli.json, the two record schemas, and its claims' entries in
 spec/protocol.json: their words and yes regions) are made here to in-memory copies;
 everything else is the package.
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from serverbench import contract, plugins, protocol
-from serverbench.analysis.claims import engine, regime, tables
+from serverbench.analysis.claims import engine, tables
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.reading import registry, synthetic
 from serverbench.harness.planning import plan as plan_mod
@@ -40,7 +41,7 @@ TOY = {
     "tables.py": """
         from serverbench.analysis.reading import registry
 
-        registry.table(registry.TableSpec("toy", "toy", ("variant", "cores", "units"), ("elapsed_s",), "elapsed_s"))
+        TABLE = registry.TableSpec("toy", "toy", ("variant", "cores", "units"), ("elapsed_s",), "elapsed_s")
     """,
     "figures.py": """
         import matplotlib.pyplot as plt
@@ -61,7 +62,7 @@ TOY = {
             return fig
     """,
     "claims.py": """
-        from serverbench.analysis.claims import Claim, Needs, register
+        from serverbench.analysis.claims import Claim, Needs
         from serverbench.analysis.claims.compare import ratio_between_languages
 
 
@@ -71,7 +72,7 @@ TOY = {
             return [ratio_between_languages(d, "go", "erlang", {"units": n}, data.region("X1")) for n in ns]
 
 
-        register(Claim(id="X1", needs=Needs("toy", "elapsed_s", languages=("go", "erlang")), compare=go_faster))
+        X1 = Claim(id="X1", needs=Needs("toy", "elapsed_s", languages=("go", "erlang")), compare=go_faster)
     """,
     "cost.py": """
         def run_s(language, params):
@@ -100,11 +101,7 @@ def _forget(package: str) -> None:
 
 @pytest.fixture
 def toy(tmp_path, monkeypatch):
-    registry.load()  # every real benchmark first; the toy joins them, and leaves after the test
-    for obj, attr in ((registry.REG, "tables"), (registry.REG, "figures"), (registry.REG, "sections")):
-        monkeypatch.setattr(obj, attr, dict(getattr(obj, attr)))
-    monkeypatch.setattr(engine, "_CLAIMS", dict(engine._CLAIMS))
-    monkeypatch.setattr(regime, "REGIMES", dict(regime.REGIMES))
+    before = registry.load()  # the real benchmarks' registry: the toy's path gives another
     monkeypatch.syspath_prepend(str(installed(tmp_path / "site", "toy_benchmark", TOY, "toy")))
     # the spec edits of a new benchmark: spec/cli.json and the raw and native record schemas
     spec = copy.deepcopy(contract.cli_contract())
@@ -141,11 +138,12 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.setattr(protocol, "claim", lambda cid: x1 if cid == "X1" else real_claim(cid))
     records._validator.cache_clear()
     records._native_validator_for.cache_clear()
-    plugins.load()
     yield tmp_path
     records._validator.cache_clear()
     records._native_validator_for.cache_clear()
     _forget("toy_benchmark")
+    monkeypatch.undo()  # sys.path as before: the real registry again, untouched by the toy
+    assert registry.load() is before and "toy" not in before.tables and "X1" not in before.claims
 
 
 def test_a_toy_benchmark_package_joins_every_stage(toy):
@@ -230,6 +228,20 @@ def test_a_declared_part_the_loader_does_not_know_is_named(tmp_path, monkeypatch
             plugins.part("typo", "cost")
     finally:
         _forget("typo_benchmark")
+
+
+def test_a_name_two_modules_declare_differently_is_an_error_naming_both():
+    """The registry is collected, not filled: a table (or claim, figure, section) declared
+    twice with different contents stops the load, naming the module and the first one; the
+    same value imported into a second module is one declaration."""
+    spec = registry.TableSpec("dup", "toy", ("variant",), ("elapsed_s",))
+    first, again, other = (types.ModuleType(n) for n in ("first_mod", "imports_it", "second_mod"))
+    first.TABLE = spec
+    again.TABLE = spec  # `from first_mod import TABLE`
+    other.TABLE = registry.TableSpec("dup", "toy", ("variant", "cores"), ("elapsed_s",))
+    assert list(registry.Registry().with_modules(first, again).tables) == ["dup"]
+    with pytest.raises(ImportError, match=r"second_mod declares table 'dup' again \(first declared in first_mod\)"):
+        registry.Registry().with_modules(first, other)
 
 
 def test_the_native_files_it_lists_are_recoverys_own():

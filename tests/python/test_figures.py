@@ -143,7 +143,7 @@ def test_fig4_stacks_failure_markers_that_share_an_n(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path):
+def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path, declare):
     from serverbench.analysis.reading import registry
     from serverbench.analysis.reporting import sections
 
@@ -157,18 +157,15 @@ def test_a_figure_and_a_report_section_registered_by_another_module(P, tmp_path)
     def toy_section(P):
         return ["some *Markdown*", P.stat("pingping", "elapsed_s").head(2), registry.FigureRef("fig_toy")]
 
-    try:
-        out = figures.draw_all(P, tmp_path, show_reference=False)
-        assert "fig_toy" in out and out["fig_toy"]["png"].exists()
-        assert [s.title for s in registry.sections()][-1] == "Toy section"
-        rendered = dict(sections.render(P))
-        sections.show("Toy section", rendered["Toy section"], P, tmp_path)  # renders without error
-    finally:
-        registry.REG.figures.pop("fig_toy")
-        registry.REG.sections.pop("Toy section")
+    declare(fig_toy, toy_section)
+    out = figures.draw_all(P, tmp_path, show_reference=False)
+    assert "fig_toy" in out and out["fig_toy"]["png"].exists()
+    assert [s.title for s in sections.registered()][-1] == "Toy section"
+    rendered = dict(sections.render(P))
+    sections.show("Toy section", rendered["Toy section"], P, tmp_path)  # renders without error
 
 
-def test_a_section_with_nothing_for_the_sweep_is_left_out_and_a_broken_one_shown(P):
+def test_a_section_with_nothing_for_the_sweep_is_left_out_and_a_broken_one_shown(P, declare):
     """The contents list and the body come from one render: a sweep without socket runs
     (this one: the paper's three benchmarks) gets no socket headings, and a section whose
     code fails shows its error instead of vanishing."""
@@ -183,11 +180,8 @@ def test_a_section_with_nothing_for_the_sweep_is_left_out_and_a_broken_one_shown
     def broken(P):
         raise ValueError("no such column")
 
-    try:
-        rendered = dict(sections.render(P))
-    finally:
-        registry.REG.sections.pop("Empty toy section")
-        registry.REG.sections.pop("Broken toy section")
+    declare(empty, broken)
+    rendered = dict(sections.render(P))
     assert "Empty toy section" not in rendered
     assert rendered["Broken toy section"] == ["**error** in this section: `ValueError: no such column`"]
     assert "Socket benchmarks: TCP ping-pong" not in rendered and "Socket benchmarks: echo flood" not in rendered

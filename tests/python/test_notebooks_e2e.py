@@ -162,11 +162,11 @@ def test_smoke_profile_end_to_end(tmp_path, monkeypatch):
 
 def test_render_removes_figures_left_by_an_earlier_sweep(tmp_path):
     """The report draws a registered figure only when its file is missing: stale files must go first."""
-    from serverbench.analysis.reading import registry
-    from serverbench.analysis.reporting import pipeline
+    from serverbench.analysis.plotting import figures
+    from serverbench.analysis.reporting import pipeline, sections
 
-    names = [s.name for s in registry.figures()]
-    assert {"fig3_pingping", "fig_echo_flood", "fig_tcp_pingpong"} <= set(names)
+    names = [s.name for s in figures.ordered(sections.analysis())]
+    assert {"fig3_pingping", "fig_echo_flood", "fig_tcp_pingpong", "audit"} <= set(names)
     for n in names:
         (tmp_path / f"{n}.png").write_bytes(b"old")
     (tmp_path / "notes.txt").write_text("kept")

@@ -1,5 +1,6 @@
 """Raw logs -> processed tables: retries, warm-ups, counts, medians, failures, CLI."""
 
+import dataclasses
 import io
 import json
 
@@ -176,52 +177,46 @@ def test_report_tables(tmp_path):
     assert len(report.reference_notes()) == 3
 
 
-def test_a_registered_table_of_another_benchmark_is_processed(tmp_path):
-    """A module registers a table for its own benchmark: its params and metrics become
+def test_a_registered_table_of_another_benchmark_is_processed(tmp_path, monkeypatch):
+    """A module declares a table for its own benchmark: its params and metrics become
     columns, summary.csv and ratios.csv cover it, P.values reads it."""
     from serverbench.analysis.reading import registry
 
-    saved = dict(registry.REG.tables)
-    for name in [n for n, t in saved.items() if t.benchmark == "echo_flood"]:
-        registry.REG.tables.pop(name)  # the echo module's own table, if loaded
-    registry.table(
-        registry.TableSpec(
-            "toy_echo", "echo_flood", ("variant", "cores", "clients"), ("requests_per_s",), "requests_per_s"
-        )
+    real = registry.load()
+    tables = {n: t for n, t in real.tables.items() if t.benchmark != "echo_flood"}  # not the echo module's own
+    tables["toy_echo"] = registry.TableSpec(
+        "toy_echo", "echo_flood", ("variant", "cores", "clients"), ("requests_per_s",), "requests_per_s"
     )
-    try:
-        recs = []
-        for lang, rate in (("go", 100.0), ("erlang", 50.0)):
-            for t in range(1, 6):
-                r = synthetic.raw_record(
-                    "pingping",
-                    lang,
-                    {"message_bytes": 1, "repetitions": 1},
-                    {"elapsed_s": 1.0},
-                    trial=t,
-                    validate=False,
-                )
-                r.update(
-                    benchmark="echo_flood",
-                    params={"clients": 4},
-                    metrics={"requests_per_s": rate + t},
-                    config_id=f"toy-{lang}",
-                )
-                recs.append(r)
-        # (the raw schema's echo_flood record is the echo module's; here the loader's
-        # flattening is used directly, as process_sweep does after validation)
-        runs = process.runs_table(records.flatten(recs))
-        v = process.trial_values(runs, "toy_echo", "requests_per_s")
-        assert len(v) == 10 and set(v.columns) >= {"language", "clients", "value"}
-        s = process.summarize(runs)
-        s = s[(s["table"] == "toy_echo") & (s["metric"] == "requests_per_s")]
-        assert sorted(s["median"]) == [53.0, 103.0]
-        r = process.ratios(runs)
-        r = r[r["table"] == "toy_echo"].iloc[0]
-        assert (r["numerator"], r["denominator"]) == ("erlang", "go") and r["ci_level"] >= 0.95
-    finally:
-        registry.REG.tables.clear()
-        registry.REG.tables.update(saved)
+    monkeypatch.setattr(registry, "load", lambda: dataclasses.replace(real, tables=tables))
+    recs = []
+    for lang, rate in (("go", 100.0), ("erlang", 50.0)):
+        for t in range(1, 6):
+            r = synthetic.raw_record(
+                "pingping",
+                lang,
+                {"message_bytes": 1, "repetitions": 1},
+                {"elapsed_s": 1.0},
+                trial=t,
+                validate=False,
+            )
+            r.update(
+                benchmark="echo_flood",
+                params={"clients": 4},
+                metrics={"requests_per_s": rate + t},
+                config_id=f"toy-{lang}",
+            )
+            recs.append(r)
+    # (the raw schema's echo_flood record is the echo module's; here the loader's
+    # flattening is used directly, as process_sweep does after validation)
+    runs = process.runs_table(records.flatten(recs))
+    v = process.trial_values(runs, "toy_echo", "requests_per_s")
+    assert len(v) == 10 and set(v.columns) >= {"language", "clients", "value"}
+    s = process.summarize(runs)
+    s = s[(s["table"] == "toy_echo") & (s["metric"] == "requests_per_s")]
+    assert sorted(s["median"]) == [53.0, 103.0]
+    r = process.ratios(runs)
+    r = r[r["table"] == "toy_echo"].iloc[0]
+    assert (r["numerator"], r["denominator"]) == ("erlang", "go") and r["ci_level"] >= 0.95
 
 
 def test_prepare_processes_and_judges_a_sweep_once_until_its_raw_files_or_code_change(tmp_path, monkeypatch):

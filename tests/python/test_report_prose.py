@@ -307,7 +307,7 @@ def test_a_sub_reports_contents_list_only_what_it_shows(tmp_path, monkeypatch, p
     lead = layout.lead_sections(profile, [t for t, _ in extra])
     opening.show_opening(profile, P, [], extra, lead, tmp_path, True)
     contents = next(t for t in shown if t.startswith("**Contents**"))
-    others = [s.title for s in registry.sections() if not s.title.startswith(layout.subjects()[profile])]
+    others = [s.title for s in sections.registered() if not s.title.startswith(layout.subjects()[profile])]
     assert others and not [t for t in others if f"[{t}]" in contents], contents
 
 

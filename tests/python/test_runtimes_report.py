@@ -54,6 +54,6 @@ def test_the_report_notebooks_imports_register_every_section():
         if line.startswith("from serverbench.analysis")
     ]
     assert imports
-    code = "\n".join(imports) + "\nprint([s.title for s in registry.sections()])"
+    code = "\n".join(imports) + "\nprint([s.title for s in sections.registered()])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "The conclusions on 2026 runtimes" in out and "Language or original code?" in out

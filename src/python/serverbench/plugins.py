@@ -9,13 +9,13 @@ outside the tree is an entry point of the group `serverbench.benchmarks` in its
 distribution's metadata (`[project.entry-points."serverbench.benchmarks"] toy =
 "toy_benchmark"` in its pyproject.toml). Either way the package declares itself once in its
 `__init__.py`, typed (`Declared` below): its place among the benchmarks, the modules that
-register its parts with the analysis (in import order), and the harness parts it has:
+declare its parts to the analysis (in order), and the harness parts it has:
 
     DECLARED = plugins.Declared(order=1, analysis=("tables", "figures", "claims", "report"),
                                 parts=("cost",))
 
-`tables` registers its processed tables (analysis.reading.registry.table: keys, metrics, the
-explorer's defaults), `figures` its figures, `claims` its claims, `report` its report
+`tables` declares its processed tables (analysis.reading.registry.TableSpec: keys, metrics,
+the explorer's defaults), `figures` its figures, `claims` its claims, `report` its report
 sections; a benchmark has the ones it needs. The harness asks for a declared part by
 `part(id, name)`: "cost" (what a run costs, for the plan's estimates), for a socket
 benchmark "sockets" (its byte accounting and CPU placement), and optionally "search" (a
@@ -23,10 +23,10 @@ search it declares: spawn's max processes) and "limits" (the process limit a run
 they import nothing of the analysis, so the harness may load them. A part not declared is
 None, never probed for. A sockets or search module declares what the harness may ask of it
 as `HOOKS` (`SocketHooks`, `SearchHooks`): the harness reads typed fields, never probes a
-module for a name. analysis.reading.registry.load() calls `load()` the first time anything
-asks for the registered tables, figures, claims or sections, so every entry point (the
-command line, a notebook, a test) sees every benchmark without a call of its own to forget;
-the generic stages name no benchmark.
+module for a name. analysis.reading.registry.load() collects what `load()`'s modules
+declare into one frozen Registry, per set of plug-ins, so every entry point (the command
+line, a notebook, a test) sees every benchmark without a call of its own to forget; the
+generic stages name no benchmark.
 
 No module-level registry: what is found is a function of sys.path (the folder and the
 installed distributions' metadata), memoised by it, and an imported module is Python's own
@@ -42,6 +42,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import ModuleType
 
 PACKAGE = "serverbench.benchmarks"
 GROUP = "serverbench.benchmarks"  # the entry-point group of benchmark packages outside the tree
@@ -51,12 +52,12 @@ HARNESS_PARTS = ("cost", "sockets", "search", "limits")  # what a package's `par
 @dataclass(frozen=True, slots=True)
 class Declared:
     """What a benchmark package declares once, as `DECLARED` in its __init__.py: its tables'
-    place among the benchmarks', the modules that register its analysis parts (in import
-    order), its headline metric (and whether it is a time), the paper's figures it answers to
-    (short name -> registered figure), the raw fields runs.csv always has a column for, the
-    analysis options it adds ({name: {"default", "choices", "doc"}}), its own notebook and
-    the report sections (titles, matched by their start) that its own profile's sub-report
-    opens with (its profile is named by its id)."""
+    place among the benchmarks', the modules that declare its analysis parts (in order), its
+    headline metric (and whether it is a time), the paper's figures it answers to (short name ->
+    registered figure), the raw fields runs.csv always has a column for, the analysis options it
+    adds ({name: {"default", "choices", "doc"}}), its own notebook and the report sections
+    (titles, matched by their start) that its own profile's sub-report opens with (its profile
+    is named by its id)."""
 
     order: int
     analysis: tuple[str, ...]
@@ -126,9 +127,15 @@ def _found(path: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(out.items()))
 
 
+def found() -> tuple[tuple[str, str], ...]:
+    """(id, dotted package) of every benchmark package on the current sys.path, sorted by id:
+    what a cache of anything built from the plug-ins is keyed by."""
+    return _found(tuple(sys.path))
+
+
 def packages() -> dict[str, str]:
     """Every benchmark package: {id: its dotted name}, the built-in ones and the plugged-in ones."""
-    return dict(_found(tuple(sys.path)))
+    return dict(found())
 
 
 def ids() -> list[str]:
@@ -142,16 +149,13 @@ def package(benchmark: str):
     return importlib.import_module(name) if name else None
 
 
-def load() -> list[str]:
-    """Import every benchmark package's ANALYSIS modules (Python imports each once); their
-    ids, in their declared order."""
+def load() -> list[ModuleType]:
+    """Every benchmark package's analysis modules (Declared.analysis), imported (Python
+    imports each once), packages in their declared order, each package's in its order."""
     pkgs = {i: importlib.import_module(n) for i, n in packages().items()}
     declared = {i: declaration(p) for i, p in pkgs.items()}
     order = sorted(pkgs, key=lambda i: (declared[i].order, i))
-    for i in order:
-        for part_name in declared[i].analysis:
-            importlib.import_module(f"{pkgs[i].__name__}.{part_name}")
-    return order
+    return [importlib.import_module(f"{pkgs[i].__name__}.{part}") for i in order for part in declared[i].analysis]
 
 
 def declaration(pkg) -> Declared:

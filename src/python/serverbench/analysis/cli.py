@@ -68,9 +68,11 @@ def _cmd_process(args, stdout, stderr) -> int:
 
 def _cmd_figures(args, stdout, stderr) -> int:
     from serverbench.analysis.plotting import figures
+    from serverbench.analysis.reporting import sections
 
     P = _processed(args)
-    out = figures.draw_all(P, args.out_figures, show_reference=not args.no_reference, **_chosen(args))
+    chosen = _chosen(args)
+    out = figures.draw_all(P, args.out_figures, show_reference=not args.no_reference, reg=sections.analysis(), **chosen)
     for key, d in out.items():
         for ext, p in d.items():
             print(f"{key} {ext}: {p}", file=stdout)

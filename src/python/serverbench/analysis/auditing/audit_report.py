@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from serverbench.analysis.auditing import audit, audit_figures  # noqa: F401  (audit_figures registers the "audit" figure)
+from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import registry
 
 

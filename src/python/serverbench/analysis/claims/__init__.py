@@ -1,6 +1,6 @@
 """The paper's conclusions as data: claim entries evaluated by one engine.
 
-* engine.py      Claim / Needs / Comparison / Verdict, register(), check_all(), the verdicts
+* engine.py      Claim / Needs / Comparison / Verdict, check_all(), the verdicts
 * options.py     Options: how a sweep is judged (the benchmarks' options, points, the margin)
 * compare.py     one interval (paired by round) judged against a region; row selection
 * familywise.py  Holm's correction of a claim's "no"
@@ -15,8 +15,8 @@
 The protocol itself (version, alpha, margin, design, each claim's words and regions) is
 read from spec/protocol.json by serverbench/protocol.py. The claims' encodings live with
 their benchmarks (serverbench/benchmarks/<id>/claims.py,
-docs/extending.md) and register with engine.register(Claim(...)) when
-analysis.reading.registry.load() imports them.
+docs/extending.md), declared at module level (`C1 = Claim(...)`) and collected by
+analysis.reading.registry.load().
 """
 
 from serverbench.analysis.claims.engine import (  # noqa: F401
@@ -41,6 +41,5 @@ from serverbench.analysis.claims.engine import (  # noqa: F401
     check_all,
     combine,
     evaluate,
-    register,
 )
 from serverbench.analysis.claims.tables import claims_table, evidence_table, write_claims  # noqa: F401

@@ -3,8 +3,9 @@
 
 A claim's words (sentence, source, deciding comparisons, yes region) live in
 spec/protocol.json; its encoding is a `Claim` entry here (id, the data it needs, the
-function that makes its deciding comparisons). `register(claim)` adds it; `check_all(P)`
-evaluates every registered claim on a sweep's processed tables:
+function that makes its deciding comparisons), declared at module level by its benchmark's
+claims module and collected by analysis.reading.registry.load(); `check_all(P)` evaluates
+every declared claim on a sweep's processed tables:
 
 * supported     every deciding comparison is "yes" (its 90 % interval inside the yes region);
 * contradicted  at least one is "no" (its interval inside the no region) after Holm's
@@ -45,6 +46,7 @@ from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: c
     VERDICTS,
     YES,
 )
+from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
 from serverbench.analysis.statistics import stats
 
@@ -117,8 +119,9 @@ class Data:
 
 
 @dataclass(frozen=True)
-class Claim:
-    """A claim's encoding; its words are the protocol's (spec/protocol.json, by id)."""
+class Claim(registry.Entry):
+    """A claim's encoding; its words are the protocol's (spec/protocol.json, by id). A
+    claims module declares it at module level (alone or in a tuple) for the registry."""
 
     id: str
     needs: Needs
@@ -141,6 +144,9 @@ class Claim:
         c = protocol.claim(self.id)
         regions = "; ".join(protocol.region(self.id, k).text() for k in c if k.startswith("yes"))
         return f"{c['quantity']}. Deciding: {c['deciding']}. Regions: {regions}."
+
+    def registry_keys(self) -> tuple[tuple[str, str], ...]:
+        return (("claims", self.id),)
 
 
 @dataclass
@@ -178,16 +184,6 @@ class Verdict:
         }
 
 
-_CLAIMS: dict[str, Claim] = {}
-
-
-def register(claim: Claim) -> Claim:
-    """Add (or replace, by id) a claim. Call it at import time of a provider module
-    (serverbench.analysis.*_claims, see registry.py)."""
-    _CLAIMS[claim.id] = claim
-    return claim
-
-
 def _order(c: Claim) -> tuple:
     """The protocol's order (spec/protocol.json: the paper's claims first, then the
     write-ups' and the case study's); a claim not in it after them: the paper's claims (ids
@@ -204,10 +200,7 @@ def _order(c: Claim) -> tuple:
 
 
 def all_claims() -> list[Claim]:
-    from serverbench.analysis.reading import registry
-
-    registry.load()
-    return sorted(_CLAIMS.values(), key=_order)
+    return sorted(registry.load().claims.values(), key=_order)
 
 
 def combine(results: list[str]) -> str:

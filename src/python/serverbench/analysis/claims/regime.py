@@ -14,10 +14,12 @@ more cores is "not testable on this machine").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
+
+from serverbench.analysis.reading import registry
 
 AS_SOURCE, REDUCED = "as the source", "reduced"
 
@@ -34,22 +36,27 @@ class Scale:
 
 
 @dataclass(frozen=True)
-class SourceRegime:
+class SourceRegime(registry.Entry):
+    """Where a source measured the claims `claims`; a claims module declares it at module
+    level for the registry (claim id -> its regime)."""
+
     text: str  # the source's regime in a few words
     tables: tuple[str, ...]
     scales: tuple[Scale, ...] = ()
     placement: str | None = None  # a socket benchmark's CPU placement in the source ("shared": one CPU)
+    claims: tuple[str, ...] = ()
 
-
-# claim id -> the regime its source measured; each benchmark's claims module defines its own
-REGIMES: dict[str, SourceRegime] = {}
+    def registry_keys(self) -> tuple[tuple[str, str], ...]:
+        return tuple(("regimes", cid) for cid in self.claims)
 
 
 def define(reg: SourceRegime, *claim_ids: str) -> SourceRegime:
-    """Say where the source of these claims measured (called by the claims' modules)."""
-    for cid in claim_ids:
-        REGIMES[cid] = reg
-    return reg
+    """The regime where the source of these claims measured, to declare at module level."""
+    return replace(reg, claims=tuple(claim_ids))
+
+
+def _regimes() -> dict[str, SourceRegime]:
+    return dict(registry.load().regimes)
 
 
 def _fmt(x: float) -> str:
@@ -59,7 +66,7 @@ def _fmt(x: float) -> str:
 def tested(claim_id: str, P: Any) -> tuple[str, str]:
     """(AS_SOURCE | REDUCED | "", the regime tested in words) for one claim on a sweep; two
     empty strings when the claim names no source regime or the sweep has none of its runs."""
-    reg = REGIMES.get(claim_id)
+    reg = _regimes().get(claim_id)
     runs = getattr(P, "runs", None)
     if reg is None or runs is None or runs.empty or "table" not in runs.columns:
         return "", ""
@@ -91,7 +98,7 @@ def tested(claim_id: str, P: Any) -> tuple[str, str]:
 
 
 def source_text(claim_id: str) -> str:
-    reg = REGIMES.get(claim_id)
+    reg = _regimes().get(claim_id)
     return reg.text if reg else ""
 
 
@@ -99,7 +106,7 @@ def reduced_summary(P: Any) -> str:
     """The report's paragraph on what "reduced" means, one line per benchmark (per source
     regime): the claims it decides, the source's scale, and the scale this sweep tested."""
     groups: dict[int, tuple[SourceRegime, list[str]]] = {}
-    for cid, reg in REGIMES.items():
+    for cid, reg in _regimes().items():
         groups.setdefault(id(reg), (reg, []))[1].append(cid)
     lines = []
     for reg, cids in groups.values():

@@ -28,6 +28,18 @@ def save(fig, name: str, out_dir=None) -> dict:
     return written
 
 
+def registered(reg: registry.Registry | None = None) -> dict[str, registry.FigureSpec]:
+    """Every figure of `reg`, by file name: by default the benchmark packages' (registry.load());
+    the report passes its own registry, which adds the report's figure (the audit:
+    reporting.sections.analysis())."""
+    return dict((reg or registry.load()).figures)
+
+
+def ordered(reg: registry.Registry | None = None) -> list[registry.FigureSpec]:
+    """registered(reg), by order then name."""
+    return sorted(registered(reg).values(), key=lambda f: (f.order, f.name))
+
+
 def draw(
     name: str,
     P: Processed,
@@ -36,6 +48,7 @@ def draw(
     spawn_metric: str = "all_ready_s",
     out_dir=None,
     save_files: bool = True,
+    reg: registry.Registry | None = None,
     **options,
 ):
     """Draw the registered figure `name` (e.g. "fig3_pingping") and save it (PNG + PDF);
@@ -43,9 +56,9 @@ def draw(
     or None when the sweep has nothing for it (nothing is saved, and a stale file of that
     name is removed)."""
     # a paper's short name (fig3) names the figure its benchmark's package answers it with
-    spec = registry.load().figures.get(catalog.figure_names().get(name, name))
+    spec = registered(reg).get(catalog.figure_names().get(name, name))
     if spec is None:
-        raise KeyError(f"no figure {name!r}; registered: {', '.join(f.name for f in registry.figures())}")
+        raise KeyError(f"no figure {name!r}; registered: {', '.join(f.name for f in ordered(reg))}")
     fig = spec.draw(P, languages=languages, show_reference=show_reference, spawn_metric=spawn_metric, **options)
     out = Path(out_dir) if out_dir else paths.figures_dir()
     if save_files:
@@ -57,11 +70,18 @@ def draw(
     return fig
 
 
-def draw_all(P: Processed, out_dir=None, show_reference=True, languages=None, spawn_metric="all_ready_s") -> dict:
-    """Every registered figure: {name: {"png": path, "pdf": path}} for those drawn."""
+def draw_all(
+    P: Processed,
+    out_dir=None,
+    show_reference=True,
+    languages=None,
+    spawn_metric="all_ready_s",
+    reg: registry.Registry | None = None,
+) -> dict:
+    """Every figure of `reg` (registered()): {name: {"png": path, "pdf": path}} for those drawn."""
     out = {}
-    for spec in registry.figures():
-        fig = draw(spec.name, P, languages, show_reference, spawn_metric, out_dir)
+    for spec in ordered(reg):
+        fig = draw(spec.name, P, languages, show_reference, spawn_metric, out_dir, reg=reg)
         if fig is not None:
             d = Path(out_dir) if out_dir else paths.figures_dir()
             out[spec.name] = {ext: d / f"{spec.name}.{ext}" for ext in ("png", "pdf")}

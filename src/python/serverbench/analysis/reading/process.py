@@ -275,7 +275,6 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
 def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
     """Read data/raw/<sweep-id>/ and write every processed table to out_dir (default
     data/processed/<sweep-id>/). Returns {name: path}."""
-    registry.load()  # other modules' tables
     sweep = Sweep(Path(sweep_dir), skip_bad=skip_bad)
     raw = sweep.raw
     runs = runs_table(raw)

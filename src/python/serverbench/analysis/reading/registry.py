@@ -1,26 +1,43 @@
 """Where the analysis finds its processed tables, figures, claims and report sections.
 
-Each benchmark's package (serverbench/benchmarks/<id>/, docs/extending.md) registers its
-own at import time; `load()` imports them all once, through serverbench.plugins.load()
-(package iteration: the packages list their modules explicitly):
+Each benchmark's package (serverbench/benchmarks/<id>/, docs/extending.md) declares its
+own as module-level values of its analysis modules (plugins.Declared.analysis), and
+`load()` collects them into one frozen `Registry`, built once per set of plug-ins on the
+path (a plug-in added later, a test's toy, is seen by the next call; nothing is mutated):
 
-* a processed table:   ``registry.table(TableSpec(...))``
-* a claim:             ``claims.engine.register(Claim(...))``
+* a processed table:   ``TABLE = registry.TableSpec(...)``
+* a claim:             ``C1 = claims.engine.Claim(...)`` (or a tuple of them)
+* a source regime:     ``REGIME = claims.regime.define(SourceRegime(...), "C1", ...)``
 * a figure:            ``@registry.figure("fig_tcp", title=..., tables=(...))``
 * a report section:    ``@registry.report_section("TCP ping-pong", order=60)``
 
-A figure function takes ``(P: Processed, *, languages, show_reference)`` and returns a
-matplotlib Figure, or ``None`` when the sweep has nothing to draw (the figure is then
-left out: no empty figure, no empty panel). A report section function takes ``P`` and
-returns a list of blocks: ``str`` (Markdown), ``pandas.DataFrame`` (a table) or
-``FigureRef(name)`` (a registered figure's PNG).
+A decorated function becomes its spec (still callable as the function). A figure function
+takes ``(P: Processed, *, languages, show_reference)`` and returns a matplotlib Figure, or
+``None`` when the sweep has nothing to draw (the figure is then left out: no empty figure,
+no empty panel). A report section function takes ``P`` and returns a list of blocks:
+``str`` (Markdown), ``pandas.DataFrame`` (a table) or ``FigureRef(name)`` (a figure's PNG).
+The report's own figure and sections (the audit, 2026 runtimes) are declared the same way
+and added by the modules that show them (`Registry.with_modules`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType, ModuleType
 from typing import Any
+
+
+class Entry:
+    """A value an analysis module declares at module level for `load()` to collect: a
+    table, a figure, a report section, set-up rows, a claim (claims.engine.Claim), a source
+    regime (claims.regime.SourceRegime)."""
+
+    def registry_keys(self) -> tuple[tuple[str, str], ...]:
+        """(kind, key) pairs under which the registry holds this value (kind: a field of Registry)."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -35,7 +52,7 @@ class AuditSpec:
 
 
 @dataclass(frozen=True)
-class TableSpec:
+class TableSpec(Entry):
     """A processed table: runs of `benchmark` (raw `benchmark` field) grouped by `keys`
     (besides language), each metric in `metrics` summarised (median with its interval)."""
 
@@ -59,14 +76,23 @@ class TableSpec:
     def default_x(self) -> str:
         return self.explore_x or self.keys[-1]
 
+    def registry_keys(self) -> tuple[tuple[str, str], ...]:
+        return (("tables", self.name),)
+
 
 @dataclass(frozen=True)
-class FigureSpec:
+class FigureSpec(Entry):
     name: str  # file name without extension, e.g. "fig3_pingping"
     title: str
     draw: Callable[..., Any]
     tables: tuple[str, ...] = ()
     order: float = 100.0
+
+    def __call__(self, *args, **kwargs):
+        return self.draw(*args, **kwargs)
+
+    def registry_keys(self) -> tuple[tuple[str, str], ...]:
+        return (("figures", self.name),)
 
 
 @dataclass(frozen=True)
@@ -77,78 +103,128 @@ class FigureRef:
 
 
 @dataclass(frozen=True)
-class SectionSpec:
+class SectionSpec(Entry):
     title: str
     render: Callable[..., list]
     order: float = 100.0
 
+    def __call__(self, *args, **kwargs):
+        return self.render(*args, **kwargs)
 
-@dataclass
-class _Registry:
-    tables: dict[str, TableSpec] = field(default_factory=dict)
-    figures: dict[str, FigureSpec] = field(default_factory=dict)
-    sections: dict[str, SectionSpec] = field(default_factory=dict)
-    # the report's "what differs from the paper's set-up": fn(P, runs) -> [(aspect, paper, this sweep)]
-    setup_rows: list[Callable[..., list]] = field(default_factory=list)
-    loaded: bool = False
+    def registry_keys(self) -> tuple[tuple[str, str], ...]:
+        return (("sections", self.title),)
 
 
-REG = _Registry()
+@dataclass(frozen=True)
+class SetupRows(Entry):
+    """A benchmark's rows of the report's table of differences from the paper's set-up:
+    rows(P, runs) -> [(aspect, the paper's, this sweep's)] (runs: warm-ups left out)."""
+
+    rows: Callable[..., list]
+
+    def __call__(self, *args, **kwargs):
+        return self.rows(*args, **kwargs)
+
+    def registry_keys(self) -> tuple[tuple[str, str], ...]:
+        return (("setup_rows", f"{self.rows.__module__}.{self.rows.__qualname__}"),)
 
 
-def table(spec: TableSpec) -> TableSpec:
-    REG.tables[spec.name] = spec
-    return spec
+@dataclass(frozen=True)
+class Registry:
+    """Everything the analysis modules declared, by kind and key, in declaration order."""
+
+    tables: Mapping[str, TableSpec] = field(default_factory=dict)
+    figures: Mapping[str, FigureSpec] = field(default_factory=dict)
+    sections: Mapping[str, SectionSpec] = field(default_factory=dict)
+    setup_rows: Mapping[str, SetupRows] = field(default_factory=dict)
+    claims: Mapping[str, Any] = field(default_factory=dict)  # id -> claims.engine.Claim
+    regimes: Mapping[str, Any] = field(default_factory=dict)  # claim id -> claims.regime.SourceRegime
+
+    def by_kind(self) -> dict[str, Mapping[str, Any]]:
+        return {
+            "tables": self.tables,
+            "figures": self.figures,
+            "sections": self.sections,
+            "setup_rows": self.setup_rows,
+            "claims": self.claims,
+            "regimes": self.regimes,
+        }
+
+    def with_modules(self, *modules: ModuleType) -> Registry:
+        """This registry and the values `modules` declare (the report's own figure and sections)."""
+        found: dict[str, dict[str, Any]] = {k: dict(v) for k, v in self.by_kind().items()}
+        where: dict[tuple[str, str], str] = {}
+        for mod in modules:
+            for value in _declared(mod):
+                for kind, key in value.registry_keys():
+                    known = found[kind].get(key)
+                    if known is not None and known is not value and known != value:
+                        raise ImportError(
+                            f"{mod.__name__} declares {kind[:-1].replace('_', ' ')} {key!r} again "
+                            f"(first declared in {where.get((kind, key), 'the registry it extends')})"
+                        )
+                    found[kind].setdefault(key, value)
+                    where.setdefault((kind, key), mod.__name__)
+        return Registry(**{k: MappingProxyType(v) for k, v in found.items()})
+
+
+def _declared(mod: ModuleType):
+    """The module's declared values: its module-level Entries and tuples of them."""
+    for value in vars(mod).values():
+        if isinstance(value, Entry):
+            yield value
+        elif isinstance(value, tuple) and value and all(isinstance(v, Entry) for v in value):
+            yield from value
 
 
 def figure(name: str, title: str, tables: tuple[str, ...] = (), order: float = 100.0):
-    """Decorator: register a figure function under its file name."""
+    """Decorator: the figure function, as the FigureSpec of that file name."""
 
-    def deco(fn):
-        REG.figures[name] = FigureSpec(name, title, fn, tuple(tables), order)
-        return fn
+    def deco(fn) -> FigureSpec:
+        return FigureSpec(name, title, fn, tuple(tables), order)
 
     return deco
 
 
 def report_section(title: str, order: float = 100.0):
-    """Decorator: register a report section (rendered after the built-in ones, by order)."""
+    """Decorator: the report section function, as its SectionSpec (rendered after the
+    built-in sections, by order)."""
 
-    def deco(fn):
-        REG.sections[title] = SectionSpec(title, fn, order)
-        return fn
+    def deco(fn) -> SectionSpec:
+        return SectionSpec(title, fn, order)
 
     return deco
 
 
-def setup_rows(fn):
+def setup_rows(fn) -> SetupRows:
     """Decorator: rows a benchmark adds to the report's table of differences from the paper's
-    set-up, fn(P, runs) -> [(aspect, the paper's, this sweep's)] (runs: warm-ups left out)."""
-    REG.setup_rows.append(fn)
-    return fn
+    set-up, fn(P, runs) -> [(aspect, the paper's, this sweep's)]."""
+    return SetupRows(fn)
 
 
-def load() -> _Registry:
-    """Every benchmark package's tables, figures, claims and sections, registered once."""
-    if REG.loaded:
-        return REG
-    REG.loaded = True
+@lru_cache(maxsize=8)
+def _built(found: tuple[tuple[str, str], ...], path: tuple[str, ...]) -> Registry:
     from serverbench import plugins
 
-    plugins.load()
-    return REG
+    return Registry().with_modules(*plugins.load())
+
+
+def load() -> Registry:
+    """Every benchmark package's tables, figures, sections, set-up rows, claims and source
+    regimes, collected from the plug-ins on the path (cached per set of plug-ins and path:
+    the same package imported from another folder is another module)."""
+    from serverbench import plugins
+
+    return _built(plugins.found(), tuple(sys.path))
 
 
 def figures() -> list[FigureSpec]:
-    load()
-    return sorted(REG.figures.values(), key=lambda f: (f.order, f.name))
+    return sorted(load().figures.values(), key=lambda f: (f.order, f.name))
 
 
 def sections() -> list[SectionSpec]:
-    load()
-    return sorted(REG.sections.values(), key=lambda s: (s.order, s.title))
+    return sorted(load().sections.values(), key=lambda s: (s.order, s.title))
 
 
-def tables() -> dict[str, TableSpec]:
-    load()
-    return REG.tables
+def tables() -> Mapping[str, TableSpec]:
+    return load().tables

@@ -40,14 +40,12 @@ def remove_figures(figdir: Path) -> list[Path]:
     """Delete every registered figure's PNG/PDF before a render. Why: the report draws a
     registered figure only when its file is missing, so a file left by an earlier sweep
     would be shown as this sweep's (a figure this sweep has no data for is then left out).
-    The report's own modules are imported first, as the report notebook imports them: the
-    audit figure is registered by analysis.auditing, not by a benchmark package, and
-    without them its file outlived every render (a 25 Nov audit.png drawn by older code)."""
-    from serverbench.analysis.reading import registry
-    from serverbench.analysis.reporting import sections  # noqa: F401  (registers the report's own figures)
+    The report's own figure (the audit) is among them: the report draws it too."""
+    from serverbench.analysis.plotting import figures
+    from serverbench.analysis.reporting import sections
 
     gone = []
-    for spec in registry.figures():
+    for spec in figures.ordered(sections.analysis()):
         for ext in ("png", "pdf"):
             f = Path(figdir) / f"{spec.name}.{ext}"
             if f.exists():

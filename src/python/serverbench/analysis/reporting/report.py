@@ -159,7 +159,7 @@ def differences_table(P: Processed) -> pd.DataFrame:
         ),
         ("start", "cold start (fresh VM) per run", "fresh OS process per run (cold start), pinned to the cores used"),
         ("trials per point", PAPER_SETUP["trials"], ", ".join(f"{t} {trials(t)}" for t in ran) or "none"),
-        *(row for fn in registry.load().setup_rows for row in fn(P, nw)),  # each benchmark's own
+        *(row for fn in registry.load().setup_rows.values() for row in fn(P, nw)),  # each benchmark's own
         ("cores", PAPER_SETUP["cores"], f"{cores} (not runnable here: {unr})"),
     ]
     return pd.DataFrame(rows, columns=["aspect", "paper", "this sweep"])

@@ -1,5 +1,5 @@
-"""The report's registered sections (registry.report_section: the socket benchmarks, faults,
-2026 runtimes, the audit), rendered once per sweep so that the contents list and the body
+"""The report's registered sections (registry.report_section: the benchmark packages' and
+the report's own, 2026 runtimes and the audit), rendered once per sweep so that the contents list and the body
 agree: a section with nothing to show for this sweep (its render returns no blocks) is left
 out of both, heading included, so that a report of a `runtimes` or `audit` sweep does not
 carry empty headings of benchmarks it never ran."""
@@ -11,15 +11,23 @@ from pathlib import Path
 
 import pandas as pd
 
-from serverbench.analysis.auditing import audit_report  # noqa: F401  (registers its report section)
+from serverbench.analysis.auditing import audit_figures, audit_report
+from serverbench.analysis.plotting import figures
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import Processed
-from serverbench.analysis.reporting import (
-    cells,
-    layout,
-    report,
-    runtimes_report,  # noqa: F401  (registers its report section)
-)
+from serverbench.analysis.reporting import cells, layout, report, runtimes_report
+
+
+def analysis() -> registry.Registry:
+    """The report's registry: the benchmark packages' (registry.load()) and the report's own
+    figure and sections (the audit, 2026 runtimes), which live in the wings above the
+    plug-ins'."""
+    return registry.load().with_modules(audit_figures, audit_report, runtimes_report)
+
+
+def registered() -> list[registry.SectionSpec]:
+    """Every report section of analysis(), by order then title."""
+    return sorted(analysis().sections.values(), key=lambda s: (s.order, s.title))
 
 
 def render(P: Processed, profile: str | None = None) -> list[tuple[str, list]]:
@@ -30,7 +38,7 @@ def render(P: Processed, profile: str | None = None) -> list[tuple[str, list]]:
     block: shown, not hidden."""
     about = layout.subject(profile) if profile is not None else None
     out = []
-    for section in registry.sections():
+    for section in registered():
         if about and not section.title.startswith(about):
             continue
         try:
@@ -48,7 +56,6 @@ def show(title: str, blocks: list, P: Processed, figdir) -> None:
     matplotlib Figures."""
     from IPython.display import Markdown, display
 
-    from serverbench.analysis.plotting import figures
     from serverbench.analysis.reporting import notebook
 
     display(Markdown(f"## {title}"))
@@ -60,11 +67,11 @@ def show(title: str, blocks: list, P: Processed, figdir) -> None:
         elif isinstance(b, registry.FigureRef):
             png = Path(figdir) / f"{b.name}.png"
             if not png.exists():
-                fig = figures.draw(b.name, P, out_dir=figdir)
+                fig = figures.draw(b.name, P, out_dir=figdir, reg=analysis())
                 if fig is not None:
                     figures.plt.close(fig)
             if png.exists():  # captioned by the figure's registered title (its alt text too)
-                spec = registry.load().figures.get(b.name)
+                spec = figures.registered(analysis()).get(b.name)
                 notebook.show_figure(png, spec.title if spec else b.name)
         elif hasattr(b, "savefig"):  # a matplotlib Figure: shown once, then closed
             display(b)
@@ -78,7 +85,7 @@ def figures_shown(P: Processed, profile: str, extra: list[tuple[str, list]]) -> 
     report (and a profile without a listed subject); in a sub-report only those drawn from
     the tables this sweep ran, less those its own sections already showed (the audit
     figure, drawn from the committed audit sweep, is not the IM report's)."""
-    specs = registry.figures()
+    specs = figures.ordered(analysis())
     if layout.subject(profile) is None:
         return specs
     shown = {b.name for _, blocks in extra for b in blocks if isinstance(b, registry.FigureRef)}
@@ -97,7 +104,6 @@ def show_figures(
     notes on the paper's values when one of the paper's figures is among them."""
     from IPython.display import Markdown, display
 
-    from serverbench.analysis.plotting import figures
     from serverbench.analysis.reporting import notebook
 
     specs = figures_shown(P, profile, extra)
@@ -107,7 +113,7 @@ def show_figures(
     for spec in specs:
         png = Path(figdir) / f"{spec.name}.png"
         if not png.exists():  # its notebook was not run: the same function draws it here
-            fig = figures.draw(spec.name, P, languages, show_reference, spawn_metric, out_dir=figdir)
+            fig = figures.draw(spec.name, P, languages, show_reference, spawn_metric, out_dir=figdir, reg=analysis())
             if fig is not None:
                 figures.plt.close(fig)
         if png.exists():

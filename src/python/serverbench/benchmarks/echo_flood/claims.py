@@ -16,14 +16,14 @@ from dataclasses import replace
 import numpy as np
 
 from serverbench import protocol
-from serverbench.analysis.claims import Claim, Needs, NotTestable, register
+from serverbench.analysis.claims import Claim, Needs, NotTestable
 from serverbench.analysis.claims.compare import judge, judged, per_round, rows_where, values_where
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison, Data
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 from serverbench.benchmarks.echo_flood.figures import LOADGEN_LIMIT, TABLE
 
 # where the 2010 comparison measured E1-E4 (claims.regime)
-define(
+REGIME_E1 = define(
     SourceRegime(
         "the 2010 echo flood: 1 to 32,768 connections x 32 KiB and 512 KiB, best of 3, one machine",
         ("echo_flood",),
@@ -178,5 +178,7 @@ def _go_near_c(data) -> list[Comparison]:
 
 
 NEEDS = Needs(table=TABLE, metric=METRIC, languages=("c",))
-for _cid, _compare in (("E1", _alike), ("E2", _c_fastest_node_slowest), ("E3", _eventlet_twisted), ("E4", _go_near_c)):
-    register(Claim(id=_cid, needs=NEEDS, compare=_compare))
+CLAIMS = tuple(
+    Claim(id=cid, needs=NEEDS, compare=compare)
+    for cid, compare in (("E1", _alike), ("E2", _c_fastest_node_slowest), ("E3", _eventlet_twisted), ("E4", _go_near_c))
+)

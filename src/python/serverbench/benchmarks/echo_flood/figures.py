@@ -22,15 +22,13 @@ matplotlib.use("Agg")
 
 TABLE = "echo_flood"
 KEYS = ("variant", "server_language", "placement", "mode", "connections", "bytes_per_connection")
-registry.table(
-    registry.TableSpec(
-        name=TABLE,
-        benchmark="echo_flood",
-        keys=KEYS,
-        metrics=("elapsed_s", "completion_median_s", "completion_p99_s", "client_delay_s", "client_cpu_share"),
-        ratio_metric="elapsed_s",
-        explore_x="connections",
-    )
+TABLE_SPEC = registry.TableSpec(
+    name=TABLE,
+    benchmark="echo_flood",
+    keys=KEYS,
+    metrics=("elapsed_s", "completion_median_s", "completion_p99_s", "client_delay_s", "client_cpu_share"),
+    ratio_metric="elapsed_s",
+    explore_x="connections",
 )
 REF_MACHINE = "2010: 2.4 GHz Core 2 Duo, Ubuntu 10.04 (lowest of 3)"
 # At or above this CPU share the load generator, not the server, may set the pace: the

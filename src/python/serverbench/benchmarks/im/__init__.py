@@ -8,7 +8,7 @@ TITLE = "Does the paper's advice hold for a whole server?"
 # what the package declares, once (the fields: serverbench.plugins.Declared)
 DECLARED = plugins.Declared(
     order=6,
-    analysis=("tables", "claims", "figures", "report"),
+    analysis=("tables", "claims", "figures", "report", "report_v5"),
     parts=("cost", "search", "sockets"),
     metric=("latency_p99_s", True),
     notebook="im",

@@ -34,7 +34,6 @@ from serverbench.analysis.claims.engine import (
     Needs,
     NotTestable,
     label,
-    register,
 )
 from serverbench.benchmarks.im import claims_v5
 from serverbench.benchmarks.im import design as design5
@@ -345,11 +344,13 @@ def _chaos_summary(comps: list[Comparison]) -> str:
 
 # Needs: the engine's gate passes (no language listed: the generator is every run's language);
 # each comparison function says what a sweep lacks (NotTestable).
-for _cid, _metric, _compare, _summary in (
-    ("IM1", "latency_p99_s", latency, None),
-    ("IM2", "clients_registered", idle, _pair_summary),
-    ("IM3", "login_s", login, None),
-    ("IM4", "latency_p99_s", throughput, _pair_summary),
-    ("IM5", "deliveries_per_s", chaos, _chaos_summary),
-):
-    register(Claim(id=_cid, needs=Needs(T.TABLE, _metric), compare=_compare, summarize=_summary))
+CLAIMS = tuple(
+    Claim(id=cid, needs=Needs(T.TABLE, metric), compare=compare, summarize=summary)
+    for cid, metric, compare, summary in (
+        ("IM1", "latency_p99_s", latency, None),
+        ("IM2", "clients_registered", idle, _pair_summary),
+        ("IM3", "login_s", login, None),
+        ("IM4", "latency_p99_s", throughput, _pair_summary),
+        ("IM5", "deliveries_per_s", chaos, _chaos_summary),
+    )
+)

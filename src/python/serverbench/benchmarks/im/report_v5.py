@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 
 def blocks(P) -> list:
     slo = D.slos()[0]
-    g = D.im()["generator"]
+    headroom = D.im()["generator"]["headroom"]
     c = D.im()["chaos"]
     cap = V.capacity(P)
     fast = max((r["value"] or 0 for r in V.rates(P).values()), default=0)
@@ -30,7 +30,7 @@ def blocks(P) -> list:
         if cap and cap["value"] and fast
         else "the generator's capacity was not certified in this sweep"
     )
-    out = [
+    out: list = [
         f"**Protocol 5's design.** This sweep ran the IM design of {D.label()} ({D.doc()}, section 13): "
         f"replicated rate searches of {D.search()['step_runs']} runs a step, bisected to a ratio of "
         f"{D.search()['bisect_ratio']}; IM2, IM4 and IM5 are judged by its rules.",
@@ -38,7 +38,7 @@ def blocks(P) -> list:
     if V.rates(P) or cap:  # a piece that ran no rate search (fan-out) shows no empty capacity table
         out += [
             f"**The generator's capacity** (the null sink's search) against every server's sustainable rate at p99 "
-            f"<= {slo * 1e3:g} ms. A rate at or above {g['headroom']} x the capacity is only 'at least' (censored), "
+            f"<= {slo * 1e3:g} ms. A rate at or above {headroom} x the capacity is only 'at least' (censored), "
             f"as is one at the grid's top; {goal} (the goal: at least 3 x and at least 100,000/s):",
             PV.capacity_table(P),
             registry.FigureRef("fig_im5_search"),
@@ -63,7 +63,7 @@ def blocks(P) -> list:
         (
             "**Fan-out at saturation**: each channel size's sustainable messages per second and deliveries per "
             "second (rate x (size - 1)), against the generator's own capacity at that size (the null sink's "
-            f"search; a rate at or above {g['headroom']} x it is only 'at least'); figure-only:",
+            f"search; a rate at or above {headroom} x it is only 'at least'); figure-only:",
             PV.fanout_table(P),
         ),
     )

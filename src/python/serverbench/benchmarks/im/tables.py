@@ -64,26 +64,22 @@ METRICS = (
     "schedule_slip_p99_s",
     RSS,
 )
-registry.table(
-    registry.TableSpec(
-        name=TABLE,
-        benchmark="im",
-        keys=KEYS,
-        metrics=METRICS,
-        ratio_metric="latency_p99_s",
-        explore_x="rate_per_s",
-    )
+TABLE_SPEC = registry.TableSpec(
+    name=TABLE,
+    benchmark="im",
+    keys=KEYS,
+    metrics=METRICS,
+    ratio_metric="latency_p99_s",
+    explore_x="rate_per_s",
 )
-registry.table(
-    registry.TableSpec(
-        name=SEARCH_TABLE,
-        benchmark="im",
-        keys=("variant", "server_language", "placement", "mode", "clients", "rate_per_s"),
-        metrics=METRICS,
-        explore_metric="latency_p99_s",
-        explore_x="rate_per_s",
-        search_steps=True,
-    )
+SEARCH_TABLE_SPEC = registry.TableSpec(
+    name=SEARCH_TABLE,
+    benchmark="im",
+    keys=("variant", "server_language", "placement", "mode", "clients", "rate_per_s"),
+    metrics=METRICS,
+    explore_metric="latency_p99_s",
+    explore_x="rate_per_s",
+    search_steps=True,
 )
 # the generator's reasons for an invalid run (src/im_loadgen/src/record.rs; "CPU share" before
 # protocol 5's instrument, "busy share" and "read lateness" since), carried into the run's

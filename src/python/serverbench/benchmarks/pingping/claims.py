@@ -5,7 +5,7 @@ comparison function computes exactly what the protocol's "deciding" says."""
 from __future__ import annotations
 
 from serverbench.analysis.claims.compare import largest_common, ratio_between_languages
-from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, label, register
+from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, label
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 
 # where the paper measured C1, C2 and C10 (claims.regime: the verdicts say at which scale they were tested)
@@ -53,22 +53,18 @@ def _sizes_scope(data: Data) -> str:
     return f"message sizes measured: {', '.join(map(str, sizes))} bytes"
 
 
-register(
-    Claim(
-        id="C1",
-        short="Go and Erlang PingPing faster than Akka",
-        needs=Needs("pingping", "elapsed_s", languages=("scala_akka",), any_of=("go", "erlang")),
-        compare=pingping_ratios_at_largest_repetitions(("go", "erlang"), "scala_akka", "C1"),
-        scope=_sizes_scope,
-    )
+C1 = Claim(
+    id="C1",
+    short="Go and Erlang PingPing faster than Akka",
+    needs=Needs("pingping", "elapsed_s", languages=("scala_akka",), any_of=("go", "erlang")),
+    compare=pingping_ratios_at_largest_repetitions(("go", "erlang"), "scala_akka", "C1"),
+    scope=_sizes_scope,
 )
 
-register(
-    Claim(
-        id="C2",
-        short="Go and Erlang PingPing alike",
-        needs=Needs("pingping", "elapsed_s", languages=("go", "erlang")),
-        compare=pingping_ratios_at_largest_repetitions(("go",), "erlang", "C2"),
-        scope=_sizes_scope,
-    )
+C2 = Claim(
+    id="C2",
+    short="Go and Erlang PingPing alike",
+    needs=Needs("pingping", "elapsed_s", languages=("go", "erlang")),
+    compare=pingping_ratios_at_largest_repetitions(("go",), "erlang", "C2"),
+    scope=_sizes_scope,
 )

@@ -25,14 +25,12 @@ matplotlib.use("Agg")
 
 TABLE = "recovery"
 CONFIG = ("cores", "pairs", "message_bytes", "duration_s")
-registry.table(
-    registry.TableSpec(
-        name=TABLE,
-        benchmark="recovery",
-        keys=("variant", "fault", *CONFIG, "crashes_per_s"),
-        metrics=("exchanges_per_s", "messages_lost", "exchanges_lost"),
-        ratio_metric="exchanges_per_s",
-    )
+TABLE_SPEC = registry.TableSpec(
+    name=TABLE,
+    benchmark="recovery",
+    keys=("variant", "fault", *CONFIG, "crashes_per_s"),
+    metrics=("exchanges_per_s", "messages_lost", "exchanges_lost"),
+    ratio_metric="exchanges_per_s",
 )
 LOSS = 0.9  # "loses 10 %": the relative throughput's point estimate below this
 # The rate over the second half of a run (process.steady_rate_per_min, from the

@@ -19,14 +19,13 @@ from serverbench.analysis.claims.engine import (
     Needs,
     NotTestable,
     label,
-    register,
 )
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 
 # Needs.metric: the spawn time the sweep is judged by, the spawn_metric option (this package's OPTIONS)
 SPAWN_METRIC = "{spawn_metric}"
 # where the paper measured C3-C5 (claims.regime: the verdicts say at which scale they were tested)
-define(
+REGIME_C3 = define(
     SourceRegime(
         "the paper: a max-processes search on an 8 GiB machine",
         ("spawn_max",),
@@ -34,7 +33,7 @@ define(
     ),
     "C3",
 )
-define(
+REGIME_C4 = define(
     SourceRegime(
         "the paper: 3,000,000 processes (Erlang 12 s, Go 26 s, Akka 114 s)",
         ("spawn",),
@@ -42,7 +41,7 @@ define(
     ),
     "C4",
 )
-define(
+REGIME_C4B = define(
     SourceRegime(
         "the paper (Fig. 4(b)): N = 1,000 to 100,000 processes",
         ("spawn",),
@@ -50,7 +49,7 @@ define(
     ),
     "C4b",
 )
-define(
+REGIME_C5 = define(
     SourceRegime(
         "the paper: N = 1,000 to 100,000 processes, the JVM's default heap growth",
         ("spawn",),
@@ -137,15 +136,13 @@ def _budget_scope(data: Data) -> str:
     return s
 
 
-register(
-    Claim(
-        id="C3",
-        short="Akka holds the most processes",
-        needs=Needs("spawn_max", SPAWN_METRIC),
-        compare=akka_most_processes,
-        summarize=_akka_summary,
-        scope=_budget_scope,
-    )
+C3 = Claim(
+    id="C3",
+    short="Akka holds the most processes",
+    needs=Needs("spawn_max", SPAWN_METRIC),
+    compare=akka_most_processes,
+    summarize=_akka_summary,
+    scope=_budget_scope,
 )
 
 
@@ -167,14 +164,12 @@ def erlang_spawns_fastest(data: Data) -> list[Comparison]:
     return out
 
 
-register(
-    Claim(
-        id="C4",
-        short="Erlang spawns fastest",
-        needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
-        compare=erlang_spawns_fastest,
-        scope=lambda data: "the paper's example is 3,000,000 processes",
-    )
+C4 = Claim(
+    id="C4",
+    short="Erlang spawns fastest",
+    needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
+    compare=erlang_spawns_fastest,
+    scope=lambda data: "the paper's example is 3,000,000 processes",
 )
 
 
@@ -199,14 +194,12 @@ def erlang_and_go_fastest_to_100k(data: Data) -> list[Comparison]:
     return [c for c in out if c is not None]
 
 
-register(
-    Claim(
-        id="C4b",
-        short="Erlang and Go spawn fastest to 100,000",
-        order=4.5,
-        needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
-        compare=erlang_and_go_fastest_to_100k,
-    )
+C4B = Claim(
+    id="C4b",
+    short="Erlang and Go spawn fastest to 100,000",
+    order=4.5,
+    needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
+    compare=erlang_and_go_fastest_to_100k,
 )
 
 
@@ -237,11 +230,9 @@ def spawn_growth(data: Data) -> list[Comparison]:
     return out
 
 
-register(
-    Claim(
-        id="C5",
-        short="smooth spawn growth, Akka's jump",
-        needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
-        compare=spawn_growth,
-    )
+C5 = Claim(
+    id="C5",
+    short="smooth spawn growth, Akka's jump",
+    needs=Needs("spawn", SPAWN_METRIC, languages=("erlang", "go", "scala_akka")),
+    compare=spawn_growth,
 )

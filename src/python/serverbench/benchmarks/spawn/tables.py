@@ -3,27 +3,23 @@ runs of spawn under a memory budget, table spawn_max)."""
 
 from serverbench.analysis.reading import registry
 
-registry.table(
-    registry.TableSpec(
-        "spawn",
-        "spawn",
-        ("variant", "cores", "processes"),
-        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
-        "all_ready_s",
-        audit=registry.AuditSpec(
-            "all_ready_s", "reported_elapsed_s", ("cores", "processes"), "reported time / fair all-ready time"
-        ),
-    )
+SPAWN_TABLE = registry.TableSpec(
+    "spawn",
+    "spawn",
+    ("variant", "cores", "processes"),
+    ("all_ready_s", "spawn_call_s", "bytes_per_process"),
+    "all_ready_s",
+    audit=registry.AuditSpec(
+        "all_ready_s", "reported_elapsed_s", ("cores", "processes"), "reported time / fair all-ready time"
+    ),
 )
-registry.table(
-    registry.TableSpec(
-        "spawn_max",
-        "spawn",
-        ("variant", "cores", "budget_bytes", "processes"),
-        ("all_ready_s", "spawn_call_s", "bytes_per_process"),
-        explore_metric="bytes_per_process",
-        search_steps=True,
-    )
+SPAWN_MAX_TABLE = registry.TableSpec(
+    "spawn_max",
+    "spawn",
+    ("variant", "cores", "budget_bytes", "processes"),
+    ("all_ready_s", "spawn_call_s", "bytes_per_process"),
+    explore_metric="bytes_per_process",
+    search_steps=True,
 )
 
 

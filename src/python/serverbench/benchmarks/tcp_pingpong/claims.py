@@ -7,14 +7,14 @@ sharing one CPU) where the sweep has it; other placements are shown beside it.""
 from __future__ import annotations
 
 from serverbench import protocol
-from serverbench.analysis.claims import Claim, Needs, NotTestable, register
+from serverbench.analysis.claims import Claim, Needs, NotTestable
 from serverbench.analysis.claims.compare import judged, rows_where
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, Comparison
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 from serverbench.benchmarks.tcp_pingpong.figures import TABLE, runs
 
 # where the 2016 write-up measured T1-T3 (claims.regime)
-define(
+REGIME_T1 = define(
     SourceRegime(
         "the 2016 TCP ping-pong: 100 connections x 10,000 round trips, client and server sharing a laptop's CPUs",
         ("tcp_pingpong",),
@@ -106,30 +106,33 @@ def _scala_k1_runs(data):
 
 NEEDS = Needs(table=TABLE, metric=METRIC, languages=("go", "scala"))
 GO4, SCALA4, SCALA1 = ("go", "go", 4), ("scala", "scala", 4), ("scala", "scala", 1)
-for _cid, _compare in (
-    (
-        "T1",
-        _at_source_placement(
-            _ratio("T1", "go/go (K=4) / scala/scala (K=1, the article's program, time as it printed)", GO4, SCALA1),
-            "go/go runs with 4-byte reads and scala/scala runs with the original 1-byte buffer",
+CLAIMS = tuple(
+    Claim(id=cid, needs=NEEDS if cid != "T3" else Needs(TABLE, METRIC, languages=("scala",)), compare=compare)
+    for cid, compare in (
+        (
+            "T1",
+            _at_source_placement(
+                _ratio("T1", "go/go (K=4) / scala/scala (K=1, the article's program, time as it printed)", GO4, SCALA1),
+                "go/go runs with 4-byte reads and scala/scala runs with the original 1-byte buffer",
+            ),
         ),
-    ),
-    (
-        "T1b",
-        _at_source_placement(
-            _ratio("T1b", "go/go (K=4) / scala/scala (K=4), µs per round trip", GO4, SCALA4),
-            "go/go and scala/scala runs with 4-byte reads",
+        (
+            "T1b",
+            _at_source_placement(
+                _ratio("T1b", "go/go (K=4) / scala/scala (K=4), µs per round trip", GO4, SCALA4),
+                "go/go and scala/scala runs with 4-byte reads",
+            ),
         ),
-    ),
-    (
-        "T2",
-        _at_source_placement(
-            _ratio("T2", "scala/scala (K=4) / go/go (K=4), µs per round trip", SCALA4, GO4),
-            "go/go and scala/scala runs with 4-byte reads",
+        (
+            "T2",
+            _at_source_placement(
+                _ratio("T2", "scala/scala (K=4) / go/go (K=4), µs per round trip", SCALA4, GO4),
+                "go/go and scala/scala runs with 4-byte reads",
+            ),
         ),
-    ),
-    ("T3", _at_source_placement(_quarter, "scala/scala runs with the 1-byte buffer (variant paper)", _scala_k1_runs)),
-):
-    register(
-        Claim(id=_cid, needs=NEEDS if _cid != "T3" else Needs(TABLE, METRIC, languages=("scala",)), compare=_compare)
+        (
+            "T3",
+            _at_source_placement(_quarter, "scala/scala runs with the 1-byte buffer (variant paper)", _scala_k1_runs),
+        ),
     )
+)

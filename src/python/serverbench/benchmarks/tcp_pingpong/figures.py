@@ -19,15 +19,13 @@ matplotlib.use("Agg")
 
 TABLE = "tcp_pingpong"
 KEYS = ("variant", "server_language", "placement", "connections", "round_trips", "read_buffer_bytes")
-registry.table(
-    registry.TableSpec(
-        name=TABLE,
-        benchmark="tcp_pingpong",
-        keys=KEYS,
-        metrics=("reported_us_per_round_trip", "true_us_per_round_trip", "elapsed_s"),
-        ratio_metric="reported_us_per_round_trip",
-        explore_x="connections",
-    )
+TABLE_SPEC = registry.TableSpec(
+    name=TABLE,
+    benchmark="tcp_pingpong",
+    keys=KEYS,
+    metrics=("reported_us_per_round_trip", "true_us_per_round_trip", "elapsed_s"),
+    ratio_metric="reported_us_per_round_trip",
+    explore_x="connections",
 )
 SERVER_READ = "server.record.metrics.bytes_read"
 REF_MACHINE = "2013 MacBook Pro, i7-4850HQ (write-up, best of 3)"

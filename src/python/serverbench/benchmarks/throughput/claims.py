@@ -17,11 +17,11 @@ from serverbench.analysis.claims.compare import (
     ratio_between_configs,
     ratio_between_languages,
 )
-from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, NotTestable, label, register
+from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, NotTestable, label
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 
 # where the paper measured C6-C12 (claims.regime: the verdicts say at which scale they were tested)
-define(
+REGIME_C6 = define(
     SourceRegime(
         "the paper (Fig. 5): 60 s runs, 1 to 128 pairs, 1 to 32 cores",
         ("throughput",),
@@ -208,22 +208,22 @@ SHORT = {  # the abstract names a claim by its id and these words
     "C11": "Akka's slow start",
     "C12": "Erlang drops after its peak",
 }
-for _cid, _needs, _compare in (
-    ("C6", Needs("throughput", METRIC, languages=("go",), any_of=("erlang", "scala_akka")), go_2_to_5x),
-    ("C7a", Needs("throughput", METRIC, languages=("erlang", "scala_akka")), erlang_vs_akka("C7a")),
-    ("C7b", Needs("throughput", METRIC, languages=("erlang", "scala_akka")), erlang_vs_akka("C7b")),
-    ("C8", Needs("throughput", METRIC, languages=("erlang", "go")), peak_at_pairs_equal_cores),
-    ("C9", Needs("throughput", METRIC, languages=("go",)), go_no_scaling_beyond_4),
-    ("C11", Needs("throughput", METRIC, languages=("scala_akka",)), akka_slow_start),
-    ("C12", Needs("throughput", METRIC, languages=("erlang",)), erlang_drop_after_peak),
-):
-    register(
-        Claim(
-            id=_cid,
-            needs=_needs,
-            compare=_compare,
-            scope=_cores_scope,
-            order={"C7a": 7.0, "C7b": 7.1}.get(_cid),
-            short=SHORT[_cid],
-        )
+CLAIMS = tuple(
+    Claim(
+        id=cid,
+        needs=needs,
+        compare=compare,
+        scope=_cores_scope,
+        order={"C7a": 7.0, "C7b": 7.1}.get(cid),
+        short=SHORT[cid],
     )
+    for cid, needs, compare in (
+        ("C6", Needs("throughput", METRIC, languages=("go",), any_of=("erlang", "scala_akka")), go_2_to_5x),
+        ("C7a", Needs("throughput", METRIC, languages=("erlang", "scala_akka")), erlang_vs_akka("C7a")),
+        ("C7b", Needs("throughput", METRIC, languages=("erlang", "scala_akka")), erlang_vs_akka("C7b")),
+        ("C8", Needs("throughput", METRIC, languages=("erlang", "go")), peak_at_pairs_equal_cores),
+        ("C9", Needs("throughput", METRIC, languages=("go",)), go_no_scaling_beyond_4),
+        ("C11", Needs("throughput", METRIC, languages=("scala_akka",)), akka_slow_start),
+        ("C12", Needs("throughput", METRIC, languages=("erlang",)), erlang_drop_after_peak),
+    )
+)
