@@ -337,6 +337,15 @@ def test_fanout_and_memory_searches_and_the_nodelay_rows(tmp_path):
 
 
 # ---- the profile's pieces ------------------------------------------------------------------
+def test_the_chaos_piece_runs_what_im5_decides_on_and_nothing_else():
+    pc = pieces("im")["chaos"]
+    plan = make_plan(load_profile("im", pc.sets), machine=2, benchmarks=list(pc.benchmarks))
+    first = min(plan.searches, key=lambda s: (s.order, s.key))
+    assert first.kind == "capacity" and plan.estimate_s() <= 3600
+    ours = {(s.kind, s.server) for s in plan.searches if s.kind != "capacity"}
+    assert ours == {("rate", "erlang"), ("chaos", "erlang")}
+
+
 @pytest.mark.parametrize("name", ["rate", "storm", "fanout"])
 def test_each_piece_of_the_im_profile_fits_two_and_a_half_hours(name):
     pc = pieces("im")[name]
