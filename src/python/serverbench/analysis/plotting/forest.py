@@ -15,6 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from serverbench.analysis.plotting.figstyle import _style  # noqa: E402
+
 ROWS_PER_FIGURE = 36
 ROWS_PER_CLAIM = 6  # the ones against the claim and the undecided first (summaries.default_summary's order)
 RESULT_COLOURS = {"yes": "#1b7837", "no": "#b2182b", "unclear": "#555555"}
@@ -61,6 +63,7 @@ def _limits(t: pd.DataFrame) -> tuple[float, float]:
 
 
 def _draw(t: pd.DataFrame, title: str):
+    _style()  # the figures' style, whatever was drawn before in this process (rcParams are global)
     n = len(t)
     lines = sum(str(x).count("\n") + 1 for x in t["label"])  # a long label wraps onto a second line
     fig, ax = plt.subplots(figsize=(8.5, 1.0 + 0.16 * lines + 0.08 * n))
