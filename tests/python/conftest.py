@@ -68,18 +68,20 @@ def _forbidden(args) -> str | None:
     return None
 
 
-# Native tests that measure nothing: what a program prints (the process-level conformance
-# runs), what a notebook shows after real runs (the labs, the smoke profile end to end), which
-# JDK the harness accepts. They get the marker shares_cpu, and scripts/test.sh runs them with
-# the tests that start no native program, on every CPU. Every other native test asserts times
-# or CPU shares (socket and echo servers, serve, the probes, crash and restart times) and runs
-# alone, one at a time: a native test is one of those unless its file is listed here or it
-# is marked shares_cpu itself (a bad command line's exit 2 and its one error line).
+# Native tests that measure nothing: what a program prints or answers (the process-level
+# conformance runs, the IM transcript), what a notebook shows after real runs (the labs, the
+# smoke profile end to end), which JDK the harness accepts. They get the marker shares_cpu,
+# and scripts/test.sh runs them with the tests that start no native program, on every CPU.
+# Every other native test asserts times or CPU shares (socket and echo servers, serve, the
+# probes, crash and restart times) and runs alone, one at a time: a native test is one of
+# those unless its file is listed here or it is marked shares_cpu itself (a bad command
+# line's exit 2 and its one error line).
 SHARES_CPU = (
     "tests/python/conformance/test_native_conformance.py",
     "tests/python/test_teaching_notebooks.py",
     "tests/python/test_notebooks_e2e.py",
     "tests/python/test_jdks.py",
+    "tests/python/test_im_transcript.py",
 )
 
 
