@@ -24,8 +24,8 @@
 # background beside them, and the first suite that needs it waits for it. (2) The language
 # suites and lint run two at a time (SUITE_JOBS), each one's output shown whole when it ends.
 # (3) The Python tests run as two groups: those that measure nothing (no native program, or
-# one whose output alone is checked: tests/python/conftest.py, marker shares_cpu) on one
-# worker more than there are CPUs, the longest first; then the native tests that assert
+# one whose output alone is checked: tests/python/conftest.py, marker shares_cpu) on every
+# CPU, the longest first; then the native tests that assert
 # times or CPU shares, one at a time, with nothing else running.
 set -euo pipefail
 
@@ -192,10 +192,9 @@ pytest_suite() {  # pytest_suite NAME MARK-EXPRESSION [PYTEST-ARGS...]
 # the longest first); the other native tests run one at a time, so that their timings, CPU
 # shares and the harness's interference checks are not disturbed by other tests.
 CPUS="$(nproc 2>/dev/null || echo 1)"
-# One worker more than CPUs for the tiers with native programs and notebooks: their tests
-# wait (for a kernel, a server, a SLURM job) as well as compute, and a CPU-bound one alone on
-# each CPU left them idle for part of the 7 minutes (CPU 765 s of 2 x 441 s).
-WORKERS="${PYTEST_WORKERS:-$((CPUS + 1))}"
+# One worker per CPU (PYTEST_WORKERS to change it): with one more on 2 CPUs the shared tier
+# took 509 s and 936 CPU-s instead of 441 s and 765 CPU-s (fresh-clone CI, 2-core AMD EPYC).
+WORKERS="${PYTEST_WORKERS:-$CPUS}"
 UNIT='not (native or notebook or e2e or slow or slurm)'
 SHARED='(not native or shares_cpu)'
 
