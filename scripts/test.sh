@@ -25,8 +25,8 @@
 # suites and lint run two at a time (SUITE_JOBS), each one's output shown whole when it ends.
 # (3) The Python tests run as two groups: those that measure nothing (no native program, or
 # one whose output alone is checked: tests/python/conftest.py, marker shares_cpu) on every
-# CPU, the longest first; then the native tests that assert
-# times or CPU shares, one at a time, with nothing else running.
+# CPU, the longest first; then the native tests that assert times or CPU shares, one at a
+# time, with nothing else running.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -26,6 +26,15 @@ def test_the_paper_reference_tables_are_written_at_the_stated_precision(tmp_path
     assert max(digits) <= csvout.SIGNIFICANT_DIGITS, [f for f, d in zip(floats, digits) if d > 6][:5]
 
 
+def test_last_bits_do_not_change_the_bytes_and_a_real_change_does(tmp_path):
+    committed = pd.DataFrame({"id": ["C5", "C6"], "ratio": [1.7574999999999998, 2.579933333052067], "n": [1, 54]})
+    here = committed.assign(ratio=[1.7574999999999996, 2.579933333052065])  # another CPU's last bits
+    a, b = csvout.write(committed, tmp_path / "a.csv"), csvout.write(here, tmp_path / "b.csv")
+    assert a.read_bytes() == b.read_bytes()
+    changed = csvout.write(committed.assign(ratio=[1.76, 2.58]), tmp_path / "c.csv")  # a real change
+    assert changed.read_bytes() != a.read_bytes() and pd.read_csv(changed)["ratio"].tolist() == [1.76, 2.58]
+
+
 def test_a_stale_committed_table_is_not_served_however_new_its_file(tmp_path, monkeypatch):
     """A fresh clone gives every file the checkout's time: a committed claims.csv written
     by older code, with a newer time than the code, was served as it was (file times
