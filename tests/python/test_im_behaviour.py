@@ -15,7 +15,9 @@ spec/cli.json whose executable is built:
 - chaos on sessions with --chaos-pick queued under a burst loses messages, counted by the
   server (chaos_dropped_messages > 0, at most what the clients lost; every delivered message
   counted in messages_routed), and the same burst without chaos loses none: the positive and
-  the negative control;
+  the negative control; and at a load every server keeps up with, the held victim of
+  --chaos-pick queued still loses what was sent to it during its hold (the control cannot
+  miss for want of a queue);
 - the mailboxes are unbounded: a burst of 2,000 PRIVMSGs to a partner that reads nothing yet
   blocks neither the sender nor anything else, and arrives complete and in order;
 - the record carries chaos_target, chaos_pick and the five new metrics (null only for the
@@ -556,6 +558,68 @@ def test_a_kill_with_a_queue_loses_messages_and_the_server_counts_them(tmp_path,
         return
     assert m["sessions_killed"] > 0, seen
     assert metric(m, "chaos_dropped_messages") > 0, f"no message dropped in {attempt + 1} runs: {seen}"
+    assert metric(m, "connections_killed") == 0 == metric(m, "channels_killed"), m
+
+
+def _paced(port: int, pairs: int, every_s: float, for_s: float) -> tuple[int, int]:
+    """pairs senders each send a PRIVMSG to their partner every every_s for for_s, far below
+    what any server keeps up with, on one select loop that also reads every receiver; then
+    each receiver is read until nothing has come for 1 s. (sent, received)."""
+    senders = [Peer(port) for _ in range(pairs)]
+    receivers = [Peer(port) for _ in range(pairs)]
+    for k in range(pairs):
+        welcome(senders[k], f"s{k}")
+        welcome(receivers[k], f"r{k}")
+    for p in receivers:
+        p.s.setblocking(False)
+    sent = received = 0
+    bufs = {p.s: b"" for p in receivers}
+    t0 = time.monotonic()
+    due = t0
+    quiet_since = None
+    while True:
+        now = time.monotonic()
+        assert now - t0 < for_s + 3 * GUARD_S, "the paced messages were not delivered in time"
+        if now < t0 + for_s and now >= due:
+            for k in range(pairs):
+                senders[k].send(f"PRIVMSG r{k} :{sent}")
+                sent += 1
+            due += every_s
+        r, _, _ = select.select(list(bufs), [], [], 0.002)
+        for s in r:
+            chunk = s.recv(1 << 20)
+            assert chunk, "a receiver was disconnected"
+            *done, bufs[s] = (bufs[s] + chunk).split(b"\r\n")
+            received += sum(1 for line in done if command_of(line.decode())[0] == "PRIVMSG")
+        if r or now < t0 + for_s:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= 1.0:
+            break
+    for p in senders + receivers:
+        p.close()
+    return sent, received
+
+
+@NATIVE
+@pytest.mark.parametrize("lang", OURS)
+def test_a_held_victim_loses_what_came_during_its_hold_at_a_load_the_server_keeps_up_with(tmp_path, lang):
+    """--chaos-pick queued holds its victim from one tick to the next (still registered, it
+    takes nothing off its mailbox), then kills it: at a load every server keeps up with (4
+    pairs, one message each per 5 ms), where a session's mailbox is almost always empty, the
+    kills still lose what was sent to the held session, and the server counts it. Without the
+    hold such a run lost nothing (Erlang's queued-kill control in the chaos piece lost 0 and
+    dropped 0), so the positive control could not fail."""
+    with serve(tmp_path, lang, chaos_interval_ms=100, chaos_target="session", chaos_pick="queued", seed=5) as srv:
+        sent, received = _paced(srv.port, pairs=4, every_s=0.005, for_s=2.0)
+        rec = srv.stop()
+    m = rec["metrics"]
+    seen = {"sent": sent, "received": received, **{k: m.get(k) for k in ("sessions_killed", "chaos_dropped_messages")}}
+    assert metric(m, "sessions_killed") >= 5, seen
+    # each held session's sender sent about 20 messages during its 100 ms hold
+    assert metric(m, "chaos_dropped_messages") >= m["sessions_killed"] // 2, seen
+    assert sent - received >= m["chaos_dropped_messages"] > 0, seen
     assert metric(m, "connections_killed") == 0 == metric(m, "channels_killed"), m
 
 

@@ -1,7 +1,11 @@
 %% @doc The im server's chaos monkey (docs/im.md, as RD-IM's rhesus): every
 %% --chaos-interval-ms it kills one live process of --chaos-target (session, channel,
 %% connection, or any of them uniformly), drawn with --seed's stream; --chaos-pick queued
-%% draws only among those whose mailbox is not empty (all of them when none is).
+%% draws only among those whose mailbox is not empty (all of them when none is) and holds
+%% the victim until the next tick: suspended but still registered, so that what is sent to
+%% it meanwhile waits in its mailbox, which the kill then discards. Without the hold a
+%% server that keeps up has no queue to lose at a kill, and the positive control that
+%% must lose messages could not (docs/im.md, Chaos).
 %%
 %% The kill is the act every server shares: the victim leaves the registry at once (a
 %% session's or channel's entry is marked `restarting`, so new messages wait for its
@@ -26,27 +30,41 @@ sendq_key() -> '$sb_im_sendq'.
 %% behind a loaded server's connection processes, or the kill rate would drift.
 -spec start(map(), opts()) -> pid().
 start(Ctx, #{seed := Seed} = Opts) ->
-    spawn_opt(fun() -> loop(Ctx, Opts, rand:seed_s(exsss, Seed)) end, [link, {priority, high}]).
+    spawn_opt(fun() -> loop(Ctx, Opts, rand:seed_s(exsss, Seed), none) end, [link, {priority, high}]).
 
-loop(Ctx, #{interval_ms := Ms, target := Target, pick := Pick} = Opts, Rand) ->
+%% Held: the victim picked (and suspended) at the last tick under pick queued, or none.
+loop(Ctx, #{interval_ms := Ms, target := Target, pick := Pick} = Opts, Rand, Held) ->
     receive after Ms -> ok end,
-    Live = candidates(Target, Ctx),
-    Pool = case Pick of
-               random -> Live;
-               queued ->
-                   case [V || {_, P, _} = V <- Live, queue_len(P) > 0] of
+    case Pick of
+        random ->
+            case draw(candidates(Target, Ctx), Rand) of
+                {none, Rand1} -> loop(Ctx, Opts, Rand1, none);
+                {Victim, Rand1} -> kill(Victim, Ctx), loop(Ctx, Opts, Rand1, none)
+            end;
+        queued ->
+            _ = Held =/= none andalso release(Held, kill(Held, Ctx)),
+            Live = candidates(Target, Ctx),
+            Pool = case [V || {_, P, _} = V <- Live, queue_len(P) > 0] of
                        [] -> Live;
                        Busy -> Busy
-                   end
-           end,
-    Rand1 = case Pool of
-                [] -> Rand;
-                _ ->
-                    {I, R} = rand:uniform_s(length(Pool), Rand),
-                    kill(lists:nth(I, Pool), Ctx),
-                    R
-            end,
-    loop(Ctx, Opts, Rand1).
+                   end,
+            {Next, Rand1} = draw(Pool, Rand),
+            _ = Next =/= none andalso hold(Next),
+            loop(Ctx, Opts, Rand1, Next)
+    end.
+
+draw([], Rand) -> {none, Rand};
+draw(Pool, Rand) ->
+    {I, R} = rand:uniform_s(length(Pool), Rand),
+    {lists:nth(I, Pool), R}.
+
+%% A held victim stops taking messages, and what is sent to it waits in its mailbox.
+hold({_, P, _}) -> catch erlang:suspend_process(P).
+
+%% A held victim that was not killed (it ended, or its entry was replaced, before the
+%% tick) runs again; one that was killed is gone with its suspension.
+release({_, P, _}, killed) -> P;
+release({_, P, _}, _) -> catch erlang:resume_process(P).
 
 %% {Kind, Pid, Key} of every live process of the target, in pid order (the tables' own
 %% order depends on their history, the pids' on creation).
@@ -72,14 +90,20 @@ kill({session, P, Key}, #{sessions := T, counters := C}) ->
     %% only if the entry still names P (the registry may have ended the session)
     case ets:select_replace(T, [{{Key, P, '$1', '$2'}, [], [{{{const, Key}, restarting, '$1', '$2'}}]}]) of
         1 -> act(P, fun() -> 0 end, C, sessions_killed);
-        0 -> ok
+        0 -> missed
     end;
 kill({channel, P, Key}, #{channels := T, counters := C}) ->
     case ets:select_replace(T, [{{Key, P}, [], [{{{const, Key}, restarting}}]}]) of
         1 -> act(P, fun() -> 0 end, C, channels_killed);
-        0 -> ok
+        0 -> missed
     end;
 kill({connection, P, {Key, Sock}}, #{nicks := NT, counters := C}) ->
+    case is_process_alive(P) of
+        true -> kill_connection(P, Key, Sock, NT, C);
+        false -> missed % it ended while held
+    end.
+
+kill_connection(P, Key, Sock, NT, C) ->
     _ = Key =/= none andalso ets:select_delete(NT, [{{Key, P, '_', '_'}, [], [true]}]),
     act(P, fun() ->
                    case erlang:process_info(P, dictionary) of
@@ -90,7 +114,8 @@ kill({connection, P, {Key, Sock}}, #{nicks := NT, counters := C}) ->
     %% The port dies with its owner, but a port still holding output for a client that
     %% does not read would linger (flushing) for ever: killed, its output is dropped and
     %% the client sees the connection end at once.
-    exit(Sock, kill).
+    exit(Sock, kill),
+    killed.
 
 %% Suspended first (the call returns once it is), so that what is counted is what dies
 %% with it: with several schedulers the victim would otherwise go on handling its mailbox
@@ -100,4 +125,5 @@ act(P, Extra, C, Counter) ->
     Queued = queue_len(P) + Extra(),
     exit(P, kill),
     atomics:add(C, sb_im:slot(Counter), 1),
-    atomics:add(C, sb_im:slot(chaos_dropped_messages), Queued).
+    atomics:add(C, sb_im:slot(chaos_dropped_messages), Queued),
+    killed.

@@ -14,6 +14,7 @@ type mailbox[T any] struct {
 	head   int  // q[head:] is queued; popped slots are zeroed for the collector
 	killed bool // killed: push refuses, pop returns false at once
 	closed bool // closed: push refuses, pop returns what is queued, then false
+	held   bool // held by chaos until its kill: pop takes nothing, push still queues
 	wake   chan struct{}
 }
 
@@ -48,7 +49,7 @@ func (m *mailbox[T]) pop(stop <-chan struct{}) (v T, ok bool) {
 			m.mu.Unlock()
 			return v, false
 		}
-		if m.head < len(m.q) {
+		if m.head < len(m.q) && !m.held {
 			v = m.q[m.head]
 			var zero T
 			m.q[m.head] = zero
@@ -61,7 +62,7 @@ func (m *mailbox[T]) pop(stop <-chan struct{}) (v T, ok bool) {
 			m.mu.Unlock()
 			return v, true
 		}
-		if m.closed {
+		if m.closed && !m.held {
 			m.mu.Unlock()
 			return v, false
 		}
@@ -97,6 +98,18 @@ func (m *mailbox[T]) kill() []T {
 func (m *mailbox[T]) close() {
 	m.mu.Lock()
 	m.closed = true
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// setHeld holds the mailbox (chaos's "queued" pick, from the draw to the
+// kill: what is sent waits) or lets its owner go on.
+func (m *mailbox[T]) setHeld(held bool) {
+	m.mu.Lock()
+	m.held = held
 	m.mu.Unlock()
 	select {
 	case m.wake <- struct{}{}:

@@ -22,6 +22,7 @@ type sendq struct {
 	inflight             int // lines of the batch being written
 	limit                int
 	over, closed, killed bool
+	held                 bool   // held by chaos until its kill: the writer takes nothing
 	reason               string // the QUIT reason the reader ended with
 	wake                 chan struct{}
 }
@@ -58,7 +59,7 @@ func (q *sendq) take() (lines [][]byte, closed, over bool) {
 			q.mu.Unlock()
 			return nil, true, false
 		}
-		if q.over || len(q.lines) > 0 || q.closed {
+		if q.over || (len(q.lines) > 0 || q.closed) && !q.held {
 			lines, closed, over = q.lines, q.closed, q.over
 			q.lines, q.spare = q.spare, nil
 			q.inflight = len(lines)
@@ -96,6 +97,15 @@ func (q *sendq) kill() int {
 	q.mu.Unlock()
 	q.poke()
 	return n
+}
+
+// setHeld holds the queue (chaos's "queued" pick, from the draw to the kill:
+// lines wait, the writer takes none) or lets the writer go on.
+func (q *sendq) setHeld(held bool) {
+	q.mu.Lock()
+	q.held = held
+	q.mu.Unlock()
+	q.poke()
 }
 
 func (q *sendq) poke() {

@@ -129,6 +129,11 @@ impl Channel {
         lock(&self.tx).as_ref().map_or(0, Tx::len)
     }
 
+    /// The current mailbox's sending end (chaos holds and releases it); None once ended.
+    pub(super) fn mailbox(&self) -> Option<Tx<Env>> {
+        lock(&self.tx).clone()
+    }
+
     /// Posts env to the current incarnation, to its successor if a kill came first; Err
     /// once the channel has ended.
     fn post(&self, mut env: Env) -> Result<(), ()> {

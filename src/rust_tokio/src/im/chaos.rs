@@ -1,10 +1,13 @@
 //! The chaos monkey: every --chaos-interval-ms it kills one live process of
 //! --chaos-target (session, channel, connection, or any of them uniformly), picked at
 //! random among all, or ("queued") among those whose mailbox holds something at that moment
-//! (at random among all when none does). Seeded by --seed (SplitMix64).
+//! (at random among all when none does) and held until the next tick, when it is killed.
+//! Seeded by --seed (SplitMix64).
 
+use super::channel::Env;
 use super::client::Client;
-use super::session::{Session, Supervisor};
+use super::mailbox::Tx;
+use super::session::{Routed, Session, Supervisor};
 use super::{Server, lock};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -26,12 +29,32 @@ impl SplitMix {
     }
 }
 
+/// One drawn process, with the sending end of the mailbox a hold stops (a connection's
+/// writer is held on the client itself).
+enum Victim {
+    Session(Arc<Session>, Option<Tx<Routed>>),
+    Channel(String, Option<Tx<Env>>),
+    Conn(Arc<Client>),
+}
+
+impl Victim {
+    fn set_held(&self, held: bool) {
+        match self {
+            Victim::Session(_, tx) => tx.iter().for_each(|t| t.set_held(held)),
+            Victim::Channel(_, tx) => tx.iter().for_each(|t| t.set_held(held)),
+            Victim::Conn(c) => c.set_held(held),
+        }
+    }
+}
+
 pub struct Monkey {
     srv: Arc<Server>,
     rng: SplitMix,
     /// which kinds it strikes: sessions, channels, connections
     kinds: (bool, bool, bool),
     queued: bool,
+    /// under pick queued: the victim drawn and held at the last tick
+    held: Option<Victim>,
 }
 
 impl Monkey {
@@ -47,80 +70,105 @@ impl Monkey {
             rng: SplitMix(srv.settings.seed),
             kinds,
             queued: srv.settings.chaos_pick == "queued",
+            held: None,
         }
     }
 
-    /// Kills one victim. Each registry is read under its own lock; the victim is killed
-    /// under its registry's lock if it is still live then.
+    /// Kills one victim: under pick random one drawn now; under pick queued the one drawn
+    /// and held at the last tick, then draws and holds the next (still registered, it takes
+    /// nothing off its mailbox, so what is sent to it waits there for the kill: a server
+    /// that keeps up has no queue to lose otherwise).
     pub fn strike(&mut self, sup: &mut Supervisor) {
+        if !self.queued {
+            if let Some(v) = self.draw(false) {
+                self.kill(sup, &v);
+            }
+            return;
+        }
+        if let Some(v) = self.held.take() {
+            self.kill(sup, &v);
+            v.set_held(false); // one that ended meanwhile goes on; a killed one is gone
+        }
+        self.held = self.draw(true);
+        if let Some(v) = &self.held {
+            v.set_held(true);
+        }
+    }
+
+    /// Kills v under its registry's lock if it is still live then.
+    fn kill(&self, sup: &mut Supervisor, v: &Victim) {
+        let srv = &self.srv;
+        match v {
+            Victim::Session(s, _) => {
+                let _reg = lock(&srv.sessions);
+                sup.kill(s); // a no-op if it ended meanwhile
+            }
+            Victim::Channel(key, _) => {
+                let reg = lock(&srv.channels);
+                if let Some(ch) = reg.get(key) {
+                    srv.kill_channel(ch);
+                }
+            }
+            Victim::Conn(c) => srv.kill_conn(&mut lock(&srv.conns), c),
+        }
+    }
+
+    /// Draws a victim: with queued, among those whose mailbox holds something if any does;
+    /// else uniformly among all. Each registry is read under its own lock.
+    fn draw(&mut self, queued: bool) -> Option<Victim> {
         let srv = self.srv.clone();
         let (ks, kc, kn) = self.kinds;
-        if self.queued {
-            let ss: Vec<Arc<Session>> = if ks {
-                lock(&srv.sessions)
-                    .live
-                    .iter()
-                    .filter(|s| s.queued() > 0)
-                    .cloned()
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let cs: Vec<String> = if kc {
-                lock(&srv.channels)
-                    .iter()
-                    .filter(|(_, c)| c.queued() > 0)
-                    .map(|(k, _)| k.clone())
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let ns: Vec<Arc<Client>> = if kn {
-                lock(&srv.conns).iter().filter(|c| c.queued() > 0).cloned().collect()
-            } else {
-                Vec::new()
-            };
-            let n = ss.len() + cs.len() + ns.len();
-            if n > 0 {
-                let i = self.rng.below(n);
-                if i < ss.len() {
-                    let _reg = lock(&srv.sessions);
-                    sup.kill(&ss[i]); // a no-op if it ended meanwhile
-                } else if i < ss.len() + cs.len() {
-                    let reg = lock(&srv.channels);
-                    if let Some(ch) = reg.get(&cs[i - ss.len()]) {
-                        srv.kill_channel(ch);
-                    }
-                } else {
-                    srv.kill_conn(&mut lock(&srv.conns), &ns[i - ss.len() - cs.len()]);
-                }
-                return;
+        if queued {
+            let mut vs: Vec<Victim> = Vec::new();
+            if ks {
+                let reg = lock(&srv.sessions);
+                vs.extend(
+                    reg.live
+                        .iter()
+                        .filter(|s| s.queued() > 0)
+                        .map(|s| Victim::Session(s.clone(), s.mailbox())),
+                );
+            }
+            if kc {
+                let reg = lock(&srv.channels);
+                vs.extend(
+                    reg.iter()
+                        .filter(|(_, c)| c.queued() > 0)
+                        .map(|(k, c)| Victim::Channel(k.clone(), c.mailbox())),
+                );
+            }
+            if kn {
+                vs.extend(
+                    lock(&srv.conns)
+                        .iter()
+                        .filter(|c| c.queued() > 0)
+                        .map(|c| Victim::Conn(c.clone())),
+                );
+            }
+            if !vs.is_empty() {
+                let i = self.rng.below(vs.len());
+                return Some(vs.swap_remove(i));
             }
         }
         let n_s = if ks { lock(&srv.sessions).live.len() } else { 0 };
         let n_c = if kc { lock(&srv.channels).len() } else { 0 };
         let n_n = if kn { lock(&srv.conns).len() } else { 0 };
         if n_s + n_c + n_n == 0 {
-            return;
+            return None;
         }
         // drawn over the counts just read: a registry that shrank meanwhile makes this
         // strike a miss, not a biased choice
         let i = self.rng.below(n_s + n_c + n_n);
         if i < n_s {
             let reg = lock(&srv.sessions);
-            if let Some(s) = reg.live.get(i).cloned() {
-                sup.kill(&s);
-            }
+            reg.live.get(i).map(|s| Victim::Session(s.clone(), s.mailbox()))
         } else if i < n_s + n_c {
             let reg = lock(&srv.channels);
-            if let Some(ch) = reg.values().nth(i - n_s) {
-                srv.kill_channel(ch);
-            }
+            reg.iter()
+                .nth(i - n_s)
+                .map(|(k, c)| Victim::Channel(k.clone(), c.mailbox()))
         } else {
-            let mut reg = lock(&srv.conns);
-            if let Some(c) = reg.get(i - n_s - n_c).cloned() {
-                srv.kill_conn(&mut reg, &c);
-            }
+            lock(&srv.conns).get(i - n_s - n_c).map(|c| Victim::Conn(c.clone()))
         }
     }
 }

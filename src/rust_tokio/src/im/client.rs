@@ -38,6 +38,9 @@ pub struct Client {
     limit: usize,
     over: AtomicBool,
     kill: Notify,
+    /// held by chaos ("queued" pick) from the draw to the kill: the writer takes no line
+    held: AtomicBool,
+    pub(super) held_change: Notify,
     pub(super) ident: Mutex<Option<Arc<Identity>>>,
     pub(super) reg: AtomicU8,
     /// set under the Sessions lock: the client takes part in no new session
@@ -66,6 +69,8 @@ impl Client {
             limit: sendq_lines,
             over: AtomicBool::new(false),
             kill: Notify::new(),
+            held: AtomicBool::new(false),
+            held_change: Notify::new(),
             ident: Mutex::new(None),
             reg: AtomicU8::new(REG_NONE),
             left: AtomicBool::new(false),
@@ -112,6 +117,16 @@ impl Client {
     pub(super) fn written(&self, n: usize) {
         self.inflight.store(0, Ordering::Release);
         self.counted.fetch_sub(n, Ordering::AcqRel);
+    }
+
+    /// Holds the writer (chaos's "queued" pick, from the draw to the kill) or lets it go on.
+    pub fn set_held(&self, held: bool) {
+        self.held.store(held, Ordering::Release);
+        self.held_change.notify_waiters();
+    }
+
+    pub(super) fn is_held(&self) -> bool {
+        self.held.load(Ordering::Acquire)
     }
 
     /// Lines counted against the limit (chaos's "queued" pick).

@@ -89,10 +89,18 @@ async fn run(
     // per wake-up was among the task's top costs in the profile (perf)
     let overflow = me.overflowed();
     let stop = stopping(&mut closing);
-    tokio::pin!(overflow, stop);
+    // chaos's hold (Client::set_held): remade only when it fires, for the same reason
+    let held_change = me.held_change.notified();
+    tokio::pin!(overflow, stop, held_change);
+    held_change.as_mut().enable();
     'conn: loop {
+        let held = me.is_held();
         tokio::select! {
             () = &mut stop => break "Server stopping".into(),
+            () = &mut held_change => {
+                held_change.set(me.held_change.notified());
+                held_change.as_mut().enable();
+            }
             _ = &mut overflow => break sendq_exceeded(&mut io.wr, false).await,
             r = io.rd.read(&mut rbuf[have..]) => {
                 match r {
@@ -136,7 +144,7 @@ async fn run(
                     }
                 }
             }
-            Some(first) = rx.recv() => {
+            Some(first) = rx.recv(), if !held => {
                 wbuf.clear();
                 wbuf.extend_from_slice(&first);
                 let mut n = 1;

@@ -1,16 +1,21 @@
 //! A process's mailbox: an unbounded mpsc channel (docs/im.md: one mailbox policy,
 //! unbounded, as Erlang's; no push-back except the connection's send queue) with a count
-//! of what it holds, for chaos's "queued" pick. A kill aborts the owning task; the receiver
-//! is dropped with the task, and what it still held is discarded and counted then.
+//! of what it holds, for chaos's "queued" pick, which also holds its victim from the draw to
+//! the kill (its receiver takes nothing meanwhile, so what is sent waits for the kill). A
+//! kill aborts the owning task; the receiver is dropped with the task, and what it still
+//! held is discarded and counted then.
 
 use super::Server;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 struct Shared {
     queued: AtomicUsize,
     killed: AtomicBool,
+    held: AtomicBool,
+    /// told when `held` changes
+    held_change: Notify,
 }
 
 /// The sending end, held by the registry (and cloned for a moment by a sender).
@@ -42,6 +47,8 @@ pub fn new<T>(srv: Arc<Server>, discard: fn(&Server, T)) -> (Tx<T>, Rx<T>) {
     let sh = Arc::new(Shared {
         queued: AtomicUsize::new(0),
         killed: AtomicBool::new(false),
+        held: AtomicBool::new(false),
+        held_change: Notify::new(),
     });
     (Tx { tx, sh: sh.clone() }, Rx { rx, sh, srv, discard })
 }
@@ -69,15 +76,43 @@ impl<T> Tx<T> {
     pub fn mark_killed(&self) {
         self.sh.killed.store(true, Ordering::Release);
     }
+
+    /// Holds the receiver (chaos's "queued" pick, from the draw to the kill) or lets it go on.
+    pub fn set_held(&self, held: bool) {
+        self.sh.held.store(held, Ordering::Release);
+        self.sh.held_change.notify_waiters();
+    }
 }
 
 impl<T> Rx<T> {
+    /// The next message; none is taken while the mailbox is held.
     pub async fn recv(&mut self) -> Option<T> {
-        let v = self.rx.recv().await;
-        if v.is_some() {
-            self.sh.queued.fetch_sub(1, Ordering::AcqRel);
+        loop {
+            // the common case first: a message waiting and no hold, no waiter registered
+            if !self.sh.held.load(Ordering::Acquire)
+                && let Ok(v) = self.rx.try_recv()
+            {
+                self.sh.queued.fetch_sub(1, Ordering::AcqRel);
+                return Some(v);
+            }
+            let change = self.sh.held_change.notified();
+            tokio::pin!(change);
+            change.as_mut().enable(); // registered before the flag is read: no change is missed
+            if self.sh.held.load(Ordering::Acquire) {
+                change.await;
+                continue;
+            }
+            tokio::select! {
+                biased;
+                () = &mut change => continue,
+                v = self.rx.recv() => {
+                    if v.is_some() {
+                        self.sh.queued.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    return v;
+                }
+            }
         }
-        v
     }
 }
 

@@ -78,6 +78,11 @@ impl Session {
         lock(&self.tx).as_ref().map_or(0, Tx::len)
     }
 
+    /// The current mailbox's sending end (chaos holds and releases it); None once ended.
+    pub(super) fn mailbox(&self) -> Option<Tx<Routed>> {
+        lock(&self.tx).clone()
+    }
+
     pub(super) fn is_ended(&self) -> bool {
         self.ended.load(Ordering::Acquire)
     }

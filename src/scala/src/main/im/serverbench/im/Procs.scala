@@ -20,13 +20,15 @@ final class Incarnation(val queued: AtomicInteger) {
   @volatile private var ref0: ActorRef = _
   private var pending = List.empty[Counted] // newest first
   @volatile var killed = false
+  // held by chaos's "queued" pick from the draw to the kill: what is sent waits in pending
+  @volatile private var held = false
 
   def ref: ActorRef = ref0
 
   def send(msg: Counted): Unit = {
     val r = ref0
-    if (r != null) r.tell(msg, ActorRef.noSender)
-    else synchronized { if (ref0 != null) ref0.tell(msg, ActorRef.noSender) else pending ::= msg }
+    if (r != null && !held) r.tell(msg, ActorRef.noSender)
+    else synchronized { if (ref0 != null && !held) ref0.tell(msg, ActorRef.noSender) else pending ::= msg }
   }
 
   /** The actor made: what waited goes to it first, in order, then everything else. */
@@ -34,6 +36,19 @@ final class Incarnation(val queued: AtomicInteger) {
     pending.reverseIterator.foreach(r.tell(_, ActorRef.noSender))
     pending = Nil
     ref0 = r
+  }
+
+  /** Chaos's hold: from now on what is sent waits (counted in queued), so that the kill
+    * finds it. Akka cannot stop an actor from outside, so the actor still handles what its
+    * mailbox held before the hold; Erlang's suspended victim does not. */
+  def hold(): Unit = synchronized { held = true }
+
+  /** The hold ends. Not killed (the process ended meanwhile): what waited goes on; killed:
+    * it was counted with the mailbox (seal) and goes with it. */
+  def release(): Unit = synchronized {
+    held = false
+    if (killed) pending = Nil
+    else if (ref0 != null) open(ref0)
   }
 
   /** The victim's end (its postStop): what its mailbox still held, all of it lost; the
@@ -134,7 +149,7 @@ object Chaos {
   }
 
   /** The draws: how many kills are due at a tick, and each victim. */
-  final class Draw(intervalMs: Int, seed: Long, queuedPick: Boolean, sets: Seq[Live]) {
+  final class Draw(intervalMs: Int, seed: Long, val queuedPick: Boolean, sets: Seq[Live]) {
     private val rng = new Random(seed)
     private val t0 = System.nanoTime()
     private var done = 0L
@@ -157,11 +172,24 @@ object Chaos {
   /** The kills (one thread: the scheduler's). */
   final class Monkey(draw: Draw, system: serverbench.Rt.ActorSystem, c: Counters, live: Map[Kind, Live],
                      supervisors: Map[Kind, ActorRef], freeNick: Proc => Unit) extends Runnable {
-    def run(): Unit = for (_ <- 0 until draw.due()) draw.victim().foreach(kill)
+    // under pick queued: the victim drawn and held at the last draw, with its incarnation
+    private var held: Option[(Proc, Incarnation)] = None
 
-    private def kill(p: Proc): Unit = {
-      val inc = p.cur
-      if (inc != null && inc.ref != null && live(p.kind).procs.contains(p)) p.kind match {
+    /** Under pick random each victim is killed when drawn; under pick queued the one drawn
+      * and held at the last kill is killed, then the next is drawn and held (still
+      * registered, what is sent to it waits for the kill: a server that keeps up has no
+      * queue to lose otherwise). */
+    def run(): Unit = for (_ <- 0 until draw.due()) {
+      if (!draw.queuedPick) draw.victim().foreach(p => kill(p, p.cur))
+      else {
+        held.foreach { case (p, inc) => kill(p, inc); inc.release() } // a killed one is gone
+        held = draw.victim().map(p => (p, p.cur))
+        held.foreach(_._2.hold())
+      }
+    }
+
+    private def kill(p: Proc, inc: Incarnation): Unit = {
+      if (inc != null && inc.ref != null && (p.cur eq inc) && live(p.kind).procs.contains(p)) p.kind match {
         case ConnectionKind =>
           if (live(p.kind).procs.remove(p)) {
             freeNick(p)
