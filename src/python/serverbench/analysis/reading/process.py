@@ -24,8 +24,10 @@ below must mirror exactly what process_sweep writes; split, the two would drift.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
+from typing import TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -43,6 +45,8 @@ from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.reading.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
 from serverbench.analysis.statistics import stats
 from serverbench.rawdata import sidecars
+
+T = TypeVar("T")
 
 # How a language (or a build of it, 'go[gc=nogreentea]') is named in tables and figures:
 # spec/cli.json, languages.<lang>.plot.label
@@ -307,7 +311,7 @@ def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
 class Processed:
     """The processed tables of one sweep, read back from disk."""
 
-    def __init__(self, folder):
+    def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         if not (self.folder / "summary.csv").exists():
             raise FileNotFoundError(f"no processed tables in {self.folder} (run `python -m serverbench process` first)")
@@ -319,10 +323,19 @@ class Processed:
         self.failures = self._read("failures")
         self.cpu_time = self._read("cpu_time")
         self.info = json.loads((self.folder / "sweep.json").read_text(encoding="utf-8"))
+        self._memo: dict[tuple, object] = {}
         if not self.runs.empty:
             for c in ("warmup", "selected", "is_ok"):
                 if c in self.runs:
                     self.runs[c] = self.runs[c].astype(str).str.lower() == "true"
+
+    def memo(self, key: tuple, compute: Callable[[], T]) -> T:
+        """compute() once per key for this sweep (its tables never change once read): a
+        derived table that several claims, parts and figures read, such as the IM searches'
+        steps, is computed once, not at every read. The caller must not modify it."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(T, self._memo[key])
 
     def _read(self, name):
         p = self.folder / f"{name}.csv"

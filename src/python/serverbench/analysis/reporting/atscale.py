@@ -85,10 +85,11 @@ def groups(by_piece: dict[str, list[Path]]) -> tuple[dict[str, list[scale.SweepV
 
     out: dict[str, list[scale.SweepVerdict]] = {}
     bench: dict[str, str] = {}
+    every_piece = pieces(PROFILE).values()  # read once: each read parses and checks the profile
     for claim in engine.all_claims():
         sweeps = [
             sweep_verdict(p.name, folder, claim.id)
-            for p in pieces(PROFILE).values()
+            for p in every_piece
             if claim.needs.table in p.benchmarks
             for folder in by_piece.get(p.name, [])
         ]

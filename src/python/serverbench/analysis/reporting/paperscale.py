@@ -74,8 +74,9 @@ def verdicts(processed_dir: Path | None = None) -> pd.DataFrame:
 
     by_piece = all_sweeps(processed_dir)
     rows: list[dict] = []
+    every_piece = pieces(PROFILE).values()  # read once: each read parses and checks the profile
     for claim in engine.all_claims():
-        for p in pieces(PROFILE).values():
+        for p in every_piece:
             if claim.needs.table not in p.benchmarks:
                 continue
             folders = by_piece.get(p.name, [])

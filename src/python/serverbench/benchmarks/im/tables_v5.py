@@ -182,9 +182,15 @@ def result(st: pd.DataFrame, top: float, at_least_from: float | None = None) -> 
     return {"value": value, "bound": "established", "why": f"fails at {min(fails):,.0f}"}
 
 
+def search_steps(P, name: str) -> pd.DataFrame:
+    """steps(attempts(P, name)), computed once per sweep (Processed.memo): IM4's three
+    comparisons, IM5, the capacity table and the figures all read it."""
+    return P.memo(("im-search-steps", name), lambda: steps(attempts(P, name)))
+
+
 def results(P, name: str) -> dict:
     """{search key (row, or (row, cap) / (row, channel size)): result} of one search name."""
-    st = steps(attempts(P, name))
+    st = search_steps(P, name)
     if st.empty:
         return {}
     top = float(D.im()["memory"]["clients_max"]) if name == MEMORY else D.grid()[1]
@@ -232,7 +238,7 @@ def rates(P, name: str = RATE) -> dict:
 def sensitivity(P, slo_s: float, name: str = RATE) -> dict:
     """{row: the largest replicated step whose final runs were valid, lost nothing and whose
     median p99 meets slo_s} (protocol 5 search.sensitivity: no search of its own)."""
-    st = steps(attempts(P, name))
+    st = search_steps(P, name)
     if st.empty:
         return {}
     ok = st[(st["phase"] != "scout") & st["valid"] & (st["lost"] == 0) & (st["median_p99_s"] <= slo_s)]
