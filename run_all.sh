@@ -21,7 +21,8 @@ usage: ./run_all.sh [--profile NAME|FILE.toml] [--piece NAME] [--no-run] [--swee
                   resumes it, skipping runs already recorded ok
   --languages L   comma-separated subset of the languages in spec/cli.json; set-up
                   checks and builds only their toolchains (without it: only those of
-                  the languages the profile runs, `python -m serverbench profiles --needs P`)
+                  the languages the profile, or its --piece, runs: `python -m serverbench
+                  profiles --needs P [--piece NAME]`)
   --no-reference  do not overlay the paper's own values on the figures
   --no-pdf        write paper/report.html only (no chromium needed)
   --allow-dirty   record a sweep although tracked files differ from the commit
@@ -68,7 +69,7 @@ VPY="$ROOT/.venv/bin/python"
 [ "${SERVERBENCH_NO_VENV:-0}" = 1 ] && VPY="$(command -v python3)"
 if [ "$run" = 1 ]; then
   needs="$languages"
-  [ -n "$needs" ] || needs="$("$VPY" -m serverbench profiles --needs "$profile")"
+  [ -n "$needs" ] || needs="$("$VPY" -m serverbench profiles --needs "$profile" ${piece:+--piece "$piece"})"
   echo "== toolchains and builds for: $needs"
   SERVERBENCH_LANGUAGES="$needs" ./scripts/setup.sh
 fi

@@ -135,6 +135,22 @@ def test_profiles_needs_names_clients_and_servers():
     )
 
 
+def test_profiles_needs_of_a_piece_names_only_what_the_piece_runs():
+    """`./run_all.sh --piece` builds what the piece runs: the IM chaos piece runs the generator
+    and Erlang's server only, where the whole profile runs every IM server."""
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["profiles", "--needs", "im", "--piece", "chaos"], out, err) == 0, err.getvalue()
+    assert set(out.getvalue().strip().split(",")) == {"im_loadgen", "erlang"}
+    out = io.StringIO()
+    assert cli.run(["profiles", "--needs", "im"], out, err) == 0
+    assert {"go", "scala_akka", "rust_tokio", "ngircd"} <= set(out.getvalue().strip().split(","))
+    err = io.StringIO()
+    assert cli.run(["profiles", "--needs", "im", "--piece", "nope"], io.StringIO(), err) == 2
+    assert "no piece 'nope'" in err.getvalue() and "chaos" in err.getvalue()
+    err = io.StringIO()
+    assert cli.run(["profiles", "--piece", "chaos"], io.StringIO(), err) == 2 and "--needs" in err.getvalue()
+
+
 @pytest.mark.slow
 def test_overhead_per_run_is_small(tmp_path):
     ov = {**SMALL, "defaults.trials": 5, "spawn.enabled": False}

@@ -42,6 +42,9 @@ func (sup *supervisor) run() {
 		case <-t.C:
 			held = srv.strike(rng, held)
 		case <-srv.stopped:
+			if held != nil { // a held connection's writer waits for nothing else
+				held.box.setHeld(false)
+			}
 			return
 		}
 	}

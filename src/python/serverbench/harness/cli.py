@@ -27,6 +27,7 @@ def register(subparsers) -> None:
         help="print only the languages (clients and servers, comma-separated) whose programs the "
         "profile runs on this machine: what run_all.sh has set-up build",
     )
+    p.add_argument("--piece", metavar="NAME", help="with --needs: only what this piece of the profile runs")
     p.set_defaults(func=_cmd_profiles)
 
 
@@ -230,9 +231,15 @@ def _cmd_profiles(args, stdout, stderr) -> int:
     from serverbench.harness.planning.plan import machine_cpus, make_plan
 
     cpus = machine_cpus()
+    if args.piece and not args.needs:
+        raise _usage("--piece needs --needs PROFILE")
     if args.needs:
+        from serverbench.harness.planning.pieces import piece
+
         try:
-            plan = make_plan(load_profile(args.needs), oversubscribe=args.oversubscribe)
+            part = piece(args.needs, args.piece) if args.piece else None
+            prof = load_profile(args.needs, part.sets if part else None)
+            plan = make_plan(prof, benchmarks=list(part.benchmarks) if part else None, oversubscribe=args.oversubscribe)
         except ProfileError as e:
             raise _usage(e) from None
         print(",".join(plan.languages_needed()), file=stdout)
