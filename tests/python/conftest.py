@@ -69,7 +69,8 @@ def _forbidden(args) -> str | None:
 
 
 # Native tests that measure nothing: what a program prints or answers (the process-level
-# conformance runs, the IM transcript), what a notebook shows after real runs (the labs, the
+# conformance runs, the IM transcript, the IM servers' behaviour under chaos, bursts and
+# dropped connections, whose every wait is a generous guard), what a notebook shows after real runs (the labs, the
 # smoke profile end to end), which JDK the harness accepts. They get the marker shares_cpu,
 # and scripts/test.sh runs them with the tests that start no native program, on every CPU.
 # Every other native test asserts times or CPU shares (socket and echo servers, serve, the
@@ -82,6 +83,8 @@ SHARES_CPU = (
     "tests/python/test_notebooks_e2e.py",
     "tests/python/test_jdks.py",
     "tests/python/test_im_transcript.py",
+    "tests/python/test_im_behaviour.py",
+    "tests/python/test_im_servers.py",
 )
 
 

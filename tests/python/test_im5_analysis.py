@@ -112,6 +112,13 @@ def test_every_run_and_every_rerun_with_its_reason(tmp_path):
     assert tables_v5.rates(P)["go"]["value"] == pytest.approx(32000)  # the re-run's final attempt counts
 
 
+def test_the_runs_table_gives_a_channel_size_to_fanout_runs_only_and_names_the_null_sink(whole):
+    runs = parts_v5.runs_table(whole)
+    fan = runs["search"].isin(["im_fanout", "im_fanout_capacity"])
+    assert fan.any() and runs.loc[fan, "channel_size"].notna().all() and runs.loc[~fan, "channel_size"].isna().all()
+    assert set(runs.loc[runs["search"] == "im_capacity", "row"]) == {"IM load generator (null sink)"}
+
+
 @pytest.mark.parametrize(
     "held, expected, results",
     [

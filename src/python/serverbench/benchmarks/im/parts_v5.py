@@ -115,6 +115,8 @@ def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT_CAPACITY, V.
     if a.empty:
         return a
     a = a[a["search_name"].isin(names)].assign(cap_mib=lambda d: d.cap_bytes / 2**20)
+    if "channel_size" in a:  # every run records the generator's default; only fan-out uses it
+        a = a.assign(channel_size=a.channel_size.where(a.search_name.isin([V.FANOUT_CAPACITY, V.FANOUT])))
     own = [c for c in ("cap_mib", "channel_size") if c in a and a[c].notna().any()]
     a = a.sort_values(["search_name", "row", *own, "step", "run", "attempt_no"], kind="stable")
     cols = {
