@@ -7,6 +7,8 @@ path."""
 import re
 from pathlib import Path
 
+import pytest
+
 from serverbench.docsgen import generate as docsgen
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,6 +21,8 @@ def test_every_generated_block_is_present():
 def test_generating_some_blocks_touches_only_their_files():
     gen = docsgen.generated(only=("cli-flags",))
     assert list(gen) == [ROOT / "docs/spec.md"] and gen[ROOT / "docs/spec.md"][0] == gen[ROOT / "docs/spec.md"][1]
+    with pytest.raises(ValueError, match="no generated block 'cli-flag'"):
+        docsgen.generated(only=("cli-flag",))
 
 
 def test_committed_docs_equal_the_generated_ones():

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from serverbench import cli
+from serverbench.harness.planning.pieces import pieces
 from serverbench.harness.planning.profiles import available_profiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,11 +36,18 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @cache
-def profile_languages(profile: str) -> str:
-    """`python -m serverbench profiles --needs PROFILE` (in process: the same command)."""
+def profile_languages(profile: str, piece: str | None = None) -> str:
+    """`python -m serverbench profiles --needs PROFILE [--piece PIECE]` (in process: the same
+    command run_all.sh runs)."""
     out, err = io.StringIO(), io.StringIO()
-    assert cli.run(["profiles", "--needs", profile], out, err) == 0, err.getvalue()
+    # a piece for a bigger machine (im's large) is planned as if it fit: its languages are the same
+    args = ["profiles", "--needs", profile] + (["--piece", piece, "--oversubscribe"] if piece else [])
+    assert cli.run(args, out, err) == 0, err.getvalue()
     return out.getvalue().strip()
+
+
+def every_piece() -> list[tuple[str, str]]:
+    return [(profile, name) for profile in available_profiles() for name in pieces(profile)]
 
 
 @cache
@@ -79,7 +87,16 @@ def test_set_up_on_a_bare_machine_provides_exactly_what_the_build_checks(profile
     every folder) is provided by some item of set-up's bare-machine plan, and set-up plans
     nothing for a need the build does not have: an interpreted folder's languages are only
     those asked."""
-    languages = profile_languages(profile) if profile else ""
+    check_set_up_provides_what_the_build_checks(profile_languages(profile) if profile else "")
+
+
+@pytest.mark.parametrize("profile, piece", every_piece(), ids=lambda x: x)
+def test_set_up_of_a_piece_on_a_bare_machine_provides_exactly_what_the_build_checks(profile, piece):
+    """The same for `./run_all.sh --piece`, which asks set-up for the piece's languages only."""
+    check_set_up_provides_what_the_build_checks(profile_languages(profile, piece))
+
+
+def check_set_up_provides_what_the_build_checks(languages: str) -> None:
     asked = set(languages.split(",")) if languages else None
     build = build_needs(languages)
     checked = {need for _, needs in build.values() for need in needs}

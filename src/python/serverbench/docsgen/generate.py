@@ -298,6 +298,9 @@ def generated(only: Collection[str] | None = None) -> dict[Path, tuple[str, str]
     """{file: (committed text, generated text)} for every file with a block; with only, for
     the files of those blocks (and RECORD_SCHEMAS), each with only those blocks generated:
     a test of one block need not pay for the report blocks, which read every sweep."""
+    unknown = sorted(set(only or ()) - set(BLOCKS) - {RECORD_SCHEMAS})
+    if unknown:
+        raise ValueError(f"no generated block {', '.join(map(repr, unknown))} (the blocks: {', '.join(BLOCKS)})")
     out: dict[Path, tuple[str, str]] = {}
     for name, (rel, fn) in BLOCKS.items():
         if only is not None and name not in only:
