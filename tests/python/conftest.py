@@ -85,6 +85,7 @@ SHARES_CPU = (
     "tests/python/test_im_transcript.py",
     "tests/python/test_im_behaviour.py",
     "tests/python/test_im_servers.py",
+    "tests/python/test_im_setup_under_chaos.py",
 )
 
 

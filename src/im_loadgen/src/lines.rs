@@ -31,6 +31,11 @@ pub struct Ctx {
     pub failed: usize,
     pub in_flight: usize,
     pub next_to_connect: usize,
+    /// clients whose connection the server closed before their 001, to connect again
+    /// (setup only: reconnect)
+    pub to_reconnect: Vec<usize>,
+    /// the reconnects so far
+    pub setup_reconnects: u64,
     pub first_connect_ns: Option<u64>,
     pub last_welcome_ns: u64,
     pub joined: usize,
@@ -63,6 +68,8 @@ impl Ctx {
             failed: 0,
             in_flight: 0,
             next_to_connect: 0,
+            to_reconnect: Vec::new(),
+            setup_reconnects: 0,
             first_connect_ns: None,
             last_welcome_ns: 0,
             joined: 0,

@@ -41,6 +41,8 @@ pub struct Outcome {
     pub pings: u64,
     pub error_numerics: u64,
     pub server_disconnects: u64,
+    /// connections made again for clients the server closed before their 001 (reconnect)
+    pub setup_reconnects: u64,
     /// CPU seconds (user + system) and wall seconds of the measured window (docs/im.md)
     pub window_cpu_s: f64,
     pub window_s: f64,
@@ -166,6 +168,7 @@ impl Gen {
             pings: c.pings,
             error_numerics: c.error_numerics,
             server_disconnects: c.server_disconnects,
+            setup_reconnects: c.setup_reconnects,
             window_cpu_s,
             window_s,
             messaging_cpu_s: out_schedule.4,
@@ -183,9 +186,11 @@ impl Gen {
         self.connect_more();
         let n = self.ctx.setup.clients;
         self.pump_until(deadline, |c| c.registered + c.failed >= n);
-        // time is up: the clients never started fail, and closing a straggler starts no other
-        self.ctx.failed += n - self.ctx.next_to_connect;
+        // time is up: the clients never started (or waiting to reconnect) fail, and closing
+        // a straggler starts no other
+        self.ctx.failed += n - self.ctx.next_to_connect + self.ctx.to_reconnect.len();
         self.ctx.next_to_connect = n;
+        self.ctx.to_reconnect.clear();
         for i in 0..n {
             if self.conns[i].as_ref().is_some_and(|c| c.state != State::Registered) {
                 self.close(i, false);
@@ -228,10 +233,13 @@ impl Gen {
     }
 
     fn connect_more(&mut self) {
-        while self.ctx.in_flight < self.ctx.setup.login_concurrency && self.ctx.next_to_connect < self.ctx.setup.clients
+        while self.ctx.in_flight < self.ctx.setup.login_concurrency
+            && (!self.ctx.to_reconnect.is_empty() || self.ctx.next_to_connect < self.ctx.setup.clients)
         {
-            let i = self.ctx.next_to_connect;
-            self.ctx.next_to_connect += 1;
+            let i = self.ctx.to_reconnect.pop().unwrap_or_else(|| {
+                self.ctx.next_to_connect += 1;
+                self.ctx.next_to_connect - 1
+            });
             self.ctx.first_connect_ns.get_or_insert_with(os::now_ns);
             let stream = TcpStream::connect(self.addr);
             let registered = stream.and_then(|mut s| {
@@ -296,7 +304,10 @@ impl Gen {
                     conn.state = State::Registering;
                     self.ctx.connected += 1;
                     if conn.send(&irc::registration(i)).is_err() {
-                        return self.close(i, false);
+                        if !self.reconnect(i) {
+                            self.close(i, false);
+                        }
+                        return;
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotConnected => return,
@@ -304,7 +315,10 @@ impl Gen {
             }
         }
         if writable && conn.flush().is_err() {
-            return self.close(i, true);
+            if !self.reconnect(i) {
+                self.close(i, true);
+            }
+            return;
         }
         if !readable {
             return;
@@ -329,9 +343,32 @@ impl Gen {
         } else {
             conn.send(&fx.replies)
         };
-        if fx.refused || !matches!(open, Ok(true)) || sent.is_err() {
+        // a refusal is the server's answer, not a kill: never reconnected
+        let ended = fx.refused || !matches!(open, Ok(true)) || sent.is_err();
+        if ended && (fx.refused || !self.reconnect(i)) {
             self.close(i, true);
         }
+    }
+
+    /// A client whose connection the server closed (EOF or reset, not a refusal) while it
+    /// was registering is connected again, in every mode but login: there registration is
+    /// setup, not what is measured, and a real IRC client reconnects. A chaos that kills
+    /// connections from the server's start would otherwise take a client before its 001 and
+    /// fail the run's setup (docs/im.md). Bounded by the setup's --timeout-s, as every
+    /// registration is. False: not done.
+    fn reconnect(&mut self, i: usize) -> bool {
+        let registering = self.conns[i].as_ref().is_some_and(|c| c.state == State::Registering);
+        if !registering || self.ctx.setup.mode == Mode::Login {
+            return false;
+        }
+        let mut conn = self.conns[i].take().expect("registering");
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        self.ctx.setup_reconnects += 1;
+        self.ctx.connected -= 1; // counted again when it connects
+        self.ctx.in_flight -= 1;
+        self.ctx.to_reconnect.push(i);
+        self.connect_more();
+        true
     }
 
     /// Drops a connection; `by_server`: the server ended it (counted once registered),
