@@ -213,7 +213,8 @@ class _VariantView:
         spec = specs().get(table)
         if d.empty or spec is None or spec.fair_metric != metric:
             return pd.DataFrame(columns=["language", "variant", "value"])
-        d = d.assign(variant="fair").drop(columns=["benchmark", "step", "true_value", "printed", "trial"])
+        # trial stays: the claims pair two languages by round (trial k ran in round k)
+        d = d.assign(variant="fair").drop(columns=["benchmark", "step", "true_value", "printed"])
         return d[d["value"].notna()].reset_index(drop=True)
 
     def __getattr__(self, name):
