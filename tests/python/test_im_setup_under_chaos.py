@@ -1,6 +1,6 @@
 """A chaos that kills connections from the server's start, while the load generator is
 still registering its clients: a client whose connection is closed before its 001 is
-connected again (setup, in every mode but login), so every client registers and the run is
+connected again (setup, in the latency and fanout modes), so every client registers and the run is
 valid; the reconnects are counted in the record. Without the reconnect such a run failed its
 setup ("999 of 1000 clients registered"), as Akka's and Pekko's chaos-search runs did in
 im-rate-20261202T123940Z, whose JVMs register slowly under the kills."""
@@ -30,6 +30,8 @@ def generate(port: int, mode: str) -> dict:
     flags += ["--setup-concurrency", "256"]  # many registering at once: more kills find one
     if mode == "latency":
         flags += ["--rate-per-s", "200", "--duration-s", "0.5", "--drain-s", "0.5"]
+    elif mode == "idle":
+        flags += ["--duration-s", "0.5"]
     cmd = [str(contract.executable("im_loadgen")), "im", "client", "--port", str(port), *flags]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode in (0, 1), done.stderr
@@ -57,13 +59,14 @@ def test_clients_the_kills_closed_before_their_welcome_connect_again(tmp_path, l
     pytest.fail(f"in 3 runs no kill found a client registering, so nothing was tested: {seen}")
 
 
-def test_login_mode_never_reconnects_what_it_measures(tmp_path):
-    """The login storm measures registration: a client closed before its 001 fails there,
-    and is not connected again (the positive control of the reconnect: the same kills in
-    login mode leave clients unregistered)."""
+@pytest.mark.parametrize("mode", ["login", "idle"])
+def test_modes_that_measure_clients_never_reconnect_them(tmp_path, mode):
+    """The login storm measures registration and idle mode how many clients a server holds:
+    a client closed before its 001 fails there, and is not connected again (the positive
+    control of the reconnect: the same kills in these modes leave clients unregistered)."""
     lang = "go" if "go" in OURS else OURS[0]
     with running(tmp_path, lang, chaos_interval_ms=1, chaos_target="connection", seed=1) as srv:
-        rec = generate(srv.port, "login")
+        rec = generate(srv.port, mode)
         srv.stop()
     m = rec["metrics"]
     assert m["setup_reconnects"] == 0, m

@@ -351,14 +351,17 @@ impl Gen {
     }
 
     /// A client whose connection the server closed (EOF or reset, not a refusal) while it
-    /// was registering is connected again, in every mode but login: there registration is
-    /// setup, not what is measured, and a real IRC client reconnects. A chaos that kills
+    /// was registering is connected again in the latency and fanout modes: there registration
+    /// is setup, not what is measured, and a real IRC client reconnects. A chaos that kills
     /// connections from the server's start would otherwise take a client before its 001 and
-    /// fail the run's setup (docs/im.md). Bounded by the setup's --timeout-s, as every
-    /// registration is. False: not done.
+    /// fail the run's setup (docs/im.md). Not in login mode, whose storm measures
+    /// registration, nor in idle mode, which measures how many clients a server holds: a
+    /// server that drops a client there must not get it back. Bounded by the setup's
+    /// --timeout-s, as every registration is. False: not done.
     fn reconnect(&mut self, i: usize) -> bool {
         let registering = self.conns[i].as_ref().is_some_and(|c| c.state == State::Registering);
-        if !registering || self.ctx.setup.mode == Mode::Login {
+        let measured_after_setup = matches!(self.ctx.setup.mode, Mode::Latency | Mode::Fanout);
+        if !registering || !measured_after_setup {
             return false;
         }
         let mut conn = self.conns[i].take().expect("registering");
