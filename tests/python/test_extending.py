@@ -2,19 +2,22 @@
 outside the tree that a distribution plugs in by its entry point (a temporary one on
 sys.path, as `pip install` would leave it), appears in the plan (with its own cost), the processed tables,
 a figure, the claims and the explorer without editing any generic code, and without touching
-the analysis's registry: registry.load() sees the toy because it is on the path. The spec edits a
-real benchmark makes (spec/cli.json, the two record schemas, and its claims' entries in
-spec/protocol.json: their words and yes regions) are made here to in-memory copies;
-everything else is the package.
+the analysis's registry: registry.load() sees the toy because it is on the path. Its spec entry
+(its spec/cli.json entry, the languages that run it, its native record's schema and its claim's
+words and yes region) is the package's own spec.json, which the spec's readers merge in: no
+file of the tree is edited and nothing of the package is patched.
 
-A toy language likewise: its folder (a real PingPing in Python threads and queues) and its
-spec/cli.json entry, with the record schemas' language enums generated from that spec (as
-`python -m serverbench docs` writes them). The harness runs it, the processed tables, the
-figures' look and the explorer name it, and the plan costs it by its own factor."""
+A toy language likewise: a package (a real PingPing in Python threads and queues, and its
+spec/cli.json entry as language.json) plugged in by its entry point. The harness runs it, the
+processed tables, the figures' look and the explorer name it, and the plan costs it by its own
+factor. Both together: the toy language runs the toy benchmark through the harness to a
+rendered report section."""
 
 from __future__ import annotations
 
-import copy
+import contextlib
+import importlib
+import json
 import sys
 import textwrap
 import types
@@ -36,7 +39,7 @@ TOY = {
 
         from serverbench import plugins
 
-        DECLARED = plugins.Declared(order=50, analysis=("tables", "figures", "claims"), parts=("cost",))
+        DECLARED = plugins.Declared(order=50, analysis=("tables", "figures", "claims", "report"), parts=("cost",))
     ''',
     "tables.py": """
         from serverbench.analysis.reading import registry
@@ -74,24 +77,70 @@ TOY = {
 
         X1 = Claim(id="X1", needs=Needs("toy", "elapsed_s", languages=("go", "erlang")), compare=go_faster)
     """,
+    "report.py": """
+        from serverbench.analysis.reading import registry
+
+
+        @registry.report_section("Toy: units of nothing", order=95)
+        def toy_section(P):
+            s = P.stat("toy", "elapsed_s")
+            if s.empty:
+                return []
+            return ["Median time per unit count, each language's ok runs.", s[["language", "units", "median", "n"]]]
+    """,
     "cost.py": """
         def run_s(language, params):
             return 0.5 * params["units"]
     """,
+    "spec.json": json.dumps(
+        {
+            "cli": {
+                "summary": "n units of nothing",
+                "flags": {"--units": {"param": "units", "type": "int", "min": 1, "max": 1000, "required": True}},
+            },
+            "languages": ["go", "erlang"],
+            "record": {"type": "object", "properties": {"benchmark": {"const": "toy"}}},
+            "claims": [
+                {
+                    "id": "X1",
+                    "source": "this test",
+                    "sentence": "Go finishes the toy faster than Erlang at every unit count",
+                    "quantity": "toy time ratio",
+                    "population": ["go", "erlang"],
+                    "deciding": "Go/Erlang at every unit count",
+                    "yes": {"words": "lower", "hi": [1, 0]},
+                }
+            ],
+        }
+    ),
 }
 
 
-def installed(site: Path, package: str, files: dict[str, str], entry: str) -> Path:
+def installed(site: Path, package: str, files: dict[str, str], entry: str, group: str = plugins.GROUP) -> Path:
     """What `pip install` of a one-package distribution leaves in site-packages: the package
-    and its metadata, with its entry point `entry` in the group serverbench.benchmarks."""
+    and its metadata, with its entry point `entry` in `group` (serverbench.benchmarks)."""
     (site / package).mkdir(parents=True)
     for name, text in files.items():
         (site / package / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     meta = site / f"{package}-0.1.dist-info"
     meta.mkdir()
     (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n", encoding="utf-8")
-    (meta / "entry_points.txt").write_text(f"[{plugins.GROUP}]\n{entry} = {package}\n", encoding="utf-8")
+    (meta / "entry_points.txt").write_text(f"[{group}]\n{entry} = {package}\n", encoding="utf-8")
     return site
+
+
+@contextlib.contextmanager
+def on_path(site: Path, *packages: str):
+    """A site folder on sys.path for the block, as `pip install` leaves one (and `pip
+    uninstall` after it): the only change a plug-in makes, and undone after it."""
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    try:
+        yield site
+    finally:
+        sys.path.remove(str(site))
+        for package in packages:
+            _forget(package)
 
 
 def _forget(package: str) -> None:
@@ -100,54 +149,24 @@ def _forget(package: str) -> None:
 
 
 @pytest.fixture
-def toy(tmp_path, monkeypatch):
+def toy(tmp_path):
     before = registry.load()  # the real benchmarks' registry: the toy's path gives another
-    monkeypatch.syspath_prepend(str(installed(tmp_path / "site", "toy_benchmark", TOY, "toy")))
-    # the spec edits of a new benchmark: spec/cli.json and the raw and native record schemas
-    spec = copy.deepcopy(contract.cli_contract())
-    spec["benchmarks"]["toy"] = {
-        "summary": "n units of nothing",
-        "flags": {"--units": {"param": "units", "type": "int", "min": 1, "max": 1000, "required": True}},
-    }
-    for lang in ("go", "erlang"):
-        spec["languages"][lang]["benchmarks"].append("toy")
-    monkeypatch.setattr(contract, "cli_contract", lambda: spec)
-    real_schema = records.load_schema
-
-    def load_schema(name):
-        s = copy.deepcopy(real_schema(name))
-        if name == records.NATIVE_SCHEMA:
-            s["$defs"]["toy"] = {"type": "object", "properties": {"benchmark": {"const": "toy"}}}
-            s["oneOf"].append({"$ref": "#/$defs/toy"})
-        else:
-            s["properties"]["benchmark"]["enum"].append("toy")
-        return s
-
-    monkeypatch.setattr(records, "load_schema", load_schema)
-    # its claim's entry in spec/protocol.json: the words and the yes region the encoding is judged by
-    x1 = {
-        "id": "X1",
-        "source": "this test",
-        "sentence": "Go finishes the toy faster than Erlang at every unit count",
-        "quantity": "toy time ratio",
-        "population": ["go", "erlang"],
-        "deciding": "Go/Erlang at every unit count",
-        "yes": {"words": "lower", "hi": [1, 0]},
-    }
-    real_claim = protocol.claim
-    monkeypatch.setattr(protocol, "claim", lambda cid: x1 if cid == "X1" else real_claim(cid))
-    records._validator.cache_clear()
-    records._native_validator_for.cache_clear()
-    yield tmp_path
-    records._validator.cache_clear()
-    records._native_validator_for.cache_clear()
-    _forget("toy_benchmark")
-    monkeypatch.undo()  # sys.path as before: the real registry again, untouched by the toy
+    with on_path(installed(tmp_path / "site", "toy_benchmark", TOY, "toy"), "toy_benchmark"):
+        yield tmp_path
+    # uninstalled: the real spec, schemas, claims and registry again, untouched by the toy
     assert registry.load() is before and "toy" not in before.tables and "X1" not in before.claims
+    assert "toy" not in contract.benchmarks() and "toy" not in contract.language("go")["benchmarks"]
+    assert "toy" not in records.load_schema(records.NATIVE_SCHEMA)["$defs"]
+    with pytest.raises(KeyError, match="X1"):
+        protocol.claim("X1")
 
 
 def test_a_toy_benchmark_package_joins_every_stage(toy):
     assert plugins.packages()["toy"] == "toy_benchmark"  # found by its entry point
+    # its spec entry, merged: the contract, both record schemas, its claim's protocol entry
+    assert contract.benchmark("toy")["summary"] == "n units of nothing" and contract.implements("go", "toy")
+    assert "toy" in records.load_schema(records.RAW_SCHEMA)["properties"]["benchmark"]["enum"]
+    assert protocol.claim("X1")["population"] == ["go", "erlang"]
     assert "toy" in profiles.table_names() and profiles.param_keys("toy") == ("units",)
     # the plan: its runs, priced by its own cost model
     rounds = protocol.rounds_deciding()  # a configuration a claim decides at gets the design's rounds
@@ -290,6 +309,18 @@ if args == ["--version"]:
     print(json.dumps(record))
     sys.exit(0)
 bench, flags = args[0], dict(zip(args[1::2], args[2::2]))
+runtime["schedulers"] = int(os.environ.get("SERVERBENCH_CORES", "1"))
+if bench == "toy":  # the toy benchmark's n units of nothing, counted as it goes
+    units, done = int(flags["--units"]), 0
+    t0 = time.perf_counter()
+    for _ in range(units):
+        done += 1
+    print(json.dumps({
+        "benchmark": "toy", "language": "toy_queues", "variant": flags.get("--variant", "fair"),
+        "params": {"units": units}, "metrics": {"elapsed_s": time.perf_counter() - t0, "units_done": done},
+        "validation": {"ok": done == units}, "runtime": runtime,
+    }))
+    sys.exit(0)
 if bench != "pingping":
     print(f"error: unknown sub-command {bench}", file=sys.stderr)
     sys.exit(2)
@@ -316,7 +347,6 @@ for _ in range(reps):
     got["a"] += 1
 t.join()
 elapsed = time.perf_counter() - t0
-runtime["schedulers"] = int(os.environ.get("SERVERBENCH_CORES", "1"))
 print(json.dumps({
     "benchmark": "pingping", "language": "toy_queues", "variant": flags.get("--variant", "fair"),
     "params": {"message_bytes": size, "repetitions": reps, "payload": flags.get("--payload", "copy")},
@@ -328,41 +358,36 @@ print(json.dumps({
 '''
 
 
-@pytest.fixture
-def toy_language(tmp_path, monkeypatch):
-    import json
-
-    from serverbench.docsgen import schemas as docs_schemas
-
-    folder = tmp_path / "src" / "toy_queues"
-    folder.mkdir(parents=True)
-    (folder / "serverbench-toy.py").write_text(TOY_LANGUAGE_PROGRAM.lstrip(), encoding="utf-8")
-    spec = copy.deepcopy(contract.cli_contract())
-    spec["languages"]["toy_queues"] = {
-        "executable": str(folder / "serverbench-toy.py"),
+def toy_language_site(site: Path, benchmarks: tuple[str, ...] = ("pingping",)) -> Path:
+    """The toy language as a distribution: its package holds the program and its spec/cli.json
+    entry (language.json, the executable relative to the package), its entry point is in the
+    group serverbench.languages."""
+    entry = {
+        "executable": "serverbench-toy.py",
         "plot": {"label": "Python queues (toy)", "color": "#123456", "marker": "P"},
         "order": 99,
         "cost_factor": {"pingping": 40},
         "startup_s": 0.05,
-        "benchmarks": ["pingping"],
+        "benchmarks": list(benchmarks),
         "variants": ["fair"],
         "build": "true",
         "command": [sys.executable, "{exe}"],
         "env": {"SERVERBENCH_CORES": "{cores}"},
     }
-    monkeypatch.setattr(contract, "cli_contract", lambda: spec)
-    root = Path(__file__).resolve().parents[2]
+    files = {
+        "__init__.py": '"""A toy language: PingPing in Python threads and queues (docs/extending.md)."""\n',
+        "serverbench-toy.py": TOY_LANGUAGE_PROGRAM.lstrip(),
+        plugins.LANGUAGE_SPEC: json.dumps(entry),
+    }
+    return installed(site, "toy_queues_lang", files, "toy_queues", group=plugins.LANGUAGE_GROUP)
 
-    def load_schema(name):  # the schemas as `python -m serverbench docs` generates them from the spec
-        rel = docs_schemas.NATIVE if name == records.NATIVE_SCHEMA else docs_schemas.RAW
-        return json.loads(docs_schemas.generate(rel, (root / rel).read_text(encoding="utf-8")))
 
-    monkeypatch.setattr(records, "load_schema", load_schema)
-    records._validator.cache_clear()
-    records._native_validator_for.cache_clear()
-    yield tmp_path
-    records._validator.cache_clear()
-    records._native_validator_for.cache_clear()
+@pytest.fixture
+def toy_language(tmp_path):
+    with on_path(toy_language_site(tmp_path / "site"), "toy_queues_lang"):
+        yield tmp_path
+    assert "toy_queues" not in contract.languages()  # uninstalled: the real spec again
+    assert "toy_queues" not in records.load_schema(records.RAW_SCHEMA)["properties"]["language"]["enum"]
 
 
 def test_a_toy_language_runs_and_renders(toy_language):
@@ -423,3 +448,35 @@ def test_a_sockets_module_without_its_hooks_is_named():
         plugins.hooks(mod, plugins.SocketHooks)
     mod.HOOKS = plugins.SocketHooks(round_param="seed")
     assert plugins.hooks(mod, plugins.SocketHooks).round_param == "seed"
+
+
+def test_the_toy_language_runs_the_toy_benchmark_through_the_harness_to_its_report_section(tmp_path):
+    """Both plug-ins at once, nothing of the tree edited: the toy language's program runs the
+    toy benchmark's runs as the harness plans them (its own spec entry names the benchmark),
+    the records pass the toy's own record schema, and the processed sweep renders the toy's
+    report section among the report's."""
+    from serverbench import harness
+    from serverbench.analysis.reading import process
+    from serverbench.analysis.reporting import sections
+
+    profile = tmp_path / "toyrun.toml"
+    toml = 'name = "toyrun"\nlanguages = ["toy_queues"]\n\n[toy]\nunits = [10, 20]\ncores = [1]\ntrials = 3\n'
+    profile.write_text(toml)
+    site = tmp_path / "site"
+    installed(site, "toy_benchmark", TOY, "toy")
+    toy_language_site(site, benchmarks=("pingping", "toy"))
+    with on_path(site, "toy_benchmark", "toy_queues_lang"):
+        d = harness.run_sweep(str(profile), sweep_id="toy-run", raw_root=tmp_path / "raw", progress=False)
+        recs, skipped = records.load_records(d)
+        runs = [r for r in recs if not r["warmup"]]
+        assert not skipped and {r["benchmark"] for r in runs} == {"toy"}
+        assert all(r["status"] == "ok" for r in runs), [r["status_reason"] for r in runs]
+        assert len({(r["config_id"], r["trial"]) for r in runs}) == 2 * 3  # an interfered run is run again
+        assert {r["metrics"]["units_done"] for r in runs} == {10, 20}  # the work it claims, done
+        process.process_sweep(d, tmp_path / "processed")
+        P = process.Processed(tmp_path / "processed")
+        rendered = dict(sections.render(P))
+        text, table = rendered["Toy: units of nothing"]
+        assert text.startswith("Median time") and set(table["units"]) == {10, 20}
+        assert set(table["language"]) == {"toy_queues"} and (table["n"] == 3).all()
+    assert "toy" not in contract.benchmarks() and "toy_queues" not in contract.languages()

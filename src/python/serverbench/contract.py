@@ -1,24 +1,59 @@
-"""The native command-line contract, read from spec/cli.json (the only copy).
+"""The native command-line contract, read from spec/cli.json (the only copy) and the
+spec entries the plug-ins on the path ship (plugins.spec_files(): a language package's
+language.json, a benchmark package's spec.json), merged in.
 
 Languages, benchmarks, which language implements which benchmark (and variant, and
-role) all come from that file; nothing here restates them."""
+role) all come from there; nothing here restates them."""
 
 from __future__ import annotations
 
+import copy
 import json
 from functools import lru_cache
 from pathlib import Path
 
-from serverbench import paths
+from serverbench import paths, plugins
 
 # Parameters the harness supplies itself for socket benchmarks (never a profile's choice).
 HARNESS_PARAMS = ("host", "port")
 
 
-@lru_cache(maxsize=1)
 def cli_contract() -> dict:
-    with open(paths.spec_dir() / "cli.json", encoding="utf-8") as f:
+    """spec/cli.json with the plug-ins' entries: the same object while the plug-ins on the
+    path are the same (catalog rebuilds its objects only when this is another one)."""
+    return _merged(str(paths.spec_dir() / "cli.json"), plugins.spec_files())
+
+
+@lru_cache(maxsize=8)
+def _read(file: str) -> dict:
+    with open(file, encoding="utf-8") as f:
         return json.load(f)
+
+
+@lru_cache(maxsize=8)
+def _merged(file: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
+    spec = _read(file)
+    if not plugged:
+        return spec
+    spec = copy.deepcopy(spec)
+    langs, benches = spec["languages"], spec["benchmarks"]
+    for kind, name, entry_file in plugged:  # languages first: a benchmark may name a plug-in language
+        entry = _read(entry_file)
+        table = langs if kind == "language" else benches
+        if name in table:
+            raise ValueError(f"{entry_file}: {kind} {name!r} is already in spec/cli.json")
+        if kind == "language":
+            table[name] = {**entry, "executable": str(Path(entry_file).parent / entry["executable"])}
+            continue
+        missing = sorted({"cli", "languages", "record"} - set(entry))
+        if missing:
+            raise ValueError(f"{entry_file}: a benchmark's spec entry has no {', '.join(missing)}")
+        table[name] = entry["cli"]
+        for lang in entry["languages"]:
+            if lang not in langs:
+                raise ValueError(f"{entry_file}: no language {lang!r} runs it; known: {', '.join(langs)}")
+            langs[lang] = {**langs[lang], "benchmarks": [*langs[lang].get("benchmarks", []), name]}
+    return spec
 
 
 def languages() -> tuple[str, ...]:
@@ -76,14 +111,15 @@ def benchmark_flags(bench: str, role: str | None = None) -> dict:
     """The flag table of a benchmark (of one role for a socket benchmark; role None = the
     union of every role's flags, first role first)."""
     b = benchmark(bench)
-    if "roles" not in b:
+    roles = b.get("roles")
+    if roles is None:
         return b["flags"]
     if role is not None:
-        if role not in b["roles"]:
-            raise ValueError(f"benchmark {bench!r} has no role {role!r}; roles: {', '.join(b['roles'])}")
-        return b["roles"][role]["flags"]
+        if role not in roles:
+            raise ValueError(f"benchmark {bench!r} has no role {role!r}; roles: {', '.join(roles)}")
+        return roles[role]["flags"]
     out: dict = {}
-    for r in b["roles"].values():
+    for r in roles.values():
         for flag, spec in r["flags"].items():
             out.setdefault(flag, spec)
     return out

@@ -28,6 +28,14 @@ declare into one frozen Registry, per set of plug-ins, so every entry point (the
 line, a notebook, a test) sees every benchmark without a call of its own to forget; the
 generic stages name no benchmark.
 
+A package outside the tree brings its spec entry with it, beside its `__init__.py`: a
+benchmark's `spec.json` ({"cli": its spec/cli.json entry, "languages": the languages whose
+programs run it, "record": its native record schema's $defs entry, "claims": its claims'
+protocol entries}), a language's `language.json` (its spec/cli.json entry, the executable
+relative to the package's folder; entry-point group `serverbench.languages`). `contract`,
+`rawdata.records` and `protocol` merge them into what they read from spec/ (`spec_files()`
+keys their caches), so a plug-in edits no file of the tree.
+
 No module-level registry: what is found is a function of sys.path (the folder and the
 installed distributions' metadata), memoised by it, and an imported module is Python's own
 (sys.modules), so a distribution put on the path is found at the next call.
@@ -37,15 +45,20 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
 
 PACKAGE = "serverbench.benchmarks"
 GROUP = "serverbench.benchmarks"  # the entry-point group of benchmark packages outside the tree
+LANGUAGE_GROUP = "serverbench.languages"  # the entry-point group of language packages
+BENCHMARK_SPEC = "spec.json"  # a plug-in benchmark package's spec entry, beside its __init__.py
+LANGUAGE_SPEC = "language.json"  # a language package's spec/cli.json entry
 HARNESS_PARTS = ("cost", "sockets", "search", "limits")  # what a package's `parts` may name
 
 
@@ -95,15 +108,40 @@ class SearchHooks:
     parameter that takes the round, whether its table holds one value of every other
     parameter, and its own check of the profile table's settings (-> why they are wrong, or
     None). A growth search's step passes when its run is ok; a replicated one (IM's) judges
-    its steps in its own module's judge_run and judge_step."""
+    its steps in its own module's judge_run and judge_step. `grid_rerun` is the re-run rule
+    the benchmark's plain grid runs follow too (IM: its searches' rule, protocol 5's
+    im.search.reruns): record -> why it is re-run, or None, at most `grid_reruns` times
+    (harness.running.replicated.run_attempts); without one the harness's own rule re-runs a
+    grid run (an ok run flagged interfered, once, when the profile's rerun_interfered)."""
 
     geometric: bool = False
     round_param: str | None = None
     fixed_params: bool = False
     check: Callable[[dict], str | None] | None = None
+    grid_rerun: Callable[[dict], str | None] | None = None
+    grid_reruns: int = 0
 
 
 NO_SOCKET_HOOKS = SocketHooks()
+
+
+def _entry_points(path: tuple[str, ...], group: str) -> dict[str, str]:
+    """{name: dotted package} of the entry points of `group` on this path."""
+    out: dict[str, str] = {}
+    seen = set()
+    for dist in importlib.metadata.distributions(path=list(path)):
+        if dist.name in seen:  # the first of a distribution found twice on the path, as Python imports it
+            continue
+        seen.add(dist.name)
+        for ep in dist.entry_points.select(group=group):
+            if ep.attr:
+                raise ImportError(
+                    f"{dist.name}: the entry point {ep.name} = {ep.value} names a package, not {ep.attr!r}"
+                )
+            if ep.name in out and out[ep.name] != ep.module:
+                raise ImportError(f"two {group} packages are called {ep.name!r}: {out[ep.name]} and {ep.module}")
+            out[ep.name] = ep.module
+    return out
 
 
 @lru_cache(maxsize=8)
@@ -111,20 +149,44 @@ def _found(path: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(id, dotted package) of every benchmark package on this sys.path, sorted by id."""
     builtin = importlib.import_module(PACKAGE)
     out = {m.name: f"{PACKAGE}.{m.name}" for m in pkgutil.iter_modules(builtin.__path__) if m.ispkg}
-    seen = set()
-    for dist in importlib.metadata.distributions(path=list(path)):
-        if dist.name in seen:  # the first of a distribution found twice on the path, as Python imports it
-            continue
-        seen.add(dist.name)
-        for ep in dist.entry_points.select(group=GROUP):
-            if ep.attr:
-                raise ImportError(
-                    f"{dist.name}: the entry point {ep.name} = {ep.value} names a package, not {ep.attr!r}"
-                )
-            if ep.name in out and out[ep.name] != ep.module:
-                raise ImportError(f"two benchmark packages are called {ep.name!r}: {out[ep.name]} and {ep.module}")
-            out[ep.name] = ep.module
+    for name, module in _entry_points(path, GROUP).items():
+        if name in out and out[name] != module:
+            raise ImportError(f"two benchmark packages are called {name!r}: {out[name]} and {module}")
+        out[name] = module
     return tuple(sorted(out.items()))
+
+
+def _folder(module: str) -> Path:
+    """A package's folder, found without importing it."""
+    found = importlib.util.find_spec(module)
+    if found is None or not found.submodule_search_locations:
+        raise ImportError(f"{module}: an entry point names a package, and no package {module!r} is on the path")
+    return Path(list(found.submodule_search_locations)[0])
+
+
+@lru_cache(maxsize=8)
+def _spec_files(path: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """(kind, id, file) of the plug-ins' spec entries on this path: kind "language" (every
+    language package's language.json, which it must have) or "benchmark" (a plug-in benchmark
+    package's spec.json, where it ships one), languages first, each sorted by id."""
+    out = []
+    for name, module in sorted(_entry_points(path, LANGUAGE_GROUP).items()):
+        f = _folder(module) / LANGUAGE_SPEC
+        if not f.is_file():
+            raise ImportError(f"{module}: a language package ships its spec/cli.json entry as {LANGUAGE_SPEC}")
+        out.append(("language", name, str(f)))
+    for name, module in _found(path):
+        if not module.startswith(PACKAGE + "."):
+            f = _folder(module) / BENCHMARK_SPEC
+            if f.is_file():
+                out.append(("benchmark", name, str(f)))
+    return tuple(out)
+
+
+def spec_files() -> tuple[tuple[str, str, str], ...]:
+    """(kind, id, file) of every plug-in's spec entry on the current sys.path (empty without
+    plug-ins): what the caches of the spec's readers are keyed by."""
+    return _spec_files(tuple(sys.path))
 
 
 def found() -> tuple[tuple[str, str], ...]:

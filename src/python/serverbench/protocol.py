@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
-from serverbench import paths
+from serverbench import paths, plugins
 
 FILE = "protocol.json"
 DOC = "protocol.md"  # under docs/
@@ -279,14 +279,20 @@ def sensitivity_exponents() -> tuple[float, ...]:
 
 
 def claim(cid: str) -> dict:
-    return _claim(str(path(_VERSION.get())), cid)
+    """A claim's entry: the protocol version's, else a plug-in benchmark's own (its
+    spec.json's "claims": a claim the frozen protocol does not hold, judged by its words)."""
+    return _claim(str(path(_VERSION.get())), cid, plugins.spec_files())
 
 
 @cache
-def _claim(file: str, cid: str) -> dict:
+def _claim(file: str, cid: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
     for c in _read(file)["claims"]:
         if c["id"] == cid:
             return c
+    for kind, _, entry_file in plugged:
+        for c in _read(entry_file).get("claims", []) if kind == "benchmark" else ():
+            if c["id"] == cid:
+                return c
     raise KeyError(f"claim {cid!r} is not in {Path(file).name}")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema
 
-from serverbench import paths
+from serverbench import paths, plugins
 from serverbench.rawdata import quick as records_quick
 from serverbench.rawdata import sidecars, sweepfiles
 from serverbench.rawdata.quick import plain_finite as _plain_finite
@@ -46,15 +46,38 @@ class RawLogError(ValueError):
         return f"{self.path}:{self.line}: {self.reason}"
 
 
-@cache
 def load_schema(name: str) -> dict:
-    with open(paths.spec_dir() / name, encoding="utf-8") as f:
-        return json.load(f)
+    """One of the two schemas of spec/, with the plug-ins on the path merged in (their
+    languages and benchmarks in the enums, a plug-in benchmark's record as a branch of the
+    native schema's oneOf): the same object while the plug-ins are the same."""
+    return _schema(name, plugins.spec_files())
 
 
 @cache
+def _schema(name: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
+    with open(paths.spec_dir() / name, encoding="utf-8") as f:
+        schema = json.load(f)
+    native = name == NATIVE_SCHEMA
+    enums = schema["$defs"] if native else schema["properties"]
+    for kind, bench, entry_file in plugged:
+        if kind == "language":
+            enums["language"]["enum"].append(bench)
+        elif native:
+            with open(entry_file, encoding="utf-8") as f:
+                schema["$defs"][bench] = json.load(f)["record"]
+            schema["oneOf"].append({"$ref": f"#/$defs/{bench}"})
+        else:
+            enums["benchmark"]["enum"].append(bench)
+    return schema
+
+
 def _validator(name: str) -> jsonschema.protocols.Validator:
-    schema = load_schema(name)
+    return _compiled(name, plugins.spec_files())
+
+
+@cache
+def _compiled(name: str, plugged: tuple) -> jsonschema.protocols.Validator:
+    schema = _schema(name, plugged)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
@@ -86,22 +109,30 @@ def _finite(obj, where="") -> str | None:
     return None
 
 
-@cache
 def _native_validator_for(benchmark: str) -> jsonschema.protocols.Validator:
     """The native schema narrowed to one benchmark's $defs entry, so that errors name the
     field at fault instead of 'not valid under any of the given schemas' (oneOf)."""
-    root = load_schema(NATIVE_SCHEMA)
+    return _narrowed(benchmark, plugins.spec_files())
+
+
+@cache
+def _narrowed(benchmark: str, plugged: tuple) -> jsonschema.protocols.Validator:
+    root = _schema(NATIVE_SCHEMA, plugged)
     narrowed = {k: v for k, v in root.items() if k != "oneOf"}
     narrowed["$ref"] = f"#/$defs/{benchmark}"
     cls = jsonschema.validators.validator_for(root)
     return cls(narrowed)
 
 
-@cache
 def _quick_check(name: str) -> Callable[[Any], bool]:
     """The quick first pass for one of the two schemas (records_quick.py): True only when
     fastjsonschema finds a record valid; False means "ask jsonschema"."""
-    return records_quick.compile_check(load_schema(name))
+    return _quick(name, plugins.spec_files())
+
+
+@cache
+def _quick(name: str, plugged: tuple) -> Callable[[Any], bool]:
+    return records_quick.compile_check(_schema(name, plugged))
 
 
 def native_errors(record) -> str | None:

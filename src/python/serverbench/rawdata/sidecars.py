@@ -91,18 +91,19 @@ def problems(rec: dict, folder: Path) -> str | None:
     for field, ref in (rec.get("metrics") or {}).items():
         if not is_ref(ref):
             continue
-        path = Path(folder) / ref["sidecar"]
+        name, n = ref["sidecar"], ref.get("n")
+        path = Path(folder) / name
         if not path.is_file():
-            return f"metrics.{field}: its sidecar {ref['sidecar']} is missing"
+            return f"metrics.{field}: its sidecar {name} is missing"
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != ref.get("sha256"):
-            return f"metrics.{field}: its sidecar {ref['sidecar']} changed after the run (sha256 differs)"
+            return f"metrics.{field}: its sidecar {name} changed after the run (sha256 differs)"
         try:
             values = json.loads(gzip.decompress(data)).get(field)
         except (OSError, ValueError, AttributeError):
-            return f"metrics.{field}: its sidecar {ref['sidecar']} is not gzip'd JSON"
-        if not isinstance(values, list) or len(values) != ref.get("n"):
-            return f"metrics.{field}: its sidecar {ref['sidecar']} does not hold the {ref.get('n')} values named"
+            return f"metrics.{field}: its sidecar {name} is not gzip'd JSON"
+        if not isinstance(values, list) or len(values) != n:
+            return f"metrics.{field}: its sidecar {name} does not hold the {n} values named"
     return None
 
 

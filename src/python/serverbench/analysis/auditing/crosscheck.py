@@ -343,8 +343,9 @@ def scale_verdicts(processed_dir=None, version: int = 3) -> tuple[pd.DataFrame, 
         out.append(rec | {"logs": np.log(r["ratio"].to_numpy(float))})
     pools = {}  # protocol 4: the between-sweep variance pooled over a benchmark's comparisons
     for c in (c for c in out if s["scale"].get("variance") == "pooled" and c["regions"] and len(c["logs"]) > 1):
-        ss, df = pools.get(c["piece"].split("-")[0], (0.0, 0))
-        pools[c["piece"].split("-")[0]] = ss + ((c["logs"] - c["logs"].mean()) ** 2).sum(), df + len(c["logs"]) - 1
+        bench, logs = c["piece"].split("-")[0], c["logs"]
+        ss, df = pools.get(bench, (0.0, 0))
+        pools[bench] = ss + ((logs - logs.mean()) ** 2).sum(), df + len(logs) - 1
     fams, preset = {}, set()
     for i, c in enumerate(out):
         logs, pool = c["logs"], pools.get(c["piece"].split("-")[0])

@@ -78,13 +78,14 @@ def fig4_spawn(
                 _plot_measured(axa, st["processes"], st["median"], st["ci_lo"], st["ci_hi"], lang, dodge=True)
         if lim is not None and not lim.empty and lang in set(lim["language"]):
             row = lim[lim["language"] == lang].iloc[0]
-            if pd.notna(row["first_failed_processes"]):
+            failed_at = row["first_failed_processes"]
+            if pd.notna(failed_at):
                 any_a = True
                 found = bool(row["limit_found"])
-                axa.axvline(row["first_failed_processes"], color=color(lang), ls=":", lw=1)
+                axa.axvline(failed_at, color=color(lang), ls=":", lw=1)
                 axa.plot(  # above the panel, off its time axis: a failure is not a time
-                    [row["first_failed_processes"]],
-                    [height("fail", row["first_failed_processes"], FAIL_STRIP, FAIL_STEP)],
+                    [failed_at],
+                    [height("fail", failed_at, FAIL_STRIP, FAIL_STEP)],
                     marker="X" if found else "P",
                     ms=9,
                     color=color(lang),
@@ -95,9 +96,9 @@ def fig4_spawn(
                 fail_notes.append(
                     f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row['max_ok_processes'])}, "
                     + (
-                        f"fails at {int(row['first_failed_processes']):,} ({status})"
+                        f"fails at {int(failed_at):,} ({status})"
                         if found
-                        else f"stopped at {int(row['first_failed_processes']):,}\n    ({status}: limit not established)"
+                        else f"stopped at {int(failed_at):,}\n    ({status}: limit not established)"
                     )
                 )
             elif pd.notna(row["max_ok_processes"]):

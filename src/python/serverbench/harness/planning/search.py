@@ -144,9 +144,10 @@ def check_settings(table: str, given: dict, b: dict) -> dict:
     b["timeout_bisect_steps"] = _int(b["timeout_bisect_steps"], f"{table}.timeout_bisect_steps", minimum=0)
     b["budget_bytes"] = _bytes(b["budget_bytes"], f"{table}.budget_bytes")
     b["host_floor_bytes"] = _bytes(b["host_floor_bytes"], f"{table}.host_floor_bytes")
-    if not isinstance(b["factor"], (int, float)) or isinstance(b["factor"], bool) or b["factor"] <= 1:
-        raise ProfileError(f"{table}.factor must be a number above 1, got {b['factor']!r}")
-    b["factor"] = float(b["factor"])
+    factor = b["factor"]
+    if not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor <= 1:
+        raise ProfileError(f"{table}.factor must be a number above 1, got {factor!r}")
+    b["factor"] = float(factor)
     b["memory_budget_bytes"] = b["budget_bytes"]
     why = d.hooks.check(b) if d.hooks.check is not None else None
     if why:
