@@ -19,11 +19,8 @@ PACKAGE = paths.repo_root() / "src" / "python" / "serverbench"
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "pop", "popitem", "clear", "remove", "discard"}
 CONTAINER_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque"}
 SPEC_READERS = {"catalog", "contract", "plugins", "search", "profiles"}
-# registries left (module, name): the catalog's objects, rebuilt when the spec it was built
-# from changes
-STILL_REGISTRIES = {
-    ("catalog.py", "_BUILT"),
-}
+# registries left (module, name): none (the catalog's objects are memoised per parsed spec)
+STILL_REGISTRIES: set[tuple[str, str]] = set()
 
 
 def _root(node: ast.AST) -> str | None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -107,9 +108,6 @@ class Benchmark:
         return plugins.part(self.id, "cost")
 
 
-_BUILT: list = [None, None]  # [the contract dict the objects were built from, (languages, benchmarks)]
-
-
 def _style(spec: dict, lang: str) -> Style:
     plot = spec.get("plot", {})
     return Style(plot.get("label", lang), plot.get("color"), plot.get("marker"), plot.get("dodge"))
@@ -155,13 +153,30 @@ def _benchmark(bench: str, spec: dict) -> Benchmark:
     )
 
 
+@dataclass(frozen=True, eq=False)
+class _Spec:
+    """The parsed contract as a cache key: the same object is the same spec (it is rebuilt
+    only when the plug-ins change, or a test overrides it)."""
+
+    value: dict
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Spec) and other.value is self.value
+
+
 def _built() -> tuple[dict[str, Language], dict[str, Benchmark]]:
-    spec = contract.cli_contract()
-    if _BUILT[0] is not spec:
-        langs = {k: _language(k, v, i) for i, (k, v) in enumerate(spec["languages"].items())}
-        benches = {k: _benchmark(k, v) for k, v in spec["benchmarks"].items() if not k.startswith("$")}
-        _BUILT[:] = [spec, (langs, benches)]
-    return _BUILT[1]
+    return _objects(_Spec(contract.cli_contract()))
+
+
+@lru_cache(maxsize=8)
+def _objects(key: _Spec) -> tuple[dict[str, Language], dict[str, Benchmark]]:
+    spec = key.value
+    langs = {k: _language(k, v, i) for i, (k, v) in enumerate(spec["languages"].items())}
+    benches = {k: _benchmark(k, v) for k, v in spec["benchmarks"].items() if not k.startswith("$")}
+    return langs, benches
 
 
 def languages(benchmark: str | None = None) -> tuple[Language, ...]:
