@@ -124,12 +124,17 @@ def test_an_im_task_through_the_harness_on_go_and_ngircd_writes_valid_records(tm
         _need(lang)
     _need_ngircd()
     d = run_sweep(tiny_profile(tmp_path), sweep_id="im", benchmarks=["im"], raw_root=tmp_path / "raw", progress=False)
-    assert len(records.load_raw(d)) == 2  # strict: every line valid
+    # strict: every line valid; one run a server, its last attempt final (a run the generator
+    # limited on a busy machine is attempted again, up to 3 times: protocol 5's re-run rule)
+    records.load_raw(d)
     by = {}
     for line in (d / "runs.jsonl").read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         assert records.raw_errors(rec) is None
-        by[rec["server_language"]] = rec
+        if rec["search"]["final"]:
+            assert rec["server_language"] not in by
+            by[rec["server_language"]] = rec
+    assert len(by) == 2
     for server, rec in by.items():
         limited = im_search.generator_limited(rec)  # a busy machine may make the generator late
         assert rec["status"] == "ok" or limited, (server, rec["status"], rec["status_reason"])

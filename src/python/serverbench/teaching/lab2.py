@@ -133,12 +133,13 @@ def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
     for lang, g in t.groupby("language"):
         g = g.sort_values("processes")
         dn = g["processes"].iloc[-1] - g["processes"].iloc[0]
-        df = g["minor_faults"].iloc[-1] - g["minor_faults"].iloc[0]
+        faults = g["minor_faults"]
+        df = faults.iloc[-1] - faults.iloc[0]
         out.append(
             {
                 "language": lang,
-                "faults_small_N": int(g["minor_faults"].iloc[0]),
-                "faults_large_N": int(g["minor_faults"].iloc[-1]),
+                "faults_small_N": int(faults.iloc[0]),
+                "faults_large_N": int(faults.iloc[-1]),
                 "extra_processes": int(dn),
                 "faults_per_process": df / dn,
                 "bytes_per_process": g["bytes_per_process"].iloc[-1],
@@ -322,13 +323,14 @@ def faults_from_runs(data: LabData) -> pd.DataFrame:
         if len(m) < 2:
             continue
         dn = m.index[-1] - m.index[0]
+        faults = m["minor_page_faults"]
         rows.append(
             {
                 "language": lang,
-                "faults_small_N": int(m["minor_page_faults"].iloc[0]),
-                "faults_large_N": int(m["minor_page_faults"].iloc[-1]),
+                "faults_small_N": int(faults.iloc[0]),
+                "faults_large_N": int(faults.iloc[-1]),
                 "extra_processes": int(dn),
-                "faults_per_process": (m["minor_page_faults"].iloc[-1] - m["minor_page_faults"].iloc[0]) / dn,
+                "faults_per_process": (faults.iloc[-1] - faults.iloc[0]) / dn,
                 "bytes_per_process": m["bytes_per_process"].iloc[-1],
                 "pages_per_process_from_rss": m["bytes_per_process"].iloc[-1] / PAGE,
             }

@@ -235,11 +235,12 @@ def sweep_comparisons(folder) -> pd.DataFrame:
         x = None if reg is None or runs is None or twice.iloc[i] else per_round(runs, row)
         rec["source"], bound = "rule" if reg is None else "given" if x is None else "recomputed", False
         if rec["source"] == "given":
-            rec |= dict(ratio=row["ratio"], lo=row["ci_lo"], hi=row["ci_hi"], level=row["ci_level"])
-            rec["rounds"], point = row["rounds"], rec["lo"] == rec["hi"] and row["ci_level"] == 1  # source's points
-            known = point or decide(rec["lo"], rec["hi"], reg) != "no"  # a wider interval is no 'no' either
+            given_lo, given_hi, given_level = row["ci_lo"], row["ci_hi"], row["ci_level"]
+            rec |= dict(ratio=row["ratio"], lo=given_lo, hi=given_hi, level=given_level)
+            rec["rounds"], point = row["rounds"], given_lo == given_hi and given_level == 1  # source's points
+            known = point or decide(given_lo, given_hi, reg) != "no"  # a wider interval is no 'no' either
             # else the Holm interval is unknown: the committed result stands ('holm_given')
-            interval = _at(rec["lo"], rec["hi"]) if known or row["result"] == "no" else _at(-np.inf, np.inf)
+            interval = _at(given_lo, given_hi) if known or row["result"] == "no" else _at(-np.inf, np.inf)
             rec["holm_given"] = not known
         elif rec["source"] == "recomputed":  # unclear without a round on both sides, or with a round twice
             rec["result"] = "-" if shown else "unclear"

@@ -107,14 +107,20 @@ def _order(keys) -> list:
     return sorted(keys, key=lambda k: (servers.index(str(k).split(" ")[0]), str(k)))
 
 
-def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT_CAPACITY, V.FANOUT, V.MEMORY)) -> pd.DataFrame:
+def runs_table(
+    P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT_CAPACITY, V.FANOUT, V.MEMORY), grid: bool = False
+) -> pd.DataFrame:
     """Every attempt of every step of the searches, re-runs with their reason; a memory
     search's cap and a fan-out search's channel size beside its row (each is its own search:
-    two caps' steps of one server would read as one step run twice)."""
+    two caps' steps of one server would read as one step run twice). With `grid`, also every
+    attempt of the im grid's runs (search 'grid <mode>', run = the round; V.grid_attempts)."""
     a = V.attempts(P)
+    a = a[a["search_name"].isin(names)] if not a.empty else a
+    g = V.grid_attempts(P) if grid else pd.DataFrame()
+    a = pd.concat([x for x in (a, g) if not x.empty], ignore_index=True) if not (a.empty and g.empty) else a
     if a.empty:
         return a
-    a = a[a["search_name"].isin(names)].assign(cap_mib=lambda d: d.cap_bytes / 2**20)
+    a = a.assign(cap_mib=lambda d: d.cap_bytes / 2**20)
     if "channel_size" in a:  # every run records the generator's default; only fan-out uses it
         a = a.assign(channel_size=a.channel_size.where(a.search_name.isin([V.FANOUT_CAPACITY, V.FANOUT])))
     own = [c for c in ("cap_mib", "channel_size") if c in a and a[c].notna().any()]
@@ -143,11 +149,14 @@ def runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.FANOUT_CAPACITY, V.
 
 
 def reruns_table(P) -> pd.DataFrame:
-    """Each re-run: search, row, step, run, the attempt re-run and its reason."""
-    t = runs_table(P, names=(V.CAPACITY, V.RATE, V.CHAOS_RATE, V.LOSS, V.FANOUT_CAPACITY, V.FANOUT, V.MEMORY))
+    """Each re-run: search (or the grid's part: 'grid latency', ...), row, step, run, the
+    attempt re-run and its reason."""
+    names = (V.CAPACITY, V.RATE, V.CHAOS_RATE, V.LOSS, V.FANOUT_CAPACITY, V.FANOUT, V.MEMORY)
+    t = runs_table(P, names=names, grid=True)
     if t.empty:
         return t
-    return t[t["rerun_reason"].notna() & (t["rerun_reason"].astype(str) != "")].reset_index(drop=True)
+    again = t["rerun_reason"].notna() & (t["rerun_reason"].astype(str) != "") & ~t["final"].astype(bool)
+    return t[again].reset_index(drop=True)  # a final attempt with a reason was not run again (none left)
 
 
 def chaos_table(P) -> pd.DataFrame:

@@ -104,11 +104,11 @@ def fig_im5_search(P, **_):
         ax.plot(m.index, m.to_numpy() * 1e3, ls=ls, marker=marker(s), color=color(s), label=g["row_label"].iloc[0])
     ax.axhline(slo * 1e3, color="0.2", ls="--", lw=1)
     cap = V.capacity(P)
-    if cap and cap["value"]:
+    if cap and (value := cap["value"]):
         h = float(D.im()["generator"]["headroom"])
-        ax.axvline(cap["value"], color="0.1", lw=1.2)
-        ax.axvline(h * cap["value"], color="0.4", lw=1, ls=":")
-        ax.text(cap["value"], 0.98, " capacity", transform=ax.get_xaxis_transform(), va="top", fontsize=8)
+        ax.axvline(value, color="0.1", lw=1.2)
+        ax.axvline(h * value, color="0.4", lw=1, ls=":")
+        ax.text(value, 0.98, " capacity", transform=ax.get_xaxis_transform(), va="top", fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("offered rate (messages per second)")

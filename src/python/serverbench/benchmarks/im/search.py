@@ -4,7 +4,8 @@ rate search (IM4), the chaos search and its loss runs (IM5), the fan-out searche
 memory-cap search. The harness runs them (harness.planning.search: the plan items;
 harness.running.replicated: scout, replicated steps, bisection, re-runs); what is IM's is
 here: which searches a profile's [im_rate] table makes (`searches`), the step rule
-(`judge_run`, `judge_step`), the re-run rule (`rerun_reason`) and the loss runs
+(`judge_run`, `judge_step`), the re-run rule (`rerun_reason`; the im grid's runs follow it
+too, `grid_rerun_reason`) and the loss runs
 (`loss_runs`). The results read back from the raw records (for the report) are
 search_results.py. It imports nothing of the harness or the analysis.
 
@@ -173,17 +174,23 @@ def rerun_reason(rec: dict, kind: str) -> str | None:
     return None
 
 
+def grid_rerun_reason(rec: dict) -> str | None:
+    """The same rule for IM's plain grid runs (the storm piece's latency, login and idle runs;
+    the harness asks for it as HOOKS.grid_rerun): no search kind, so a generator-limited run is re-run."""
+    return rerun_reason(rec, "grid")
+
+
 # ---- the step rule (im.search.step_rule; capacity: every run valid; memory: held) ----------
 def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
     """One run (its final attempt) alone: ("pass" | "fail" | "censored", why not). A run
     still generator-limited or interfered after its re-runs censors (the capacity search
     excepted: there a generator-limited run is the failure it looks for)."""
-    status, m = rec.get("status"), rec.get("metrics") or {}
+    status, m, slo_s = rec.get("status"), rec.get("metrics") or {}, settings["slo_s"]
     why = f"status {status}: {rec.get('status_reason')}"
     limited = generator_limited(rec)
     if kind == "capacity" and limited:
         return "fail", why
-    if limited and kind != "memory" and (over := over_despite_generator(m, settings["slo_s"])):
+    if limited and kind != "memory" and (over := over_despite_generator(m, slo_s)):
         return "fail", over
     if rerun_reason(rec, kind):
         return "censored", f"{rerun_reason(rec, kind)} after its re-runs ({why})"
@@ -204,8 +211,8 @@ def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
     p99 = m.get("latency_p99_s")
     if p99 is None:
         return "fail", "no latency measured (nothing delivered)"
-    if p99 > settings["slo_s"]:
-        return "fail", f"p99 {p99:.6g} s > {settings['slo_s']:g} s"
+    if p99 > slo_s:
+        return "fail", f"p99 {p99:.6g} s > {slo_s:g} s"
     return "pass", None
 
 
@@ -231,6 +238,7 @@ def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
     when a run is still generator-limited or interfered; else the median p99 decides (the
     capacity and memory searches: every run valid, held)."""
     verdicts = [judge_run(r, kind, settings) for r in final]
+    slo_s = settings["slo_s"]
     p99s = [(r.get("metrics") or {}).get("latency_p99_s") for r in final]
     med = statistics.median(p99s) if p99s and all(p is not None for p in p99s) else None
     out = {"outcome": "pass", "why_not": None, "median_p99_s": med, "runs": p99s}
@@ -241,17 +249,17 @@ def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
     if censored:
         # the valid runs may decide the median alone: more than half of the runs over the SLO
         # fails the step whatever the censored runs would have shown
-        over = [p for (v, _), p in zip(verdicts, p99s) if v != "censored" and p is not None and p > settings["slo_s"]]
+        over = [p for (v, _), p in zip(verdicts, p99s) if v != "censored" and p is not None and p > slo_s]
         if kind not in ("capacity", "memory") and 2 * len(over) > len(final):
-            why = f"{len(over)} of {len(final)} runs' p99 > {settings['slo_s']:g} s (the others censored)"
+            why = f"{len(over)} of {len(final)} runs' p99 > {slo_s:g} s (the others censored)"
             return {**out, "outcome": "fail", "why_not": why}
         return {**out, "outcome": "censored", "why_not": censored[0]}
     if kind in ("capacity", "memory"):
         return out
     if med is None:
         return {**out, "outcome": "fail", "why_not": "no latency measured (nothing delivered)"}
-    if med > settings["slo_s"]:
-        return {**out, "outcome": "fail", "why_not": f"median p99 {med:.6g} s > {settings['slo_s']:g} s"}
+    if med > slo_s:
+        return {**out, "outcome": "fail", "why_not": f"median p99 {med:.6g} s > {slo_s:g} s"}
     return out
 
 
@@ -332,5 +340,13 @@ def check(settings: dict) -> str | None:
 
 
 # a geometric grid; run r of a step runs with seed r (so servers' runs pair); [im_rate] holds
-# one value of every other im parameter (clients, payload, ...)
-HOOKS = plugins.SearchHooks(geometric=True, round_param="seed", fixed_params=True, check=check)
+# one value of every other im parameter (clients, payload, ...); the grid's runs are re-run
+# by the searches' rule, as often (im.search.reruns)
+HOOKS = plugins.SearchHooks(
+    geometric=True,
+    round_param="seed",
+    fixed_params=True,
+    check=check,
+    grid_rerun=grid_rerun_reason,
+    grid_reruns=DEFAULTS["reruns"],
+)

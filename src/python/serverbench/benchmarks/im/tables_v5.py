@@ -84,6 +84,26 @@ def attempts(P, name: str | None = None) -> pd.DataFrame:
     d = r[(r["benchmark"] == "im") & r[D.PHASE].notna() & ~r["warmup"].astype(bool)]
     if name is not None:
         d = d[d["search_name"] == name]
+    return _shaped(d)
+
+
+def grid_attempts(P) -> pd.DataFrame:
+    """Every attempt of the im grid's runs that the harness attempted by the searches' re-run
+    rule (search.grid_rerun_reason: raw `search` with attempt, rerun_reason, rerun_of and final,
+    no name), shaped as `attempts`: search_name 'grid <mode>', run its round (the trial)."""
+    r = getattr(P, "runs", None)
+    if r is None or r.empty or F["attempt_no"] not in r or "search_name" not in r:
+        return pd.DataFrame()
+    marked = T.num(r, F["attempt_no"]).notna() & r["search_name"].isna()
+    d = r[(r["benchmark"] == "im") & marked & ~r["warmup"].astype(bool)]
+    if d.empty:
+        return d.copy()
+    d = _shaped(d.assign(search_name="grid " + T.column(d, "mode").astype(str)))
+    d["run"] = T.num(d, "trial")
+    return d.sort_values(["search_name", "row", "run", "attempt_no"], kind="stable").reset_index(drop=True)
+
+
+def _shaped(d: pd.DataFrame) -> pd.DataFrame:
     if d.empty:
         return d.copy()
     d = T.mark(d)

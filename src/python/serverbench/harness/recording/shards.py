@@ -114,8 +114,8 @@ def check(sweep_dir: Path, plan: Plan, shard: Shard | None) -> dict | None:
         if (sweep_dir / sweepfiles.RAW_LOG_NAME).exists():
             raise ProfileError(f"sweep {sid!r} was run without shards; --shard {shard} cannot join it")
         return want
-    if have["shards"] != shard.count:
-        raise ProfileError(f"--shard {shard}: sweep {sid!r} is split into {have['shards']} shards, not {shard.count}")
+    if (count := have["shards"]) != shard.count:
+        raise ProfileError(f"--shard {shard}: sweep {sid!r} is split into {count} shards, not {shard.count}")
     if have["profile"] != want["profile"]:
         raise ProfileError(
             f"--shard {shard}: sweep {sid!r} was planned from profile {have['profile']!r}, not {want['profile']!r}"

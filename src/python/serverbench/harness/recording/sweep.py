@@ -34,7 +34,7 @@ from serverbench.harness.recording.shards import Shard, parse_shard
 from serverbench.harness.running import cgroups, environment, fingerprint, limits
 from serverbench.harness.running.environment import host_info, utc
 from serverbench.harness.running.launch import Launcher
-from serverbench.harness.running.replicated import run_replicated
+from serverbench.harness.running.replicated import grid_rule, run_attempts, run_replicated
 from serverbench.harness.running.searching import run_search
 from serverbench.harness.sockets.run import SOCKET
 from serverbench.rawdata import records, sweepfiles
@@ -155,6 +155,8 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
             file=sys.stderr,
         )
     done = rawlog.done_keys(lines)
+    # a grid run's last attempt in the log, for a benchmark whose grid runs follow its own re-run rule
+    grid_last = {(r.get("config_id"), r.get("trial"), bool(r.get("warmup"))): r for r in lines if _grid_marked(r)}
     seen = rawlog.search_steps(lines)
     work = schedule(plan, done, prof["seed"])
     session_no = sum(1 for s in read_lines(sessions_path) if s.get("event") == "start") + 1
@@ -194,9 +196,14 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     bar = _progress(run.progress, sum(_runs_of(w) for w in work))
 
     def execute(task, finish=None) -> dict:
-        rec = once(task, finish)
         if task.search is not None and "attempt" in task.search:
-            return rec  # a replicated search's attempt: its runner re-runs by its own rule (running.replicated)
+            return once(task, finish)  # a replicated search's attempt: its runner re-runs by its own rule
+        if task.search is None and (rule := grid_rule(task.benchmark)) is not None:
+            before = grid_last.get(task.key)  # the benchmark's own rule (IM's: protocol 5's im.search.reruns)
+            if (before or {}).get("search", {}).get("final"):
+                return before  # decided by its rule in an earlier session: its last attempt is the run's
+            return run_attempts(lambda fin: once(task, fin), rule, before)
+        rec = once(task, finish)
         if rec.get("status") == "ok" and rec.get("interfered") and prof.rerun_interfered:
             rec = once(task, finish, rerun=True)  # once more; the later ok attempt is the one selected
         return rec
@@ -256,6 +263,12 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
             },
         )
         shutil.rmtree(launcher.tmpdir, ignore_errors=True)
+
+
+def _grid_marked(r: dict) -> bool:
+    """A grid run's attempt marked by its benchmark's re-run rule (running.replicated.run_attempts)."""
+    got = r.get("search")
+    return isinstance(got, dict) and "final" in got and not got.get("name")
 
 
 def _raise_interrupt(signum, frame):

@@ -14,14 +14,60 @@ bisection. A censored step stops either: the value is at least the last pass.
 benchmark's re-run rule (its part's rerun_reason) lets it be, at most 1 + reruns times;
 every attempt is appended to the raw log with its search fields (phase, step, run,
 attempt, rerun_reason, rerun_of, final, run_verdict, why_not; the step's verdict on its
-last record); a resumed sweep reuses every attempt already in the log."""
+last record); a resumed sweep reuses every attempt already in the log. `run_attempts` runs
+a plain grid run of a benchmark that declares a rule for them (plugins.SearchHooks.grid_rerun:
+IM's grid follows its searches' rule) the same way, its attempts marked with the same fields."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from serverbench import plugins
 from serverbench.harness.planning import walks
 from serverbench.harness.planning.search import Search
 
 PASS, FAIL, CENSORED = walks.PASS, walks.FAIL, walks.CENSORED
+
+
+def marks(why: str | None, attempt: int, prev: str | None, reruns: int) -> dict:
+    """One attempt's re-run fields (raw `search`): its number, why it is re-run (None: it is
+    not), the reason of the attempt it repeats, and whether it is the run's (`final`: not
+    re-run, or the last of 1 + reruns attempts)."""
+    return {"attempt": attempt, "rerun_reason": why, "rerun_of": prev, "final": why is None or attempt > reruns}
+
+
+def grid_rule(benchmark: str) -> plugins.SearchHooks | None:
+    """The benchmark's own re-run rule of its grid runs (its search module's HOOKS.grid_rerun:
+    IM's), or None: the harness's own rule then (recording.sweep)."""
+    mod = plugins.part(benchmark, "search")
+    hooks = plugins.hooks(mod, plugins.SearchHooks) if mod is not None else None
+    return hooks if hooks is not None and hooks.grid_rerun is not None else None
+
+
+def run_attempts(run_once: Callable, rule: plugins.SearchHooks, before: dict | None = None) -> dict:
+    """One grid run by its benchmark's re-run rule (grid_rule): attempted until
+    rule.grid_rerun(record) is None, at most 1 + rule.grid_reruns times, every attempt marked
+    in its raw `search` as a search run's are (marks; no name: not a search step); the last
+    attempt is the run's; an attempt that repeats one flagged interfered also says so as the
+    harness's own re-run does (rerun_of_interfered). run_once(finish) runs ONE attempt and
+    returns its record as logged (finish completes it before it is written); `before` is the
+    run's last attempt already in the log (a resumed sweep): an unfinished chain goes on from it."""
+    got = (before or {}).get("search") or {}
+    going_on = got.get("final") is False
+    attempt, prev = (got["attempt"] + 1, got.get("rerun_reason")) if going_on else (1, None)
+    flagged = going_on and (before or {}).get("interfered") is True
+    while True:
+
+        def finish(r, attempt=attempt, prev=prev, flagged=flagged):
+            r["search"] = marks(rule.grid_rerun(r), attempt, prev, rule.grid_reruns)
+            if flagged:
+                r["rerun_of_interfered"] = True
+
+        rec = run_once(finish)
+        got = rec["search"]
+        if got["final"]:
+            return rec
+        attempt, prev, flagged = attempt + 1, got["rerun_reason"], rec.get("interfered") is True
 
 
 def _prior(seen: dict, task) -> dict | None:
@@ -47,11 +93,10 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
             task = task_of(run, attempt)
 
             def finish(r, attempt=attempt, prev=prev_reason):
-                why = part.rerun_reason(r, s.kind)
-                final = why is None or attempt > cfg["reruns"]
+                marked = marks(part.rerun_reason(r, s.kind), attempt, prev, cfg["reruns"])
+                final = marked["final"]
                 verdict, why_not = part.judge_run(r, s.kind, cfg)
-                extra = {"rerun_reason": why, "rerun_of": prev, "final": final}
-                r["search"] = {**r["search"], **extra, "run_verdict": verdict, "why_not": why_not}
+                r["search"] = {**r["search"], **marked, "run_verdict": verdict, "why_not": why_not}
                 if final and last_of_step and judge_step:
                     v = part.judge_step([*before, r], s.kind, cfg)
                     ok = v["outcome"] == PASS

@@ -342,21 +342,26 @@ def _fill_server(rec: dict, srv: Server, action: str | None, crashed_before_stop
 def _overall_status(rec: dict, task: Task) -> None:
     """The run's status from both sides; cross-check the byte accounting."""
     s = rec["server"]
-    if s["status"] == "crashed" and rec["status"] in ("ok", "invalid"):
-        rec["status"], rec["status_reason"] = "crashed", f"server ({s['language']}): {s['status_reason']}"
+    status, server_status = rec["status"], s["status"]
+
+    def server_said() -> str:  # only when the server's side is the reason: it has one then
+        return f"server ({s['language']}): {s['status_reason']}"
+
+    if server_status == "crashed" and status in ("ok", "invalid"):
+        rec["status"], rec["status_reason"] = "crashed", server_said()
         return
     said = str((rec.get("validation") or {}).get("reason") or "")
-    if rec["status"] == "invalid" and said.startswith(CLIENT_TIMED_OUT):
+    if status == "invalid" and said.startswith(CLIENT_TIMED_OUT):
         # the client stopped itself at its own limit (the run's timeout - CLIENT_MARGIN_S) so as
         # to report how far it got: that is the run's timeout, not wrong work
         rec["status"], rec["status_reason"] = "timeout", f"client: {said} (the run's limit less {CLIENT_MARGIN_S:g} s)"
         return
-    if rec["status"] != "ok":
-        if rec["status"] == "crashed" and s["status"] == "crashed":
-            rec["status_reason"] = f"{rec['status_reason']}; server ({s['language']}): {s['status_reason']}"
+    if status != "ok":
+        if status == "crashed" and server_status == "crashed":
+            rec["status_reason"] = f"{rec['status_reason']}; {server_said()}"
         return
-    if s["status"] != "ok":
-        rec["status"], rec["status_reason"] = "invalid", f"server ({s['language']}): {s['status_reason']}"
+    if server_status != "ok":
+        rec["status"], rec["status_reason"] = "invalid", server_said()
         return
     why = sockets_bytes.mismatch(task.benchmark, task.params, rec["metrics"], s["record"]["metrics"])
     if why:  # the server's own counters against the client's (sockets_bytes: which tolerance, why)
