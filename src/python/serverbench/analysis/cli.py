@@ -85,7 +85,7 @@ def _cmd_claims(args, stdout, stderr) -> int:
     P = _processed(args)
     options = claims.Options.of(**_chosen(args))
     V = claims.check_all(P, options)
-    claims.write_claims(P, options=options)
+    claims.write_claims(P, options=options, verdicts=V)
     w = max(len(v.id) for v in V)
     for v in V:
         print(f"{v.id:<{w}}  {v.verdict:<18} {v.claim}", file=stdout)

@@ -18,14 +18,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from serverbench import paths, plugins
 from serverbench.rawdata import quick as records_quick
 from serverbench.rawdata import sidecars, sweepfiles
 from serverbench.rawdata.quick import plain_finite as _plain_finite
+
+if TYPE_CHECKING:
+    import jsonschema
 
 NATIVE_SCHEMA = "native-record.schema.json"
 RAW_SCHEMA = "raw-record.schema.json"
@@ -78,6 +79,8 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
 @cache
 def _compiled(name: str, plugged: tuple) -> jsonschema.protocols.Validator:
     schema = _schema(name, plugged)
+    import jsonschema  # imported when a record needs it: its format checkers cost ~3 s to import
+
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
@@ -87,6 +90,8 @@ def _first_error(name: str, obj) -> str | None:
     errors = sorted(_validator(name).iter_errors(obj), key=lambda e: (len(list(e.absolute_path)), str(e.message)))
     if not errors:
         return None
+    import jsonschema
+
     best = jsonschema.exceptions.best_match(errors)
     where = "/".join(str(p) for p in best.absolute_path) or "(record)"
     return f"{where}: {best.message}"
@@ -120,6 +125,8 @@ def _narrowed(benchmark: str, plugged: tuple) -> jsonschema.protocols.Validator:
     root = _schema(NATIVE_SCHEMA, plugged)
     narrowed = {k: v for k, v in root.items() if k != "oneOf"}
     narrowed["$ref"] = f"#/$defs/{benchmark}"
+    import jsonschema
+
     cls = jsonschema.validators.validator_for(root)
     return cls(narrowed)
 
@@ -147,6 +154,8 @@ def native_errors(record) -> str | None:
     if isinstance(bench, str) and bench in branches:
         errors = list(_native_validator_for(bench).iter_errors(record))
         if errors:
+            import jsonschema
+
             best = jsonschema.exceptions.best_match(errors)
             where = "/".join(str(p) for p in best.absolute_path) or "(record)"
             return f"{where}: {best.message}"

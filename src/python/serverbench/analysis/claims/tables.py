@@ -27,11 +27,14 @@ def evidence_table(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def write_claims(P: Processed, out_dir=None, options: Options | None = None, **chosen: Any) -> dict:
+def write_claims(
+    P: Processed, out_dir=None, options: Options | None = None, verdicts: list | None = None, **chosen: Any
+) -> dict:
     """claims.csv (one row per claim, its verdict) and claims_evidence.csv (every comparison),
-    judged with `options` or the benchmarks' options given by name (spawn_metric=...)."""
+    judged with `options` or the benchmarks' options given by name (spawn_metric=...), or the
+    `verdicts` check_all already gave for them (judging the claims again costs seconds)."""
     out = Path(out_dir) if out_dir else P.folder
-    v = check_all(P, options, **chosen)
+    v = verdicts if verdicts is not None else check_all(P, options, **chosen)
     paths = {"claims": out / "claims.csv", "claims_evidence": out / "claims_evidence.csv"}
     csvout.write(claims_table(v), paths["claims"])
     csvout.write(evidence_table(v), paths["claims_evidence"])
