@@ -191,6 +191,9 @@ def test_an_interfered_run_is_re_run_whatever_its_status_and_the_last_attempt_is
     lat = T.latency_part(P).set_index("trial")
     assert lat.loc[1, "is_ok"] and not lat.loc[2, "is_ok"] and int(lat.loc[2, "attempt"]) == 3
     assert len(tables_v5.grid_attempts(P)) == 5
+    # processing's own selection (summary.csv, ratios.csv) is the same attempt: round 2's last
+    sel = P.runs[P.runs["selected"].astype(bool) & ~P.runs["warmup"].astype(bool)].set_index("trial")
+    assert int(sel.loc[2, "attempt"]) == 3 and sel.loc[2, "status"] == "invalid"
 
 
 def test_a_resumed_sweep_goes_on_with_an_unfinished_run_and_keeps_a_decided_one(tmp_path, monkeypatch):

@@ -29,7 +29,6 @@ RESOLVED_RULE = "resolved_from.rule"
 SEARCH_PASSED = "search.passed"
 SEARCH_WHY_NOT = "search.why_not"
 SEARCH_ESTABLISHES = "search.establishes"  # a failing step's: the server's failure (True) or censoring
-GRID_ATTEMPT = "search.attempt"  # a grid run's attempt number under the re-run rule (no search.name)
 # the server process tree's largest sampled RSS over the generator's run (the harness's probe);
 # server.peak_rss_bytes is wait4's, the ircd launcher's own for ngircd and InspIRCd: never used
 RSS = "server_rss_peak_bytes"
@@ -113,30 +112,13 @@ def num(d: pd.DataFrame, name: str) -> pd.Series:
 
 
 def all_runs(P, table: str = TABLE) -> pd.DataFrame:
-    """Selected (the_runs), non-warm-up runs of an IM table, marked (see mark)."""
+    """Selected (processing's rule: a grid run re-run by protocol 5's rule is its last attempt),
+    non-warm-up runs of an IM table, marked (see mark)."""
     r = P.runs
     if r is None or r.empty or "table" not in r:
         return pd.DataFrame()
-    d = r[(r["table"] == table) & the_runs(r) & ~r["warmup"].astype(bool)].copy()
+    d = r[(r["table"] == table) & r["selected"].astype(bool) & ~r["warmup"].astype(bool)].copy()
     return mark(d) if not d.empty else d
-
-
-def the_runs(r: pd.DataFrame) -> pd.Series:
-    """The attempt that is each run's: processing's `selected` (the last ok attempt, else the
-    last), except for a grid run the harness attempted by the searches' re-run rule (its
-    attempts carry GRID_ATTEMPT and no search name): its last attempt, whatever an earlier
-    one's status (protocol 5, im.search.reruns: the last attempt is the run's, so an ok
-    attempt flagged interfered whose re-runs stayed generator-limited is not)."""
-    sel = r["selected"].astype(bool)
-    if GRID_ATTEMPT not in r or "search_name" not in r or "attempt" not in r:
-        return sel
-    marked = num(r, GRID_ATTEMPT).notna() & r["search_name"].isna()
-    if not marked.any():
-        return sel
-    key = [r[k] for k in ("sweep_id", "config_id", "trial", "warmup") if k in r]
-    chain = marked.groupby(key, dropna=False).transform("any").astype(bool)
-    last = r["attempt"] == r.groupby(key, dropna=False)["attempt"].transform("max")
-    return sel.where(~chain, last)
 
 
 def runs(P, mode: str | None = None) -> pd.DataFrame:
