@@ -14,6 +14,35 @@ import test_im
 from serverbench import paths
 from serverbench.analysis.reading.synthetic import raw_record
 
+# A tiny IM grid profile (one 0.7 s latency run a round, 20 clients at 600 messages/s) on the
+# given servers: the harness tests' and the grid re-run tests' one copy.
+TINY_GRID = """name = "{name}"
+languages = ["im_loadgen"]
+rerun_interfered = false
+[defaults]
+trials = {trials}
+warmup = {warmup}
+timeout_s = 60.0
+memory_budget_bytes = "2GiB"
+heap_fraction = 0.5
+cores = [1]
+[im]
+mode = ["latency"]
+clients = [20]
+rate_per_s = [600]
+warmup_s = [0.3]
+duration_s = [0.7]
+drain_s = [0.5]
+options = {{ server_languages = {servers}, placements = ["split"] }}
+"""
+
+
+def tiny_grid(name: str, servers=("go",), trials: int = 1, warmup: bool = False) -> str:
+    """TINY_GRID's text for these servers, rounds and warm-up."""
+    listed = str(list(servers)).replace("'", '"')
+    return TINY_GRID.format(name=name, servers=listed, trials=trials, warmup=str(warmup).lower())
+
+
 
 def _schema(name: str) -> dict:
     return json.loads((paths.spec_dir() / name).read_text(encoding="utf-8"))

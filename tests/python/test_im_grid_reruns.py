@@ -31,25 +31,6 @@ from serverbench.rawdata import records
 
 LIMITED = "generator schedule slip p99 0.005 s > schedule_slip_limit_s 0.002: sends left late"
 SETUP = "setup: 3 of 20 clients not registered"
-PROFILE = """name = "imgrid"
-languages = ["im_loadgen"]
-rerun_interfered = false
-[defaults]
-trials = {trials}
-warmup = false
-timeout_s = 60.0
-memory_budget_bytes = "2GiB"
-heap_fraction = 0.5
-cores = [1]
-[im]
-mode = ["latency"]
-clients = [20]
-rate_per_s = [600]
-warmup_s = [0.3]
-duration_s = [0.7]
-drain_s = [0.5]
-options = {{ server_languages = ["go"], placements = ["split"] }}
-"""
 
 
 class Script:
@@ -101,7 +82,7 @@ def run_grid(tmp_path, monkeypatch, rounds: dict[int, list[str]], sweep_id: str 
     monkeypatch.setitem(sweep.FAMILIES, "socket", Family(im_record(script), lambda lau, task: [0]))
     monkeypatch.setattr(interference, "fields", _fields(script))
     prof = tmp_path / "imgrid.toml"
-    prof.write_text(PROFILE.format(trials=max(rounds)), encoding="utf-8")
+    prof.write_text(im_fakes.tiny_grid("imgrid", trials=max(rounds)), encoding="utf-8")
     d = sweep.run_sweep(
         str(prof),
         sweep_id=sweep_id,
@@ -223,7 +204,8 @@ def test_another_benchmarks_invalid_grid_run_is_not_re_run(tmp_path, monkeypatch
     monkeypatch.setitem(sweep.FAMILIES, "socket", Family(im_record(script), lambda lau, task: [0]))
     monkeypatch.setattr(interference, "fields", _fields(script))
     prof = tmp_path / "imgrid.toml"
-    prof.write_text(PROFILE.format(trials=1).replace('["im_loadgen"]', '["im_loadgen", "go"]'), encoding="utf-8")
+    text = im_fakes.tiny_grid("imgrid").replace('["im_loadgen"]', '["im_loadgen", "go"]')
+    prof.write_text(text, encoding="utf-8")
     over = {"pingping.message_bytes": [100], "pingping.repetitions": [10], "rerun_interfered": True}
     d = sweep.run_sweep(
         str(prof),

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+import im_fakes
 from serverbench import contract, protocol
 from serverbench.benchmarks.im import search as im_search
 from serverbench.harness.planning.plan import make_plan
@@ -23,24 +24,7 @@ from serverbench.harness.planning.profiles import load_profile
 from serverbench.rawdata import records
 from socket_helpers import _need, check_nothing_left, make_launcher
 
-TINY = """name = "imtiny"
-languages = ["im_loadgen"]
-rerun_interfered = false
-[defaults]
-trials = 1
-timeout_s = 60.0
-memory_budget_bytes = "2GiB"
-heap_fraction = 0.5
-cores = [1]
-[im]
-mode = ["latency"]
-clients = [20]
-rate_per_s = [600]
-warmup_s = [0.3]
-duration_s = [0.7]
-drain_s = [0.5]
-options = {{ server_languages = {servers}, placements = ["split"] }}
-[im_rate]
+TINY_RATE = """[im_rate]
 clients = 20
 warmup_s = 0.3
 duration_s = 0.7
@@ -49,13 +33,13 @@ kinds = ["rate"]
 start = 600
 max_per_s = 1200
 step_runs = 2
-options = {{ server_languages = ["go"], placements = ["split"] }}
+options = { server_languages = ["go"], placements = ["split"] }
 """
 
 
 def tiny_profile(tmp_path, servers=("go", "ngircd")) -> str:
     p = tmp_path / "imtiny.toml"
-    p.write_text(TINY.format(servers=str(list(servers)).replace("'", '"')), encoding="utf-8")
+    p.write_text(im_fakes.tiny_grid("imtiny", servers) + TINY_RATE, encoding="utf-8")
     return str(p)
 
 
