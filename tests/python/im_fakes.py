@@ -43,7 +43,6 @@ def tiny_grid(name: str, servers=("go",), trials: int = 1, warmup: bool = False)
     return TINY_GRID.format(name=name, servers=listed, trials=trials, warmup=str(warmup).lower())
 
 
-
 def _schema(name: str) -> dict:
     return json.loads((paths.spec_dir() / name).read_text(encoding="utf-8"))
 
