@@ -146,15 +146,17 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
     # the attempt that stands for (config_id, trial): the last ok one, else the last one
     df["_rank"] = df["is_ok"].astype(int) * 1_000_000 + df["attempt"]
     best = df.groupby(key)["_rank"].transform("max")
-    df["selected"] = df["_rank"] == best
+    selected = df["_rank"] == best
     # a run whose attempts mark the run's own (raw search.final without a search name: a grid
     # run its benchmark re-runs by its own rule, IM's protocol 5): its last attempt, whatever an
     # earlier one's status (an ok attempt flagged interfered whose re-runs stayed invalid is not)
     if "search.final" in df:
         marked = df["search.final"].notna() & df["search_name"].isna()
         if marked.any():
-            chain = marked.groupby([df[k] for k in key]).transform("any").astype(bool)
-            df["selected"] = df["selected"].where(~chain, df["attempt"] == df.groupby(key)["attempt"].transform("max"))
+            groups, attempt = [df[k] for k in key], df["attempt"]
+            chain = marked.groupby(groups).transform("any").astype(bool)
+            selected = selected.where(~chain, attempt == attempt.groupby(groups).transform("max"))
+    df["selected"] = selected
     df["failed_attempts"] = df.groupby(key)["is_ok"].transform(lambda s: int((~s).sum()))
     df.loc[~df["selected"], "failed_attempts"] = 0
     drop = [

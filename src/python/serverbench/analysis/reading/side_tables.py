@@ -87,8 +87,9 @@ def cpu_time(runs: pd.DataFrame) -> pd.DataFrame:
         system_cpu_s=("system_cpu_s", "sum"),
         timed_s=("timed_s", "sum"),
     )
-    cpu = g["user_cpu_s"] + g["system_cpu_s"]
-    g["system_share_of_cpu"] = (g["system_cpu_s"] / cpu).where(cpu > 0)
-    g["cpu_per_wall"] = (cpu / g["wall_s"]).where(g["wall_s"] > 0)
-    g["timed_share_of_wall"] = (g["timed_s"] / g["wall_s"]).where(g["wall_s"] > 0)
+    system, wall = g["system_cpu_s"], g["wall_s"]
+    cpu = g["user_cpu_s"] + system
+    g["system_share_of_cpu"] = (system / cpu).where(cpu > 0)
+    g["cpu_per_wall"] = (cpu / wall).where(wall > 0)
+    g["timed_share_of_wall"] = (g["timed_s"] / wall).where(wall > 0)
     return g
