@@ -296,3 +296,21 @@ def test_a_resolved_profile_is_a_frozen_value():
     recorded = prof.as_dict()
     assert list(recorded) == list(prof) and recorded["pingping"] == prof["pingping"]
     assert json.loads(json.dumps(recorded)) == recorded  # what a sweep writes is plain JSON
+
+
+def test_a_task_is_a_frozen_value():
+    """A task's mappings are read-only all the way down, so no stage changes the task another
+    holds; the plan still expands a frozen table (ngIRCd as shipped and with nodelay on), and
+    what a record keeps is plain JSON."""
+    from serverbench.harness.planning.plan import make_plan
+
+    tasks = make_plan(load_profile("im"), oversubscribe=True, machine=64).tasks
+    ngircd = [t for t in tasks if t.options["server_language"] == "ngircd"]
+    assert {dict(t.options.get("server_settings", {})).get("nodelay") for t in ngircd} == {None, "on"}
+    t = next(t for t in ngircd if "server_settings" in t.options)
+    for mapping in (t.params, t.options, t.options["server_settings"]):
+        with pytest.raises(TypeError):
+            mapping["seed"] = 7  # type: ignore[index]
+    kept = t.record_params
+    kept["seed"] = 7
+    assert t.params["seed"] != 7 and json.loads(json.dumps(kept)) == kept

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def profile_params(bench: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s["param"] for s in benchmark_flags(bench).values() if is_param(s)))
 
 
-def executable(lang: str, settings: dict | None = None) -> Path:
+def executable(lang: str, settings: Mapping | None = None) -> Path:
     """Absolute path of a language's built entry point (spec/cli.json 'executable'), or
     of the build a runtime setting's value names (languages.<lang>.settings.<s>.executables)."""
     rel = language(lang)["executable"]
@@ -162,7 +163,7 @@ def runtime_settings(lang: str) -> dict:
     return dict(language(lang).get("settings", {}))
 
 
-def omitted_args(lang: str, settings: dict | None) -> list[str]:
+def omitted_args(lang: str, settings: Mapping | None) -> list[str]:
     """The command template's arguments a runtime setting's value leaves out
     (languages.<lang>.settings.<s>.omit, e.g. the JVM's -Xms for heap=grow), unfilled."""
     out: list[str] = []
@@ -183,7 +184,7 @@ def check_settings(lang: str, settings: dict) -> dict:
     return dict(settings)
 
 
-def language_key(lang: str, settings: dict | None) -> str:
+def language_key(lang: str, settings: Mapping | None) -> str:
     """The language with the runtime settings a run chose, as config ids and the analysis
     name it: 'go[gc=nogreentea]' (the same language, another build of it). A setting at
     its default is the language itself ('go'), as every run that chose none."""
@@ -235,7 +236,7 @@ def param_defaults(bench: str, role: str | None = None) -> dict:
     return out
 
 
-def native_args(bench: str, params: dict, variant: str = "fair", role: str | None = None) -> list[str]:
+def native_args(bench: str, params: Mapping, variant: str = "fair", role: str | None = None) -> list[str]:
     """The native argv after the executable: the benchmark's id, its role for a socket
     benchmark, then its flags with their values (['<benchmark>', '--message-bytes', '5000', ...]).
 

@@ -98,7 +98,7 @@ class SocketHooks:
     probe_fields: bool = False
     probe_mode: str | None = None
     probe_peak_rss: bool = False
-    runs_the_original_bug: Callable[[dict], bool] | None = None
+    runs_the_original_bug: Callable[[Mapping], bool] | None = None
     client_params: Callable[[dict, str], dict] | None = None
 
 

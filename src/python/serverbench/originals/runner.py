@@ -23,6 +23,7 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -41,7 +42,7 @@ STOPPED = "; stopped once printed (it does not exit)"
 _SERIAL = itertools.count(1)  # names each run's cgroup
 
 
-def config_id(program: Program, cores: int, params: dict, flags: str = AUTHORS) -> str:
+def config_id(program: Program, cores: int, params: Mapping, flags: str = AUTHORS) -> str:
     """As the harness names a configuration, with `original` where the variant goes; with
     our JVM flags the language as a non-default setting names it ('scala_akka24[jvm_flags=ours]'),
     as the authors ran it the language alone (as before the flags were a choice)."""

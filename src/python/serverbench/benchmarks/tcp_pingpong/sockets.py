@@ -3,10 +3,12 @@ serverbench.plugins.part): its byte accounting and the original's 1-byte read bu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from serverbench import plugins
 
 
-def runs_the_original_bug(params: dict) -> bool:
+def runs_the_original_bug(params: Mapping) -> bool:
     """A read buffer under 4 bytes is the original's bug, run on purpose (variant paper)."""
     return int(params.get("read_buffer_bytes", 4)) < 4
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from serverbench import contract, plugins
@@ -296,7 +297,7 @@ def schedule(plan: Plan, done: set, seed: int) -> list:
 
 # --- rough per-run costs on a 2-core machine, for estimates and shard balance only --------
 # (calibrated on a quick sweep of the shared 2-core VM: Akka start-up ~1 s, spawn ~25 us/actor)
-def estimate_run_s(bench: str, language: str, params: dict) -> float:
+def estimate_run_s(bench: str, language: str, params: Mapping) -> float:
     """A run's start-up plus its benchmark's own cost (serverbench/benchmarks/<id>/cost.py,
     run_s(language, params)); 1 s where the benchmark gives none. The start-up is the spec's
     (languages.<lang>.startup_s), read at each estimate."""

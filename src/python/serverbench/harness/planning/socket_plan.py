@@ -4,6 +4,7 @@ expand_plan; the socket wing runs the tasks)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from serverbench import contract, plugins
@@ -11,7 +12,7 @@ from serverbench.harness.planning.task import config_id, group_id
 from serverbench.harness.planning.values import ProfileError
 
 
-def expand(bench: str, client: str, variant: str, params: dict, options: dict) -> list[tuple[str, dict]]:
+def expand(bench: str, client: str, variant: str, params: Mapping, options: Mapping) -> list[tuple[str, dict]]:
     """[(variant, task options)] for one client language and one parameter point.
 
     Profile options (the table's `options`): server_languages = [...] (default: the client's
@@ -53,18 +54,18 @@ def expand(bench: str, client: str, variant: str, params: dict, options: dict) -
     return out
 
 
-def server_settings(server: str, options: dict) -> list[dict]:
+def server_settings(server: str, options: Mapping) -> list[dict]:
     """The runtime settings a server runs with, one dict per row: options.server_settings =
     { ngircd = { nodelay = ["off", "on"] } } gives ngircd twice ({} = as shipped, then
     {"nodelay": "on"}); a setting at its default is left out (so an as-shipped row keeps the
     config_id it always had). [{}] for a server the option does not name."""
     table = (options.get("server_settings") or {}).get(server) or {}
-    if not isinstance(table, dict):
+    if not isinstance(table, Mapping):
         return [{}]
     defaults = {k: v.get("default") for k, v in contract.language(server).get("settings", {}).items()}
     rows: list[dict] = [{}]
     for name in sorted(table):
-        values = table[name] if isinstance(table[name], list) else [table[name]]
+        values = table[name] if isinstance(table[name], (list, tuple)) else [table[name]]
         rows = [{**r, name: v} for r in rows for v in values]
     out = [{k: v for k, v in r.items() if defaults.get(k) != v} for r in rows]
     return [dict(t) for t in dict.fromkeys(tuple(sorted(r.items())) for r in out)]
@@ -82,13 +83,13 @@ def round_param(bench: str) -> str | None:
     return plugins.socket_hooks(bench).round_param
 
 
-def measured_params(params: dict, bench: str | None = None) -> dict:
+def measured_params(params: Mapping, bench: str | None = None) -> dict:
     """A socket task's params without the ones the harness sets itself (and the round's)."""
     skip = (*HARNESS_SET_PARAMS, round_param(bench) if bench else None)
     return {k: v for k, v in params.items() if k not in skip}
 
 
-def options_id(options: dict) -> str:
+def options_id(options: Mapping) -> str:
     """What config_id must add for a socket task: the server, the placement and the
     server's runtime settings when it has any (server_settings=nodelay=on)."""
     out = "".join(f"/{k}={options[k]}" for k in ("server_language", "placement") if k in options)

@@ -3,11 +3,15 @@ limits) and the names that identify it (config_id, group_id)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from serverbench import contract, plugins
+from serverbench.harness.planning.resolved import freeze, thaw
 
 MiB = 1024**2
+FROZEN = ("params", "options", "settings", "search", "resolved_from")  # the Task's mappings
 
 
 @dataclass(frozen=True)
@@ -16,12 +20,17 @@ class Task:
 
     `family` says who runs it: "process" (harness.running.launch: one native process) or
     "socket" (harness.sockets: a server and a client); `options` holds family-specific
-    settings from the profile's `options` table (e.g. placement, server_language)."""
+    settings from the profile's `options` table (e.g. placement, server_language).
+
+    Its mappings are deeply read-only (resolved.freeze: a mapping proxy, lists as tuples),
+    so no stage can change a task another stage, or the resumed sweep's match, holds: a
+    changed task is a new one (`dataclasses.replace`). What a record keeps is a plain copy
+    (`record_params`, resolved.thaw)."""
 
     benchmark: str
     language: str
     variant: str
-    params: dict
+    params: Mapping[str, Any]
     cores: int
     config_id: str
     group_id: str  # the comparison group: the same configuration in every language
@@ -33,18 +42,23 @@ class Task:
     process_limit: int = 1_048_576
     memory_enforcement: str = "auto"  # auto | cgroup | watchdog | none (the profile's wish)
     family: str = "process"
-    search: dict | None = None  # {"name": <its search's NAME>, "step": k, "budget_bytes": B} for a search's steps
+    # a search's step: {"name": <its search's NAME>, "step": k, "budget_bytes": B, ...}
+    search: Mapping[str, Any] | None = None
     # a search's second-stage run: the rule that resolved its parameters from the search's
     # steps and what it found (recorded as the raw record's resolved_from)
-    resolved_from: dict | None = None
+    resolved_from: Mapping[str, Any] | None = None
     host_floor_bytes: int | None = None  # MemAvailable the host keeps; None = no check
-    options: dict = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
     # runtime settings of the language asked for (spec/cli.json languages.<lang>.settings,
     # e.g. {"gc": "nogreentea"}); empty = the defaults, the build spec/cli.json names
-    settings: dict = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
     # recorded as the raw record's `stage`: always 1 now; 2 marked the extra rounds of the
     # adaptive second stage in sweeps before protocol 1 (CHANGELOG)
     stage: int = 1
+
+    def __post_init__(self) -> None:
+        for name in FROZEN:
+            object.__setattr__(self, name, freeze(getattr(self, name)))
 
     @property
     def key(self) -> tuple:
@@ -55,7 +69,7 @@ class Task:
     def record_params(self) -> dict:
         """The params the native record reports: the task's params (a paper-variant knob
         appears there only when the task sets it explicitly, as the audit's steps do)."""
-        return dict(self.params)
+        return thaw(self.params)
 
     def with_trial(self, trial: int, warmup: bool = False) -> Task:
         return replace(self, trial=trial, warmup=warmup)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from serverbench import contract
+from serverbench.harness.planning.resolved import thaw
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import cgroups, classify, command, environment, interference, jvm, limits, pinned
 
@@ -135,7 +136,7 @@ class Launcher:
             "metrics": None,
             "validation": None,
             "runtime": None,
-            "search": task.search,
+            "search": thaw(task.search),
             "started_utc": _utc_now(),
             "host": self.host,
             "cores": task.cores,
@@ -161,9 +162,9 @@ class Launcher:
         if task.search is None:
             del rec["search"]
         if task.resolved_from is not None:
-            rec["resolved_from"] = dict(task.resolved_from)
+            rec["resolved_from"] = thaw(task.resolved_from)
         if task.settings:
-            rec["settings"] = dict(task.settings)
+            rec["settings"] = thaw(task.settings)
         return rec
 
     def check_affinity(self, pid: int, cpus: list[int]) -> None:

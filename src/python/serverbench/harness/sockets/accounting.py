@@ -5,10 +5,12 @@ benchmark's own rule is its package's (serverbench/benchmarks/<id>/sockets.py, m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from serverbench import plugins
 
 
-def mismatch(bench: str, params: dict, client: dict, server: dict) -> str | None:
+def mismatch(bench: str, params: Mapping, client: dict, server: dict) -> str | None:
     """Why the client's and the server's metrics disagree, or None (None also for a
     benchmark whose package has no byte rule)."""
     hook = plugins.part(bench, "sockets")
