@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import re
 import sys
 import textwrap
 import types
@@ -159,6 +160,25 @@ def toy(tmp_path):
     assert "toy" not in records.load_schema(records.NATIVE_SCHEMA)["$defs"]
     with pytest.raises(KeyError, match="X1"):
         protocol.claim("X1")
+
+
+@pytest.mark.parametrize("key, bad", [("record", "[]"), ("languages", '"go"'), ("cli", "null")])
+def test_a_benchmark_entry_of_the_wrong_shape_is_named(tmp_path, key, bad):
+    spec = json.loads(TOY["spec.json"])
+    spec[key] = json.loads(bad)
+    site = installed(tmp_path / "site", "toy_benchmark", {**TOY, "spec.json": json.dumps(spec)}, "toy")
+    with on_path(site, "toy_benchmark"), pytest.raises(ValueError, match=rf"spec.json: its '{key}' is an? "):
+        contract.benchmarks()
+    assert "toy" not in contract.benchmarks()
+
+
+def test_the_docs_describe_the_tree_whatever_plug_in_is_installed(toy):
+    from serverbench.docsgen import generate, schemas
+
+    assert "toy" in schemas.enums(schemas.RAW)["benchmark"]  # installed: every reader sees it
+    pages = generate.generated(only=("readme-benchmarks", generate.RECORD_SCHEMAS))
+    assert pages and all(old == new for old, new in pages.values()), "a plug-in reached the committed docs"
+    assert "toy" in schemas.enums(schemas.RAW)["benchmark"]  # and sees it again after
 
 
 def test_a_toy_benchmark_package_joins_every_stage(toy):
@@ -437,6 +457,16 @@ def test_a_toy_language_runs_and_renders(toy_language):
     assert any(x.startswith("toy_queues") for x in labels), labels
     line = next(ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().startswith("toy_queues"))
     assert matplotlib.colors.to_hex(line.get_color()) == "#123456"  # its spec colour, in the explorer too
+
+
+@pytest.mark.parametrize("text", ['{"executable": "x",', "[1, 2]"])
+def test_a_broken_spec_entry_is_named_by_its_file(tmp_path, text):
+    site = toy_language_site(tmp_path / "site")
+    entry = site / "toy_queues_lang" / plugins.LANGUAGE_SPEC
+    entry.write_text(text, encoding="utf-8")
+    with on_path(site, "toy_queues_lang"), pytest.raises(ValueError, match=re.escape(str(entry))):
+        contract.languages()
+    assert "toy_queues" not in contract.languages()
 
 
 def test_a_sockets_module_without_its_hooks_is_named():

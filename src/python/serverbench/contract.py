@@ -39,7 +39,7 @@ def _merged(file: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
     spec = copy.deepcopy(spec)
     langs, benches = spec["languages"], spec["benchmarks"]
     for kind, name, entry_file in plugged:  # languages first: a benchmark may name a plug-in language
-        entry = _read(entry_file)
+        entry = plugins.spec_entry(entry_file)
         table = langs if kind == "language" else benches
         if name in table:
             raise ValueError(f"{entry_file}: {kind} {name!r} is already in spec/cli.json")
@@ -49,6 +49,10 @@ def _merged(file: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
         missing = sorted({"cli", "languages", "record"} - set(entry))
         if missing:
             raise ValueError(f"{entry_file}: a benchmark's spec entry has no {', '.join(missing)}")
+        shapes = (("cli", dict, "an object"), ("languages", list, "an array"), ("record", dict, "an object"))
+        for key, kind_of, word in shapes:
+            if not isinstance(entry[key], kind_of):
+                raise ValueError(f"{entry_file}: its {key!r} is {word}, not {json.dumps(entry[key])[:60]}")
         table[name] = entry["cli"]
         for lang in entry["languages"]:
             if lang not in langs:

@@ -38,17 +38,22 @@ keys their caches), so a plug-in edits no file of the tree.
 
 No module-level registry: what is found is a function of sys.path (the folder and the
 installed distributions' metadata), memoised by it, and an imported module is Python's own
-(sys.modules), so a distribution put on the path is found at the next call.
+(sys.modules), so a distribution put on the path is found at the next call. Within
+`builtin_only()` no plug-in is found at all: the docs generator describes the package
+itself, not what a user installed beside it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import importlib.util
+import json
 import pkgutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -183,16 +188,50 @@ def _spec_files(path: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=16)
+def spec_entry(file: str) -> dict:
+    """A plug-in's spec entry (one of spec_files()), parsed once: what the contract, the
+    record schema and the protocol read of it. Not JSON, or not a JSON object: a ValueError
+    naming the file, so that a broken plug-in says which one it is."""
+    try:
+        entry = json.loads(Path(file).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{file}: a plug-in's spec entry is not valid JSON: {e}") from None
+    if not isinstance(entry, dict):
+        raise ValueError(f"{file}: a plug-in's spec entry is a JSON object, not {type(entry).__name__}")
+    return entry
+
+
+_BUILTIN_ONLY: ContextVar[bool] = ContextVar("builtin_only", default=False)
+
+
+@contextlib.contextmanager
+def builtin_only() -> Iterator[None]:
+    """Within the block every reader sees the tree's own benchmarks and languages only, as
+    if no plug-in were installed (`python -m serverbench docs`: a user's plug-in must not
+    be written into the committed docs and schemas)."""
+    token = _BUILTIN_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _BUILTIN_ONLY.reset(token)
+
+
+def _path() -> tuple[str, ...]:
+    """Where plug-ins are looked for: sys.path, or nowhere within builtin_only()."""
+    return () if _BUILTIN_ONLY.get() else tuple(sys.path)
+
+
 def spec_files() -> tuple[tuple[str, str, str], ...]:
     """(kind, id, file) of every plug-in's spec entry on the current sys.path (empty without
     plug-ins): what the caches of the spec's readers are keyed by."""
-    return _spec_files(tuple(sys.path))
+    return _spec_files(_path())
 
 
 def found() -> tuple[tuple[str, str], ...]:
     """(id, dotted package) of every benchmark package on the current sys.path, sorted by id:
     what a cache of anything built from the plug-ins is keyed by."""
-    return _found(tuple(sys.path))
+    return _found(_path())
 
 
 def packages() -> dict[str, str]:

@@ -290,7 +290,7 @@ def _claim(file: str, cid: str, plugged: tuple[tuple[str, str, str], ...]) -> di
         if c["id"] == cid:
             return c
     for kind, _, entry_file in plugged:
-        for c in _read(entry_file).get("claims", []) if kind == "benchmark" else ():
+        for c in plugins.spec_entry(entry_file).get("claims", []) if kind == "benchmark" else ():
             if c["id"] == cid:
                 return c
     raise KeyError(f"claim {cid!r} is not in {Path(file).name}")

@@ -64,8 +64,7 @@ def _schema(name: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
         if kind == "language":
             enums["language"]["enum"].append(bench)
         elif native:
-            with open(entry_file, encoding="utf-8") as f:
-                schema["$defs"][bench] = json.load(f)["record"]
+            schema["$defs"][bench] = plugins.spec_entry(entry_file)["record"]
             schema["oneOf"].append({"$ref": f"#/$defs/{bench}"})
         else:
             enums["benchmark"]["enum"].append(bench)
