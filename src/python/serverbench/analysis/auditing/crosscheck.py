@@ -1,6 +1,8 @@
 """A second, minimal implementation of the verdict protocol, written from its text alone
 (docs/protocol*.md, spec/protocol*.json), to check the committed tables against it
 (N-version checking). It imports no verdict machinery (`python -m serverbench.analysis.auditing.crosscheck`).
+(Kept whole past ~350 lines: a second implementation is read and checked as one text,
+apart from the machinery it checks.)
 
 Recomputed, per sweep folder (data/processed/<sweep>/):
 - each ratio comparison's paired per-round log ratios from runs.csv (ok runs, the later ok

@@ -1,5 +1,7 @@
 """The encodings of IM1-IM5, the paper's recommendations asked of a whole server (the IM
-case study, docs/im.md). Their words, regions and constants are spec/protocol.json's (protocol
+case study, docs/im.md). (Kept whole past ~350 lines: the five encodings share their
+comparison helpers and are checked against the protocol's words together.)
+Their words, regions and constants are spec/protocol.json's (protocol
 3); each comparison computes exactly what the protocol's "deciding" says, on this sweep's
 records (benchmarks/im/tables.py). A run the generator limited is invalid and never a
 server's result; the production servers (ngircd, InspIRCd) are shown beside, never decide.

@@ -7,9 +7,10 @@ here: which searches a profile's [im_rate] table makes (`searches`), the step ru
 (`judge_run`, `judge_step`), the re-run rule (`rerun_reason`; the im grid's runs follow it
 too, `grid_rerun_reason`) and the loss runs
 (`loss_runs`). The results read back from the raw records (for the report) are
-search_results.py. It imports nothing of the harness or the analysis.
+search_results.py. It imports nothing of the harness or the analysis. (Kept whole past ~350
+lines: the searches' plan, step rule and re-run rule read one settings table together.)
 
-Raw records: /tmp/notes/search-records.md (search.name, phase, step, run, attempt)."""
+Its raw records' `search` fields: docs/harness.md "IM's replicated searches"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The socket-benchmark family (a benchmark with client and server roles in spec/cli.json):
 one server and one client per run.
 
-One run's lifecycle is here; the limits (sockets.limits), the server process
+(Kept whole past ~350 lines: one run's lifecycle, from the limits to the server's reaping,
+reads in one place.) One run's lifecycle is here; the limits (sockets.limits), the server process
 (sockets.server), the `serve` command (sockets.serve), the /proc probe (sockets.probe), the
 byte accounting (sockets.accounting) and the plan expansion (planning.socket_plan) are
 modules of their own.
