@@ -20,8 +20,8 @@ PHASE = "search.phase"  # the raw field only protocol 5's searches write
 
 def is_v5(P) -> bool:
     """Whether the sweep ran protocol 5's IM design (some IM run has a search phase)."""
-    r = getattr(P, "runs", None)
-    if r is None or r.empty or PHASE not in r or "benchmark" not in r:
+    r = P.runs
+    if r.empty or PHASE not in r or "benchmark" not in r:
         return False
     return bool(r.loc[r["benchmark"] == "im", PHASE].notna().any())
 

@@ -73,8 +73,8 @@ def _word(v) -> str:
 def sweep_verdicts(P) -> dict[str, str]:
     """{claim: verdict} of this sweep, from the claims table the report computed (claims.csv
     beside the processed tables); judged here only when that file is absent."""
-    f = Path(P.folder) / "claims.csv" if getattr(P, "folder", None) else None
-    if f is not None and f.exists():
+    f = Path(P.folder) / "claims.csv"
+    if f.exists():
         t = pd.read_csv(f)
         return {str(i): str(v) for i, v in zip(t["id"], t["verdict"])}
     from serverbench.analysis.claims import check_all
@@ -130,7 +130,7 @@ def advice_table(P, t: pd.DataFrame) -> pd.DataFrame:
 def section(P) -> list:
     if T.all_runs(P).empty and T.all_runs(P, T.SEARCH_TABLE).empty:
         return committed_section()
-    v = protocol.version_for((getattr(P, "info", None) or {}).get("first_started_utc"))
+    v = protocol.version_for(P.info.get("first_started_utc"))
     t = per_server(P)
     prod = ", ".join(_label(s) for s in T.production())
     intro = INTRO.format(

@@ -78,8 +78,8 @@ def attempts(P, name: str | None = None) -> pd.DataFrame:
     """Every attempt of the protocol-5 searches (of one, `name`), with the short columns of
     F, `row` (server, and ' nodelay' for a production server's TCP_NODELAY row), `final`,
     `valid`, `generator_limited` and `lost`."""
-    r = getattr(P, "runs", None)
-    if r is None or r.empty or D.PHASE not in r:
+    r = P.runs
+    if r.empty or D.PHASE not in r:
         return pd.DataFrame()
     d = r[(r["benchmark"] == "im") & r[D.PHASE].notna() & ~r["warmup"].astype(bool)]
     if name is not None:
@@ -91,8 +91,8 @@ def grid_attempts(P) -> pd.DataFrame:
     """Every attempt of the im grid's runs that the harness attempted by the searches' re-run
     rule (search.grid_rerun_reason: raw `search` with attempt, rerun_reason, rerun_of and final,
     no name), shaped as `attempts`: search_name 'grid <mode>', run its round (the trial)."""
-    r = getattr(P, "runs", None)
-    if r is None or r.empty or F["attempt_no"] not in r or "search_name" not in r:
+    r = P.runs
+    if r.empty or F["attempt_no"] not in r or "search_name" not in r:
         return pd.DataFrame()
     marked = T.num(r, F["attempt_no"]).notna() & r["search_name"].isna()
     d = r[(r["benchmark"] == "im") & marked & ~r["warmup"].astype(bool)]
