@@ -46,7 +46,9 @@ def test_plan_sweeps_the_setting_beside_other_languages():
     plan = make_plan(prof, benchmarks=["pingping"], machine=2)
     by_cfg: dict[str, set] = {}
     for t in plan.tasks:
-        by_cfg.setdefault(t.group_id, set()).add((t.language, json.dumps(t.settings, sort_keys=True), t.config_id))
+        by_cfg.setdefault(t.group_id, set()).add(
+            (t.language, json.dumps(dict(t.settings), sort_keys=True), t.config_id)
+        )
     for members in by_cfg.values():
         ids = sorted(m[2] for m in members)
         assert {(m[0], m[1]) for m in members} == {
