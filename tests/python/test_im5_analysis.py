@@ -141,6 +141,30 @@ def test_im2s_table_shows_both_caps_and_live_bytes(whole):
     assert t.loc["Go", "live_bytes_per_client"] == pytest.approx(3000, rel=0.02)
 
 
+def test_the_capacity_figure_draws_im2s_own_measures(whole):
+    """Protocol 5 judges IM2 by the clients held within the cap, live bytes beside: the figure
+    draws those, not the RSS per client and the grid's largest N (every server's 10,000)."""
+    from serverbench.benchmarks.im import figures as im_figures
+
+    fig = im_figures.fig_im_capacity(whole)
+    live, held = fig.axes[0], fig.axes[1]
+    assert "128 MiB cap" in held.get_title() and live.get_ylabel().startswith("live bytes")
+    names = [t.get_text() for t in held.get_xticklabels()]
+    heights = dict(zip(names, (p.get_height() for p in held.patches)))
+    assert heights["Scala/Akka"] == 19000 and "≥19,000" in {t.get_text() for t in held.texts}
+    assert dict(zip(names, (p.get_height() for p in live.patches)))["Go"] == pytest.approx(3000, rel=0.02)
+    plt.close(fig)
+
+
+def test_the_advice_row_of_im2_gives_the_number_that_decides_it(whole):
+    from serverbench.benchmarks.im import report_numbers
+
+    t = report_numbers.per_server(whole)
+    row = report.advice_table(whole, t).set_index("recommendation").loc["dormant processes: Scala/Akka"]
+    go, erlang, akka = row["Go / Erlang / Scala/Akka"].split(" / ")
+    assert akka == "at least 19,000 clients" and go.endswith(" clients") and " B" not in go
+
+
 def test_live_bytes_never_fall_back_to_rss_for_one_of_ours(tmp_path):
     recs = F.idle_part({"go": 6000, "ngircd": 9000}, rounds=2)
     for r in recs:

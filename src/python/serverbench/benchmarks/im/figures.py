@@ -19,6 +19,8 @@ from serverbench.analysis.plotting.figstyle import _caption, _style, color, foot
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.benchmarks.im import claims as C
+from serverbench.benchmarks.im import design as D
+from serverbench.benchmarks.im import parts_v5 as PV
 from serverbench.benchmarks.im import tables as T
 
 matplotlib.use("Agg")
@@ -140,8 +142,9 @@ def _bars(ax, table: pd.DataFrame, value: str, points: pd.DataFrame | None = Non
         if points is not None:
             p = points[points["server_language"] == s]["value"]
             ax.plot(np.full(len(p), i), p, "k.", ms=4)
-        if pd.notna(r[value]):
-            ax.annotate(fmt.format(r[value]), (i, r[value]), ha="center", va="bottom", fontsize=8)
+        if pd.notna(r[value]):  # a search that stopped at its ceiling held at least that many
+            text = ("≥" if r.get("at_least") is True else "") + fmt.format(r[value])
+            ax.annotate(text, (i, r[value]), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(table)), [_label(s) for s in table["server_language"]], rotation=30, ha="right")
 
 
@@ -172,29 +175,46 @@ def _median_by(points: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     return pd.DataFrame({"server_language": order, "median": [m.get(s, np.nan) for s in order]})
 
 
+def cap_held(P) -> tuple[int, pd.DataFrame]:
+    """Protocol 5's IM2 measure: (IM2's deciding cap in bytes, one row per server as shipped:
+    `largest_n`, the idle clients its memory search held within that cap, and `at_least`,
+    whether the search stopped at its ceiling). No rows without memory searches."""
+    cap = int(D.claim("IM2")["cap_bytes"])
+    rows = []
+    for (s, b), r in PV.memory_counts(P).items():
+        if int(b) == cap and " " not in s and (n := r["value"]) is not None:
+            rows.append({"server_language": s, "largest_n": n, "at_least": r["bound"] == "at_least"})
+    return cap, pd.DataFrame(rows, columns=["server_language", "largest_n", "at_least"])
+
+
 @registry.figure(
     "fig_im_capacity",
-    title="IM: bytes per idle client (server RSS at 10,000 minus at 1,000 idle clients, over 9,000), the largest "
-    "number of idle clients held, and the login-storm time, per server (bars: median of rounds; dots: rounds; "
-    "hatched: production servers)",
+    title="IM: memory per idle client (protocol 5: live bytes after a full collection, RSS for the daemons; "
+    "protocol 3: server RSS), from 1,000 to 10,000 idle clients; the idle clients held (protocol 5: within IM2's "
+    "memory cap; protocol 3: the largest N run); and the login-storm time, per server (bars: median of rounds; "
+    "dots: rounds; hatched: production servers)",
     tables=(T.TABLE,),
     order=81,
 )
 def fig_im_capacity(P, **_):
     m = memory_login(P)
-    if m["bytes"].empty and m["held"].empty and m["login"].empty:
+    rss, largest, lg, (low, high) = m["bytes"], m["held"], m["login"], m["pair"]
+    v5 = D.is_v5(P)  # protocol 5 judges IM2 by the cap, with live bytes beside: RSS is a JVM's pre-sized heap
+    cap, held = cap_held(P) if v5 else (None, largest)
+    per_client = PV.live_bytes_rounds(P) if v5 else rss
+    if per_client.empty and held.empty and lg.empty:
         return None
     _style()
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
-    order = T.servers(pd.concat([m["bytes"], m["held"], m["login"]], ignore_index=True))
-    _bars(axes[0], _median_by(m["bytes"], order), "median", m["bytes"])
-    low, high = m["pair"]
-    axes[0].set_ylabel(f"bytes per idle client (N = {low:,} to {high:,})")
-    axes[0].set_title("memory per idle client")
-    held = m["held"].set_index("server_language").reindex(order).reset_index()
+    order = T.servers(pd.concat([per_client, held, lg], ignore_index=True))
+    _bars(axes[0], _median_by(per_client, order), "median", per_client)
+    what = "live bytes (daemons: RSS)" if v5 else "bytes"
+    axes[0].set_ylabel(f"{what} per idle client (N = {low:,} to {high:,})")
+    axes[0].set_title("live memory per idle client" if v5 else "memory per idle client")
+    held = held.set_index("server_language").reindex(order).reset_index()
     _bars(axes[1], held, "largest_n")
     for i, (_, r) in enumerate(held.iterrows()):
-        if pd.notna(r["failed_n"]):
+        if not v5 and pd.notna(r["failed_n"]):
             axes[1].annotate(
                 f"fails at {int(r['failed_n']):,}\n({r['failure_status']})",
                 (i, 0),
@@ -203,12 +223,20 @@ def fig_im_capacity(P, **_):
                 fontsize=7,
                 rotation=90,
             )
-    axes[1].set_ylabel("largest N of idle clients held")
-    axes[1].set_title("idle clients held")
-    lg = m["login"]
+    if cap is not None:
+        axes[1].set_ylabel(f"idle clients held within {cap // 2**20} MiB")
+        axes[1].set_title(f"idle clients within a {cap // 2**20} MiB cap (IM2)")
+    else:
+        axes[1].set_ylabel("largest N of idle clients held")
+        axes[1].set_title("idle clients held")
     n = int(T.pick(lg["clients"], protocol.claim("IM3")["clients"])) if not lg.empty else None
     at_n = lg[lg["clients"] == n] if n else lg
     _bars(axes[2], _median_by(at_n, order), "median", at_n, fmt="{:.3g}")
+    every = T.runs(P, "login")
+    ran = set(every.loc[every["clients"] == n, "server_language"]) if n and not every.empty else set()
+    for i, s in enumerate(order):  # a server whose storms ran and never registered every client
+        if s in ran - set(at_n["server_language"]):
+            axes[2].annotate("no storm finished", (i, 0), ha="center", va="bottom", fontsize=7, rotation=90)
     axes[2].set_ylabel("seconds to connect and register N clients")
     axes[2].set_title(f"login storm, N = {n:,}" if n else "login storm")
     rect = footer(fig, _caption(P, "a run the generator limited or with a client left unregistered is left out"))

@@ -22,14 +22,15 @@ def memory_counts(P) -> dict:
     return {k: r for k, r in V.results(P, V.MEMORY).items() if isinstance(k, tuple)}
 
 
-def live_bytes_per_client(P) -> dict[str, float]:
-    """{server: median over rounds of (live bytes at 10,000 idle clients - at 1,000) / 9,000}
-    from the idle part's MEMORY command; RSS only for a server that keeps no record (the
-    production daemons, which have no MEMORY): one of ours whose record lacks live_bytes
-    gives no value, never its RSS in place of it."""
+def live_bytes_rounds(P) -> pd.DataFrame:
+    """One row per server and round (`server_language`, `trial`, `value`): (live bytes at
+    10,000 idle clients - at 1,000) / 9,000 from the idle part's MEMORY command; RSS only for
+    a server that keeps no record (the production daemons, which have no MEMORY): one of ours
+    whose record lacks live_bytes gives no value, never its RSS in place of it."""
+    cols = ["server_language", "trial", "value"]
     d = T.valid(T.runs(P, "idle"))
     if d.empty:
-        return {}
+        return pd.DataFrame(columns=cols)
     low, high = (int(n) for n in sorted(D.claim("IM2").get("clients", (1000, 10000))))
     live = T.num(d, V.F["live_bytes"])
     daemon = T.num(d, "server.record.metrics.messages_routed").isna()  # counters null: a daemon
@@ -37,8 +38,14 @@ def live_bytes_per_client(P) -> dict[str, float]:
     a = d[d["clients"] == high][["server_language", "trial", "v"]]
     b = d[d["clients"] == low][["server_language", "trial", "v"]]
     m = a.merge(b, on=["server_language", "trial"], suffixes=("_hi", "_lo"))
-    m["per"] = (m["v_hi"] - m["v_lo"]) / (high - low)
-    return {s: float(g["per"].median()) for s, g in m.dropna(subset=["per"]).groupby("server_language")}
+    m["value"] = (m["v_hi"] - m["v_lo"]) / (high - low)
+    return m.dropna(subset=["value"])[cols].reset_index(drop=True)
+
+
+def live_bytes_per_client(P) -> dict[str, float]:
+    """{server: the median over rounds of live_bytes_rounds}."""
+    r = live_bytes_rounds(P)
+    return {s: float(g["value"].median()) for s, g in r.groupby("server_language")}
 
 
 def _picked(a: pd.DataFrame) -> pd.Series:

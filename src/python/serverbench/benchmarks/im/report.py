@@ -148,7 +148,8 @@ def section(P) -> list:
         intro,
         "Each recommendation, the micro-benchmark claims that decide it and the case-study claim that asks it "
         "of a whole server (the claims table has their reasons and intervals); the last columns are the "
-        "servers' numbers (median of rounds; IM4: the sustainable rate at the SLO from the one rate search):",
+        "servers' numbers (median of rounds; IM2, where the sweep ran its memory-cap search: the idle clients "
+        "held within the cap, one search per server; IM4: the sustainable rate at the SLO from the one rate search):",
         advice_table(P, t),
         registry.FigureRef("fig_im_latency"),
         "The numbers per server (medians of rounds; a run the generator limited is never a server's result; "
