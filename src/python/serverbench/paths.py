@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 
 @lru_cache(maxsize=8)
@@ -62,6 +64,12 @@ def portable(obj):
     A path into another checkout (a sweep run in a clone) counts when the folder it goes
     through exists here too (src/go, data/raw, ...). Other paths (--raw-dir /tmp/x,
     /usr/lib/jvm) are not the package's and stay as they are."""
+    return portabler()(obj)
+
+
+def portabler() -> Callable[[Any], Any]:
+    """portable() with the roots found once: for a whole column of values (finding the
+    checkout stats a file, which per cell was a fifth of processing a sweep's runs)."""
     code = _code()
     roots = sorted({str(code), str(repo_root())}, key=len, reverse=True)
     roots = [r for r in roots if r != "/"]
@@ -90,7 +98,7 @@ def portable(obj):
             return [fix(v) for v in x]
         return x
 
-    return fix(obj)
+    return fix
 
 
 def spec_dir() -> Path:
