@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from serverbench import contract, plugins, protocol
+from serverbench import catalog, contract, plugins, protocol
 from serverbench.analysis.claims import engine, tables
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.reading import registry, synthetic
@@ -254,6 +254,11 @@ def test_an_entry_point_must_name_a_package_with_an_id_of_its_own(tmp_path, monk
 def test_a_part_is_what_the_package_declares_never_a_probe():
     assert plugins.part("spawn", "limits") is not None and plugins.part("pingping", "limits") is None
     assert plugins.part("no_such_benchmark", "cost") is None
+    # what the harness reads: the typed Benchmark's attributes
+    spawn, pingping = catalog.benchmark("spawn"), catalog.benchmark("pingping")
+    assert spawn.limits is plugins.part("spawn", "limits") and pingping.limits is None
+    assert spawn.search is not None and spawn.search_hooks is not None and pingping.search_hooks is None
+    assert pingping.socket_hooks is plugins.NO_SOCKET_HOOKS
     with pytest.raises(ValueError, match="no harness part 'tables'"):
         plugins.part("spawn", "tables")
 

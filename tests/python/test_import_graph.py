@@ -80,7 +80,7 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
 
 # Modules whose layer is not their package's: a benchmark's cost model (cost.py), socket
 # hooks (sockets.py), search (search.py) and process needs (limits.py) are plain data and
-# arithmetic the harness reads (serverbench.plugins.part).
+# arithmetic the harness reads (catalog.Benchmark.cost, .sockets, .search, .limits).
 MODULE_LAYERS = {
     "serverbench.benchmarks.*.cost": 0,
     "serverbench.benchmarks.*.sockets": 0,
@@ -308,3 +308,32 @@ def test_the_probe_check_can_fail(tmp_path):
         encoding="utf-8",
     )
     assert probes(tmp_path) == ["m.py:2 getattr(..., 'ROUND_PARAM')", "m.py:2 hasattr(..., 'judge')"]
+
+
+# ---- a benchmark's parts are the typed Benchmark's attributes, never asked for by name -------
+def parts_by_name(root: Path) -> list[str]:
+    """Calls of plugins.part / plugins.socket_hooks (a part asked for by a string) outside the
+    two modules that build the typed objects (plugins, catalog)."""
+    out = []
+    for f in sorted(root.rglob("*.py")):
+        if f.name in ("plugins.py", "catalog.py"):
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("part", "socket_hooks")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "plugins"
+            ):
+                out.append(f"{f.relative_to(root)}:{node.lineno} plugins.{node.func.attr}")
+    return out
+
+
+def test_no_module_asks_for_a_benchmark_part_by_name():
+    assert parts_by_name(SRC) == []
+
+
+def test_the_part_by_name_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text('h = plugins.socket_hooks(b)\nc = plugins.part(b, "cost")\nd = bench.cost\n')
+    assert parts_by_name(tmp_path) == ["m.py:1 plugins.socket_hooks", "m.py:2 plugins.part"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -102,10 +102,39 @@ class Benchmark:
     metric: tuple[str, bool] | None = None  # its headline metric and whether it is a time (else a rate)
     notebook: str | None = None  # its own notebook (notebooks/<name>.ipynb), run for every sweep that ran it
 
-    @property
+    # Its harness parts (plugins.HARNESS_PARTS), each None when its package declares none:
+    # the harness reads them here, never by a part's name. Kept once found: the object is
+    # rebuilt when the plug-ins on the path change (spec_key).
+    @cached_property
     def cost(self) -> ModuleType | None:
-        """Its cost model (the package's cost.py: run_s, or socket_run_s), None without one."""
+        """Its cost model (the package's cost.py: run_s, or socket_run_s)."""
         return plugins.part(self.id, "cost")
+
+    @cached_property
+    def limits(self) -> ModuleType | None:
+        """What a run needs of the host (limits.py: process_limit(params, default))."""
+        return plugins.part(self.id, "limits")
+
+    @cached_property
+    def sockets(self) -> ModuleType | None:
+        """Its socket rules (sockets.py: the byte rule `mismatch` and HOOKS)."""
+        return plugins.part(self.id, "sockets")
+
+    @cached_property
+    def search(self) -> ModuleType | None:
+        """Its search (search.py: TABLE, NAME, PARAM, DEFAULTS, HOOKS)."""
+        return plugins.part(self.id, "search")
+
+    @cached_property
+    def socket_hooks(self) -> plugins.SocketHooks:
+        """Its sockets module's HOOKS, or the defaults without one."""
+        return plugins.socket_hooks(self.id)
+
+    @cached_property
+    def search_hooks(self) -> plugins.SearchHooks | None:
+        """Its search module's HOOKS, None without a search."""
+        mod = self.search
+        return plugins.hooks(mod, plugins.SearchHooks) if mod is not None else None
 
 
 def _style(spec: dict, lang: str) -> Style:
@@ -167,8 +196,14 @@ class _Spec:
         return isinstance(other, _Spec) and other.value is self.value
 
 
+def spec_key() -> _Spec:
+    """The contract in force as a cache key: equal while the plug-ins on the path are the same
+    (a cache of what is built from the benchmarks' parts is keyed by it)."""
+    return _Spec(contract.cli_contract())
+
+
 def _built() -> tuple[dict[str, Language], dict[str, Benchmark]]:
-    return _objects(_Spec(contract.cli_contract()))
+    return _objects(spec_key())
 
 
 @lru_cache(maxsize=8)

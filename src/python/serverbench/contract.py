@@ -22,7 +22,12 @@ HARNESS_PARAMS = ("host", "port")
 def cli_contract() -> dict:
     """spec/cli.json with the plug-ins' entries: the same object while the plug-ins on the
     path are the same (catalog rebuilds its objects only when this is another one)."""
-    return _merged(str(paths.spec_dir() / "cli.json"), plugins.spec_files())
+    return _merged(_cli_file(paths.spec_dir()), plugins.spec_files())
+
+
+@lru_cache(maxsize=8)
+def _cli_file(spec_dir: Path) -> str:
+    return str(spec_dir / "cli.json")
 
 
 @lru_cache(maxsize=8)

@@ -24,8 +24,19 @@ def _resolved(p: str) -> Path:
 
 def _code() -> Path:
     """src/python/serverbench/paths.py -> the root of the tree this module sits in (cached:
-    portable() asks for it once per value written)."""
-    return _resolved(__file__).parents[3]
+    portable() asks for it once per value written, the contract's reader at every read)."""
+    return _tree_of(__file__)
+
+
+@lru_cache(maxsize=8)
+def _tree_of(module_file: str) -> Path:
+    return _resolved(module_file).parents[3]
+
+
+@lru_cache(maxsize=8)
+def _holds_spec(tree: Path) -> bool:
+    # asked at every read of the contract: whether the code's own tree is a checkout does not change
+    return (tree / "spec" / "cli.json").is_file()
 
 
 def _checkout() -> Path:
@@ -33,7 +44,7 @@ def _checkout() -> Path:
     install); for a package installed from it (`pip install .[notebooks]`), the checkout it is
     used from: the current folder or the nearest one above it holding spec/cli.json."""
     here = _code()
-    if (here / "spec" / "cli.json").is_file():
+    if _holds_spec(here):
         return here
     cwd = Path.cwd()
     return next((d for d in (cwd, *cwd.parents) if (d / "spec" / "cli.json").is_file()), here)
@@ -103,7 +114,12 @@ def portabler() -> Callable[[Any], Any]:
 
 def spec_dir() -> Path:
     # The contract is never relocated with SERVERBENCH_ROOT: it belongs to the code.
-    return code_root() / "spec"
+    return _spec_dir(code_root())
+
+
+@lru_cache(maxsize=8)
+def _spec_dir(root: Path) -> Path:
+    return root / "spec"  # a path join costs microseconds, and the contract is read ~100,000 times a report
 
 
 def notebooks_dir() -> Path:

@@ -1,6 +1,6 @@
 """What a spawn run needs of the process it runs in beyond the profile's settings: room for
 every process it spawns (the harness passes it as {process_limit}: Erlang's +P). Plain
-arithmetic: the harness loads it with plugins.part("spawn", "limits")."""
+arithmetic: the harness loads it with catalog.benchmark("spawn").limits."""
 
 ERLANG_MAX_PROCESSES = 134_217_727  # the largest +P the BEAM accepts
 

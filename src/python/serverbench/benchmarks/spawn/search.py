@@ -1,7 +1,7 @@
 """Spawn's search (Fig. 4a): the largest number of processes a language starts under a
 memory budget. The harness runs it as any declared search (harness.planning.search: the
 plan item and its settings; harness.running.searching: growth, then bisection); what is
-spawn's is here. Plain data: the harness loads it with plugins.part("spawn", "search")."""
+spawn's is here. Plain data: the harness loads it with catalog.benchmark("spawn").search."""
 
 from serverbench import plugins
 

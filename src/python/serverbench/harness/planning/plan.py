@@ -10,7 +10,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from serverbench import contract, plugins
+from serverbench import catalog, contract
 from serverbench.harness.planning import audit_steps, search, socket_plan
 from serverbench.harness.planning.profiles import ProfileError, param_keys, table_names
 from serverbench.harness.planning.resolved import Profile
@@ -301,7 +301,7 @@ def estimate_run_s(bench: str, language: str, params: Mapping) -> float:
     """A run's start-up plus its benchmark's own cost (serverbench/benchmarks/<id>/cost.py,
     run_s(language, params)); 1 s where the benchmark gives none. The start-up is the spec's
     (languages.<lang>.startup_s), read at each estimate."""
-    cost = plugins.part(native_benchmark(bench), "cost")
+    cost = catalog.benchmark(native_benchmark(bench)).cost
     start = contract.startup_costs("startup_s").get(language, 1.0)
     return start + (cost.run_s(language, params) if cost else 1.0)
 
@@ -311,7 +311,7 @@ def estimate_run_s(bench: str, language: str, params: Mapping) -> float:
 def estimate_socket_s(t: Task) -> float:
     server = t.options.get("server_language", t.language)
     start = contract.startup_costs("server_startup_s").get(server, 0.5) + 0.3  # languages.<lang>.server_startup_s
-    cost = plugins.part(t.benchmark, "cost")
+    cost = catalog.benchmark(t.benchmark).cost
     return start + (cost.socket_run_s(t, server) if cost else 1.0)
 
 

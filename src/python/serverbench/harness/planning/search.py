@@ -13,10 +13,12 @@ factor, then bisection, then the stage)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
+from functools import lru_cache
+from types import MappingProxyType, ModuleType
 
-from serverbench import contract, plugins
+from serverbench import catalog, contract, plugins
 from serverbench.harness.planning import socket_plan
 from serverbench.harness.planning.task import Task, config_id, heap_mb, process_limit
 from serverbench.harness.planning.values import ProfileError
@@ -47,7 +49,7 @@ class Declared:
     table: str  # the profile table, and the first part of a step's config_id
     name: str  # the raw record's search.name
     param: str  # the parameter grown
-    defaults: dict  # SETTINGS with the benchmark's DEFAULTS
+    defaults: Mapping  # SETTINGS with the benchmark's DEFAULTS (read-only: shared by every caller)
     bytes_per_step_unit: int | None  # where the progress estimate expects the failure: budget / this
     part: ModuleType  # the declaring module (its HOOKS; a replicated search's functions)
 
@@ -86,12 +88,18 @@ class Declared:
 
 
 def _declared() -> tuple[Declared, ...]:
-    # asked at each call (a few dictionary look-ups): a plug-in's search is seen once it is on the path
+    # built once per contract in force (catalog.spec_key): a plug-in's search is seen once it
+    # is on the path; a report asks ~10,000 times (every profile a piece resolves)
+    return _declared_of(catalog.spec_key())
+
+
+@lru_cache(maxsize=8)
+def _declared_of(key: Hashable) -> tuple[Declared, ...]:
     out = []
     for bench in contract.benchmarks():
-        part = plugins.part(bench, "search")
+        part = catalog.benchmark(bench).search
         if part is not None:
-            defaults = {**SETTINGS, **part.DEFAULTS}
+            defaults = MappingProxyType({**SETTINGS, **part.DEFAULTS})
             out.append(Declared(bench, part.TABLE, part.NAME, part.PARAM, defaults, part.BYTES_PER_STEP_UNIT, part))
     return tuple(out)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from serverbench import contract, plugins
+from serverbench import catalog, contract
 from serverbench.harness.planning.task import config_id, group_id
 from serverbench.harness.planning.values import ProfileError
 
@@ -42,7 +42,7 @@ def expand(bench: str, client: str, variant: str, params: Mapping, options: Mapp
         if "server" not in contract.language_roles(server, bench):
             continue
         v = variant
-        bug = plugins.socket_hooks(bench).runs_the_original_bug
+        bug = catalog.benchmark(bench).socket_hooks.runs_the_original_bug
         if pairs is not None and bug is not None and bug(params):
             if f"{client}/{server}" not in pairs:
                 continue
@@ -80,7 +80,7 @@ HARNESS_SET_PARAMS = ("client_timeout_s", "idle_timeout_s", "client_threads", "s
 def round_param(bench: str) -> str | None:
     """The parameter a benchmark's package says takes the round, the trial number, in
     every run (its sockets HOOKS.round_param; IM: seed): set per trial, left out of the ids."""
-    return plugins.socket_hooks(bench).round_param
+    return catalog.benchmark(bench).socket_hooks.round_param
 
 
 def measured_params(params: Mapping, bench: str | None = None) -> dict:

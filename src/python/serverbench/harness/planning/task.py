@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from serverbench import contract, plugins
+from serverbench import catalog, contract
 from serverbench.harness.planning.resolved import freeze, thaw
 
 MiB = 1024**2
@@ -120,5 +120,5 @@ def heap_mb(budget: int | None, fraction: float) -> int:
 def process_limit(bench: str, params: dict, default: int) -> int:
     """The profile's process_limit, or what the benchmark's package says a run of these
     params needs (its limits.process_limit(params, default))."""
-    limits = plugins.part(bench, "limits")
+    limits = catalog.benchmark(bench).limits
     return limits.process_limit(params, default) if limits is not None else default

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from serverbench import plugins
+from serverbench import catalog, plugins
 from serverbench.harness.planning import walks
 from serverbench.harness.planning.search import Search
 
@@ -39,8 +39,7 @@ def marks(why: str | None, attempt: int, prev: str | None, reruns: int) -> dict:
 def grid_rule(benchmark: str) -> plugins.SearchHooks | None:
     """The benchmark's own re-run rule of its grid runs (its search module's HOOKS.grid_rerun:
     IM's), or None: the harness's own rule then (recording.sweep)."""
-    mod = plugins.part(benchmark, "search")
-    hooks = plugins.hooks(mod, plugins.SearchHooks) if mod is not None else None
+    hooks = catalog.benchmark(benchmark).search_hooks
     return hooks if hooks is not None and hooks.grid_rerun is not None else None
 
 

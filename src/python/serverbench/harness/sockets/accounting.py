@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from serverbench import plugins
+from serverbench import catalog
 
 
 def mismatch(bench: str, params: Mapping, client: dict, server: dict) -> str | None:
     """Why the client's and the server's metrics disagree, or None (None also for a
     benchmark whose package has no byte rule)."""
-    hook = plugins.part(bench, "sockets")
+    hook = catalog.benchmark(bench).sockets
     return hook.mismatch(params, client, server) if hook is not None else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import resource
 
-from serverbench import plugins
+from serverbench import catalog
 from serverbench.harness.running import host
 from serverbench.harness.sockets import probe as sockets_probe
 
@@ -86,7 +86,7 @@ def placement_cpus(
         raise SocketLimitError(
             f"placement split with {cores} CPU(s) per side needs {2 * cores} CPUs; the harness may use {len(cpus)}"
         )
-    if plugins.socket_hooks(benchmark).client_takes_spare_cpus:
+    if benchmark is not None and catalog.benchmark(benchmark).socket_hooks.client_takes_spare_cpus:
         return cpus[:cores], cpus[cores:]
     return cpus[:cores], cpus[cores : 2 * cores]
 

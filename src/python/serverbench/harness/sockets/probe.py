@@ -40,7 +40,7 @@ from __future__ import annotations
 import threading
 import time
 
-from serverbench import plugins
+from serverbench import catalog
 from serverbench.harness.running import host
 from serverbench.harness.running.environment import CLK_TCK
 from serverbench.harness.sockets import procfs
@@ -229,7 +229,7 @@ class Probe:
 
 def has_probe_fields(task) -> bool:
     """Whether the task's records carry the saturation fields (its package's probe_fields)."""
-    return plugins.socket_hooks(task.benchmark).probe_fields
+    return catalog.benchmark(task.benchmark).socket_hooks.probe_fields
 
 
 def for_task(task, server_pid: int) -> Probe:
@@ -237,7 +237,7 @@ def for_task(task, server_pid: int) -> Probe:
     echo flood's saturate mode), the guard from GUARD_MIN_CONNECTIONS connections (it does
     nothing for other runs)."""
     p = task.params
-    hooks = plugins.socket_hooks(task.benchmark)
+    hooks = catalog.benchmark(task.benchmark).socket_hooks
     mode = hooks.probe_mode
     saturate = mode is not None and p.get("mode") == mode
     large = int(p.get("connections", 0)) >= GUARD_MIN_CONNECTIONS

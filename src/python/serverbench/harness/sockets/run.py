@@ -40,7 +40,7 @@ import subprocess
 import time
 from dataclasses import replace
 
-from serverbench import contract, plugins
+from serverbench import catalog, contract
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import classify, limits, pinned
 from serverbench.harness.running.launch import Family
@@ -77,7 +77,7 @@ def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
         p["client_timeout_s"] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
     if "client_threads" in flags:  # the load generator: one worker thread per CPU it is pinned to
         p["client_threads"] = max(1, min(len(client_cpus or ()), flags["client_threads"]["max"]))
-    per_server = plugins.socket_hooks(task.benchmark).client_params
+    per_server = catalog.benchmark(task.benchmark).socket_hooks.client_params
     if per_server is not None:  # what the benchmark sets per server (IM: its setup concurrency)
         p.update(per_server(p, task.options.get("server_language", task.language)))
     return p
