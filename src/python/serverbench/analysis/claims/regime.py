@@ -70,7 +70,8 @@ def tested(claim_id: str, P: Any) -> tuple[str, str]:
     runs = getattr(P, "runs", None)
     if reg is None or runs is None or runs.empty or "table" not in runs.columns:
         return "", ""
-    r = runs[runs["table"].isin(reg.tables)]
+    wanted = {*(s.column for s in reg.scales), "table", "is_ok", "placement", "cores"}
+    r = runs.loc[runs["table"].isin(reg.tables), [c for c in runs.columns if c in wanted]]  # not every column
     if "is_ok" in r.columns:
         r = r[r["is_ok"].astype(bool)]
     if r.empty:

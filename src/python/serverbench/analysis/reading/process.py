@@ -198,8 +198,9 @@ def trial_values(runs: pd.DataFrame, table: str, metric: str) -> pd.DataFrame:
     trial = ["trial"] if "trial" in runs.columns else []
     if metric not in runs.columns:
         return pd.DataFrame(columns=["language", *keys, *trial, "value"])
-    d = runs[(runs["table"] == table) & runs["selected"] & ~runs["warmup"].astype(bool) & runs["is_ok"]]
-    d = d[["language", *keys, *trial, metric]].rename(columns={metric: "value"})
+    # columns and rows in one selection: a boolean mask over every column of runs copies them all
+    mask = (runs["table"] == table) & runs["selected"] & ~runs["warmup"].astype(bool) & runs["is_ok"]
+    d = runs.loc[mask, ["language", *keys, *trial, metric]].rename(columns={metric: "value"})
     return d[d["value"].notna()]
 
 
