@@ -45,3 +45,23 @@ def test_a_socket_clients_port_is_not_part_of_a_configuration(sweep):
 def test_an_unknown_table_is_refused_by_name():
     with pytest.raises(explore.SweepInputError, match="choose one of"):
         explore_notebook.pick(SWEEP, SWEEP, "nope")
+
+
+def test_the_dropdowns_offer_every_sweep_and_table_and_redraw_on_a_change(monkeypatch, capsys):
+    """The last cell's widgets (JupyterLab), built in this process (papermill runs the notebook
+    with widgets=False): the four dropdowns, and a change of any one redraws with all four."""
+    ui = explore_notebook.widgets()
+    (da, db), (dt, dk) = (h.children for h in ui.children[:2])
+    assert [d.description for d in (da, db, dt, dk)] == ["sweep A", "sweep B", "table", "plot"]
+    assert SWEEP in da.options and tuple(da.options) == tuple(db.options) == tuple(explore.sweep_ids())
+    assert tuple(dt.options) == tuple(explore.tables()) and "violin" in dk.options
+    picked = []
+
+    def pick(*args):
+        picked.append(args)
+        raise explore.SweepInputError(f"picked {args}")
+
+    monkeypatch.setattr(explore_notebook, "pick", pick)
+    dk.value = "violin"
+    assert picked == [(da.value, db.value, dt.value, None, "violin")]
+    assert "picked" in capsys.readouterr().out  # the redraw's error is shown, not raised
