@@ -39,6 +39,7 @@ class MedianCI:
     level: float  # the coverage actually achieved (< confidence when n is too small)
 
 
+@lru_cache(maxsize=4096)  # a pure function of (n, confidence), asked per configuration and metric
 def order_statistic_indices(n: int, confidence: float = CONFIDENCE) -> tuple[int, int, float]:
     """0-based indices (lo, hi) into the sorted sample and the coverage of
     [x_(lo), x_(hi)] as an interval for the median.
@@ -59,7 +60,10 @@ def order_statistic_indices(n: int, confidence: float = CONFIDENCE) -> tuple[int
 
 def clean(values) -> np.ndarray:
     """Finite values as a float array (None and NaN dropped)."""
-    a = np.asarray([v for v in values if v is not None], dtype=float)
+    if isinstance(values, np.ndarray) and values.dtype == np.float64:
+        a = values  # already floats (summarize's columns): no element-wise pass in Python
+    else:
+        a = np.asarray([v for v in values if v is not None], dtype=float)
     return a[np.isfinite(a)]
 
 
