@@ -11,7 +11,6 @@ more sweeps overlaid.
 
 from __future__ import annotations
 
-import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
@@ -231,11 +230,6 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     return fig
-
-
-def headless() -> None:
-    """Use a non-interactive backend (scripts, tests)."""
-    matplotlib.use("Agg")
 
 
 __all__ = ["trial_distributions", "distribution_appendix", "overlay", "config_labels", "KINDS"]

@@ -108,15 +108,6 @@ def figures_dir(paper_dir=None) -> Path:
     return Path(paper_dir) / "figures" if paper_dir else paths.figures_dir()
 
 
-def relative(p) -> str:
-    """A path as the report shows it: relative to the project root when inside it."""
-    p = Path(p).resolve()
-    try:
-        return str(p.relative_to(paths.repo_root().resolve()))
-    except ValueError:
-        return p.name
-
-
 def stat_table(P, table: str, metric: str, cols: list[str]):
     """A figure notebook's summary table: the rows of one table and metric, the columns asked
     for that it has. A sweep without this benchmark (e.g. a socket-only `servers` sweep)
