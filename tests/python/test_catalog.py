@@ -114,3 +114,17 @@ def test_the_command_line_takes_a_benchmarks_option_and_judges_by_it(tmp_path):
     spawn_rows = evidence[evidence["claim"] == "C4"]
     assert not spawn_rows.empty and spawn_rows["comparison"].str.contains(other).all()
     assert cli.run(["claims", str(P.folder), "--spawn-metric", "wall_s"], out, err) == 2
+
+
+def test_a_language_carries_its_command_environment_settings_and_role_from_the_spec():
+    """What the harness, the teaching labs and the IM tables read of a language: the typed
+    object's fields, each the spec entry's value (none asks contract.language for a key)."""
+    spec = contract.cli_contract()["languages"]
+    for lang in catalog.languages():
+        entry = spec[lang.id]
+        assert lang.command == tuple(entry["command"]) and dict(lang.env) == entry.get("env", {})
+        assert dict(lang.setting_defaults) == {k: v.get("default") for k, v in entry.get("settings", {}).items()}
+        assert lang.jdk == entry.get("jdk") and lang.build == entry.get("build", "scripts/build.sh")
+    assert catalog.language("go").env and dict(catalog.language("go").setting_defaults)["gc"]
+    assert {x.id for x in catalog.languages() if x.production} == {"ngircd", "inspircd"}
+    assert catalog.language("java_vthreads").jdk == 25

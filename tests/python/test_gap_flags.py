@@ -4,6 +4,7 @@ harness gives our programs, whose one source is spec/cli.json; the attribution s
 old `program` factor into `program` and `jvm flags` where a sweep ran both, and reads the
 sweeps before that (no flags field) as it always did."""
 
+import copy
 import json
 
 import numpy as np
@@ -54,8 +55,9 @@ def test_our_jvm_flags_are_the_harness_s_heap_and_stack_flags_from_spec_cli_json
     assert programs.our_jvm_flags("scala_akka24", 512) == [
         a.replace("{heap_mb}", "512") for a in template if a.startswith("-X") and not a.startswith("-XX:")
     ]
-    edited = {**contract.language("scala_akka24"), "command": ["java", "-Xmx{heap_mb}m", "-Xss1m", "-jar", "{exe}"]}
-    monkeypatch.setattr(contract, "language", lambda name: edited)
+    spec = copy.deepcopy(contract.cli_contract())  # an edited spec: the catalog builds its own objects
+    spec["languages"]["scala_akka24"]["command"] = ["java", "-Xmx{heap_mb}m", "-Xss1m", "-jar", "{exe}"]
+    monkeypatch.setattr(contract, "cli_contract", lambda: spec)
     assert programs.our_jvm_flags("scala_akka24", 300) == ["-Xmx300m", "-Xss1m"]
     assert tp.command(a, 2, TP, 1, programs.OURS, 300)[0][2:4] == ["-Xmx300m", "-Xss1m"]
 

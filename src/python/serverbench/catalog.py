@@ -7,7 +7,8 @@ tables' order, `option("spawn_metric")` for an option a benchmark declares. A ne
 is a spec entry (and its source folder); a new benchmark is a spec entry and its package.
 
     Language   label, plot style, order (tables', figures' and the explorer's), paper
-               membership, per-benchmark cost factor, port_of, build and toolchain (jdk)
+               membership, per-benchmark cost factor, port_of, build and toolchain (jdk),
+               command and environment templates, runtime settings' defaults, production
     Benchmark  summary, order, family (in-process or socket server), roles, parameters,
                options, the runs.csv columns it always has, the paper's figure names it
                answers to, and its cost model (a module of its package)
@@ -56,9 +57,13 @@ class Language:
     port_of: str  # the language whose program this one runs on another runtime release (else itself)
     build: str  # the command that builds it
     executable: str  # its entry point, relative to the repository
-    jdk: str | None  # the JDK it needs, for a JVM language (spec `jdk`)
+    jdk: int | None  # the JDK release it needs, for a JVM language (spec `jdk`)
     benchmarks: tuple[str, ...]  # the benchmarks it implements
     costs: tuple[tuple[str, float], ...]  # (benchmark, run-time factor): the plan's estimates only
+    command: tuple[str, ...] = ()  # its command template ({exe}, {heap_mb}, {javaN} ...: spec `command`)
+    env: tuple[tuple[str, str], ...] = ()  # (variable, template) the harness sets (spec `env`)
+    setting_defaults: tuple[tuple[str, Any], ...] = ()  # (runtime setting, its default) (spec `settings`)
+    production: bool = False  # a production server run beside ours (spec `production`)
 
     @property
     def label(self) -> str:
@@ -149,11 +154,15 @@ def _language(lang: str, spec: dict, position: int) -> Language:
         order=int(spec.get("order", 1000 + position)),
         paper=bool(spec.get("paper", False)),
         port_of=spec.get("port_of", lang),
-        build=spec.get("build", ""),
+        build=spec.get("build", "scripts/build.sh"),
         executable=spec.get("executable", ""),
         jdk=spec.get("jdk"),
         benchmarks=tuple(spec.get("benchmarks", ())),
         costs=tuple((b, float(f)) for b, f in spec.get("cost_factor", {}).items()),
+        command=tuple(spec.get("command", ())),
+        env=tuple(spec.get("env", {}).items()),
+        setting_defaults=tuple((k, v.get("default")) for k, v in spec.get("settings", {}).items()),
+        production=bool(spec.get("production", False)),
     )
 
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from serverbench import contract
+from serverbench import catalog
 from serverbench.harness.running import command as harness_command
 
 ENV_DIR = "SERVERBENCH_ORIGINALS"
@@ -43,7 +43,7 @@ def our_jvm_flags(language: str, heap_mb: int) -> list[str]:
     -Xms512m -Xmx512m -Xss512k. Not -XX:ActiveProcessorCount, which every original gets, nor
     the -XX:+ExitOnOutOfMemoryError the harness adds under a budget (it changes only how an
     out-of-memory run ends)."""
-    template = contract.language(language)["command"]
+    template = catalog.language(language).command
     flags = [a for a in template if a.startswith("-X") and not a.startswith("-XX:")]
     return [harness_command.fill(a, {"heap_mb": str(int(heap_mb))}) for a in flags]
 
@@ -67,7 +67,7 @@ class Program:
     def jvm(self) -> bool:
         """Whether it runs on a JVM (then it runs both ways: flag_sets): its language's
         spec/cli.json command starts a java."""
-        first = str(contract.language(self.language)["command"][0])
+        first = str(catalog.language(self.language).command[0])
         return "java" in first
 
     def flag_sets(self) -> tuple[str, ...]:

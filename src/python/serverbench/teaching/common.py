@@ -86,7 +86,7 @@ def missing_programs(languages) -> list[str]:
             out.append(lang)
             continue
         if not Path(exe).exists():
-            out.append(f"{lang} ({contract.language(lang).get('build', 'scripts/build.sh')})")
+            out.append(f"{lang} ({catalog.language(lang).build})")
     return out
 
 

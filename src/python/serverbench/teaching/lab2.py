@@ -87,11 +87,11 @@ def search_bracket(data: LabData, lang: str):
 # --- page faults: run the real Go/Erlang program directly and read its rusage ---------------
 def page_faults(lang: str, n: int, timeout_s: float = 20.0) -> dict:
     """Minor page faults of one spawn run of N processes (os.wait4's rusage)."""
-    spec = contract.language(lang)
+    spec = catalog.language(lang)
     exe = str(contract.executable(lang))
-    cmd = [exe if part == "{exe}" else part for part in spec["command"]] + ["spawn", "--processes", str(n)]
+    cmd = [exe if part == "{exe}" else part for part in spec.command] + ["spawn", "--processes", str(n)]
     env = dict(os.environ)
-    for k, v in spec.get("env", {}).items():
+    for k, v in spec.env:
         env[k] = v.replace("{cores}", "1").replace("{process_limit}", str(max(1_048_576, 2 * n)))
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     try:

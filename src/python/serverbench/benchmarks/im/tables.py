@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from serverbench import contract
+from serverbench import catalog, contract
 from serverbench.analysis.reading import registry
 
 TABLE = "im"
@@ -90,7 +90,7 @@ GENERATOR_LIMITED = r"\bgenerator (?:busy share|CPU share|schedule slip|read lat
 def production() -> tuple[str, ...]:
     """The production servers (spec/cli.json languages.<s>.production: ngircd, InspIRCd): the
     anchor rows of every IM figure and table, never in a claim's population."""
-    return tuple(s for s in contract.languages() if contract.language(s).get("production"))
+    return tuple(s for s in contract.languages() if catalog.language(s).production)
 
 
 def servers(d: pd.DataFrame) -> list[str]:

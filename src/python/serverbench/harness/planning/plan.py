@@ -130,7 +130,7 @@ def check_request(languages, benchmarks, variant: str) -> None:
             raise ProfileError(
                 f"{lang} does not implement the benchmark {', '.join(benchmarks)} "
                 f"(spec/cli.json languages.{lang}.benchmarks: "
-                f"{', '.join(contract.language(lang).get('benchmarks', []))})"
+                f"{', '.join(catalog.language(lang).benchmarks)})"
             )
 
 

@@ -62,7 +62,7 @@ def server_settings(server: str, options: Mapping) -> list[dict]:
     table = (options.get("server_settings") or {}).get(server) or {}
     if not isinstance(table, Mapping):
         return [{}]
-    defaults = {k: v.get("default") for k, v in contract.language(server).get("settings", {}).items()}
+    defaults = dict(catalog.language(server).setting_defaults)
     rows: list[dict] = [{}]
     for name in sorted(table):
         values = table[name] if isinstance(table[name], (list, tuple)) else [table[name]]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from serverbench import contract, jdks
+from serverbench import catalog, contract, jdks
 from serverbench.harness.planning.plan import Plan
 from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.running import environment
@@ -31,18 +31,17 @@ def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
             continue
         exe = contract.executable(lang)
         if not exe.exists():
-            build = contract.language(lang).get("build", "scripts/build.sh")
-            raise ProfileError(f"{lang}: executable {exe} is missing; build it with `{build}`")
+            raise ProfileError(f"{lang}: executable {exe} is missing; build it with `{catalog.language(lang).build}`")
         for t in plan.tasks:  # a runtime setting's own build (e.g. Go without Green Tea)
             other = contract.executable(lang, t.settings) if t.language == lang and t.settings else exe
             if not other.exists():
-                build = contract.language(lang).get("build", "scripts/build.sh")
+                build = catalog.language(lang).build
                 raise ProfileError(f"{lang} {t.settings}: executable {other} is missing; build it with `{build}`")
-        spec = contract.language(lang)
+        spec = catalog.language(lang)
         try:  # a JVM language: the JDK release its entry names, with every option it takes
-            argv = jdks.fill(spec["command"])
-            if "jdk" in spec:
-                jdks.check(lang, argv, spec["jdk"])
+            argv = jdks.fill(list(spec.command))
+            if spec.jdk is not None:
+                jdks.check(lang, argv, spec.jdk)
         except jdks.JdkError as e:
             raise ProfileError(f"{lang}: {e}" if not str(e).startswith(lang) else str(e)) from None
         first = argv[0]

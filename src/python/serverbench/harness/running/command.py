@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from serverbench import contract, jdks
+from serverbench import catalog, jdks
 
 # Inherited variables that would change how a runtime behaves behind the harness's back.
 STRIPPED_ENV = (
@@ -36,9 +36,9 @@ def fill(template: str, subst: dict) -> str:
 def command_prefix(lang: str, subst: dict, override: list[str] | None = None) -> tuple[list[str], dict]:
     """(argv prefix, env the harness sets) of a language's command from spec/cli.json, or
     from an override (tests' fakes), which gets every setting as an env var too."""
-    spec = contract.language(lang)
-    prefix = [fill(s, subst) for s in (override if override is not None else jdks.fill(spec["command"]))]
-    env = {k: fill(v, subst) for k, v in spec.get("env", {}).items()}
+    spec = catalog.language(lang)
+    prefix = [fill(s, subst) for s in (override if override is not None else jdks.fill(list(spec.command)))]
+    env = {k: fill(v, subst) for k, v in spec.env}
     if override is not None:
         env.update(
             SERVERBENCH_CORES=subst["cores"],

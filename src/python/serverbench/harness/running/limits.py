@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from serverbench import contract, jdks
+from serverbench import catalog, jdks
 from serverbench.harness.planning import task as task_mod
 from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.running import cgroups, jvm
@@ -205,7 +205,7 @@ def check_budgets(plan, commands: dict, mode: str, parent: str | None) -> None:
         budget = t.memory_budget_bytes
         if not budget or t.memory_enforcement == "none":
             continue
-        prefix = commands.get(t.language) or jdks.fill(contract.language(t.language)["command"])
+        prefix = commands.get(t.language) or jdks.fill(list(catalog.language(t.language).command))
         floor, why = budget_floor(prefix, t.heap_mb)
         if budget < floor:
             raise ProfileError(

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 
-from serverbench import contract
+from serverbench import catalog, contract
 from serverbench.harness.running import command, pinned
 from serverbench.harness.running.host import killpg
 from serverbench.harness.sockets.server import STOP_WAIT_S
@@ -64,8 +64,7 @@ def _usage(msg):
 
 
 def server_argv(benchmark: str, lang: str, port: int, sets: dict, variant: str) -> tuple[list[str], dict]:
-    spec = contract.language(lang)
-    if benchmark not in spec.get("benchmarks", []) or "server" not in contract.language_roles(lang, benchmark):
+    if benchmark not in catalog.language(lang).benchmarks or "server" not in contract.language_roles(lang, benchmark):
         raise _usage(f"{lang} does not implement the {benchmark} server")
     cores = len(os.sched_getaffinity(0))
     subst = {"exe": str(contract.executable(lang)), "cores": str(cores), "heap_mb": "1024", "process_limit": "1048576"}
