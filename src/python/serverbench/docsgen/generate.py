@@ -177,12 +177,12 @@ def gen_profiles() -> str:
 
 def gen_readme_benchmarks() -> str:
     """One row per benchmark of spec/cli.json: its `summary` and the languages implementing it."""
-    from serverbench import contract
+    from serverbench import catalog, contract
 
     rows = []
     for bench in contract.benchmarks():
         langs = [lang for lang in contract.languages() if contract.implements(lang, bench)]
-        rows.append([f"`{bench}`", contract.benchmark(bench).get("summary", ""), ", ".join(langs)])
+        rows.append([f"`{bench}`", catalog.benchmark(bench).summary, ", ".join(langs)])
     return md_table(["benchmark", "what it measures (spec/cli.json)", "languages"], rows)
 
 

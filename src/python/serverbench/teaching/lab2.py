@@ -119,7 +119,7 @@ def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
 
     rows = []
     for lang in languages:
-        if lang not in contract.cli_contract()["languages"] or not contract.executable(lang).exists():
+        if lang not in contract.languages() or not contract.executable(lang).exists():
             continue
         for n in ns:
             before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt

@@ -66,12 +66,7 @@ def paper_vs_fair(data: LabData, run: bool = True):
         # studying an existing sweep: no paper-variant runs were made, so show the recorded ones
         data.extra["paper"] = recorded
         return paper_table(recorded.runs[recorded.runs["table"] == "throughput"]).assign(sweep=RECORDED_PAPER)
-    cli = contract.cli_contract()
-    langs = [
-        x
-        for x in data.languages
-        if "paper" in (cli["languages"].get(x, {}).get("variants") or cli.get("implemented_variants", []))
-    ]
+    langs = [x for x in data.languages if x in contract.languages() and "paper" in contract.variants(x)]
     if not langs:
         return common.md(f"**Not available yet:** none of {', '.join(data.languages)} implements the paper variant.")
     try:

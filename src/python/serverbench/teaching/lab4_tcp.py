@@ -28,14 +28,11 @@ ROUND_TRIPS = 250
 
 def tcp_buffer_flag() -> tuple[str | None, str | None]:
     """(param name of --read-buffer-bytes, None) or (None, why it is not available)."""
-    b = contract.cli_contract().get("benchmarks", {}).get("tcp_pingpong")
-    if not b:
+    if "tcp_pingpong" not in contract.benchmarks():
         return None, "the tcp_pingpong benchmark is not in this checkout yet (spec/cli.json)"
-    flag_sets = [b.get("flags", {})] + [r.get("flags", {}) for r in (b.get("roles") or {}).values()]
-    for flags in flag_sets:
-        spec = flags.get("--read-buffer-bytes")
-        if spec and spec.get("param"):
-            return spec["param"], None
+    spec = contract.benchmark_flags("tcp_pingpong").get("--read-buffer-bytes")  # every role's flags
+    if spec and spec.get("param"):
+        return spec["param"], None
     return None, "tcp_pingpong has no --read-buffer-bytes flag yet"
 
 
@@ -104,8 +101,7 @@ def tcp_buffer(data: LabData, run: bool = True):
         )
         data.extra["tcp"] = rec
         return tcp_table(rec.runs)
-    cli = contract.cli_contract()["languages"]
-    langs = [x for x in ("go", "erlang") if "tcp_pingpong" in cli.get(x, {}).get("benchmarks", [])]
+    langs = [x for x in ("go", "erlang") if x in contract.languages() and contract.implements(x, "tcp_pingpong")]
     if not langs:
         return common.md("**Not available yet:** neither go nor erlang implements tcp_pingpong in this checkout.")
     try:
