@@ -137,3 +137,12 @@ def test_no_language_label_colour_marker_or_start_up_is_written_outside_the_spec
         str(f.relative_to(root)): hits for f in files if (hits := _language_facts_in(f.read_text(encoding="utf-8")))
     }
     assert copies == {}
+
+
+def test_the_socket_host_is_loopback_and_fair_is_always_built():
+    """What the socket harness and the profile check read of the spec's top level."""
+    import ipaddress
+
+    assert ipaddress.ip_address(contract.socket_host()) in ipaddress.ip_network("127.0.0.0/8")
+    assert "fair" in contract.implemented_variants()
+    assert contract.variants("go") == contract.implemented_variants()  # no variants of its own

@@ -97,7 +97,18 @@ def implements(lang: str, bench: str) -> bool:
 
 def variants(lang: str) -> list[str]:
     """The variants a language implements (languages.<lang>.variants, else implemented_variants)."""
-    return list(language(lang).get("variants", cli_contract().get("implemented_variants", ["fair"])))
+    return list(language(lang).get("variants", implemented_variants()))
+
+
+def implemented_variants() -> list[str]:
+    """The variants the programs are built with (implemented_variants; fair alone without it)."""
+    return list(cli_contract().get("implemented_variants", ["fair"]))
+
+
+def socket_host() -> str:
+    """The address every socket benchmark's server listens on and its client connects to
+    (sockets.host: loopback)."""
+    return str(cli_contract()["sockets"]["host"])
 
 
 def roles(bench: str) -> list[str]:

@@ -41,7 +41,7 @@ def spawn_timing() -> pd.DataFrame:
 # --- the paper variant: only where this checkout has it ---------------------------------------
 def paper_available() -> str | None:
     """None if the paper variant is built, else why not."""
-    if "paper" in contract.cli_contract().get("implemented_variants", []):
+    if "paper" in contract.implemented_variants():
         return None
     return "the paper variant is not built in this checkout yet (spec/cli.json implemented_variants)"
 

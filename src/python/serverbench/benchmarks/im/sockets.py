@@ -1,5 +1,5 @@
-"""IM's hook in the socket harness (harness/sockets*.py asks for it by name,
-serverbench.plugins.part): the probe it wants, the parameter that takes the round, and
+"""IM's hook in the socket harness (harness/sockets*.py reads it as
+catalog.benchmark("im").socket_hooks and .sockets): the probe it wants, the parameter that takes the round, and
 the message accounting between the generator's record and one of our servers' (ngircd's
 and InspIRCd's records have null counters: nothing to check)."""
 

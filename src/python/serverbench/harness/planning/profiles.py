@@ -209,7 +209,7 @@ def resolve(prof: dict, source: str = "<dict>") -> Profile:
         # build check and test fixture, keeps one record per task
         "rerun_interfered": _bool(prof.get("rerun_interfered", True), "rerun_interfered"),
     }
-    built = contract.cli_contract().get("implemented_variants", ["fair"])
+    built = contract.implemented_variants()
     if out["variant"] not in built:
         raise ProfileError(
             f"variant {out['variant']!r} is not built (spec/cli.json implemented_variants: {', '.join(built)})"

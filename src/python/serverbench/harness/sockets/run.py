@@ -191,7 +191,7 @@ def run_socket_task(lau, task: Task) -> dict:
         cargv, cenv = command(lau, task, task.language, "client", {**cparams, "port": port}, ccores)
         rec.update(command=cargv, env=cenv)
         left = task.timeout_s - (time.perf_counter() - t_start)
-        host = contract.cli_contract()["sockets"]["host"]
+        host = contract.socket_host()
         # the load generator's runtime reports its --threads as its schedulers (classify checks them)
         ctask = replace(task, params={**cparams, "host": host}, cores=int(cparams.get("client_threads", task.cores)))
         probe = sockets_probe.for_task(task, srv.proc.pid)
