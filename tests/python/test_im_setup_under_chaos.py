@@ -45,8 +45,9 @@ def test_clients_the_kills_closed_before_their_welcome_connect_again(tmp_path, l
     """A connection killed every 1 ms from the server's start: some kills find a client
     still registering, which reconnects; all 600 register, and the setup does not fail.
     Whether a kill finds one is chance (a fast server registers 600 in a tenth of a
-    second), so up to 3 runs with other seeds, until one has: each must register all."""
-    for seed in (1, 2, 3):
+    second), so up to 6 runs with other seeds, until one has: each must register all (3 runs
+    once all missed on Erlang, beside the shared tier's other tests)."""
+    for seed in range(1, 7):
         with running(tmp_path, lang, chaos_interval_ms=1, chaos_target="connection", seed=seed) as srv:
             rec = generate(srv.port, "latency")
             srv.stop()
@@ -56,7 +57,7 @@ def test_clients_the_kills_closed_before_their_welcome_connect_again(tmp_path, l
         assert v["ok"] or "setup" not in v["reason"], (seed, v, seen)
         if m["setup_reconnects"] > 0:
             return
-    pytest.fail(f"in 3 runs no kill found a client registering, so nothing was tested: {seen}")
+    pytest.fail(f"in 6 runs no kill found a client registering, so nothing was tested: {seen}")
 
 
 @pytest.mark.parametrize("mode", ["login", "idle"])
