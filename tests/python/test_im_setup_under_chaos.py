@@ -64,11 +64,17 @@ def test_clients_the_kills_closed_before_their_welcome_connect_again(tmp_path, l
 def test_modes_that_measure_clients_never_reconnect_them(tmp_path, mode):
     """The login storm measures registration and idle mode how many clients a server holds:
     a client closed before its 001 fails there, and is not connected again (the positive
-    control of the reconnect: the same kills in these modes leave clients unregistered)."""
+    control of the reconnect: the same kills in these modes leave clients unregistered).
+    Whether a kill finds a registering client is chance, so up to 6 runs with other seeds,
+    until one has (one run with seed 1 once had none, in a fresh-clone CI): none may
+    reconnect."""
     lang = "go" if "go" in OURS else OURS[0]
-    with running(tmp_path, lang, chaos_interval_ms=1, chaos_target="connection", seed=1) as srv:
-        rec = generate(srv.port, mode)
-        srv.stop()
-    m = rec["metrics"]
-    assert m["setup_reconnects"] == 0, m
-    assert m["registration_failures"] > 0 and m["clients_registered"] < CLIENTS, m
+    for seed in range(1, 7):
+        with running(tmp_path, lang, chaos_interval_ms=1, chaos_target="connection", seed=seed) as srv:
+            rec = generate(srv.port, mode)
+            srv.stop()
+        m = rec["metrics"]
+        assert m["setup_reconnects"] == 0, (seed, m)
+        if m["registration_failures"] > 0 and m["clients_registered"] < CLIENTS:
+            return
+    pytest.fail(f"in 6 runs no kill found a client registering, so nothing was tested: {m}")
