@@ -230,3 +230,15 @@ def test_judging_a_committed_sweep_again_gives_its_own_verdicts_where_the_rules_
                 assert now == s.verdict, (c.id, s.sweep, s.verdict, now)
                 checked += 1
     assert checked
+
+
+def test_a_sweep_verdict_is_read_again_once_its_table_changed(tmp_path):
+    """atscale reads each sweep's claims.csv once while it is unchanged (a report asks it
+    about 1,600 times); a table rewritten since is read again, not served from memory."""
+    name = "paper-pingping-20270101T000000Z"
+    _piece_sweep(tmp_path, name, {"C1": "contradicted"})
+    assert atscale.sweep_verdict("pingping", tmp_path / name, "C1").verdict == "contradicted"
+    pd.DataFrame({"id": ["C1"], "verdict": ["supported"], "pad": ["a longer table"]}).to_csv(
+        tmp_path / name / "claims.csv", index=False
+    )
+    assert atscale.sweep_verdict("pingping", tmp_path / name, "C1").verdict == "supported"

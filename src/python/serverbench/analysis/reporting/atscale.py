@@ -13,6 +13,7 @@ report shows both beside each other, labelled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -62,9 +63,26 @@ def scale_rule_since() -> int:
     return protocol.newest()
 
 
+def _stamp(f: Path) -> tuple[int, int] | None:
+    try:
+        st = f.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+@lru_cache(maxsize=256)
+def _read(f: Path, stamp: tuple[int, int] | None) -> pd.DataFrame:
+    """One processed table, read once while it is unchanged (`stamp`): a paper-scale section
+    asks each sweep's claims.csv and claims_evidence.csv once per claim and rule (about 1,600
+    reads of some 40 files in the main report). Callers select from it, never change it."""
+    return pd.read_csv(f)
+
+
 def sweep_verdict(piece: str, folder: Path, cid: str) -> scale.SweepVerdict:
     """One sweep's own verdict on a claim (its claims.csv) with its evidence rows."""
-    t = pd.read_csv(folder / "claims.csv")
+    f = folder / "claims.csv"
+    t = _read(f, _stamp(f))
     row = t[t["id"] == cid]
     verdict = str(row["verdict"].iloc[0]) if len(row) else engine.ERROR
     version = (
@@ -72,8 +90,9 @@ def sweep_verdict(piece: str, folder: Path, cid: str) -> scale.SweepVerdict:
     )
     ev = pd.DataFrame()
     f = folder / "claims_evidence.csv"
-    if f.exists() and f.stat().st_size > 1:
-        e = pd.read_csv(f)
+    stamp = _stamp(f)
+    if stamp is not None and stamp[1] > 1:
+        e = _read(f, stamp)
         ev = e[e["claim"] == cid] if "claim" in e else pd.DataFrame()
     return scale.SweepVerdict(piece, folder.name, kind_of(_info(folder)), version, verdict, ev)
 
