@@ -11,10 +11,15 @@ the sweep's attribution table and prints it.
         --set throughput.duration_s=5.0 --set defaults.trials=1   # a smoke run, outside data/
 """
 
+# ruff: noqa: E402 (numpy's kernels are chosen before its import, below)
 from __future__ import annotations
 
 import argparse
 import sys
+
+import serverbench
+
+serverbench.use_portable_numpy_kernels()  # before numpy's import, as `python -m serverbench`
 
 import pandas as pd
 
