@@ -226,3 +226,22 @@ def test_a_broken_report_json_names_the_file_in_one_line(tmp_path, text, said):
         pipeline.reports_markdown(paper)
     assert str(broken) in str(e.value) and "\n" not in str(e.value)
     assert broken.read_text() == text  # nothing recorded is touched
+
+
+def test_the_index_names_a_cpu_without_its_trademark_signs(tmp_path):
+    """paper/README's machine column as the reports print a CPU: "Intel(R) Xeon(R) Processor"
+    (what an Intel VM's kernel reports) as "Intel Xeon Processor"."""
+    paper = tmp_path / "paper"
+    (paper / "im-chaos").mkdir(parents=True)
+    info = {
+        "sweep_id": "im-chaos-x",
+        "profile": "im",
+        "verdicts": {"supported": 1},
+        "pdf": False,
+        "command": "python -m serverbench notebooks --no-run --profile im --sweep-id im-chaos-x",
+        "cpu_model": "Intel(R) Xeon(R) Processor",
+        "logical_cpus": 2,
+    }
+    (paper / "im-chaos" / pipeline.REPORT_INFO).write_text(json.dumps(info))
+    row = pipeline.reports_markdown(paper).splitlines()[2]
+    assert "| Intel Xeon Processor, 2 CPUs |" in row, row

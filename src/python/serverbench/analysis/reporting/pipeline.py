@@ -12,6 +12,7 @@ from serverbench import catalog, paths
 from serverbench.analysis.reporting import reportinfo
 from serverbench.analysis.reporting.render import print_pdf, render_html
 from serverbench.analysis.reporting.reportinfo import REPORT_INFO, report_of  # noqa: F401  (read here before)
+from serverbench.harness.running.fingerprint import cpu_name
 from serverbench.paths import notebooks_dir
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
@@ -195,7 +196,7 @@ def reports_markdown(paper: Path | None = None) -> str:
         link = "report.html" if here == "." else f"{here}/report.html"
         files = f"[{link}]({link})" + (f", [PDF]({link[:-4]}pdf)" if d.get("pdf") else "")
         counts = ", ".join(f"{n} {v}" for v, n in sorted(d["verdicts"].items(), key=lambda x: -x[1])) or "none"
-        machine = f"{d.get('cpu_model')}, {d.get('logical_cpus')} CPUs"
+        machine = f"{cpu_name(d.get('cpu_model'))}, {d.get('logical_cpus')} CPUs"
         rows.append([files, f"`{d['profile']}`", f"`{d['sweep_id']}`", machine, counts, f"`{d['command']}`"])
     head = ["report", "profile", "sweep (data/raw/)", "machine", "claims judged there", "rendered again by"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -75,13 +75,19 @@ def _boot_id() -> str | None:
         return None
 
 
+def cpu_name(model: object) -> str:
+    """A CPU's name as the reports print it: without the trademark signs the kernel reports
+    ("Intel(R) Xeon(R) Processor" -> "Intel Xeon Processor")."""
+    return " ".join(str(model or "CPU").replace("(R)", "").replace("(TM)", "").split())
+
+
 def kind(m: dict | None) -> str | None:
     """A kind of machine as the data can show it: CPU name, family/model/stepping, logical
     CPUs and memory rounded to GiB (two boots of one VM type report memory a few KiB apart
     and another kernel build; neither makes another kind). None without a CPU family."""
     if not m or not m.get("cpu_family") or not m.get("cpu_model_number"):
         return None
-    cpu = " ".join(str(m.get("cpu_model") or "CPU").replace("(R)", "").replace("(TM)", "").split())
+    cpu = cpu_name(m.get("cpu_model"))
     out = f"{cpu} {m['cpu_family']}/{m['cpu_model_number']}" + (
         f" stepping {m['stepping']}" if m.get("stepping") else ""
     )
