@@ -89,7 +89,7 @@ def test_processed_tables_do_not_depend_on_the_hash_seed(tmp_path):
 _FEATURES = (
     "import runpy, sys\n"
     "sys.argv = ['serverbench', '--version']\n"
-    "if sys.argv[1:] and {entry}:\n"
+    "if {entry}:\n"
     "    try:\n"
     "        runpy.run_module('serverbench', run_name='__main__')\n"
     "    except SystemExit:\n"
