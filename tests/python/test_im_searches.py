@@ -313,12 +313,12 @@ def test_fanout_and_memory_searches_and_the_nodelay_rows(tmp_path):
     rate_rows = sorted(s.key.split("/", 5)[-1] for s in found if s.kind == "rate")
     assert any("server_settings=nodelay=on" in k for k in rate_rows) and len(rate_rows) == 3
     fan = [s for s in found if s.kind == "fanout" and s.server == "go"]
-    assert sorted(s.spec["params"]["channel_size"] for s in fan) == [10, 100]
+    assert sorted(s.spec.params["channel_size"] for s in fan) == [10, 100]
     # the generator's own fan-out capacity per size, first, judged as a capacity search
     fcap = [s for s in found if s.name == "im_fanout_capacity"]
     assert [s.kind for s in fcap] == ["capacity"] * 2 and {s.server for s in fcap} == {"im_loadgen"}
-    assert sorted(s.spec["params"]["channel_size"] for s in fcap) == [10, 100]
-    assert all(s.spec["params"]["mode"] == "fanout" and s.order < fan[0].order for s in fcap)
+    assert sorted(s.spec.params["channel_size"] for s in fcap) == [10, 100]
+    assert all(s.spec.params["mode"] == "fanout" and s.order < fan[0].order for s in fcap)
     assert len({s.key for s in fcap + fan}) == 4
     mem = [s for s in found if s.kind == "memory"]
     assert sorted({s.budget for s in mem}) == protocol.designing("im")["memory"]["caps_bytes"]

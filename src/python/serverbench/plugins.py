@@ -127,6 +127,37 @@ class SearchHooks:
     grid_reruns: int = 0
 
 
+@dataclass(frozen=True)
+class SearchSpec:
+    """One search a replicated search's part makes of its profile table (IM's `searches()`):
+    its kind, its raw search.name, the parameter it grows, its place in a sweep, the task
+    options (the server row) and the params over the table's fixed ones; a tag for its key,
+    and what it sets instead of the table (a memory-cap search: its cap, heap fraction and
+    time limit; None keeps the table's)."""
+
+    kind: str
+    name: str
+    param: str
+    order: int
+    options: Mapping
+    params: Mapping
+    tag: str = ""
+    budget_bytes: int | None = None
+    heap_fraction: float | None = None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """A run a replicated search makes after its steps (IM: a chaos loss run), resolved from
+    its result: its params, its round and what its record keeps as `resolved_from` (whose
+    `rule` names the run's table and search.name)."""
+
+    params: Mapping
+    run: int
+    resolved_from: Mapping
+
+
 NO_SOCKET_HOOKS = SocketHooks()
 
 

@@ -15,6 +15,9 @@ Its raw records' `search` fields: docs/harness.md "IM's replicated searches"."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from serverbench import plugins, protocol
 
@@ -26,19 +29,30 @@ PARAM = "rate_per_s"
 BYTES_PER_STEP_UNIT = None
 OURS = ["erlang", "go", "scala_akka", "scala_pekko", "rust_tokio"]
 SINK = "im_loadgen"  # the null sink: the generator's own server role (spec/cli.json)
-# kind -> the raw search.name, the parameter it grows, and its place in a sweep (capacity first)
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One search kind: its raw search.name, the parameter it grows, its place in a sweep."""
+
+    name: str
+    param: str
+    order: int
+
+
+# kind -> its Kind, capacity first
 KINDS = {
-    "capacity": {"name": "im_capacity", "param": "rate_per_s", "order": 0},
-    "rate": {"name": "im_rate", "param": "rate_per_s", "order": 1},
-    "chaos": {"name": "im_chaos_rate", "param": "rate_per_s", "order": 2},
-    "fanout": {"name": "im_fanout", "param": "rate_per_s", "order": 3},
-    "memory": {"name": "im_memory", "param": "clients", "order": 4},
+    "capacity": Kind("im_capacity", "rate_per_s", 0),
+    "rate": Kind("im_rate", "rate_per_s", 1),
+    "chaos": Kind("im_chaos_rate", "rate_per_s", 2),
+    "fanout": Kind("im_fanout", "rate_per_s", 3),
+    "memory": Kind("im_memory", "clients", 4),
 }
 LOSS_NAME = "im_chaos_loss"  # the chaos loss runs' search.name and resolved_from.rule
 # the generator's fan-out capacity per channel size: the capacity search (its rule) in fan-out
 # mode against the null sink, first in the fanout piece; it censors the servers' fan-out rates
 FANOUT_CAPACITY_NAME = "im_fanout_capacity"
-NAMES = tuple(k["name"] for k in KINDS.values()) + (FANOUT_CAPACITY_NAME, LOSS_NAME)
+NAMES = tuple(k.name for k in KINDS.values()) + (FANOUT_CAPACITY_NAME, LOSS_NAME)
 DEFAULTS = {
     "kinds": list(KINDS),  # which searches the table makes (a piece sets a subset)
     "start": _GRID["start_per_s"],
@@ -72,6 +86,46 @@ DEFAULTS = {
     "memory_timeout_s": 240.0,  # the daemons register 19,000 clients in ~110-180 s
     "memory_settings": False,  # the memory search runs each server as shipped only (no nodelay rows)
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What IM's searches, step rule and loss runs read of a resolved [im_rate] table (DEFAULTS
+    with the profile's values; `check` has vetted them), typed once at the call: a misspelt
+    setting is a type error, not a KeyError in the middle of a sweep."""
+
+    kinds: tuple[str, ...]
+    start: int
+    factor: float
+    max_per_s: float
+    slo_s: float
+    chaos_languages: tuple[str, ...]
+    chaos_target: str
+    chaos_pick: str
+    chaos_search_kills_per_s: float
+    chaos_kills_per_s: tuple[float, ...]
+    chaos_queued_kills_per_s: float
+    chaos_loss_target: str
+    chaos_rounds: int
+    fanout_channel_sizes: tuple[int, ...]
+    memory_caps_bytes: tuple[int, ...]
+    memory_heap_fraction: float
+    memory_clients_max: int
+    memory_hold_s: float
+    memory_timeout_s: float
+    memory_settings: bool
+
+    @classmethod
+    def of(cls, table: Mapping | Settings) -> Settings:
+        if isinstance(table, Settings):
+            return table
+        got: dict[str, Any] = {f.name: table[f.name] for f in fields(cls)}
+        for k, v in got.items():
+            if isinstance(v, list):  # a TOML array; the frozen value holds a tuple
+                got[k] = tuple(v)
+        return cls(**got)
+
+
 # what a plan expects a search to find (its estimate only): the generator's ceiling near
 # 25,000 msg/s (docs/im.md "The generator's cost"); the sink's certified capacity; fan-out's
 # deliveries (rate x (size - 1)) near 100,000/s; the JVMs' idle clients within 128 MiB
@@ -86,58 +140,61 @@ EXPECTED = {
 GENERATOR_PREFIX = "generator"  # a reason starting so: the generator limited the run (im.generator_limited)
 
 
-def grid(settings: dict) -> list[int]:
+def grid(settings: Mapping | Settings) -> list[int]:
     """The rate grid: round(start x factor^k) up to max_per_s."""
-    out, k = [], 0
+    s, out, k = Settings.of(settings), [], 0
     while True:
-        r = round(settings["start"] * settings["factor"] ** k)
-        if r > settings["max_per_s"] * (1 + 1e-9):
+        r = round(s.start * s.factor**k)
+        if r > s.max_per_s * (1 + 1e-9):
             return out
         out.append(r)
         k += 1
 
 
-def searches(settings: dict, rows: list[dict]) -> list[dict]:
+def searches(settings: Mapping | Settings, rows: list[dict]) -> list[plugins.SearchSpec]:
     """The searches one [im_rate] table makes, in order. rows: the table's server rows
-    ({"server_language", "placement", "server_settings"?}). Each search: {"kind", "name",
-    "param", "order", "options" (the task options), "params" (over the table's fixed
-    params), "budget_bytes", "heap_fraction", "timeout_s"?, "tag" (its key's suffix)}."""
-    out = []
+    ({"server_language", "placement", "server_settings"?})."""
+    s, out = Settings.of(settings), []
     chaos_off = {"chaos_interval_ms": 0}
-    for kind in settings["kinds"]:
+    for kind in s.kinds:
         k = KINDS[kind]
-        base = {"kind": kind, "name": k["name"], "param": k["param"], "order": k["order"], "tag": ""}
+
+        def spec(options: dict, params: dict, tag: str = "", kind=kind, k=k, **extra) -> plugins.SearchSpec:
+            return plugins.SearchSpec(kind, k.name, k.param, k.order, options, params, tag, **extra)
+
         placement = rows[0]["placement"] if rows else "split"
         sink = {"server_language": SINK, "placement": placement}
         if kind == "capacity":
-            out.append({**base, "options": sink, "params": dict(chaos_off)})
+            out.append(spec(sink, dict(chaos_off)))
         if kind == "fanout":  # the generator's own fan-out capacity first, judged as capacity
-            cap = {**base, **KINDS["capacity"], "kind": "capacity", "name": FANOUT_CAPACITY_NAME}
-            for size in settings["fanout_channel_sizes"]:
+            cap = KINDS["capacity"]
+            for size in s.fanout_channel_sizes:
                 p = {**chaos_off, "mode": "fanout", "channel_size": size}
-                out.append({**cap, "options": dict(sink), "params": p, "tag": f"/channel_size={size}"})
+                tag = f"/channel_size={size}"
+                out.append(plugins.SearchSpec("capacity", FANOUT_CAPACITY_NAME, k.param, cap.order, dict(sink), p, tag))
         for row in rows:
             server, shipped = row["server_language"], not row.get("server_settings")
             if kind == "rate":
-                out.append({**base, "options": dict(row), "params": dict(chaos_off)})
-            elif kind == "chaos" and server in settings["chaos_languages"] and shipped:
-                ms = chaos_interval_ms(settings["chaos_search_kills_per_s"])
-                p = {"chaos_interval_ms": ms, "chaos_target": settings["chaos_target"]}
-                out.append({**base, "options": dict(row), "params": {**p, "chaos_pick": settings["chaos_pick"]}})
+                out.append(spec(dict(row), dict(chaos_off)))
+            elif kind == "chaos" and server in s.chaos_languages and shipped:
+                ms = chaos_interval_ms(s.chaos_search_kills_per_s)
+                out.append(
+                    spec(
+                        dict(row), {"chaos_interval_ms": ms, "chaos_target": s.chaos_target, "chaos_pick": s.chaos_pick}
+                    )
+                )
             elif kind == "fanout":
-                for size in settings["fanout_channel_sizes"]:
+                for size in s.fanout_channel_sizes:
                     p = {**chaos_off, "mode": "fanout", "channel_size": size}
-                    out.append({**base, "options": dict(row), "params": p, "tag": f"/channel_size={size}"})
-            elif kind == "memory" and (shipped or settings["memory_settings"]):
-                for cap in settings["memory_caps_bytes"]:
+                    out.append(spec(dict(row), p, f"/channel_size={size}"))
+            elif kind == "memory" and (shipped or s.memory_settings):
+                for cap_bytes in s.memory_caps_bytes:
                     # idle mode sends nothing, but the generator's record carries every
                     # parameter: the rate is the grid's start, as its command says
-                    p = {**chaos_off, "mode": "idle", "duration_s": settings["memory_hold_s"], "warmup_s": 0}
-                    p[PARAM] = settings["start"]
+                    p = {**chaos_off, "mode": "idle", "duration_s": s.memory_hold_s, "warmup_s": 0, PARAM: s.start}
+                    limits = {"heap_fraction": s.memory_heap_fraction, "timeout_s": s.memory_timeout_s}
                     opts = {**row, "server_cap": True}
-                    frac = settings["memory_heap_fraction"]
-                    extra = {"budget_bytes": cap, "heap_fraction": frac, "timeout_s": settings["memory_timeout_s"]}
-                    out.append({**base, "options": opts, "params": p, **extra, "tag": f"/cap_bytes={cap}"})
+                    out.append(spec(opts, p, f"/cap_bytes={cap_bytes}", budget_bytes=cap_bytes, **limits))
     return out
 
 
@@ -182,11 +239,11 @@ def grid_rerun_reason(rec: dict) -> str | None:
 
 
 # ---- the step rule (im.search.step_rule; capacity: every run valid; memory: held) ----------
-def judge_run(rec: dict, kind: str, settings: dict) -> tuple[str, str | None]:
+def judge_run(rec: dict, kind: str, settings: Mapping | Settings) -> tuple[str, str | None]:
     """One run (its final attempt) alone: ("pass" | "fail" | "censored", why not). A run
     still generator-limited or interfered after its re-runs censors (the capacity search
     excepted: there a generator-limited run is the failure it looks for)."""
-    status, m, slo_s = rec.get("status"), rec.get("metrics") or {}, settings["slo_s"]
+    status, m, slo_s = rec.get("status"), rec.get("metrics") or {}, Settings.of(settings).slo_s
     why = f"status {status}: {rec.get('status_reason')}"
     limited = generator_limited(rec)
     if kind == "capacity" and limited:
@@ -231,15 +288,16 @@ def over_despite_generator(m: dict, slo_s: float) -> str | None:
     return f"p99 {p99:.6g} s > {slo_s:g} s even less {worst}"
 
 
-def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
+def judge_step(final: list[dict], kind: str, settings: Mapping | Settings) -> dict:
     """A step from its runs' final attempts: {"outcome", "why_not", "median_p99_s", "runs"
     (their p99s)}. Fails when a run failed on the server (a loss with chaos off, a server
     failure), or when more than half of the runs are over the SLO (valid, or limited and over
     by more than the generator's error: over_despite_generator); else censored
     when a run is still generator-limited or interfered; else the median p99 decides (the
     capacity and memory searches: every run valid, held)."""
-    verdicts = [judge_run(r, kind, settings) for r in final]
-    slo_s = settings["slo_s"]
+    s = Settings.of(settings)
+    verdicts = [judge_run(r, kind, s) for r in final]
+    slo_s = s.slo_s
     p99s = [(r.get("metrics") or {}).get("latency_p99_s") for r in final]
     med = statistics.median(p99s) if p99s and all(p is not None for p in p99s) else None
     out = {"outcome": "pass", "why_not": None, "median_p99_s": med, "runs": p99s}
@@ -265,24 +323,24 @@ def judge_step(final: list[dict], kind: str, settings: dict) -> dict:
 
 
 # ---- the chaos loss runs (im.chaos.rule (2)) ------------------------------------------------
-def loss_runs(settings: dict, kind: str, server: str, result: dict) -> list[dict]:
+def loss_runs(settings: Mapping | Settings, kind: str, server: str, result: dict) -> list[plugins.FollowUp]:
     """After a chaos search: rounds runs at each of chaos_kills_per_s (target any, pick
     random), and rounds each of session kills picked at random and queued at
     chaos_queued_kills_per_s, at half the chaos-sustainable rate
-    (at least the grid's start). [{"params", "run", "resolved_from"}]; [] for other kinds."""
+    (at least the grid's start); [] for other kinds."""
     if kind != "chaos":
         return []
-    s = result.get("value")
-    rate = max(settings["start"], round(s / 2)) if s else settings["start"]
-    why = f"half the chaos-sustainable rate ({s:g}/s / 2)" if s and s / 2 >= settings["start"] else "the grid's start"
+    t, s = Settings.of(settings), result.get("value")
+    rate = max(t.start, round(s / 2)) if s else t.start
+    why = f"half the chaos-sustainable rate ({s:g}/s / 2)" if s and s / 2 >= t.start else "the grid's start"
     # any IM process at each kill rate (shown); sessions, random (IM5(b)'s deciding runs) and
     # queued (the control), at the control's rate
-    plan = [(k, "random", settings["chaos_target"]) for k in settings["chaos_kills_per_s"]]
-    at, target = settings["chaos_queued_kills_per_s"], settings["chaos_loss_target"]
+    plan = [(k, "random", t.chaos_target) for k in t.chaos_kills_per_s]
+    at, target = t.chaos_queued_kills_per_s, t.chaos_loss_target
     plan += [(at, "random", target), (at, "queued", target)]
     out = []
     for kills, pick, tgt in plan:
-        for r in range(1, settings["chaos_rounds"] + 1):
+        for r in range(1, t.chaos_rounds + 1):
             params = {
                 PARAM: rate,
                 "chaos_interval_ms": chaos_interval_ms(kills),
@@ -291,7 +349,7 @@ def loss_runs(settings: dict, kind: str, server: str, result: dict) -> list[dict
             }
             resolved = {
                 "rule": LOSS_NAME,
-                "search": KINDS["chaos"]["name"],
+                "search": KINDS["chaos"].name,
                 "server_language": server,
                 "chaos_sustainable_rate_per_s": s,
                 "bound": result.get("bound"),
@@ -301,11 +359,11 @@ def loss_runs(settings: dict, kind: str, server: str, result: dict) -> list[dict
                 "chaos_pick": pick,
                 "reason": why,
             }
-            out.append({"params": params, "run": r, "resolved_from": resolved})
+            out.append(plugins.FollowUp(params, r, resolved))
     return out
 
 
-def expected_value(kind: str, params: dict, settings: dict, server: str | None, budget: int) -> float:
+def expected_value(kind: str, params: dict, settings: Mapping | Settings, server: str | None, budget: int) -> float:
     """What the plan expects the search to find (its estimate only): a daemon (no
     processes, small per-client state) holds clients_max idle clients in either cap."""
     if kind == "fanout":
@@ -313,9 +371,8 @@ def expected_value(kind: str, params: dict, settings: dict, server: str | None, 
     if kind == "capacity" and params.get("mode") == "fanout":
         return EXPECTED["fanout_capacity_deliveries"] / max(1, int(params.get("channel_size", 10)) - 1)
     if kind == "memory":
-        if server not in OURS:
-            return settings["memory_clients_max"]
-        return min(settings["memory_clients_max"], EXPECTED["memory"] * budget / _MEM["caps_bytes"][0])
+        most = Settings.of(settings).memory_clients_max
+        return most if server not in OURS else min(most, EXPECTED["memory"] * budget / _MEM["caps_bytes"][0])
     return EXPECTED[kind]
 
 

@@ -25,7 +25,7 @@ from serverbench.benchmarks.im import tables as T
 
 # the searches' raw names, as the harness records them (benchmarks/im/search.py)
 CAPACITY, RATE, CHAOS_RATE, FANOUT, MEMORY = (
-    str(S.KINDS[k]["name"]) for k in ("capacity", "rate", "chaos", "fanout", "memory")
+    S.KINDS[k].name for k in ("capacity", "rate", "chaos", "fanout", "memory")
 )
 LOSS, FANOUT_CAPACITY = S.LOSS_NAME, S.FANOUT_CAPACITY_NAME
 GENERATOR = S.SINK  # the capacity searches' server_language (the null sink)

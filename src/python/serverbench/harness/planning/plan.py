@@ -222,7 +222,7 @@ def _searches(lang: str, variant: str, cores: int, table: dict, declared) -> lis
     if declared.replicated:  # IM: the searches its part makes of the table's server rows
         rows = [o for _, o in socket_plan.expand(declared.benchmark, lang, variant, {}, table["options"])]
         specs = declared.part.searches(table, rows)
-        return [Search(lang, variant, cores, table, declared, sp.pop("options"), sp["kind"], sp) for sp in specs]
+        return [Search(lang, variant, cores, table, declared, dict(sp.options), sp) for sp in specs]
     out = []
     for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get("params", {}), table["options"]):
         out.append(Search(lang, v, cores, table, declared, opts))

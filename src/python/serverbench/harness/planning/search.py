@@ -175,23 +175,31 @@ class Search:
     # a socket benchmark's search runs against one server in one placement:
     # {"server_language": ..., "placement": ...}; empty for a process benchmark
     options: dict = field(default_factory=dict)
-    # a replicated search (Declared.replicated): its kind and its part's search spec
-    # ({"name", "param", "order", "params", "tag", "budget_bytes"?, ...}: the part's searches())
-    kind: str = ""
-    spec: dict = field(default_factory=dict)
+    # a replicated search (Declared.replicated): what its part's searches() made of the table
+    spec: plugins.SearchSpec | None = None
+
+    @property
+    def kind(self) -> str:
+        """A replicated search's kind; "" for a growth search."""
+        return self.spec.kind if self.spec else ""
 
     @property
     def budget(self) -> int:
-        return self.spec.get("budget_bytes", self.settings["budget_bytes"])
+        own = self.spec.budget_bytes if self.spec else None
+        return self.settings["budget_bytes"] if own is None else own
 
     @property
     def name(self) -> str:
         """The raw records' search.name."""
-        return self.spec.get("name", self.declared.name)
+        return self.spec.name if self.spec else self.declared.name
 
     @property
     def order(self) -> int:
-        return self.spec.get("order", 0)
+        return self.spec.order if self.spec else 0
+
+    @property
+    def _tag(self) -> str:
+        return self.spec.tag if self.spec else ""
 
     @property
     def server(self) -> str | None:
@@ -203,16 +211,19 @@ class Search:
 
     @property
     def key(self) -> str:
-        tag = self.spec.get("tag", "")
-        return f"{self.name}/{self.language}/{self.variant}/c{self.cores}/budget_bytes={self.budget}{self._opts}{tag}"
+        where = f"{self.variant}/c{self.cores}/budget_bytes={self.budget}"
+        return f"{self.name}/{self.language}/{where}{self._opts}{self._tag}"
 
     @property
     def group_id(self) -> str:
         """Every language's (every server's) search at this core count and budget is one comparison group."""
-        return f"{self.name}/{self.variant}/c{self.cores}/budget_bytes={self.budget}{self.spec.get('tag', '')}"
+        return f"{self.name}/{self.variant}/c{self.cores}/budget_bytes={self.budget}{self._tag}"
 
     def _task(self, table: str, params: dict, trial: int, **extra) -> Task:
-        d, s = self.declared, {**self.settings, **self.spec}
+        d, s, sp = self.declared, self.settings, self.spec
+        # a memory-cap search sets its own time limit and heap fraction; else the table's
+        timeout_s = s["timeout_s"] if sp is None or sp.timeout_s is None else sp.timeout_s
+        fraction = s["heap_fraction"] if sp is None or sp.heap_fraction is None else sp.heap_fraction
         # what the step measures: without the round and the limits the harness sets (as a socket task's ids)
         ident = socket_plan.measured_params({k: v for k, v in params.items() if k != d.round_param})
         return Task(
@@ -224,9 +235,9 @@ class Search:
             config_id=config_id(table, self.language, self.variant, self.cores, ident, self.budget) + self._opts,
             group_id=self.group_id,
             trial=trial,
-            timeout_s=s["timeout_s"],
+            timeout_s=timeout_s,
             memory_budget_bytes=self.budget,
-            heap_mb=heap_mb(self.budget, s["heap_fraction"]),  # a memory-cap search: -Xmx = fraction x cap
+            heap_mb=heap_mb(self.budget, fraction),  # a memory-cap search: -Xmx = fraction x cap
             process_limit=process_limit(d.benchmark, params, s["process_limit"]),
             memory_enforcement=s["memory_enforcement"],
             family=contract.family(d.benchmark),
@@ -244,20 +255,21 @@ class Search:
 
     def run_task(self, value, step: int, phase: str, run: int, attempt: int) -> Task:
         """One attempt of run `run` (1-based; its round) of a replicated search's step."""
-        params = {**self.settings.get("params", {}), **self.spec.get("params", {}), self.spec["param"]: value}
+        assert self.spec is not None, "only a replicated search runs replicated steps"
+        params = {**self.settings.get("params", {}), **self.spec.params, self.spec.param: value}
         if self.declared.round_param:
             params[self.declared.round_param] = run
         search = {"name": self.name, "step": step, "phase": phase, "run": run, "attempt": attempt}
         return self._rtask(params, run, search)
 
-    def loss_task(self, spec: dict, index: int, attempt: int) -> Task:
+    def loss_task(self, run: plugins.FollowUp, index: int, attempt: int) -> Task:
         """A follow-up run of a replicated search (IM: a chaos loss run), resolved from its result."""
-        params = {**self.settings.get("params", {}), **self.spec.get("params", {}), **spec["params"]}
+        params = {**self.settings.get("params", {}), **(self.spec.params if self.spec else {}), **run.params}
         if self.declared.round_param:
-            params[self.declared.round_param] = spec["run"]
-        name = spec["resolved_from"]["rule"]
-        search = {"name": name, "step": index, "phase": "loss", "run": spec["run"], "attempt": attempt}
-        return self._rtask(params, spec["run"], search, name, resolved_from=spec["resolved_from"])
+            params[self.declared.round_param] = run.run
+        name = run.resolved_from["rule"]
+        search = {"name": name, "step": index, "phase": "loss", "run": run.run, "attempt": attempt}
+        return self._rtask(params, run.run, search, name, resolved_from=run.resolved_from)
 
     def _rtask(self, params: dict, run: int, search: dict, table: str | None = None, **extra) -> Task:
         search = {**search, "budget_bytes": self.budget}
@@ -267,13 +279,14 @@ class Search:
             search["cap_bytes"] = self.budget
         return self._task(table or self.name, params, run, search=search, **extra)
 
-    def estimated_walk(self) -> tuple[list[tuple], list[dict]]:
+    def estimated_walk(self) -> tuple[list[tuple], list[plugins.FollowUp]]:
         """([(value, runs)] of the steps, [follow-up runs]) a replicated search makes when
         the server's value is what its part expects (planning.walks on that value)."""
         from serverbench.harness.planning import walks
 
         part = self.declared.part
-        expect = part.expected_value(self.kind, self.spec.get("params", {}), self.settings, self.server, self.budget)
+        params = self.spec.params if self.spec else {}
+        expect = part.expected_value(self.kind, params, self.settings, self.server, self.budget)
         steps: list[tuple] = []
 
         def step(v, phase, runs):

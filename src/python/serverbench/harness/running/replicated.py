@@ -137,7 +137,7 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
         def task_of(r, a, i=i, run=run):
             return s.loss_task(run, i, a)
 
-        rec = attempt_run(task_of, run["run"], [], False, judge_step=False)
+        rec = attempt_run(task_of, run.run, [], False, judge_step=False)
         loss.append({"config_id": rec.get("config_id"), "trial": rec.get("trial"), "status": rec.get("status")})
     return {
         "key": s.key,
