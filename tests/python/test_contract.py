@@ -1,5 +1,7 @@
 """spec/cli.json and the native schema describe the same records; native_args follows them."""
 
+import copy
+
 import pytest
 
 from serverbench import contract
@@ -11,9 +13,9 @@ def test_every_flag_param_is_a_schema_param_and_back():
     for bench in contract.benchmarks():
         if contract.roles(bench):
             continue  # socket benchmarks: one $defs entry per role, checked by their own tests
-        flags = contract.benchmark_flags(bench).values()
-        flag_params = {s["param"] for s in flags if contract.is_param(s)}
-        knob_params = {s["param"] for s in flags if s.get("param") and "knob" in s}
+        flags = contract.flags(bench).values()
+        flag_params = {f.param for f in flags if f.is_param}
+        knob_params = {f.param for f in flags if f.param and f.knob is not None}
         schema_params = set(schema[bench]["properties"]["params"]["properties"])
         # every parameter is required; a knob appears in params only when given explicitly
         assert set(schema[bench]["properties"]["params"]["required"]) == flag_params, bench
@@ -22,10 +24,10 @@ def test_every_flag_param_is_a_schema_param_and_back():
 
 def test_enums_agree_between_cli_and_schema():
     defs = records.load_schema(records.NATIVE_SCHEMA)["$defs"]
-    flags = contract.benchmark_flags("throughput")
+    flags = contract.flags("throughput")
     # a record may report more than a flag accepts (e.g. payload 'clone' resolved from --variant paper)
-    assert set(flags["--payload"]["values"]) <= set(defs["payload"]["enum"])
-    assert set(flags["--variant"]["values"]) <= set(defs["variant"]["enum"])
+    assert set(flags["--payload"].values) <= set(defs["payload"]["enum"])
+    assert set(flags["--variant"].values) <= set(defs["variant"]["enum"])
     # every language of spec/cli.json may appear in a record (the schema may name languages still being built)
     assert set(contract.cli_contract()["languages"]) == set(contract.languages()) <= set(defs["language"]["enum"])
 
@@ -70,11 +72,25 @@ def test_native_args_names_a_missing_parameter():
         contract.native_args("pingping", {"message_bytes": 5})
 
 
+def test_a_flag_is_typed_from_its_spec_entry_and_the_contract_in_force(monkeypatch):
+    f = contract.Flag.of("--x", {"param": "x", "type": "int", "min": 2, "knob": {"fair": 1}, "$comment": "why"})
+    assert (f.param, f.type, f.min, f.max, f.has_default, f.is_param) == ("x", "int", 2, None, False, False)
+    assert contract.Flag.of("--y", {"param": "y", "type": "enum", "values": ["a"], "default": "a"}).has_default
+    assert not contract.Flag.of("--host", {"param": "host", "type": "enum", "values": ["h"]}).is_param
+    # a test that overrides the contract gets flags of its spec, then the real ones back
+    spec = copy.deepcopy(contract.cli_contract())
+    spec["benchmarks"]["pingping"]["flags"]["--message-bytes"]["max"] = 7
+    monkeypatch.setattr(contract, "cli_contract", lambda: spec)
+    assert contract.flag_of("pingping", "message_bytes").max == 7
+    monkeypatch.undo()
+    assert contract.flag_of("pingping", "message_bytes").max != 7
+
+
 def test_unknown_names_are_errors():
     with pytest.raises(ValueError, match="unknown language 'rust'"):
         contract.language("rust")
     with pytest.raises(ValueError, match="unknown benchmark"):
-        contract.benchmark_flags("pingpong")
+        contract.flags("pingpong")
 
 
 def test_executables_live_where_the_spec_says():

@@ -191,24 +191,10 @@ def _benchmark(bench: str, spec: dict) -> Benchmark:
     )
 
 
-@dataclass(frozen=True, eq=False)
-class _Spec:
-    """The parsed contract as a cache key: the same object is the same spec (it is rebuilt
-    only when the plug-ins change, or a test overrides it)."""
-
-    value: dict
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _Spec) and other.value is self.value
-
-
-def spec_key() -> _Spec:
+def spec_key() -> contract.SpecKey:
     """The contract in force as a cache key: equal while the plug-ins on the path are the same
     (a cache of what is built from the benchmarks' parts is keyed by it)."""
-    return _Spec(contract.cli_contract())
+    return contract.spec_key()
 
 
 def _built() -> tuple[dict[str, Language], dict[str, Benchmark]]:
@@ -216,7 +202,7 @@ def _built() -> tuple[dict[str, Language], dict[str, Benchmark]]:
 
 
 @lru_cache(maxsize=8)
-def _objects(key: _Spec) -> tuple[dict[str, Language], dict[str, Benchmark]]:
+def _objects(key: contract.SpecKey) -> tuple[dict[str, Language], dict[str, Benchmark]]:
     spec = key.value
     langs = {k: _language(k, v, i) for i, (k, v) in enumerate(spec["languages"].items())}
     benches = {k: _benchmark(k, v) for k, v in spec["benchmarks"].items() if not k.startswith("$")}

@@ -10,8 +10,10 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from serverbench import paths, plugins
 
@@ -128,34 +130,93 @@ def family(bench: str) -> str:
     return "socket" if roles(bench) else "process"
 
 
-def benchmark_flags(bench: str, role: str | None = None) -> dict:
-    """The flag table of a benchmark (of one role for a socket benchmark; role None = the
-    union of every role's flags, first role first)."""
+@dataclass(frozen=True)
+class Flag:
+    """One flag of a benchmark's command line (spec/cli.json benchmarks.<b>[.roles.<r>].flags),
+    typed: what the harness passes, checks a profile's values against, and documents."""
+
+    flag: str  # e.g. "--message-bytes"
+    param: str | None  # the record parameter it sets; None for --variant
+    type: str  # int | number | enum
+    has_default: bool = False
+    default: Any = None
+    min: float | None = None
+    min_exclusive: float | None = None
+    max: float | None = None
+    values: tuple = ()  # an enum's values
+    knob: Mapping | None = None  # a paper-variant knob ({"languages", "fair", "paper", "doc"?})
+    required: bool = False
+
+    @classmethod
+    def of(cls, flag: str, entry: Mapping) -> Flag:
+        known = {f.name for f in fields(cls)} - {"flag", "has_default", "values"}
+        typed = {k: v for k, v in entry.items() if k in known}
+        return cls(flag=flag, has_default="default" in entry, values=tuple(entry.get("values", ())), **typed)
+
+    @property
+    def is_param(self) -> bool:
+        """Whether it sets a record parameter: not --variant, not a paper-variant knob
+        (those are resolved from --variant and reported under `knobs`), not host/port."""
+        return bool(self.param) and self.knob is None and self.param not in HARNESS_PARAMS
+
+
+@dataclass(frozen=True, eq=False)
+class SpecKey:
+    """The parsed contract as a cache key: the same object is the same spec (it is rebuilt
+    only when the plug-ins change, or a test overrides cli_contract)."""
+
+    value: dict
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SpecKey) and other.value is self.value
+
+
+def spec_key() -> SpecKey:
+    return SpecKey(cli_contract())
+
+
+def flags(bench: str, role: str | None = None) -> dict[str, Flag]:
+    """The flags of a benchmark by name, in spec order (of one role for a socket benchmark;
+    role None = the union of every role's flags, first role first). Built once per contract
+    in force (spec_key); the same dict is shared: do not mutate it."""
+    return _flags(spec_key(), bench, role)
+
+
+@lru_cache(maxsize=256)
+def _flags(key: SpecKey, bench: str, role: str | None) -> dict[str, Flag]:
+    return _build_flags(bench, role)
+
+
+def _build_flags(bench: str, role: str | None) -> dict[str, Flag]:
     b = benchmark(bench)
     roles = b.get("roles")
     if roles is None:
-        return b["flags"]
-    if role is not None:
+        tables = [b["flags"]]
+    elif role is not None:
         if role not in roles:
             raise ValueError(f"benchmark {bench!r} has no role {role!r}; roles: {', '.join(roles)}")
-        return roles[role]["flags"]
-    out: dict = {}
-    for r in roles.values():
-        for flag, spec in r["flags"].items():
-            out.setdefault(flag, spec)
+        tables = [roles[role]["flags"]]
+    else:
+        tables = [r["flags"] for r in roles.values()]
+    out: dict[str, Flag] = {}
+    for table in tables:
+        for flag, entry in table.items():
+            out.setdefault(flag, Flag.of(flag, entry))
     return out
 
 
-def is_param(spec: dict) -> bool:
-    """Whether a flag sets a record parameter: not --variant, not a paper-variant knob
-    (those are resolved from --variant and reported under `knobs`), not host/port."""
-    return bool(spec.get("param")) and "knob" not in spec and spec["param"] not in HARNESS_PARAMS
+def flag_of(bench: str, param: str, role: str | None = None) -> Flag | None:
+    """The flag that sets a parameter, or None."""
+    return next((f for f in flags(bench, role).values() if f.param == param), None)
 
 
 def profile_params(bench: str) -> tuple[str, ...]:
     """The parameters a profile may list for a benchmark (the record's params that the
     harness does not supply itself)."""
-    return tuple(dict.fromkeys(s["param"] for s in benchmark_flags(bench).values() if is_param(s)))
+    return tuple(dict.fromkeys(f.param for f in flags(bench).values() if f.param and f.is_param))
 
 
 def executable(lang: str, settings: Mapping | None = None) -> Path:
@@ -249,11 +310,7 @@ def settings_mismatch(lang: str, settings: dict, native: dict) -> str | None:
 
 def param_defaults(bench: str, role: str | None = None) -> dict:
     """params keys the native record reports, with the contract's defaults where it has one."""
-    out = {}
-    for spec in benchmark_flags(bench, role).values():
-        if is_param(spec) and "default" in spec:
-            out[spec["param"]] = spec["default"]
-    return out
+    return {f.param: f.default for f in flags(bench, role).values() if f.param and f.is_param and f.has_default}
 
 
 def native_args(bench: str, params: Mapping, variant: str = "fair", role: str | None = None) -> list[str]:
@@ -266,17 +323,17 @@ def native_args(bench: str, params: Mapping, variant: str = "fair", role: str | 
     if roles(bench) and role is None:
         raise ValueError(f"{bench} is a socket benchmark: give the role ({', '.join(roles(bench))})")
     args = [bench] + ([role] if role else [])
-    for flag, spec in benchmark_flags(bench, role).items():
-        key = spec.get("param")
+    for flag, f in flags(bench, role).items():
+        key = f.param
         if key is None:  # --variant
             args += [flag, variant]
             continue
-        if "knob" in spec and key not in params:
+        if f.knob is not None and key not in params:
             continue
         if key in params:
             value = params[key]
-        elif "default" in spec:
-            value = spec["default"]
+        elif f.has_default:
+            value = f.default
         else:
             raise ValueError(f"{bench}: missing required parameter {key!r} (flag {flag})")
         args += [flag, _format(value)]

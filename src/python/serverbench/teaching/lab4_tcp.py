@@ -30,9 +30,9 @@ def tcp_buffer_flag() -> tuple[str | None, str | None]:
     """(param name of --read-buffer-bytes, None) or (None, why it is not available)."""
     if "tcp_pingpong" not in contract.benchmarks():
         return None, "the tcp_pingpong benchmark is not in this checkout yet (spec/cli.json)"
-    spec = contract.benchmark_flags("tcp_pingpong").get("--read-buffer-bytes")  # every role's flags
-    if spec and spec.get("param"):
-        return spec["param"], None
+    f = contract.flags("tcp_pingpong").get("--read-buffer-bytes")  # every role's flags
+    if f and f.param:
+        return f.param, None
     return None, "tcp_pingpong has no --read-buffer-bytes flag yet"
 
 

@@ -215,8 +215,8 @@ def param_columns(df: pd.DataFrame, table: str) -> list[str]:
     cands = list(_spec_params(table))
     if not cands:
         try:
-            flags = contract.benchmark_flags(spec.benchmark if spec else table).values()
-            cands = [s["param"] for s in flags if s.get("param")]
+            flags = contract.flags(spec.benchmark if spec else table).values()
+            cands = [f.param for f in flags if f.param]
         except (KeyError, TypeError, ValueError):
             cands = []
     return [c for c in cands if c in df and df[c].notna().any()]

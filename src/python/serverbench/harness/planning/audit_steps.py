@@ -8,6 +8,7 @@ language (e.g. Go throughput's ``send``: the original copies too) give no step.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from serverbench import contract
@@ -29,7 +30,7 @@ class Step:
     knobs: dict = field(default_factory=dict)  # param -> value passed on the command line
 
 
-def paper_value(knob: dict, lang: str) -> str | None:
+def paper_value(knob: Mapping, lang: str) -> str | None:
     p = knob["paper"]
     return p.get(lang) if isinstance(p, dict) else p
 
@@ -37,11 +38,11 @@ def paper_value(knob: dict, lang: str) -> str | None:
 def knobs(bench: str, lang: str) -> list[Knob]:
     """The knobs `lang` has for `bench`, in cli.json order."""
     out = []
-    for flag, spec in contract.benchmark_flags(bench).items():
-        k = spec.get("knob")
-        if not k or lang not in k["languages"]:
+    for flag, f in contract.flags(bench).items():
+        k = f.knob
+        if not k or lang not in k["languages"] or f.param is None:
             continue
-        out.append(Knob(flag, spec["param"], k["fair"], paper_value(k, lang), k.get("doc", "")))
+        out.append(Knob(flag, f.param, k["fair"], paper_value(k, lang), k.get("doc", "")))
     return out
 
 

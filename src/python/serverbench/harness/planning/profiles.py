@@ -294,17 +294,16 @@ def _bench_settings(bench: str, table: dict, defaults: dict, source: str) -> dic
     b = _check_settings({k: table.get(k, defaults[k]) for k in DEFAULT_KEYS}, bench)
     if search.of_table(bench):
         return search.check_settings(bench, table, b)
-    flags = contract.benchmark_flags(bench)
-    by_param = {s["param"]: (flag, s) for flag, s in flags.items() if s.get("param")}
+    by_param = {f.param: f for f in contract.flags(bench).values() if f.param}
     for key in param_keys(bench):
-        flag, spec = by_param[key]
+        f = by_param[key]
         if key in table:
             values = table[key]
-        elif "default" in spec:
-            values = spec["default"]
+        elif f.has_default:
+            values = f.default
         else:
-            raise ProfileError(f"{source}: {bench}.{key} is required (flag {flag})")
-        b[key] = _param_values(values, f"{bench}.{key}", spec)
+            raise ProfileError(f"{source}: {bench}.{key} is required (flag {f.flag})")
+        b[key] = _param_values(values, f"{bench}.{key}", f)
     return b
 
 

@@ -135,7 +135,7 @@ def check_settings(table: str, given: dict, b: dict) -> dict:
     b = dict(b)
     for k, dv in d.defaults.items():
         b[k] = given.get(k, dv)
-    flags = {s["param"]: s for s in contract.benchmark_flags(d.benchmark).values() if s.get("param")}
+    flags = {f.param: f for f in contract.flags(d.benchmark).values() if f.param}
     defaults = contract.param_defaults(d.benchmark)
     fixed = {}
     for k in d.fixed_params:
@@ -316,8 +316,8 @@ class Search:
     @property
     def cap(self):
         d = self.declared
-        flag = next(f for f in contract.benchmark_flags(d.benchmark).values() if f.get("param") == d.param)
-        return flag.get("max", 200_000_000)
+        flag = contract.flag_of(d.benchmark, d.param)
+        return 200_000_000 if flag is None or flag.max is None else flag.max
 
     def estimated_steps(self) -> int:
         s, unit = self.settings, self.declared.bytes_per_step_unit

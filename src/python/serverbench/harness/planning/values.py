@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import re
 
+from serverbench.contract import Flag
+
 GiB = 1024**3
 MiB = 1024**2
 
@@ -68,33 +70,36 @@ def bytes_value(v, where, allow_none=False):
     return int_value(v, where, minimum=1)
 
 
-def param_values(values, where, spec) -> list:
+def param_values(values, where, flag: Flag) -> list:
+    """A profile's value(s) of a parameter as a list, each checked against its flag's type
+    and range (spec/cli.json)."""
     if not isinstance(values, list):
         values = [values]
     if not values:
         raise ProfileError(f"{where} is an empty list")
     out = []
     for v in values:
-        t = spec["type"]
+        t = flag.type
         if t == "int":
             if isinstance(v, bool) or not isinstance(v, int):
                 raise ProfileError(f"{where}: {v!r} is not an integer")
-            if v < spec.get("min", 1):
-                raise ProfileError(f"{where}: {v} is not a positive size (minimum {spec.get('min', 1)})")
-            if "max" in spec and v > spec["max"]:
-                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
+            least = 1 if flag.min is None else flag.min
+            if v < least:
+                raise ProfileError(f"{where}: {v} is not a positive size (minimum {least})")
+            if flag.max is not None and v > flag.max:
+                raise ProfileError(f"{where}: {v} is above the contract's maximum {flag.max}")
         elif t == "number":
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise ProfileError(f"{where}: {v!r} is not a number")
-            if "min" in spec:  # a rate may be 0 (recovery.crashes_per_s); other numbers are positive
-                if v < spec["min"]:
-                    raise ProfileError(f"{where}: {v} is below the contract's minimum {spec['min']}")
-            elif v <= spec.get("min_exclusive", 0):
+            if flag.min is not None:  # a rate may be 0 (recovery.crashes_per_s); other numbers are positive
+                if v < flag.min:
+                    raise ProfileError(f"{where}: {v} is below the contract's minimum {flag.min}")
+            elif v <= (flag.min_exclusive or 0):
                 raise ProfileError(f"{where}: {v} must be positive")
-            if "max" in spec and v > spec["max"]:
-                raise ProfileError(f"{where}: {v} is above the contract's maximum {spec['max']}")
+            if flag.max is not None and v > flag.max:
+                raise ProfileError(f"{where}: {v} is above the contract's maximum {flag.max}")
         elif t == "enum":
-            if v not in spec["values"]:
-                raise ProfileError(f"{where}: {v!r} is not one of {spec['values']}")
+            if v not in flag.values:
+                raise ProfileError(f"{where}: {v!r} is not one of {list(flag.values)}")
         out.append(v)
     return list(dict.fromkeys(out))

@@ -66,17 +66,17 @@ CLIENT_TIMED_OUT = "timed out after"  # how a socket client's validation.reason 
 # ---- parameters of each role ---------------------------------------------------------
 def role_params(bench: str, role: str, params: dict) -> dict:
     """The subset of params the role's flags take (host and port excluded)."""
-    keys = {s.get("param") for s in contract.benchmark_flags(bench, role).values()} - {None, "host", "port"}
+    keys = {f.param for f in contract.flags(bench, role).values()} - {None, *contract.HARNESS_PARAMS}
     return {k: v for k, v in params.items() if k in keys}
 
 
 def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
     p = role_params(task.benchmark, "client", {**task.params, **task.options.get("client_params", {})})
-    flags = {s.get("param"): s for s in contract.benchmark_flags(task.benchmark, "client").values()}
-    if "client_timeout_s" in flags:  # the client gives up (and reports) just before the harness would kill it
+    if contract.flag_of(task.benchmark, "client_timeout_s", "client"):  # it gives up (and reports) just before the kill
         p["client_timeout_s"] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
-    if "client_threads" in flags:  # the load generator: one worker thread per CPU it is pinned to
-        p["client_threads"] = max(1, min(len(client_cpus or ()), flags["client_threads"]["max"]))
+    threads = contract.flag_of(task.benchmark, "client_threads", "client")
+    if threads is not None and threads.max is not None:  # the load generator: one worker thread per CPU it is pinned to
+        p["client_threads"] = max(1, min(len(client_cpus or ()), int(threads.max)))
     per_server = catalog.benchmark(task.benchmark).socket_hooks.client_params
     if per_server is not None:  # what the benchmark sets per server (IM: its setup concurrency)
         p.update(per_server(p, task.options.get("server_language", task.language)))
@@ -85,8 +85,9 @@ def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
 
 def server_params(task: Task) -> dict:
     p = role_params(task.benchmark, "server", {**task.params, **task.options.get("server_params", {})})
-    flags = {s.get("param") for s in contract.benchmark_flags(task.benchmark, "server").values()}
-    if "idle_timeout_s" in flags:  # a server that outlives its client ends by itself soon after the run
+    if contract.flag_of(
+        task.benchmark, "idle_timeout_s", "server"
+    ):  # a server that outlives its client ends by itself soon after the run
         p["idle_timeout_s"] = float(task.timeout_s + STOP_WAIT_S)  # never before the client could be done
     return p
 

@@ -101,12 +101,9 @@ def _cmd_serve(args, stdout, stderr) -> int:
     sets = _parse_sets(args.sets)
     # A served server waits for the user, not for the harness: its idle timeout is the
     # longest the contract allows unless --set gives one.
-    idle = next(
-        (f for f in contract.benchmark_flags(args.benchmark, "server").values() if f.get("param") == "idle_timeout_s"),
-        None,
-    )
+    idle = contract.flag_of(args.benchmark, "idle_timeout_s", "server")
     if idle and "idle_timeout_s" not in sets:
-        sets["idle_timeout_s"] = idle["max"]
+        sets["idle_timeout_s"] = idle.max
     argv, env = server_argv(args.benchmark, args.server, args.port, sets, args.variant)
     cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else sorted(os.sched_getaffinity(0))
     # SIGTERM is passed on to the server (its record then says so); SIGINT gets its default
