@@ -20,6 +20,7 @@ from types import MappingProxyType, ModuleType
 
 from serverbench import catalog, contract, plugins
 from serverbench.harness.planning import socket_plan
+from serverbench.harness.planning.resolved import freeze
 from serverbench.harness.planning.task import Task, config_id, heap_mb, process_limit
 from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.planning.values import bytes_value as _bytes
@@ -79,7 +80,7 @@ class Declared:
         loss_runs(), expected_value() and NAMES (harness.running.replicated)."""
         return "kinds" in self.defaults
 
-    def judge(self, rec: dict, settings: dict) -> tuple[bool, str | None, bool]:
+    def judge(self, rec: dict, settings: Mapping) -> tuple[bool, str | None, bool]:
         """(passed, why not, establishes a limit) of one step's record."""
         status = rec.get("status")
         ok = status == "ok"
@@ -170,13 +171,18 @@ class Search:
     language: str
     variant: str
     cores: int
-    settings: dict  # the resolved search table (start, factor, budget_bytes, ...)
+    settings: Mapping  # the resolved search table (start, factor, budget_bytes, ...), read-only
     declared: Declared
     # a socket benchmark's search runs against one server in one placement:
     # {"server_language": ..., "placement": ...}; empty for a process benchmark
-    options: dict = field(default_factory=dict)
+    options: Mapping = field(default_factory=dict)
     # a replicated search (Declared.replicated): what its part's searches() made of the table
     spec: plugins.SearchSpec | None = None
+
+    def __post_init__(self) -> None:
+        # deeply read-only, as a Task's mappings: no stage changes what another one holds
+        object.__setattr__(self, "settings", freeze(self.settings))
+        object.__setattr__(self, "options", freeze(self.options))
 
     @property
     def kind(self) -> str:
