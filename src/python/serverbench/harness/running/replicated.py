@@ -83,10 +83,11 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
     runs); its outcome for the session log. execute(task, finish) -> record runs ONE
     attempt (finish completes the record before it is written)."""
     part, cfg = s.declared.part, s.settings
-    counter = {"step": 0, "runs": 0, "reruns": 0}
+    step_count = run_count = 0  # steps walked; runs (attempts) of the search itself
     reruns: list[dict] = []
 
     def attempt_run(task_of, run: int, before: list[dict], last_of_step: bool, judge_step: bool = True) -> dict:
+        nonlocal run_count
         rec, prev_reason = {}, None
         for attempt in range(1, cfg["reruns"] + 2):
             task = task_of(run, attempt)
@@ -109,18 +110,18 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
             else:
                 rec = execute(task, finish)
                 seen.setdefault(task.config_id, []).append(rec)
-            counter["runs"] += 1
+            run_count += 1
             got = rec.get("search") or {}
             if got.get("final", True):
                 return rec
             prev_reason = got.get("rerun_reason")
-            counter["reruns"] += 1
             reruns.append({"config_id": task.config_id, "step": got.get("step"), "run": run, "reason": prev_reason})
         return rec
 
     def step(value, phase: str, runs: int) -> str:
-        k = counter["step"]
-        counter["step"] += 1
+        nonlocal step_count
+        k = step_count
+        step_count += 1
         final: list[dict] = []
         for run in range(1, runs + 1):
             rec = attempt_run(lambda r, a: s.run_task(value, k, phase, r, a), run, final, run == runs)
@@ -130,7 +131,7 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
         return verdict["outcome"]
 
     result = walks.walk(s, step)
-    search_runs = counter["runs"]
+    search_runs = run_count
     loss = []
     for i, run in enumerate(part.loss_runs(cfg, s.kind, s.server, result)):
 
@@ -150,7 +151,7 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
         "budget_bytes": s.budget,
         "result": result,
         "steps": search_runs,  # runs (attempts) of the search itself; the loss runs are "stage"
-        "step_count": counter["step"],
+        "step_count": step_count,
         "reruns": reruns,
         "stage": loss,
         "refused": None,
