@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 from serverbench import catalog
 from serverbench.harness.running import host
@@ -102,6 +103,16 @@ def floor_crossed(host_floor: int, tcp_guard: int | None = None) -> str | None:
 
 
 # ---- the probe ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """The server tree's counters at one end of the saturation window."""
+
+    t: float  # time.perf_counter(), just before the CPU times are read
+    cpu: tuple[int, ...] | None  # (user, system) ticks of the tree; None: unreadable
+    ctx: tuple[int, ...] | None  # (context switches, threads) of the tree
+    host_ctxt: int | None  # the host's context switches (/proc/stat ctxt)
+
+
 class Probe:
     """See the module docstring. start(client_pid) when the client has started; stop()
     after it has been reaped; then fields() for the raw record and `stopped` (why the
@@ -117,8 +128,8 @@ class Probe:
         self.tcp_guard = tcp_guard_pages() if host_floor is not None else None
         self.stopped: str | None = None
         self.client_pid: int | None = None
-        self._first: dict | None = None
-        self._last: dict | None = None
+        self._first: Endpoint | None = None
+        self._last: Endpoint | None = None
         self._peaks: dict = {}
         self._tree: list[int] = [server_pid]
         self._halt = threading.Event()
@@ -173,16 +184,16 @@ class Probe:
             host.killpg(self.client_pid)
         return True
 
-    def _endpoint(self) -> dict:
+    def _endpoint(self) -> Endpoint:
         t = time.perf_counter()  # just before the CPU times are read (the tree's look-up comes before)
         cpu = [procfs.read_cpu_ticks(p) for p in self._tree]
         ctx = [procfs.read_ctx_switches(p) for p in self._tree]
-        return {
-            "t": t,
-            "cpu": None if cpu[0] is None else tuple(map(sum, zip(*[c for c in cpu if c]))),
-            "ctx": None if ctx[0] is None else tuple(map(sum, zip(*[c for c in ctx if c]))),
-            "host_ctxt": procfs.read_host_ctxt(),
-        }
+        return Endpoint(
+            t,
+            None if cpu[0] is None else tuple(map(sum, zip(*[c for c in cpu if c]))),
+            None if ctx[0] is None else tuple(map(sum, zip(*[c for c in ctx if c]))),
+            procfs.read_host_ctxt(),
+        )
 
     def _rss_sample(self) -> None:
         if self._samples % TREE_EVERY == 0:
@@ -211,18 +222,18 @@ class Probe:
         if self.whole_rss:
             out["server_rss_peak_bytes"] = self._rss_peak
         a, b = self._first, self._last
-        if a is None or b is None or b["t"] <= a["t"]:
+        if a is None or b is None or b.t <= a.t:
             return out
-        dt = b["t"] - a["t"]
+        dt = b.t - a.t
         out["saturation_window_s"] = round(dt, 6)
-        if a["cpu"] and b["cpu"]:
-            out["server_cpu_user_pct"] = 100.0 * (b["cpu"][0] - a["cpu"][0]) / CLK_TCK / dt
-            out["server_cpu_system_pct"] = 100.0 * (b["cpu"][1] - a["cpu"][1]) / CLK_TCK / dt
-        if a["ctx"] and b["ctx"]:
-            out["server_ctx_switches_per_s"] = max(0, b["ctx"][0] - a["ctx"][0]) / dt
-            out["server_threads"] = b["ctx"][1]
-        if a["host_ctxt"] is not None and b["host_ctxt"] is not None:
-            out["host_ctx_switches_per_s"] = (b["host_ctxt"] - a["host_ctxt"]) / dt
+        if a.cpu and b.cpu:
+            out["server_cpu_user_pct"] = 100.0 * (b.cpu[0] - a.cpu[0]) / CLK_TCK / dt
+            out["server_cpu_system_pct"] = 100.0 * (b.cpu[1] - a.cpu[1]) / CLK_TCK / dt
+        if a.ctx and b.ctx:
+            out["server_ctx_switches_per_s"] = max(0, b.ctx[0] - a.ctx[0]) / dt
+            out["server_threads"] = b.ctx[1]
+        if a.host_ctxt is not None and b.host_ctxt is not None:
+            out["host_ctx_switches_per_s"] = (b.host_ctxt - a.host_ctxt) / dt
         out.update(self._peaks)
         return out
 
