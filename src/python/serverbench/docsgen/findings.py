@@ -20,11 +20,22 @@ def instructor_guide() -> str:
     return guide.markdown()
 
 
-def readme(block: str) -> str:
-    """One of README's findings blocks (analysis/reporting/readme.py)."""
+def readme_abstract() -> str:
     from serverbench.analysis.reporting import readme
 
-    return getattr(readme, block)()
+    return readme.abstract_block()
+
+
+def readme_then_and_now() -> str:
+    from serverbench.analysis.reporting import readme
+
+    return readme.then_and_now_block()
+
+
+def readme_findings() -> str:
+    from serverbench.analysis.reporting import readme
+
+    return readme.findings_block()
 
 
 def readme_paper_scale() -> str:

@@ -14,7 +14,6 @@ from serverbench import paths
 from serverbench.analysis.claims import replication
 from serverbench.analysis.reporting import abstract, paperscale, thenandnow, vocabulary
 
-MOST = 0.75  # a verdict given by at least this share of the quick sweeps is the claim's there
 DIMENSIONING = "docs/dimensioning.md"  # what the quick profile's reductions change, measured
 
 

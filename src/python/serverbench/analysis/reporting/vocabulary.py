@@ -24,7 +24,6 @@ MACHINE = "machine too small"
 PIECE = "the piece did not run it"
 PROFILE = "the profile did not run it"
 SOURCE = "the source's data lack it"
-REASONS = (MACHINE, PIECE, PROFILE, SOURCE)
 
 # The claims engine names the machine's CPUs, '(this machine: 2 CPUs)', in the reason of the
 # claims that need more cores than a small machine has (C7b: more than 8; C9: more than 4).
