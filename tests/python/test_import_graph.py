@@ -79,12 +79,14 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
 
 
 # Modules whose layer is not their package's: a benchmark's cost model (cost.py), socket
-# hooks (sockets.py), search (search.py) and process needs (limits.py) are plain data and
-# arithmetic the harness reads (catalog.Benchmark.cost, .sockets, .search, .limits).
+# hooks (sockets.py), search (search.py, with its typed settings.py) and process needs
+# (limits.py) are plain data and arithmetic the harness reads (catalog.Benchmark.cost,
+# .sockets, .search, .limits).
 MODULE_LAYERS = {
     "serverbench.benchmarks.*.cost": 0,
     "serverbench.benchmarks.*.sockets": 0,
     "serverbench.benchmarks.*.search": 0,
+    "serverbench.benchmarks.*.settings": 0,
     "serverbench.benchmarks.*.limits": 0,
 }
 

@@ -7,8 +7,9 @@ here: which searches a profile's [im_rate] table makes (`searches`), the step ru
 (`judge_run`, `judge_step`), the re-run rule (`rerun_reason`; the im grid's runs follow it
 too, `grid_rerun_reason`) and the loss runs
 (`loss_runs`). The results read back from the raw records (for the report) are
-search_results.py. It imports nothing of the harness or the analysis. (Kept whole past ~350
-lines: the searches' plan, step rule and re-run rule read one settings table together.)
+search_results.py; its settings, typed, settings.py. It imports nothing of the harness or
+the analysis. (Kept whole past ~350 lines: the searches' plan, step rule and re-run rule
+read one settings table together.)
 
 Its raw records' `search` fields: docs/harness.md "IM's replicated searches"."""
 
@@ -16,10 +17,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 from serverbench import plugins, protocol
+from serverbench.benchmarks.im.settings import Settings
 
 IM = protocol.designing("im")
 _S, _GRID, _CHAOS, _MEM = IM["search"], IM["rate_grid"], IM["chaos"], IM["memory"]
@@ -86,44 +87,6 @@ DEFAULTS = {
     "memory_timeout_s": 240.0,  # the daemons register 19,000 clients in ~110-180 s
     "memory_settings": False,  # the memory search runs each server as shipped only (no nodelay rows)
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What IM's searches, step rule and loss runs read of a resolved [im_rate] table (DEFAULTS
-    with the profile's values; `check` has vetted them), typed once at the call: a misspelt
-    setting is a type error, not a KeyError in the middle of a sweep."""
-
-    kinds: tuple[str, ...]
-    start: int
-    factor: float
-    max_per_s: float
-    slo_s: float
-    chaos_languages: tuple[str, ...]
-    chaos_target: str
-    chaos_pick: str
-    chaos_search_kills_per_s: float
-    chaos_kills_per_s: tuple[float, ...]
-    chaos_queued_kills_per_s: float
-    chaos_loss_target: str
-    chaos_rounds: int
-    fanout_channel_sizes: tuple[int, ...]
-    memory_caps_bytes: tuple[int, ...]
-    memory_heap_fraction: float
-    memory_clients_max: int
-    memory_hold_s: float
-    memory_timeout_s: float
-    memory_settings: bool
-
-    @classmethod
-    def of(cls, table: Mapping | Settings) -> Settings:
-        if isinstance(table, Settings):
-            return table
-        got: dict[str, Any] = {f.name: table[f.name] for f in fields(cls)}
-        for k, v in got.items():
-            if isinstance(v, list):  # a TOML array; the frozen value holds a tuple
-                got[k] = tuple(v)
-        return cls(**got)
 
 
 # what a plan expects a search to find (its estimate only): the generator's ceiling near
