@@ -103,6 +103,7 @@ def test_fmt_never_prints_nan_or_more_than_4_decimals(x):
 def test_fmt_rules():
     fmt = cells.fmt
     assert fmt(7) == "7" and fmt(7.0) == "7" and fmt(32768.0) == "32,768" and fmt(np.int64(5000)) == "5000"
+    assert fmt(2644.0) == "2,644" == fmt(2644.2) and fmt(2644) == "2644"  # a whole float prints as its column does
     assert fmt(0.958123) == "0.958" and fmt(1.50) == "1.50" and fmt(3.5926) == "3.59" and fmt(117.62) == "118"
     assert fmt(float("nan")) == fmt(None) == cells.DASH
     assert fmt("2026-11-26T18:39:45.819122Z - x") == "2026-11-26T18:39:45Z - x"

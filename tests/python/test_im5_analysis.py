@@ -15,6 +15,7 @@ from serverbench.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, c
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES
 from serverbench.analysis.plotting import figures
 from serverbench.analysis.reading.synthetic import processed_from
+from serverbench.analysis.reporting import cells
 from serverbench.benchmarks.im import claims_v5, design, parts_v5, report, tables_v5
 
 MiB = 2**20
@@ -139,6 +140,10 @@ def test_im2s_table_shows_both_caps_and_live_bytes(whole):
     assert t.loc["Scala/Akka", "held_at_128MiB"] == "at least 19,000" and "held_at_256MiB" in t
     # the MEMORY answer's live bytes (3,000 a client), not the RSS's 6,000
     assert t.loc["Go", "live_bytes_per_client"] == pytest.approx(3000, rel=0.02)
+    # every cell of the column prints alike: a median that happened to be whole printed
+    # "2644" beside "3,274" (cells.fmt wrote whole floats below 10,000 without a separator)
+    whole = t["live_bytes_per_client"].dropna().round()
+    assert len(whole) and all("," in cells.fmt(x) for x in whole if x >= 1000)
 
 
 def test_the_capacity_figure_draws_im2s_own_measures(whole):

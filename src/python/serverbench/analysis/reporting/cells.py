@@ -48,8 +48,9 @@ def sig(x: float, digits: int = 3) -> str:
 
 
 def fmt(x) -> str:
-    """One table cell: integers (and whole floats) as integers with thousands separators
-    from 10,000; other numbers to 3 significant digits (`sig`); timestamps to the second;
+    """One table cell: integers as integers with thousands separators from 10,000, whole
+    floats from 1,000 (as `sig` writes the other floats of their column: 2,644 beside 3,274);
+    other numbers to 3 significant digits (`sig`); timestamps to the second;
     missing (None, NaN, NaT) as an em dash; text as it is, with any timestamp in it cut to
     the second."""
     if is_missing(x):
@@ -66,7 +67,7 @@ def fmt(x) -> str:
         return _FRACTION_OF_SECOND.sub(r"\1", str(x))
     if math.isfinite(f) and f == int(f) and abs(f) < 1e15:
         n = int(f)
-        return f"{n:,}" if abs(n) >= 10_000 else str(n)
+        return f"{n:,}" if abs(n) >= (1000 if isinstance(x, float) else 10_000) else str(n)
     return sig(f)
 
 
