@@ -145,7 +145,6 @@ class Flag:
     max: float | None = None
     values: tuple = ()  # an enum's values
     knob: Mapping | None = None  # a paper-variant knob ({"languages", "fair", "paper", "doc"?})
-    required: bool = False
 
     @classmethod
     def of(cls, flag: str, entry: Mapping) -> Flag:

@@ -57,7 +57,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 
 PACKAGE = "serverbench.benchmarks"
 GROUP = "serverbench.benchmarks"  # the entry-point group of benchmark packages outside the tree
@@ -146,6 +146,10 @@ class SearchSpec:
     heap_fraction: float | None = None
     timeout_s: float | None = None
 
+    def __post_init__(self) -> None:  # read-only, as the plan items that hold it
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
 
 @dataclass(frozen=True)
 class FollowUp:
@@ -156,6 +160,10 @@ class FollowUp:
     params: Mapping
     run: int
     resolved_from: Mapping
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "resolved_from", MappingProxyType(dict(self.resolved_from)))
 
 
 NO_SOCKET_HOOKS = SocketHooks()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from serverbench import plugins, protocol
 from serverbench.benchmarks.im.settings import Settings
@@ -121,10 +122,7 @@ def searches(settings: Mapping | Settings, rows: list[dict]) -> list[plugins.Sea
     chaos_off = {"chaos_interval_ms": 0}
     for kind in s.kinds:
         k = KINDS[kind]
-
-        def spec(options: dict, params: dict, tag: str = "", kind=kind, k=k, **extra) -> plugins.SearchSpec:
-            return plugins.SearchSpec(kind, k.name, k.param, k.order, options, params, tag, **extra)
-
+        spec = partial(plugins.SearchSpec, kind, k.name, k.param, k.order)
         placement = rows[0]["placement"] if rows else "split"
         sink = {"server_language": SINK, "placement": placement}
         if kind == "capacity":
@@ -141,11 +139,8 @@ def searches(settings: Mapping | Settings, rows: list[dict]) -> list[plugins.Sea
                 out.append(spec(dict(row), dict(chaos_off)))
             elif kind == "chaos" and server in s.chaos_languages and shipped:
                 ms = chaos_interval_ms(s.chaos_search_kills_per_s)
-                out.append(
-                    spec(
-                        dict(row), {"chaos_interval_ms": ms, "chaos_target": s.chaos_target, "chaos_pick": s.chaos_pick}
-                    )
-                )
+                p = {"chaos_interval_ms": ms, "chaos_target": s.chaos_target, "chaos_pick": s.chaos_pick}
+                out.append(spec(dict(row), p))
             elif kind == "fanout":
                 for size in s.fanout_channel_sizes:
                     p = {**chaos_off, "mode": "fanout", "channel_size": size}

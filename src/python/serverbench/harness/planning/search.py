@@ -268,14 +268,14 @@ class Search:
         search = {"name": self.name, "step": step, "phase": phase, "run": run, "attempt": attempt}
         return self._rtask(params, run, search)
 
-    def loss_task(self, run: plugins.FollowUp, index: int, attempt: int) -> Task:
+    def loss_task(self, follow: plugins.FollowUp, index: int, attempt: int) -> Task:
         """A follow-up run of a replicated search (IM: a chaos loss run), resolved from its result."""
-        params = {**self.settings.get("params", {}), **(self.spec.params if self.spec else {}), **run.params}
+        params = {**self.settings.get("params", {}), **(self.spec.params if self.spec else {}), **follow.params}
         if self.declared.round_param:
-            params[self.declared.round_param] = run.run
-        name = run.resolved_from["rule"]
-        search = {"name": name, "step": index, "phase": "loss", "run": run.run, "attempt": attempt}
-        return self._rtask(params, run.run, search, name, resolved_from=run.resolved_from)
+            params[self.declared.round_param] = follow.run
+        name = follow.resolved_from["rule"]
+        search = {"name": name, "step": index, "phase": "loss", "run": follow.run, "attempt": attempt}
+        return self._rtask(params, follow.run, search, name, resolved_from=follow.resolved_from)
 
     def _rtask(self, params: dict, run: int, search: dict, table: str | None = None, **extra) -> Task:
         search = {**search, "budget_bytes": self.budget}

@@ -85,9 +85,8 @@ def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
 
 def server_params(task: Task) -> dict:
     p = role_params(task.benchmark, "server", {**task.params, **task.options.get("server_params", {})})
-    if contract.flag_of(
-        task.benchmark, "idle_timeout_s", "server"
-    ):  # a server that outlives its client ends by itself soon after the run
+    # a server that outlives its client ends by itself soon after the run
+    if contract.flag_of(task.benchmark, "idle_timeout_s", "server"):
         p["idle_timeout_s"] = float(task.timeout_s + STOP_WAIT_S)  # never before the client could be done
     return p
 

@@ -102,7 +102,7 @@ def _cmd_serve(args, stdout, stderr) -> int:
     # A served server waits for the user, not for the harness: its idle timeout is the
     # longest the contract allows unless --set gives one.
     idle = contract.flag_of(args.benchmark, "idle_timeout_s", "server")
-    if idle and "idle_timeout_s" not in sets:
+    if idle is not None and idle.max is not None and "idle_timeout_s" not in sets:
         sets["idle_timeout_s"] = idle.max
     argv, env = server_argv(args.benchmark, args.server, args.port, sets, args.variant)
     cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else sorted(os.sched_getaffinity(0))
