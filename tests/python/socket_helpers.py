@@ -16,6 +16,7 @@ from serverbench import contract
 from serverbench.harness.planning.task import Task
 from serverbench.harness.recording.sweep import FAMILIES
 from serverbench.harness.running.launch import Launcher
+from serverbench.plugins import SocketOptions
 from serverbench.rawdata import records
 
 # every echo_flood server spec/cli.json lists: a new one is tested without touching this file
@@ -78,7 +79,7 @@ def task(server, conns=4, d=32768, mode="flood", timeout_s=60.0, **extra):
         group_id="g",
         timeout_s=timeout_s,
         family="socket",
-        options={"server_language": server, "placement": default_placement()},
+        options=SocketOptions(server, default_placement()),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import im_fakes
 from harness_fakes import SMALL, fakes, lines
 from serverbench import cli, contract, paths, protocol
 from serverbench.harness import ProfileError, last_session, load_profile, run_sweep
@@ -298,6 +300,32 @@ def test_a_resolved_profile_is_a_frozen_value():
     assert json.loads(json.dumps(recorded)) == recorded  # what a sweep writes is plain JSON
 
 
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        ('server_languges = ["go"]', "im.options: unknown option server_languges; known: server_languages,"),
+        ('server_languages = ["go", "cobol"]', "unknown language 'cobol'"),
+        ('placements = ["beside"]', "im.options.placements: 'beside' is not one of split, shared"),
+        ('server_settings = { ngircd = { nodelay = ["sometimes"] } }', "im.options.server_settings: .*sometimes"),
+        ('server_settings = { ngircd = { tcp = ["on"] } }', "im.options.server_settings: .*tcp"),
+    ],
+)
+def test_a_socket_tables_options_are_checked_when_it_is_planned(tmp_path, options, message):
+    """A misspelt option, an unknown server, placement or server setting in a socket table
+    stops the plan naming it (it once passed silently into every task's group id)."""
+    from serverbench.harness.planning.plan import make_plan
+
+    good = 'options = { server_languages = ["go", "ngircd"], placements = ["split"] }'
+    text = im_fakes.tiny_grid("imtiny", ("go", "ngircd"))
+    assert good in text  # the control: the tiny profile as written plans
+    p = tmp_path / "imtiny.toml"
+    p.write_text(text, encoding="utf-8")
+    assert {t.server_language for t in make_plan(load_profile(str(p)), machine=2).tasks} == {"go", "ngircd"}
+    p.write_text(text.replace(good, f"options = {{ {options} }}"), encoding="utf-8")
+    with pytest.raises(ProfileError, match=message):
+        make_plan(load_profile(str(p)), machine=2)
+
+
 def test_a_task_is_a_frozen_value():
     """A task's mappings are read-only all the way down, so no stage changes the task another
     holds; the plan still expands a frozen table (ngIRCd as shipped and with nodelay on), and
@@ -305,12 +333,14 @@ def test_a_task_is_a_frozen_value():
     from serverbench.harness.planning.plan import make_plan
 
     tasks = make_plan(load_profile("im"), oversubscribe=True, machine=64).tasks
-    ngircd = [t for t in tasks if t.options["server_language"] == "ngircd"]
-    assert {dict(t.options.get("server_settings", {})).get("nodelay") for t in ngircd} == {None, "on"}
-    t = next(t for t in ngircd if "server_settings" in t.options)
-    for mapping in (t.params, t.options, t.options["server_settings"]):
+    ngircd = [t for t in tasks if t.server_language == "ngircd"]
+    assert {t.options.server_settings.get("nodelay") for t in ngircd} == {None, "on"}
+    t = next(t for t in ngircd if t.options.server_settings)
+    for mapping in (t.params, t.options.server_settings):
         with pytest.raises(TypeError):
             mapping["seed"] = 7  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.options.placement = "shared"  # type: ignore[misc]
     kept = t.record_params
     kept["seed"] = 7
     assert t.params["seed"] != 7 and json.loads(json.dumps(kept)) == kept

@@ -94,7 +94,7 @@ def test_also_grids_add_points_beside_the_table():
     plan = make_plan(prof, benchmarks=["echo_flood"])
     by_mode = Counter(t.params["mode"] for t in plan.tasks)
     sat = [t for t in plan.tasks if t.params["mode"] == "saturate"]
-    servers = {t.options["server_language"] for t in sat}
+    servers = {t.server_language for t in sat}
     base = set(prof["echo_flood"]["options"]["server_languages"])  # the table's servers, inherited
     assert servers == base and by_mode["saturate"] == 3 * len(servers)  # the also grid's own trials
     assert {(t.params["connections"], t.params["duration_s"]) for t in sat} == {(64, 2.0)}
@@ -111,10 +111,9 @@ def test_quick_gives_its_deciding_echo_configurations_the_design_rounds():
     plan = make_plan(load_profile("quick"), benchmarks=["echo_flood"])
     deciding = {"c", "go", *protocol.claim("E1")["population"], *protocol.claim("E4")["population"]}
     rounds = Counter(
-        (t.params["connections"], t.params["bytes_per_connection"], t.options["server_language"] in deciding)
-        for t in plan.tasks
+        (t.params["connections"], t.params["bytes_per_connection"], t.server_language in deciding) for t in plan.tasks
     )
-    n, others = len(deciding), len({t.options["server_language"] for t in plan.tasks} - deciding)
+    n, others = len(deciding), len({t.server_language for t in plan.tasks} - deciding)
     d, f = protocol.rounds_deciding(), protocol.rounds_figure_only()
     # E3, E4 decide at 1,024 connections; E1 on the growth from 64 to 1,024 at 32 KiB, over the
     # servers of the claims' populations; the other servers are drawn at the figure-only rounds

@@ -56,7 +56,7 @@ def _listening(port: int) -> bool:
 # ---- the plan: the round is the seed; the profiles hold the frozen design -------------------
 def test_every_round_runs_with_its_own_seed_under_one_config_id(tmp_path):
     plan = make_plan(load_profile(tiny_profile(tmp_path), {"defaults.trials": 3}), machine=2, benchmarks=["im"])
-    go = [t for t in plan.tasks if t.options["server_language"] == "go"]
+    go = [t for t in plan.tasks if t.server_language == "go"]
     assert [t.trial for t in go] == [1, 2, 3] and [t.params["seed"] for t in go] == [1, 2, 3]
     assert len({t.config_id for t in go}) == 1 and "seed=" not in go[0].config_id
     assert go[0].config_id.endswith("/server_language=go/placement=split")
@@ -91,8 +91,8 @@ def test_the_im_profile_holds_the_drafts_design_within_its_budget():
     servers = {"erlang", "go", "scala_akka", "scala_pekko", "rust_tokio", "ngircd", "inspircd"}
     plan = make_plan(load_profile("im", {"im_rate.kinds": ["rate"]}), machine=2, benchmarks=["im", "im_rate"])
     assert {s.server for s in plan.searches} == servers and len(plan.searches) == 9  # the daemons twice
-    assert {t.options["server_language"] for t in plan.tasks} == servers
-    nodelay = {t.config_id for t in plan.tasks if t.options.get("server_settings")}
+    assert {t.server_language for t in plan.tasks} == servers
+    nodelay = {t.config_id for t in plan.tasks if t.options.server_settings}
     assert nodelay and all(c.endswith("/server_settings=nodelay=on") for c in nodelay)
     quick = make_plan(load_profile("quick"), machine=2, benchmarks=["im", "im_rate"])
     assert quick.estimate_s() <= 3 * 60, quick.estimate_s()

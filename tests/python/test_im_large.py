@@ -23,9 +23,9 @@ def test_on_eight_cpus_every_server_row_is_searched_at_one_two_and_four_cpus_a_s
     rate = [s for s in plan.searches if s.kind == "rate"]
     assert {s.cores for s in plan.searches} == {1, 2, 4}
     assert {s.kind for s in plan.searches} == {"capacity", "rate"}
-    rows = {(s.server, bool(s.options.get("server_settings"))) for s in rate}
+    rows = {(s.server, bool(s.options.server_settings)) for s in rate}
     assert len(rows) == 9 and all(
-        sum(1 for s in rate if (s.server, bool(s.options.get("server_settings"))) == r) == 3 for r in rows
+        sum(1 for s in rate if (s.server, bool(s.options.server_settings)) == r) == 3 for r in rows
     )
     assert len({s.key for s in plan.searches}) == len(plan.searches)  # each core count its own search
 

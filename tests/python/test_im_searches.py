@@ -322,7 +322,7 @@ def test_fanout_and_memory_searches_and_the_nodelay_rows(tmp_path):
     assert len({s.key for s in fcap + fan}) == 4
     mem = [s for s in found if s.kind == "memory"]
     assert sorted({s.budget for s in mem}) == protocol.designing("im")["memory"]["caps_bytes"]
-    assert all(not s.options.get("server_settings") for s in mem) and len(mem) == 4
+    assert all(not s.options.server_settings for s in mem) and len(mem) == 4
     m = next(s for s in mem if s.server == "go" and s.budget == 128 * 2**20)
     execute, ran = fake(lambda v, r, a: None, {v: "crashed" for v in range(6001, 20000)})
     out = run_replicated(m, {}, execute)
@@ -330,9 +330,7 @@ def test_fanout_and_memory_searches_and_the_nodelay_rows(tmp_path):
     t = m.run_task(1000, 0, "double", 1, 1)
     assert t.params["mode"] == "idle" and t.params["duration_s"] == 5 and t.heap_mb == 64
     assert (
-        t.options["server_cap"]
-        and t.memory_budget_bytes == 128 * 2**20
-        and t.search["cap_bytes"] == t.memory_budget_bytes
+        t.options.server_cap and t.memory_budget_bytes == 128 * 2**20 and t.search["cap_bytes"] == t.memory_budget_bytes
     )
 
 
@@ -355,5 +353,5 @@ def test_each_piece_of_the_im_profile_fits_two_and_a_half_hours(name):
     assert kinds == {"rate": {"capacity", "rate", "chaos"}, "storm": {"memory"}, "fanout": {"capacity", "fanout"}}[name]
     if name == "rate":
         assert plan.searches and min(plan.searches, key=lambda s: (s.order, s.key)).kind == "capacity"
-        rows = {(s.server, bool(s.options.get("server_settings"))) for s in plan.searches if s.kind == "rate"}
+        rows = {(s.server, bool(s.options.server_settings)) for s in plan.searches if s.kind == "rate"}
         assert len(rows) == 9 and ("ngircd", True) in rows and ("inspircd", True) in rows

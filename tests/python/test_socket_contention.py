@@ -17,6 +17,7 @@ from serverbench.harness.planning.task import Task
 from serverbench.harness.running import interference, launch
 from serverbench.harness.running.environment import CLK_TCK
 from serverbench.harness.sockets import run as sockets
+from serverbench.plugins import SocketOptions
 from serverbench.rawdata import records
 from socket_helpers import default_placement, make_launcher
 
@@ -98,7 +99,7 @@ def _task(bench: str, placement: str, cores: int = 1) -> Task:
         group_id="g",
         timeout_s=10.0,
         family="socket",
-        options={"server_language": "go", "placement": placement},
+        options=SocketOptions("go", placement),
     )
 
 

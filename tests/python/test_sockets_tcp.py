@@ -18,6 +18,7 @@ import pytest
 from serverbench import contract
 from serverbench.harness.planning.task import Task
 from serverbench.harness.sockets import run as sockets
+from serverbench.plugins import SocketOptions
 from socket_helpers import default_placement, run
 
 pytestmark = [pytest.mark.native, pytest.mark.usefixtures("no_leftover_processes")]
@@ -48,7 +49,7 @@ def task(client, server, k=4, variant="fair", conns=C, rounds=R, placement=None,
         group_id="g",
         timeout_s=timeout_s,
         family="socket",
-        options={"server_language": server, "placement": placement or default_placement()},
+        options=SocketOptions(server, placement or default_placement()),
     )
 
 

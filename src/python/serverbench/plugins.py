@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType, ModuleType
+from typing import Any
 
 PACKAGE = "serverbench.benchmarks"
 GROUP = "serverbench.benchmarks"  # the entry-point group of benchmark packages outside the tree
@@ -127,11 +128,42 @@ class SearchHooks:
     grid_reruns: int = 0
 
 
+# where a socket server runs beside its client: on CPUs of its own, or on the client's
+PLACEMENTS = ("split", "shared")
+
+
+@dataclass(frozen=True)
+class SocketOptions:
+    """The server side of one socket task or search (a server row of its profile table,
+    harness.planning.socket_plan): the server's language, its placement beside the client
+    ("split": CPUs of its own; "shared": the client's), the runtime settings a profile chose
+    for it ({} = as shipped, e.g. {"nodelay": "on"}), and whether the server alone is held
+    in the run's memory cap (IM2's memory-cap search). Read-only, as the Task holding it."""
+
+    server_language: str
+    placement: str = "split"
+    server_settings: Mapping[str, Any] = field(default_factory=dict)
+    server_cap: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "server_settings", MappingProxyType(dict(self.server_settings)))
+
+    def id_items(self) -> list[tuple[str, Any]]:
+        """What a comparison group's id names of it, sorted by name (settings and a cap only
+        when set, so a row as shipped keeps the id it always had)."""
+        items: dict[str, Any] = {"server_language": self.server_language, "placement": self.placement}
+        if self.server_settings:
+            items["server_settings"] = dict(self.server_settings)
+        if self.server_cap:
+            items["server_cap"] = True
+        return sorted(items.items())
+
+
 @dataclass(frozen=True)
 class SearchSpec:
     """One search a replicated search's part makes of its profile table (IM's `searches()`):
-    its kind, its raw search.name, the parameter it grows, its place in a sweep, the task
-    options (the server row) and the params over the table's fixed ones; a tag for its key,
+    its kind, its raw search.name, the parameter it grows, its place in a sweep, the server
+    row it runs against and the params over the table's fixed ones; a tag for its key,
     and what it sets instead of the table (a memory-cap search: its cap, heap fraction and
     time limit; None keeps the table's)."""
 
@@ -139,7 +171,7 @@ class SearchSpec:
     name: str
     param: str
     order: int
-    options: Mapping
+    options: SocketOptions
     params: Mapping
     tag: str = ""
     budget_bytes: int | None = None
@@ -147,7 +179,6 @@ class SearchSpec:
     timeout_s: float | None = None
 
     def __post_init__(self) -> None:  # read-only, as the plan items that hold it
-        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
 

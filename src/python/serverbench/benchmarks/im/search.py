@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from serverbench import plugins, protocol
@@ -115,16 +115,14 @@ def grid(settings: Mapping | Settings) -> list[int]:
         k += 1
 
 
-def searches(settings: Mapping | Settings, rows: list[dict]) -> list[plugins.SearchSpec]:
-    """The searches one [im_rate] table makes, in order. rows: the table's server rows
-    ({"server_language", "placement", "server_settings"?})."""
+def searches(settings: Mapping | Settings, rows: list[plugins.SocketOptions]) -> list[plugins.SearchSpec]:
+    """The searches one [im_rate] table makes, in order. rows: the table's server rows."""
     s, out = Settings.of(settings), []
     chaos_off = {"chaos_interval_ms": 0}
     for kind in s.kinds:
         k = KINDS[kind]
         spec = partial(plugins.SearchSpec, kind, k.name, k.param, k.order)
-        placement = rows[0]["placement"] if rows else "split"
-        sink = {"server_language": SINK, "placement": placement}
+        sink = plugins.SocketOptions(SINK, rows[0].placement if rows else "split")
         if kind == "capacity":
             out.append(spec(sink, dict(chaos_off)))
         if kind == "fanout":  # the generator's own fan-out capacity first, judged as capacity
@@ -132,26 +130,26 @@ def searches(settings: Mapping | Settings, rows: list[dict]) -> list[plugins.Sea
             for size in s.fanout_channel_sizes:
                 p = {**chaos_off, "mode": "fanout", "channel_size": size}
                 tag = f"/channel_size={size}"
-                out.append(plugins.SearchSpec("capacity", FANOUT_CAPACITY_NAME, k.param, cap.order, dict(sink), p, tag))
+                out.append(plugins.SearchSpec("capacity", FANOUT_CAPACITY_NAME, k.param, cap.order, sink, p, tag))
         for row in rows:
-            server, shipped = row["server_language"], not row.get("server_settings")
+            server, shipped = row.server_language, not row.server_settings
             if kind == "rate":
-                out.append(spec(dict(row), dict(chaos_off)))
+                out.append(spec(row, dict(chaos_off)))
             elif kind == "chaos" and server in s.chaos_languages and shipped:
                 ms = chaos_interval_ms(s.chaos_search_kills_per_s)
                 p = {"chaos_interval_ms": ms, "chaos_target": s.chaos_target, "chaos_pick": s.chaos_pick}
-                out.append(spec(dict(row), p))
+                out.append(spec(row, p))
             elif kind == "fanout":
                 for size in s.fanout_channel_sizes:
                     p = {**chaos_off, "mode": "fanout", "channel_size": size}
-                    out.append(spec(dict(row), p, f"/channel_size={size}"))
+                    out.append(spec(row, p, f"/channel_size={size}"))
             elif kind == "memory" and (shipped or s.memory_settings):
                 for cap_bytes in s.memory_caps_bytes:
                     # idle mode sends nothing, but the generator's record carries every
                     # parameter: the rate is the grid's start, as its command says
                     p = {**chaos_off, "mode": "idle", "duration_s": s.memory_hold_s, "warmup_s": 0, PARAM: s.start}
                     limits = {"heap_fraction": s.memory_heap_fraction, "timeout_s": s.memory_timeout_s}
-                    opts = {**row, "server_cap": True}
+                    opts = replace(row, server_cap=True)
                     out.append(spec(opts, p, f"/cap_bytes={cap_bytes}", budget_bytes=cap_bytes, **limits))
     return out
 

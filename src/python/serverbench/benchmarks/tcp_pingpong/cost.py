@@ -7,6 +7,6 @@ RTT_S = {"shared": 26e-6, "split": 90e-6, "split_scala": 240e-6}
 
 def socket_run_s(task, server: str) -> float:
     """Seconds beyond the server's start-up."""
-    placement = task.options.get("placement", "split")
+    placement = task.options.placement if task.options else "split"
     key = "split_scala" if placement == "split" and "scala" in (server, task.language) else placement
     return int(task.params["connections"]) * int(task.params["round_trips"]) * RTT_S.get(key, RTT_S["split"])

@@ -43,7 +43,7 @@ class Plan:
     def languages_needed(self) -> list[str]:
         """Every language whose program a run starts: clients, socket servers, searches."""
         langs = [t.language for t in self.tasks] + [s.language for s in self.searches]
-        langs += [t.options["server_language"] for t in self.tasks if t.options.get("server_language")]
+        langs += [t.options.server_language for t in self.tasks if t.options]
         langs += [s.server for s in self.searches if s.server]  # a socket search's servers
         return list(dict.fromkeys(langs))
 
@@ -205,9 +205,6 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
                         else:
                             for st in _settings_grid(lang, t):
                                 plan.tasks += _trials(bench, lang, variant, c, params, t, st)
-    if any(t.family == "socket" for t in plan.tasks):
-        # socket benchmarks: one task per client x server x placement
-        socket_plan.expand_plan(plan)
     socket_plan.check_split(plan, machine, oversubscribe)
     return plan
 
@@ -219,12 +216,13 @@ def _searches(lang: str, variant: str, cores: int, table: dict, declared) -> lis
         return [Search(lang, variant, cores, table, declared)]
     if "client" not in contract.language_roles(lang, declared.benchmark):
         return []  # a socket search's language is its client (e.g. IM's load generator)
+    servers = socket_plan.ServerTable.of(table["options"], f"{declared.table}.options")
     if declared.replicated:  # IM: the searches its part makes of the table's server rows
-        rows = [o for _, o in socket_plan.expand(declared.benchmark, lang, variant, {}, table["options"])]
+        rows = [o for _, o in socket_plan.expand(declared.benchmark, lang, variant, {}, servers)]
         specs = declared.part.searches(table, rows)
-        return [Search(lang, variant, cores, table, declared, dict(sp.options), sp) for sp in specs]
+        return [Search(lang, variant, cores, table, declared, sp.options, sp) for sp in specs]
     out = []
-    for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get("params", {}), table["options"]):
+    for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get("params", {}), servers):
         out.append(Search(lang, v, cores, table, declared, opts))
     return out
 
@@ -247,18 +245,20 @@ def _trials(bench: str, lang: str, variant: str, cores: int, params: dict, b: di
         params=params,
         cores=cores,
         config_id=config_id(bench, lang, variant, cores, params, settings=settings),
-        group_id=group_id(bench, variant, cores, params, b["options"]),
+        group_id=group_id(bench, variant, cores, params),
         timeout_s=b["timeout_s"],
         memory_budget_bytes=b["memory_budget_bytes"],
         heap_mb=heap_mb(b["memory_budget_bytes"], b["heap_fraction"]),
         process_limit=process_limit(bench, params, b["process_limit"]),
         memory_enforcement=b["memory_enforcement"],
         family=contract.family(bench),
-        options=dict(b["options"]),
         settings=settings,
     )
     warm = [first.with_trial(0, warmup=True)] if b["warmup"] else []
-    return warm + [first.with_trial(k) for k in range(1, b["trials"] + 1)]
+    tasks = warm + [first.with_trial(k) for k in range(1, b["trials"] + 1)]
+    if first.family == "socket":  # one task per client x server x placement x settings row
+        return socket_plan.expand_tasks(tasks, b["options"], f"{bench}.options")
+    return tasks
 
 
 def schedule(plan: Plan, done: set, seed: int) -> list:
@@ -309,7 +309,7 @@ def estimate_run_s(bench: str, language: str, params: Mapping) -> float:
 # Socket runs (measured on a 2-core VM; docs/sockets.md): a server's start-up;
 # the benchmark's own cost is its package's (cost.socket_run_s(task, server)).
 def estimate_socket_s(t: Task) -> float:
-    server = t.options.get("server_language", t.language)
+    server = t.server_language
     start = contract.startup_costs("server_startup_s").get(server, 0.5) + 0.3  # languages.<lang>.server_startup_s
     cost = catalog.benchmark(t.benchmark).cost
     return start + (cost.socket_run_s(t, server) if cost else 1.0)

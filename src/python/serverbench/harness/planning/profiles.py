@@ -35,8 +35,10 @@ from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.planning.values import bool_value as _bool
 from serverbench.harness.planning.values import bytes_value as _bytes
 from serverbench.harness.planning.values import int_value as _int
+from serverbench.harness.planning.values import languages as _langs
 from serverbench.harness.planning.values import param_values as _param_values
 from serverbench.harness.planning.values import positive_number as _pos_number
+from serverbench.harness.planning.values import runtime_settings as _runtime_settings
 
 GiB = 1024**3
 MiB = 1024**2
@@ -334,39 +336,5 @@ def _check_settings(s: dict, where: str) -> dict:
     s["cores"] = cores
     if not isinstance(s["options"], dict):
         raise ProfileError(f"{where}.options must be a table")
-    s["settings"] = _runtime_settings(s["settings"], where)
+    s["settings"] = _runtime_settings(s["settings"], f"{where}.settings")
     return s
-
-
-def _runtime_settings(v, where: str) -> dict:
-    """{lang: {setting: [values]}}, every name and value spec/cli.json's (a bare value = [value])."""
-    if not isinstance(v, dict):
-        raise ProfileError(f"{where}.settings must be a table of language tables")
-    out: dict = {}
-    for lang, table in v.items():
-        _langs([lang], f"{where}.settings")
-        if not isinstance(table, dict):
-            raise ProfileError(f"{where}.settings.{lang} must be a table, e.g. {{ gc = [...] }}")
-        out[lang] = {}
-        for name, values in table.items():
-            values = values if isinstance(values, list) else [values]
-            if not values:
-                raise ProfileError(f"{where}.settings.{lang}.{name} is empty")
-            try:
-                for value in values:
-                    contract.check_settings(lang, {name: value})
-            except ValueError as e:
-                raise ProfileError(f"{where}.settings: {e}") from None
-            out[lang][name] = list(dict.fromkeys(values))
-    return out
-
-
-def _langs(v, where):
-    if isinstance(v, str):
-        v = [x for x in v.split(",") if x]
-    if not isinstance(v, list) or not v:
-        raise ProfileError(f"{where} must be a non-empty list of languages")
-    for lang in v:
-        if lang not in contract.languages():
-            raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.languages())}")
-    return list(dict.fromkeys(v))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType, ModuleType
 
@@ -173,16 +173,14 @@ class Search:
     cores: int
     settings: Mapping  # the resolved search table (start, factor, budget_bytes, ...), read-only
     declared: Declared
-    # a socket benchmark's search runs against one server in one placement:
-    # {"server_language": ..., "placement": ...}; empty for a process benchmark
-    options: Mapping = field(default_factory=dict)
+    # a socket benchmark's search runs against one server row; None for a process benchmark
+    options: plugins.SocketOptions | None = None
     # a replicated search (Declared.replicated): what its part's searches() made of the table
     spec: plugins.SearchSpec | None = None
 
     def __post_init__(self) -> None:
         # deeply read-only, as a Task's mappings: no stage changes what another one holds
         object.__setattr__(self, "settings", freeze(self.settings))
-        object.__setattr__(self, "options", freeze(self.options))
 
     @property
     def kind(self) -> str:
@@ -209,11 +207,11 @@ class Search:
 
     @property
     def server(self) -> str | None:
-        return self.options.get("server_language")
+        return self.options.server_language if self.options else None
 
     @property
     def _opts(self) -> str:
-        return socket_plan.options_id(self.options)
+        return socket_plan.options_id(self.options) if self.options else ""
 
     @property
     def key(self) -> str:
@@ -247,7 +245,7 @@ class Search:
             process_limit=process_limit(d.benchmark, params, s["process_limit"]),
             memory_enforcement=s["memory_enforcement"],
             family=contract.family(d.benchmark),
-            options=dict(self.options),
+            options=self.options,
             host_floor_bytes=s["host_floor_bytes"],
             **extra,
         )
@@ -279,9 +277,9 @@ class Search:
 
     def _rtask(self, params: dict, run: int, search: dict, table: str | None = None, **extra) -> Task:
         search = {**search, "budget_bytes": self.budget}
-        if self.options.get("server_settings"):
-            search["server_settings"] = dict(self.options["server_settings"])
-        if self.options.get("server_cap"):
+        if self.options and self.options.server_settings:
+            search["server_settings"] = dict(self.options.server_settings)
+        if self.options and self.options.server_cap:
             search["cap_bytes"] = self.budget
         return self._task(table or self.name, params, run, search=search, **extra)
 

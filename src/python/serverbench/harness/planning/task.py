@@ -9,9 +9,10 @@ from typing import Any
 
 from serverbench import catalog, contract
 from serverbench.harness.planning.resolved import freeze, thaw
+from serverbench.plugins import SocketOptions
 
 MiB = 1024**2
-FROZEN = ("params", "options", "settings", "search", "resolved_from")  # the Task's mappings
+FROZEN = ("params", "settings", "search", "resolved_from")  # the Task's mappings
 
 
 @dataclass(frozen=True)
@@ -19,8 +20,8 @@ class Task:
     """One fresh process (one trial of one configuration of one language).
 
     `family` says who runs it: "process" (harness.running.launch: one native process) or
-    "socket" (harness.sockets: a server and a client); `options` holds family-specific
-    settings from the profile's `options` table (e.g. placement, server_language).
+    "socket" (harness.sockets: a server and a client); a socket task's `options` is its
+    server row (plugins.SocketOptions: server, placement, settings), None for a process task.
 
     Its mappings are deeply read-only (resolved.freeze: a mapping proxy, lists as tuples),
     so no stage can change a task another stage, or the resumed sweep's match, holds: a
@@ -48,7 +49,7 @@ class Task:
     # steps and what it found (recorded as the raw record's resolved_from)
     resolved_from: Mapping[str, Any] | None = None
     host_floor_bytes: int | None = None  # MemAvailable the host keeps; None = no check
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: SocketOptions | None = None
     # runtime settings of the language asked for (spec/cli.json languages.<lang>.settings,
     # e.g. {"gc": "nogreentea"}); empty = the defaults, the build spec/cli.json names
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -66,6 +67,11 @@ class Task:
         return (self.config_id, self.trial, self.warmup)
 
     @property
+    def server_language(self) -> str:
+        """The language of a socket task's server; a process task's own language."""
+        return self.options.server_language if self.options else self.language
+
+    @property
     def record_params(self) -> dict:
         """The params the native record reports: the task's params (a paper-variant knob
         appears there only when the task sets it explicitly, as the audit's steps do)."""
@@ -81,7 +87,7 @@ def fmt_value(v) -> str:
     return str(v)
 
 
-def _params_id(params: dict) -> str:
+def _params_id(params: Mapping) -> str:
     return ",".join(f"{k}={fmt_value(params[k])}" for k in sorted(params))
 
 
@@ -104,10 +110,11 @@ def config_id(
     return f"{bench}/{lang}/{variant}/c{cores}/{_params_id(params)}"
 
 
-def group_id(bench: str, variant: str, cores: int, params: dict, options: dict | None = None) -> str:
-    """The comparison group of a configuration: everything but the language. Every
-    language and trial of one group runs in one shard (one host)."""
-    opts = "".join(f"/{k}={fmt_value(v)}" for k, v in sorted((options or {}).items()))
+def group_id(bench: str, variant: str, cores: int, params: Mapping, options: SocketOptions | None = None) -> str:
+    """The comparison group of a configuration: everything but the language (the client's;
+    a socket task's server is part of it). Every language and trial of one group runs in
+    one shard (one host)."""
+    opts = "".join(f"/{k}={fmt_value(v)}" for k, v in (options.id_items() if options else ()))
     return f"{bench}/{variant}/c{cores}/{_params_id(params)}{opts}"
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
+from serverbench import contract
 from serverbench.contract import Flag
 
 GiB = 1024**3
@@ -103,3 +105,40 @@ def param_values(values, where, flag: Flag) -> list:
                 raise ProfileError(f"{where}: {v!r} is not one of {list(flag.values)}")
         out.append(v)
     return list(dict.fromkeys(out))
+
+
+def runtime_settings(v, where: str) -> dict:
+    """{lang: {setting: [values]}}, every name and value spec/cli.json's (a bare value = [value])."""
+    if not isinstance(v, Mapping):
+        raise ProfileError(f"{where} must be a table of language tables")
+    out: dict = {}
+    for lang, table in v.items():
+        languages([lang], where)
+        if not isinstance(table, Mapping):
+            raise ProfileError(f"{where}.{lang} must be a table, e.g. {{ gc = [...] }}")
+        out[lang] = {}
+        for name, values in table.items():
+            values = list(values) if isinstance(values, (list, tuple)) else [values]
+            if not values:
+                raise ProfileError(f"{where}.{lang}.{name} is empty")
+            try:
+                for value in values:
+                    contract.check_settings(lang, {name: value})
+            except ValueError as e:
+                raise ProfileError(f"{where}: {e}") from None
+            out[lang][name] = list(dict.fromkeys(values))
+    return out
+
+
+def languages(v, where) -> list[str]:
+    """A non-empty list of spec/cli.json's languages (a comma-separated string too), without repeats."""
+    if isinstance(v, str):
+        v = [x for x in v.split(",") if x]
+    if isinstance(v, tuple):
+        v = list(v)
+    if not isinstance(v, list) or not v:
+        raise ProfileError(f"{where} must be a non-empty list of languages")
+    for lang in v:
+        if lang not in contract.languages():
+            raise ProfileError(f"unknown language {lang!r}; known: {', '.join(contract.languages())}")
+    return list(dict.fromkeys(v))

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import signal
+from dataclasses import dataclass
 
 from serverbench import contract
 from serverbench.rawdata import records
@@ -53,30 +54,41 @@ def _set(rec: dict, status: str, reason: str | None, out_path: str | None) -> No
         rec["stdout_tail"] = tail(out_path, STDOUT_TAIL_CHARS)
 
 
-def classify(rec: dict, task, out_path: str, err_path: str, limits: dict) -> None:
-    """Set rec's status, status_reason, stdout_tail and native part.
+@dataclass(frozen=True)
+class Seen:
+    """What the run's limits saw: the monitor's reason for ending it (timeout, memory,
+    host_memory; None: it ended by itself), its watchdog's peak RSS, the memory cgroup's OOM
+    kills and peak usage, the host's memory floor, and why a monitor check (e.g. the JVM's GC
+    log) ended it."""
 
-    limits: {"reason": Monitor.reason, "peak_rss": watchdog peak, "oom_kills": cgroup
-    OOM kills, "cg_peak": cgroup peak usage, "host_floor": bytes, "detail": why a
-    monitor check (e.g. the JVM's GC log) ended it}."""
+    reason: str | None = None
+    peak_rss: int | None = None
+    oom_kills: int = 0
+    cg_peak: int | None = None
+    host_floor: int | None = None
+    detail: str | None = None
+
+
+def classify(rec: dict, task, out_path: str, err_path: str, seen: Seen) -> None:
+    """Set rec's status, status_reason, stdout_tail and native part."""
     stderr_tail = tail(err_path, STDERR_TAIL_CHARS)
     code, sig = rec["exit_code"], rec["signal"]
     budget = task.memory_budget_bytes
-    reason = limits.get("reason")
+    reason = seen.reason
     if reason == "timeout":
         return _set(rec, "timeout", f"no exit within {task.timeout_s:g} s: killed", out_path)
-    if reason == "memory" and limits.get("detail"):
+    if reason == "memory" and seen.detail:
         return _set(
             rec,
             "over_memory_budget",
-            f"out of memory within the budget of {budget} bytes: {limits['detail']}: killed",
+            f"out of memory within the budget of {budget} bytes: {seen.detail}: killed",
             out_path,
         )
     if reason == "memory":
         return _set(
             rec,
             "over_memory_budget",
-            f"RSS of the process tree reached {limits.get('peak_rss')} bytes, "
+            f"RSS of the process tree reached {seen.peak_rss} bytes, "
             f"over the budget of {budget} bytes (watchdog): killed",
             out_path,
         )
@@ -85,11 +97,11 @@ def classify(rec: dict, task, out_path: str, err_path: str, limits: dict) -> Non
             rec,
             "over_memory_budget",
             f"the host's MemAvailable fell below the harness's floor of "
-            f"{limits.get('host_floor')} bytes (budget {budget} bytes): killed",
+            f"{seen.host_floor} bytes (budget {budget} bytes): killed",
             out_path,
         )
-    if limits.get("oom_kills") and (sig is not None or code != 0):
-        cg_peak = limits.get("cg_peak")
+    if seen.oom_kills and (sig is not None or code != 0):
+        cg_peak = seen.cg_peak
         return _set(
             rec,
             "over_memory_budget",

@@ -80,8 +80,7 @@ class Launcher:
         if jvm.is_jvm(prefix) and task.memory_budget_bytes:
             gc_log = os.path.join(self.tmpdir or ".", jvm.GC_LOG_NAME) if task.search else None
             prefix = prefix[:1] + jvm.options(bool(task.search), gc_log) + prefix[1:]
-        params = {**task.params, **({} if role is None else task.options.get(f"{role}_params", {}))}
-        return prefix + contract.native_args(task.benchmark, params, task.variant, role), env
+        return prefix + contract.native_args(task.benchmark, dict(task.params), task.variant, role), env
 
     def version_command(self, lang: str) -> tuple[list[str], dict]:
         """(argv, full env) of `<exe> --version`."""
@@ -273,14 +272,7 @@ def run_process(lau: Launcher, task: Task) -> dict:
         task,
         out_path,
         err_path,
-        {
-            "reason": mon.reason,
-            "peak_rss": mon.peak_rss,
-            "oom_kills": oom_kills,
-            "cg_peak": cg_peak,
-            "host_floor": task.host_floor_bytes,
-            "detail": mon.detail,
-        },
+        classify.Seen(mon.reason, mon.peak_rss, oom_kills, cg_peak, task.host_floor_bytes, mon.detail),
     )
     rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
     return rec

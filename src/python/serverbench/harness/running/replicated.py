@@ -146,7 +146,7 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
         "kind": s.kind,
         "language": s.language,
         "server_language": s.server,
-        "server_settings": s.options.get("server_settings") or {},
+        "server_settings": dict(s.options.server_settings) if s.options else {},
         "cores": s.cores,
         "budget_bytes": s.budget,
         "result": result,

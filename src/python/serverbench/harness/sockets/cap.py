@@ -16,7 +16,7 @@ def server_cap(lau, task: Task, rec: dict, tag: str):
     """A memory-cap run (task.options.server_cap: IM2's search) holds the SERVER in a memory
     cgroup of task.memory_budget_bytes where this machine allows one (else the cap is
     judged from the probe's peak RSS: over_cap); the record's memory_enforcement says which."""
-    if not task.options.get("server_cap") or not task.memory_budget_bytes:
+    if not (task.options and task.options.server_cap) or not task.memory_budget_bytes:
         return None
     cg = None
     if lau.enforcement == "cgroup":
@@ -28,7 +28,7 @@ def server_cap(lau, task: Task, rec: dict, tag: str):
 def over_cap(rec: dict, task: Task, oom_kills: int) -> None:
     """A memory-cap run whose server the kernel killed for its cap (or whose sampled peak
     RSS passed the cap where no cgroup held it) is over_memory_budget."""
-    if not task.options.get("server_cap") or not task.memory_budget_bytes:
+    if not (task.options and task.options.server_cap) or not task.memory_budget_bytes:
         return
     peak = rec.get("server_rss_peak_bytes")
     if oom_kills:

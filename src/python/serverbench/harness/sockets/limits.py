@@ -11,8 +11,8 @@ import resource
 from serverbench import catalog
 from serverbench.harness.running import host
 from serverbench.harness.sockets import probe as sockets_probe
+from serverbench.plugins import PLACEMENTS
 
-PLACEMENTS = ("split", "shared")
 FD_OVERHEAD = 64  # descriptors a runtime needs besides its connections
 SYSCTLS = host.SOCKET_SYSCTLS
 

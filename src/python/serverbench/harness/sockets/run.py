@@ -12,7 +12,7 @@ recording wing hands to the Launcher):
   1. checks the limits (open files, ephemeral ports; from 1,024 connections the kernel's
      TCP memory and the host's memory floor) for task.params['connections']; a size they
      cannot hold is refused with one line (status failed_to_start);
-  2. starts the server (task.options['server_language'], default the client's language)
+  2. starts the server (task.options.server_language, default the client's language)
      as a fresh process in its own session, pinned to its CPUs, RLIMIT_NOFILE raised to
      the hard limit, stdin a pipe; waits for its one listening line (bounded);
   3. runs the client (task.language) pinned to the client CPUs, bounded by the timeout,
@@ -48,7 +48,6 @@ from serverbench.harness.sockets import accounting as sockets_bytes
 from serverbench.harness.sockets import probe as sockets_probe
 from serverbench.harness.sockets.cap import over_cap, server_cap
 from serverbench.harness.sockets.limits import (  # noqa: F401  (re-exported: the family's API)
-    PLACEMENTS,
     SocketLimitError,
     check_connections,
     check_memory_floors,
@@ -57,6 +56,7 @@ from serverbench.harness.sockets.limits import (  # noqa: F401  (re-exported: th
     sysctl_snapshot,
 )
 from serverbench.harness.sockets.server import STOP_WAIT_S, TERM_WAIT_S, Server  # noqa: F401  (re-exported)
+from serverbench.plugins import SocketOptions
 
 LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
 CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
@@ -71,7 +71,7 @@ def role_params(bench: str, role: str, params: dict) -> dict:
 
 
 def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
-    p = role_params(task.benchmark, "client", {**task.params, **task.options.get("client_params", {})})
+    p = role_params(task.benchmark, "client", dict(task.params))
     if contract.flag_of(task.benchmark, "client_timeout_s", "client"):  # it gives up (and reports) just before the kill
         p["client_timeout_s"] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
     threads = contract.flag_of(task.benchmark, "client_threads", "client")
@@ -79,12 +79,12 @@ def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
         p["client_threads"] = max(1, min(len(client_cpus or ()), int(threads.max)))
     per_server = catalog.benchmark(task.benchmark).socket_hooks.client_params
     if per_server is not None:  # what the benchmark sets per server (IM: its setup concurrency)
-        p.update(per_server(p, task.options.get("server_language", task.language)))
+        p.update(per_server(p, task.server_language))
     return p
 
 
 def server_params(task: Task) -> dict:
-    p = role_params(task.benchmark, "server", {**task.params, **task.options.get("server_params", {})})
+    p = role_params(task.benchmark, "server", dict(task.params))
     # a server that outlives its client ends by itself soon after the run
     if contract.flag_of(task.benchmark, "idle_timeout_s", "server"):
         p["idle_timeout_s"] = float(task.timeout_s + STOP_WAIT_S)  # never before the client could be done
@@ -109,13 +109,19 @@ def command(
     return prefix + contract.native_args(task.benchmark, params, task.variant, role), env
 
 
+def server_row(task: Task) -> SocketOptions:
+    """The task's server row; a task built without one runs the client's own language as
+    its server, split."""
+    return task.options or SocketOptions(task.language)
+
+
 # ---- the run's CPUs (interference is measured on them) -----------------------------------
 def run_cpus(lau, task: Task) -> list[int]:
     """Every CPU the run's server and client are pinned to: harness.running.interference counts the
     other processes' CPU time on these (SOCKET.cpus); every allowed CPU when the
     placement is impossible (the run is refused)."""
     try:
-        s, c = placement_cpus(lau.allowed_cpus, task.cores, task.options.get("placement", "split"), task.benchmark)
+        s, c = placement_cpus(lau.allowed_cpus, task.cores, server_row(task).placement, task.benchmark)
     except SocketLimitError:
         return sorted(lau.allowed_cpus)
     return sorted(set(s) | set(c))
@@ -125,8 +131,8 @@ def run_cpus(lau, task: Task) -> list[int]:
 # ---- one run ------------------------------------------------------------------------------
 def run_socket_task(lau, task: Task) -> dict:
     """One server + one client for one task; the raw record (see the module docstring)."""
-    server_lang = task.options.get("server_language", task.language)
-    placement = task.options.get("placement", "split")
+    row = server_row(task)
+    server_lang, placement = row.server_language, row.placement
     refused: str | None = None
     try:
         server_cpus, client_cpus = placement_cpus(lau.allowed_cpus, task.cores, placement, task.benchmark)
@@ -142,9 +148,9 @@ def run_socket_task(lau, task: Task) -> dict:
         task,
         server_lang,
         "server",
-        {**sparams, "port": task.options.get("port", 0)},
+        {**sparams, "port": 0},  # the server picks a free port and says which
         task.cores,
-        task.options.get("server_settings"),
+        dict(row.server_settings),
     )
     cargv_probe, cenv = command(lau, task, task.language, "client", {**cparams, "port": 1}, ccores)
     rec = lau.base_record(task, cargv_probe, cenv, [], "none")
@@ -277,7 +283,7 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
         rec["exit_code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
         rec["signal"] = os.WTERMSIG(status)
-    classify.classify(rec, replace(ctask, timeout_s=timeout_s), out_path, err_path, {"reason": mon.reason})
+    classify.classify(rec, replace(ctask, timeout_s=timeout_s), out_path, err_path, classify.Seen(mon.reason))
     rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
     rec["params"] = {k: v for k, v in ctask.params.items() if k != "host"}
 
