@@ -45,10 +45,11 @@ def _line(name, server, step, phase, run, attempt, value, *, param="rate_per_s",
     return rec
 
 
-def search(name, server, limit, *, censor_at=None, rerun_at=None, nodelay=False, chaos_ms=0, size=None):
-    """A replicated rate search: a step at rate r passes when r <= limit, fails above it, and is
-    censored (generator-limited after 3 attempts) from censor_at on; rerun_at: a rate whose
-    first run is re-run once (interfered) and then passes or fails as the rest."""
+def search(name, server, limit, *, censor_at=None, rerun_at=None, nodelay=False, chaos_ms=0, size=None, pass_p99=1e-3):
+    """A replicated rate search: a step at rate r passes when r <= limit (its runs' p99
+    pass_p99), fails above it, and is censored (generator-limited after 3 attempts) from
+    censor_at on; rerun_at: a rate whose first run is re-run once (interfered) and then passes
+    or fails as the rest."""
     out, step = [], 0
     kw = {"nodelay": nodelay, "chaos_ms": chaos_ms}
     if size is not None:
@@ -64,7 +65,7 @@ def search(name, server, limit, *, censor_at=None, rerun_at=None, nodelay=False,
         o = outcome(r)
         for run in range(1, runs + 1):
             last = run == runs
-            p99 = 1e-3 if o != "fail" else 30e-3
+            p99 = pass_p99 if o != "fail" else 30e-3
             decided = {"passed": o == "pass", "establishes": o == "fail"} if last else None
             if decided is not None:
                 decided["step_verdict"] = {"outcome": o, "median_p99_s": p99, "rate_per_s": r}

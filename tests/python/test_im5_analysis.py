@@ -251,6 +251,22 @@ def test_the_section_and_figure_of_a_protocol_5_sweep(whole, monkeypatch):
     plt.close(fig)
 
 
+def test_a_rate_no_replicated_step_met_is_said_so_not_not_run(tmp_path):
+    """A server whose rate search ran but none of whose replicated steps met a sensitivity
+    SLO (Go on the Intel host: every step's p99 above 5 ms) has no rate at it, and its cell
+    says so; a server whose search did not run is "not run"."""
+    rate = [r for s, v in {"go": 32000.0, "erlang": 16000.0}.items() for r in G.search("im_rate", s, v)]
+    rate += G.search("im_rate", "scala_akka", 8000.0, pass_p99=7e-3)  # within 10 ms and 20 ms, never 5 ms
+    P = processed_from(G.sweep(rate=rate), tmp_path)
+    per = report.per_server(P).set_index("server")
+    assert per.loc["Scala/Akka", "rate_at_10ms"] == per.loc["Scala/Akka", "rate_at_20ms"] == "8,000"
+    assert per.loc["Scala/Akka", "rate_at_5ms"] == "no replicated step met 5 ms"
+    assert per.loc["Go", "rate_at_5ms"] == "32,000"  # the control: met
+    assert "ngIRCd (C)" not in per.index or per.loc["ngIRCd (C)", "rate_at_5ms"] == "not run"
+    t = parts_v5.capacity_table(P).set_index("row")
+    assert pd.isna(t.loc["Scala/Akka", "rate_at_5ms"]) and t.loc["Go", "rate_at_5ms"] == 32000
+
+
 def test_a_protocol_3_sweep_is_read_as_before(tmp_path):
     P = processed_from(F.sweep(), tmp_path)
     assert not design.is_v5(P)
