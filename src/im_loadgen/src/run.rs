@@ -296,7 +296,13 @@ impl Gen {
     fn on_ready(&mut self, i: usize, readable: bool, writable: bool) {
         let Some(conn) = self.conns[i].as_mut() else { return };
         if conn.state == State::Connecting {
-            if let Ok(Some(_)) | Err(_) = conn.stream.take_error() {
+            if let Ok(Some(e)) | Err(e) = conn.stream.take_error() {
+                // refused: no server listening, a failed registration; reset after the server
+                // accepted it (a chaos kill before the client saw its connect complete): set up
+                // again, as a kill while it registers is
+                if e.kind() != std::io::ErrorKind::ConnectionRefused && self.reconnect(i) {
+                    return;
+                }
                 return self.close(i, false);
             }
             match conn.stream.peer_addr() {
@@ -351,7 +357,7 @@ impl Gen {
     }
 
     /// A client whose connection the server closed (EOF or reset, not a refusal) while it
-    /// was registering is connected again in the latency and fanout modes: there registration
+    /// was connecting or registering is connected again in the latency and fanout modes: there registration
     /// is setup, not what is measured, and a real IRC client reconnects. A chaos that kills
     /// connections from the server's start would otherwise take a client before its 001 and
     /// fail the run's setup (docs/im.md). Not in login mode, whose storm measures
@@ -359,15 +365,18 @@ impl Gen {
     /// server that drops a client there must not get it back. Bounded by the setup's
     /// --timeout-s, as every registration is. False: not done.
     fn reconnect(&mut self, i: usize) -> bool {
-        let registering = self.conns[i].as_ref().is_some_and(|c| c.state == State::Registering);
+        let state = self.conns[i].as_ref().map(|c| c.state);
+        let in_setup = matches!(state, Some(State::Connecting | State::Registering));
         let measured_after_setup = matches!(self.ctx.setup.mode, Mode::Latency | Mode::Fanout);
-        if !registering || !measured_after_setup {
+        if !in_setup || !measured_after_setup {
             return false;
         }
-        let mut conn = self.conns[i].take().expect("registering");
+        let mut conn = self.conns[i].take().expect("in setup");
         let _ = self.poll.registry().deregister(&mut conn.stream);
         self.ctx.setup_reconnects += 1;
-        self.ctx.connected -= 1; // counted again when it connects
+        if state == Some(State::Registering) {
+            self.ctx.connected -= 1; // counted again when it connects
+        }
         self.ctx.in_flight -= 1;
         self.ctx.to_reconnect.push(i);
         self.connect_more();
