@@ -70,7 +70,9 @@ def _forbidden(args) -> str | None:
 
 # Native tests that measure nothing: what a program prints or answers (the process-level
 # conformance runs, the IM transcript, the IM servers' behaviour under chaos, bursts and
-# dropped connections, whose every wait is a generous guard), what a notebook shows after real runs (the labs, the
+# dropped connections, whose every wait is a generous guard; not the setup under chaos, whose
+# test needs a kill to land while clients register, which a busy CPU made chance: 0 of 6 runs
+# on Erlang in one CI), what a notebook shows after real runs (the labs, the
 # smoke profile end to end), which JDK the harness accepts. They get the marker shares_cpu,
 # and scripts/test.sh runs them with the tests that start no native program, on every CPU.
 # Every other native test asserts times or CPU shares (socket and echo servers, serve, the
@@ -85,7 +87,6 @@ SHARES_CPU = (
     "tests/python/test_im_transcript.py",
     "tests/python/test_im_behaviour.py",
     "tests/python/test_im_servers.py",
-    "tests/python/test_im_setup_under_chaos.py",
 )
 
 
