@@ -102,6 +102,11 @@ def pytest_configure(config):
         "markers",
         "shares_cpu: a native test that measures nothing, run beside other tests (tests/python/conftest.py)",
     )
+    config.addinivalue_line(
+        "markers",
+        "alone: a native test of a SHARES_CPU file that needs a race to happen (a kill finding a "
+        "queue): run one at a time, as busy CPUs made it chance",
+    )
     # xdist's load scheduling first gives each worker a quarter of its share as one block of
     # consecutive tests, which with the longest first (below) would put them all on one
     # worker: hand tests out one at a time instead (unless --maxschedchunk was given)
@@ -117,7 +122,8 @@ def pytest_unconfigure(config):
 
 
 def pytest_itemcollected(item):
-    if item.get_closest_marker("native") and item.nodeid.split("::")[0].endswith(SHARES_CPU):
+    listed = item.nodeid.split("::")[0].endswith(SHARES_CPU)
+    if item.get_closest_marker("native") and listed and not item.get_closest_marker("alone"):
         item.add_marker(pytest.mark.shares_cpu)
 
 

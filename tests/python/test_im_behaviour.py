@@ -519,6 +519,7 @@ def _burst(port: int, pairs: int, per_sender: int) -> tuple[int, int, dict]:
 
 
 @NATIVE
+@pytest.mark.alone  # a kill must find a queue: beside other tests tokio's did not in 3 runs (a CI run)
 @pytest.mark.parametrize("chaos", ["queued", "off"])
 @pytest.mark.parametrize("lang", OURS)
 def test_a_kill_with_a_queue_loses_messages_and_the_server_counts_them(tmp_path, lang, chaos):
