@@ -308,11 +308,14 @@ def test_a_resolved_profile_is_a_frozen_value():
         ('placements = ["beside"]', "im.options.placements: 'beside' is not one of split, shared"),
         ('server_settings = { ngircd = { nodelay = ["sometimes"] } }', "im.options.server_settings: .*sometimes"),
         ('server_settings = { ngircd = { tcp = ["on"] } }', "im.options.server_settings: .*tcp"),
+        ('original_buffer_pairs = ["go-go"]', "im.options.original_buffer_pairs: 'go-go' is not client/server"),
+        ('original_buffer_pairs = ["go/cobol"]', "unknown language 'cobol'"),
     ],
 )
 def test_a_socket_tables_options_are_checked_when_it_is_planned(tmp_path, options, message):
-    """A misspelt option, an unknown server, placement or server setting in a socket table
-    stops the plan naming it (it once passed silently into every task's group id)."""
+    """A misspelt option, an unknown server, placement, server setting or original-buffer
+    pair in a socket table stops the plan naming it (it once passed silently into every
+    task's group id; a misnamed pair ran nothing)."""
     from serverbench.harness.planning.plan import make_plan
 
     good = 'options = { server_languages = ["go", "ngircd"], placements = ["split"] }'

@@ -32,7 +32,8 @@ class ServerTable:
     @classmethod
     def of(cls, options: Mapping, where: str) -> ServerTable:
         """The table's options, or ProfileError naming what is wrong (an unknown key, an
-        unknown server or setting, a placement other than split and shared)."""
+        unknown server or setting, a placement other than split and shared, an original-buffer
+        pair that is not client/server of known languages)."""
         known = [f.name for f in fields(cls)]
         unknown = sorted(set(options) - set(known))
         if unknown:
@@ -42,7 +43,12 @@ class ServerTable:
         bad = [p for p in placements if p not in PLACEMENTS]
         if bad:
             raise ProfileError(f"{where}.placements: {bad[0]!r} is not one of {', '.join(PLACEMENTS)}")
-        pairs = options.get("original_buffer_pairs")  # "client/server" names: a pair named wrongly runs nothing
+        pairs = options.get("original_buffer_pairs")
+        for pair in _strings(pairs or ()):  # a pair named wrongly would silently run nothing
+            halves = pair.split("/")
+            if len(halves) != 2:
+                raise ProfileError(f"{where}.original_buffer_pairs: {pair!r} is not client/server (e.g. go/go)")
+            languages(halves, f"{where}.original_buffer_pairs")
         settings = runtime_settings(options.get("server_settings") or {}, f"{where}.server_settings")
         return cls(
             None if servers is None else tuple(languages(_strings(servers), f"{where}.server_languages")),
