@@ -146,13 +146,14 @@ def memory(server, cap, held, clients_max=19000):
     return out
 
 
-def loss(server, lost, control_lost, rate=2000.0, dropped=50):
+def loss(server, lost, control_lost, rate=2000.0, dropped=50, session_lost=None):
     """IM5 (b): 3 rounds at 1, 10 and 100 kills/s (any process, random), lost[kps] per run;
-    3 of session kills at 10/s (random), lost[10] per run; and the queued-kill control at 10/s
-    losing control_lost per run."""
+    3 of session kills at 10/s (random), session_lost (default lost[10]) per run; and the
+    queued-kill control at 10/s losing control_lost per run."""
     out = []
     plan = [("random", k, "any", lost.get(k, 0)) for k in (1, 10, 100)]
-    plan += [("random", 10, "session", lost.get(10, 0)), ("queued", 10, "session", control_lost)]
+    session = lost.get(10, 0) if session_lost is None else session_lost
+    plan += [("random", 10, "session", session), ("queued", 10, "session", control_lost)]
     for pick, kps, target, n in plan:
         for rnd in (1, 2, 3):
             res = {"rule": "im_chaos_loss", "search": "im_chaos_rate", "server_language": server,

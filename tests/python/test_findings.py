@@ -116,6 +116,12 @@ def test_fmt_rules():
     html = cells.style(pd.DataFrame({"rate_per_s": [2000], "lost_at_10_per_s": [990], "p99_s": [0.005]})).to_html()
     assert "2000" in html and "990" in html and "min" not in html and "5.00 ms" in html
     assert "rate_per_s" in html and "lost_at_10_per_s" in html and ">p99<" in html
+    # a table's integers are grouped alike once one reaches 10,000 (IM5's losses: "9445" once
+    # stood beside "11,824", "1384" beside "14,831"); a table without one keeps "2026" (the control)
+    html = cells.style(pd.DataFrame({"lost": [9445, 11824, 830], "at_1": [1384, 2, 3]})).to_html()
+    assert "9,445" in html and "11,824" in html and ">830<" in html and "1,384" in html
+    html = cells.style(pd.DataFrame({"lost": [9445, 830], "year": [2026, 2018]})).to_html()
+    assert "9445" in html and "2026" in html and "9,445" not in html and "2,026" not in html
 
 
 def test_glossary_defines_each_term_once():

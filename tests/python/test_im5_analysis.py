@@ -54,10 +54,10 @@ def test_the_rules_are_protocol_5s_as_frozen():
 
 def test_the_search_results_and_the_capacity(whole):
     cap = tables_v5.capacity(whole)
-    assert cap["bound"] == "established" and cap["value"] == pytest.approx(197_403, rel=1e-4)
+    assert cap.bound == "established" and cap.value == pytest.approx(197_403, rel=1e-4)
     r = tables_v5.rates(whole)
-    assert r["go"]["value"] == pytest.approx(32000) and r["go"]["bound"] == "established"
-    assert r["ngircd nodelay"]["value"] > 1.9 * r["ngircd"]["value"]  # both rows of a production server
+    assert r["go"].value == pytest.approx(32000) and r["go"].bound == "established"
+    assert r["ngircd nodelay"].value > 1.9 * r["ngircd"].value  # both rows of a production server
     t = parts_v5.capacity_table(whole).set_index("row")
     assert {"ngIRCd (C), as shipped", "ngIRCd (C), TCP_NODELAY"} <= set(t.index)
     assert t.loc["Go", "share_of_capacity"] == pytest.approx(0.162105)  # 6 significant digits
@@ -68,11 +68,13 @@ def test_a_server_at_0_6_x_capacity_is_at_least_and_decides_only_where_any_highe
     recs = G.sweep(rates={"go": 22627.0, "erlang": 32000.0, "scala_akka": 8000.0}, capacity=cap)
     P = processed_from(recs, tmp_path)
     r = tables_v5.rates(P)
-    assert r["erlang"]["bound"] == "at_least" and "headroom" in r["erlang"]["why"]
+    assert r["erlang"].bound == "at_least" and "headroom" in r["erlang"].why
     (v,) = check_all(P, ids={"IM4"})
     assert v.verdict == CONTRADICTED  # 'at least 32,000' > 1.1 x Go's established 22,627 for any higher value
     t = parts_v5.capacity_table(P).set_index("row")
     assert t.loc["Erlang", "censored"].startswith("yes") and t.loc["Go", "censored"] == ""
+    # a sensitivity SLO's rate is censored by the same rule (shown, never deciding)
+    assert t.loc["Erlang", "rate_at_20ms"] == "at least 32,000" and not t.loc["Go", "rate_at_20ms"].startswith("at")
     # Go censored (0.6 x capacity) above Erlang's established rate: yes holds for any higher Go
     recs = G.sweep(rates={"go": 32000.0, "erlang": 16000.0, "scala_akka": 8000.0}, capacity=53_000.0)
     assert judge(recs, "IM4", tmp_path / "b").verdict == SUPPORTED
@@ -96,7 +98,7 @@ def test_im4_a_censored_step_stops_the_search_at_least(tmp_path):
                    + G.search("im_rate", "erlang", 90000.0, censor_at=22627.0))  # fmt: skip
     P = processed_from(recs, tmp_path)
     r = tables_v5.rates(P)["erlang"]
-    assert r["bound"] == "at_least" and "censored" in r["why"]
+    assert r.bound == "at_least" and "censored" in r.why
     re = parts_v5.reruns_table(P)
     assert set(re["rerun_reason"]) == {"generator"} and (re["row"] == "Erlang").all()
     assert judge(recs, "IM4", tmp_path / "v").verdict == INCONCLUSIVE
@@ -110,7 +112,7 @@ def test_every_run_and_every_rerun_with_its_reason(tmp_path):
     runs = parts_v5.runs_table(P)
     grid = runs[(runs["search"] == "im_rate") & (runs["phase"] != "scout") & runs["final"]]
     assert (grid.groupby(["row", "step"]).size() == 3).all()  # three final runs a replicated step
-    assert tables_v5.rates(P)["go"]["value"] == pytest.approx(32000)  # the re-run's final attempt counts
+    assert tables_v5.rates(P)["go"].value == pytest.approx(32000)  # the re-run's final attempt counts
 
 
 def test_the_runs_table_gives_a_channel_size_to_fanout_runs_only_and_names_the_null_sink(whole):
@@ -137,7 +139,7 @@ def test_im2_by_the_count_within_the_128_mib_cap(tmp_path, held, expected, resul
 
 def test_im2s_table_shows_both_caps_and_live_bytes(whole):
     t = parts_v5.memory_table(whole).set_index("server")
-    assert t.loc["Scala/Akka", "held_at_128MiB"] == "at least 19,000" and "held_at_256MiB" in t
+    assert t.loc["Scala/Akka", "held_within_128MiB"] == "at least 19,000" and "held_within_256MiB" in t
     # the MEMORY answer's live bytes (3,000 a client), not the RSS's 6,000
     assert t.loc["Go", "live_bytes_per_client"] == pytest.approx(3000, rel=0.02)
     # every cell of the column prints alike: a median that happened to be whole printed
@@ -222,8 +224,8 @@ def test_a_control_whose_runs_were_all_invalid_is_no_valid_run_not_not_run(tmp_p
     assert v.verdict == "not testable on this machine", v.verdict
     assert "no valid queued-kill control run for Erlang" in v.why and "loss run" not in v.why, v.why
     # a search censored before any step passed is unknown, not 'none' (Pekko in that sweep)
-    assert tables_v5.rate_text({"value": None, "bound": "at_least"}) == "unknown: censored before any pass"
-    assert tables_v5.rate_text({"value": None, "bound": "none"}) == "no step decided"
+    assert tables_v5.rate_text(tables_v5.Result(None, "at_least", "")) == "unknown: censored before any pass"
+    assert tables_v5.rate_text(tables_v5.Result(None, "none", "")) == "no step decided"
 
 
 def test_fanout_at_saturation(whole):
@@ -246,6 +248,9 @@ def test_the_section_and_figure_of_a_protocol_5_sweep(whole, monkeypatch):
     assert sum(isinstance(b, pd.DataFrame) for b in blocks) >= 7 and "**Re-runs**: none." in text
     per = report.per_server(whole).set_index("server")
     assert per.loc["Go", "rate_at_10ms"] == "32,000" and per.loc["Erlang", "chaos_kept"] == 1.0
+    # protocol 5's memory measure beside its IM2 table's (not protocol 3's RSS difference)
+    assert "live_bytes_per_client" in per.columns and "bytes_per_idle_client" not in per.columns
+    assert per.loc["Go", "live_bytes_per_client"] == pytest.approx(parts_v5.live_bytes_per_client(whole)["go"])
     fig = figures.draw("fig_im5_search", whole, save_files=False)
     assert fig is not None
     plt.close(fig)
@@ -254,7 +259,8 @@ def test_the_section_and_figure_of_a_protocol_5_sweep(whole, monkeypatch):
 def test_a_rate_no_replicated_step_met_is_said_so_not_not_run(tmp_path):
     """A server whose rate search ran but none of whose replicated steps met a sensitivity
     SLO (Go on the Intel host: every step's p99 above 5 ms) has no rate at it, and its cell
-    says so; a server whose search did not run is "not run"."""
+    says so, in the numbers table and in the capacity table; a server whose search did not
+    run is "not run"."""
     rate = [r for s, v in {"go": 32000.0, "erlang": 16000.0}.items() for r in G.search("im_rate", s, v)]
     rate += G.search("im_rate", "scala_akka", 8000.0, pass_p99=7e-3)  # within 10 ms and 20 ms, never 5 ms
     P = processed_from(G.sweep(rate=rate), tmp_path)
@@ -264,7 +270,33 @@ def test_a_rate_no_replicated_step_met_is_said_so_not_not_run(tmp_path):
     assert per.loc["Go", "rate_at_5ms"] == "32,000"  # the control: met
     assert "ngIRCd (C)" not in per.index or per.loc["ngIRCd (C)", "rate_at_5ms"] == "not run"
     t = parts_v5.capacity_table(P).set_index("row")
-    assert pd.isna(t.loc["Scala/Akka", "rate_at_5ms"]) and t.loc["Go", "rate_at_5ms"] == 32000
+    assert (
+        t.loc["Scala/Akka", "rate_at_5ms"] == "no replicated step met 5 ms" and t.loc["Go", "rate_at_5ms"] == "32,000"
+    )
+    assert pd.isna(t.loc["generator (null sink): certified capacity", "rate_at_5ms"])  # no sensitivity search
+    (v,) = check_all(P, ids={"IM4"})  # the claim's evidence, shown beside it: no "0/s"
+    shown = [c.why for c in v.comparisons if c.config == "SLO p99 <= 5 ms" and "Akka" in c.label]
+    assert shown == ["sensitivity SLO, shown: Go 32,000/s, other no replicated step met 5 ms"]
+
+
+def test_a_rate_piece_shows_im5s_own_numbers_per_server(tmp_path, monkeypatch):
+    """A rate piece (no grid runs) shows each server's chaos kept and IM5(b)'s loss, the
+    messages lost to session kills, not "not run" (the Intel rate piece's numbers table
+    once did, beside "IM5 supported") and not the loss to kills of any process."""
+    loss = G.loss("erlang", {10: 4}, 5, session_lost=0) + G.loss("go", {10: 3}, 40, session_lost=2)
+    P = processed_from(G.sweep(idle=[], loss=loss), tmp_path)
+    assert report.T.runs(P).empty  # no grid run, as in a rate piece
+    per = report.per_server(P).set_index("server")
+    assert per.loc["Erlang", "chaos_kept"] == 1.0 and per.loc["Go", "chaos_kept"] == pytest.approx(
+        11314 / 32000, rel=1e-3
+    )
+    assert per.loc["Erlang", "chaos_lost"] == 0 and per.loc["Go", "chaos_lost"] == 6  # not any-process 12 and 9
+    assert per.loc["Scala/Akka", "chaos_kept"] == "not run"  # the control: no chaos search of its own
+    shaken = G.sweep(idle=[], loss=loss, chaos={"erlang": 16000.0, "go": 64000.0}, capacity=100_000.0)
+    censored = report.per_server(processed_from(shaken, tmp_path / "c")).set_index("server")
+    assert censored.loc["Go", "chaos_kept"] == "unknown (a search censored)"  # 64,000 >= the headroom: at least
+    monkeypatch.setattr(report, "paper_scale_verdicts", lambda: {})
+    assert "kept 1.00, 0 lost" in report.advice_table(P, report.per_server(P)).iloc[-1]["Go / Erlang / Scala/Akka"]
 
 
 def test_a_protocol_3_sweep_is_read_as_before(tmp_path):
@@ -288,3 +320,14 @@ def test_a_fanout_only_piece_renders_its_parts_and_no_empty_table(tmp_path, monk
     assert "**Fan-out at saturation**" in text and "no part that judges a prediction" in text
     assert "**IM2" not in text and "**IM5" not in text and "certified capacity" not in text
     assert any("channel_size" in t.columns for t in tables)
+
+
+def test_a_claim_decided_by_a_rule_of_its_own_lists_no_empty_region():
+    """IM4's yes is the limit rule, IM5(b)'s 'zero in every run': their definitions once
+    read "Regions: highest: yes <= inf; no ."; a ratio claim keeps its regions (IM1)."""
+    from serverbench.analysis.claims import engine
+
+    defs = {c.id: c.definition for c in engine.all_claims()}
+    assert "Regions:" not in defs["IM4"] and "inf" not in defs["IM4"]
+    assert defs["IM5"].endswith("Regions: not lower: yes >= 0.8; no <= 0.64.")  # (b)'s zero rule: no region
+    assert defs["IM1"].endswith("Regions: lower: yes <= 1; no >= 1.")

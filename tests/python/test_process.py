@@ -177,6 +177,55 @@ def test_report_tables(tmp_path):
     assert len(report.reference_notes()) == 3
 
 
+def test_a_search_attempt_is_retried_ok_only_by_its_own_step():
+    """A scout step and a grid step at one rate share a config_id and a trial (the run
+    number): an invalid scout attempt was once counted "retried ok" by the grid step's ok
+    run, so an IM report's failures table claimed more re-runs than its re-run table listed."""
+    from serverbench.analysis.reading import side_tables
+
+    runs = pd.DataFrame(
+        {
+            "table": "im_rate",
+            "language": "im_loadgen",
+            "config_id": "c",
+            "trial": [1, 1, 1, 1],
+            "search_name": ["im_rate"] * 4,
+            "search_step": [8, 10, 11, 11],
+            "status": ["invalid", "ok", "invalid", "ok"],
+            "is_ok": [False, True, False, True],
+            "status_reason": "generator",
+            "stderr_last_line": "",
+        }
+    )
+    f = side_tables.failures(runs).set_index("status")
+    assert f.loc["invalid", "count"] == 2 and f.loc["invalid", "retried_ok"] == 1  # step 11's, not step 8's
+    plain = runs.drop(columns=["search_name", "search_step"])  # the control: no search, one key
+    assert side_tables.failures(plain).set_index("status").loc["invalid", "retried_ok"] == 2
+
+
+def test_a_socket_sweeps_machine_table_names_its_servers_runtimes():
+    """The servers' runtimes (their own records, in the runs table) are listed beside the
+    clients' (sweep.json); an IM report once named only the load generator's."""
+    from types import SimpleNamespace
+
+    from serverbench.analysis.reporting import report
+
+    runs = pd.DataFrame(
+        {
+            "is_ok": [True, True, False, True],
+            "server_language": ["erlang", "ngircd", "go", "im_loadgen"],
+            "server.record.runtime.name": ["erlang", "ngircd", "go", "rust"],
+            "server.record.runtime.version": ["OTP 25", "26.1", "go1.26", "1.95.0"],
+        }
+    )
+    info = {"host": {}, "runtime_versions": {"im_loadgen": ["rust 1.95.0"]}}
+    m = report.machine_table(SimpleNamespace(info=info, runs=runs)).set_index("item")["value"]
+    assert m["runtime: Erlang (server)"] == "erlang OTP 25" and m["runtime: ngIRCd (C) (server)"] == "ngircd 26.1"
+    assert "runtime: Go (server)" not in m  # its only run was not ok
+    assert "runtime: IM load generator (server)" not in m  # the null sink: the same runtime as the client's
+    assert report.server_runtimes(pd.DataFrame({"is_ok": [True]})) == {}  # a sweep without servers
+
+
 def test_a_registered_table_of_another_benchmark_is_processed(tmp_path, monkeypatch):
     """A module declares a table for its own benchmark: its params and metrics become
     columns, summary.csv and ratios.csv cover it, P.values reads it."""

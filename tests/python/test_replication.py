@@ -55,6 +55,16 @@ def test_the_record_counts_verdicts_by_design_and_version_by_machine(tmp_path):
     assert replication.flips(rec) == [("C2", "quick-a", "quick-b"), ("C2", "quick-a", "quick-c")]
 
 
+def test_the_record_says_not_testable_without_blaming_the_machine(tmp_path):
+    """A claim a piece did not run is "not testable on this machine" in its claims table; the
+    count over sweeps says "not testable" (the reason is most often the piece)."""
+    _sweep(tmp_path, "quick-a", "AMD EPYC", AFTER_V2, {"C1": "not testable on this machine", "C2": "supported"})
+    _sweep(tmp_path, "quick-b", "AMD EPYC", AFTER_V2, {"C1": "supported", "C2": "supported"})
+    c = replication.counts(replication.record("quick", tmp_path)).set_index("id")
+    got = c.loc["C1", "confirmation, protocol 2"]
+    assert got == "not testable in 1 of 2 (1/2 AMD EPYC); supported in 1 of 2 (1/2 AMD EPYC)", got
+
+
 def test_a_sweep_between_the_two_freezes_is_a_confirmation_sweep_of_protocol_1():
     assert replication.design_of(BEFORE) == (1, "exploratory")
     assert replication.design_of(AFTER_V1) == (1, "confirmation")

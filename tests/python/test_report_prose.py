@@ -332,3 +332,61 @@ def test_a_prediction_no_sweep_could_judge_cites_the_piece_that_ran_its_part(tmp
     assert chosen["IM5"] == ("im-rate-20260103T000000Z", "not testable", 6)  # it ran the loss runs
     assert chosen["IM4"][0] == "im-rate-20260103T000000Z"
     assert chosen["IM1"][0] == "im-fanout-20260104T000000Z"  # none ran it: the newest, as before
+
+
+def test_a_sweep_run_as_a_piece_names_the_piece_as_the_reason(tmp_path):
+    """An `im` piece (a session started with --piece) and every `paper` sweep are pieces: a
+    claim they could not judge is "not testable (the piece did not run it)"; a whole `im`
+    sweep's is "the profile did not run it" (the control)."""
+    from serverbench.analysis.reporting import notebook, vocabulary
+
+    def sweep(name: str, argv: list[str]) -> Path:
+        (tmp_path / name).mkdir()
+        line = {"event": "start", "session": 1, "argv": ["serverbench", "run", "--profile", "im", *argv]}
+        (tmp_path / name / "sessions.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+        return tmp_path / name
+
+    assert notebook.ran_a_piece("im", sweep("im-storm-x", ["--piece", "storm"]))
+    assert notebook.ran_a_piece("im", sweep("im-rate-x", ["--piece=rate"]))
+    assert not notebook.ran_a_piece("im", sweep("im-x", []))
+    assert notebook.ran_a_piece("paper", sweep("paper-x", []))
+    assert vocabulary.labelled("not testable on this machine", "no rate search", piece=True).endswith(
+        f"({vocabulary.PIECE})"
+    )
+
+
+def test_a_sweep_that_judges_no_claim_says_so(tmp_path):
+    """A figure-only sweep (the im fan-out piece) once opened with "0 claims: ."."""
+    text = findings.first_screen([], not_decided="**Not decided by this piece** (it ran none of their benchmarks): C1.")
+    assert text.startswith("**No claim is judged by this sweep.**") and "0 claims" not in text
+    assert text.endswith("C1.") and "Each line below" not in text
+    V = claims.check_all(_pingping(tmp_path))
+    assert findings.first_screen(V).startswith(f"**{len(V)} claims:**")  # the control: a sweep with claims
+    assert findings.verdict_index(V[:1]).startswith("**1 claim:**")  # not "1 claims"
+
+
+def test_a_piece_that_ran_a_claims_benchmark_in_another_table_keeps_its_line():
+    """The IM chaos piece runs only searches (table im_rate); IM4 reads the im table, of the
+    same benchmark: its not-testable line is shown with its reason, not lumped among the
+    claims of benchmarks the sweep never ran (C1, the control)."""
+    from types import SimpleNamespace
+
+    V = [SimpleNamespace(id=c, verdict="not testable on this machine") for c in ("C1", "IM4")]
+    shown, line = findings.split_undecided(V, {"im_rate"})
+    assert [v.id for v in shown] == ["IM4"] and line.endswith("(it ran none of their benchmarks): C1.")
+
+
+def test_claims_decided_by_searches_are_named_as_having_no_interval():
+    """The method paragraph says every comparison has an interval paired by round; IM4's
+    and IM5's comparisons (searches) have none, and the paragraph says so of them only."""
+    from types import SimpleNamespace
+
+    from serverbench.analysis.reporting import method
+
+    def verdict(cid, ci):
+        return SimpleNamespace(id=cid, comparisons=[SimpleNamespace(ci=ci)], evidence=None, protocol=5)
+
+    V = [verdict("IM1", object()), verdict("IM4", None), verdict("IM5", None)]
+    text = method.claims_checked(V)
+    assert "IM4, IM5 are decided by searches" in text and "IM1" not in text
+    assert "decided by searches" not in method.claims_checked([verdict("IM1", object())])  # the control

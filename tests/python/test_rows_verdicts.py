@@ -10,6 +10,7 @@ render the tables; the rows are parsed back from their markdown."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -150,3 +151,15 @@ def test_every_row_of_the_summary_table_shows_a_ratio_that_gives_its_verdict(cla
                 (x, _), finite = printed[0], [y for y in c.comparisons if y.ratio == y.ratio]
                 if finite:
                     assert x.ratio == x.ratio and verdictrule.room(x) == min(verdictrule.room(y) for y in finite)
+
+
+def test_an_unclear_ratio_inside_the_no_region_says_why_it_is_not_a_no():
+    """C7a's 0.14 [0.0523, 0.375] lies in its no region (<= 0.8) yet is unclear: between 2
+    sweeps its 'no' must hold at Holm's level, where the interval is wider. The row says so;
+    an unclear one outside the no region says nothing more (the control)."""
+    regions = (1.0, float("inf"), 0.8, float("inf"))  # higher: yes >= 1; no <= 0.8 (no_below, no_above)
+    x = scale.Combined("p", "Erlang/Akka", "cores=1", ["a", "b"], [0.1, 0.2], 0.14, 0.0523, 0.375, scale.UNCLEAR,
+                       regions, holm_level=0.9875)  # fmt: skip
+    assert verdictrule.holm_note(x) == "in the no region at 90%, not at the 98.8% Holm's correction asks"
+    assert verdictrule.holm_note(dataclasses.replace(x, hi=0.9)) == ""
+    assert verdictrule.holm_note(dataclasses.replace(x, result=scale.NO)) == ""

@@ -46,6 +46,21 @@ def test_the_write_ups_numbers_are_judged_as_points_and_recover_their_findings(t
     assert all(text[cid] == "supported" for cid in written_up), text
 
 
+def test_a_claim_the_sources_numbers_cannot_judge_says_why_not_the_machine():
+    own = sourcedata.own_data_column(
+        pd.DataFrame(
+            {"id": ["IM4"], "verdict": ["not testable on this machine"], "numbers": [""], "why": ["no steps"]}
+        ),
+        pd.DataFrame(columns=["id", "verdict", "numbers", "why"]),
+    )
+    assert own[sourcedata.OWN].tolist() == ["not testable on this machine: no steps"]  # the claims table's word
+    from serverbench.analysis.reporting import vocabulary  # the report's words: never the machine here
+
+    words = own[sourcedata.OWN].map(vocabulary.source_data_text).tolist()
+    assert words == ["not testable (the source's data lack it): no steps"]
+    assert vocabulary.source_data_text("supported") == "supported"
+
+
 def test_a_supported_verdict_needs_no_reason():
     own = sourcedata.own_data_column(
         pd.DataFrame({"id": ["C3"], "verdict": ["supported"], "numbers": [""], "why": [""]}),

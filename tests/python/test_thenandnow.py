@@ -253,7 +253,7 @@ def test_a_second_sweep_of_a_piece_shows_beside_the_newest_and_enters_the_verdic
         assert r.other_ratios == (thenandnow.num(r.ratio) if r.ratio == r.ratio else "\u2014"), r
     assert set(t[t.figure != "Fig. 3"].other_ratios) == {""}
     md = thenandnow.markdown(t)
-    assert "| older sweeps | decides |" in md and "older sweeps* gives ours / paper" in md
+    assert "| older sweeps | decides |" in md and "older sweeps* column gives ours / paper" in md
     c = abstract.claims(tmp_path)
     c1 = c[(c.id == "C1") & (c.piece == "pingping")].iloc[0]
     # the twin is recorded after protocol 4's freeze: its pooled rule stands ("2 sweeps, pooled sd")

@@ -268,7 +268,7 @@ def _with_fair_as(runs: pd.DataFrame, step: str) -> pd.DataFrame:
     return pd.concat([runs, extra], ignore_index=True)
 
 
-def sentence(row, decomp: pd.DataFrame) -> str:
+def sentence(row) -> str:
     """One sentence per claim: which quirk changes the verdict (from the measured numbers)."""
     if row["fair"] == row["paper"]:
         return f"{row['id']}: the same verdict under both variants ({row['fair']}): the language, not the code."

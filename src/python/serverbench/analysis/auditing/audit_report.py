@@ -61,7 +61,7 @@ def language_or_code(P) -> list:
             "Every claim under the fair and the paper variant (the paper column judges the values the "
             "original programs would have printed):",
             C[["id", "claim", "fair", "paper", "quirks_that_flip"]],
-            "\n".join(f"* {audit.sentence(r, D)}" for _, r in C.iterrows()),
+            "\n".join(f"* {audit.sentence(r)}" for _, r in C.iterrows()),
         ]
     return blocks
 

@@ -142,8 +142,10 @@ class Claim(registry.Entry):
     @property
     def definition(self) -> str:
         c = protocol.claim(self.id)
-        regions = "; ".join(protocol.region(self.id, k).text() for k in c if k.startswith("yes"))
-        return f"{c['quantity']}. Deciding: {c['deciding']}. Regions: {regions}."
+        # a yes by a rule of its own (IM's 'limit', 'zero') has no ratio region: its deciding text says it
+        keys = [k for k in c if k.startswith("yes") and not (isinstance(c[k], dict) and "rule" in c[k])]
+        regions = "; ".join(protocol.region(self.id, k).text() for k in keys)
+        return f"{c['quantity']}. Deciding: {c['deciding']}." + (f" Regions: {regions}." if regions else "")
 
     def registry_keys(self) -> tuple[tuple[str, str], ...]:
         return (("claims", self.id),)

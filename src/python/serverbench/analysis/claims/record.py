@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench import paths, protocol
-from serverbench.analysis.claims import effects, engine
+from serverbench.analysis.claims import effects, engine, results
 from serverbench.analysis.reading import csvout
 
 FOLDER = "replication"
@@ -204,8 +204,12 @@ def counts(rec: pd.DataFrame) -> pd.DataFrame:
 
 
 def line(g: pd.DataFrame) -> str:
+    """'supported in 2 of 3 (1/1 AMD EPYC, 1/2 Intel Xeon); ...': the verdicts most frequent
+    first, in the shared words ('not testable', not the claims tables' 'not testable on this
+    machine': in most other sweeps the reason is the piece, not the machine)."""
     if g.empty:
         return "none yet"
+    g = g.assign(verdict=g["verdict"].map(results.word))
     n = len(g)
     parts = []
     for verdict, gv in sorted(g.groupby("verdict"), key=lambda x: -len(x[1])):

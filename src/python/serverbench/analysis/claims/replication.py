@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from serverbench import protocol
-from serverbench.analysis.claims import effects, engine
+from serverbench.analysis.claims import effects, engine, results
 from serverbench.analysis.claims.record import (  # noqa: F401  (the record's names, importable from here)
     COLUMNS,
     CONFIRMATION,
@@ -104,11 +104,8 @@ def quote(cid: str) -> str:
     return f"**{cid}** \u201c{protocol.claim(cid)['sentence'].rstrip('.')}\u201d"
 
 
-NOT_TESTABLE = "not testable"  # the claims tables' "not testable on this machine", without its reason
-
-
-def _word(verdict: str) -> str:
-    return NOT_TESTABLE if str(verdict).startswith(NOT_TESTABLE) else str(verdict)
+NOT_TESTABLE = results.NOT_TESTABLE_WORD  # the claims tables' "not testable on this machine", without its reason
+_word = results.word
 
 
 def _confirming(rec: pd.DataFrame) -> tuple[pd.DataFrame, str]:

@@ -65,8 +65,12 @@ def failures(runs: pd.DataFrame) -> pd.DataFrame:
     d = runs[runs["status"] != "ok"]
     if d.empty:
         return pd.DataFrame(columns=["table", "language", "status", "count", "retried_ok", "example_reason"])
-    ok_keys = set(map(tuple, runs[runs["is_ok"]][["config_id", "trial"]].itertuples(index=False)))
-    d = d.assign(retried_ok=[(c, t) in ok_keys for c, t in zip(d["config_id"], d["trial"])])
+    # a search's attempts are one run only within one step of one search: a scout step and a
+    # grid step at one rate share a config_id and a trial (its run number)
+    cols = ["config_id", "trial"] + [c for c in ("search_name", "search_step") if c in runs]
+    key = runs[cols].astype(object).where(runs[cols].notna(), "").astype(str).apply(tuple, axis=1)
+    ok_keys = set(key[runs["is_ok"]])
+    d = d.assign(retried_ok=[k in ok_keys for k in key[d.index]])
     out = d.groupby(["table", "language", "status"], as_index=False).agg(
         count=("status", "size"),
         retried_ok=("retried_ok", "sum"),

@@ -47,12 +47,13 @@ def sig(x: float, digits: int = 3) -> str:
     return s
 
 
-def fmt(x) -> str:
-    """One table cell: integers as integers with thousands separators from 10,000, whole
-    floats from 1,000 (as `sig` writes the other floats of their column: 2,644 beside 3,274);
-    other numbers to 3 significant digits (`sig`); timestamps to the second;
-    missing (None, NaN, NaT) as an em dash; text as it is, with any timestamp in it cut to
-    the second."""
+def fmt(x, group_from: int | None = None) -> str:
+    """One table cell: integers as integers with thousands separators from 10,000 (from
+    `group_from` when given: `style` gives 1,000 in a table that holds one of 10,000 or
+    more, so 9,445 stands beside 11,824), whole floats from 1,000 (as `sig` writes the other
+    floats of their column: 2,644 beside 3,274); other numbers to 3 significant digits
+    (`sig`); timestamps to the second; missing (None, NaN, NaT) as an em dash; text as it
+    is, with any timestamp in it cut to the second."""
     if is_missing(x):
         return DASH
     if isinstance(x, bool):
@@ -67,8 +68,23 @@ def fmt(x) -> str:
         return _FRACTION_OF_SECOND.sub(r"\1", str(x))
     if math.isfinite(f) and f == int(f) and abs(f) < 1e15:
         n = int(f)
-        return f"{n:,}" if abs(n) >= (1000 if isinstance(x, float) else 10_000) else str(n)
+        start = 1000 if isinstance(x, float) else group_from or 10_000
+        return f"{n:,}" if abs(n) >= start else str(n)
     return sig(f)
+
+
+def _has_wide_integer(column: pd.Series) -> bool:
+    """Whether a column holds a whole number of 10,000 or more."""
+    for x in column:
+        if isinstance(x, bool) or isinstance(x, str) or is_missing(x):
+            continue
+        try:
+            f = float(x)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(f) and f == int(f) and abs(f) >= 10_000:
+            return True
+    return False
 
 
 def fmt_seconds(x) -> str:
@@ -104,10 +120,12 @@ def is_seconds(column) -> bool:
 
 
 def style(df: pd.DataFrame, index: bool = False):
-    """df as a pandas Styler with every cell through `fmt`, seconds columns through
+    """df as a pandas Styler with every cell through `fmt` (a table's integers grouped alike
+    once any reaches 10,000: 1,384 beside 14,831), seconds columns through
     `fmt_seconds` (their header without its '(s)': the cells carry their unit), the index
     hidden unless asked for."""
-    st = df.style.format(fmt)
+    group_from = 1000 if any(_has_wide_integer(df.iloc[:, i]) for i in range(df.shape[1])) else None
+    st = df.style.format(lambda x: fmt(x, group_from=group_from))  # the table's integers grouped alike
     secs = [c for c in df.columns if is_seconds(c)]
     if secs:
         st = st.format(fmt_seconds, subset=secs)

@@ -44,7 +44,8 @@ def _combined(x: scale.Combined, ev: pd.DataFrame) -> list[str]:
     sweeps' when there are several, or its pool (one sweep without a pool: its own interval,
     as its evidence table gives it). A comparison without a ratio (C3's limits) shows the newest sweep's sides."""
     if math.isfinite(x.ratio):
-        spread = f" ({verdictrule.spread(x)})" if x.n > 1 or x.pooled is not None else ""
+        note = verdictrule.holm_note(x)
+        spread = f" ({verdictrule.spread(x)}{'; ' + note if note else ''})" if x.n > 1 or x.pooled is not None else ""
         return [f"{x.comparison} at {x.config}: {thenandnow.interval(x.ratio, x.lo, x.hi)} {x.result}{spread}"]
     mine = (
         ev[(ev["comparison"] == x.comparison) & (ev["config"].fillna("").astype(str) == x.config)]

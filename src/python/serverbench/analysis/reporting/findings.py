@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from serverbench.analysis.claims import engine, results
+from serverbench.analysis.reading import registry
 from serverbench.analysis.reporting import method, vocabulary
 from serverbench.analysis.reporting.cells import DASH, is_missing, sig
 from serverbench.analysis.reporting.layout import (  # noqa: F401  (the report's layout, once named here)
@@ -137,7 +138,7 @@ def verdict_index(V, piece: bool = False) -> str:
         by[label] = by.get(label, 0) + 1
     order = {w: i for i, w in enumerate(vocabulary.ORDER)}
     keys = sorted(by, key=lambda k: (order.get(k.split(" (")[0], len(order)), k))
-    return f"**{len(V)} claims:** " + ", ".join(f"{by[k]} {k}" for k in keys) + "."
+    return f"**{len(V)} claim{'' if len(V) == 1 else 's'}:** " + ", ".join(f"{by[k]} {k}" for k in keys) + "."
 
 
 def claim_line(v, replication_text: str = "", own_text: str = "", piece: bool = False) -> str:
@@ -184,17 +185,20 @@ def id_ranges(ids: Iterable[str], order: Iterable[str]) -> str:
 
 def split_undecided(V, ran: Iterable[str], piece: bool = False) -> tuple[list, str]:
     """(the verdicts the report shows, one line naming the rest): a claim is left to that
-    line when it is not testable and the sweep ran none of the table it reads (`ran`: the
-    sweep's tables, report.tables_run), so that a report of one benchmark's profile lists
+    line when it is not testable and the sweep ran none of the benchmark of the table it
+    reads (`ran`: the sweep's tables, report.tables_run), so that a report of one benchmark's profile lists
     the claims of the others once ('Not decided by this profile: C1-C12, E1-E4, T1-T3.')
     instead of a not-testable line each. A claim whose benchmark ran keeps its line and
     reason (a configuration the profile left out, a machine too small)."""
-    ran = set(ran)
-    reads = {c.id: c.needs.table for c in engine.all_claims()}
+    # by benchmark, as the line says: IM's searches run in a table of their own (im_rate)
+    tables = registry.tables()
+    ran_benchmarks = {tables[t].benchmark if t in tables else t for t in ran}
+    reads = {c.id: (tables[c.needs.table].benchmark if c.needs.table in tables else c.needs.table)
+             for c in engine.all_claims()}  # fmt: skip
     out = [
         v.id
         for v in V
-        if vocabulary.word(v.verdict) == vocabulary.NOT_TESTABLE and v.id in reads and reads[v.id] not in ran
+        if vocabulary.word(v.verdict) == vocabulary.NOT_TESTABLE and v.id in reads and reads[v.id] not in ran_benchmarks
     ]
     if not out:
         return list(V), ""
@@ -210,6 +214,8 @@ def first_screen(V, replication_col=None, own_col=None, piece: bool = False, not
     table (id and its replication column) or {id: text}; own_col: the verdicts on each
     claim's source's own numbers (sourcedata.own_data_column) or {id: text}; not_decided:
     split_undecided's line naming the claims left out of V, shown last."""
+    if not V:  # a figure-only sweep (an im fan-out piece): no "0 claims: ." and no legend for no lines
+        return "\n".join(["**No claim is judged by this sweep.**", *(["", not_decided] if not_decided else [])])
     rep, own = _id_map(replication_col), _id_map(own_col)
     name = (
         next((str(c) for c in replication_col.columns if c != "id"), "")

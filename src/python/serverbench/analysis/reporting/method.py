@@ -68,6 +68,8 @@ def design_rounds(V=None) -> tuple[str, str]:
         return f"had {rounds_text(V)} in this sweep", "fewer rounds"
     d = match or designs[0]
     deciding = f"get {int(d['rounds_deciding'])} rounds"
+    if V is not None and not n and any(True for _ in V):  # e.g. an IM rate piece: searches, no rounds
+        deciding += " (none of this sweep's deciding comparisons is paired by round)"
     if n and min(n) < max(n):
         deciding += f" (this sweep's deciding comparisons had {rounds_text(V)})"
     return deciding, f"{int(d['rounds_figure_only'])} rounds"
@@ -104,6 +106,19 @@ def _newest_differs(v: int) -> str:
         if rule == no_region_rule():
             return ""
     return f" Protocol {newest} (the newest, frozen {frozen}, which judges later sweeps): {rule}."
+
+
+def _searches_note(V) -> str:
+    """A sentence for a sweep whose claims include one decided by searches (C3's and IM2's
+    largest N within a cap, IM4's and IM5's rates: no ratio paired by round, no interval),
+    '' otherwise."""
+    ids = [v.id for v in V or () if getattr(v, "comparisons", None) and all(c.ci is None for c in v.comparisons)]
+    if not ids:
+        return ""
+    return (
+        f" {', '.join(ids)} {'is' if len(ids) == 1 else 'are'} decided by searches, not by ratios paired by round: "
+        "a comparison there has no interval, and its rule is the claim's own (its definition below)."
+    )
 
 
 def glossary(V=None, info: dict | None = None) -> str:
@@ -204,7 +219,7 @@ def claims_checked(V=None, info: dict | None = None) -> str:
         "in between. A claim is *supported* if every deciding comparison says yes, *contradicted* if any says no, "
         "*inconclusive* otherwise (the reason is given) and *not testable on this machine* when the sweep lacks a "
         "deciding configuration (named). Only configurations given the design's rounds decide; figure-only points "
-        "never do.\n\n"
+        "never do." + _searches_note(V) + "\n\n"
         f"The {_WORDS.get(n, str(n))} columns after the verdict judge again with the margin's log {shifted}: a "
         "verdict that changes there hangs on the constant. The replication column counts the claim's verdicts "
         "over every other committed sweep of this profile, by kind of machine. The last column runs the same "

@@ -40,6 +40,18 @@ def resolve_sweep(profile: str = "quick", sweep_id: str | None = None, raw_folde
     return Path(p)
 
 
+def ran_a_piece(profile: str, sweep_dir: Path) -> bool:
+    """Whether the sweep ran only a piece of its profile: every `paper` sweep (a piece is one
+    benchmark at one core count), and any sweep a session of which was started with --piece
+    (an `im` piece runs some of the case study's parts). A claim such a sweep could not judge
+    is not testable because the piece did not run it, not because the profile did not."""
+    from serverbench.analysis.reporting import paperscale
+    from serverbench.rawdata import sweepfiles
+
+    argv = [a for s in sweepfiles.read_sessions(sweep_dir) for a in (s.get("argv") or [])]
+    return profile == paperscale.PROFILE or any(a == "--piece" or str(a).startswith("--piece=") for a in argv)
+
+
 def _fingerprint(sweep_dir: Path, spawn_metric: str) -> str:
     """What the processed tables and verdicts were made from: the raw files' names and
     contents, the spawn metric, and the code and data that turn them into tables and

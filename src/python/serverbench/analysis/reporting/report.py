@@ -65,13 +65,39 @@ def machine_table(P: Processed) -> pd.DataFrame:
         ("profile", i.get("profile")),
         ("runs (first - last start, UTC)", f"{i.get('first_started_utc')} - {i.get('last_started_utc')}"),
         *machine_rows(i),
-        ("memory limit per run", f"{fmt_bytes(i.get('memory_budget_bytes'))} ({i.get('memory_enforcement')})"),
+        (
+            "memory limit per run",
+            f"{fmt_bytes(i.get('memory_budget_bytes'))} ({_enforced(i.get('memory_enforcement'))})",
+        ),
     ]
     man = i.get("runtime_versions_manifest") or {}
     for lang, v in sorted(man.items()) if isinstance(man, dict) else []:
         if lang not in (i.get("runtime_versions") or {}):
             rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)} (--version)", str(v)))
+    clients = i.get("runtime_versions") or {}
+    for lang, vs in server_runtimes(P.runs).items():  # a socket sweep's subject: its servers
+        if sorted(vs) != sorted(clients.get(lang, [])):
+            rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)} (server)", ", ".join(vs)))
     return pd.DataFrame(rows, columns=["item", "value"])
+
+
+def _enforced(how) -> str:
+    """'not enforced' for the harness's `none` (the budget is watched, not capped: "2 GiB
+    (none)" read as no limit at all), else what enforced it."""
+    return "not enforced" if how in (None, "none") else f"enforced by {how}"
+
+
+def server_runtimes(runs: pd.DataFrame) -> dict[str, list[str]]:
+    """{server language: its runtimes as its own record gave them} over a socket sweep's ok
+    runs (the servers' records are in the runs table, not in sweep.json's client runtimes)."""
+    name, version = "server.record.runtime.name", "server.record.runtime.version"
+    if runs is None or runs.empty or {name, version, "server_language"} - set(runs.columns):
+        return {}
+    ok = runs[runs["is_ok"].astype(bool) & runs[version].notna()] if "is_ok" in runs else runs[runs[version].notna()]
+    return {
+        str(lang): sorted({f"{n} {v}" for n, v in zip(g[name], g[version])})
+        for lang, g in sorted(ok.groupby("server_language"), key=lambda x: str(x[0]))
+    }
 
 
 def pieces_machine_table(processed_dir=None) -> pd.DataFrame:
@@ -130,7 +156,10 @@ def differences_table(P: Processed) -> pd.DataFrame:
 
     ran = [t for t in registry.tables() if not P.summary.empty and (P.summary["table"] == t).any()]
     variants = ", ".join(sorted(nw["variant"].dropna().unique())) if not nw.empty else "?"
-    payloads = ", ".join(sorted(nw["payload"].dropna().unique())) if not nw.empty and "payload" in nw else "?"
+    payloads = ", ".join(sorted(nw["payload"].dropna().unique())) if not nw.empty and "payload" in nw else ""
+    versions = {k: list(v) for k, v in (i.get("runtime_versions") or {}).items()}
+    for lang, vs in server_runtimes(r).items():  # a socket sweep's servers beside its clients
+        versions[lang] = sorted({*versions.get(lang, []), *vs})
     cores = ", ".join(map(str, i.get("cores_measured") or []))
     cpus = i.get("logical_cpus")
     beyond = [c for c in (1, 2, 4, 8, 16, 32) if cpus and c > cpus]
@@ -147,15 +176,13 @@ def differences_table(P: Processed) -> pd.DataFrame:
         (
             "runtime versions",
             PAPER_SETUP["versions"],
-            "; ".join(
-                f"{LANGUAGE_LABELS.get(k, k)}: {', '.join(v)}"
-                for k, v in sorted((i.get("runtime_versions") or {}).items())
-            ),
+            "; ".join(f"{LANGUAGE_LABELS.get(k, k)}: {', '.join(v)}" for k, v in sorted(versions.items())),
         ),
         (
             "programs",
             PAPER_SETUP["programs"],
-            f"this project's programs, variant {variants} (same work in every language), payload {payloads}",
+            f"this project's programs, variant {variants} (same work in every language)"
+            + (f", payload {payloads}" if payloads else ""),
         ),
         ("start", "cold start (fresh VM) per run", "fresh OS process per run (cold start), pinned to the cores used"),
         ("trials per point", PAPER_SETUP["trials"], ", ".join(f"{t} {trials(t)}" for t in ran) or "none"),
@@ -254,7 +281,7 @@ def headline(claims: pd.DataFrame) -> str:
     def tally(t: pd.DataFrame) -> str:
         return ", ".join(f"**{n}** {v}" for v, n in t["verdict"].value_counts().items())
 
-    text = f"{len(claims)} claims. "
+    text = f"{len(claims)} claim{'' if len(claims) == 1 else 's'}. "
     if "regime_kind" not in claims.columns:
         return text + "Verdicts: " + tally(claims) + "."
     at = claims[claims["regime_kind"] == "as the source"]

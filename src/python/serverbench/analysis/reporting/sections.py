@@ -99,25 +99,27 @@ PAPER_FIGURE = re.compile(r"^fig\d")  # the paper's numbered figures (fig3_..., 
 def show_figures(
     P: Processed, profile: str, extra, figdir, languages=None, show_reference=True, spawn_metric="all_ready_s"
 ) -> None:
-    """The Figures section (its heading only when it has a figure, layout.CODE_HEADINGS):
+    """The Figures section (its heading only when a figure is drawn, layout.CODE_HEADINGS):
     figures_shown, each drawn here if its notebook did not, captioned by its title; then the
     notes on the paper's values when one of the paper's figures is among them."""
     from IPython.display import Markdown, display
 
     from serverbench.analysis.reporting import notebook
 
-    specs = figures_shown(P, profile, extra)
-    if not specs:
-        return
-    display(Markdown(f"## {layout.FIGURES}"))
-    for spec in specs:
+    drawn = []
+    for spec in figures_shown(P, profile, extra):
         png = Path(figdir) / f"{spec.name}.png"
         if not png.exists():  # its notebook was not run: the same function draws it here
             fig = figures.draw(spec.name, P, languages, show_reference, spawn_metric, out_dir=figdir, reg=analysis())
             if fig is not None:
                 figures.plt.close(fig)
         if png.exists():
-            notebook.show_figure(png, spec.title, heading=True)
-    if any(PAPER_FIGURE.match(s.name) for s in specs):
+            drawn.append((png, spec))
+    if not drawn:  # no heading over nothing (a figure with no data of this sweep draws none)
+        return
+    display(Markdown(f"## {layout.FIGURES}"))
+    for png, spec in drawn:
+        notebook.show_figure(png, spec.title, heading=True)
+    if any(PAPER_FIGURE.match(s.name) for _, s in drawn):
         notes = "\n".join("* " + n for n in report.reference_notes())
         display(Markdown("**About the paper's values drawn in the figures.**\n\n" + notes))

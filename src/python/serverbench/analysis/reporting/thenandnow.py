@@ -260,16 +260,16 @@ def markdown(t: pd.DataFrame | None = None) -> str:
     if t.empty:
         return "No piece of the `paper` profile is committed, so nothing can be set beside the paper's values."
     out = [
-        "Ours: the median of the piece's runs with its interval (data/processed/<sweep>/summary.csv); the "
+        "Ours: the median of the piece's runs with its interval (`data/processed/<sweep>/summary.csv`); the "
         "paper's: its spreadsheets' value (data/reference/: Fig. 3 one number per point, Fig. 4 means, Fig. 5 "
         "the median of 3 runs). *ours / paper* above 1 means a longer time (Figs. 3-4) or a higher "
-        "throughput (Fig. 5) now; its interval is ours's divided by the paper's single value. *decides*: the "
+        "throughput (Fig. 5) now; its interval is our interval divided by the paper's single value. *decides*: the "
         "claims this point is a deciding configuration of.",
     ]
     if t["other_ratios"].fillna("").astype(bool).any():
         out[0] += (
-            " Ours is each piece's newest sweep; *older sweeps* gives ours / paper in the piece's other sweeps "
-            "(oldest first), the spread between sweeps."
+            " Ours is each piece's newest sweep; the *older sweeps* column gives ours / paper in the piece's "
+            "other sweeps (oldest first), the spread between sweeps."
         )
     for fig, g in t.groupby("figure", sort=False):
         unit = g["unit"].iloc[0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from serverbench import protocol
 from serverbench.analysis.claims import engine, scale
 
 
@@ -78,7 +79,20 @@ def cell(c: scale.ClaimAtScale) -> str:
     where = f"{x.comparison}, {x.config}" if x.config else x.comparison
     if not math.isfinite(x.ratio):  # a limit (C3): the sweeps' results, as they agree
         return f"{where}: {x.result} in {x.n} sweep{'s' * (x.n != 1)}{more}"
-    return f"{where}: {x.ratio:.3g} [{x.lo:.3g}, {x.hi:.3g}] {x.result}, {spread(x)}{more}"
+    note = holm_note(x)
+    return f"{where}: {x.ratio:.3g} [{x.lo:.3g}, {x.hi:.3g}] {x.result}, {spread(x)}{'; ' + note if note else ''}{more}"
+
+
+def holm_note(x: scale.Combined) -> str:
+    """Why an unclear comparison whose printed interval lies in the no region is not a 'no':
+    a 'no' must hold at Holm's level (its `holm_level`), at which the interval is wider
+    ('' for any other comparison)."""
+    if x.result != scale.UNCLEAR or x.holm_level is None or not math.isfinite(x.ratio):
+        return ""
+    no_below, no_above = x.regions[2], x.regions[3]
+    if not (x.hi <= no_below or x.lo >= no_above):
+        return ""
+    return f"in the no region at {protocol.level():.0%}, not at the {x.holm_level:.1%} Holm's correction asks"
 
 
 def spread(x: scale.Combined) -> str:

@@ -4,7 +4,8 @@ and for *not testable* always one of four reasons, since the claims tables' sing
 "not testable on this machine" covers four different situations:
 
 * the machine is too small (the claim needs more cores than it has);
-* the piece did not run it (a `paper` piece runs one benchmark at one core count);
+* the piece did not run it (a `paper` piece runs one benchmark at one core count, an `im`
+  piece some of the case study's parts);
 * the profile did not run it (the sweep's profile has no deciding configuration of it);
 * the source's data lack it (on a source's own numbers: no value for a side it compares).
 """
@@ -16,7 +17,7 @@ import re
 from serverbench.analysis.claims import results
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = results.SUPPORTED, results.CONTRADICTED, results.INCONCLUSIVE
-NOT_TESTABLE = "not testable"
+NOT_TESTABLE = results.NOT_TESTABLE_WORD
 ERROR = results.ERROR
 ORDER = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, ERROR)
 
@@ -42,10 +43,7 @@ def reason(why: str | None, *, piece: bool = False, source_data: bool = False) -
     return PIECE if piece else PROFILE
 
 
-def word(verdict: str) -> str:
-    """The verdict in the shared vocabulary: the claims tables' 'not testable on this
-    machine' becomes 'not testable' (its reason is given apart, by `reason`)."""
-    return NOT_TESTABLE if str(verdict).startswith("not testable") else str(verdict)
+word = results.word  # 'not testable on this machine' -> 'not testable' (its reason apart, by `reason`)
 
 
 def labelled(verdict: str, why: str | None = None, *, piece: bool = False, source_data: bool = False) -> str:
@@ -58,7 +56,18 @@ def glossary_line() -> str:
     """The four reasons in one sentence, for the report's glossary."""
     return (
         "the claim could not be judged, for one of four reasons, always named: the "
-        f"*{MACHINE}* (it needs more cores than the machine has); *{PIECE}* (a `paper` piece runs one "
-        f"benchmark at one core count); *{PROFILE}* (the sweep's profile has no deciding configuration "
+        f"*{MACHINE}* (it needs more cores than the machine has); *{PIECE}* (a piece runs part of its profile: "
+        f"a `paper` piece one benchmark at one core count, an `im` piece some of the case study's parts); "
+        f"*{PROFILE}* (the sweep's profile has no deciding configuration "
         f"of it); *{SOURCE}* (on a source's own numbers: no value for a side it compares)."
     )
+
+
+def source_data_text(text: str) -> str:
+    """A claim's verdict on its source's own numbers, as sourcedata.own_data_column writes
+    it, in the shared words: 'not testable on this machine: ...' (never the machine's doing
+    there) reads 'not testable (the source's data lack it): ...'."""
+    t = str(text)
+    if t.startswith(results.NOT_TESTABLE):
+        return labelled(results.NOT_TESTABLE, source_data=True) + t[len(results.NOT_TESTABLE) :]
+    return t

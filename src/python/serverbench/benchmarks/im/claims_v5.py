@@ -25,7 +25,9 @@ EPS = 1e-9
 RULES = "rules"  # every comparison's extra names the rules that judged it (protocol 5, draft or frozen)
 
 
-def limit_rule(mine: dict | None, other: dict | None, ratio: float, start: float, at_least: bool) -> tuple[str, str]:
+def limit_rule(
+    mine: V.Result | None, other: V.Result | None, ratio: float, start: float, at_least: bool
+) -> tuple[str, str]:
     """C3's rule with censored sides: yes when mine >= other for every value either side can
     have; no when other exceeds mine by the ratio (at_least: other >= ratio x mine; else
     other > ratio x mine) for every value; otherwise unclear, saying why."""
@@ -37,7 +39,7 @@ def limit_rule(mine: dict | None, other: dict | None, ratio: float, start: float
     if above:
         return NO, ""
     inf = float("inf")
-    if o_hi == inf and (mine is None or other is None or other["bound"] == "none"):
+    if o_hi == inf and (mine is None or other is None or other.bound == "none"):
         return UNCLEAR, "a side has no result"
     if o_hi == inf:
         return UNCLEAR, "the other's value is only a lower bound (censored)"
@@ -81,7 +83,9 @@ def throughput(data: Data) -> list[Comparison]:
         s = V.sensitivity(data.P, x)
         for other in ("erlang", AKKA):
             g, o = s.get("go"), s.get(other)
-            shown = "neither met it" if g is None and o is None else f"Go {g or 0:,.0f}/s, other {o or 0:,.0f}/s"
+            none = f"no replicated step met {x * 1e3:g} ms"  # not 0/s: no rate was measured there
+            go, them = (none if v is None else V.sensitivity_text(v, cap) + "/s" for v in (g, o))
+            shown = "neither met it" if g is None and o is None else f"Go {go}, other {them}"
             out.append(
                 Comparison(
                     f"Go vs {label(other)} sustainable rate",

@@ -182,8 +182,8 @@ def cap_held(P) -> tuple[int, pd.DataFrame]:
     cap = int(D.claim("IM2")["cap_bytes"])
     rows = []
     for (s, b), r in PV.memory_counts(P).items():
-        if int(b) == cap and " " not in s and (n := r["value"]) is not None:
-            rows.append({"server_language": s, "largest_n": n, "at_least": r["bound"] == "at_least"})
+        if int(b) == cap and " " not in s and (n := r.value) is not None:
+            rows.append({"server_language": s, "largest_n": n, "at_least": r.bound == "at_least"})
     return cap, pd.DataFrame(rows, columns=["server_language", "largest_n", "at_least"])
 
 

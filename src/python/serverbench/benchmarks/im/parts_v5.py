@@ -69,7 +69,7 @@ def loss_runs(P) -> pd.DataFrame:
     return a
 
 
-def kept_bounds(plain: dict, shaken: dict) -> tuple[float, float]:
+def kept_bounds(plain: V.Result, shaken: V.Result) -> tuple[float, float]:
     """The interval kept = chaos-sustainable / sustainable can lie in, from the two results' bounds."""
     start = D.grid()[0]
     p_lo, p_hi = V.bounds(plain, start)
@@ -85,7 +85,8 @@ def _fixed(t: pd.DataFrame) -> pd.DataFrame:
 
 def capacity_table(P) -> pd.DataFrame:
     """The generator's certified capacity against every server row's sustainable rate at the
-    SLO: the rate, its share of the capacity, and whether it is censored (and why)."""
+    SLO: the rate, its share of the capacity, whether it is censored (and why), and the rate at
+    each sensitivity SLO (text, as the rate's: a number, or that no replicated step met it)."""
     cap = V.capacity(P)
     slo, sens = D.slos()
     r = V.rates(P)
@@ -95,16 +96,18 @@ def capacity_table(P) -> pd.DataFrame:
             "row": "generator (null sink): certified capacity",
             f"rate_at_{slo * 1e3:g}ms": V.rate_text(cap),
             "share_of_capacity": np.nan,
-            "censored": "" if cap is None or cap["bound"] == "established" else "yes: " + cap["why"],
+            "censored": "" if cap is None or cap.bound == "established" else "yes: " + cap.why,
         }
     ]
     for k in _order(r):
         x = r[k]
-        share = x["value"] / cap["value"] if cap and cap["value"] and x["value"] else np.nan
-        row: dict[str, Any] = {"row": V.row_label(x["server_language"], k.endswith(" nodelay"))}
+        share = x.value / cap.value if cap and cap.value and x.value else np.nan
+        row: dict[str, Any] = {"row": V.row_label(x.server_language, k.endswith(" nodelay"))}
         row |= {f"rate_at_{slo * 1e3:g}ms": V.rate_text(x), "share_of_capacity": share}
-        row["censored"] = "yes: " + x["why"] if x["bound"] == "at_least" else ""
-        row |= {f"rate_at_{y * 1e3:g}ms": s[y].get(k, np.nan) for y in sens}
+        row["censored"] = "yes: " + x.why if x.bound == "at_least" else ""
+        for y in sens:  # the search ran: a rate no replicated step met is said so, not a dash
+            met = V.sensitivity_text(s[y][k], cap) if k in s[y] else f"no replicated step met {y * 1e3:g} ms"
+            row[f"rate_at_{y * 1e3:g}ms"] = met
         rows.append(row)
     return _fixed(pd.DataFrame(rows))
 
@@ -186,9 +189,8 @@ def chaos_table(P) -> pd.DataFrame:
             row[f"lost_at_{k:g}_per_s"] = int(g["lost"].sum()) if len(g) else np.nan
             kills = g["kills"].sum() if len(g) else 0
             row[f"lost_per_kill_at_{k:g}_per_s"] = g["lost"].sum() / kills if kills else np.nan
-        sess = (
-            mine[(mine["pick"] == "random") & (mine["target"] == chaos.get("loss_target"))] if not mine.empty else mine
-        )
+        sess = mine[(mine["pick"] == "random") & (mine["target"] == chaos.get("loss_target"))] if len(mine) else mine
+        sess = sess[sess["kills_per_s"] == chaos["queued_control_kills_per_s"]] if len(sess) else sess  # IM5(b)'s
         row["session_kills_lost"] = int(sess["lost"].sum()) if len(sess) else np.nan
         c = mine[mine["pick"] == "queued"] if not mine.empty else mine
         row["control_lost"] = int(c["lost"].sum()) if len(c) else np.nan
@@ -206,7 +208,7 @@ def memory_table(P) -> pd.DataFrame:
     rows = []
     for s in _order({k for k, _ in counts}):
         row: dict[str, Any] = {"server": V.row_label(s.split(" ")[0], s.endswith(" nodelay"))}
-        row |= {f"held_at_{c // 2**20}MiB": V.rate_text(counts.get((s, c))) for c in caps}
+        row |= {f"held_within_{c // 2**20}MiB": V.rate_text(counts.get((s, c))) for c in caps}
         row["live_bytes_per_client"] = live.get(s, np.nan)
         rows.append(row)
     return _fixed(pd.DataFrame(rows))
@@ -219,26 +221,26 @@ def fanout_table(P) -> pd.DataFrame:
     r = V.fanout_rates(P)
     rows = []
     for size, x in sorted(V.fanout_capacities(P).items()):
-        v = x["value"]
+        v = x.value
         rows.append(
             {
                 "row": "generator capacity (null sink)",
                 "channel_size": size,
                 "messages_per_s": V.rate_text(x),
                 "deliveries_per_s": v * (size - 1) if v is not None else np.nan,
-                "censored": "yes" if x["bound"] != "established" else "",
+                "censored": "yes" if x.bound != "established" else "",
             }
         )
     order = _order({row for row, _ in r})
     for (row, size), x in sorted(r.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
-        v = x["value"]
+        v = x.value
         rows.append(
             {
-                "row": V.row_label(x["server_language"], row.endswith(" nodelay")),
+                "row": V.row_label(x.server_language, row.endswith(" nodelay")),
                 "channel_size": int(size),
                 "messages_per_s": V.rate_text(x),
                 "deliveries_per_s": v * (int(size) - 1) if v is not None else np.nan,
-                "censored": "yes" if x["bound"] != "established" else "",
+                "censored": "yes" if x.bound != "established" else "",
             }
         )
     return _fixed(pd.DataFrame(rows))

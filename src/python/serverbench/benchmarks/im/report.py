@@ -37,7 +37,7 @@ per conversation, a process per channel, under supervision) takes the same load 
 open-loop generator, pinned to its own CPU, over loopback; ngIRCd (C) and InspIRCd (C++)
 take the same load as production anchors, with the socket options they ship with: neither
 sets TCP_NODELAY, so Nagle's algorithm is on in both, while every server of ours turns it
-off (docs/im.md). The predictions {first}-{last} were registered before
+off (docs/im.md){nodelay}. The predictions {first}-{last} were registered before
 any IM data, in protocol {registered}; protocol {version} (sha256 `{sha}`) judges this sweep."""
 
 
@@ -139,6 +139,10 @@ def section(P) -> list:
         registered=registered_in(ADVICE[0].case),
         version=v,
         sha=protocol.sha256(v)[:16],
+        nodelay=f"; protocol {design5.VERSION} runs both a second time with TCP_NODELAY on their accepted "
+        "sockets, rows of their own"
+        if design5.is_v5(P)
+        else "",
     )
     if t.empty:  # a figure-only piece (fan-out): no part of it judges a prediction or fills a server's row
         return [intro, "This sweep ran no part that judges a prediction; its parts follow."] + (
@@ -157,10 +161,28 @@ def section(P) -> list:
         t.round(4),
         registry.FigureRef("fig_im_capacity"),
         registry.FigureRef("fig_im_fanout_chaos"),
-        f"**Chaos.** A chat-session process is killed every interval and restarted by its supervisor, as RD-IM's "
-        f"rhesus does; the messages in its mailbox are lost and counted. {prod} have no session processes, so "
-        "nothing of theirs can be killed: they have no chaos rows (a design choice, shown, not hidden).",
+        _chaos_words(P, prod),
     ] + (report_v5.blocks(P) if design5.is_v5(P) else [])
+
+
+def _chaos_words(P, prod: str) -> str:
+    """What chaos kills in this sweep's design, and what the numbers table's chaos columns are."""
+    if not design5.is_v5(P):
+        return (
+            "**Chaos.** A chat-session process is killed every interval and restarted by its supervisor, as RD-IM's "
+            f"rhesus does; the messages in its mailbox are lost and counted. {prod} have no session processes, so "
+            "nothing of theirs can be killed: they have no chaos rows (a design choice, shown, not hidden)."
+        )
+    c = design5.im()["chaos"]
+    return (
+        f"**Chaos.** As RD-IM's rhesus does, any IM process (a connection, a chat session or a channel) is killed "
+        f"at random; a session or channel restarts under its supervisor with an empty mailbox, a killed connection "
+        f"is a client gone. chaos_kept is the sustainable rate with chaos at {c['search_kills_per_s']:g} kills/s "
+        f"over the rate without; chaos_lost is what IM5(b) judges: the messages lost when {c['loss_target']} "
+        f"processes are killed at {c['queued_control_kills_per_s']:g}/s (the IM5 table below has the loss per kill "
+        f"of any process and the positive control). {prod} have no session processes, so they have no chaos rows "
+        "(a design choice, shown, not hidden)."
+    )
 
 
 # ---------------------------------------------------------------- README's block (docsgen: readme-im)

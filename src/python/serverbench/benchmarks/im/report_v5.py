@@ -24,22 +24,32 @@ def blocks(P) -> list:
     headroom = D.im()["generator"]["headroom"]
     c = D.im()["chaos"]
     cap = V.capacity(P)
-    fast = max((r["value"] or 0 for r in V.rates(P).values()), default=0)
+    fast = max((r.value or 0 for r in V.rates(P).values()), default=0)
     goal = (
-        f"the certified capacity is {V.rate_text(cap)}/s, {cap['value'] / fast:.3g} x the fastest server's rate"
-        if cap and cap["value"] and fast
+        f"the certified capacity is {V.rate_text(cap)}/s, {cap.value / fast:.3g} x the fastest server's rate"
+        if cap and cap.value and fast
         else "the generator's capacity was not certified in this sweep"
+    )
+    searched = bool(V.rates(P) or cap or V.fanout_rates(P))  # a storm piece runs no rate search
+    how = (
+        f"replicated rate searches of {D.search()['step_runs']} runs a step, bisected to a ratio of "
+        f"{D.search()['bisect_ratio']}; "
+        if searched
+        else ""
     )
     out: list = [
         f"**Protocol 5's design.** This sweep ran the IM design of {D.label()} ({D.doc()}, section 13): "
-        f"replicated rate searches of {D.search()['step_runs']} runs a step, bisected to a ratio of "
-        f"{D.search()['bisect_ratio']}; IM2, IM4 and IM5 are judged by its rules.",
+        f"{how}IM2, IM4 and IM5 are judged by its rules.",
     ]
     if V.rates(P) or cap:  # a piece that ran no rate search (fan-out) shows no empty capacity table
         out += [
             f"**The generator's capacity** (the null sink's search) against every server's sustainable rate at p99 "
             f"<= {slo * 1e3:g} ms. A rate at or above {headroom} x the capacity is only 'at least' (censored), "
-            f"as is one at the grid's top; {goal} (the goal: at least 3 x and at least 100,000/s):",
+            f"as is one at the grid's top; {goal} (the goal: at least 3 x and at least 100,000/s). The capacity "
+            "search counts a run the generator limited as the failure it looks for and does not run it again; a "
+            "server's search re-runs such a run (at most twice), so a server can pass a step above the capacity "
+            "(a share above 1), censored all the same. The 5 and 20 ms columns are shown, never deciding, and "
+            "'at least' by the same rule:",
             PV.capacity_table(P),
             registry.FigureRef("fig_im5_search"),
         ]
@@ -57,7 +67,12 @@ def blocks(P) -> list:
             + ", ".join(f"{k:g}" for k in c["kills_per_s"])
             + f" kills/s; the positive control kills a process with queued messages at "
             f"{c['queued_control_kills_per_s']}/s and must lose some, else IM5(b) is unclear (the instrument could "
-            "not see a loss):",
+            "not see a loss). session_kills_lost is what IM5(b) judges: the messages the generator's ledger lost "
+            f"when {c['loss_target']} processes were killed at random at {c['queued_control_kills_per_s']}/s; "
+            "control_lost is the ledger's count in the control, control_dropped the queued messages the server "
+            "says its kills discarded. The loss at each kill rate counts kills of any process, and a killed "
+            "connection is a client gone, so it loses messages by construction; for the same reason the server "
+            "carries less load under chaos, and kept can exceed 1:",
             PV.chaos_table(P),
         ),
         (
@@ -104,7 +119,7 @@ def fig_im5_search(P, **_):
         ax.plot(m.index, m.to_numpy() * 1e3, ls=ls, marker=marker(s), color=color(s), label=g["row_label"].iloc[0])
     ax.axhline(slo * 1e3, color="0.2", ls="--", lw=1)
     cap = V.capacity(P)
-    if cap and (value := cap["value"]):
+    if cap and (value := cap.value):
         h = float(D.im()["generator"]["headroom"])
         ax.axvline(value, color="0.1", lw=1.2)
         ax.axvline(h * value, color="0.4", lw=1, ls=":")

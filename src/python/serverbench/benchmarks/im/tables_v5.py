@@ -15,6 +15,9 @@ config_id, so every attempt is read by its own search fields, and only final att
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 
@@ -175,33 +178,47 @@ def _outcome(decided, fin: pd.DataFrame) -> str:
     return "censored" if "censored" in verdicts else "fail" if "fail" in verdicts else "pass"
 
 
-def result(st: pd.DataFrame, top: float, at_least_from: float | None = None) -> dict:
-    """One search's steps -> {value, bound, why}: the largest passing replicated step P (the
+Bound = Literal["established", "at_least", "below_start", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One search's result: its value (the largest passing replicated step; None when none
+    passed), how far it is known (`bound`), why, and the server row's language."""
+
+    value: float | None
+    bound: Bound
+    why: str
+    server_language: str = ""
+
+
+def result(st: pd.DataFrame, top: float, at_least_from: float | None = None) -> Result:
+    """One search's steps -> Result(value, bound, why): the largest passing replicated step P (the
     scout's single runs never count, except in a memory search, whose probes are single runs);
     bound 'established' when a replicated step failed above P, 'at_least' when a step was
     censored or P reached `top` (or at_least_from), 'below_start' when nothing passed but a
     step failed on the server, 'none' without a replicated step."""
     rep = st[st["phase"] != "scout"].sort_values("step") if not st.empty else st
     if rep.empty:
-        return {"value": None, "bound": "none", "why": "no replicated step"}
+        return Result(None, "none", "no replicated step")
     passes, value = [], None
     for _, s in rep.iterrows():
         if s["outcome"] == "censored":
             why = f"censored at {s['value']:,.0f} ({s['why_not'] or 'generator-limited or interfered after re-runs'})"
-            return {"value": max(passes) if passes else None, "bound": "at_least", "why": why}
+            return Result(max(passes) if passes else None, "at_least", why)
         if s["outcome"] == "pass":
             passes.append(float(s["value"]))
     value = max(passes) if passes else None
     fails = [float(v) for v in rep.loc[rep["outcome"] == "fail", "value"] if value is None or v > value]
     if value is None:
         if fails:
-            return {"value": None, "bound": "below_start", "why": f"fails at {min(fails):,.0f}"}
-        return {"value": None, "bound": "none", "why": "no step decided"}
+            return Result(None, "below_start", f"fails at {min(fails):,.0f}")
+        return Result(None, "none", "no step decided")
     if value >= top * (1 - 1e-9) or (at_least_from is not None and value >= at_least_from * (1 - 1e-9)):
-        return {"value": value, "bound": "at_least", "why": f"passed the top, {value:,.0f}"}
+        return Result(value, "at_least", f"passed the top, {value:,.0f}")
     if not fails:
-        return {"value": value, "bound": "at_least", "why": "the search ended without a failing step"}
-    return {"value": value, "bound": "established", "why": f"fails at {min(fails):,.0f}"}
+        return Result(value, "at_least", "the search ended without a failing step")
+    return Result(value, "established", f"fails at {min(fails):,.0f}")
 
 
 def search_steps(P, name: str) -> pd.DataFrame:
@@ -210,7 +227,7 @@ def search_steps(P, name: str) -> pd.DataFrame:
     return P.memo(("im-search-steps", name), lambda: steps(attempts(P, name)))
 
 
-def results(P, name: str) -> dict:
+def results(P, name: str) -> dict[str | tuple, Result]:
     """{search key (row, or (row, cap) / (row, channel size)): result} of one search name."""
     st = search_steps(P, name)
     if st.empty:
@@ -218,43 +235,43 @@ def results(P, name: str) -> dict:
     top = float(D.im()["memory"]["clients_max"]) if name == MEMORY else D.grid()[1]
     keys = [k for k in _group_keys(st) if k != "search_name"]
     return {
-        (k[0] if len(keys) == 1 else tuple(k)): {**result(g, top), "server_language": g["server_language"].iloc[0]}
+        (k[0] if len(keys) == 1 else tuple(k)): replace(result(g, top), server_language=g["server_language"].iloc[0])
         for k, g in st.groupby(keys, dropna=False)
     }
 
 
-def capacity(P) -> dict | None:
+def capacity(P) -> Result | None:
     """The generator's certified capacity (the null sink's search), or None."""
     return results(P, CAPACITY).get(GENERATOR)
 
 
-def censor(r: dict, cap: dict | None) -> dict:
+def censor(r: Result, cap: Result | None) -> Result:
     """A server's rate at or above headroom x the certified capacity is 'at least' (the
     generator may have set it)."""
-    if cap is None or cap["value"] is None or r["value"] is None or r["bound"] != "established":
+    if cap is None or cap.value is None or r.value is None or r.bound != "established":
         return r
-    limit = float(D.im()["generator"]["headroom"]) * cap["value"]
-    if r["value"] >= limit * (1 - 1e-9):
-        return {**r, "bound": "at_least", "why": f"at or above {limit:,.0f}/s, the generator's headroom"}
+    limit = float(D.im()["generator"]["headroom"]) * cap.value
+    if r.value >= limit * (1 - 1e-9):
+        return replace(r, bound="at_least", why=f"at or above {limit:,.0f}/s, the generator's headroom")
     return r
 
 
-def fanout_rates(P) -> dict:
+def fanout_rates(P) -> dict[tuple, Result]:
     """{(row, channel size): the fan-out search's result, censored by the headroom of the
     generator's fan-out capacity at that size (a sweep without one: as found)."""
     caps = {int(k[1]): r for k, r in results(P, FANOUT_CAPACITY).items() if isinstance(k, tuple)}
     return {k: censor(r, caps.get(int(k[1]))) for k, r in results(P, FANOUT).items() if isinstance(k, tuple)}
 
 
-def fanout_capacities(P) -> dict:
+def fanout_capacities(P) -> dict[int, Result]:
     """{channel size: the generator's certified fan-out capacity (messages per second)}."""
     return {int(k[1]): r for k, r in results(P, FANOUT_CAPACITY).items() if isinstance(k, tuple)}
 
 
-def rates(P, name: str = RATE) -> dict:
+def rates(P, name: str = RATE) -> dict[str, Result]:
     """{row: the rate search's result, censored by the generator's headroom}."""
     cap = capacity(P)
-    return {k: censor(r, cap) for k, r in results(P, name).items()}
+    return {str(k): censor(r, cap) for k, r in results(P, name).items()}  # a rate search's keys are rows
 
 
 def sensitivity(P, slo_s: float, name: str = RATE) -> dict:
@@ -267,24 +284,33 @@ def sensitivity(P, slo_s: float, name: str = RATE) -> dict:
     return {row: float(g["value"].max()) for row, g in ok.groupby("row")}
 
 
-def rate_text(r: dict | None) -> str:
+def sensitivity_text(value: float, cap: Result | None) -> str:
+    """A rate at a sensitivity SLO (search.sensitivity) as the tables write it: 'at least'
+    at or above the generator's headroom or at the grid's top, by the rule `censor` and
+    `result` apply to the SLO's own rate."""
+    limit = float(D.im()["generator"]["headroom"]) * cap.value if cap and cap.value else float("inf")
+    at_least = value >= min(limit, D.grid()[1]) * (1 - 1e-9)
+    return ("at least " if at_least else "") + f"{value:,.0f}"
+
+
+def rate_text(r: Result | None) -> str:
     if r is None:
         return "not run"
-    if r["value"] is None:
+    if r.value is None:
         start = D.grid()[0]
         # censored before any step passed: the rate is not known, not zero
         words = {"below_start": f"below {start:,.0f}", "at_least": "unknown: censored before any pass"}
-        return words.get(r["bound"], "no step decided")
-    return ("at least " if r["bound"] == "at_least" else "") + f"{r['value']:,.0f}"
+        return words.get(r.bound, "no step decided")
+    return ("at least " if r.bound == "at_least" else "") + f"{r.value:,.0f}"
 
 
-def bounds(r: dict | None, start: float) -> tuple[float, float]:
+def bounds(r: Result | None, start: float) -> tuple[float, float]:
     """(lowest, highest) the true value of a search's result can be: established [v, v]; at
     least [v, inf); below the start [0, start]; no result [0, inf)."""
     inf = float("inf")
-    if r is None or r["bound"] == "none":
+    if r is None or r.bound == "none":
         return 0.0, inf
-    if r["bound"] == "below_start":
+    if r.bound == "below_start":
         return 0.0, start
-    v = float(r["value"] or 0.0)
-    return (v, inf) if r["bound"] == "at_least" else (v, v)
+    v = float(r.value or 0.0)
+    return (v, inf) if r.bound == "at_least" else (v, v)

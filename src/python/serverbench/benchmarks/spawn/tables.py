@@ -39,5 +39,5 @@ def paper_setup(P, runs) -> list:
     budget = fmt_bytes(lim["budget_bytes"].dropna().iloc[0]) if has else "not run"
     return [
         ("spawn, Fig. 4 (b) largest N", f"{PAPER_FIXED_MAX:,}", n),
-        ("spawn, Fig. 4 (a) memory", PAPER_MAX_BUDGET, f"budget {budget} per run"),
+        ("spawn, Fig. 4 (a) memory", PAPER_MAX_BUDGET, f"budget {budget} per run" if has else "not run"),
     ]
