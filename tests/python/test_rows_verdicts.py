@@ -160,6 +160,6 @@ def test_an_unclear_ratio_inside_the_no_region_says_why_it_is_not_a_no():
     regions = (1.0, float("inf"), 0.8, float("inf"))  # higher: yes >= 1; no <= 0.8 (no_below, no_above)
     x = scale.Combined("p", "Erlang/Akka", "cores=1", ["a", "b"], [0.1, 0.2], 0.14, 0.0523, 0.375, scale.UNCLEAR,
                        regions, holm_level=0.9875)  # fmt: skip
-    assert verdictrule.holm_note(x) == "in the no region at 90%, not at the 98.8% Holm's correction asks"
+    assert verdictrule.holm_note(x) == "in the no region at 90%, not at the 98.75% Holm's correction asks"
     assert verdictrule.holm_note(dataclasses.replace(x, hi=0.9)) == ""
     assert verdictrule.holm_note(dataclasses.replace(x, result=scale.NO)) == ""

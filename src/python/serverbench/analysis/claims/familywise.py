@@ -40,7 +40,12 @@ def holm(comps: list) -> list:
         c.extra["holm_level"] = round(decided.get(id(c), at), 4)
         if c.result == NO and id(c) not in decided:
             c.result = UNCLEAR
-            c.why = (
-                f"'no' at {protocol.level():.0%} but not at the {at:.2%} Holm's correction over {m} comparisons needs"
-            )
+            lv = level_text(at)
+            c.why = f"'no' at {protocol.level():.0%} but not at the {lv} Holm's correction over {m} comparisons needs"
     return comps
+
+
+def level_text(at: float) -> str:
+    """A Holm level as every report prints it ('96.67%'), so one claim's level reads alike in
+    its reason and in the paper-scale rows."""
+    return f"{at:.2%}"

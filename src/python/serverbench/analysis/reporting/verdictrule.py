@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from serverbench import protocol
-from serverbench.analysis.claims import engine, scale
+from serverbench.analysis.claims import engine, familywise, scale
 
 
 def rule(comps: list[scale.Combined]) -> str:
@@ -92,7 +92,8 @@ def holm_note(x: scale.Combined) -> str:
     no_below, no_above = x.regions[2], x.regions[3]
     if not (x.hi <= no_below or x.lo >= no_above):
         return ""
-    return f"in the no region at {protocol.level():.0%}, not at the {x.holm_level:.1%} Holm's correction asks"
+    asked = familywise.level_text(x.holm_level)
+    return f"in the no region at {protocol.level():.0%}, not at the {asked} Holm's correction asks"
 
 
 def spread(x: scale.Combined) -> str:
