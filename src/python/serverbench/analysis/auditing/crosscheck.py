@@ -229,9 +229,10 @@ def sweep_comparisons(folder) -> pd.DataFrame:
     out, members = [], {}
     for i, row in enumerate(ev.to_dict("records")):
         reg, shown = regions(row["claim"], row["comparison"], version), row["result"] == "-"
-        # a table without ratios (protocol 5's IM5: a kept fraction and loss counts, decided by
-        # the claim's own limits, no interval): its committed result stands, as a rule's does
-        reg = reg if "ratio" in row else None
+        # a row without a ratio (protocol 5's IM5: kept and loss counts, no interval; empty ratio
+        # cells where IM1 shares the table): its committed result stands, as a rule's does
+        ratio, *rest = (row.get(k, np.nan) for k in ("ratio", "kept", "messages_lost"))
+        reg = None if "ratio" not in row or (pd.isna(ratio) and any(pd.notna(v) for v in rest)) else reg
         rec = {k: row[k] for k in ("claim", "comparison", "config", "result")}
         rec |= dict(ratio=np.nan, lo=np.nan, hi=np.nan, level=np.nan, rounds=np.nan, regions=reg, holm=np.nan)
         x = None if reg is None or runs is None or twice.iloc[i] else per_round(runs, row)
