@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 from serverbench.rawdata import quick as records_quick
-from serverbench.rawdata import records
+from serverbench.rawdata import records, sweepfiles
 
 ROOT = Path(__file__).resolve().parents[2]
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -122,11 +122,13 @@ def _committed_sample() -> list[dict]:
     """One committed raw line per (benchmark, language, status): every native branch and
     the raw schema's conditional parts, at a few hundred lines instead of ~30,000."""
     files = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "data/raw/*/runs*.jsonl"], capture_output=True, text=True, check=True
+        ["git", "-C", str(ROOT), "ls-files", "data/raw/*/runs*.jsonl*"], capture_output=True, text=True, check=True
     ).stdout.split()
     seen: dict[tuple, dict] = {}
-    for f in files:
-        for line in (ROOT / f).read_text(encoding="utf-8").splitlines():
+    for f in (f for f in files if sweepfiles.is_raw_log_name(Path(f).name)):  # sealed (.gz) or not
+        with sweepfiles.open_raw(ROOT / f) as raw:
+            text = raw.read().decode("utf-8")
+        for line in text.splitlines():
             if not line.strip():
                 continue
             rec = json.loads(line)

@@ -33,14 +33,20 @@ def command_modules() -> tuple:
 def _cmd_validate(args, stdout, stderr) -> int:
     from pathlib import Path
 
-    from serverbench.rawdata import checksums
+    from serverbench.rawdata import checksums, sweepfiles
 
-    if args.write_sums:
+    if args.write_sums or args.seal:
         for src in args.paths:
             folders = checksums.sweep_folders(Path(src))
             if not folders:
                 raise UsageError(f"{src}: not a sweep folder (no manifest.json) nor a folder of sweeps")
             for folder in folders:
+                if args.seal:
+                    try:
+                        for log in sweepfiles.seal(folder):
+                            print(f"sealed {log}", file=stdout)
+                    except (OSError, ValueError) as e:
+                        raise UsageError(str(e)) from None
                 print(f"wrote {checksums.write_sums(folder)}", file=stdout)
         return 0
     total_bad = 0
@@ -50,7 +56,7 @@ def _cmd_validate(args, stdout, stderr) -> int:
             total_bad += 1
         try:
             recs, skipped = records.load_records([src], skip_bad=True)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, FileExistsError) as e:
             raise UsageError(str(e)) from None
         for f, line, reason in skipped:
             print(f"{f}:{line}: {reason}", file=stderr)
@@ -113,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write each sweep folder's SHA256SUMS (every file but hidden ones) instead of checking; "
         "for a complete sweep about to be committed",
+    )
+    v.add_argument(
+        "--seal",
+        action="store_true",
+        help="seal each sweep folder: compress its raw logs losslessly to runs*.jsonl.gz (read as before; the "
+        "harness appends no more to them), then write its SHA256SUMS; for a finished sweep whose log "
+        "would pass the 5 MiB a tracked file may take",
     )
     v.set_defaults(func=_cmd_validate)
 

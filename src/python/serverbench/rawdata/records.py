@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -205,9 +206,18 @@ def validate_raw(record) -> dict:
 def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(1-based number, bytes with the newline) of every line. Bytes, split at b"\\n" only
     (as the harness reads its log when resuming, so both number lines alike): each line is
-    decoded on its own, so a line that is not UTF-8 is reported by its own number."""
-    with open(path, "rb") as f:
-        yield from enumerate(f, start=1)
+    decoded on its own, so a line that is not UTF-8 is reported by its own number. A sealed
+    log (.jsonl.gz) is read decompressed; one that cannot be raises RawLogError at the line
+    it reached, as no later line can be read."""
+    no = 0
+    try:
+        with sweepfiles.open_raw(path) as f:
+            for no, raw in enumerate(f, start=1):
+                yield no, raw
+    except (OSError, EOFError, zlib.error) as e:
+        if not sweepfiles.is_sealed(path) or isinstance(e, FileNotFoundError):
+            raise
+        raise RawLogError(Path(path), no + 1, f"sealed log cannot be decompressed ({e})") from None
 
 
 def decode_line(raw: bytes) -> tuple[str | None, str | None]:

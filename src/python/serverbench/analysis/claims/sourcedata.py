@@ -24,6 +24,7 @@ import pandas as pd
 from serverbench import paths
 from serverbench.analysis import claims
 from serverbench.analysis.reading import cache, reference, synthetic
+from serverbench.rawdata import records, sweepfiles
 
 SWEEP_ID = "sources-reference"
 ECHO, TCP = "echo_flood", "tcp_pingpong"  # the benchmarks whose records carry the write-ups' numbers
@@ -32,12 +33,9 @@ ECHO, TCP = "echo_flood", "tcp_pingpong"  # the benchmarks whose records carry t
 def _template(benchmark: str) -> dict | None:
     """An ok flood/ping-pong record of `benchmark` from a committed sweep (newest first)."""
     for d in sorted(paths.raw_dir().glob("*/"), key=lambda p: p.name, reverse=True):
-        f = d / "runs.jsonl"
-        if not f.exists():
-            continue
-        with f.open(encoding="utf-8") as fh:
-            for line in fh:
-                if benchmark not in line:
+        for f in sweepfiles.sweep_logs(d):
+            for _, line in records.iter_raw_lines(f):
+                if benchmark.encode() not in line:
                     continue
                 r = json.loads(line)
                 if r.get("benchmark") != benchmark or r.get("status") != "ok" or r.get("warmup"):

@@ -179,7 +179,7 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
         statuses: dict = {}
         benchmarks = set()
         for log in sweepfiles.sweep_logs(folder):
-            with open(log, encoding="utf-8") as f:
+            with sweepfiles.open_raw(log) as f:
                 for line in f:
                     try:
                         r = json.loads(line)

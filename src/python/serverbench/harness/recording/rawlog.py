@@ -84,11 +84,15 @@ class RawLog:
 
 
 def read_lines(path: Path, bad: list | None = None) -> list[dict]:
-    """The parsable lines of a JSON Lines file; the numbers of the others go to `bad`."""
+    """The parsable lines of a JSON Lines file (of its sealed form when only that exists);
+    the numbers of the others go to `bad`."""
     out = []
-    if not Path(path).exists():
+    path = Path(path)
+    if not path.exists() and sweepfiles.is_raw_log_name(path.name):
+        path = path.with_name(path.name + sweepfiles.SEALED_SUFFIX)
+    if not path.exists():
         return out
-    with open(path, "rb") as f:
+    with sweepfiles.open_raw(path) as f:
         for no, raw in enumerate(f, start=1):
             try:
                 if not raw.endswith(b"\n"):
@@ -132,6 +136,20 @@ def write_once(path: Path, obj: dict) -> bool:
         return False
     finally:
         os.unlink(tmp)
+
+
+def refuse_sealed(sweep_dir: Path) -> None:
+    """ProfileError when the sweep's raw log is sealed (sweepfiles.seal): a sealed sweep is
+    complete, so nothing may be appended to it; a new run needs a new --sweep-id."""
+    try:
+        sealed = sweepfiles.sealed_logs(sweep_dir)
+    except FileExistsError as e:
+        raise ProfileError(str(e)) from None
+    if sealed:
+        raise ProfileError(
+            f"sweep {sweep_dir.name!r} is sealed ({sealed[0].name}): it is complete and is not resumed or "
+            "extended; run with a new --sweep-id"
+        )
 
 
 def lock(path: Path):

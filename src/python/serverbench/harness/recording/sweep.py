@@ -103,6 +103,7 @@ def run_sweep(
     if not re.match(SWEEP_ID_RE, sweep_id):
         raise ProfileError(f"sweep id {sweep_id!r} must match {SWEEP_ID_RE}")
     sweep_dir = (Path(raw_root) if raw_root is not None else paths.raw_dir()) / sweep_id
+    rawlog.refuse_sealed(sweep_dir)  # writes nothing
     lay = shards.check(sweep_dir, plan, shard)  # refuses another sweep's plan; writes nothing
     elsewhere = fingerprint.other_machine(sweep_dir)  # refuses another machine's sweep; writes nothing
     if elsewhere:
