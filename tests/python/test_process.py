@@ -170,6 +170,11 @@ def test_report_tables(tmp_path):
     assert {"PingPing largest repetitions", "spawn, Fig. 4 (b) largest N", "throughput run length"} <= set(d.index)
     assert list(d.index)[-1] == "cores"
     assert "4, 8, 16, 32" in d.loc["cores", "this sweep"]
+    # a sweep that ran only PingPing gets no rows about benchmarks it did not run
+    only = [r for r in recs if r["benchmark"] == "pingping"]
+    d1 = report.differences_table(synthetic.processed_from(only, tmp_path / "pp", {"profile": {"name": "pp"}}))
+    assert "PingPing largest repetitions" in set(d1["aspect"]) and "not run" not in set(d1["this sweep"])
+    assert not {"spawn, Fig. 4 (b) largest N", "spawn, Fig. 4 (a) memory", "throughput run length"} & set(d1["aspect"])
     f = report.failures_table(P)
     assert {"timeout", "over_memory_budget"} <= set(f["status"])
     assert not report.time_table(P).empty and "all attempts" in report.status_counts(P).columns

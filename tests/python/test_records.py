@@ -347,3 +347,14 @@ def test_resume_reads_lines_as_strictly_as_the_loader(tmp_path):
     with pytest.warns(UserWarning, match="skipped 2 bad raw line"):
         recs, skipped = records.load_records(f, skip_bad=True)
     assert len(recs) == 1 and [s[1] for s in skipped] == [1, 2]
+
+
+def test_a_search_steps_replicated_runs_are_not_duplicates_but_a_repeated_run_is():
+    """A search's runs share a config_id and a trial and differ in their `search` fields;
+    the warning about a run recorded ok twice (a shard run on two hosts) must not fire on
+    them (a whole IM sweep warned of 50), and still fires on a real repeat."""
+    step = {"name": "im_rate", "phase": "grid", "step": 3, "attempt": 1}
+    a, b = ({**raw_line(), "search": {**step, "run": k}} for k in (1, 2))
+    assert records.duplicate_runs([a, b]) == []
+    assert len(records.duplicate_runs([a, b, copy.deepcopy(b)])) == 1
+    assert len(records.duplicate_runs([raw_line(), raw_line()])) == 1

@@ -286,12 +286,16 @@ def load_records(sources, skip_bad: bool = False) -> tuple[list[dict], list[tupl
 
 
 def duplicate_runs(recs: list[dict]) -> list[tuple]:
-    """(sweep_id, config_id, trial, warmup) keys that have more than one ok record (an ok
-    record flagged `interfered` was run again on purpose and does not count)."""
+    """(sweep_id, config_id, trial, warmup, search step and attempt) keys that have more than
+    one ok record. An ok record flagged `interfered` was run again on purpose and does not
+    count; nor do a search's replicated runs, which share a config_id and differ in their
+    `search` fields (phase, step, run, attempt)."""
     seen: dict[tuple, int] = {}
     for r in recs:
         if r.get("status") == "ok" and not r.get("interfered"):
-            k = (r.get("sweep_id"), r.get("config_id"), r.get("trial"), bool(r.get("warmup")))
+            s = r.get("search")
+            step = tuple(s.get(f) if isinstance(s, dict) else None for f in ("name", "phase", "step", "run", "attempt"))
+            k = (r.get("sweep_id"), r.get("config_id"), r.get("trial"), bool(r.get("warmup")), *step)
             seen[k] = seen.get(k, 0) + 1
     return [k for k, n in seen.items() if n > 1]
 
@@ -304,7 +308,8 @@ def cpu_models(recs) -> dict[str, list[str]]:
             return out
         pairs = zip(recs["host.cpu_model"], recs.get("host.hostname", [None] * len(recs)))
     else:
-        pairs = (((r.get("host") or {}).get("cpu_model"), (r.get("host") or {}).get("hostname")) for r in recs)
+        hosts = (r.get("host") or {} for r in recs)
+        pairs = ((h.get("cpu_model"), h.get("hostname")) for h in hosts)
     for model, host in pairs:
         if model is None:
             continue

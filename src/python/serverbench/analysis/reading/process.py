@@ -122,16 +122,19 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
             contract.language_key(lang, {c.split(".", 1)[1]: row[c] for c in set_cols if isinstance(row[c], str)})
             for lang, (_, row) in zip(df["language"], df[set_cols].iterrows(), strict=True)
         ]
-    # every other params.X / metrics.X of a registered benchmark becomes column X
+    # every other params.X / metrics.X of a registered benchmark becomes column X, added at
+    # once (column by column, pandas warns of a fragmented frame at a few hundred columns)
+    new: dict[str, object] = {}
     for c in list(df.columns):
         if c.startswith(("params.", "metrics.")) and c != "metrics.samples":
             short = c.split(".", 1)[1]
-            if "." not in short and short not in df.columns:
-                df[short] = df[c]
+            if "." not in short and short not in df.columns and short not in new:
+                new[short] = df[c]
     # sorted: the column order must not depend on the hash seed
     for col in sorted(set(rename.values()) | {"search_name"}):
-        if col not in df:
-            df[col] = np.nan
+        if col not in df and col not in new:
+            new[col] = np.nan
+    df = pd.concat([df, pd.DataFrame(new, index=df.index)], axis=1) if new else df
     if "metrics.samples" in df:
         df["steady_msgs_per_min"] = [steady_rate_per_min(s) for s in df["metrics.samples"]]
     else:

@@ -119,7 +119,8 @@ def intro(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
     lead = list(lead)
     sid = info.get("sweep_id", "?")
     source = (
-        "Every number comes from the sweep's raw log `data/raw/<sweep>/runs.jsonl` through "
+        "Every number comes from the sweep's raw log (`data/raw/<sweep>/runs.jsonl`, or `runs.jsonl.gz` once "
+        "sealed) through "
         "`data/processed/<sweep>/`, or, for the sources' own values, from `data/reference/` (provenance in "
         "`data/reference/PROVENANCE.md`)."
     )

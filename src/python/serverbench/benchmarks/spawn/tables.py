@@ -29,15 +29,16 @@ PAPER_MAX_BUDGET = "8 GB machine (up to ~11 M processes)"  # Fig. 4 (a)
 
 @registry.setup_rows
 def paper_setup(P, runs) -> list:
-    """The report's rows on this sweep's spawn sizes and search budget against the paper's."""
+    """The report's rows on this sweep's spawn sizes and search budget against the paper's
+    (each only when the sweep ran that part)."""
     from serverbench.analysis.reporting.report import fmt_bytes
 
     sp = runs[runs["table"] == "spawn"] if not runs.empty else runs
-    n = f"{int(sp['processes'].max()):,}" if not sp.empty else "not run"
     lim = P.spawn_max_limits
-    has = lim is not None and not lim.empty and lim["budget_bytes"].notna().any()
-    budget = fmt_bytes(lim["budget_bytes"].dropna().iloc[0]) if has else "not run"
-    return [
-        ("spawn, Fig. 4 (b) largest N", f"{PAPER_FIXED_MAX:,}", n),
-        ("spawn, Fig. 4 (a) memory", PAPER_MAX_BUDGET, f"budget {budget} per run" if has else "not run"),
-    ]
+    rows = []
+    if not sp.empty:
+        rows.append(("spawn, Fig. 4 (b) largest N", f"{PAPER_FIXED_MAX:,}", f"{int(sp['processes'].max()):,}"))
+    if lim is not None and not lim.empty and lim["budget_bytes"].notna().any():
+        budget = fmt_bytes(lim["budget_bytes"].dropna().iloc[0])
+        rows.append(("spawn, Fig. 4 (a) memory", PAPER_MAX_BUDGET, f"budget {budget} per run"))
+    return rows

@@ -25,5 +25,7 @@ PAPER_RUN_S = 60.0  # Fig. 5's run length
 def paper_setup(P, runs) -> list:
     """The report's row on this sweep's throughput run length against the paper's."""
     tp = runs[runs["table"] == "throughput"] if not runs.empty else runs
-    here = ", ".join(f"{x:g} s" for x in sorted(tp["duration_s"].dropna().unique())) if not tp.empty else "not run"
+    if tp.empty:
+        return []
+    here = ", ".join(f"{x:g} s" for x in sorted(tp["duration_s"].dropna().unique()))
     return [("throughput run length", f"{PAPER_RUN_S:g} s", here)]
