@@ -308,8 +308,8 @@ def cpu_models(recs) -> dict[str, list[str]]:
             return out
         pairs = zip(recs["host.cpu_model"], recs.get("host.hostname", [None] * len(recs)))
     else:
-        hosts = (r.get("host") or {} for r in recs)
-        pairs = ((h.get("cpu_model"), h.get("hostname")) for h in hosts)
+        machines = (r.get("host") or {} for r in recs)
+        pairs = ((h.get("cpu_model"), h.get("hostname")) for h in machines)
     for model, host in pairs:
         if model is None:
             continue
