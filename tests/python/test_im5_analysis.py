@@ -5,6 +5,8 @@ each rule's positive control trips it. A sweep of protocol 3's design is untouch
 
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -331,3 +333,29 @@ def test_a_claim_decided_by_a_rule_of_its_own_lists_no_empty_region():
     assert "Regions:" not in defs["IM4"] and "inf" not in defs["IM4"]
     assert defs["IM5"].endswith("Regions: not lower: yes >= 0.8; no <= 0.64.")  # (b)'s zero rule: no region
     assert defs["IM1"].endswith("Regions: lower: yes <= 1; no >= 1.")
+
+
+def test_a_production_servers_nodelay_runs_are_a_row_of_their_own(tmp_path):
+    """ngIRCd's latency runs as shipped (Nagle on: p99 ~22 ms) and with TCP_NODELAY (~0.2 ms)
+    are two rows, each its own median: pooled, the whole IM sweep's numbers showed 10.9 ms,
+    a p99 that no configuration had. The advice table shows both in the server's cell."""
+    lat = F.latency_part({"go": 4e-4, "erlang": 2e-4, "scala_akka": 3e-4, "ngircd": 22e-3})
+    fast = F.latency_part({"ngircd": 2e-4}, seed=5)
+    for r in fast:
+        r["server"]["record"]["runtime"] = {"nodelay": "on"}
+        r["config_id"] += "/server_settings=nodelay=on"
+    P = processed_from(G.sweep(latency=lat + fast), tmp_path)
+    t = report.per_server(P)
+    per = t.set_index("server")
+    assert per.loc["ngIRCd (C), as shipped", "p99_ms"] == pytest.approx(22, rel=0.1)
+    assert per.loc["ngIRCd (C), TCP_NODELAY", "p99_ms"] == pytest.approx(0.2, rel=0.1)
+    found = tables_v5.rates(P)  # each row's own rate search
+    slow, fast_rate = (tables_v5.rate_text(found[k]) for k in ("ngircd", "ngircd nodelay"))
+    assert per.loc["ngIRCd (C), TCP_NODELAY", "rate_at_10ms"] == fast_rate != slow
+    assert per.loc["ngIRCd (C), as shipped", "rate_at_10ms"] == slow
+    assert per.loc["Go", "p99_ms"] == pytest.approx(0.4, rel=0.1)  # ours: one row each, as before
+    cells = report.advice_table(P, t).set_index("case-study verdict")["ngIRCd (C)"]
+    (im1,) = [v for k, v in cells.items() if k.startswith("IM1")]
+    (im4,) = [v for k, v in cells.items() if k.startswith("IM4")]
+    assert re.fullmatch(r"2\d\.\d ms; TCP_NODELAY: 0\.\d+ ms", im1), im1
+    assert im4 == f"{slow}; TCP_NODELAY: {fast_rate}"

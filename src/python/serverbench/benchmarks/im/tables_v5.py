@@ -60,7 +60,9 @@ def _flag(v) -> bool:
     return bool(T.flag(v))
 
 
-def _nodelay(d: pd.DataFrame) -> pd.Series:
+def nodelay(d: pd.DataFrame) -> pd.Series:
+    """Whether each run's server ran with TCP_NODELAY set on its accepted sockets (a
+    production server's second row; ours always set it and record no such setting)."""
     on = pd.Series(False, index=d.index)
     for c in NODELAY:
         if c in d:
@@ -112,7 +114,7 @@ def _shaped(d: pd.DataFrame) -> pd.DataFrame:
     d = T.mark(d)
     for short, col in F.items():
         d[short] = T.column(d, col)
-    d["nodelay"] = _nodelay(d)
+    d["nodelay"] = nodelay(d)
     d["row"] = [s + (" nodelay" if n else "") for s, n in zip(d["server_language"], d["nodelay"])]
     d["row_label"] = [row_label(s, n) for s, n in zip(d["server_language"], d["nodelay"])]
     d["final"] = d["final"].map(_flag)
