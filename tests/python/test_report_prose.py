@@ -13,6 +13,7 @@ import json
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -156,6 +157,10 @@ def test_a_report_explains_reduced_for_the_benchmarks_it_shows(tmp_path):
     text = report.regime_summary(P, shown)
     assert "**pingping** (C1, C2, C10)" in text and "not run in this sweep" not in text
     assert "none is *reduced*" in report.regime_summary(P, [])
+    # the regime table: a row per claim whose source measured at a scale, none for a claim
+    # without one (the IM claims' rows were blank)
+    assert list(report.regime_rows(shown)["id"]) == ["C1", "C2", "C10"]
+    assert report.regime_rows([SimpleNamespace(id="IM1"), SimpleNamespace(id="IM4")]).empty
 
 
 def test_the_elsewhere_groups_say_what_they_are(tmp_path):

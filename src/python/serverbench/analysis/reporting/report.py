@@ -129,6 +129,15 @@ def tables_run(P) -> set[str]:
     return found | {str(t) for t in ((getattr(P, "info", None) or {}).get("tables") or ())}
 
 
+def regime_rows(shown) -> pd.DataFrame:
+    """The regime table's rows (id, source_regime, regime): only the claims whose source
+    measured at a scale; the IM claims have none, and their rows were blank."""
+    from serverbench.analysis.claims import claims_table, regime
+
+    measured = [v for v in shown if regime.source_text(v.id)]
+    return claims_table(measured)[["id", "source_regime", "regime"]] if measured else pd.DataFrame()
+
+
 def regime_summary(P, shown) -> str:
     """claims.regime's paragraph on what *reduced* means, with the lines of the benchmarks
     whose claims the report shows (`shown`: its verdicts), not one per benchmark the sweep
