@@ -187,7 +187,11 @@ def test_a_short_real_memory_search_holds_its_clients_and_asks_memory(tmp_path):
         raw_root=tmp_path / "raw",
         progress=False,
     )
-    recs = [json.loads(x) for x in (d / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
+    every = [json.loads(x) for x in (d / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
+    # a probe the machine interfered with is run again by the rule, with its reason: the
+    # search's own runs are the final attempts (a busy CI host once re-ran the first twice)
+    recs = [r for r in every if r["search"]["final"]]
+    assert all(r["search"]["rerun_reason"] for r in every if not r["search"]["final"])
     assert [r["params"]["clients"] for r in recs] == [20, 40, 80]
     assert all(r["status"] == "ok" and r["search"]["name"] == "im_memory" for r in recs), [
         r["status_reason"] for r in recs
