@@ -18,18 +18,9 @@ from serverbench.harness import run_sweep
 from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.recording import rawlog
 from serverbench.rawdata import checksums, records, sweepfiles
+from test_sharded_readers import _recs  # ten PingPing records of one sweep
 
 MANIFEST = {"profile": {"name": "lab"}, "created_utc": "2026-11-28T00:00:00Z"}
-
-
-def _recs(sweep_id: str) -> list[dict]:
-    return [
-        synthetic.raw_record(
-            "pingping", lang, {"message_bytes": 5000, "repetitions": 100}, {"elapsed_s": e}, trial=k, sweep_id=sweep_id
-        )  # fmt: skip
-        for lang, e in (("go", 0.1), ("erlang", 0.2))
-        for k in range(5)
-    ]
 
 
 def _validate(*argv) -> tuple[int, str, str]:
