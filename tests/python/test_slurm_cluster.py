@@ -165,6 +165,8 @@ def test_sharded_smoke_sweep_on_slurm(cluster, tmp_path):
         "--no-pdf",  # the PDF is printed and checked by test_notebooks_e2e.py; here: the scheduling
         "--set",
         f"languages={json.dumps(LANGUAGES)}",  # a TOML array: see the module's docstring
+        "--set",
+        "defaults.trials=3",  # a shard of one trial (4 runs) once finished before its cancel took effect
     )
     array_id, render_id = _ids(first.stdout)
     jobs = (array_id, render_id)
