@@ -297,9 +297,10 @@ def committed_section(processed_dir: Path | None = None) -> list:
     )
     reports = "; ".join(report(n) for n in dict.fromkeys(n for n, _, _ in chosen.values()))
     return [
-        f"The paper's advice asked of a whole server is the `{PROFILE}` profile's case study (docs/im.md), run in "
-        "pieces. Each prediction's verdict below is that of the newest committed IM sweep that could judge it; "
-        f"each sweep's report has the servers' numbers, the figures and the verdict's evidence ({reports}).",
+        f"The paper's advice asked of a whole server is the `{PROFILE}` profile's case study (docs/im.md), run "
+        "whole or in pieces (a piece runs some of its parts). Each prediction's verdict below is that of the newest "
+        "committed IM sweep that could judge it; each sweep's report has the servers' numbers, the figures and the "
+        f"verdict's evidence ({reports}).",
         table,
     ]
 
