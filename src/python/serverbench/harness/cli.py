@@ -262,8 +262,8 @@ def _cmd_profiles(args, stdout, stderr) -> int:
         est = plan.estimate_s()
         detail = ", ".join(f"{k} {v}" for k, v in per.items())
         print(f"  {name:8s} ~{plan.run_count()} runs (~{est / 60:.1f} min): {detail}", file=stdout)
-        if prof["description"]:
-            print(f"           {prof['description']}", file=stdout)
+        if prof.description:
+            print(f"           {prof.description}", file=stdout)
         if plan.not_runnable:
             nr = sorted({(x["benchmark"], x["cores"]) for x in plan.not_runnable})
             print("           not runnable here: " + ", ".join(f"{b} c{c}" for b, c in nr), file=stdout)

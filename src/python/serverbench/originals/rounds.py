@@ -64,7 +64,7 @@ def configs(sets: dict, benchmark: str, ports: list[str]) -> list:
     plan = make_plan(prof, ports, [benchmark], False)
     seen: dict[str, tuple] = {}
     for t in plan.tasks:
-        if t.variant == prof["variant"] and t.benchmark == benchmark and not t.warmup:
+        if t.variant == prof.variant and t.benchmark == benchmark and not t.warmup:
             prog = programs.find(benchmark, t.language)
             seen.setdefault(runner.config_id(prog, t.cores, t.params), (prog, t))
     return list(seen.values())
@@ -94,13 +94,13 @@ def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=
         raise UsageError(f"{PROFILE} piece {p.name}: one benchmark a piece, got {', '.join(p.benchmarks)}")
     bench = p.benchmarks[0]
     prof = load_profile(PROFILE, p.sets)
-    rounds = int(prof["defaults"]["trials"])
-    ports, fair = split(prof["languages"], bench)
-    present = present_blocks(prof["languages"], bench)
+    rounds = int(prof.defaults["trials"])
+    ports, fair = split(prof.languages, bench)
+    present = present_blocks(prof.languages, bench)
     cfgs = configs(p.sets, bench, ports) if ports else []
     for prog, _ in cfgs:
         prog.path()  # every original built before anything runs
-    mode, parent, _ = limits.detect_enforcement(prof["defaults"]["memory_enforcement"]) if cfgs else ("none", None, "")
+    mode, parent, _ = limits.detect_enforcement(prof.defaults["memory_enforcement"]) if cfgs else ("none", None, "")
     label = f"pilot-{p.name}" if overrides else p.name
     sweep_id = sweep_id or f"{PROFILE}-{label}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     root = Path(raw_root) if raw_root else _raw_dir()
@@ -112,7 +112,7 @@ def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=
                 _originals(cfgs, k, sweep_dir, (mode, parent), log)
                 continue
             over = {**p.sets, "defaults.trials": k}
-            if block == "knobs" and prof["variant"] == "fair":
+            if block == "knobs" and prof.variant == "fair":
                 over[f"{bench}.steps"] = "knobs"
             langs = ports if block == "knobs" else fair
             run_sweep(
@@ -124,7 +124,7 @@ def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=
                 raw_root=raw_root,
                 progress=False,
             )
-            name = block if block == "fair" or prof["variant"] == "fair" else prof["variant"]
+            name = block if block == "fair" or prof.variant == "fair" else prof.variant
             log(f"round {k}: {name} block done ({', '.join(langs)})")
     return sweep_dir
 

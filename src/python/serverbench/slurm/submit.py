@@ -167,7 +167,7 @@ def prepare(
         scheduler.require_clients()
         refuse_dirty(raw_root, allow_dirty)  # as `run` would in each shard (exit 2), before submitting
     res = plan_resources(prof, partition, cores_per_node, time, check_cluster=not dry_run)
-    sweep_id = sweep_id or new_sweep_id(prof["name"])
+    sweep_id = sweep_id or new_sweep_id(prof.name)
     sweep_dir = root / sweep_id
     job = batch.SweepJob(
         sweep_id=sweep_id,

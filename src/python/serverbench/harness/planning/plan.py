@@ -138,7 +138,7 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
     machine = machine or machine_cpus()
     languages = as_list(languages, "languages")
     benchmarks = as_list(benchmarks, "benchmarks")
-    variant = prof["variant"]
+    variant = prof.variant
     check_request(languages, benchmarks, variant)
     plan = Plan(prof, [], [])
     for bench in table_names():

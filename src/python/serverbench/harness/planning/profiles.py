@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import re
 import secrets
-from collections.abc import Mapping
 from pathlib import Path
 
 try:
@@ -180,12 +179,12 @@ def load_profile(name_or_path="quick", overrides=None) -> Profile:
     return resolve(prof, source=str(path))
 
 
-def sweep_seed(prof: Mapping, sweep_dir) -> int:
+def sweep_seed(prof: Profile, sweep_dir) -> int:
     """The seed of a sweep's run order: the profile's (--seed N / --set seed=N) when given;
     else the one its manifest recorded (a resumed sweep, another shard of it, keeps its
     order); else a fresh one from the OS's random source, recorded in the manifest."""
-    if prof.get("seed") is not None:
-        return int(prof["seed"])
+    if prof.seed is not None:
+        return int(prof.seed)
     from serverbench.rawdata.sweepfiles import read_manifest
 
     recorded = read_manifest(sweep_dir).get("seed")

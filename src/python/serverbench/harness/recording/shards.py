@@ -81,7 +81,7 @@ def assign(plan: Plan, count: int) -> list[list[str]]:
 def layout(plan: Plan, shard: Shard) -> dict:
     return {
         "shards": shard.count,
-        "profile": plan.profile["name"],
+        "profile": plan.profile.name,
         "fingerprint": fingerprint(plan),
         "groups": assign(plan, shard.count),
     }

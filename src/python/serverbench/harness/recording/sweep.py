@@ -123,7 +123,7 @@ def run_sweep(
             commands=commands,
             enforcement=mode,
             cgroup_parent=cg_parent,
-            watchdog_interval_s=prof["defaults"]["watchdog_interval_s"],
+            watchdog_interval_s=prof.defaults["watchdog_interval_s"],
             families=FAMILIES,
         )
         cgroups.cleanup_stale(cg_parent)
@@ -159,7 +159,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     # a grid run's last attempt in the log, for a benchmark whose grid runs follow its own re-run rule
     grid_last = {(r.get("config_id"), r.get("trial"), bool(r.get("warmup"))): r for r in lines if _grid_marked(r)}
     seen = rawlog.search_steps(lines)
-    work = schedule(plan, done, prof["seed"])
+    work = schedule(plan, done, prof.seed)
     session_no = sum(1 for s in read_lines(sessions_path) if s.get("event") == "start") + 1
     t_start = time.time()
     rawlog.append_json(
@@ -170,14 +170,14 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
             "started_utc": utc(t_start),
             "pid": os.getpid(),
             "argv": sys.argv,
-            "profile": prof["name"],
+            "profile": prof.name,
             "resolved_profile": prof.as_dict(),
             "overrides": run.overrides,
             "languages": plan.languages,
             "benchmarks": plan.benchmarks,
             "oversubscribe": run.oversubscribe,
             "shard": run.shard.as_dict() if run.shard else None,
-            "seed": prof["seed"],
+            "seed": prof.seed,
             "memory_enforcement": {
                 "mode": launcher.enforcement,
                 "mechanism": limits.mechanism(launcher.enforcement, launcher.cgroup_parent),

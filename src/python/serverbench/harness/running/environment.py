@@ -196,10 +196,10 @@ def manifest(run, launcher, versions: dict, prof) -> dict:
         "schema_version": 1,
         "sweep_id": run.sweep_id,
         "created_utc": utc(),
-        "profile": {"name": prof["name"], "source": prof["source"], "argument": str(run.profile_arg)},
+        "profile": {"name": prof.name, "source": prof.source, "argument": str(run.profile_arg)},
         "resolved_profile": prof.as_dict(),
         "overrides": run.overrides or {},
-        "seed": prof["seed"],
+        "seed": prof.seed,
         "order": "round-robin: trial k of every language of a configuration before trial k+1, the language that "
         "goes first rotating with k; configurations in a seeded random order (random.Random(seed)) "
         "within each round; each session's order is in its sessions file",
