@@ -69,6 +69,9 @@ def test_a_half_finished_seal_is_refused_until_sealed_again(tmp_path):
         sweepfiles.raw_files(d)
     code, _, err = _validate(d)
     assert code == 2 and "--seal" in err
+    err = io.StringIO()  # every command that reads the sweep says so, without a traceback
+    assert cli.run(["process", str(d), "--out", str(tmp_path / "out")], io.StringIO(), err) == 2
+    assert "a seal was interrupted" in err.getvalue() and not (tmp_path / "out").exists()
     assert _validate("--seal", d)[0] == 0
     assert [f.name for f in sweepfiles.sweep_logs(d)] == ["runs.jsonl.gz"] and len(records.load_records([d])[0]) == 10
 

@@ -14,7 +14,7 @@ import sys
 
 from serverbench import __version__, protocol
 from serverbench.errors import UsageError
-from serverbench.rawdata import records
+from serverbench.rawdata import records, sweepfiles
 
 
 def command_modules() -> tuple:
@@ -33,7 +33,7 @@ def command_modules() -> tuple:
 def _cmd_validate(args, stdout, stderr) -> int:
     from pathlib import Path
 
-    from serverbench.rawdata import checksums, sweepfiles
+    from serverbench.rawdata import checksums
 
     if args.write_sums or args.seal:
         for src in args.paths:
@@ -56,7 +56,7 @@ def _cmd_validate(args, stdout, stderr) -> int:
             total_bad += 1
         try:
             recs, skipped = records.load_records([src], skip_bad=True)
-        except (FileNotFoundError, FileExistsError) as e:
+        except FileNotFoundError as e:
             raise UsageError(str(e)) from None
         for f, line, reason in skipped:
             print(f"{f}:{line}: {reason}", file=stderr)
@@ -171,7 +171,7 @@ def run(argv, stdout=sys.stdout, stderr=sys.stderr) -> int:
     except UsageError as e:
         print(f"error: {e}", file=stderr)
         return 2
-    except records.RawLogError as e:
+    except (records.RawLogError, sweepfiles.InterruptedSeal) as e:
         print(f"error: {e}", file=stderr)
         return 2
     except protocol.ProtocolError as e:  # a changed spec without a new version, or a bad SERVERBENCH_PROTOCOL

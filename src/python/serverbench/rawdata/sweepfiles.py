@@ -10,6 +10,7 @@ append to a sealed log (a sealed sweep is complete; its SHA256SUMS cover the .gz
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gzip
 import json
@@ -110,6 +111,11 @@ def is_sweep(folder) -> bool:
     return bool(sweep_logs(folder))
 
 
+class InterruptedSeal(FileExistsError):
+    """A raw log present both sealed and plain: a seal stopped between writing the .gz and
+    removing the plain file. Every reader refuses it (its records would be read twice)."""
+
+
 def sealed_logs(folder) -> list[Path]:
     """The sealed raw logs of one sweep folder ([] when none is sealed)."""
     return [f for f in sweep_logs(folder) if is_sealed(f)]
@@ -120,16 +126,22 @@ def seal(folder) -> list[Path]:
     it decompresses to the same bytes, then remove the plain file; the sealed logs.
 
     Lossless and idempotent: a seal interrupted after writing the .gz is finished by
-    sealing again. Refused while a harness holds the sweep's lock (it is still running)."""
+    sealing again. Refused while a harness holds the sweep's lock (it is still running);
+    the locks are held until the seal is done, so no harness appends to a log being sealed."""
     folder = Path(folder)
-    for lockf in folder.glob(".lock*"):
-        with open(lockf, "a+") as f:
+    with contextlib.ExitStack() as held:
+        for lockf in sorted(folder.glob(".lock*")):
+            f = held.enter_context(open(lockf, "a+"))
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 raise ValueError(
                     f"{folder}: a harness is running this sweep ({lockf.name}); seal it once it ends"
                 ) from None
+        return _seal_locked(folder)
+
+
+def _seal_locked(folder: Path) -> list[Path]:
     plain = [f for f in folder.glob("runs*.jsonl") if is_raw_log_name(f.name)]
     if not plain and not sealed_logs(folder):
         raise FileNotFoundError(f"no raw log ({RAW_LOG_NAME}) in {folder}")
@@ -162,7 +174,7 @@ def _one_form(files: list[Path]) -> list[Path]:
     names = {str(f) for f in files}
     both = [f for f in files if is_sealed(f) and str(f).removesuffix(SEALED_SUFFIX) in names]
     if both:
-        raise FileExistsError(
+        raise InterruptedSeal(
             f"{both[0]} and {both[0].name.removesuffix(SEALED_SUFFIX)} are both present: a seal was interrupted; "
             f"finish it with `python -m serverbench validate --seal {both[0].parent}`"
         )
