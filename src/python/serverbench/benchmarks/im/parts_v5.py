@@ -102,7 +102,7 @@ def capacity_table(P) -> pd.DataFrame:
     for k in _order(r):
         x = r[k]
         share = x.value / cap.value if cap and cap.value and x.value else np.nan
-        row: dict[str, Any] = {"row": V.row_label(x.server_language, k.endswith(" nodelay"))}
+        row: dict[str, Any] = {"row": V.row_label(x.server_language, k.endswith(V.NODELAY_ROW))}
         row |= {f"rate_at_{slo * 1e3:g}ms": V.rate_text(x), "share_of_capacity": share}
         row["censored"] = "yes: " + x.why if x.bound == "at_least" else ""
         for y in sens:  # the search ran: a rate no replicated step met is said so, not a dash
@@ -207,7 +207,7 @@ def memory_table(P) -> pd.DataFrame:
     caps = sorted({int(c) for _, c in counts})
     rows = []
     for s in _order({k for k, _ in counts}):
-        row: dict[str, Any] = {"server": V.row_label(s.split(" ")[0], s.endswith(" nodelay"))}
+        row: dict[str, Any] = {"server": V.row_label(s.split(" ")[0], s.endswith(V.NODELAY_ROW))}
         row |= {f"held_within_{c // 2**20}MiB": V.rate_text(counts.get((s, c))) for c in caps}
         row["live_bytes_per_client"] = live.get(s, np.nan)
         rows.append(row)
@@ -236,7 +236,7 @@ def fanout_table(P) -> pd.DataFrame:
         v = x.value
         rows.append(
             {
-                "row": V.row_label(x.server_language, row.endswith(" nodelay")),
+                "row": V.row_label(x.server_language, row.endswith(V.NODELAY_ROW)),
                 "channel_size": int(size),
                 "messages_per_s": V.rate_text(x),
                 "deliveries_per_s": v * (int(size) - 1) if v is not None else np.nan,

@@ -14,8 +14,7 @@ from serverbench.benchmarks.im import claims as C
 from serverbench.benchmarks.im import design as D
 from serverbench.benchmarks.im import figures as F
 from serverbench.benchmarks.im import tables as T
-
-NODELAY = " nodelay"  # a rate search's key for a production server's TCP_NODELAY row (tables_v5)
+from serverbench.benchmarks.im import tables_v5 as V
 
 
 def _label(s: str) -> str:
@@ -43,8 +42,6 @@ def per_server(P) -> pd.DataFrame:
     # never pooled with its as-shipped runs (their median was a p99 no configuration had)
     lat_nd = pd.DataFrame()
     if D.is_v5(P) and not lat.empty:
-        from serverbench.benchmarks.im import tables_v5 as V
-
         on = V.nodelay(lat)
         lat, lat_nd = lat[~on], lat[on]
     m = F.memory_login(P)
@@ -63,7 +60,11 @@ def per_server(P) -> pd.DataFrame:
     every = pd.concat(  # the empty frame first: a fan-out-only sweep has none of these parts
         [pd.DataFrame({"server_language": pd.Series(dtype=str)})]
         + [x[["server_language"]] for x in (lat, m["bytes"], m["held"], login, every_login) if not x.empty]
-        + [pd.DataFrame({"server_language": [s for s in r if not s.endswith(NODELAY)]}) for r in rates.values() if r],
+        + [
+            pd.DataFrame({"server_language": [s for s in r if not s.endswith(V.NODELAY_ROW)]})
+            for r in rates.values()
+            if r
+        ],
         ignore_index=True,
     )
     cap_col, held_within = None, {}
@@ -77,9 +78,9 @@ def per_server(P) -> pd.DataFrame:
     rows = []
     for s in T.servers(every):
         nd_p99 = _median(lat_nd, s) if not lat_nd.empty else np.nan
-        twin = s in T.production() and (not np.isnan(nd_p99) or any(s + NODELAY in r for r in rates.values()))
+        twin = s in T.production() and (not np.isnan(nd_p99) or any(s + V.NODELAY_ROW in r for r in rates.values()))
         row = {
-            "server": _row_label(s, False) if twin else _label(s),
+            "server": V.row_label(s, False) if twin else _label(s),
             "p99_ms": _median(lat, s) if not lat.empty else np.nan,
             bytes_col: _median(m["bytes"], s) if live is None else live.get(s, np.nan),
             "largest_idle_n": held.loc[s, "largest_n"] if s in held.index else np.nan,
@@ -95,11 +96,11 @@ def per_server(P) -> pd.DataFrame:
             row["chaos_kept"] = row["chaos_lost"] = "no session processes" if s in T.production() else "not run"
         rows.append(row)
         if twin:  # its TCP_NODELAY row: only the parts run that way (latency, the rate search)
-            rates_nd = {f"rate_at_{x * 1e3:g}ms": r.get(s + NODELAY, "not run") for x, r in rates.items()}
+            rates_nd = {f"rate_at_{x * 1e3:g}ms": r.get(s + V.NODELAY_ROW, "not run") for x, r in rates.items()}
             none = "no session processes"  # a production server has none, with TCP_NODELAY or without
             rows.append(
                 {c: "not run" for c in row}
-                | {"server": _row_label(s, True), "p99_ms": nd_p99, **rates_nd, "chaos_kept": none, "chaos_lost": none}
+                | {"server": V.row_label(s, True), "p99_ms": nd_p99, **rates_nd, "chaos_kept": none, "chaos_lost": none}
             )
     t = pd.DataFrame(rows)
     low, high = m["pair"]
@@ -125,15 +126,11 @@ def _login(every: pd.DataFrame, login: pd.DataFrame, s: str, n: int):
     return f"unfinished: {np.median(got):,.0f} of {n:,} registered"
 
 
-def _row_label(s: str, nodelay: bool) -> str:
-    from serverbench.benchmarks.im import tables_v5 as V
-
-    return V.row_label(s, nodelay)
-
-
 def _cell(t: pd.DataFrame, server: str, col: str, fmt: str) -> str:
-    base = server.removesuffix(NODELAY)  # "<server> nodelay": a production server's TCP_NODELAY row
-    r = t[t["server"].isin([_row_label(base, True)] if base != server else [_label(server), _row_label(server, False)])]
+    base = server.removesuffix(V.NODELAY_ROW)  # "<server> nodelay": a production server's TCP_NODELAY row
+    r = t[
+        t["server"].isin([V.row_label(base, True)] if base != server else [_label(server), V.row_label(server, False)])
+    ]
     if r.empty or col not in r:
         return "not run"
     v = r[col].iloc[0]
@@ -161,7 +158,7 @@ def _numbers(t: pd.DataFrame, case: str, servers) -> list[str]:
         c += unit if c[:1].isdigit() else ""
         if case == "IM5" and c.endswith(unit):  # chaos: the throughput kept beside the messages lost
             c = f"kept {_cell(t, s, 'chaos_kept', '{:.2f}')}, {c}"
-        nd = _cell(t, s + NODELAY, col, fmt) if s in T.production() else "not run"  # its TCP_NODELAY row's
+        nd = _cell(t, s + V.NODELAY_ROW, col, fmt) if s in T.production() else "not run"  # its TCP_NODELAY row's
         if nd not in ("not run", c):
             c += f"; TCP_NODELAY: {nd}{unit if nd[:1].isdigit() else ''}"
         out.append(c)
@@ -173,8 +170,6 @@ def _rate_texts(P) -> dict[float, dict[str, str]]:
     5's replicated one (a production server's TCP_NODELAY row keyed "<server> nodelay";
     'at least': censored)."""
     if D.is_v5(P):
-        from serverbench.benchmarks.im import tables_v5 as V
-
         slo, sens = D.slos()
         rates = V.rates(P)
         out = {slo: {s: V.rate_text(r) for s, r in rates.items()}}
@@ -195,7 +190,6 @@ def _chaos(P) -> pd.DataFrame:
     if not D.is_v5(P):
         return F.chaos_table(P).set_index("server_language")
     from serverbench.benchmarks.im import parts_v5 as PV
-    from serverbench.benchmarks.im import tables_v5 as V
 
     t = PV.chaos_table(P)
     # the table's rows by label, back to their servers (from the chaos search, which a rate piece has

@@ -113,7 +113,7 @@ def fig_im5_search(P, **_):
     slo = D.slos()[0]
     for row, g in a.groupby("row", sort=False):
         s = g["server_language"].iloc[0]
-        ls = ":" if row.endswith(" nodelay") else "--" if s in T.production() else "-"
+        ls = ":" if row.endswith(V.NODELAY_ROW) else "--" if s in T.production() else "-"
         ax.plot(g["rate_per_s"], g["p99"] * 1e3, ".", color=color(s), alpha=0.5, ms=4)
         m = g.groupby("rate_per_s")["p99"].median().sort_index()
         ax.plot(m.index, m.to_numpy() * 1e3, ls=ls, marker=marker(s), color=color(s), label=g["row_label"].iloc[0])

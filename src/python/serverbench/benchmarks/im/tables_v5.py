@@ -54,6 +54,7 @@ F = {  # short name -> the flattened raw field
 }
 KILLS = tuple(f"server.record.metrics.{k}_killed" for k in ("sessions", "channels", "connections"))
 NODELAY = ("search.server_settings.nodelay", "server.record.runtime.nodelay")
+NODELAY_ROW = " nodelay"  # a search result's key for a production server's TCP_NODELAY row: "ngircd nodelay"
 
 
 def _flag(v) -> bool:
@@ -115,7 +116,7 @@ def _shaped(d: pd.DataFrame) -> pd.DataFrame:
     for short, col in F.items():
         d[short] = T.column(d, col)
     d["nodelay"] = nodelay(d)
-    d["row"] = [s + (" nodelay" if n else "") for s, n in zip(d["server_language"], d["nodelay"])]
+    d["row"] = [s + (NODELAY_ROW if n else "") for s, n in zip(d["server_language"], d["nodelay"])]
     d["row_label"] = [row_label(s, n) for s, n in zip(d["server_language"], d["nodelay"])]
     d["final"] = d["final"].map(_flag)
     d["step"] = T.num(d, "search_step")
