@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from serverbench import contract, plugins
+from serverbench.rawdata.columns import Col
 
 
 @dataclass(frozen=True)
@@ -151,17 +152,17 @@ def _language(lang: str, spec: dict, position: int) -> Language:
     return Language(
         id=lang,
         style=_style(spec, lang),
-        order=int(spec.get("order", 1000 + position)),
-        paper=bool(spec.get("paper", False)),
+        order=int(spec.get(Col.order, 1000 + position)),
+        paper=bool(spec.get(Col.paper, False)),
         port_of=spec.get("port_of", lang),
         build=spec.get("build", "scripts/build.sh"),
         executable=spec.get("executable", ""),
         jdk=spec.get("jdk"),
-        benchmarks=tuple(spec.get("benchmarks", ())),
+        benchmarks=tuple(spec.get(Col.benchmarks, ())),
         costs=tuple((b, float(f)) for b, f in spec.get("cost_factor", {}).items()),
-        command=tuple(spec.get("command", ())),
-        env=tuple(spec.get("env", {}).items()),
-        setting_defaults=tuple((k, v.get("default")) for k, v in spec.get("settings", {}).items()),
+        command=tuple(spec.get(Col.command, ())),
+        env=tuple(spec.get(Col.env, {}).items()),
+        setting_defaults=tuple((k, v.get("default")) for k, v in spec.get(Col.settings, {}).items()),
         production=bool(spec.get("production", False)),
     )
 
@@ -204,8 +205,8 @@ def _built() -> tuple[dict[str, Language], dict[str, Benchmark]]:
 @lru_cache(maxsize=8)
 def _objects(key: contract.SpecKey) -> tuple[dict[str, Language], dict[str, Benchmark]]:
     spec = key.value
-    langs = {k: _language(k, v, i) for i, (k, v) in enumerate(spec["languages"].items())}
-    benches = {k: _benchmark(k, v) for k, v in spec["benchmarks"].items() if not k.startswith("$")}
+    langs = {k: _language(k, v, i) for i, (k, v) in enumerate(spec[Col.languages].items())}
+    benches = {k: _benchmark(k, v) for k, v in spec[Col.benchmarks].items() if not k.startswith("$")}
     return langs, benches
 
 

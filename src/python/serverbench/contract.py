@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from serverbench import paths, plugins
+from serverbench.rawdata.columns import Col
 
 # Parameters the harness supplies itself for socket benchmarks (never a profile's choice).
 HARNESS_PARAMS = ("host", "port")
@@ -44,7 +45,7 @@ def _merged(file: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
     if not plugged:
         return spec
     spec = copy.deepcopy(spec)
-    langs, benches = spec["languages"], spec["benchmarks"]
+    langs, benches = spec[Col.languages], spec[Col.benchmarks]
     for kind, name, entry_file in plugged:  # languages first: a benchmark may name a plug-in language
         entry = plugins.spec_entry(entry_file)
         table = langs if kind == "language" else benches
@@ -61,32 +62,32 @@ def _merged(file: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
             if not isinstance(entry[key], kind_of):
                 raise ValueError(f"{entry_file}: its {key!r} is {word}, not {json.dumps(entry[key])[:60]}")
         table[name] = entry["cli"]
-        for lang in entry["languages"]:
+        for lang in entry[Col.languages]:
             if lang not in langs:
                 raise ValueError(f"{entry_file}: no language {lang!r} runs it; known: {', '.join(langs)}")
-            langs[lang] = {**langs[lang], "benchmarks": [*langs[lang].get("benchmarks", []), name]}
+            langs[lang] = {**langs[lang], "benchmarks": [*langs[lang].get(Col.benchmarks, []), name]}
     return spec
 
 
 def languages() -> tuple[str, ...]:
     """Every language of spec/cli.json, in its order."""
-    return tuple(cli_contract()["languages"])
+    return tuple(cli_contract()[Col.languages])
 
 
 def benchmarks() -> tuple[str, ...]:
     """Every benchmark of spec/cli.json, in its order."""
-    return tuple(cli_contract()["benchmarks"])
+    return tuple(cli_contract()[Col.benchmarks])
 
 
 def language(name: str) -> dict:
-    langs = cli_contract()["languages"]
+    langs = cli_contract()[Col.languages]
     if name not in langs:
         raise ValueError(f"unknown language {name!r}; known: {', '.join(sorted(langs))}")
     return langs[name]
 
 
 def benchmark(name: str) -> dict:
-    benches = cli_contract()["benchmarks"]
+    benches = cli_contract()[Col.benchmarks]
     if name not in benches:
         raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(sorted(benches))}")
     return benches[name]
@@ -94,7 +95,7 @@ def benchmark(name: str) -> dict:
 
 def implements(lang: str, bench: str) -> bool:
     """Whether spec/cli.json lists `bench` under languages.<lang>.benchmarks."""
-    return bench in language(lang).get("benchmarks", [])
+    return bench in language(lang).get(Col.benchmarks, [])
 
 
 def variants(lang: str) -> list[str]:
@@ -110,7 +111,7 @@ def implemented_variants() -> list[str]:
 def socket_host() -> str:
     """The address every socket benchmark's server listens on and its client connects to
     (sockets.host: loopback)."""
-    return str(cli_contract()["sockets"]["host"])
+    return str(cli_contract()["sockets"][Col.host])
 
 
 def roles(bench: str) -> list[str]:
@@ -233,14 +234,14 @@ def port_of(lang: str) -> str:
     costs a port's run as its original's. A language key's settings ('go[gc=...]') are
     ignored."""
     base = lang.split("[", 1)[0]
-    return cli_contract()["languages"].get(base, {}).get("port_of", base)
+    return cli_contract()[Col.languages].get(base, {}).get("port_of", base)
 
 
 def runtime_settings(lang: str) -> dict:
     """A language's runtime settings (languages.<lang>.settings): {name: {values, default,
     executables, record, doc}}; e.g. Go's gc. Not flags of a benchmark: the harness picks
     the build, the record says which ran (its `record` path, e.g. runtime.gc)."""
-    return dict(language(lang).get("settings", {}))
+    return dict(language(lang).get(Col.settings, {}))
 
 
 def omitted_args(lang: str, settings: Mapping | None) -> list[str]:
@@ -268,7 +269,7 @@ def language_key(lang: str, settings: Mapping | None) -> str:
     """The language with the runtime settings a run chose, as config ids and the analysis
     name it: 'go[gc=nogreentea]' (the same language, another build of it). A setting at
     its default is the language itself ('go'), as every run that chose none."""
-    defaults = {k: v.get("default") for k, v in language(lang).get("settings", {}).items()}
+    defaults = {k: v.get("default") for k, v in language(lang).get(Col.settings, {}).items()}
     chosen = sorted((k, v) for k, v in (settings or {}).items() if defaults.get(k) != v)
     return lang + "".join(f"[{k}={v}]" for k, v in chosen)
 
@@ -277,9 +278,9 @@ def plot_styles() -> dict[str, dict]:
     """{language key: {label, color, marker}} (spec/cli.json `plot`): every language's, and
     every runtime setting value's that has one, under its key ('go[gc=nogreentea]')."""
     out: dict[str, dict] = {}
-    for lang, spec in cli_contract()["languages"].items():
+    for lang, spec in cli_contract()[Col.languages].items():
         out[lang] = dict(spec.get("plot", {}))
-        for name, setting in spec.get("settings", {}).items():
+        for name, setting in spec.get(Col.settings, {}).items():
             for value, style in setting.get("plot", {}).items():
                 out[language_key(lang, {name: value})] = dict(style)
     return out
@@ -288,7 +289,7 @@ def plot_styles() -> dict[str, dict]:
 def startup_costs(role: str = "startup_s") -> dict[str, float]:
     """{language: seconds} a fresh process of it takes to start (spec/cli.json `startup_s`;
     `server_startup_s` for a socket server): the plan's estimates."""
-    return {lang: float(spec[role]) for lang, spec in cli_contract()["languages"].items() if role in spec}
+    return {lang: float(spec[role]) for lang, spec in cli_contract()[Col.languages].items() if role in spec}
 
 
 def settings_mismatch(lang: str, settings: dict, native: dict) -> str | None:
@@ -298,12 +299,12 @@ def settings_mismatch(lang: str, settings: dict, native: dict) -> str | None:
     for name, spec in runtime_settings(lang).items():
         want = settings.get(name, spec["default"])
         node: object = native
-        for part in spec["record"].split("."):
+        for part in spec[Col.record].split("."):
             node = node.get(part) if isinstance(node, dict) else None
         if node is None and name not in settings:
             continue
         if node != want:
-            return f"{spec['record']} is {node!r}, the harness asked for {name}={want}"
+            return f"{spec[Col.record]} is {node!r}, the harness asked for {name}={want}"
     return None
 
 

@@ -60,6 +60,8 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
 
+from serverbench.rawdata.columns import Col
+
 PACKAGE = "serverbench.benchmarks"
 GROUP = "serverbench.benchmarks"  # the entry-point group of benchmark packages outside the tree
 LANGUAGE_GROUP = "serverbench.languages"  # the entry-point group of language packages
@@ -153,7 +155,7 @@ class SocketOptions:
         when set, so a row as shipped keeps the id it always had)."""
         items: dict[str, Any] = {"server_language": self.server_language, "placement": self.placement}
         if self.server_settings:
-            items["server_settings"] = dict(self.server_settings)
+            items[Col.server_settings] = dict(self.server_settings)
         if self.server_cap:
             items["server_cap"] = True
         return sorted(items.items())

@@ -38,6 +38,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from serverbench import paths, plugins
+from serverbench.rawdata.columns import Col
 
 FILE = "protocol.json"
 DOC = "protocol.md"  # under docs/
@@ -72,7 +73,7 @@ def _read(file: str) -> dict:
 
 
 def newest() -> int:
-    return int(_read(str(_newest_file()))["protocol"])
+    return int(_read(str(_newest_file()))[Col.protocol])
 
 
 def path(v: int | None = None) -> Path:
@@ -91,7 +92,7 @@ def load() -> dict:
 
 
 def version() -> int:
-    return int(load()["protocol"])
+    return int(load()[Col.protocol])
 
 
 def versions() -> list[int]:
@@ -138,7 +139,7 @@ def verify(spec_dir=None, docs_dir=None) -> str:
     folder = spec_dir or paths.spec_dir()
     docs = docs_dir or folder.parent / "docs"
     text = (folder / FILE).read_bytes()
-    newest_v = int(json.loads(text)["protocol"])
+    newest_v = int(json.loads(text)[Col.protocol])
     known = json.loads((folder / VERSIONS).read_text(encoding="utf-8"))
     fix = (
         f"Raise 'protocol' to {max(map(int, known), default=0) + 1} and record both hashes in spec/{VERSIONS}; "
@@ -188,7 +189,7 @@ def freeze(now_utc: str, spec_dir: Path | None = None, docs_dir: Path | None = N
     spec = spec_dir or paths.spec_dir()
     docs = docs_dir or spec.parent / "docs"
     verify(spec, docs)
-    old = int(json.loads((spec / FILE).read_text(encoding="utf-8"))["protocol"])
+    old = int(json.loads((spec / FILE).read_text(encoding="utf-8"))[Col.protocol])
     text = (spec / DRAFT).read_text(encoding="utf-8") if (spec / DRAFT).is_file() else ""
     doc_draft = docs / DRAFT.replace(".json", ".md")
     doc = doc_draft.read_text(encoding="utf-8") if doc_draft.is_file() else ""
@@ -196,7 +197,7 @@ def freeze(now_utc: str, spec_dir: Path | None = None, docs_dir: Path | None = N
         d = json.loads(text) if text else {}
     except ValueError as e:
         raise ProtocolError(f"spec/{DRAFT} is not valid JSON ({e}); nothing was changed") from None
-    if d.get("protocol") != old + 1 or d.get("frozen_utc") is not None or text.count('"frozen_utc": null') != 1:
+    if d.get(Col.protocol) != old + 1 or d.get("frozen_utc") is not None or text.count('"frozen_utc": null') != 1:
         raise ProtocolError(f'spec/{DRAFT} must be version {old + 1} with one "frozen_utc": null')
     if doc.count(DRAFT_MARK) < 1:
         raise ProtocolError(f"docs/{doc_draft.name} must say {DRAFT_MARK!r} where the freeze time goes")
@@ -228,20 +229,20 @@ def alpha() -> float:
 
 def level() -> float:
     """The two-sided level of every deciding interval (two one-sided tests at alpha)."""
-    return float(load()["interval"]["level"])
+    return float(load()["interval"][Col.level])
 
 
 def margin_factor(exponent: float = 1.0) -> float:
     """The margin: the protocol's factor, raised to a sensitivity exponent (1: as written)."""
-    return float(load()["margin"]["factor"]) ** exponent
+    return float(load()["margin"][Col.factor]) ** exponent
 
 
 def rounds_deciding() -> int:
-    return int(load()["design"]["rounds_deciding"])
+    return int(load()[Col.design]["rounds_deciding"])
 
 
 def rounds_figure_only() -> int:
-    return int(load()["design"]["rounds_figure_only"])
+    return int(load()[Col.design]["rounds_figure_only"])
 
 
 DESIGN_TRIALS = {"deciding": rounds_deciding, "figure-only": rounds_figure_only}
@@ -262,7 +263,7 @@ def section(key: str) -> dict:
     scale, throughput_metric), named in the error when the version lacks it."""
     p = load()
     if key not in p:
-        raise KeyError(f"protocol {p['protocol']} has no '{key}' section (it came with a later version)")
+        raise KeyError(f"protocol {p[Col.protocol]} has no '{key}' section (it came with a later version)")
     return p[key]
 
 
@@ -287,17 +288,17 @@ def claim(cid: str) -> dict:
 @cache
 def _claim(file: str, cid: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
     for c in _read(file)["claims"]:
-        if c["id"] == cid:
+        if c[Col.id] == cid:
             return c
     for kind, _, entry_file in plugged:
         for c in plugins.spec_entry(entry_file).get("claims", []) if kind == "benchmark" else ():
-            if c["id"] == cid:
+            if c[Col.id] == cid:
                 return c
     raise KeyError(f"claim {cid!r} is not in {Path(file).name}")
 
 
 def claim_ids() -> tuple[str, ...]:
-    return tuple(c["id"] for c in load()["claims"])
+    return tuple(c[Col.id] for c in load()["claims"])
 
 
 @dataclass(frozen=True)

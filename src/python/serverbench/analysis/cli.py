@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from serverbench import catalog, paths
+from serverbench.rawdata.columns import Col
 
 
 def _usage(msg):
@@ -33,7 +34,7 @@ def _processed(args):
         return process.Processed(p)
     sweep = _sweep_dir(args.sweep)
     written = process.process_sweep(sweep, getattr(args, "out", None))
-    return process.Processed(written["runs"].parent)
+    return process.Processed(written[Col.runs].parent)
 
 
 def _claim_errors(claims_csv: Path, stderr) -> int:
@@ -44,7 +45,7 @@ def _claim_errors(claims_csv: Path, stderr) -> int:
     if not Path(claims_csv).exists():
         return 0
     t = pd.read_csv(claims_csv)
-    bad = t[t["verdict"] == "error"]
+    bad = t[t[Col.verdict] == "error"]
     for r in bad.itertuples():
         print(f"error: claim {r.id} could not be computed: {r.why}", file=stderr)
     return 1 if len(bad) else 0
@@ -59,7 +60,7 @@ def _cmd_process(args, stdout, stderr) -> int:
         written = process.process_sweep(sweep, args.out, skip_bad=args.skip_bad)
     except (FileNotFoundError, ValueError) as e:
         raise _usage(str(e)) from None
-    P = process.Processed(written["runs"].parent)
+    P = process.Processed(written[Col.runs].parent)
     written.update(claims.write_claims(P, options=claims.Options.of(**_chosen(args))))
     for name, p in written.items():
         print(f"{name}: {p}", file=stdout)

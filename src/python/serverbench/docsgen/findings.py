@@ -6,6 +6,7 @@ spec's blocks does not load the analysis."""
 from __future__ import annotations
 
 from serverbench.docsgen.markdown import ROOT
+from serverbench.rawdata.columns import Col
 
 
 def paper_reports() -> str:
@@ -58,7 +59,7 @@ def gap_table() -> str:
     if not tables:
         return "No gap sweep is committed: the decomposition has not been measured yet."
     t = gap_tables.combine(tables)
-    used = sorted(set(t.loc[t["ratio"].notna(), "sweep"]))
+    used = sorted(set(t.loc[t[Col.ratio].notna(), "sweep"]))
     return f"From {', '.join(f'`{s}`' for s in used) or 'no measured row'}:\n\n" + gap_tables.markdown(t).rstrip("\n")
 
 

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from serverbench.docsgen.markdown import ROOT, load_cli, md_table
+from serverbench.rawdata.columns import Col
 
 
 def _first_heading(text: str) -> str:
@@ -31,7 +32,7 @@ def _notebook_heading(path: Path) -> str:
         return str(nb["metadata"]["title"])
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown":
-            src = cell.get("source", "")
+            src = cell.get(Col.source, "")
             heading = _first_heading("".join(src) if isinstance(src, list) else src)
             if heading:
                 return heading
@@ -59,14 +60,14 @@ def gen_readme_folders() -> str:
     cli = load_cli()
     by_folder: dict[str, list[str]] = {}
     for lang in contract.languages():
-        exe = Path(cli["languages"][lang].get("executable", ""))
+        exe = Path(cli[Col.languages][lang].get("executable", ""))
         if len(exe.parts) > 2 and exe.parts[0] == "src":
             by_folder.setdefault(exe.parts[1], []).append(lang)
     src_rows = []
     for d in sorted(p for p in (ROOT / "src").iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         langs = by_folder.get(d.name, [])
         benches = [b for b in contract.benchmarks() if any(contract.implements(lang, b) for lang in langs)]
-        exes = list(dict.fromkeys(f"`{cli['languages'][lang]['executable']}`" for lang in langs))
+        exes = list(dict.fromkeys(f"`{cli[Col.languages][lang]['executable']}`" for lang in langs))
         packages = sorted(p.parent.name for p in d.glob("*/__init__.py"))
         if langs:
             row = [_code(langs), ", ".join(benches), ", ".join(exes)]

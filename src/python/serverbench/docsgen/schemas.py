@@ -13,6 +13,7 @@ import json
 import re
 
 from serverbench import catalog
+from serverbench.rawdata.columns import Col
 
 NATIVE = "spec/native-record.schema.json"
 RAW = "spec/raw-record.schema.json"
@@ -27,7 +28,7 @@ def enums(rel: str) -> dict[str, list[str]]:
     """{property: its values} that spec/cli.json gives the schema at `rel`."""
     out = {"language": list(catalog.presentation_order())}
     if rel == RAW:
-        out["benchmark"] = [b.id for b in catalog.benchmarks()]
+        out[Col.benchmark] = [b.id for b in catalog.benchmarks()]
     return out
 
 

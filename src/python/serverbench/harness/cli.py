@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from serverbench import contract
 from serverbench.harness.planning.profiles import ProfileError, available_profiles, load_profile, parse_set, table_names
+from serverbench.rawdata.columns import Col
 
 
 def register(subparsers) -> None:
@@ -132,7 +133,7 @@ def run_request(opts: RunOptions) -> dict:
     try:
         overrides = parse_set(list(opts.sets))
         if opts.seed is not None:
-            overrides["seed"] = opts.seed
+            overrides[Col.seed] = opts.seed
         benchmarks, sweep_id = opts.benchmarks, opts.sweep_id
         if opts.piece:
             from datetime import UTC, datetime
@@ -147,7 +148,7 @@ def run_request(opts: RunOptions) -> dict:
             benchmarks = ",".join(p.benchmarks)
             overrides = {**p.sets, **overrides}
             if sweep_id is None:
-                name = load_profile(opts.profile)["name"]
+                name = load_profile(opts.profile)[Col.name]
                 sweep_id = f"{name}-{p.name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
         return dict(
             profile=opts.profile,
@@ -174,7 +175,7 @@ def run(opts: RunOptions, stdout, stderr) -> int:
         sweep_dir = sweep.run_sweep(**req)  # looked up at call time: tests replace it
     except ProfileError as e:
         raise _usage(e) from None
-    print_session(sweep_dir, req["shard"], stdout)
+    print_session(sweep_dir, req[Col.shard], stdout)
     return 0
 
 
@@ -190,11 +191,11 @@ def print_session(sweep_dir, shard, stdout) -> None:
     print(sweep_dir, file=stdout)
     index = shard.index if shard else None
     s = last_session(sweep_dir, index) or {}
-    counts = s.get("status_counts", {})
-    total = Counter(r.get("status") for r in read_lines(sweep_dir / rawlog.names(index)["runs"]))
+    counts = s.get(Col.status_counts, {})
+    total = Counter(r.get(Col.status) for r in read_lines(sweep_dir / rawlog.names(index)[Col.runs]))
     oh = s.get("harness_overhead_s") or {}
     print(
-        f"this session: {s.get('runs', 0)} run(s) in {s.get('elapsed_s', 0):.1f} s: "
+        f"this session: {s.get(Col.runs, 0)} run(s) in {s.get(Col.elapsed_s, 0):.1f} s: "
         + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do"),
         file=stdout,
     )
@@ -202,7 +203,7 @@ def print_session(sweep_dir, shard, stdout) -> None:
     print(("shard so far: " if shard else "sweep so far: ") + so_far, file=stdout)
     if oh.get("n"):
         print(
-            f"harness overhead per run: median {oh['median'] * 1000:.1f} ms, mean {oh['mean'] * 1000:.1f} ms, "
+            f"harness overhead per run: median {oh[Col.median] * 1000:.1f} ms, mean {oh['mean'] * 1000:.1f} ms, "
             f"max {oh['max'] * 1000:.1f} ms",
             file=stdout,
         )
@@ -220,7 +221,7 @@ def refuse_dirty(raw_dir, allow_dirty: bool) -> None:
     root = Path(raw_dir).resolve() if raw_dir else paths.raw_dir()
     if allow_dirty or root != (paths.repo_root() / "data" / "raw").resolve():
         return
-    if git_info().get("dirty"):
+    if git_info().get(Col.dirty):
         raise _usage(
             "tracked files outside paper/ and data/ differ from the commit (git status): commit them first, "
             "or pass --allow-dirty to record the sweep anyway (its manifest then says dirty: true)"
@@ -265,7 +266,7 @@ def _cmd_profiles(args, stdout, stderr) -> int:
         if prof.description:
             print(f"           {prof.description}", file=stdout)
         if plan.not_runnable:
-            nr = sorted({(x["benchmark"], x["cores"]) for x in plan.not_runnable})
+            nr = sorted({(x[Col.benchmark], x[Col.cores]) for x in plan.not_runnable})
             print("           not runnable here: " + ", ".join(f"{b} c{c}" for b, c in nr), file=stdout)
         _print_pieces(name, args.oversubscribe, stdout)
     return 0

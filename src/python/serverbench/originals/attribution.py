@@ -55,6 +55,7 @@ from serverbench.analysis.statistics import paired, stats
 from serverbench.harness.planning import audit_steps
 from serverbench.harness.recording.rawlog import read_lines
 from serverbench.originals import programs, runner
+from serverbench.rawdata.columns import Col
 
 ORIGINAL = "original"  # the original as the authors ran it
 ORIGINAL_OURS = "original:ours"  # the original with our JVM flags
@@ -88,11 +89,11 @@ def point(benchmark: str, cfg: dict) -> str:
     """A configuration as a reader names it: '1 core, 64 pairs', '5 kB, R = 1,000,000',
     'N = 3,000,000' (the `point` column, the markdown's column headings)."""
     if benchmark == "throughput":
-        c, p = int(cfg["cores"]), int(cfg["pairs"])
+        c, p = int(cfg[Col.cores]), int(cfg[Col.pairs])
         return f"{c} core{'s' * (c != 1)}, {p} pair{'s' * (p != 1)}"
     if benchmark == "pingping":
-        return f"{int(cfg['message_bytes']) // 1000} kB, R = {int(cfg['repetitions']):,}"
-    return f"N = {int(cfg['processes']):,}"
+        return f"{int(cfg[Col.message_bytes]) // 1000} kB, R = {int(cfg[Col.repetitions]):,}"
+    return f"N = {int(cfg[Col.processes]):,}"
 
 
 def sides(sweep_dir) -> pd.DataFrame:
@@ -103,17 +104,17 @@ def sides(sweep_dir) -> pd.DataFrame:
     rows = []
     R = audit.load_runs(sweep_dir)
     for r in R.to_dict("records") if not R.empty else []:
-        b = r["benchmark"]
+        b = r[Col.benchmark]
         if b not in KEYS:
             continue
         v = r[VALUE[b]]
         rows.append(
             {
                 "benchmark": b,
-                "side": f"{r['language']}:{r['step']}",
-                "language": r["language"],
+                "side": f"{r[Col.language]}:{r[Col.step]}",
+                "language": r[Col.language],
                 **{k: r.get(k) for k in KEYS[b]},
-                "trial": int(r["trial"]),
+                "trial": int(r[Col.trial]),
                 "value": float(v) if v is not None and not pd.isna(v) else np.nan,
                 "printed": bool(r["printed"]),
             }
@@ -121,18 +122,18 @@ def sides(sweep_dir) -> pd.DataFrame:
     path = Path(sweep_dir) / runner.FILE_NAME
     bad: list[int] = []
     for rec in read_lines(path, bad):  # the gap script's own log: a corrupt line is named below and set aside
-        prog = programs.find(rec["benchmark"], rec["language"])
+        prog = programs.find(rec[Col.benchmark], rec[Col.language])
         if prog is None:
             continue
         v = runner.value(prog, rec)
-        p = {**rec["params"], "cores": rec["cores"]}
+        p = {**rec[Col.params], "cores": rec[Col.cores]}
         rows.append(
             {
                 "benchmark": prog.benchmark,
                 "side": ORIGINAL if runner.flags_of(rec) == programs.AUTHORS else ORIGINAL_OURS,
                 "language": prog.language,
                 **{k: p.get(k) for k in KEYS[prog.benchmark]},
-                "trial": int(rec["trial"]),
+                "trial": int(rec[Col.trial]),
                 "value": np.nan if v is None else v,
                 "printed": v is not None,
             }
@@ -149,19 +150,19 @@ def paper_value(benchmark: str, language: str, cfg: dict) -> float:
     """The paper's value at a configuration (data/reference/), nan where its sheets have none."""
     if benchmark == "throughput":
         d = reference.fig5_median()
-        d = d[(d["cores"] == cfg["cores"]) & (d["pairs"] == cfg["pairs"])]
+        d = d[(d[Col.cores] == cfg[Col.cores]) & (d[Col.pairs] == cfg[Col.pairs])]
         col = "msgs_per_min"
     elif benchmark == "pingping":
         d = reference.fig3()
-        d = d[(d["message_bytes"] == cfg["message_bytes"]) & (d["repetitions"] == cfg["repetitions"])]
+        d = d[(d[Col.message_bytes] == cfg[Col.message_bytes]) & (d[Col.repetitions] == cfg[Col.repetitions])]
         col = "time_s"
     else:
         d = reference.fig4b()
-        if not (d["processes"] == cfg["processes"]).any():
+        if not (d[Col.processes] == cfg[Col.processes]).any():
             d = reference.fig4a()[0]
-        d = d[d["processes"] == cfg["processes"]]
+        d = d[d[Col.processes] == cfg[Col.processes]]
         col = "time_s"
-    d = d[d["language"] == language]
+    d = d[d[Col.language] == language]
     return float(d[col].iloc[0]) if len(d) else float("nan")
 
 
@@ -200,7 +201,7 @@ def _program_rows(prog: programs.Program, cfg: dict, g: pd.DataFrame) -> list[di
     """The factors of one original at one configuration (g: that configuration's sides)."""
     b, port, today = prog.benchmark, prog.language, prog.today
     config = cfg
-    mine = g["side"].isin(ORIGINALS) & (g["language"] == port)
+    mine = g["side"].isin(ORIGINALS) & (g[Col.language] == port)
     g = pd.concat([g[~g["side"].isin(ORIGINALS)], g[mine]])
     orig, ours = (g[g["side"] == s] for s in ORIGINALS)
     TODAY, FAIR, PAPER = f"{today}:fair", f"{port}:fair", f"{port}:paper"
@@ -239,8 +240,8 @@ def _program_rows(prog: programs.Program, cfg: dict, g: pd.DataFrame) -> list[di
         else f"the original here, as the authors ran it / the paper's value; {silent} of its run(s) printed nothing"
     )
     rows.append(_row(b, today, config, NOT_ATTRIBUTED, _to_paper(g, ORIGINAL, pv), what))
-    logs = [math.log(r["ratio"]) for r in rows if r["factor"] in PRODUCT and r["ratio"] > 0]
-    wanted = sum(r["factor"] in PRODUCT for r in rows)
+    logs = [math.log(r[Col.ratio]) for r in rows if r[Col.factor] in PRODUCT and r[Col.ratio] > 0]
+    wanted = sum(r[Col.factor] in PRODUCT for r in rows)
     prod = math.exp(sum(logs)) if logs and len(logs) == wanted else float("nan")
     nan = float("nan")
     rows.append(
@@ -265,14 +266,14 @@ def attribution(S: pd.DataFrame) -> pd.DataFrame:
     whose sides the sweep ran, at each configuration it ran."""
     out: list[dict] = []
     for prog in programs.PROGRAMS:
-        mine = S[(S["benchmark"] == prog.benchmark) & S["language"].isin({prog.language, prog.today})]
-        if not (mine["language"] == prog.language).any():
+        mine = S[(S[Col.benchmark] == prog.benchmark) & S[Col.language].isin({prog.language, prog.today})]
+        if not (mine[Col.language] == prog.language).any():
             continue
         keys = list(KEYS[prog.benchmark])
         for kv, g in mine.groupby(keys):
             out += _program_rows(prog, dict(zip(keys, _ints(kv))), g)
     for b, today, factor, num, den, what in EXTRA:
-        mine = S[(S["benchmark"] == b) & S["side"].isin({num, den})]
+        mine = S[(S[Col.benchmark] == b) & S["side"].isin({num, den})]
         keys = list(KEYS[b])
         for kv, g in mine.groupby(keys):
             out.append(_row(b, today, dict(zip(keys, _ints(kv))), factor, _paired(g, num, den), what))

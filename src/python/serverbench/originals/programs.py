@@ -23,6 +23,7 @@ from pathlib import Path
 
 from serverbench import catalog
 from serverbench.harness.running import command as harness_command
+from serverbench.rawdata.columns import Col
 
 ENV_DIR = "SERVERBENCH_ORIGINALS"
 WINDOW_PROPERTY = "serverbench.window.ms"  # the build's one edit of maxSpeakers.scala: the window's length
@@ -109,27 +110,33 @@ class Program:
             raise OriginalError(f"our JVM flags need the run's heap (heap_mb), got {heap_mb!r}")
         if lang == "go":
             if b == "spawn":
-                args = ["-n", str(int(params["processes"]))]
+                args = ["-n", str(int(params[Col.processes]))]
             else:
-                args = ["-r", str(int(params["repetitions"])), "-d", str(int(params["message_bytes"]))]
+                args = ["-r", str(int(params[Col.repetitions])), "-d", str(int(params[Col.message_bytes]))]
             return [str(artifact), *args], {"GOMAXPROCS": str(cores)}
         if lang == "erlang":
             if b == "spawn":
-                n = int(params["processes"])
+                n = int(params[Col.processes])
                 call = f"maxBlocking:benchmark({n})"
                 limit = min(ERLANG_MAX_PROCESSES, max(process_limit, 2 * n))
             else:
-                call = f"pingping:benchmark({int(params['repetitions'])}, {int(params['message_bytes'])})"
+                call = f"pingping:benchmark({int(params[Col.repetitions])}, {int(params[Col.message_bytes])})"
                 limit = process_limit
             env = {"ERL_FLAGS": f"+S {cores}:{cores} +P {limit}", "ERL_CRASH_DUMP_BYTES": "0"}
             return ["erl", "-noshell", "-pa", str(artifact), "-eval", f"{call}, halt()."], env
         jvm = [JAVA, f"-XX:ActiveProcessorCount={cores}", *(our_jvm_flags(lang, heap_mb) if flags == OURS else [])]
         if b == "throughput":
-            window = f"-D{WINDOW_PROPERTY}={round(float(params['duration_s']) * 1000)}"
-            return [*jvm, window, "-jar", str(artifact), str(int(params["pairs"]))], {}
+            window = f"-D{WINDOW_PROPERTY}={round(float(params[Col.duration_s]) * 1000)}"
+            return [*jvm, window, "-jar", str(artifact), str(int(params[Col.pairs]))], {}
         if b == "pingping":
-            return [*jvm, "-jar", str(artifact), str(int(params["repetitions"])), str(int(params["message_bytes"]))], {}
-        return [*jvm, "-jar", str(artifact), str(int(params["processes"]))], {}
+            return [
+                *jvm,
+                "-jar",
+                str(artifact),
+                str(int(params[Col.repetitions])),
+                str(int(params[Col.message_bytes])),
+            ], {}
+        return [*jvm, "-jar", str(artifact), str(int(params[Col.processes]))], {}
 
 
 _SECONDS = r"(?P<value>[0-9]+(?:\.[0-9]*)?(?:[eE]-?[0-9]+)?)"

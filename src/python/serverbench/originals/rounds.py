@@ -24,6 +24,7 @@ from pathlib import Path
 
 from serverbench.errors import UsageError
 from serverbench.originals import programs, runner
+from serverbench.rawdata.columns import Col
 
 PROFILE = "gap"
 ORDER = ("original", "knobs", "fair")
@@ -74,7 +75,7 @@ def done(path: Path) -> set[tuple[str, int]]:
     """(config_id, trial) of the originals' runs already in the file (a resumed sweep)."""
     from serverbench.harness.recording.rawlog import read_lines
 
-    return {(r["config_id"], r["trial"]) for r in read_lines(path) if r.get("status") != "failed_to_start"}
+    return {(r[Col.config_id], r[Col.trial]) for r in read_lines(path) if r.get(Col.status) != "failed_to_start"}
 
 
 def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=print, overrides=None) -> Path:
@@ -94,13 +95,13 @@ def run_rounds(piece_name: str, sweep_id: str | None = None, raw_root=None, log=
         raise UsageError(f"{PROFILE} piece {p.name}: one benchmark a piece, got {', '.join(p.benchmarks)}")
     bench = p.benchmarks[0]
     prof = load_profile(PROFILE, p.sets)
-    rounds = int(prof.defaults["trials"])
+    rounds = int(prof.defaults[Col.trials])
     ports, fair = split(prof.languages, bench)
     present = present_blocks(prof.languages, bench)
     cfgs = configs(p.sets, bench, ports) if ports else []
     for prog, _ in cfgs:
         prog.path()  # every original built before anything runs
-    mode, parent, _ = limits.detect_enforcement(prof.defaults["memory_enforcement"]) if cfgs else ("none", None, "")
+    mode, parent, _ = limits.detect_enforcement(prof.defaults[Col.memory_enforcement]) if cfgs else ("none", None, "")
     label = f"pilot-{p.name}" if overrides else p.name
     sweep_id = sweep_id or f"{PROFILE}-{label}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     root = Path(raw_root) if raw_root else _raw_dir()
@@ -170,7 +171,7 @@ def outcome(prog: programs.Program, rec: dict) -> str:
     v = runner.value(prog, rec)
     if v is not None:
         return f"printed {v:.6g}"
-    return f"{rec.get('status')}: {rec.get('status_reason')}"
+    return f"{rec.get(Col.status)}: {rec.get(Col.status_reason)}"
 
 
 def _raw_dir() -> Path:

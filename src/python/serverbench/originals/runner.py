@@ -31,6 +31,7 @@ from serverbench.harness.running import cgroups, command, environment, limits, p
 from serverbench.harness.running.host import killpg
 from serverbench.originals.programs import AUTHORS, FLAGS_SETTING, OriginalError, Program
 from serverbench.rawdata import records
+from serverbench.rawdata.columns import Col
 
 FILE_NAME = "original.jsonl"
 SETTINGS = {"program": "original"}
@@ -53,7 +54,7 @@ def config_id(program: Program, cores: int, params: Mapping, flags: str = AUTHOR
 
 def flags_of(rec: dict) -> str:
     """Which flags a run of an original had: its settings' FLAGS_SETTING, AUTHORS without one."""
-    return (rec.get("settings") or {}).get(FLAGS_SETTING, AUTHORS)
+    return (rec.get(Col.settings) or {}).get(FLAGS_SETTING, AUTHORS)
 
 
 def _fmt(v) -> str:
@@ -74,7 +75,7 @@ def portable(path: str, artifact: Path) -> str:
 def value(program: Program, rec: dict) -> float | None:
     """What a run of the original reported (programs.Program.value of its stdout), None when
     it printed nothing or did not end as a printing run does."""
-    return program.value(rec.get("stdout_tail")) if rec.get("status") == "invalid" else None
+    return program.value(rec.get(Col.stdout_tail)) if rec.get(Col.status) == "invalid" else None
 
 
 def run(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from serverbench import paths, plugins
 from serverbench.rawdata import quick as records_quick
 from serverbench.rawdata import sidecars, sweepfiles
+from serverbench.rawdata.columns import Col
 from serverbench.rawdata.quick import plain_finite as _plain_finite
 
 if TYPE_CHECKING:
@@ -63,12 +64,12 @@ def _schema(name: str, plugged: tuple[tuple[str, str, str], ...]) -> dict:
     enums = schema["$defs"] if native else schema["properties"]
     for kind, bench, entry_file in plugged:
         if kind == "language":
-            enums["language"]["enum"].append(bench)
+            enums[Col.language]["enum"].append(bench)
         elif native:
-            schema["$defs"][bench] = plugins.spec_entry(entry_file)["record"]
+            schema["$defs"][bench] = plugins.spec_entry(entry_file)[Col.record]
             schema["oneOf"].append({"$ref": f"#/$defs/{bench}"})
         else:
-            enums["benchmark"]["enum"].append(bench)
+            enums[Col.benchmark]["enum"].append(bench)
     return schema
 
 
@@ -149,7 +150,7 @@ def native_errors(record) -> str | None:
     err = _finite(record)
     if err:
         return err
-    bench = record.get("benchmark") if isinstance(record, dict) else None
+    bench = record.get(Col.benchmark) if isinstance(record, dict) else None
     branches = [b["$ref"].rpartition("/")[2] for b in load_schema(NATIVE_SCHEMA)["oneOf"]]
     if isinstance(bench, str) and bench in branches:
         errors = list(_native_validator_for(bench).iter_errors(record))
@@ -182,13 +183,15 @@ def raw_errors(record) -> str | None:
     if (
         _plain_finite(record)
         and _quick_check(RAW_SCHEMA)(record) is True
-        and (record.get("metrics") is None or _quick_check(NATIVE_SCHEMA)({k: record[k] for k in NATIVE_KEYS}) is True)
+        and (
+            record.get(Col.metrics) is None or _quick_check(NATIVE_SCHEMA)({k: record[k] for k in NATIVE_KEYS}) is True
+        )
     ):
         return None
     err = _finite(record) or _first_error(RAW_SCHEMA, record)
     if err:
         return err
-    if record.get("metrics") is not None:
+    if record.get(Col.metrics) is not None:
         native = {k: record[k] for k in NATIVE_KEYS}
         err = native_errors(native)
         if err:
@@ -240,7 +243,7 @@ def parse_raw_file(path: Path, skip_bad: bool = False, skipped: list | None = No
             if not line.strip():
                 continue
             rec, reason = _parse_line(line)
-        if not reason and rec.get("metrics"):
+        if not reason and rec.get(Col.metrics):
             reason = sidecars.problems(rec, path.parent)
         if reason:
             if not skip_bad:
@@ -292,10 +295,10 @@ def duplicate_runs(recs: list[dict]) -> list[tuple]:
     `search` fields (phase, step, run, attempt)."""
     seen: dict[tuple, int] = {}
     for r in recs:
-        if r.get("status") == "ok" and not r.get("interfered"):
-            s = r.get("search")
+        if r.get(Col.status) == "ok" and not r.get(Col.interfered):
+            s = r.get(Col.search)
             step = tuple(s.get(f) if isinstance(s, dict) else None for f in ("name", "phase", "step", "run", "attempt"))
-            k = (r.get("sweep_id"), r.get("config_id"), r.get("trial"), bool(r.get("warmup")), *step)
+            k = (r.get(Col.sweep_id), r.get(Col.config_id), r.get(Col.trial), bool(r.get(Col.warmup)), *step)
             seen[k] = seen.get(k, 0) + 1
     return [k for k, n in seen.items() if n > 1]
 
@@ -308,8 +311,8 @@ def cpu_models(recs) -> dict[str, list[str]]:
             return out
         pairs = zip(recs["host.cpu_model"], recs.get("host.hostname", [None] * len(recs)))
     else:
-        machines = (r.get("host") or {} for r in recs)
-        pairs = ((h.get("cpu_model"), h.get("hostname")) for h in machines)
+        machines = (r.get(Col.host) or {} for r in recs)
+        pairs = ((h.get(Col.cpu_model), h.get(Col.hostname)) for h in machines)
     for model, host in pairs:
         if model is None:
             continue

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from serverbench import paths
+from serverbench.rawdata.columns import Col
 
 FOLDER = "samples"
 
@@ -34,7 +35,7 @@ def min_items() -> int:
     above it; native-record.schema.json $defs.samples_s). ~80 kB of JSON: quick-profile
     runs (at most ~100 items) never reach it."""
     with open(paths.spec_dir() / "native-record.schema.json", encoding="utf-8") as f:
-        ref = json.load(f)["$defs"]["samples_s"]["oneOf"][1]
+        ref = json.load(f)["$defs"][Col.samples_s]["oneOf"][1]
     return int(ref["properties"]["n"]["minimum"]) - 1
 
 
@@ -46,7 +47,13 @@ def is_ref(value) -> bool:
 def run_key(rec: dict) -> str:
     """The file name stem of a run's sidecar: unique per attempt (a re-run has its own start)."""
     ident = json.dumps(
-        [rec.get("sweep_id"), rec.get("config_id"), rec.get("trial"), bool(rec.get("warmup")), rec.get("started_utc")]
+        [
+            rec.get(Col.sweep_id),
+            rec.get(Col.config_id),
+            rec.get(Col.trial),
+            bool(rec.get(Col.warmup)),
+            rec.get(Col.started_utc),
+        ]
     )
     return hashlib.sha256(ident.encode("utf-8")).hexdigest()[:20]
 
@@ -64,7 +71,7 @@ def _long_arrays(metrics) -> dict:
 def move_long_arrays(rec: dict, folder: Path) -> dict:
     """rec with each long numeric metrics array written to its sidecar (fsync'd before the
     line that names it is written) and replaced by a reference; other records unchanged."""
-    arrays = _long_arrays(rec.get("metrics"))
+    arrays = _long_arrays(rec.get(Col.metrics))
     if not arrays:
         return rec
     rel = f"{FOLDER}/{run_key(rec)}.json.gz"
@@ -79,7 +86,7 @@ def move_long_arrays(rec: dict, folder: Path) -> dict:
         os.fsync(f.fileno())
     os.replace(tmp, path)
     digest = hashlib.sha256(data).hexdigest()
-    metrics = dict(rec["metrics"])
+    metrics = dict(rec[Col.metrics])
     for k, v in arrays.items():
         metrics[k] = {"sidecar": rel, "n": len(v), "sha256": digest}
     return dict(rec, metrics=metrics)
@@ -88,7 +95,7 @@ def move_long_arrays(rec: dict, folder: Path) -> dict:
 def problems(rec: dict, folder: Path) -> str | None:
     """Why a record's sidecar references do not hold (missing file, changed bytes, wrong
     count), or None. folder: the sweep folder the record's raw log lies in."""
-    for field, ref in (rec.get("metrics") or {}).items():
+    for field, ref in (rec.get(Col.metrics) or {}).items():
         if not is_ref(ref):
             continue
         name, n = ref["sidecar"], ref.get("n")

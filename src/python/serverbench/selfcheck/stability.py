@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from serverbench.harness.planning.profiles import ProfileError, parse_set
+from serverbench.rawdata.columns import Col
 
 
 def run_stability(
@@ -34,7 +35,7 @@ def run_stability(
     base = dict(overrides or {})
     from serverbench.harness.planning.profiles import load_profile
 
-    seed = load_profile(profile, base)["seed"]
+    seed = load_profile(profile, base)[Col.seed]
     dirs = []
     for r in range(1, repeats + 1):
         # independent: each repeat its own order; drawn per sweep unless a seed was given

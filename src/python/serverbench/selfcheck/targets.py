@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import paths
+from serverbench.rawdata.columns import Col
 
 DEFAULT_FILE = "spec/targets.toml"
 
@@ -33,7 +34,7 @@ def load_targets(path: Path) -> dict:
 def _metric(rec: dict, name: str):
     if name in ("wall_s", "user_cpu_s", "system_cpu_s", "peak_rss_bytes"):
         return rec.get(name)
-    return (rec.get("metrics") or {}).get(name)
+    return (rec.get(Col.metrics) or {}).get(name)
 
 
 def run_targets(path: Path, languages=None, trials=None, raw_root=None, progress=True, out=print) -> int:
@@ -42,37 +43,37 @@ def run_targets(path: Path, languages=None, trials=None, raw_root=None, progress
     from serverbench.rawdata.sweepfiles import RAW_LOG_NAME
 
     doc = load_targets(path)
-    trials = trials or int(doc.get("trials", 3))
+    trials = trials or int(doc.get(Col.trials, 3))
     sweep_id = "targets-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     failed_runs = 0
     rows = []
     for t in doc["target"]:
-        if languages and t["language"] not in languages:
+        if languages and t[Col.language] not in languages:
             continue
         overrides = dict(t.get("set", {}))
-        overrides[f"{t['benchmark']}.trials"] = trials
-        overrides[f"{t['benchmark']}.warmup"] = False
+        overrides[f"{t[Col.benchmark]}.trials"] = trials
+        overrides[f"{t[Col.benchmark]}.warmup"] = False
         sweep_dir = None
         log = Path(raw_root or paths.raw_dir()) / sweep_id / RAW_LOG_NAME
         before = len(read_lines(log)) if log.exists() else 0
         sweep_dir = run_sweep(
-            doc.get("profile", "quick"),
+            doc.get(Col.profile, "quick"),
             sweep_id=sweep_id,
             overrides=overrides,
-            languages=[t["language"]],
-            benchmarks=[t["benchmark"]],
+            languages=[t[Col.language]],
+            benchmarks=[t[Col.benchmark]],
             raw_root=raw_root,
             progress=progress,
         )
-        recs = [r for r in read_lines(sweep_dir / RAW_LOG_NAME)[before:] if not r.get("warmup")]
-        ok = [r for r in recs if r["status"] == "ok"]
+        recs = [r for r in read_lines(sweep_dir / RAW_LOG_NAME)[before:] if not r.get(Col.warmup)]
+        ok = [r for r in recs if r[Col.status] == "ok"]
         failed_runs += len(recs) - len(ok)
-        params = _describe(recs[0]["params"]) if recs else ""
-        cores = recs[0]["cores"] if recs else "?"
-        label = f"{t['language']} {t['benchmark']} {params} C={cores}"
+        params = _describe(recs[0][Col.params]) if recs else ""
+        cores = recs[0][Col.cores] if recs else "?"
+        label = f"{t[Col.language]} {t[Col.benchmark]} {params} C={cores}"
         for b in t["bounds"]:
-            vals = [v for v in (_metric(r, b["metric"]) for r in ok) if v is not None]
-            rows.append((label, b, vals, len(recs) - len(ok), sorted({r["status"] for r in recs} - {"ok"})))
+            vals = [v for v in (_metric(r, b[Col.metric]) for r in ok) if v is not None]
+            rows.append((label, b, vals, len(recs) - len(ok), sorted({r[Col.status] for r in recs} - {"ok"})))
     out(f"targets: {sweep_id} (raw lines in {Path(raw_root or paths.raw_dir()) / sweep_id})")
     out(f"{'target':58} {'metric':18} {'bound':>12} {'min':>12} {'median':>12} {'max':>12}  n  verdict")
     for label, b, vals, bad, statuses in rows:
@@ -90,7 +91,7 @@ def run_targets(path: Path, languages=None, trials=None, raw_root=None, progress
             nums, verdict = f"{'-':>12} {'-':>12} {'-':>12}", "no ok run"
         if bad:
             verdict += f" ({bad} failed: {', '.join(statuses)})"
-        out(f"{label:58} {b['metric']:18} {bound:>12} {nums} {len(vals):2d}  {verdict}")
+        out(f"{label:58} {b[Col.metric]:18} {bound:>12} {nums} {len(vals):2d}  {verdict}")
     out("verdicts compare the median with the bound; see docs/performance.md for what moves these numbers")
     return 1 if failed_runs else 0
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.harness.planning.profiles import available_profiles
+from serverbench.rawdata.columns import Col
 from serverbench.slurm import scheduler, submit
 from serverbench.slurm.scheduler import SlurmError
 
@@ -115,7 +116,7 @@ def _cmd_submit(args, stdout, stderr) -> int:
         print(f"error: {e}", file=stderr)
         return 1
     print(
-        f"sweep {entry['sweep_id']}: shards {','.join(map(str, entry['submitted_shards']))} of {entry['shards']} "
+        f"sweep {entry[Col.sweep_id]}: shards {','.join(map(str, entry['submitted_shards']))} of {entry['shards']} "
         f"as array job {entry['array_job_id']}; render job {entry['render_job_id']} (afterany)",
         file=stdout,
     )
@@ -135,7 +136,7 @@ def _cmd_status(args, stdout, stderr) -> int:
     first = earlier[0]
     from serverbench.slurm.batch import SweepJob
 
-    job = SweepJob(first["sweep_id"], first["profile"], first["shards"], "", tuple(first["sets"]))
+    job = SweepJob(first[Col.sweep_id], first[Col.profile], first["shards"], "", tuple(first["sets"]))
     progress = shard_progress(sweep_dir, job)
     try:
         active = submit.active_shards(earlier)
@@ -144,7 +145,7 @@ def _cmd_status(args, stdout, stderr) -> int:
     except SlurmError as e:
         active, states, queue_note = {}, {}, f" (scheduler not reachable: {e})"
     print(
-        f"sweep {args.sweep_id}: profile {first['profile']}, {first['shards']} shard(s), "
+        f"sweep {args.sweep_id}: profile {first[Col.profile]}, {first['shards']} shard(s), "
         f"{len(earlier)} submission(s){queue_note}",
         file=stdout,
     )

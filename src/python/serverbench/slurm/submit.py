@@ -18,6 +18,7 @@ from serverbench import paths
 from serverbench.harness.cli import refuse_dirty
 from serverbench.harness.planning import profiles
 from serverbench.harness.recording.shards import ShardProgress  # noqa: F401  (re-exported: slurm status shows it)
+from serverbench.rawdata.columns import Col
 from serverbench.slurm import batch, scheduler
 
 SUBMISSIONS = "submissions.jsonl"
@@ -48,7 +49,7 @@ def needed_resources(prof: Mapping) -> tuple[int, int]:
     for table in prof.values():
         if not isinstance(table, dict):
             continue
-        for c in table.get("cores") or []:
+        for c in table.get(Col.cores) or []:
             if isinstance(c, int):
                 cores = max(cores, c)
         for key in ("memory_budget_bytes", "budget_bytes"):
@@ -147,13 +148,13 @@ def prepare(
     earlier = submissions(root / sweep_id) if sweep_id else []
     if earlier:
         first = earlier[0]
-        if profile is not None and profile != first["profile"]:
-            raise SubmitError(f"sweep {sweep_id!r} was submitted with profile {first['profile']!r}, not {profile!r}")
+        if profile is not None and profile != first[Col.profile]:
+            raise SubmitError(f"sweep {sweep_id!r} was submitted with profile {first[Col.profile]!r}, not {profile!r}")
         if shards is not None and shards != first["shards"]:
             raise SubmitError(f"sweep {sweep_id!r} has {first['shards']} shards; --shards {shards} would re-split it")
         if sets and list(sets) != first["sets"]:
             raise SubmitError(f"sweep {sweep_id!r} was submitted with --set {first['sets']}; overrides cannot change")
-        profile, shards, sets = first["profile"], first["shards"], first["sets"]
+        profile, shards, sets = first[Col.profile], first["shards"], first["sets"]
         no_pdf = no_pdf or bool(first.get("no_pdf"))  # the sweep's render job stays as first asked
     profile = profile or "quick"
     shards = 2 if shards is None else shards

@@ -23,6 +23,7 @@ import pandas as pd
 from serverbench import catalog, contract, paths
 from serverbench.analysis.explorer import explore
 from serverbench.rawdata import sweepfiles
+from serverbench.rawdata.columns import Col
 from serverbench.teaching.checks import Exercise as Exercise  # the labs reach the self-checks through common
 from serverbench.teaching.checks import check as check
 from serverbench.teaching.checks import choice as choice
@@ -104,7 +105,7 @@ class LabData:
 
     def ok(self, table: str | None = None) -> pd.DataFrame:
         d = self.sweep.ok()
-        return d if table is None else d[d["table"] == table]
+        return d if table is None else d[d[Col.table] == table]
 
 
 def _lab_sweeps(raw: Path, lab: str) -> list[Path]:
@@ -156,7 +157,7 @@ def get_runs(lab: str, *, run: bool, raw_folder, languages, benchmarks, override
 
 def describe(data: LabData) -> str:
     r = data.runs
-    counts = ", ".join(f"{k} {v}" for k, v in r["status"].value_counts().items())
+    counts = ", ".join(f"{k} {v}" for k, v in r[Col.status].value_counts().items())
     how = (
         f"ran {len(r)} runs of the real programs in {data.seconds:.0f} s"
         if data.source == "ran"
@@ -165,10 +166,10 @@ def describe(data: LabData) -> str:
     out = f"{how}: sweep {data.sweep.sweep_id} ({data.sweep.folder}); statuses: {counts}"
     if data.source == "folder":
         out += "\n  " + provenance(data.sweep.manifest)
-    bad = r[r["status"] != "ok"]
-    expected = bad["table"] == "spawn_max"  # the search fails its last steps on purpose
+    bad = r[r[Col.status] != "ok"]
+    expected = bad[Col.table] == "spawn_max"  # the search fails its last steps on purpose
     for (lang, status), g in bad[~expected].groupby(["language", "status"]):
-        why = str(g["status_reason"].dropna().iloc[0] if g["status_reason"].notna().any() else "")[:160]
+        why = str(g[Col.status_reason].dropna().iloc[0] if g[Col.status_reason].notna().any() else "")[:160]
         out += f"\n  {len(g)} {lang} run(s) {status}: {why}"
     if (~expected).any():
         out += "\n  (failed runs are left out of the tables and figures; the self-checks use the rest)"
@@ -177,21 +178,21 @@ def describe(data: LabData) -> str:
 
 def provenance(manifest: dict) -> str:
     """Where a sweep read from disk came from: when, which commit, a clean tree or not."""
-    git = manifest.get("git") or {}
-    commit = (git.get("commit") or "")[:10] or "an unknown commit"
-    tree = {True: "a tree with uncommitted changes", False: "a clean tree"}.get(git.get("dirty"), "an unknown tree")
-    when = manifest.get("created_utc") or "an unknown time"
-    version = manifest.get("serverbench_version") or "?"
+    git = manifest.get(Col.git) or {}
+    commit = (git.get(Col.commit) or "")[:10] or "an unknown commit"
+    tree = {True: "a tree with uncommitted changes", False: "a clean tree"}.get(git.get(Col.dirty), "an unknown tree")
+    when = manifest.get(Col.created_utc) or "an unknown time"
+    version = manifest.get(Col.serverbench_version) or "?"
     return f"recorded {when} by serverbench {version} from commit {commit} ({tree})"
 
 
 def require_ok(data: LabData, table: str) -> None:
     """One clear message when a lab has nothing to study (every run failed)."""
     if data.ok(table).empty:
-        d = data.runs[data.runs["table"] == table]
+        d = data.runs[data.runs[Col.table] == table]
         why = ""
-        if len(d) and d["status_reason"].notna().any():
-            why = f"; e.g. {d['language'].iloc[0]}: {str(d['status_reason'].dropna().iloc[0])[:200]}"
+        if len(d) and d[Col.status_reason].notna().any():
+            why = f"; e.g. {d[Col.language].iloc[0]}: {str(d[Col.status_reason].dropna().iloc[0])[:200]}"
         raise LabInputError(
             f"sweep {data.sweep.sweep_id} has no successful {table} runs to study "
             f"({len(d)} failed{why}); rebuild with ./scripts/build.sh and run again"

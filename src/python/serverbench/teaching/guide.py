@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from serverbench import paths
 from serverbench.analysis.explorer import explore
+from serverbench.rawdata.columns import Col
 from serverbench.teaching import common, lab1, lab2, lab3, lab4, lab4_paper, lab4_tcp
 from serverbench.teaching.checks import Exercise, human, missing, shown_answer
 from serverbench.teaching.common import LabData
@@ -45,14 +46,14 @@ def lab_data(lab: str) -> LabData:
     """The committed sweep of a lab as the lab itself would read it, with what its
     exercises need besides the sweep (lab 2's page faults, lab 4's recorded TCP runs)."""
     s = explore.load_sweep(paths.repo_root() / "data" / "raw" / SWEEPS[lab])
-    data = LabData(s, "folder", 0.0, sorted(set(s.runs["language"].dropna())))
+    data = LabData(s, "folder", 0.0, sorted(set(s.runs[Col.language].dropna())))
     if lab == "lab4":
         tcp = lab4_tcp.recorded_tcp()
         if tcp is not None:
             data.extra["tcp"] = tcp
         paper = lab4_paper.recorded_paper()
         if paper is not None:
-            data.extra["paper"] = paper
+            data.extra[Col.paper] = paper
     _derive(lab, data)
     return data
 
@@ -63,18 +64,18 @@ def _derive(lab: str, data: LabData) -> None:
 
 
 def trials(data: LabData) -> list[int]:
-    r = data.runs[~data.runs["warmup"]]
-    return sorted(int(t) for t in r["trial"].dropna().unique() if t >= 1)
+    r = data.runs[~data.runs[Col.warmup]]
+    return sorted(int(t) for t in r[Col.trial].dropna().unique() if t >= 1)
 
 
 def one_trial(lab: str, data: LabData, k: int) -> LabData:
     """Only trial k of every configuration (the search steps of lab 2, run once, stay)."""
     r = data.runs
-    keep = (r["trial"] == k) | (r["table"] == "spawn_max")
+    keep = (r[Col.trial] == k) | (r[Col.table] == "spawn_max")
     sub = LabData(explore.SweepView(data.sweep.folder, r[keep], data.sweep.manifest), "folder", 0.0, data.languages)
     for name, s in data.extra.items():
         if isinstance(s, explore.SweepView):
-            sub.extra[name] = explore.SweepView(s.folder, s.runs[s.runs["trial"] == k], s.manifest)
+            sub.extra[name] = explore.SweepView(s.folder, s.runs[s.runs[Col.trial] == k], s.manifest)
     _derive(lab, sub)
     return sub
 
@@ -143,7 +144,7 @@ def lab_markdown(lab: str) -> str:
             f"connections x {lab4_tcp.ROUND_TRIPS} round trips), through the function lab 4's self-check uses; "
             "lab 4 shows the same runs when it studies an existing sweep."
         )
-    if lab == "lab4" and "paper" in data.extra:
+    if lab == "lab4" and Col.paper in data.extra:
         out.append(
             f"The `paper` row uses the paper-variant throughput runs recorded in `{lab4_paper.RECORDED_PAPER}` "
             "(8 pairs, 1 s, batches of "

@@ -6,6 +6,7 @@ import pandas as pd
 
 from serverbench import catalog
 from serverbench.analysis.explorer import explore_plots
+from serverbench.rawdata.columns import Col
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 
@@ -56,7 +57,7 @@ def figure(data: LabData, kind: str = "strip"):
 
 def _sizes(data):
     d = data.ok(TABLE)
-    return sorted(d["message_bytes"].dropna().unique())
+    return sorted(d[Col.message_bytes].dropna().unique())
 
 
 def copy_share_ratio(data, lang="go"):
@@ -90,7 +91,7 @@ def share_grows(data, lang="go"):
 
 
 def _lang(data):
-    return "go" if "go" in set(data.ok(TABLE)["language"]) else sorted(set(data.ok(TABLE)["language"]))[0]
+    return "go" if "go" in set(data.ok(TABLE)[Col.language]) else sorted(set(data.ok(TABLE)[Col.language]))[0]
 
 
 def small_costs(data) -> dict:
@@ -98,7 +99,7 @@ def small_costs(data) -> dict:
     message's cost, before bytes matter."""
     d = data.ok(TABLE)
     small = _sizes(data)[0]
-    langs = sorted(set(d["language"]))
+    langs = sorted(set(d[Col.language]))
     out = {lang: median(d, "ns_per_message", language=lang, message_bytes=small, payload="copy") for lang in langs}
     return {k: v for k, v in out.items() if v == v}
 
@@ -201,7 +202,7 @@ def background(data: LabData):
     if s is None:
         return common.md("*(The committed sample sweep is not in this checkout, so no earlier numbers here.)*")
     d = s.ok()
-    d = d[(d["table"] == TABLE) & (d["repetitions"] == 100_000)]
+    d = d[(d[Col.table] == TABLE) & (d[Col.repetitions] == 100_000)]
     rows = []
     for lang in ("erlang", "go", "scala_akka"):
         a, b = (median(d, "ns_per_message", language=lang, message_bytes=m) for m in (5000, 50_000))

@@ -13,6 +13,7 @@ import pandas as pd
 
 from serverbench import catalog, contract
 from serverbench.analysis.explorer import explore_plots
+from serverbench.rawdata.columns import Col
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 
@@ -48,7 +49,7 @@ def load(
 def table(data: LabData) -> pd.DataFrame:
     d = data.ok("spawn")
     t = d.groupby(["language", "processes"])[["all_ready_s", "bytes_per_process", "system_cpu_s"]].median()
-    t["us_per_process"] = t["all_ready_s"] / t.index.get_level_values("processes") * 1e6
+    t["us_per_process"] = t[Col.all_ready_s] / t.index.get_level_values("processes") * 1e6
     return t.round({"all_ready_s": 4, "bytes_per_process": 0, "system_cpu_s": 3, "us_per_process": 2})
 
 
@@ -59,18 +60,18 @@ def figure(data: LabData, kind: str = "strip"):
 
 
 def search_table(data: LabData) -> pd.DataFrame:
-    d = data.runs[data.runs["table"] == "spawn_max"]
+    d = data.runs[data.runs[Col.table] == "spawn_max"]
     if d.empty:
         return pd.DataFrame(columns=["language", "search_step", "processes", "status", "peak_rss_bytes"])
     t = pd.DataFrame(
         {
-            "language": d["language"],
-            "step": d["search_step"].astype(int),
-            "processes": d["processes"],
-            "status": d["status"],
-            "peak_rss_MiB": (d["peak_rss_bytes"] / 2**20).round(1),
-            "budget_MiB": (d["memory_budget_bytes"] / 2**20).round(0),
-            "bytes_per_process": d["bytes_per_process"].round(0),
+            "language": d[Col.language],
+            "step": d[Col.search_step].astype(int),
+            "processes": d[Col.processes],
+            "status": d[Col.status],
+            "peak_rss_MiB": (d[Col.peak_rss_bytes] / 2**20).round(1),
+            "budget_MiB": (d[Col.memory_budget_bytes] / 2**20).round(0),
+            "bytes_per_process": d[Col.bytes_per_process].round(0),
         }
     )
     return t.sort_values(["language", "step"]).reset_index(drop=True)
@@ -78,9 +79,9 @@ def search_table(data: LabData) -> pd.DataFrame:
 
 def search_bracket(data: LabData, lang: str):
     """(largest N that fitted, smallest N that failed) of the search, None where missing."""
-    d = data.runs[(data.runs["table"] == "spawn_max") & (data.runs["language"] == lang)]
-    ok = d.loc[d["status"] == "ok", "processes"]
-    bad = d.loc[d["status"] != "ok", "processes"]
+    d = data.runs[(data.runs[Col.table] == "spawn_max") & (data.runs[Col.language] == lang)]
+    ok = d.loc[d[Col.status] == "ok", "processes"]
+    bad = d.loc[d[Col.status] != "ok", "processes"]
     return (int(ok.max()) if len(ok) else None), (int(bad.min()) if len(bad) else None)
 
 
@@ -109,7 +110,7 @@ def page_faults(lang: str, n: int, timeout_s: float = 20.0) -> dict:
         "language": lang,
         "processes": n,
         "children_minflt_total": ru.ru_minflt,
-        "bytes_per_process": (rec.get("metrics") or {}).get("bytes_per_process"),
+        "bytes_per_process": (rec.get(Col.metrics) or {}).get(Col.bytes_per_process),
     }
 
 
@@ -132,7 +133,7 @@ def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
     out = []
     for lang, g in t.groupby("language"):
         g = g.sort_values("processes")
-        dn = g["processes"].iloc[-1] - g["processes"].iloc[0]
+        dn = g[Col.processes].iloc[-1] - g[Col.processes].iloc[0]
         faults = g["minor_faults"]
         df = faults.iloc[-1] - faults.iloc[0]
         out.append(
@@ -142,8 +143,8 @@ def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
                 "faults_large_N": int(faults.iloc[-1]),
                 "extra_processes": int(dn),
                 "faults_per_process": df / dn,
-                "bytes_per_process": g["bytes_per_process"].iloc[-1],
-                "pages_per_process_from_rss": g["bytes_per_process"].iloc[-1] / PAGE,
+                "bytes_per_process": g[Col.bytes_per_process].iloc[-1],
+                "pages_per_process_from_rss": g[Col.bytes_per_process].iloc[-1] / PAGE,
             }
         )
     return pd.DataFrame(out).round(3)
@@ -152,11 +153,11 @@ def fault_table(languages=("go", "erlang"), ns=(1000, 50_000)) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------
 def _bpp(data, lang="go"):
     d = data.ok("spawn")
-    return median(d, "bytes_per_process", language=lang, processes=d["processes"].max())
+    return median(d, "bytes_per_process", language=lang, processes=d[Col.processes].max())
 
 
 def _search_lang(data):
-    langs = set(data.runs.loc[data.runs["table"] == "spawn_max", "language"])
+    langs = set(data.runs.loc[data.runs[Col.table] == "spawn_max", "language"])
     return "go" if "go" in langs else (sorted(langs)[0] if langs else None)
 
 
@@ -167,8 +168,8 @@ def _predict_truth(data):
     if lang is None:
         return None
     lo, hi = search_bracket(data, lang)
-    d = data.runs[(data.runs["table"] == "spawn_max") & (data.runs["language"] == lang)]
-    budget = d["memory_budget_bytes"].dropna()
+    d = data.runs[(data.runs[Col.table] == "spawn_max") & (data.runs[Col.language] == lang)]
+    budget = d[Col.memory_budget_bytes].dropna()
     try:
         per = _bpp(data, lang)
     except (KeyError, ValueError, IndexError):
@@ -205,7 +206,7 @@ def per_process_growth(data) -> dict:
     d = data.ok("spawn")
     out = {}
     for lang, g in d.groupby("language"):
-        us = (g["all_ready_s"] / g["processes"]).groupby(g["processes"]).median().dropna().sort_index()
+        us = (g[Col.all_ready_s] / g[Col.processes]).groupby(g[Col.processes]).median().dropna().sort_index()
         if len(us) >= 2 and us.iloc[0] > 0:
             out[lang] = float(us.iloc[-1] / us.iloc[0])
     return out
@@ -231,10 +232,10 @@ def _why_growth(data, t) -> str:
 
 
 def _stopper(data):
-    d = data.runs[(data.runs["table"] == "spawn_max") & (data.runs["status"] != "ok")]
+    d = data.runs[(data.runs[Col.table] == "spawn_max") & (data.runs[Col.status] != "ok")]
     if d.empty:
         return None
-    s = d["status"].value_counts().index[0]
+    s = d[Col.status].value_counts().index[0]
     return {"over_memory_budget": "memory", "timeout": "time"}.get(s, "other")
 
 
@@ -315,7 +316,7 @@ def faults_from_runs(data: LabData) -> pd.DataFrame:
     """Faults per extra process from the sweep's own spawn runs (the harness records
     minor_page_faults from the run's rusage); empty if this sweep has no such field."""
     d = data.ok("spawn")
-    if "minor_page_faults" not in d or d["minor_page_faults"].isna().all():
+    if Col.minor_page_faults not in d or d[Col.minor_page_faults].isna().all():
         return pd.DataFrame()
     rows = []
     for lang, g in d.groupby("language"):
@@ -323,7 +324,7 @@ def faults_from_runs(data: LabData) -> pd.DataFrame:
         if len(m) < 2:
             continue
         dn = m.index[-1] - m.index[0]
-        faults = m["minor_page_faults"]
+        faults = m[Col.minor_page_faults]
         rows.append(
             {
                 "language": lang,
@@ -331,8 +332,8 @@ def faults_from_runs(data: LabData) -> pd.DataFrame:
                 "faults_large_N": int(faults.iloc[-1]),
                 "extra_processes": int(dn),
                 "faults_per_process": (faults.iloc[-1] - faults.iloc[0]) / dn,
-                "bytes_per_process": m["bytes_per_process"].iloc[-1],
-                "pages_per_process_from_rss": m["bytes_per_process"].iloc[-1] / PAGE,
+                "bytes_per_process": m[Col.bytes_per_process].iloc[-1],
+                "pages_per_process_from_rss": m[Col.bytes_per_process].iloc[-1] / PAGE,
             }
         )
     return pd.DataFrame(rows).round(3)
@@ -354,7 +355,7 @@ def _faults_per_process(data):
     t = data.extra.get("faults")
     if t is None or t.empty:
         return None
-    row = t[t["language"] == "go"] if (t["language"] == "go").any() else t.iloc[:1]
+    row = t[t[Col.language] == "go"] if (t[Col.language] == "go").any() else t.iloc[:1]
     return float(row["faults_per_process"].iloc[0])
 
 

@@ -6,6 +6,7 @@ import pandas as pd
 
 from serverbench import catalog
 from serverbench.analysis.explorer import explore_plots
+from serverbench.rawdata.columns import Col
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 
@@ -54,20 +55,20 @@ def figure(data: LabData, kind: str = "strip"):
 
 def speedup(data, lang, pairs=None):
     d = data.ok(TABLE)
-    pairs = pairs if pairs is not None else d["pairs"].max()
+    pairs = pairs if pairs is not None else d[Col.pairs].max()
     return median(d, METRIC, language=lang, pairs=pairs, cores=2) / median(
         d, METRIC, language=lang, pairs=pairs, cores=1
     )
 
 
 def _lang(data):
-    langs = set(data.ok(TABLE)["language"])
+    langs = set(data.ok(TABLE)[Col.language])
     return "go" if "go" in langs else sorted(langs)[0]
 
 
 def best_gainer(data):
     """The language(s) with the largest speed-up at the largest P (ties within 10 %)."""
-    sp = {lang: speedup(data, lang) for lang in sorted(set(data.ok(TABLE)["language"]))}
+    sp = {lang: speedup(data, lang) for lang in sorted(set(data.ok(TABLE)[Col.language]))}
     sp = {k: v for k, v in sp.items() if v == v}
     if not sp:
         return None
@@ -77,7 +78,7 @@ def best_gainer(data):
 
 def pairs_help_one_core(data, lang="go"):
     d = data.ok(TABLE)
-    lo, hi = d["pairs"].min(), d["pairs"].max()
+    lo, hi = d[Col.pairs].min(), d[Col.pairs].max()
     r = median(d, METRIC, language=lang, pairs=hi, cores=1) / median(d, METRIC, language=lang, pairs=lo, cores=1)
     return None if r != r else ("yes" if r > 1.2 else "no")
 
@@ -148,7 +149,7 @@ def background(data: LabData):
     if s is None:
         return common.md("*(The committed sample sweep is not in this checkout.)*")
     d = s.ok()
-    d = d[d["table"] == TABLE]
+    d = d[d[Col.table] == TABLE]
     rows = []
     for lang in ("erlang", "go", "scala_akka"):
         vals = [median(d, METRIC, language=lang, pairs=p, cores=2) / 1e6 for p in (1, 2, 8, 128)]

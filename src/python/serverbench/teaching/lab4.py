@@ -14,6 +14,7 @@ import pandas as pd
 
 from serverbench.analysis.explorer import explore_plots
 from serverbench.analysis.statistics import stats
+from serverbench.rawdata.columns import Col
 from serverbench.teaching import common
 from serverbench.teaching.common import Exercise, LabData, median
 from serverbench.teaching.lab4_paper import PAIRS, REPORT_EVERY, _paper_fraction
@@ -67,11 +68,11 @@ def load(run=True, raw_folder=None, languages=None, trials=5, duration_s=0.3) ->
 
 # --- noise and warm-up ------------------------------------------------------------------
 def noise_table(data: LabData) -> pd.DataFrame:
-    d = data.runs[(data.runs["table"] == "pingping") & (data.runs["status"] == "ok")]
+    d = data.runs[(data.runs[Col.table] == "pingping") & (data.runs[Col.status] == "ok")]
     rows = []
     for (lang, r), g in d.groupby(["language", "repetitions"]):
-        m = g[~g["warmup"]]["ns_per_message"]
-        w = g[g["warmup"]]["ns_per_message"]
+        m = g[~g[Col.warmup]][Col.ns_per_message]
+        w = g[g[Col.warmup]][Col.ns_per_message]
         rows.append(
             {
                 "language": lang,
@@ -82,7 +83,7 @@ def noise_table(data: LabData) -> pd.DataFrame:
                 "max_ns": m.max(),
                 "max/min": m.max() / m.min(),
                 "warm-up run ns": w.iloc[0] if len(w) else None,
-                "load avg before": g["load_avg_1m_before"].median() if "load_avg_1m_before" in g else None,
+                "load avg before": g[Col.load_avg_1m_before].median() if Col.load_avg_1m_before in g else None,
             }
         )
     return pd.DataFrame(rows).round(2)
@@ -134,15 +135,15 @@ def batch_table(data: LabData) -> pd.DataFrame:
     d = data.ok("throughput")
     rows = []
     for _, r in d.iterrows():
-        per_pair = r["exchanges"] / r["pairs"]
+        per_pair = r[Col.exchanges] / r[Col.pairs]
         kept = (per_pair // REPORT_EVERY) * REPORT_EVERY
         rows.append(
             {
-                "language": r["language"],
-                "pairs": int(r["pairs"]),
-                "exchanges": int(r["exchanges"]),
+                "language": r[Col.language],
+                "pairs": int(r[Col.pairs]),
+                "exchanges": int(r[Col.exchanges]),
                 "per pair": round(per_pair),
-                "counted in whole batches": int(kept * r["pairs"]),
+                "counted in whole batches": int(kept * r[Col.pairs]),
                 "fraction lost": round(1 - kept / per_pair, 3),
             }
         )
@@ -151,19 +152,19 @@ def batch_table(data: LabData) -> pd.DataFrame:
 
 def _lost(data, lang="go"):
     t = batch_table(data)
-    t = t[t["language"] == lang]
+    t = t[t[Col.language] == lang]
     return float(t["fraction lost"].iloc[0]) if len(t) else None
 
 
 # --- exercises -------------------------------------------------------------------------
 def _langs(data, table="pingping"):
-    return set(data.ok(table)["language"])
+    return set(data.ok(table)[Col.language])
 
 
 def _spread(data):
     lang = "go" if "go" in _langs(data) else sorted(_langs(data))[0]
     d = data.ok("pingping")
-    v = d[(d["language"] == lang) & (d["repetitions"] == max(REPS))]["ns_per_message"]
+    v = d[(d[Col.language] == lang) & (d[Col.repetitions] == max(REPS))][Col.ns_per_message]
     return float(v.max() / v.min()) if len(v) > 1 else None
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from serverbench import contract, paths
 from serverbench.analysis.explorer import explore
+from serverbench.rawdata.columns import Col
 from serverbench.teaching import common
 from serverbench.teaching.common import LabData
 from serverbench.teaching.lab4_tcp import _run_extra
@@ -31,17 +32,17 @@ def spawn_timing() -> pd.DataFrame:
     if s is None:
         return pd.DataFrame()
     d = s.ok()
-    d = d[d["table"] == "spawn"]
-    d = d[d["processes"].isin([1000, 10_000, 100_000])].astype({"processes": int})
+    d = d[d[Col.table] == "spawn"]
+    d = d[d[Col.processes].isin([1000, 10_000, 100_000])].astype({"processes": int})
     t = d.groupby(["language", "processes"])[["spawn_call_s", "all_ready_s"]].median()
-    t["ready/call"] = t["all_ready_s"] / t["spawn_call_s"]
+    t["ready/call"] = t[Col.all_ready_s] / t[Col.spawn_call_s]
     return t.round(4)
 
 
 # --- the paper variant: only where this checkout has it ---------------------------------------
 def paper_available() -> str | None:
     """None if the paper variant is built, else why not."""
-    if "paper" in contract.implemented_variants():
+    if Col.paper in contract.implemented_variants():
         return None
     return "the paper variant is not built in this checkout yet (spec/cli.json implemented_variants)"
 
@@ -64,9 +65,9 @@ def paper_vs_fair(data: LabData, run: bool = True):
                 "this checkout."
             )
         # studying an existing sweep: no paper-variant runs were made, so show the recorded ones
-        data.extra["paper"] = recorded
-        return paper_table(recorded.runs[recorded.runs["table"] == "throughput"]).assign(sweep=RECORDED_PAPER)
-    langs = [x for x in data.languages if x in contract.languages() and "paper" in contract.variants(x)]
+        data.extra[Col.paper] = recorded
+        return paper_table(recorded.runs[recorded.runs[Col.table] == "throughput"]).assign(sweep=RECORDED_PAPER)
+    langs = [x for x in data.languages if x in contract.languages() and Col.paper in contract.variants(x)]
     if not langs:
         return common.md(f"**Not available yet:** none of {', '.join(data.languages)} implements the paper variant.")
     try:
@@ -87,8 +88,8 @@ def paper_vs_fair(data: LabData, run: bool = True):
         )
     except Exception as e:  # an optional demo: say why and go on
         return common.md(f"**The paper-variant runs could not be made:** {e}")
-    data.extra["paper"] = s
-    return paper_table(pd.concat([data.ok("throughput"), s.runs[s.runs["table"] == "throughput"]], ignore_index=True))
+    data.extra[Col.paper] = s
+    return paper_table(pd.concat([data.ok("throughput"), s.runs[s.runs[Col.table] == "throughput"]], ignore_index=True))
 
 
 def recorded_paper() -> explore.SweepView | None:
@@ -99,26 +100,26 @@ def recorded_paper() -> explore.SweepView | None:
     except explore.SweepInputError:
         return None
     r = s.runs
-    keep = (r["table"] == "throughput") & (r["variant"] == "paper") & (r["status"] == "ok")
-    if "reported_exchanges" not in r or not keep.any():
+    keep = (r[Col.table] == "throughput") & (r[Col.variant] == "paper") & (r[Col.status] == "ok")
+    if Col.reported_exchanges not in r or not keep.any():
         return None
     return explore.SweepView(s.folder, r[keep], s.manifest)
 
 
 def paper_table(d: pd.DataFrame) -> pd.DataFrame:
     nan = pd.Series(float("nan"), index=d.index)
-    true = d["true_exchanges"].fillna(d["exchanges"]) if "true_exchanges" in d else d["exchanges"]
-    reported = d["reported_exchanges"] if "reported_exchanges" in d else nan
-    reported = reported.where(d["variant"] != "fair", d["exchanges"])
-    printed = d["reported_printed"] if "reported_printed" in d else pd.Series(True, index=d.index)
+    true = d[Col.true_exchanges].fillna(d[Col.exchanges]) if Col.true_exchanges in d else d[Col.exchanges]
+    reported = d[Col.reported_exchanges] if Col.reported_exchanges in d else nan
+    reported = reported.where(d[Col.variant] != "fair", d[Col.exchanges])
+    printed = d[Col.reported_printed] if Col.reported_printed in d else pd.Series(True, index=d.index)
     out = pd.DataFrame(
         {
-            "language": d["language"],
-            "variant": d["variant"],
-            "status": d["status"],
+            "language": d[Col.language],
+            "variant": d[Col.variant],
+            "status": d[Col.status],
             "exchanges really done": true,
             "exchanges the program reported": reported,
-            "printed a result": printed.where(d["variant"] != "fair", True),
+            "printed a result": printed.where(d[Col.variant] != "fair", True),
         }
     )
     out["reported / done"] = (out["exchanges the program reported"] / out["exchanges really done"]).round(3)
@@ -126,10 +127,10 @@ def paper_table(d: pd.DataFrame) -> pd.DataFrame:
 
 
 def paper_spawn(data: LabData):
-    s = data.extra.get("paper")
+    s = data.extra.get(Col.paper)
     if s is None:
         return common.md("*(No paper-variant spawn runs: see the cell above.)*")
-    d = s.runs[(s.runs["table"] == "spawn")]
+    d = s.runs[(s.runs[Col.table] == "spawn")]
     cols = [
         c for c in ("language", "processes", "status", "reported_elapsed_s", "spawn_call_s", "all_ready_s") if c in d
     ]
@@ -137,9 +138,9 @@ def paper_spawn(data: LabData):
 
 
 def _paper_fraction(data, lang="go"):
-    s = data.extra.get("paper")
-    if s is None or "reported_exchanges" not in s.runs:
+    s = data.extra.get(Col.paper)
+    if s is None or Col.reported_exchanges not in s.runs:
         return None
-    t = paper_table(s.runs[s.runs["table"] == "throughput"])
-    t = t[t["language"] == lang]
+    t = paper_table(s.runs[s.runs[Col.table] == "throughput"])
+    t = t[t[Col.language] == lang]
     return float(t["reported / done"].fillna(0).median()) if len(t) else None

@@ -17,6 +17,7 @@ import pandas as pd
 
 from serverbench import contract, paths
 from serverbench.analysis.explorer import explore
+from serverbench.rawdata.columns import Col
 from serverbench.teaching import common
 from serverbench.teaching.common import LabData
 
@@ -51,14 +52,14 @@ def lab_runs(runs: pd.DataFrame) -> pd.DataFrame:
     against a server of its own language on separate CPUs (the harness's default for a
     socket benchmark); columns a sweep does not have are not filtered on."""
     d = runs
-    if "table" in d:
-        d = d[d["table"] == "tcp_pingpong"]
-    if "warmup" in d:
-        d = d[~d["warmup"].fillna(False).astype(bool)]
-    if "server_language" in d:
-        d = d[d["server_language"].isna() | (d["server_language"] == d["language"])]
-    if "placement" in d:
-        d = d[d["placement"].isna() | (d["placement"] == "split")]
+    if Col.table in d:
+        d = d[d[Col.table] == "tcp_pingpong"]
+    if Col.warmup in d:
+        d = d[~d[Col.warmup].fillna(False).astype(bool)]
+    if Col.server_language in d:
+        d = d[d[Col.server_language].isna() | (d[Col.server_language] == d[Col.language])]
+    if Col.placement in d:
+        d = d[d[Col.placement].isna() | (d[Col.placement] == "split")]
     return d
 
 
@@ -73,7 +74,7 @@ def recorded_tcp() -> explore.SweepView | None:
     for col, v in (("connections", CONNECTIONS), ("round_trips", ROUND_TRIPS)):
         if col in d:
             d = d[d[col] == v]
-    if "read_buffer_bytes" not in d or not {1, 4} <= set(d["read_buffer_bytes"].dropna().astype(int)):
+    if Col.read_buffer_bytes not in d or not {1, 4} <= set(d[Col.read_buffer_bytes].dropna().astype(int)):
         return None
     return explore.SweepView(s.folder, d.reset_index(drop=True), s.manifest, s.skipped_lines)
 
@@ -147,7 +148,7 @@ def tcp_looks_faster(data, lang="go"):
     if s is None or "reported_us_per_round_trip" not in s.runs:
         return None
     d = lab_runs(s.runs)
-    d = d[d["language"] == lang] if (d["language"] == lang).any() else d
-    one = d.loc[d["read_buffer_bytes"] == 1, "reported_us_per_round_trip"].median()
-    four = d.loc[d["read_buffer_bytes"] == 4, "reported_us_per_round_trip"].median()
+    d = d[d[Col.language] == lang] if (d[Col.language] == lang).any() else d
+    one = d.loc[d[Col.read_buffer_bytes] == 1, "reported_us_per_round_trip"].median()
+    four = d.loc[d[Col.read_buffer_bytes] == 4, "reported_us_per_round_trip"].median()
     return float(four / one) if one and one == one and four == four else None

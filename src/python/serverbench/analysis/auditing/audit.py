@@ -22,6 +22,7 @@ from serverbench.analysis.reading import registry
 from serverbench.analysis.statistics import stats
 from serverbench.harness.planning import audit_steps
 from serverbench.rawdata import records, sweepfiles
+from serverbench.rawdata.columns import Col
 
 
 def specs() -> dict[str, registry.AuditSpec]:
@@ -39,7 +40,7 @@ def raw_dir(P_or_path) -> Path:
     """The raw sweep folder of a Processed (data/raw/<sweep_id> beside data/processed)."""
     if isinstance(P_or_path, (str, Path)):
         return Path(P_or_path)
-    sid = P_or_path.info.get("sweep_id")
+    sid = P_or_path.info.get(Col.sweep_id)
     return Path(P_or_path.folder).resolve().parents[1] / "raw" / sid
 
 
@@ -51,7 +52,7 @@ def audit_runs(P) -> pd.DataFrame:
         runs = load_runs(raw_dir(P))
     except (FileNotFoundError, KeyError, TypeError):
         runs = pd.DataFrame()
-    if not runs.empty and (runs["step"] == "paper").any():
+    if not runs.empty and (runs[Col.step] == "paper").any():
         return runs
     try:
         root = raw_dir(P).parent
@@ -59,7 +60,7 @@ def audit_runs(P) -> pd.DataFrame:
         return pd.DataFrame()
     for d in sorted(root.glob("audit-*"), reverse=True):
         runs = load_runs(d)
-        if not runs.empty and (runs["step"] == "paper").any():
+        if not runs.empty and (runs[Col.step] == "paper").any():
             return runs
     return pd.DataFrame()
 
@@ -77,28 +78,28 @@ def load_runs(sweep_dir) -> pd.DataFrame:
     # raises records.RawLogError naming its file and line, instead of leaving a run out
     # unseen. Only the harness's logs (sweep_logs): a gap sweep's original.jsonl is not one.
     for r in (rec for f in sweepfiles.sweep_logs(sweep_dir) for rec in records.parse_raw_file(f)):
-        b = r.get("benchmark")
-        if b not in audited or r.get("warmup") or r.get("status") != "ok" or not r.get("metrics"):
+        b = r.get(Col.benchmark)
+        if b not in audited or r.get(Col.warmup) or r.get(Col.status) != "ok" or not r.get(Col.metrics):
             continue
-        m, p = r["metrics"], r.get("params") or {}
+        m, p = r[Col.metrics], r.get(Col.params) or {}
         fair_m, rep_m = audited[b].fair_metric, audited[b].reported_metric
-        variant = r.get("variant", "fair")
-        knobs = r.get("knobs") or {k: v for k, v in p.items() if v != "variant"}
+        variant = r.get(Col.variant, "fair")
+        knobs = r.get(Col.knobs) or {k: v for k, v in p.items() if v != "variant"}
         value = m.get(fair_m) if variant == "fair" else m.get(rep_m)
         rows.append(
             {
                 "benchmark": b,
-                "language": r["language"],
+                "language": r[Col.language],
                 "variant": variant,
-                "step": audit_steps.step_of(variant, knobs, b, r["language"]),
-                **{k: (r.get("cores") if k == "cores" else p.get(k)) for k in audited[b].config},
+                "step": audit_steps.step_of(variant, knobs, b, r[Col.language]),
+                **{k: (r.get(Col.cores) if k == "cores" else p.get(k)) for k in audited[b].config},
                 "value": value if value is not None else np.nan,
                 "true_value": m.get(fair_m),
-                "printed": m.get("reported_printed", True) if variant != "fair" else True,
-                "trial": r.get("trial"),
-                "sweep_id": r.get("sweep_id"),
-                "_key": (r.get("sweep_id"), r.get("config_id"), r.get("trial")),
-                "_started": str(r.get("started_utc") or ""),
+                "printed": m.get(Col.reported_printed, True) if variant != "fair" else True,
+                "trial": r.get(Col.trial),
+                "sweep_id": r.get(Col.sweep_id),
+                "_key": (r.get(Col.sweep_id), r.get(Col.config_id), r.get(Col.trial)),
+                "_started": str(r.get(Col.started_utc) or ""),
             }
         )
     if not rows:
@@ -115,11 +116,11 @@ def ratios(runs: pd.DataFrame) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame()
     for b, keys in ((b, a.config) for b, a in specs().items()):
-        d = runs[runs["benchmark"] == b]
+        d = runs[runs[Col.benchmark] == b]
         if d.empty:
             continue
         for kv, g in d.groupby(["language", *keys], dropna=False):
-            fair = g[g["step"] == "fair"]["value"].dropna().to_numpy(float)
+            fair = g[g[Col.step] == "fair"]["value"].dropna().to_numpy(float)
             cfg = dict(zip(["language", *keys], kv))
             for step, s in g.groupby("step"):
                 if step == "fair":
@@ -163,16 +164,16 @@ def decomposition(R: pd.DataFrame) -> pd.DataFrame:
     if R.empty:
         return pd.DataFrame()
     for b, keys in ((b, a.config) for b, a in specs().items()):
-        d = R[R["benchmark"] == b]
+        d = R[R[Col.benchmark] == b]
         if d.empty:
             continue
         for kv, g in d.groupby(["language", *keys], dropna=False):
-            paper = g[g["step"] == "paper"]
-            singles = g[(g["step"] != "paper") & g["ratio"].notna()]
+            paper = g[g[Col.step] == "paper"]
+            singles = g[(g[Col.step] != "paper") & g[Col.ratio].notna()]
             if paper.empty:
                 continue
-            pr = float(paper["ratio"].iloc[0])
-            logs = {s: math.log(r) for s, r in zip(singles["step"], singles["ratio"]) if r > 0}
+            pr = float(paper[Col.ratio].iloc[0])
+            logs = {s: math.log(r) for s, r in zip(singles[Col.step], singles[Col.ratio]) if r > 0}
             dom = max(logs, key=lambda s: abs(logs[s])) if logs else None
             inter = math.exp(math.log(pr) - sum(logs.values())) if pr > 0 and not math.isnan(pr) else float("nan")
             rows.append(
@@ -180,10 +181,10 @@ def decomposition(R: pd.DataFrame) -> pd.DataFrame:
                     "benchmark": b,
                     **dict(zip(["language", *keys], kv)),
                     "paper_ratio": pr,
-                    "paper_lo": float(paper["ci_lo"].iloc[0]),
-                    "paper_hi": float(paper["ci_hi"].iloc[0]),
-                    "paper_level": float(paper["ci_level"].iloc[0]),
-                    "not_printed": int(paper["not_printed"].iloc[0]),
+                    "paper_lo": float(paper[Col.ci_lo].iloc[0]),
+                    "paper_hi": float(paper[Col.ci_hi].iloc[0]),
+                    "paper_level": float(paper[Col.ci_level].iloc[0]),
+                    "not_printed": int(paper[Col.not_printed].iloc[0]),
                     "paper_basis": paper["basis"].iloc[0] if "basis" in paper else "reported",
                     "dominant_quirk": dom,
                     "dominant_ratio": math.exp(logs[dom]) if dom else float("nan"),
@@ -206,10 +207,10 @@ class _VariantView:
         self.info = P.info
         self.spawn_max = getattr(P, "spawn_max", pd.DataFrame())
         self.spawn_max_limits = getattr(P, "spawn_max_limits", pd.DataFrame())
-        self._d = runs[runs["step"] == step]
+        self._d = runs[runs[Col.step] == step]
 
     def values(self, table: str, metric: str) -> pd.DataFrame:
-        d = self._d[self._d["benchmark"] == table]
+        d = self._d[self._d[Col.benchmark] == table]
         spec = specs().get(table)
         if d.empty or spec is None or spec.fair_metric != metric:
             return pd.DataFrame(columns=["language", "variant", "value"])
@@ -229,7 +230,7 @@ def claims_side_by_side(P, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     runs = audit_runs(P) if runs is None else runs
     if runs.empty:
         return pd.DataFrame()
-    steps = [s for s in runs["step"].unique() if s not in ("fair", "paper")]
+    steps = [s for s in runs[Col.step].unique() if s not in ("fair", "paper")]
     rows = []
     for claim in engine.claims_for(P):
         fair = engine.evaluate(claim, _VariantView(P, runs, "fair"))
@@ -260,9 +261,9 @@ def _with_fair_as(runs: pd.DataFrame, step: str) -> pd.DataFrame:
     of one benchmark (Erlang pingping's message shape) leaves that language's other
     benchmarks as they are (before, its throughput had no runs in the step, and the claims
     on throughput read "not testable", as the paper variant's exit race does)."""
-    key = ["benchmark", "language"] if "benchmark" in runs.columns else ["language"]
-    have = set(map(tuple, runs.loc[runs["step"] == step, key].drop_duplicates().to_numpy()))
-    fair = runs[runs["step"] == "fair"]
+    key = ["benchmark", "language"] if Col.benchmark in runs.columns else ["language"]
+    have = set(map(tuple, runs.loc[runs[Col.step] == step, key].drop_duplicates().to_numpy()))
+    fair = runs[runs[Col.step] == "fair"]
     missing = [tuple(k) not in have for k in fair[key].to_numpy()]
     extra = fair[missing].assign(step=step)
     return pd.concat([runs, extra], ignore_index=True)
@@ -270,10 +271,10 @@ def _with_fair_as(runs: pd.DataFrame, step: str) -> pd.DataFrame:
 
 def sentence(row) -> str:
     """One sentence per claim: which quirk changes the verdict (from the measured numbers)."""
-    if row["fair"] == row["paper"]:
-        return f"{row['id']}: the same verdict under both variants ({row['fair']}): the language, not the code."
-    q = row["quirks_that_flip"]
-    head = f"{row['id']}: {row['fair']} under fair, {row['paper']} under paper;"
+    if row[Col.fair] == row[Col.paper]:
+        return f"{row[Col.id]}: the same verdict under both variants ({row[Col.fair]}): the language, not the code."
+    q = row[Col.quirks_that_flip]
+    head = f"{row[Col.id]}: {row[Col.fair]} under fair, {row[Col.paper]} under paper;"
     if q:
         return f"{head} the quirk(s) {q} alone give the paper verdict."
     return f"{head} no single quirk does it alone (their combination does)."

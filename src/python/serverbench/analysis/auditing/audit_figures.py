@@ -12,19 +12,20 @@ from serverbench.analysis.auditing import audit
 from serverbench.analysis.claims.engine import label as _label
 from serverbench.analysis.plotting import figstyle
 from serverbench.analysis.reading import registry
+from serverbench.rawdata.columns import Col
 
 
 @registry.figure("audit", title="Audit: paper/fair, quirk by quirk", tables=(), order=90)
 def audit_figure(P, languages=None, show_reference: bool = True, **_):
     """None unless the sweep has paper-variant runs."""
     runs = audit.audit_runs(P)
-    if runs.empty or not (runs["step"] == "paper").any():
+    if runs.empty or not (runs[Col.step] == "paper").any():
         return None
     R = audit.ratios(runs)
     D = audit.decomposition(R)
-    langs = [x for x in audit.languages() if x in set(runs["language"]) and (languages is None or x in languages)]
+    langs = [x for x in audit.languages() if x in set(runs[Col.language]) and (languages is None or x in languages)]
     specs = audit.specs()
-    benches = [b for b in specs if b in set(runs["benchmark"])]
+    benches = [b for b in specs if b in set(runs[Col.benchmark])]
     fig, axes = plt.subplots(len(benches), len(langs), figsize=(4.2 * len(langs), 2.9 * len(benches)), squeeze=False)
     for i, b in enumerate(benches):
         for j, lang in enumerate(langs):
@@ -34,7 +35,7 @@ def audit_figure(P, languages=None, show_reference: bool = True, **_):
             if j == 0:
                 axes[i][j].set_ylabel(f"{b}\n{specs[b].what}", fontsize=8)
     # The quick report shows the newest audit sweep's figure, not its own sweep's: name it.
-    sweeps = ", ".join(sorted({str(s) for s in runs["sweep_id"].dropna()})) if "sweep_id" in runs else ""
+    sweeps = ", ".join(sorted({str(s) for s in runs[Col.sweep_id].dropna()})) if Col.sweep_id in runs else ""
     fig.suptitle(
         "Paper variant / fair variant, quirk by quirk: each bar is one quirk alone "
         "(cumulative on a log scale), then their interaction; the last bar is paper/fair "
@@ -46,22 +47,22 @@ def audit_figure(P, languages=None, show_reference: bool = True, **_):
 
 
 def _waterfall(ax, R, D, bench, lang):
-    r = R[(R["benchmark"] == bench) & (R["language"] == lang)]
-    d = D[(D["benchmark"] == bench) & (D["language"] == lang)]
+    r = R[(R[Col.benchmark] == bench) & (R[Col.language] == lang)]
+    d = D[(D[Col.benchmark] == bench) & (D[Col.language] == lang)]
     if r.empty or d.empty:
         ax.text(0.5, 0.5, "no paper runs", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return
     row = d.iloc[0]
-    singles = r[(r["step"] != "paper") & r["ratio"].notna() & (r["ratio"] > 0)]
+    singles = r[(r[Col.step] != "paper") & r[Col.ratio].notna() & (r[Col.ratio] > 0)]
     names, starts, ends = [], [], []
     cum = 0.0
-    for s, ratio in zip(singles["step"], singles["ratio"]):
+    for s, ratio in zip(singles[Col.step], singles[Col.ratio]):
         names.append(s)
         starts.append(cum)
         cum += math.log(ratio)
         ends.append(cum)
-    pr = row["paper_ratio"]
+    pr = row[Col.paper_ratio]
     if pr > 0 and not math.isnan(pr):
         names.append("interaction")
         starts.append(cum)
@@ -76,14 +77,14 @@ def _waterfall(ax, R, D, bench, lang):
         )
     k = len(names)
     if pr > 0 and not math.isnan(pr):
-        lo, hi = row["paper_lo"], row["paper_hi"]
+        lo, hi = row[Col.paper_lo], row[Col.paper_hi]
         ax.bar(k, abs(pr - 1), bottom=min(1, pr), color="black", alpha=0.8)
         ax.errorbar([k], [pr], yerr=[[max(pr - lo, 0)], [max(hi - pr, 0)]], color="grey", capsize=3)
-        names.append(f"paper\n{pr:.2g}x ({row['paper_level'] * 100:.0f}%)")
-        if row["not_printed"]:
-            ax.text(k, pr, f" {int(row['not_printed'])} printed nothing", fontsize=6, rotation=90, va="bottom")
+        names.append(f"paper\n{pr:.2g}x ({row[Col.paper_level] * 100:.0f}%)")
+        if row[Col.not_printed]:
+            ax.text(k, pr, f" {int(row[Col.not_printed])} printed nothing", fontsize=6, rotation=90, va="bottom")
     else:
-        names.append("paper\nnothing printed" if row["not_printed"] else "paper\nn/a")
+        names.append("paper\nnothing printed" if row[Col.not_printed] else "paper\nn/a")
     ax.axhline(1.0, color="grey", lw=0.6)
     ax.set_yscale("log")
     figstyle.plain_ratio_ticks(ax)

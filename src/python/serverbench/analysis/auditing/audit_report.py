@@ -6,11 +6,12 @@ import pandas as pd
 
 from serverbench.analysis.auditing import audit
 from serverbench.analysis.reading import registry
+from serverbench.rawdata.columns import Col
 
 
 @registry.report_section("Language or original code?", order=90)
 def language_or_code(P) -> list:
-    if P.info.get("profile") not in ("audit", None):
+    if P.info.get(Col.profile) not in ("audit", None):
         # the audit's tables and figure take pages; a report of another sweep names its report
         return [
             "Which differences come from the language and which from the original programs' code "
@@ -19,16 +20,16 @@ def language_or_code(P) -> list:
             "(`paper/README.md` lists every report with its sweep and machine)."
         ]
     runs = audit.audit_runs(P)
-    if runs.empty or not (runs["step"] == "paper").any():
+    if runs.empty or not (runs[Col.step] == "paper").any():
         return []
     R = audit.ratios(runs)
     D = audit.decomposition(R)
-    h = P.info.get("host", {}) or {}
-    machine = ", ".join(str(x) for x in (h.get("cpu_model"), f"{h.get('logical_cpus')} logical CPUs") if x)
-    m = (P.info.get("manifest") or {}).get("machine")
-    fp = m.get("fingerprint") if isinstance(m, dict) else None
+    h = P.info.get(Col.host, {}) or {}
+    machine = ", ".join(str(x) for x in (h.get(Col.cpu_model), f"{h.get(Col.logical_cpus)} logical CPUs") if x)
+    m = (P.info.get(Col.manifest) or {}).get(Col.machine)
+    fp = m.get(Col.fingerprint) if isinstance(m, dict) else None
     blocks: list = [
-        f"From sweep {P.info.get('sweep_id')} (profile {P.info.get('profile')}) on {machine}"
+        f"From sweep {P.info.get(Col.sweep_id)} (profile {P.info.get(Col.profile)}) on {machine}"
         + (f", machine fingerprint {fp}" if fp else "")
         + ": the audit's ratios hold for that machine and sweep.",
         "Every benchmark and language was run in the fair variant, in the paper variant (the "
@@ -46,7 +47,7 @@ def language_or_code(P) -> list:
             paper_fair=[
                 f"{r:.3g} [{lo:.3g}, {hi:.3g}] @{lev * 100:.0f}%" + ("" if basis == "reported" else f" ({basis})")
                 for r, lo, hi, lev, basis in zip(
-                    D["paper_ratio"], D["paper_lo"], D["paper_hi"], D["paper_level"], D["paper_basis"]
+                    D[Col.paper_ratio], D[Col.paper_lo], D[Col.paper_hi], D[Col.paper_level], D[Col.paper_basis]
                 )
             ]
         )

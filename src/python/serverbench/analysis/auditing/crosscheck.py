@@ -1,8 +1,8 @@
 """A second, minimal implementation of the verdict protocol, written from its text alone
-(docs/protocol*.md, spec/protocol*.json), to check the committed tables against it
-(N-version checking). It imports no verdict machinery (`python -m serverbench.analysis.auditing.crosscheck`).
-(Kept whole past ~350 lines: a second implementation is read and checked as one text,
-apart from the machinery it checks.)
+(docs/protocol*.md, spec/protocol*.json), to check the committed tables against it (N-version
+checking; `python -m serverbench.analysis.auditing.crosscheck`). It imports no verdict machinery,
+only the field names (rawdata.columns). (Kept whole past ~350 lines: a second implementation is
+read and checked as one text, apart from the machinery it checks.)
 
 Recomputed, per sweep folder (data/processed/<sweep>/):
 - each ratio comparison's paired per-round log ratios from runs.csv (ok runs, the later ok
@@ -15,11 +15,10 @@ Recomputed, per sweep folder (data/processed/<sweep>/):
 - at the paper's scale (sweeps `paper-<piece>-<UTC>`): each deciding comparison over its
   piece's sweeps (protocol 3: t interval on S - 1 df; protocol 4: the sd pooled over the
   benchmark), Holm's step-down over the claim's union of pieces, and the claim rule.
-Taken as given: which comparisons decide (the rows of claims_evidence.csv with their
-configurations, '-' for shown ones), the results of comparisons without a ratio (C3, IM4,
-IM5's count), 'not testable' and 'error' verdicts, and the interval of a row whose per-round
-derivation cannot be identified (source 'given': no runs.csv, a quantity that is no product
-of per-run ratios (IM2), rows the table does not tell apart)."""
+Taken as given: which comparisons decide (the rows of claims_evidence.csv with their configurations, '-' for
+shown ones), the results of comparisons without a ratio (C3, IM4, IM5's count), 'not testable' and 'error'
+verdicts, and the interval of a row whose per-round derivation cannot be identified (source 'given': no
+runs.csv, a quantity that is no product of per-run ratios (IM2), rows the table does not tell apart)."""
 
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from serverbench import paths
+from serverbench.rawdata.columns import Col
 
 TESTABLE = ("supported", "contradicted", "inconclusive")
 PIECE = re.compile(r"^paper-(.+)-\d{8}T\d{6}Z$")
@@ -46,7 +46,7 @@ _finite = lambda v: isinstance(v, (int, float)) and bool(np.isfinite(v))
 def spec(version: int | None = None) -> dict:
     """spec/protocol.json (the newest version) or the archived spec/protocol-<version>.json."""
     current = json.loads((paths.spec_dir() / "protocol.json").read_text(encoding="utf-8"))
-    if version in (None, current["protocol"]):
+    if version in (None, current[Col.protocol]):
         return current
     return json.loads((paths.spec_dir() / f"protocol-{version}.json").read_text(encoding="utf-8"))
 
@@ -56,11 +56,11 @@ def regions(claim: str, comparison: str, version: int) -> tuple[float, float, fl
     A bound [x, k] is x m^k; its no region starts one factor beyond, except, from protocol 2
     (decision.ordinal_no_region), at an order word's bound [1, 0], where it starts at 1."""
     s = spec(version)
-    c = next(c for c in s["claims"] if c["id"] == claim)
+    c = next(c for c in s["claims"] if c[Col.id] == claim)
     akka = "Akka" in comparison  # C4b: Erlang/Go similar; C5: Akka's s higher; IM5: the count
     key = {"C4b": "yes" if akka else "yes_similar", "C5": "yes_jump" if akka else "yes"}.get(claim, "yes")
     key = "yes_lost" if "lost" in comparison else key
-    words, m, order = c[key], s["margin"]["factor"], s["decision"].get("ordinal_no_region", False)
+    words, m, order = c[key], s["margin"][Col.factor], s["decision"].get("ordinal_no_region", False)
     if "rule" in words:
         return None
     lo, hi = words.get("lo"), words.get("hi")
@@ -113,15 +113,15 @@ _two = lambda f, key, a, b, metric: [(1, f | {key: a}, metric), (-1, f | {key: b
 def _terms(row) -> tuple[list, float] | None:
     """The per-round log quantity as signed terms [(sign, {column: value}, metric)] and a
     constant, as the claim's quantity defines it; None where no derivation is identified."""
-    comp, cfg = row["comparison"], str(row["config"])
+    comp, cfg = row[Col.comparison], str(row[Col.config])
     kv = {k: _n(v) for k, v in re.findall(r"(\w+)=([\d,]+)", cfg)}
-    tp = spec(3)["throughput_metric"]["metric"]
+    tp = spec(3)["throughput_metric"][Col.metric]
     if m := re.match(rf"({_L})/({_L}) time$", comp):  # PingPing time
         c = re.match(r"([\d,]+) kB x ([\d,]+)(?:, (\d+) core)?", cfg)
         f = {"benchmark": "pingping", "message_bytes": _n(c[1]) * 1000, "repetitions": _n(c[2])}
         return _two(f | ({"cores": float(c[3])} if c[3] else {}), "language", LANG[m[1]], LANG[m[2]], "elapsed_s"), 0
-    if (m := re.match(rf"({_L})/({_L}) (\w+)$", comp)) and "processes" in kv:  # spawn time
-        f = {"benchmark": "spawn", "table": "spawn", "processes": kv["processes"]}
+    if (m := re.match(rf"({_L})/({_L}) (\w+)$", comp)) and Col.processes in kv:  # spawn time
+        f = {"benchmark": "spawn", "table": "spawn", "processes": kv[Col.processes]}
         return _two(f, "language", LANG[m[1]], LANG[m[2]], m[3]), 0
     if m := re.match(rf"({_L})/({_L}) (\w+)$", comp):  # IM: latency at a rate, or a login storm
         f = {"benchmark": "im", "table": "im", "clients": kv["N"], "server.record.params.chaos_interval_ms": 0.0}
@@ -132,14 +132,14 @@ def _terms(row) -> tuple[list, float] | None:
         f = {"benchmark": "spawn", "table": "spawn", "language": LANG[m[1]] + ("[heap=grow]" if m[2] else "")}
         return _two(f, "processes", b, a, "all_ready_s"), -np.log(b / a)
     if m := re.match(rf"({_L})/({_L})$", comp):  # throughput, two languages
-        f = {"benchmark": "throughput", "cores": kv["cores"], "pairs": kv["pairs"]}
+        f = {"benchmark": "throughput", "cores": kv[Col.cores], "pairs": kv[Col.pairs]}
         return _two(f, "language", LANG[m[1]], LANG[m[2]], tp), 0
     if c := re.match(r"cores=(\d+), (\d+) vs (\d+) pairs$", cfg):  # one language, two pair counts
         f = {"benchmark": "throughput", "cores": float(c[1]), "language": LANG[re.match(_L, comp)[0]]}
         return _two(f, "pairs", float(c[2]), float(c[3]), tp), 0
     if m := re.match(rf"({_L}) T\(C\)/T\((\d+) cores\)$", comp):  # one language, two core counts
-        f = {"benchmark": "throughput", "pairs": kv["pairs"], "language": LANG[m[1]]}
-        return _two(f, "cores", kv["cores"], float(m[2]), tp), 0
+        f = {"benchmark": "throughput", "pairs": kv[Col.pairs], "language": LANG[m[1]]}
+        return _two(f, "cores", kv[Col.cores], float(m[2]), tp), 0
     f = {"benchmark": FLOOD, "mode": "flood"}
     f |= {"bytes_per_connection": float(re.search(r"D=(\d+) KiB", cfg)[1]) * 1024} if "KiB" in cfg else {}
     if m := re.match(r"(\w+) / (\w+)$", comp):  # flood time, two servers
@@ -155,12 +155,12 @@ def _terms(row) -> tuple[list, float] | None:
         sides = (side(*m.group(1, 2, 3)), side(*m.group(4, 5, 6)))
         return [(1, sides[0], "reported_us_per_round_trip"), (-1, sides[1], "reported_us_per_round_trip")], 0
     if m := re.match(r"bytes the (\w+) server read / 4 x C x R \(K=(\d+)\)$", comp):  # T3: one sample
-        share = lambda d: d["server.record.metrics.bytes_read"] / (4 * d["connections"] * d["round_trips"])
+        share = lambda d: d["server.record.metrics.bytes_read"] / (4 * d[Col.connections] * d[Col.round_trips])
         return [(1, side(m[1], m[1], m[2]), share)], 0
     if m := re.match(rf"({_L}) (\w+) with chaos / without$", comp):  # IM5 (a), at the chaos part's rate
         f = {"benchmark": "im", "table": "im", "mode": "latency", "server_language": LANG[m[1]]}
-        f["rate_per_s"] = _n(str(row.get("rate_per_s")).split("/")[0])
-        every = float(next(c for c in spec(3)["claims"] if c["id"] == "IM5")["chaos_interval_ms"])
+        f[Col.rate_per_s] = _n(str(row.get(Col.rate_per_s)).split("/")[0])
+        every = float(next(c for c in spec(3)["claims"] if c[Col.id] == "IM5")[Col.chaos_interval_ms])
         return _two(f, "server.record.params.chaos_interval_ms", every, 0.0, m[2]), 0
     return None
 
@@ -168,7 +168,7 @@ def _terms(row) -> tuple[list, float] | None:
 def ok_runs(folder) -> dict[str, np.ndarray]:
     """The ok runs (the later ok attempt of a run that was re-run), as column -> array."""
     runs = pd.read_csv(folder / "runs.csv", low_memory=False)
-    runs = runs[runs["status"] == "ok"].sort_values("attempt").drop_duplicates(["config_id", "trial"], keep="last")
+    runs = runs[runs[Col.status] == "ok"].sort_values("attempt").drop_duplicates(["config_id", "trial"], keep="last")
     return {c: runs[c].to_numpy() for c in runs.columns}
 
 
@@ -179,14 +179,14 @@ def per_round(runs: dict, row):
         return None
     parts, shares = [], []
     for sign, f, metric in t[0]:
-        mask = np.ones(len(runs["trial"]), bool)
+        mask = np.ones(len(runs[Col.trial]), bool)
         for k, v in f.items():
             mask &= (runs[k] == v) if k in runs else False
         val = metric(runs) if callable(metric) else runs.get(metric, np.full(len(mask), np.nan))
-        if len(set(trials := runs["trial"][mask])) < len(trials):
+        if len(set(trials := runs[Col.trial][mask])) < len(trials):
             return "pair"
         parts.append(dict(zip(trials, sign * np.log(val[mask].astype(float)))))
-        share = runs.get("client_cpu_share", np.full(len(mask), -1.0))[mask].astype(float)
+        share = runs.get(Col.client_cpu_share, np.full(len(mask), -1.0))[mask].astype(float)
         shares.append(np.nanmax(share, initial=-1.0))  # the load generator's highest CPU share
     common = sorted(set.intersection(*(set(p) for p in parts)))
     return np.array([sum(p[r] for p in parts) + t[1] for r in common]), shares
@@ -221,33 +221,33 @@ def sweep_comparisons(folder) -> pd.DataFrame:
     """Every row of claims_evidence.csv judged again: source 'recomputed' (from runs.csv),
     'given' (the committed interval) or 'rule' (no ratio: the committed result)."""
     ev, claims = _read(folder / "claims_evidence.csv"), _read(folder / "claims.csv")
-    version = int(claims["protocol"].iloc[0])
+    version = int(claims[Col.protocol].iloc[0])
     s = spec(version)
-    alpha, level, limit = s["alpha"], s["interval"]["level"], s["validity"]["load_generator_cpu_limit"]
+    alpha, level, limit = s["alpha"], s["interval"][Col.level], s["validity"]["load_generator_cpu_limit"]
     runs = ok_runs(folder) if (folder / "runs.csv").is_file() else None
     twice = ev.duplicated(["claim", "comparison", "config"], keep=False)  # rows the table does not tell apart
     out, members = [], {}
     for i, row in enumerate(ev.to_dict("records")):
-        reg, shown = regions(row["claim"], row["comparison"], version), row["result"] == "-"
+        reg, shown = regions(row[Col.claim], row[Col.comparison], version), row[Col.result] == "-"
         # a row without a ratio (protocol 5's IM5: kept and loss counts, no interval; empty ratio
         # cells where IM1 shares the table): its committed result stands, as a rule's does
         ratio, *rest = (row.get(k, np.nan) for k in ("ratio", "kept", "messages_lost"))
-        reg = None if "ratio" not in row or (pd.isna(ratio) and any(pd.notna(v) for v in rest)) else reg
+        reg = None if Col.ratio not in row or (pd.isna(ratio) and any(pd.notna(v) for v in rest)) else reg
         rec = {k: row[k] for k in ("claim", "comparison", "config", "result")}
         rec |= dict(ratio=np.nan, lo=np.nan, hi=np.nan, level=np.nan, rounds=np.nan, regions=reg, holm=np.nan)
         x = None if reg is None or runs is None or twice.iloc[i] else per_round(runs, row)
-        rec["source"], bound = "rule" if reg is None else "given" if x is None else "recomputed", False
-        if rec["source"] == "given":
-            given_lo, given_hi, given_level = row["ci_lo"], row["ci_hi"], row["ci_level"]
-            rec |= dict(ratio=row["ratio"], lo=given_lo, hi=given_hi, level=given_level)
-            rec["rounds"], point = row["rounds"], given_lo == given_hi and given_level == 1  # source's points
+        rec[Col.source], bound = "rule" if reg is None else "given" if x is None else "recomputed", False
+        if rec[Col.source] == "given":
+            given_lo, given_hi, given_level = row[Col.ci_lo], row[Col.ci_hi], row[Col.ci_level]
+            rec |= dict(ratio=row[Col.ratio], lo=given_lo, hi=given_hi, level=given_level)
+            rec[Col.rounds], point = row[Col.rounds], given_lo == given_hi and given_level == 1  # source's points
             known = point or decide(given_lo, given_hi, reg) != "no"  # a wider interval is no 'no' either
             # else the Holm interval is unknown: the committed result stands ('holm_given')
-            interval = _at(given_lo, given_hi) if known or row["result"] == "no" else _at(-np.inf, np.inf)
+            interval = _at(given_lo, given_hi) if known or row[Col.result] == "no" else _at(-np.inf, np.inf)
             rec["holm_given"] = not known
-        elif rec["source"] == "recomputed":  # unclear without a round on both sides, or with a round twice
-            rec["result"] = "-" if shown else "unclear"
-        if rec["source"] == "recomputed" and not isinstance(x, str) and len(x[0]):
+        elif rec[Col.source] == "recomputed":  # unclear without a round on both sides, or with a round twice
+            rec[Col.result] = "-" if shown else "unclear"
+        if rec[Col.source] == "recomputed" and not isinstance(x, str) and len(x[0]):
             (x, shares), terms = x, _terms(row)[0]
             est, lo, hi, got = signed_rank(x, level)
             rec.update(ratio=np.exp(est), lo=np.exp(lo), hi=np.exp(hi), level=got, rounds=len(x))
@@ -259,8 +259,8 @@ def sweep_comparisons(folder) -> pd.DataFrame:
             interval = _sr_at(x, down, up)
             lo, hi = interval(level)
             bound = decide(rec["lo"], rec["hi"], reg) != decide(lo, hi, reg)  # the decision hangs on it
-        if _finite(rec["ratio"]) and not shown and not bound:
-            members.setdefault(row["claim"], {})[i] = (interval, reg)
+        if _finite(rec[Col.ratio]) and not shown and not bound:
+            members.setdefault(row[Col.claim], {})[i] = (interval, reg)
             lo, hi = interval(level)
             rec["yes"] = decide(lo, hi, reg) == "yes"
         out.append(rec)
@@ -282,7 +282,7 @@ def claim_rule(results) -> str:
 def sweep_verdicts(folder, comps: pd.DataFrame | None = None) -> pd.DataFrame:
     """claim, committed verdict, recomputed verdict ('not testable' and 'error' taken as given), protocol."""
     comps = sweep_comparisons(folder) if comps is None else comps
-    claims, rec = _read(folder / "claims.csv"), {c: claim_rule(g["result"]) for c, g in comps.groupby("claim")}
+    claims, rec = _read(folder / "claims.csv"), {c: claim_rule(g[Col.result]) for c, g in comps.groupby("claim")}
     out = claims[["id", "verdict", "protocol"]].rename(columns={"id": "claim", "verdict": "committed"})
     return out.assign(recomputed=[rec.get(c, "inconclusive") if v in TESTABLE else v for c, v in out.values[:, :2]])
 
@@ -290,10 +290,10 @@ def sweep_verdicts(folder, comps: pd.DataFrame | None = None) -> pd.DataFrame:
 def version_in_force(folder) -> int | None:
     """The newest version frozen before the sweep's first run (protocol section 9)."""
     try:
-        started = json.loads((folder / "sweep.json").read_text())["first_started_utc"]
+        started = json.loads((folder / "sweep.json").read_text())[Col.first_started_utc]
     except (OSError, KeyError):
         return None
-    return max([v for v in range(1, spec()["protocol"] + 1) if spec(v)["frozen_utc"] < started] or [1])
+    return max([v for v in range(1, spec()[Col.protocol] + 1) if spec(v)["frozen_utc"] < started] or [1])
 
 
 def _close(a, b) -> bool:
@@ -308,22 +308,22 @@ def mismatches(folder) -> tuple[list[str], pd.DataFrame]:
     """Every disagreement between the committed tables and the recomputation, and the rows."""
     comps, ev, bad = sweep_comparisons(folder), _read(folder / "claims_evidence.csv"), []
     for r, e in zip(comps.to_dict("records"), ev.to_dict("records")):
-        where = f"{folder.name} {r['claim']} {r['comparison']} [{r['config']}]"
-        checks = [("result", e["result"], r["result"])]
-        if r["source"] == "recomputed":
+        where = f"{folder.name} {r[Col.claim]} {r[Col.comparison]} [{r[Col.config]}]"
+        checks = [("result", e[Col.result], r[Col.result])]
+        if r[Col.source] == "recomputed":
             checks += [(k, e[c], r[k]) for k, c in (("ratio", "ratio"), ("lo", "ci_lo"), ("hi", "ci_hi"))]
-            checks += [("rounds", e["rounds"], r["rounds"])]
-            checks += [("ci_level", round(e["ci_level"], 4), round(r["level"], 4))]
+            checks += [("rounds", e[Col.rounds], r[Col.rounds])]
+            checks += [("ci_level", round(e[Col.ci_level], 4), round(r[Col.level], 4))]
         if isinstance(r["regions"], tuple):
             checks += [(k, e[k], v) for k, v in zip(("yes_lo", "yes_hi", "no_below", "no_above"), r["regions"])]
-        if _finite(r["holm"]) and _finite(e["holm_level"]):
-            checks += [("holm_level", round(e["holm_level"], 4), round(r["holm"], 4))]
+        if _finite(r["holm"]) and _finite(e[Col.holm_level]):
+            checks += [("holm_level", round(e[Col.holm_level], 4), round(r["holm"], 4))]
         bad += [f"{where}: {k} committed {a} vs recomputed {b}" for k, a, b in checks if not _close(a, b)]
     verdicts = sweep_verdicts(folder, comps)
     for _, v in verdicts[verdicts["committed"] != verdicts["recomputed"]].iterrows():
-        bad.append(f"{folder.name} {v['claim']}: verdict committed {v['committed']} vs recomputed {v['recomputed']}")
-    if (want := version_in_force(folder)) is not None and set(verdicts["protocol"]) != {want}:
-        bad.append(f"{folder.name}: judged by protocol {set(verdicts['protocol'])}, in force {want}")
+        bad.append(f"{folder.name} {v[Col.claim]}: verdict committed {v['committed']} vs recomputed {v['recomputed']}")
+    if (want := version_in_force(folder)) is not None and set(verdicts[Col.protocol]) != {want}:
+        bad.append(f"{folder.name}: judged by protocol {set(verdicts[Col.protocol])}, in force {want}")
     return bad, comps
 
 
@@ -332,19 +332,19 @@ def scale_verdicts(processed_dir=None, version: int = 3) -> tuple[pd.DataFrame, 
     -> (comparisons: claim, piece, comparison, config, n_sweeps, ratio, lo, hi, result, holm;
         claims: claim, verdict, n_sweeps, own: the sweeps' own verdicts)."""
     root, s = paths.processed_dir() if processed_dir is None else processed_dir, spec(version)
-    alpha, level = s["alpha"], s["interval"]["level"]
+    alpha, level = s["alpha"], s["interval"][Col.level]
     frames, own = [], {}
     for folder in sorted(p for p in root.iterdir() if PIECE.match(p.name)):
         for cid, verdict in _read(folder / "claims.csv")[["id", "verdict"]].itertuples(index=False):
             own.setdefault(cid, []).append(verdict)
         if not (ev := _read(folder / "claims_evidence.csv")).empty:
-            frames.append(ev[ev["result"] != "-"].assign(piece=PIECE.match(folder.name)[1]))
+            frames.append(ev[ev[Col.result] != "-"].assign(piece=PIECE.match(folder.name)[1]))
     out, keys = [], ["claim", "piece", "comparison", "config"]
     for (claim, piece, comp, cfg), g in pd.concat(frames).groupby(keys, sort=False):
-        r = g[np.isfinite(g["ratio"].astype(float))]
+        r = g[np.isfinite(g[Col.ratio].astype(float))]
         rec = dict(zip(keys, (claim, piece, comp, cfg)), n_sweeps=len(r) or len(g), ratio=np.nan, lo=np.nan)
-        rec |= dict(hi=np.nan, holm=np.nan, results=set(g["result"]), regions=regions(claim, comp, version), own=r)
-        out.append(rec | {"logs": np.log(r["ratio"].to_numpy(float))})
+        rec |= dict(hi=np.nan, holm=np.nan, results=set(g[Col.result]), regions=regions(claim, comp, version), own=r)
+        out.append(rec | {"logs": np.log(r[Col.ratio].to_numpy(float))})
     pools = {}  # protocol 4: the between-sweep variance pooled over a benchmark's comparisons
     for c in (c for c in out if s["scale"].get("variance") == "pooled" and c["regions"] and len(c["logs"]) > 1):
         bench, logs = c["piece"].split("-")[0], c["logs"]
@@ -354,26 +354,26 @@ def scale_verdicts(processed_dir=None, version: int = 3) -> tuple[pd.DataFrame, 
     for i, c in enumerate(out):
         logs, pool = c["logs"], pools.get(c["piece"].split("-")[0])
         if c["regions"] is None or not len(logs):  # no ratio: yes or no when every sweep agrees
-            c["result"] = min(c["results"]) if c["results"] in ({"yes"}, {"no"}) else "unclear"
+            c[Col.result] = min(c["results"]) if c["results"] in ({"yes"}, {"no"}) else "unclear"
             continue
         if pool is None and len(logs) == 1:  # one sweep, no pool: its own result and interval
             first = c["own"].iloc[0]
-            c.update(ratio=np.exp(logs[0]), lo=first["ci_lo"], hi=first["ci_hi"], result=first["result"])
+            c.update(ratio=np.exp(logs[0]), lo=first[Col.ci_lo], hi=first[Col.ci_hi], result=first[Col.result])
             interval = _at(-np.inf, np.inf)
-            preset |= {i} if c["result"] == "no" else set()
+            preset |= {i} if c[Col.result] == "no" else set()
         else:
             sd, df = (np.sqrt(pool[0] / pool[1]), pool[1]) if pool else (logs.std(ddof=1), len(logs) - 1)
             interval = _t_at(logs.mean(), sd / np.sqrt(len(logs)), df)
             lo, hi = interval(level)
             yes = decide(lo, hi, c["regions"]) == "yes"
             c.update(ratio=np.exp(logs.mean()), lo=lo, hi=hi, result="yes" if yes else "unclear")
-        fams.setdefault(c["claim"], {})[i] = (interval, c["regions"])
+        fams.setdefault(c[Col.claim], {})[i] = (interval, c["regions"])
     for fam in fams.values():
         rejected, asked = holm(fam, alpha, rejected=preset & set(fam))
         for i in set(fam) - preset:
-            out[i].update(holm=asked.get(i, np.nan), result="no" if i in rejected else out[i]["result"])
+            out[i].update(holm=asked.get(i, np.nan), result="no" if i in rejected else out[i][Col.result])
     comps = pd.DataFrame(out).drop(columns=["logs", "own", "regions", "results"])
-    rule = {c: claim_rule(g["result"]) for c, g in comps.groupby("claim")}  # else: not testable in any sweep
+    rule = {c: claim_rule(g[Col.result]) for c, g in comps.groupby("claim")}  # else: not testable in any sweep
     verdicts = [(c, rule.get(c, "not testable on this machine"), len(v), "; ".join(v)) for c, v in own.items()]
     return comps, pd.DataFrame(verdicts, columns=["claim", "verdict", "n_sweeps", "own"])
 
@@ -383,7 +383,7 @@ def main() -> int:
     found = [mismatches(folder) for folder in folders]
     bad, coverage = (
         [b for f, _ in found for b in f],
-        pd.concat([c["source"] for _, c in found]).value_counts().to_dict(),
+        pd.concat([c[Col.source] for _, c in found]).value_counts().to_dict(),
     )
     print(f"per sweep, rows by source: {coverage}; {len(bad)} disagreement(s) with the committed tables")
     print(*bad, sep="\n")

@@ -20,6 +20,7 @@ from serverbench import protocol
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison, label
 from serverbench.analysis.statistics import paired
 from serverbench.analysis.statistics.stats import RatioCI
+from serverbench.rawdata.columns import Col
 
 _EPS = 1e-12
 
@@ -134,7 +135,7 @@ def largest_common(d: pd.DataFrame, group_keys: Iterable[str], along: str, langu
     out = []
     for kv, g in d.groupby(keys) if keys else [((), d)]:
         kv = kv if isinstance(kv, tuple) else (kv,)
-        common = [x for x, gx in g.groupby(along) if langs <= set(gx["language"])]
+        common = [x for x, gx in g.groupby(along) if langs <= set(gx[Col.language])]
         if common:
             out.append({**dict(zip(keys, kv)), along: max(common)})
     return out

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from serverbench import protocol
+from serverbench.rawdata.columns import Col
 
 DECIDING = ("yes", "no", "unclear")
 COLUMNS = ["sweep", "machine", "design", "protocol", "id", "comparison", "config", "ratio", "result"]
@@ -31,17 +32,17 @@ def table(folders: list[Path], about: dict[str, dict]) -> pd.DataFrame:
         if not ev_file.exists() or ev_file.stat().st_size < 2:
             continue
         ev = pd.read_csv(ev_file)
-        if "ratio" not in ev or "result" not in ev:
+        if Col.ratio not in ev or Col.result not in ev:
             continue
-        ev = ev[ev["result"].isin(DECIDING) & pd.to_numeric(ev["ratio"], errors="coerce").gt(0)]
+        ev = ev[ev[Col.result].isin(DECIDING) & pd.to_numeric(ev[Col.ratio], errors="coerce").gt(0)]
         a = about.get(f.name, {})
         for r in ev.itertuples():
             rows.append(
                 [
                     f.name,
-                    a.get("machine"),
-                    a.get("design"),
-                    a.get("protocol"),
+                    a.get(Col.machine),
+                    a.get(Col.design),
+                    a.get(Col.protocol),
                     r.claim,
                     r.comparison,
                     "" if pd.isna(r.config) else str(r.config),
@@ -59,7 +60,7 @@ def spread(t: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(
             columns=["id", "comparison", "config", "design", "machine", "sweeps", "median", "min", "max"]
         )
-    g = t.groupby(["id", "comparison", "config", "design", "machine"], sort=False)["ratio"]
+    g = t.groupby(["id", "comparison", "config", "design", "machine"], sort=False)[Col.ratio]
     out = g.agg(sweeps="count", median="median", min="min", max="max").reset_index()
     return out
 
@@ -67,12 +68,12 @@ def spread(t: pd.DataFrame) -> pd.DataFrame:
 def headline(t: pd.DataFrame, cid: str, verdict_result: str, design: str) -> str:
     """The claim's comparison that most often gave `verdict_result` in the sweeps of this
     design, with the median and range of its ratio over them; "" without one."""
-    g = t[(t["id"] == cid) & (t["design"] == design)]
+    g = t[(t[Col.id] == cid) & (t[Col.design] == design)]
     if g.empty:
         return ""
-    counts = g.assign(hit=g["result"].eq(verdict_result)).groupby(["comparison", "config"], sort=False)["hit"].sum()
+    counts = g.assign(hit=g[Col.result].eq(verdict_result)).groupby(["comparison", "config"], sort=False)["hit"].sum()
     comp, config = counts.idxmax()
-    r = g[(g["comparison"] == comp) & (g["config"] == config)]["ratio"]
+    r = g[(g[Col.comparison] == comp) & (g[Col.config] == config)][Col.ratio]
     where = f"{comp}, {config}" if config else comp
     if len(r) == 1:
         return f"{where}: {r.iloc[0]:.3g} in its one sweep"
@@ -87,26 +88,26 @@ def figure(t: pd.DataFrame):
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    ids = [c["id"] for c in protocol.load()["claims"] if c["id"] in set(t["id"])]
-    machines = sorted(set(t["machine"].dropna()))
+    ids = [c[Col.id] for c in protocol.load()["claims"] if c[Col.id] in set(t[Col.id])]
+    machines = sorted(set(t[Col.machine].dropna()))
     colours = {m: plt.get_cmap("tab10")(i % 10) for i, m in enumerate(machines)}
     ncol = 4
     nrow = max(1, -(-len(ids) // ncol))
     fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False)
     for ax, cid in zip(axes.flat, ids):
-        g = t[t["id"] == cid]
-        keys = list(dict.fromkeys(zip(g["comparison"], g["config"])))
+        g = t[t[Col.id] == cid]
+        keys = list(dict.fromkeys(zip(g[Col.comparison], g[Col.config])))
         for x, (comp, config) in enumerate(keys):
-            k = g[(g["comparison"] == comp) & (g["config"] == config)]
+            k = g[(g[Col.comparison] == comp) & (g[Col.config] == config)]
             for design, filled in (("exploratory", False), ("confirmation", True)):
-                d = k[k["design"] == design]
+                d = k[k[Col.design] == design]
                 jitter = np.linspace(-0.2, 0.2, len(d)) if len(d) > 1 else np.zeros(len(d))
                 ax.scatter(
                     x + jitter,
-                    d["ratio"],
+                    d[Col.ratio],
                     s=12,
-                    facecolors=[colours.get(m, "0.5") for m in d["machine"]] if filled else "none",
-                    edgecolors=[colours.get(m, "0.5") for m in d["machine"]],
+                    facecolors=[colours.get(m, "0.5") for m in d[Col.machine]] if filled else "none",
+                    edgecolors=[colours.get(m, "0.5") for m in d[Col.machine]],
                     linewidths=0.8,
                 )
         ax.axhline(1.0, color="0.4", lw=0.8, ls=":")

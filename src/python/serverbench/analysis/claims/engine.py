@@ -49,6 +49,7 @@ from serverbench.analysis.claims.results import (  # noqa: F401  (re-exported: c
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
 from serverbench.analysis.statistics import stats
+from serverbench.rawdata.columns import Col
 
 
 class NotTestable(Exception):
@@ -137,7 +138,7 @@ class Claim(registry.Entry):
 
     @property
     def source(self) -> str:
-        return protocol.claim(self.id)["source"]
+        return protocol.claim(self.id)[Col.source]
 
     @property
     def definition(self) -> str:
@@ -222,15 +223,15 @@ def deciding(d: pd.DataFrame) -> pd.DataFrame:
     """The rows of deciding configurations: those the sweep gave more rounds than a
     figure-only point gets (protocol design; quick: 8 against 3). A claim is judged only
     where its design put rounds, never on a figure's points."""
-    if d.empty or "trial" not in d.columns:
+    if d.empty or Col.trial not in d.columns:
         return d
     keys = [c for c in d.columns if c not in ("trial", "value")]
-    n = d.groupby(keys, dropna=False)["trial"].transform("nunique")
+    n = d.groupby(keys, dropna=False)[Col.trial].transform("nunique")
     return d[n > protocol.rounds_figure_only()]
 
 
 def _missing(needs: Needs, d: pd.DataFrame) -> str | None:
-    have = set(d["language"].unique()) if not d.empty else set()
+    have = set(d[Col.language].unique()) if not d.empty else set()
     miss = [lang for lang in needs.languages if lang not in have]
     if needs.any_of and not have & set(needs.any_of):
         miss.append(" or ".join(label(x) for x in needs.any_of))
@@ -241,7 +242,7 @@ def _missing(needs: Needs, d: pd.DataFrame) -> str | None:
 
 def _judge(claim: Claim, P: Any, options: Options) -> Verdict:
     base: dict[str, Any] = dict(id=claim.id, claim=claim.sentence, source=claim.source, definition=claim.definition)
-    base["regime_kind"], base["regime"] = regime.tested(claim.id, P)
+    base[Col.regime_kind], base[Col.regime] = regime.tested(claim.id, P)
     metric = claim.needs.metric.format(**dict(options.chosen))
     d = P.values(claim.needs.table, metric)
     if not options.point_values:
@@ -291,7 +292,7 @@ def judged_by(P: Any, opts: Options) -> int:
         return int(opts.version)
     if opts.point_values:
         return protocol.newest()
-    return protocol.version_for((getattr(P, "info", None) or {}).get("first_started_utc"))
+    return protocol.version_for((getattr(P, "info", None) or {}).get(Col.first_started_utc))
 
 
 def in_protocol(claim_id: str, version: int) -> bool:

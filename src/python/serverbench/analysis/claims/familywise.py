@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from serverbench import protocol
 from serverbench.analysis.claims.results import NO, UNCLEAR, YES
+from serverbench.rawdata.columns import Col
 
 
 def holm(comps: list) -> list:
@@ -37,7 +38,7 @@ def holm(comps: list) -> list:
         decided.update((id(c), at) for c in new)
     at = 1.0 - 2.0 * a / max(m - len(decided), 1)
     for c in family:
-        c.extra["holm_level"] = round(decided.get(id(c), at), 4)
+        c.extra[Col.holm_level] = round(decided.get(id(c), at), 4)
         if c.result == NO and id(c) not in decided:
             c.result = UNCLEAR
             lv = level_text(at)

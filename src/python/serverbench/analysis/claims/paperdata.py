@@ -20,6 +20,7 @@ import pandas as pd
 
 from serverbench.analysis import claims
 from serverbench.analysis.reading import csvout, reference, synthetic
+from serverbench.rawdata.columns import Col
 
 SWEEP_ID = "paper-reference"
 PAPER_HOST = {
@@ -35,8 +36,8 @@ BUDGET = 8 * 2**30
 
 def _rec(*a, **kw) -> dict:
     r = synthetic.raw_record(*a, sweep_id=SWEEP_ID, validate=False, **kw)
-    r["host"] = PAPER_HOST
-    r["runtime"] = r["runtime"] and {**r["runtime"], "name": "paper", "version": "as in the paper"}
+    r[Col.host] = PAPER_HOST
+    r[Col.runtime] = r[Col.runtime] and {**r[Col.runtime], "name": "paper", "version": "as in the paper"}
     return r
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 from serverbench import paths, protocol
 from serverbench.analysis.claims import effects, engine, results
 from serverbench.analysis.reading import csvout
+from serverbench.rawdata.columns import Col
 
 FOLDER = "replication"
 COLUMNS = ["sweep", "machine", "design", "after_freeze", "protocol", "id", "verdict"]
@@ -47,17 +48,17 @@ def machine_kind(host: dict | None, machine: dict | None = None) -> str:
     found = kind(machine)
     if found:
         return found
-    if not host or not host.get("cpu_model"):
+    if not host or not host.get(Col.cpu_model):
         return "unknown machine"
-    n = host.get("logical_cpus")
-    return f"{host['cpu_model']}, {int(n)} CPUs" if n else str(host["cpu_model"])
+    n = host.get(Col.logical_cpus)
+    return f"{host[Col.cpu_model]}, {int(n)} CPUs" if n else str(host[Col.cpu_model])
 
 
 def kind_of(info: dict) -> str:
     """machine_kind of a processed sweep's sweep.json (its host and its manifest's machine;
     what the machine object lacks, the host says)."""
-    host = info.get("host") or {}
-    machine = (info.get("manifest") or {}).get("machine") or {}
+    host = info.get(Col.host) or {}
+    machine = (info.get(Col.manifest) or {}).get(Col.machine) or {}
     filled = {k: host.get(k) for k in ("cpu_model", "logical_cpus", "memory_bytes")} | {
         k: v for k, v in machine.items() if v is not None
     }
@@ -72,8 +73,8 @@ def _info(folder: Path) -> dict:
 
 
 def _profile(info: dict) -> str | None:
-    p = info.get("profile")
-    return p.get("name") if isinstance(p, dict) else p
+    p = info.get(Col.profile)
+    return p.get(Col.name) if isinstance(p, dict) else p
 
 
 def design_of(first_started_utc: str | None) -> tuple[int, str]:
@@ -98,7 +99,7 @@ def sweeps(profile: str, processed_dir: Path | None = None) -> list[Path]:
         for f in sorted(root.iterdir())
         if f.is_dir() and (f / "claims.csv").exists() and _profile(_info(f)) == profile
     ]
-    return sorted(found, key=lambda f: _info(f).get("first_started_utc") or f.name)
+    return sorted(found, key=lambda f: _info(f).get(Col.first_started_utc) or f.name)
 
 
 def unaccounted(profile: str, processed_dir: Path | None = None, raw_dir: Path | None = None) -> list[tuple[str, str]]:
@@ -127,9 +128,9 @@ def record(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
     rows = []
     for f in sweeps(profile, processed_dir):
         info = _info(f)
-        version, design = design_of(info.get("first_started_utc"))
+        version, design = design_of(info.get(Col.first_started_utc))
         t = pd.read_csv(f / "claims.csv")
-        judged = int(t["protocol"].iloc[0]) if "protocol" in t.columns and len(t) else version
+        judged = int(t[Col.protocol].iloc[0]) if Col.protocol in t.columns and len(t) else version
         for r in t.itertuples():
             rows.append([f.name, kind_of(info), design, design == CONFIRMATION, judged, r.id, r.verdict])
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -157,7 +158,7 @@ def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.Dat
         with tempfile.TemporaryDirectory(prefix="serverbench-verdicts-") as tmp:
             process.process_sweep(Path(d), Path(tmp))
             P = process.Processed(Path(tmp))
-            _, design = design_of(P.info.get("first_started_utc"))
+            _, design = design_of(P.info.get(Col.first_started_utc))
             machine = kind_of(P.info)
             for v in claims.check_all(P, spawn_metric=spawn_metric):
                 rows.append([Path(d).name, machine, design, design == CONFIRMATION, v.protocol, v.id, v.verdict])
@@ -168,8 +169,8 @@ def by_sweep(rec: pd.DataFrame) -> pd.DataFrame:
     """The verdict table across sweeps: one row per claim (first seen first), one column per
     sweep (its verdict, "(missing)" where it has none), and `agree` ("yes" when every sweep
     gives the same verdict, else "NO")."""
-    sweeps_ = list(dict.fromkeys(rec["sweep"]))
-    ids = list(dict.fromkeys(rec["id"]))
+    sweeps_ = list(dict.fromkeys(rec[Col.sweep]))
+    ids = list(dict.fromkeys(rec[Col.id]))
     grid = rec.pivot_table(index="id", columns="sweep", values="verdict", aggfunc="first")
     grid = grid.reindex(index=ids, columns=sweeps_).fillna("(missing)")
     grid["agree"] = ["yes" if len(set(row)) == 1 else "NO" for row in grid[sweeps_].itertuples(index=False)]
@@ -190,7 +191,7 @@ def groups(rec: pd.DataFrame) -> list[str]:
 
 
 def _of(rec: pd.DataFrame, name: str) -> pd.DataFrame:
-    return rec[[group(d, v) == name for d, v in zip(rec["design"], rec["protocol"])]]
+    return rec[[group(d, v) == name for d, v in zip(rec[Col.design], rec[Col.protocol])]]
 
 
 def counts(rec: pd.DataFrame) -> pd.DataFrame:
@@ -209,13 +210,13 @@ def line(g: pd.DataFrame) -> str:
     machine': in most other sweeps the reason is the piece, not the machine)."""
     if g.empty:
         return "none yet"
-    g = g.assign(verdict=g["verdict"].map(results.word))
+    g = g.assign(verdict=g[Col.verdict].map(results.word))
     n = len(g)
     parts = []
     for verdict, gv in sorted(g.groupby("verdict"), key=lambda x: -len(x[1])):
         per = ", ".join(
-            f"{(gv['machine'] == m).sum()}/{(g['machine'] == m).sum()} {short_machine(m)}"
-            for m in sorted(set(g["machine"]))
+            f"{(gv[Col.machine] == m).sum()}/{(g[Col.machine] == m).sum()} {short_machine(m)}"
+            for m in sorted(set(g[Col.machine]))
         )
         parts.append(f"{verdict} in {len(gv)} of {n} ({per})")
     return "; ".join(parts)
@@ -227,7 +228,7 @@ def flips(rec: pd.DataFrame) -> list[tuple[str, str, str]]:
     both = {engine.SUPPORTED, engine.CONTRADICTED}
     out = []
     for cid, g in rec.groupby("id", sort=False):
-        v = dict(zip(g["sweep"], g["verdict"]))
+        v = dict(zip(g[Col.sweep], g[Col.verdict]))
         out += [(str(cid), a, b) for a, b in combinations(v, 2) if {v[a], v[b]} == both]
     return out
 
@@ -258,10 +259,10 @@ def summary_lines(rec: pd.DataFrame) -> list[str]:
     parts = []
     for name in groups(rec):
         g = _of(per, name)
-        kinds = g["machine"].map(short_machine).value_counts()
+        kinds = g[Col.machine].map(short_machine).value_counts()
         parts.append(f"{len(g)} {name} ({', '.join(f'{n} on {m}' for m, n in kinds.items())})")
     return [
-        f"{rec['sweep'].nunique()} sweeps: " + "; ".join(parts),
+        f"{rec[Col.sweep].nunique()} sweeps: " + "; ".join(parts),
         f"supported <-> contradicted flips: {len(fl)}"
         + (": " + "; ".join(f"{c} ({a} vs {b})" for c, a, b in fl) if fl else ""),
     ]
@@ -271,8 +272,8 @@ def beside(profile: str, sweep: str, processed_dir: Path | None = None) -> pd.Da
     """The report's replication column: per claim, its verdicts over every other committed
     sweep of the profile, each group (design and version) apart, by machine kind."""
     rec = load(profile, processed_dir)
-    rec = rec[rec["sweep"] != sweep]
-    col = f"replication ({rec['sweep'].nunique()} other {profile} sweeps)"
+    rec = rec[rec[Col.sweep] != sweep]
+    col = f"replication ({rec[Col.sweep].nunique()} other {profile} sweeps)"
     c = counts(rec)
     names = [n for n in c.columns if n != "id"]
     c[col] = [" | ".join(f"{n}: {row[n]}" for n in reversed(names) if row[n] != "none yet") for _, row in c.iterrows()]
@@ -281,7 +282,7 @@ def beside(profile: str, sweep: str, processed_dir: Path | None = None) -> pd.Da
 
 def protocol_note(info: dict) -> str:
     """Which protocol judged the sweep, its hash, and whether the sweep ran after its freeze."""
-    version, design = design_of(info.get("first_started_utc"))
+    version, design = design_of(info.get(Col.first_started_utc))
     with protocol.in_force(version):
         p = protocol.load()
     when = (
@@ -291,6 +292,6 @@ def protocol_note(info: dict) -> str:
     )
     human = "docs/protocol.md" if version == protocol.newest() else f"docs/protocol-{version}.md"
     return (
-        f"**Judged by protocol {p['protocol']}** ({protocol.path(version).name}, sha256 "
+        f"**Judged by protocol {p[Col.protocol]}** ({protocol.path(version).name}, sha256 "
         f"`{protocol.sha256(version)[:16]}`, frozen {p['frozen_utc']}; {human}). This sweep ran {when}."
     )

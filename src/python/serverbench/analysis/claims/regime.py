@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from serverbench.analysis.reading import registry
+from serverbench.rawdata.columns import Col
 
 AS_SOURCE, REDUCED = "as the source", "reduced"
 
@@ -68,12 +69,12 @@ def tested(claim_id: str, P: Any) -> tuple[str, str]:
     empty strings when the claim names no source regime or the sweep has none of its runs."""
     reg = _regimes().get(claim_id)
     runs = getattr(P, "runs", None)
-    if reg is None or runs is None or runs.empty or "table" not in runs.columns:
+    if reg is None or runs is None or runs.empty or Col.table not in runs.columns:
         return "", ""
     wanted = {*(s.column for s in reg.scales), "table", "is_ok", "placement", "cores"}
-    r = runs.loc[runs["table"].isin(reg.tables), [c for c in runs.columns if c in wanted]]  # not every column
-    if "is_ok" in r.columns:
-        r = r[r["is_ok"].astype(bool)]
+    r = runs.loc[runs[Col.table].isin(reg.tables), [c for c in runs.columns if c in wanted]]  # not every column
+    if Col.is_ok in r.columns:
+        r = r[r[Col.is_ok].astype(bool)]
     if r.empty:
         return "", ""
     short, have = [], []
@@ -87,12 +88,12 @@ def tested(claim_id: str, P: Any) -> tuple[str, str]:
         have.append(f"{s.what} up to {_fmt(top / s.unit)}")
         if top < s.source:
             short.append(f"{s.what} <= {_fmt(top / s.unit)} of {_fmt(s.source / s.unit)}")
-    if reg.placement and "placement" in r.columns:
-        places = sorted(str(p) for p in r["placement"].dropna().unique())
+    if reg.placement and Col.placement in r.columns:
+        places = sorted(str(p) for p in r[Col.placement].dropna().unique())
         if reg.placement not in places:
             short.append(f"client and server on separate CPUs ({', '.join(places)}); the source shared them")
-    if "cores" in r.columns and r["cores"].notna().any():
-        have.append("cores " + ", ".join(_fmt(c) for c in sorted(r["cores"].dropna().unique())))
+    if Col.cores in r.columns and r[Col.cores].notna().any():
+        have.append("cores " + ", ".join(_fmt(c) for c in sorted(r[Col.cores].dropna().unique())))
     if short:
         return REDUCED, "reduced: " + "; ".join(short)
     return AS_SOURCE, "as the source (" + "; ".join(have) + ")"

@@ -43,6 +43,7 @@ from serverbench.analysis.claims.record import (  # noqa: F401  (the record's na
     unaccounted,
     write,
 )
+from serverbench.rawdata.columns import Col
 
 VERDICT_COLORS = {
     engine.SUPPORTED: "#4daf4a",
@@ -64,8 +65,8 @@ def figure(rec: pd.DataFrame):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    ids = [c["id"] for c in protocol.load()["claims"] if c["id"] in set(rec["id"])]
-    sweeps_ = list(dict.fromkeys(rec["sweep"]))
+    ids = [c[Col.id] for c in protocol.load()["claims"] if c[Col.id] in set(rec[Col.id])]
+    sweeps_ = list(dict.fromkeys(rec[Col.sweep]))
     grid = rec.pivot_table(index="id", columns="sweep", values="verdict", aggfunc="first").reindex(ids)[sweeps_]
     codes = {v: i for i, v in enumerate(VERDICT_COLORS)}
     z = grid.apply(lambda col: col.map(lambda v: codes.get(v, codes[engine.ERROR])))
@@ -74,20 +75,20 @@ def figure(rec: pd.DataFrame):
     ax.imshow(z.to_numpy(dtype=float), aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(codes) - 0.5)
     ax.set_yticks(range(len(ids)), ids, fontsize=8)
     per = rec.drop_duplicates("sweep").set_index("sweep").loc[sweeps_]
-    ax.set_xticks(range(len(sweeps_)), [short_machine(m).split()[0] for m in per["machine"]], rotation=90, fontsize=6)
+    ax.set_xticks(range(len(sweeps_)), [short_machine(m).split()[0] for m in per[Col.machine]], rotation=90, fontsize=6)
     ax.set_xticks([x - 0.5 for x in range(len(sweeps_) + 1)], minor=True)
     ax.set_yticks([y - 0.5 for y in range(len(ids) + 1)], minor=True)
     ax.grid(which="minor", color="0.6", lw=0.4)
     ax.grid(which="major", visible=False)
     ax.tick_params(which="minor", length=0)
-    labels = [group(d, v) for d, v in zip(per["design"], per["protocol"])]
+    labels = [group(d, v) for d, v in zip(per[Col.design], per[Col.protocol])]
     for x in range(1, len(labels)):
         if labels[x] != labels[x - 1]:
             ax.axvline(x - 0.5, color="k", ls="--", lw=1.2)
     names = " | ".join(f"{n}: {labels.count(n)}" for n in dict.fromkeys(labels))
     ax.set_xlabel(f"{len(sweeps_)} committed sweeps, oldest first (machine of each; dashed: a new group)\n{names}")
     ax.set_title("Each claim's verdict in each sweep (judged by the protocol in force when it ran)", fontsize=10)
-    seen = set(rec["verdict"])
+    seen = set(rec[Col.verdict])
     handles = [Patch(facecolor=c, edgecolor="0.5", label=v) for v, c in VERDICT_COLORS.items() if v in seen]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, frameon=False)
     fig.tight_layout()
@@ -111,11 +112,11 @@ _word = results.word
 def _confirming(rec: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The sweeps the findings are grouped by: the confirmation sweeps of the newest version
     that has any (else the exploratory ones), and that group's name."""
-    conf = rec[rec["design"] == CONFIRMATION]
+    conf = rec[rec[Col.design] == CONFIRMATION]
     if conf.empty:
-        return rec, group(EXPLORATORY, int(rec["protocol"].max()))
-    v = int(conf["protocol"].max())
-    return conf[conf["protocol"] == v], group(CONFIRMATION, v)
+        return rec, group(EXPLORATORY, int(rec[Col.protocol].max()))
+    v = int(conf[Col.protocol].max())
+    return conf[conf[Col.protocol] == v], group(CONFIRMATION, v)
 
 
 def readme_findings(
@@ -134,26 +135,26 @@ def readme_findings(
     if eff is None:
         eff = effects_table("quick", rec=rec) if not rec.empty else pd.DataFrame(columns=effects.COLUMNS)
     base, base_name = _confirming(rec)
-    design = base["design"].iloc[0] if len(base) else CONFIRMATION
-    explo = rec[rec["design"] == EXPLORATORY]
+    design = base[Col.design].iloc[0] if len(base) else CONFIRMATION
+    explo = rec[rec[Col.design] == EXPLORATORY]
     by: dict[str, list[str]] = {}
-    for cid in [c["id"] for c in protocol.load()["claims"]]:
-        g = base[base["id"].eq(cid)]
+    for cid in [c[Col.id] for c in protocol.load()["claims"]]:
+        g = base[base[Col.id].eq(cid)]
         if g.empty:
             continue
-        top = g["verdict"].map(_word).value_counts()
+        top = g[Col.verdict].map(_word).value_counts()
         verdict, k = top.index[0], int(top.iloc[0])
         key = verdict if k >= 0.75 * len(g) else "split"
         if key == "split":
             detail = "; ".join(
                 f"{v} {len(gv)}/{len(g)}"
-                for v, gv in sorted(g.groupby(g["verdict"].map(_word)), key=lambda x: -len(x[1]))
+                for v, gv in sorted(g.groupby(g[Col.verdict].map(_word)), key=lambda x: -len(x[1]))
             )
         else:
             detail = f"{k}/{len(g)}"
-        e = explo[explo["id"].eq(cid)]
+        e = explo[explo[Col.id].eq(cid)]
         if design == CONFIRMATION and not e.empty:
-            detail += f"; exploratory: {e['verdict'].map(_word).eq(verdict).sum()}/{len(e)} {verdict}"
+            detail += f"; exploratory: {e[Col.verdict].map(_word).eq(verdict).sum()}/{len(e)} {verdict}"
         if key == NOT_TESTABLE and not_testable_reason is not None:
             detail = f"{not_testable_reason(cid)}; {detail}"
         effect = effects.headline(eff, cid, RESULT_OF.get(verdict, "unclear"), design) if not eff.empty else ""
@@ -169,13 +170,13 @@ def readme_findings(
     per = rec.drop_duplicates("sweep")
     only = [
         short_machine(m)
-        for m in sorted(set(per["machine"]))
-        if set(per.loc[per["machine"] == m, "design"]) == {EXPLORATORY}
+        for m in sorted(set(per[Col.machine]))
+        if set(per.loc[per[Col.machine] == m, "design"]) == {EXPLORATORY}
     ]
     lines = [
         f"Each claim judged by the protocol in force when its sweep ran, in each of {len(per)} committed `quick` "
         "sweeps (the quick profile's reduced scale): " + "; ".join(summary_lines(rec)[0].split(": ", 1)[1:]) + ". "
-        f"Grouped by the verdict of the {base['sweep'].nunique()} {base_name} sweeps; in brackets, how many of "
+        f"Grouped by the verdict of the {base[Col.sweep].nunique()} {base_name} sweeps; in brackets, how many of "
         "them gave it, the exploratory sweeps beside (an earlier design: 5 deciding rounds, some with a "
         "second stage), and the deciding ratio that most often gave the verdict, with its spread over the sweeps:",
         "",

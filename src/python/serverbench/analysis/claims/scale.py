@@ -23,6 +23,7 @@ from scipy import stats as sps
 
 from serverbench import protocol
 from serverbench.analysis.claims import engine
+from serverbench.rawdata.columns import Col
 
 YES, NO, UNCLEAR = "yes", "no", "unclear"
 DECIDING = (YES, NO, UNCLEAR)  # a comparison shown beside the deciding ones has result "-"
@@ -157,12 +158,12 @@ def pool(benchmark: str, sweeps: list[SweepVerdict]) -> Pool | None:
     config) once, each sweep once), or None when no comparison was made in two sweeps."""
     seen: dict[tuple[str, str, str], dict[str, float]] = {}
     for s in sweeps:
-        if s.evidence is None or s.evidence.empty or "result" not in s.evidence:
+        if s.evidence is None or s.evidence.empty or Col.result not in s.evidence:
             continue
-        for r in s.evidence[s.evidence["result"].isin(DECIDING)].to_dict("records"):
-            x = _f(r.get("ratio"))
-            if np.isfinite(x) and x > 0 and np.isfinite(_f(r.get("yes_lo"))):
-                key = (s.piece, str(r.get("comparison", "")), str(r.get("config", "") or ""))
+        for r in s.evidence[s.evidence[Col.result].isin(DECIDING)].to_dict("records"):
+            x = _f(r.get(Col.ratio))
+            if np.isfinite(x) and x > 0 and np.isfinite(_f(r.get(Col.yes_lo))):
+                key = (s.piece, str(r.get(Col.comparison, "")), str(r.get(Col.config, "") or ""))
                 seen.setdefault(key, {})[s.sweep] = math.log(x)
     groups = [np.array(list(v.values())) for v in seen.values() if len(v) >= 2]
     df = sum(len(g) - 1 for g in groups)
@@ -196,24 +197,24 @@ def _f(v) -> float:
 def _comparisons(sweeps: list[SweepVerdict], pool_: Pool | None = None) -> list[Combined]:
     rows = []
     for s in sweeps:
-        if s.evidence is None or s.evidence.empty or "result" not in s.evidence:
+        if s.evidence is None or s.evidence.empty or Col.result not in s.evidence:
             continue
-        ev = s.evidence[s.evidence["result"].isin(DECIDING)]
+        ev = s.evidence[s.evidence[Col.result].isin(DECIDING)]
         for r in ev.to_dict("records"):
-            rows.append((s.piece, str(r.get("comparison", "")), str(r.get("config", "") or ""), s.sweep, r))
+            rows.append((s.piece, str(r.get(Col.comparison, "")), str(r.get(Col.config, "") or ""), s.sweep, r))
     level = protocol.level()
     out = []
     keys = list(dict.fromkeys((p, c, g) for p, c, g, _, _ in rows))
     for piece, comp, config in keys:
         mine = [(sw, r) for p, c, g, sw, r in rows if (p, c, g) == (piece, comp, config)]
-        ratios = [_f(r.get("ratio")) for _, r in mine]
+        ratios = [_f(r.get(Col.ratio)) for _, r in mine]
         last = mine[-1][1]
-        yes_lo, yes_hi = _f(last.get("yes_lo")), _f(last.get("yes_hi"))
+        yes_lo, yes_hi = _f(last.get(Col.yes_lo)), _f(last.get(Col.yes_hi))
         regions = (yes_lo, yes_hi, *no_region(yes_lo, yes_hi)) if np.isfinite(yes_lo) else (np.nan,) * 4
         names = [sw for sw, _ in mine]
         finite = all(np.isfinite(x) and x > 0 for x in ratios)
         if not finite or not np.isfinite(yes_lo):  # no ratio: the sweeps' results, when they agree
-            results = {str(r.get("result")) for _, r in mine}
+            results = {str(r.get(Col.result)) for _, r in mine}
             result = results.pop() if len(results) == 1 else UNCLEAR
             out.append(
                 Combined(piece, comp, config, names, ratios, float("nan"), float("nan"), float("nan"), result, regions)
@@ -228,9 +229,9 @@ def _comparisons(sweeps: list[SweepVerdict], pool_: Pool | None = None) -> list[
                     names,
                     ratios,
                     ratios[0],
-                    _f(r.get("ci_lo")),
-                    _f(r.get("ci_hi")),
-                    str(r["result"]),
+                    _f(r.get(Col.ci_lo)),
+                    _f(r.get(Col.ci_hi)),
+                    str(r[Col.result]),
                     regions,
                 )
             )

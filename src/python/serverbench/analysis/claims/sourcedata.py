@@ -25,6 +25,7 @@ from serverbench import paths
 from serverbench.analysis import claims
 from serverbench.analysis.reading import cache, reference, synthetic
 from serverbench.rawdata import records, sweepfiles
+from serverbench.rawdata.columns import Col
 
 SWEEP_ID = "sources-reference"
 ECHO, TCP = "echo_flood", "tcp_pingpong"  # the benchmarks whose records carry the write-ups' numbers
@@ -38,9 +39,9 @@ def _template(benchmark: str) -> dict | None:
                 if benchmark.encode() not in line:
                     continue
                 r = json.loads(line)
-                if r.get("benchmark") != benchmark or r.get("status") != "ok" or r.get("warmup"):
+                if r.get(Col.benchmark) != benchmark or r.get(Col.status) != "ok" or r.get(Col.warmup):
                     continue
-                if benchmark == ECHO and r["params"].get("mode", "flood") != "flood":
+                if benchmark == ECHO and r[Col.params].get(Col.mode, "flood") != "flood":
                     continue
                 return r
     return None
@@ -65,9 +66,9 @@ def echo_records() -> list[dict]:
         x = _mark(copy.deepcopy(t))
         n, d = int(r.connections), int(r.bytes_per_connection)
         x.update(trial=1, server_language=server, placement="split")
-        x["params"].update(connections=n, bytes_per_connection=d, mode="flood")
-        x["config_id"] = f"echo_flood/source/bytes_per_connection={d},connections={n}/server_language={server}"
-        x["metrics"].update(
+        x[Col.params].update(connections=n, bytes_per_connection=d, mode="flood")
+        x[Col.config_id] = f"echo_flood/source/bytes_per_connection={d},connections={n}/server_language={server}"
+        x[Col.metrics].update(
             elapsed_s=float(r.seconds_best_of_3),
             connections_completed=n,
             connections_failed=0,
@@ -77,8 +78,8 @@ def echo_records() -> list[dict]:
         )
         # the source did not measure its load generator; 0 (a field the schema requires) keeps the
         # load-generator check (benchmarks/echo_flood/claims.py, _loadgen_checked) out of these records only
-        x["metrics"]["client_cpu_share"] = 0.0
-        x["server"]["language"] = server
+        x[Col.metrics][Col.client_cpu_share] = 0.0
+        x[Col.server][Col.language] = server
         out.append(x)
     return out
 
@@ -88,7 +89,7 @@ def tcp_records() -> list[dict]:
     if t is None:
         return []
     ref = pd.read_csv(reference.reference_dir() / "servers_tcp_pingpong.csv")
-    ref = ref[ref["client"] == ref["server"]]  # the same-language pairs the claims compare
+    ref = ref[ref["client"] == ref[Col.server]]  # the same-language pairs the claims compare
     # what the server read (T3): the write-up's count where it gave one, else every byte sent
     got = pd.read_csv(reference.reference_dir() / "servers_tcp_bytes_read.csv")
     got = {(r.client, r.server, int(r.read_buffer_bytes_server)): int(r.bytes_read_by_server) for r in got.itertuples()}
@@ -97,14 +98,14 @@ def tcp_records() -> list[dict]:
         x = _mark(copy.deepcopy(t))
         k = int(r.read_buffer_bytes_client)
         x.update(trial=1, language=r.client, server_language=r.server, placement="shared")
-        x["params"].update(read_buffer_bytes=k, connections=100, round_trips=10_000)
-        x["config_id"] = f"tcp_pingpong/source/read_buffer_bytes={k}/server_language={r.server}/placement=shared"
+        x[Col.params].update(read_buffer_bytes=k, connections=100, round_trips=10_000)
+        x[Col.config_id] = f"tcp_pingpong/source/read_buffer_bytes={k}/server_language={r.server}/placement=shared"
         us = float(r.us_per_round_trip_best_of_3)
-        x["metrics"].update(reported_us_per_round_trip=us, elapsed_s=us * 10_000 / 1e6)
-        x["server"]["language"] = r.server
+        x[Col.metrics].update(reported_us_per_round_trip=us, elapsed_s=us * 10_000 / 1e6)
+        x[Col.server][Col.language] = r.server
         sent = 4 * 100 * 10_000
-        metrics = x["server"].setdefault("record", {}).setdefault("metrics", {})
-        metrics["bytes_read"] = got.get((r.client, r.server, k), sent)
+        metrics = x[Col.server].setdefault("record", {}).setdefault("metrics", {})
+        metrics[Col.bytes_read] = got.get((r.client, r.server, k), sent)
         out.append(x)
     return out
 
@@ -155,12 +156,12 @@ OWN = "on its source's own data"
 def own_data_column(paper: pd.DataFrame, sources: pd.DataFrame) -> pd.DataFrame:
     """id and the verdict on the claim's source's own numbers (the paper's for C, the
     write-ups' for E and T), with the reason wherever it is not supported."""
-    t = pd.concat([paper.assign(why=paper.get("why", "")), sources], ignore_index=True)
+    t = pd.concat([paper.assign(why=paper.get(Col.why, "")), sources], ignore_index=True)
 
     def reason(v, w) -> str:
         if v == claims.SUPPORTED or not isinstance(w, str) or not w:
             return v
         return f"{v}: {w}"
 
-    text = [reason(v, w) for v, w in zip(t["verdict"], t["why"])]
-    return pd.DataFrame({"id": t["id"], OWN: text})
+    text = [reason(v, w) for v, w in zip(t[Col.verdict], t[Col.why])]
+    return pd.DataFrame({"id": t[Col.id], OWN: text})

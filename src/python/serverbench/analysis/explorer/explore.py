@@ -28,6 +28,7 @@ from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.statistics import stats
 from serverbench.rawdata import records, sweepfiles
+from serverbench.rawdata.columns import Col
 
 # Each table's default metric and x axis come from its package (registry.TableSpec).
 NOT_PARAMS = ("variant", "cores", "budget_bytes")  # keys that are not the benchmark's parameters
@@ -77,11 +78,11 @@ class SweepView:
 
     @property
     def sweep_id(self) -> str:
-        return self.manifest.get("sweep_id") or self.folder.name
+        return self.manifest.get(Col.sweep_id) or self.folder.name
 
     def ok(self) -> pd.DataFrame:
         r = self.runs
-        return r[(r["status"] == "ok") & ~r["warmup"].astype(bool)]
+        return r[(r[Col.status] == "ok") & ~r[Col.warmup].astype(bool)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -132,12 +133,12 @@ def tidy(raw: pd.DataFrame) -> pd.DataFrame:
     df = df.rename(columns={c: _short(c) for c in df.columns if _short(c) not in seen or _short(c) == c})
     # two raw fields may shorten to one name (a socket run's client and server params): keep the first
     df = df.loc[:, ~df.columns.duplicated()]
-    if "search_name" not in df:
-        df["search_name"] = np.nan
-    df["table"] = _table_of(df)
-    if "warmup" not in df:
-        df["warmup"] = False
-    df["warmup"] = df["warmup"].fillna(False).astype(bool)
+    if Col.search_name not in df:
+        df[Col.search_name] = np.nan
+    df[Col.table] = _table_of(df)
+    if Col.warmup not in df:
+        df[Col.warmup] = False
+    df[Col.warmup] = df[Col.warmup].fillna(False).astype(bool)
     return df
 
 
@@ -185,20 +186,20 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
                         r = json.loads(line)
                     except ValueError:
                         continue
-                    statuses[r.get("status")] = statuses.get(r.get("status"), 0) + 1
-                    benchmarks.add(r.get("benchmark"))
-        host = m.get("host") or {}
+                    statuses[r.get(Col.status)] = statuses.get(r.get(Col.status), 0) + 1
+                    benchmarks.add(r.get(Col.benchmark))
+        host = m.get(Col.host) or {}
         rows.append(
             {
                 "sweep_id": sid,
-                "profile": (m.get("profile") or {}).get("name"),
-                "created_utc": m.get("created_utc"),
-                "cpu": host.get("cpu_model"),
-                "cpus": host.get("logical_cpus"),
-                "machine": (m.get("machine") or {}).get("fingerprint"),  # same value: same machine
+                "profile": (m.get(Col.profile) or {}).get(Col.name),
+                "created_utc": m.get(Col.created_utc),
+                "cpu": host.get(Col.cpu_model),
+                "cpus": host.get(Col.logical_cpus),
+                "machine": (m.get(Col.machine) or {}).get(Col.fingerprint),  # same value: same machine
                 "benchmarks": ",".join(sorted(b for b in benchmarks if b)),
                 "runs": sum(statuses.values()),
-                "ok": statuses.get("ok", 0),
+                "ok": statuses.get(Col.ok, 0),
             }
         )
     return pd.DataFrame(
@@ -234,7 +235,7 @@ def config_key(df: pd.DataFrame, table: str, ignore=RATE_INVARIANT) -> pd.Series
 
     def key(r):
         ps = ",".join(f"{c}={fmt(r[c])}" for c in params)
-        return f"{r['language']}/{r.get('variant', 'fair')}/c{fmt(r.get('cores'))}/{ps}"
+        return f"{r[Col.language]}/{r.get(Col.variant, 'fair')}/c{fmt(r.get(Col.cores))}/{ps}"
 
     return df.apply(key, axis=1)
 
@@ -257,15 +258,15 @@ def compare(a: SweepView, b: SweepView, table: str, metric: str | None = None, i
     metric = metric or default_metric(table)
     out = []
     da, db = a.ok(), b.ok()
-    da, db = da[da["table"] == table], db[db["table"] == table]
+    da, db = da[da[Col.table] == table], db[db[Col.table] == table]
     cols = ["config", "n_a", "n_b", "median_a", "median_b", "ratio", "ci_lo", "ci_hi", "ci_level", "method"]
     if da.empty or db.empty or metric not in da or metric not in db:
         return pd.DataFrame(columns=cols)
     da = da.assign(config=config_key(da, table, ignore))
     db = db.assign(config=config_key(db, table, ignore))
-    for cfg in sorted(set(da["config"]) & set(db["config"])):
-        va = da.loc[da["config"] == cfg, metric].dropna().to_numpy(float)
-        vb = db.loc[db["config"] == cfg, metric].dropna().to_numpy(float)
+    for cfg in sorted(set(da[Col.config]) & set(db[Col.config])):
+        va = da.loc[da[Col.config] == cfg, metric].dropna().to_numpy(float)
+        vb = db.loc[db[Col.config] == cfg, metric].dropna().to_numpy(float)
         if len(va) == 0 or len(vb) == 0:
             continue
         out.append(
@@ -284,29 +285,29 @@ def compare(a: SweepView, b: SweepView, table: str, metric: str | None = None, i
 # ---------------------------------------------------------------------------------------
 def environment(m: dict) -> dict:
     """The facts of a manifest that can change a measurement."""
-    host = m.get("host") or {}
-    prof = m.get("resolved_profile") or {}
+    host = m.get(Col.host) or {}
+    prof = m.get(Col.resolved_profile) or {}
     env = {
-        "profile": (m.get("profile") or {}).get("name"),
-        "created_utc": m.get("created_utc"),
-        "variant": prof.get("variant"),
-        "cpu_model": host.get("cpu_model"),
-        "logical_cpus": host.get("logical_cpus"),
-        "machine_fingerprint": (m.get("machine") or {}).get("fingerprint"),
-        "calibration_loop_s": ((m.get("machine") or {}).get("calibration") or {}).get("loop_s"),
-        "memory_bytes": host.get("memory_bytes"),
-        "os": host.get("os"),
-        "kernel": host.get("kernel"),
-        "allowed_cpus": ",".join(map(str, m.get("allowed_cpus") or [])) or None,
-        "memory_enforcement": (m.get("memory_enforcement") or {}).get("mode"),
-        "git_commit": ((m.get("git") or {}).get("commit") or "")[:12] or None,
-        "git_dirty": (m.get("git") or {}).get("dirty"),
-        "python": m.get("python"),
-        "serverbench_version": m.get("serverbench_version"),
+        "profile": (m.get(Col.profile) or {}).get(Col.name),
+        "created_utc": m.get(Col.created_utc),
+        "variant": prof.get(Col.variant),
+        "cpu_model": host.get(Col.cpu_model),
+        "logical_cpus": host.get(Col.logical_cpus),
+        "machine_fingerprint": (m.get(Col.machine) or {}).get(Col.fingerprint),
+        "calibration_loop_s": ((m.get(Col.machine) or {}).get(Col.calibration) or {}).get(Col.loop_s),
+        "memory_bytes": host.get(Col.memory_bytes),
+        "os": host.get(Col.os),
+        "kernel": host.get(Col.kernel),
+        "allowed_cpus": ",".join(map(str, m.get(Col.allowed_cpus) or [])) or None,
+        "memory_enforcement": (m.get(Col.memory_enforcement) or {}).get(Col.mode),
+        "git_commit": ((m.get(Col.git) or {}).get(Col.commit) or "")[:12] or None,
+        "git_dirty": (m.get(Col.git) or {}).get(Col.dirty),
+        "python": m.get(Col.python),
+        "serverbench_version": m.get(Col.serverbench_version),
     }
-    for lang, info in sorted((m.get("runtime_versions") or {}).items()):
-        rt = (info or {}).get("runtime") or {}
-        env[f"runtime[{lang}]"] = rt.get("version") or (info or {}).get("error")
+    for lang, info in sorted((m.get(Col.runtime_versions) or {}).items()):
+        rt = (info or {}).get(Col.runtime) or {}
+        env[f"runtime[{lang}]"] = rt.get(Col.version) or (info or {}).get("error")
     return env
 
 

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 from serverbench import paths
 from serverbench.analysis.explorer import explore, explore_plots
 from serverbench.analysis.explorer.explore import SweepInputError
+from serverbench.rawdata.columns import Col
 
 SAMPLE = "quick-20261121T134551Z"
 
@@ -30,7 +31,7 @@ def default_pair(sweep_a=None, sweep_b=None) -> tuple[str, str]:
     if sweep_b is None:
         others = [
             s
-            for s in explore.list_sweeps().sort_values("created_utc", na_position="first")["sweep_id"]
+            for s in explore.list_sweeps().sort_values("created_utc", na_position="first")[Col.sweep_id]
             if s != str(sweep_a) and s != explore.sweep_folder(sweep_a).name
         ]
         if not others:
@@ -56,15 +57,15 @@ def pick(sweep_a=None, sweep_b=None, table=None, metric=None, kind="strip"):
     a, b = default_pair(sweep_a, sweep_b)
     A, B = explore.load_sweep(a), explore.load_sweep(b)
     for s in (A, B):
-        has = (s.runs["table"] == table).any()
+        has = (s.runs[Col.table] == table).any()
         print(
-            f"{s.sweep_id}: {len(s.runs)} runs, {int((s.runs['status'] == 'ok').sum())} ok; "
+            f"{s.sweep_id}: {len(s.runs)} runs, {int((s.runs[Col.status] == 'ok').sum())} ok; "
             f"{table}: {'yes' if has else 'none'}"
             + (f"; {s.skipped_lines} unreadable line(s) skipped" if s.skipped_lines else "")
         )
     if metric is not None:
         for s in (A, B):
-            if (s.runs["table"] == table).any() and metric not in s.runs:
+            if (s.runs[Col.table] == table).any() and metric not in s.runs:
                 raise SweepInputError(f"parameter metric={metric!r}: sweep {s.sweep_id} has no such column for {table}")
     return A, B
 
@@ -86,7 +87,7 @@ def compare(A, B, table, metric=None):
             "nothing to put side by side. Pick another table or sweep."
         )
     method = c["method"].iloc[0]
-    parts = c["config"].str.split("/", n=3, expand=True)
+    parts = c[Col.config].str.split("/", n=3, expand=True)
     c = c.drop(columns=["config", "method"])
     c.insert(0, "language", parts[0])
     c.insert(1, "variant", parts[1])

@@ -18,6 +18,7 @@ import seaborn as sns
 from serverbench import catalog
 from serverbench.analysis.explorer import explore
 from serverbench.analysis.plotting.figstyle import COLORS
+from serverbench.rawdata.columns import Col
 
 KINDS = ("strip", "violin", "ecdf")
 LINESTYLES = ("-", "--", ":", "-.")
@@ -44,7 +45,7 @@ def _fmt(v) -> str:
 def config_labels(d: pd.DataFrame, table: str) -> pd.Series:
     """A short label per run for the parameters that vary in `d` (plus cores if it varies)."""
     cols = [c for c in explore.param_columns(d, table) if d[c].nunique(dropna=True) > 1]
-    if "cores" in d and d["cores"].nunique() > 1:
+    if Col.cores in d and d[Col.cores].nunique() > 1:
         cols.append("cores")
     if not cols:
         return pd.Series(["all"] * len(d), index=d.index)
@@ -67,9 +68,9 @@ def config_labels(d: pd.DataFrame, table: str) -> pd.Series:
 
 def _order_labels(d: pd.DataFrame, table: str) -> list[str]:
     cols = [c for c in explore.param_columns(d, table) if d[c].nunique(dropna=True) > 1]
-    if "cores" in d and d["cores"].nunique() > 1:
+    if Col.cores in d and d[Col.cores].nunique() > 1:
         cols.append("cores")
-    return list(d.sort_values(cols)["config"].drop_duplicates()) if cols else ["all"]
+    return list(d.sort_values(cols)[Col.config].drop_duplicates()) if cols else ["all"]
 
 
 def trial_distributions(
@@ -85,7 +86,7 @@ def trial_distributions(
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     metric = metric or explore.default_metric(table)
-    d = runs[(runs["table"] == table) & (runs["status"] == "ok") & ~runs["warmup"].astype(bool)]
+    d = runs[(runs[Col.table] == table) & (runs[Col.status] == "ok") & ~runs[Col.warmup].astype(bool)]
     if metric not in d:
         d = d.iloc[0:0]
     d = d[d[metric].notna()] if len(d) else d
@@ -98,7 +99,7 @@ def trial_distributions(
         ax.set_axis_off()
         return fig
     d = d.assign(config=config_labels(d, table).to_numpy())
-    langs = languages_in(d["language"].unique())
+    langs = languages_in(d[Col.language].unique())
     spare = iter(sns.color_palette("husl", len(langs)))
     palette = {lang: COLORS.get(lang) or next(spare) for lang in langs}  # the figures' colours (figstyle)
     order = _order_labels(d, table)
@@ -149,7 +150,7 @@ def distribution_appendix(sweep, tables=None, kind: str = "strip") -> list:
     """[(table, Figure)] for every table of a sweep (a SweepView, a sweep id or a folder).
     For the report's appendix: where a median hides the spread of its trials."""
     s = sweep if isinstance(sweep, explore.SweepView) else explore.load_sweep(sweep)
-    present = [t for t in explore.tables() if (s.runs["table"] == t).any()]
+    present = [t for t in explore.tables() if (s.runs[Col.table] == t).any()]
     out = []
     for t in tables or present:
         if t not in present:
@@ -169,19 +170,19 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
         sets = []
         for s in sweeps:
             d = s.ok()
-            d = d[d["table"] == table]
+            d = d[d[Col.table] == table]
             sets.append(set(explore.config_key(d, table)) if len(d) else set())
         keep = set.intersection(*sets) or None
     xcol = explore.x_axis(table)
     fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
-    present = set().union(*(set(s.ok()["language"].dropna()) for s in sweeps))
+    present = set().union(*(set(s.ok()[Col.language].dropna()) for s in sweeps))
     every = languages_in(present | set(catalog.presentation_order()))
     spare = iter(sns.color_palette("husl", len(every)))
     palette = {lang: COLORS.get(lang) or next(spare) for lang in every}  # the figures' colours (figstyle)
     drawn = 0
     for i, s in enumerate(sweeps):
         d = s.ok()
-        d = d[(d["table"] == table)]
+        d = d[(d[Col.table] == table)]
         if d.empty or metric not in d or xcol not in d:
             continue
         d = d[d[metric].notna() & d[xcol].notna()]
@@ -193,7 +194,7 @@ def overlay(sweeps, table: str, metric: str | None = None, log: bool = True, com
             c
             for c in explore.param_columns(d, table)
             if c != xcol and c not in explore.RATE_INVARIANT and d[c].nunique() > 1
-        ] + (["cores"] if d["cores"].nunique() > 1 else [])
+        ] + (["cores"] if d[Col.cores].nunique() > 1 else [])
         groups = d.groupby(["language", *others], dropna=False) if others else d.groupby(["language"])
         for key, g in groups:
             key = key if isinstance(key, tuple) else (key,)

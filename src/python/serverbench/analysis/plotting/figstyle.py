@@ -10,6 +10,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 from serverbench import catalog  # noqa: E402
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed  # noqa: E402
+from serverbench.rawdata.columns import Col
 
 # Each language's colour and marker (spec/cli.json, languages.<lang>.plot; a build of it such
 # as go[gc=nogreentea] has its own, in its setting's `plot`)
@@ -165,8 +166,9 @@ def legend(fig, handles, ncol: int = 4) -> None:
 
 def _caption(P: Processed, extra: str = "") -> str:
     info = P.info
-    host = info.get("host", {})
-    s = f"sweep {info.get('sweep_id')} on {host.get('cpu_model', '?')} ({host.get('logical_cpus', '?')} logical CPUs)"
+    host = info.get(Col.host, {})
+    cpus = host.get(Col.logical_cpus, "?")
+    s = f"sweep {info.get(Col.sweep_id)} on {host.get(Col.cpu_model, '?')} ({cpus} logical CPUs)"
     if info.get("machines_differ"):  # panels of different pieces (paperscale._Joined)
         s += "; the panels ran on different machines: compare languages within a panel, not one panel with another"
     return s + (f"; {extra}" if extra else "")

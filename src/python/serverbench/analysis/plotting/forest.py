@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from serverbench.analysis.plotting.figstyle import _style  # noqa: E402
+from serverbench.rawdata.columns import Col
 
 ROWS_PER_FIGURE = 36
 ROWS_PER_CLAIM = 6  # the ones against the claim and the undecided first (summaries.default_summary's order)
@@ -28,12 +29,12 @@ def rows(verdicts) -> pd.DataFrame:
     out = []
     for v in verdicts:
         e = v.evidence
-        if e is None or e.empty or "ratio" not in e.columns:
+        if e is None or e.empty or Col.ratio not in e.columns:
             continue
-        e = e[e["result"].isin(list(_RANK)) & e["ratio"].notna()].copy()
+        e = e[e[Col.result].isin(list(_RANK)) & e[Col.ratio].notna()].copy()
         if e.empty:
             continue
-        e["_rank"] = e["result"].map(_RANK)
+        e["_rank"] = e[Col.result].map(_RANK)
         e = e.sort_values("_rank", kind="stable").head(ROWS_PER_CLAIM)
         for r in e.itertuples():
             out.append(
@@ -116,7 +117,7 @@ def draw(verdicts, out_dir) -> list[Path]:
             pages.append(g)
     paths = []
     for k, page in enumerate(pages, start=1):
-        claims = ", ".join(dict.fromkeys(page["claim"]))
+        claims = ", ".join(dict.fromkeys(page[Col.claim]))
         fig = _draw(page, f"Deciding comparisons: {claims}")
         p = out_dir / f"forest-{k}.png"
         fig.savefig(p, dpi=130, bbox_inches="tight")  # nothing cut: long labels, a long title

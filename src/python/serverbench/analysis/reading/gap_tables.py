@@ -15,6 +15,7 @@ import pandas as pd
 
 from serverbench import paths
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.rawdata.columns import Col
 
 FILE_NAME = "attribution.csv"
 COLUMNS = ["benchmark", "language", "config", "point", "factor", "ratio", "lo", "hi", "level", "n_rounds", "what"]
@@ -53,12 +54,12 @@ def combine(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame(columns=[*COLUMNS, "sweep"])
     by_time = sorted(tables, key=lambda sid: (sid.rsplit("-", 1)[-1], sid))
     rows = pd.concat([tables[sid].assign(sweep=sid) for sid in by_time], ignore_index=True)
-    rows["_measured"] = np.isfinite(pd.to_numeric(rows["ratio"], errors="coerce"))
+    rows["_measured"] = np.isfinite(pd.to_numeric(rows[Col.ratio], errors="coerce"))
     rows["_order"] = range(len(rows))
     # per cell: a measured row beats an unmeasured one, a newer sweep an older one
     best = rows.sort_values(["_measured", "_order"]).groupby(CELL, sort=False).tail(1)
-    seen = {f: i for i, f in enumerate(dict.fromkeys(rows["factor"]))}
-    best = best.assign(_f=best["factor"].map(lambda f: (*_factor_rank(f), seen[f])))
+    seen = {f: i for i, f in enumerate(dict.fromkeys(rows[Col.factor]))}
+    best = best.assign(_f=best[Col.factor].map(lambda f: (*_factor_rank(f), seen[f])))
     best = best.sort_values(["benchmark", "language", "_f", "_order"], kind="stable")
     return best.reindex(columns=[*COLUMNS, "sweep"]).reset_index(drop=True)
 
@@ -78,13 +79,13 @@ FEW = 3  # a cell paired over fewer rounds is flagged: its interval's level is a
 
 
 def _cell(r) -> str:
-    if not np.isfinite(r["ratio"]):
+    if not np.isfinite(r[Col.ratio]):
         return "n/a"
     if not np.isfinite(r["lo"]):
-        return f"{r['ratio']:.3g}"
-    n = int(r["n_rounds"])
+        return f"{r[Col.ratio]:.3g}"
+    n = int(r[Col.n_rounds])
     rounds = f"**n={n}, fewer than {FEW}**" if n < FEW else f"n={n}"
-    return f"{r['ratio']:.3g} [{r['lo']:.3g}, {r['hi']:.3g}] {rounds} @{r['level'] * 100:.0f}%"
+    return f"{r[Col.ratio]:.3g} [{r['lo']:.3g}, {r['hi']:.3g}] {rounds} @{r[Col.level] * 100:.0f}%"
 
 
 def markdown(table: pd.DataFrame) -> str:
@@ -94,8 +95,8 @@ def markdown(table: pd.DataFrame) -> str:
     achieved level."""
     out = []
     for (b, lang), t in table.groupby(["benchmark", "language"], sort=False):
-        cols = list(dict.fromkeys(t["config"]))
-        point = dict(zip(t["config"], t["point"] if "point" in t else t["config"]))
+        cols = list(dict.fromkeys(t[Col.config]))
+        point = dict(zip(t[Col.config], t["point"] if "point" in t else t[Col.config]))
         head = ["factor", *(str(point[c]) for c in cols)]
         out += [
             f"**{b}, {LANGUAGE_LABELS.get(lang, lang)}**",
@@ -103,9 +104,9 @@ def markdown(table: pd.DataFrame) -> str:
             "| " + " | ".join(head) + " |",
             "|" + "---|" * len(head),
         ]
-        for factor in dict.fromkeys(t["factor"]):
-            f = t[t["factor"] == factor]
-            cells = [_cell(f[f["config"] == c].iloc[0]) if (f["config"] == c).any() else "n/a" for c in cols]
+        for factor in dict.fromkeys(t[Col.factor]):
+            f = t[t[Col.factor] == factor]
+            cells = [_cell(f[f[Col.config] == c].iloc[0]) if (f[Col.config] == c).any() else "n/a" for c in cols]
             out.append(f"| {factor} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)

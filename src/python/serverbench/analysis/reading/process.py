@@ -45,6 +45,7 @@ from serverbench.analysis.reading.sweep import Sweep
 from serverbench.analysis.reading.sweepinfo import _jsonable, sweep_info, unrunnable_cores  # noqa: F401  (re-exported)
 from serverbench.analysis.statistics import stats
 from serverbench.rawdata import sidecars
+from serverbench.rawdata.columns import Col
 
 T = TypeVar("T")
 
@@ -96,14 +97,14 @@ def steady_rate_per_min(samples, skip_fraction: float = 0.5) -> float:
 def table_of(df: pd.DataFrame) -> pd.Series:
     """Which registered table a run belongs to: its benchmark's table, or, for a search
     step (raw `search`), the benchmark's search table (the spawn package's spawn_max)."""
-    t = df["benchmark"].astype(str).copy()
+    t = df[Col.benchmark].astype(str).copy()
     grid, steps = {}, {}
     for spec in registry.tables().values():
         (steps if spec.search_steps else grid).setdefault(spec.benchmark, spec.name)
     t = t.map(lambda b: grid.get(b, b))
-    if "search_name" in df:
+    if Col.search_name in df:
         for bench, name in steps.items():
-            t[(df["benchmark"] == bench) & df["search_name"].notna()] = name
+            t[(df[Col.benchmark] == bench) & df[Col.search_name].notna()] = name
     return t
 
 
@@ -118,9 +119,9 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
     # language: it gets its own line in every table, named as its config_id names it.
     set_cols = sorted(c for c in df.columns if c.startswith("settings."))
     if set_cols:
-        df["language"] = [
+        df[Col.language] = [
             contract.language_key(lang, {c.split(".", 1)[1]: row[c] for c in set_cols if isinstance(row[c], str)})
-            for lang, (_, row) in zip(df["language"], df[set_cols].iterrows(), strict=True)
+            for lang, (_, row) in zip(df[Col.language], df[set_cols].iterrows(), strict=True)
         ]
     # every other params.X / metrics.X of a registered benchmark becomes column X, added at
     # once (column by column, pandas warns of a fragmented frame at a few hundred columns)
@@ -136,32 +137,32 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
             new[col] = np.nan
     df = pd.concat([df, pd.DataFrame(new, index=df.index)], axis=1) if new else df
     if "metrics.samples" in df:
-        df["steady_msgs_per_min"] = [steady_rate_per_min(s) for s in df["metrics.samples"]]
+        df[Col.steady_msgs_per_min] = [steady_rate_per_min(s) for s in df["metrics.samples"]]
     else:
-        df["steady_msgs_per_min"] = np.nan
-    df["table"] = table_of(df)
-    df["budget_bytes"] = df["search_budget_bytes"]
-    df["order"] = np.arange(len(df))
+        df[Col.steady_msgs_per_min] = np.nan
+    df[Col.table] = table_of(df)
+    df[Col.budget_bytes] = df[Col.search_budget_bytes]
+    df[Col.order] = np.arange(len(df))
     key = ["sweep_id", "config_id", "trial", "warmup"]
     df = df.sort_values(["started_utc", "order"]).reset_index(drop=True)
-    df["attempt"] = df.groupby(key).cumcount() + 1
-    df["is_ok"] = df["status"] == "ok"
+    df[Col.attempt] = df.groupby(key).cumcount() + 1
+    df[Col.is_ok] = df[Col.status] == "ok"
     # the attempt that stands for (config_id, trial): the last ok one, else the last one
-    df["_rank"] = df["is_ok"].astype(int) * 1_000_000 + df["attempt"]
+    df["_rank"] = df[Col.is_ok].astype(int) * 1_000_000 + df[Col.attempt]
     best = df.groupby(key)["_rank"].transform("max")
     selected = df["_rank"] == best
     # a run whose attempts mark the run's own (raw search.final without a search name: a grid
     # run its benchmark re-runs by its own rule, IM's protocol 5): its last attempt, whatever an
     # earlier one's status (an ok attempt flagged interfered whose re-runs stayed invalid is not)
     if "search.final" in df:
-        marked = df["search.final"].notna() & df["search_name"].isna()
+        marked = df["search.final"].notna() & df[Col.search_name].isna()
         if marked.any():
-            groups, attempt = [df[k] for k in key], df["attempt"]
+            groups, attempt = [df[k] for k in key], df[Col.attempt]
             chain = marked.groupby(groups).transform("any").astype(bool)
             selected = selected.where(~chain, attempt == attempt.groupby(groups).transform("max"))
-    df["selected"] = selected
-    df["failed_attempts"] = df.groupby(key)["is_ok"].transform(lambda s: int((~s).sum()))
-    df.loc[~df["selected"], "failed_attempts"] = 0
+    df[Col.selected] = selected
+    df[Col.failed_attempts] = df.groupby(key)[Col.is_ok].transform(lambda s: int((~s).sum()))
+    df.loc[~df[Col.selected], "failed_attempts"] = 0
     drop = [
         c
         for c in df.columns
@@ -170,7 +171,7 @@ def runs_table(raw: pd.DataFrame) -> pd.DataFrame:
         or c in ("server.command", "server.env", "server.stderr_tail")  # the server side's, likewise
     ]
     out = df.drop(columns=drop)
-    out["stderr_last_line"] = [_last_line(s) for s in df.get("stderr_tail", pd.Series([""] * len(df)))]
+    out[Col.stderr_last_line] = [_last_line(s) for s in df.get(Col.stderr_tail, pd.Series([""] * len(df)))]
     # a sidecar reference goes to runs.csv as JSON (sidecars.cell_values reads it back)
     for c in out.columns:
         if out[c].dtype == object and out[c].map(sidecars.is_ref).any():
@@ -198,11 +199,11 @@ def trial_values(runs: pd.DataFrame, table: str, metric: str) -> pd.DataFrame:
     """Selected, non-warm-up, ok runs of one table: keys + language + trial + value (trial k
     of a configuration ran in round k: the claims pair two languages by it, analysis.statistics.paired)."""
     keys = _keys(table, runs)
-    trial = ["trial"] if "trial" in runs.columns else []
+    trial = ["trial"] if Col.trial in runs.columns else []
     if metric not in runs.columns:
         return pd.DataFrame(columns=["language", *keys, *trial, "value"])
     # columns and rows in one selection: a boolean mask over every column of runs copies them all
-    mask = (runs["table"] == table) & runs["selected"] & ~runs["warmup"].astype(bool) & runs["is_ok"]
+    mask = (runs[Col.table] == table) & runs[Col.selected] & ~runs[Col.warmup].astype(bool) & runs[Col.is_ok]
     d = runs.loc[mask, ["language", *keys, *trial, metric]].rename(columns={metric: "value"})
     return d[d["value"].notna()]
 
@@ -210,14 +211,14 @@ def trial_values(runs: pd.DataFrame, table: str, metric: str) -> pd.DataFrame:
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """Per configuration (table, language, keys) and metric: counts and median with CI."""
     rows = []
-    base = runs[runs["selected"] & ~runs["warmup"].astype(bool)]
-    allruns = runs[~runs["warmup"].astype(bool)]
+    base = runs[runs[Col.selected] & ~runs[Col.warmup].astype(bool)]
+    allruns = runs[~runs[Col.warmup].astype(bool)]
     for table, table_keys_ in table_keys().items():
-        d = base[base["table"] == table]
+        d = base[base[Col.table] == table]
         if d.empty:
             continue
         keys = ["language", *[k for k in table_keys_ if k in runs.columns]]
-        fa = allruns[allruns["table"] == table].groupby(keys, dropna=False)
+        fa = allruns[allruns[Col.table] == table].groupby(keys, dropna=False)
         every = dict(iter(fa))  # one pass: get_group per configuration cost a tenth of processing
         metrics = table_metrics()[table]
         floats = _floats(d, metrics)
@@ -227,14 +228,14 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             if attempts is None:  # a key with a NaN part need not find itself in a dict
                 attempts = fa.get_group(kv) if kv in fa.groups else g
             counts = {
-                "n_trials": int(g["trial"].nunique()),
-                "n_ok": int(g["is_ok"].sum()),
-                "n_invalid": int((g["status"] == "invalid").sum()),
-                "n_failed": int(g["status"].isin(FAILED_STATUSES).sum()),
-                "n_failed_attempts": int((attempts["status"] != "ok").sum()),
-                "statuses": ";".join(f"{k}:{v}" for k, v in sorted(attempts["status"].value_counts().items())),
+                "n_trials": int(g[Col.trial].nunique()),
+                "n_ok": int(g[Col.is_ok].sum()),
+                "n_invalid": int((g[Col.status] == "invalid").sum()),
+                "n_failed": int(g[Col.status].isin(FAILED_STATUSES).sum()),
+                "n_failed_attempts": int((attempts[Col.status] != "ok").sum()),
+                "statuses": ";".join(f"{k}:{v}" for k, v in sorted(attempts[Col.status].value_counts().items())),
             }
-            ok = g[g["is_ok"]]
+            ok = g[g[Col.is_ok]]
             ok_floats = floats.loc[ok.index]
             for metric in metrics:
                 if metric in ok_floats:
@@ -320,7 +321,7 @@ def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
     sweep = Sweep(Path(sweep_dir), skip_bad=skip_bad)
     raw = sweep.raw
     runs = runs_table(raw)
-    sweep_id = str(runs["sweep_id"].iloc[0])
+    sweep_id = str(runs[Col.sweep_id].iloc[0])
     out = Path(out_dir) if out_dir else paths.processed_dir() / sweep_id
     out.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -342,7 +343,7 @@ def process_sweep(sweep_dir, out_dir=None, skip_bad: bool = False) -> dict:
     info = sweep_info(sweep, runs)
     p = out / "sweep.json"
     p.write_text(json.dumps(info, indent=2, default=_jsonable) + "\n", encoding="utf-8")
-    written["sweep"] = p
+    written[Col.sweep] = p
     return written
 
 
@@ -391,4 +392,4 @@ class Processed:
         s = self.summary
         if s.empty:
             return s
-        return s[(s["table"] == table) & (s["metric"] == metric)].copy()
+        return s[(s[Col.table] == table) & (s[Col.metric] == metric)].copy()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pandas as pd
 
 from serverbench.paths import reference_dir
+from serverbench.rawdata.columns import Col
 
 FILES = {
     "fig3": "paper_fig3_pingping.csv",
@@ -49,9 +50,9 @@ def fig4a() -> tuple[pd.DataFrame, pd.DataFrame]:
     """(points, failures): the 'Average' block as plotted in the sheet's chart, and per
     language the smallest N recorded as failing (status not ok)."""
     d = load("fig4a")
-    pts = d[(d["status"] == "ok") & (d["plotted_in_sheet_chart"].astype(str) == "True")]
+    pts = d[(d[Col.status] == "ok") & (d["plotted_in_sheet_chart"].astype(str) == "True")]
     pts = pts[["language", "processes", "time_s", "n_runs_recorded"]].copy()
-    fails = d[d["status"] != "ok"].sort_values("processes").groupby("language", as_index=False).first()
+    fails = d[d[Col.status] != "ok"].sort_values("processes").groupby("language", as_index=False).first()
     return pts.reset_index(drop=True), fails[["language", "processes", "status", "status_raw"]]
 
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from serverbench.rawdata import records, sweepfiles
+from serverbench.rawdata.columns import Col
 
 
 @dataclass
@@ -31,7 +32,7 @@ class Sweep:
 
     @property
     def id(self) -> str:
-        return str(self.manifest.get("sweep_id") or self.folder.name)
+        return str(self.manifest.get(Col.sweep_id) or self.folder.name)
 
     @cached_property
     def manifest(self) -> dict:

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from serverbench.rawdata import records, sweepfiles
+from serverbench.rawdata.columns import Col
 
 HOST = {
     "hostname": "synthetic",
@@ -53,7 +54,7 @@ def raw_record(
     if config_id is None:
         config_id = f"{benchmark}-{language}-c{cores}-" + "-".join(f"{k}{v}" for k, v in sorted(params.items()))
         if search:
-            config_id += f"-search{search.get('step')}"
+            config_id += f"-search{search.get(Col.step)}"
     rec = {
         "schema_version": 1,
         "sweep_id": sweep_id,
@@ -96,20 +97,20 @@ def raw_record(
 def _full_metrics(benchmark, params, m):
     m = dict(m)
     if benchmark == "pingping":
-        e = m["elapsed_s"]
-        msgs = 2 * params["repetitions"]
+        e = m[Col.elapsed_s]
+        msgs = 2 * params[Col.repetitions]
         m.setdefault("messages", msgs)
         m.setdefault("ns_per_message", e / msgs * 1e9)
     elif benchmark == "spawn":
-        m.setdefault("spawn_call_s", m.get("all_ready_s", 0.0) * 0.8)
-        m.setdefault("all_ready_s", m["spawn_call_s"] * 1.25)
+        m.setdefault("spawn_call_s", m.get(Col.all_ready_s, 0.0) * 0.8)
+        m.setdefault("all_ready_s", m[Col.spawn_call_s] * 1.25)
         m.setdefault("rss_bytes_before", 5_000_000)
-        m.setdefault("rss_bytes_after", 5_000_000 + 1000 * params["processes"])
+        m.setdefault("rss_bytes_after", 5_000_000 + 1000 * params[Col.processes])
         m.setdefault("bytes_per_process", 1000.0)
         m.setdefault("runtime_memory_bytes", None)
     elif benchmark == "throughput":
-        per_min = m["paper_msgs_per_min"]
-        d = params["duration_s"]
+        per_min = m[Col.paper_msgs_per_min]
+        d = params[Col.duration_s]
         ex = int(per_min / 60 * d)
         m.setdefault("exchanges", ex)
         m.setdefault("elapsed_s", d)
@@ -121,10 +122,10 @@ def _full_metrics(benchmark, params, m):
 
 def _validation(benchmark, params):
     if benchmark == "pingping":
-        r = params["repetitions"]
+        r = params[Col.repetitions]
         return {"ok": True, "received_a": r, "received_b": r, "payload_errors": 0}
     if benchmark == "spawn":
-        return {"ok": True, "ready": params["processes"]}
+        return {"ok": True, "ready": params[Col.processes]}
     return {"ok": True, "reported_exchanges": 1, "counted_exchanges": 1, "payload_errors": 0, "min_pair_exchanges": 1}
 
 
@@ -149,7 +150,7 @@ def processed_from(recs, folder, manifest: dict | None = None):
     from serverbench.analysis.reading import process
 
     folder = Path(folder)
-    sid = recs[0]["sweep_id"]
+    sid = recs[0][Col.sweep_id]
     sweep = write_sweep(
         folder / "raw" / sid, recs, manifest if manifest is not None else {"profile": {"name": "synthetic"}}
     )

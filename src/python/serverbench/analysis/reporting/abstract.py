@@ -27,6 +27,7 @@ from serverbench.analysis.reporting.deciding import (  # noqa: F401  (the decidi
     deciding_markdown,
     one_verdict,
 )
+from serverbench.rawdata.columns import Col
 
 MAX_WORDS = 150
 PAPER = "Valkov, Chechina and Trinder (SAC 2018)"
@@ -56,7 +57,7 @@ def _machine(folders: list[Path]) -> str:
     apart are one kind; nothing in the older manifests tells instances apart."""
     infos = [json.loads((f / "sweep.json").read_text(encoding="utf-8")) for f in folders]
     kinds = sorted({kind_of(i) for i in infos})
-    days = sorted({str(i.get("first_started_utc") or "")[:10] for i in infos} - {""})
+    days = sorted({str(i.get(Col.first_started_utc) or "")[:10] for i in infos} - {""})
     cpus = [k.split(", ", 1) for k in kinds]
     shared = {rest[0] if rest else "" for _, rest in (([c[0]], c[1:]) for c in cpus)}
 
@@ -67,7 +68,7 @@ def _machine(folders: list[Path]) -> str:
         head = f"{listed([c[0] for c in cpus])} machines, each with {shared.pop()}"
     else:
         head = listed(kinds) + (" machines" if len(kinds) > 1 else "")
-    boots = [((i.get("manifest") or {}).get("machine") or {}).get("boot_id") for i in infos]
+    boots = [((i.get(Col.manifest) or {}).get(Col.machine) or {}).get(Col.boot_id) for i in infos]
     notes = [f"{len(set(boots))} boots"] if boots and all(boots) and len(set(boots)) > 1 else []
     if days:
         notes.append(days[0] + (f" to {days[-1]}" if len(days) > 1 else ""))
@@ -82,11 +83,11 @@ def _range(x: pd.Series) -> str:
 def largest_change(t: pd.DataFrame) -> tuple[str, str, pd.DataFrame] | None:
     """(figure, language, its rows) of the figure and language whose values moved furthest
     from the paper's (the largest median |log(ours / paper)|), or None without rows."""
-    d = t[t["ratio"].notna() & (t["ratio"] > 0)].copy()
+    d = t[t[Col.ratio].notna() & (t[Col.ratio] > 0)].copy()
     if d.empty:
         return None
     d["fig"] = d["figure"].str.replace(r"\(.\)$", "", regex=True).str.strip()
-    d["move"] = d["ratio"].map(lambda r: abs(math.log(r)))
+    d["move"] = d[Col.ratio].map(lambda r: abs(math.log(r)))
     fig, lang = d.groupby(["fig", "language"])["move"].median().idxmax()
     return fig, lang, d[d["fig"] == fig]
 
@@ -100,7 +101,7 @@ def gap_attribution(processed_dir: Path | None = None) -> tuple[str, pd.DataFram
     if not tables:
         return None
     t = gap_tables.combine(tables)
-    used = [s for s in tables if s in set(t.loc[t["ratio"].notna(), "sweep"])]
+    used = [s for s in tables if s in set(t.loc[t[Col.ratio].notna(), "sweep"])]
     return ", ".join(used or sorted(tables)), t  # its `sweep` column names each row's sweep
 
 
@@ -111,15 +112,15 @@ def _why(processed_dir: Path | None, fig: str, lang: str, bench: str, sweeps: bo
     gap = gap_attribution(processed_dir)
     t = None if gap is None else gap[1]
     if t is not None:
-        t = t[(t["benchmark"] == bench) & (t["language"] == lang)]
-        t = t[t["factor"].isin(gap_tables.HEADLINE) & t["ratio"].notna()]
+        t = t[(t[Col.benchmark] == bench) & (t[Col.language] == lang)]
+        t = t[t[Col.factor].isin(gap_tables.HEADLINE) & t[Col.ratio].notna()]
     if t is None or t.empty:
         return (
             f"Why is not measured yet: no attribution of the {fig} gap in {LANGUAGE_LABELS.get(lang, lang)} "
             "(data/processed/gap-*/attribution.csv) is committed."
         )
-    parts = [f"{f} {_range(g['ratio'])}x" for f, g in t.groupby("factor", sort=False)]
-    where = f" ({', '.join(sorted(set(t['sweep'])))})" if sweeps else ""
+    parts = [f"{f} {_range(g[Col.ratio])}x" for f, g in t.groupby("factor", sort=False)]
+    where = f" ({', '.join(sorted(set(t[Col.sweep])))})" if sweeps else ""
     return f"Measured attribution{_scope(t)}{where}: " + "; ".join(parts) + "."
 
 
@@ -177,7 +178,7 @@ def _verdict_sentence(ran: pd.DataFrame) -> str:
     abstract (a code never appears on a page before its claim's words)."""
     parts = [f"{len(ids)} {v}" + (f" ({r})" if r else "") for (v, r), ids in verdict_groups(ran).items()]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"Of the {ran['id'].nunique()} claims judged there: {listed}."
+    return f"Of the {ran[Col.id].nunique()} claims judged there: {listed}."
 
 
 def _flipped(processed_dir: Path | None, ran: pd.DataFrame, rows: pd.DataFrame, lang: str) -> list[str]:
@@ -186,8 +187,8 @@ def _flipped(processed_dir: Path | None, ran: pd.DataFrame, rows: pd.DataFrame, 
     own = _read(_root(processed_dir) / REFERENCE_FOLDER / "claims.csv")
     if own.empty:
         return []
-    own_v = dict(zip(own["id"], own["verdict"]))
-    ids = {c.strip() for d in rows.loc[rows["language"] == lang, "decides"] for c in str(d).split(",") if c.strip()}
+    own_v = dict(zip(own[Col.id], own[Col.verdict]))
+    ids = {c.strip() for d in rows.loc[rows[Col.language] == lang, "decides"] for c in str(d).split(",") if c.strip()}
     here = {cid: claim_verdict(g)[0] for cid, g in ran.groupby("id")}
     return sorted(
         (c for c in ids if own_v.get(c) == vocabulary.SUPPORTED and here.get(c) == vocabulary.CONTRADICTED),
@@ -216,17 +217,17 @@ def text(processed_dir: Path | None = None) -> str:
     if big is not None:
         fig, lang, rows = big
         others = [
-            f"{LANGUAGE_LABELS.get(o, o)}'s {_range(g['ratio'])}" for o, g in rows.groupby("language") if o != lang
+            f"{LANGUAGE_LABELS.get(o, o)}'s {_range(g[Col.ratio])}" for o, g in rows.groupby("language") if o != lang
         ]
         what = "throughput" if fig == "Fig. 5" else "time"
         sentence = (
             f"The largest change since 2017 is in {fig}: {LANGUAGE_LABELS.get(lang, lang)}'s {what} is "
-            f"{_range(rows.loc[rows['language'] == lang, 'ratio'])} times the paper's"
+            f"{_range(rows.loc[rows[Col.language] == lang, 'ratio'])} times the paper's"
             + (f"; on the same machines {' and '.join(others)}" if others else "")
             + "."
         )
         flipped = _flipped(processed_dir, ran, rows, lang)
-        bench = str(rows["benchmark"].iloc[0])
+        bench = str(rows[Col.benchmark].iloc[0])
         # within the budget, in this order: everything; the attribution without its sweeps'
         # ids (the table names them); the flipped claims by id alone; a pointer to the table
         for named, sweeps, why in (

@@ -21,6 +21,7 @@ import pandas as pd
 from serverbench import protocol
 from serverbench.analysis.claims import engine, scale
 from serverbench.analysis.claims.record import _info, kind_of
+from serverbench.rawdata.columns import Col
 
 PROFILE = "paper"
 BEFORE_POOLING = 3  # the version whose scale rule was frozen before the committed pieces' sweeps
@@ -83,17 +84,19 @@ def sweep_verdict(piece: str, folder: Path, cid: str) -> scale.SweepVerdict:
     """One sweep's own verdict on a claim (its claims.csv) with its evidence rows."""
     f = folder / "claims.csv"
     t = _read(f, _stamp(f))
-    row = t[t["id"] == cid]
-    verdict = str(row["verdict"].iloc[0]) if len(row) else engine.ERROR
+    row = t[t[Col.id] == cid]
+    verdict = str(row[Col.verdict].iloc[0]) if len(row) else engine.ERROR
     version = (
-        int(row["protocol"].iloc[0]) if len(row) and "protocol" in row and pd.notna(row["protocol"].iloc[0]) else None
+        int(row[Col.protocol].iloc[0])
+        if len(row) and Col.protocol in row and pd.notna(row[Col.protocol].iloc[0])
+        else None
     )
     ev = pd.DataFrame()
     f = folder / "claims_evidence.csv"
     stamp = _stamp(f)
     if stamp is not None and stamp[1] > 1:
         e = _read(f, stamp)
-        ev = e[e["claim"] == cid] if "claim" in e else pd.DataFrame()
+        ev = e[e[Col.claim] == cid] if Col.claim in e else pd.DataFrame()
     return scale.SweepVerdict(piece, folder.name, kind_of(_info(folder)), version, verdict, ev)
 
 

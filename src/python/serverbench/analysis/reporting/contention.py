@@ -8,6 +8,7 @@ import pandas as pd
 
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
 from serverbench.harness.running import interference
+from serverbench.rawdata.columns import Col
 
 # Raw-record fields (flattened) the harness records around each run, by what they mean;
 # the first one present is used. A run records its interference
@@ -32,17 +33,17 @@ def contention_flags(P: Processed) -> pd.DataFrame:
     load_c, steal_c = _first_col(r, LOAD_FIELDS), _first_col(r, STEAL_FIELDS)
     if load_c is None and steal_c is None:
         return pd.DataFrame()
-    cpus = P.info.get("logical_cpus") or 1
-    d = r[~r["warmup"]].copy()
+    cpus = P.info.get(Col.logical_cpus) or 1
+    d = r[~r[Col.warmup]].copy()
     load = d[load_c] if load_c else pd.Series(float("nan"), index=d.index)
     steal = d[steal_c] if steal_c else pd.Series(float("nan"), index=d.index)
-    d["load_avg_1m_before"], d["steal_share"] = load, steal
+    d[Col.load_avg_1m_before], d[Col.steal_share] = load, steal
     d["contended"] = (load >= cpus) | (steal >= STEAL_LIMIT)
-    if "interfered" in d.columns and d["interfered"].notna().any():  # measured: replaces the guess
-        measured = d["interfered"].notna()
+    if Col.interfered in d.columns and d[Col.interfered].notna().any():  # measured: replaces the guess
+        measured = d[Col.interfered].notna()
         d.loc[measured, "contended"] = d.loc[measured, "interfered"].astype(str).str.lower() == "true"
-    if "other_cpu_share" not in d.columns:
-        d["other_cpu_share"] = float("nan")
+    if Col.other_cpu_share not in d.columns:
+        d[Col.other_cpu_share] = float("nan")
     return d[["table", "language", "load_avg_1m_before", "steal_share", "other_cpu_share", "contended"]]
 
 
@@ -57,7 +58,7 @@ def contention_table(P: Processed) -> pd.DataFrame:
         max_steal_share=("steal_share", "max"),
         max_other_cpu_share=("other_cpu_share", "max"),
     )
-    g["language"] = g["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
+    g[Col.language] = g[Col.language].map(lambda x: LANGUAGE_LABELS.get(x, x))
     return g.round(3)
 
 
@@ -69,7 +70,7 @@ def contention_note(P: Processed) -> str:
             "machine was busy cannot be flagged."
         )
     n, k = len(f), int(f["contended"].sum())
-    cpus = P.info.get("logical_cpus")
+    cpus = P.info.get(Col.logical_cpus)
     rule = (
         f"other processes took > {interference.OTHER_CPU_LIMIT:.0%} of the run's CPU time on its CPUs or the "
         f"hypervisor stole > {STEAL_LIMIT:.0%} of it, as measured per run; runs recorded before that was "
@@ -79,8 +80,8 @@ def contention_note(P: Processed) -> str:
         return f"No run was taken under contention ({rule})."
     # the cause a reader can act on (other processes on this machine) apart from the one
     # they cannot (the hypervisor lending the CPUs to other guests)
-    other = f["contended"] & (f["other_cpu_share"] > interference.OTHER_CPU_LIMIT)
-    steal = f["contended"] & ~other & (f["steal_share"] > STEAL_LIMIT)
+    other = f["contended"] & (f[Col.other_cpu_share] > interference.OTHER_CPU_LIMIT)
+    steal = f["contended"] & ~other & (f[Col.steal_share] > STEAL_LIMIT)
     parts = [
         f"{int(other.sum())} because other processes on this machine used the run's CPUs",
         f"{int(steal.sum())} only because the hypervisor stole CPU time (other guests on the host)",
@@ -90,9 +91,9 @@ def contention_note(P: Processed) -> str:
         parts.append(f"{rest} by the load average (runs recorded before contention was measured per run)")
     r = P.runs
     again = 0
-    if "interfered" in r.columns:
-        flagged = r["interfered"].astype(str).str.lower().eq("true") & r["is_ok"] & ~r["warmup"]
-        again = int((flagged & ~r["selected"]).sum())
+    if Col.interfered in r.columns:
+        flagged = r[Col.interfered].astype(str).str.lower().eq("true") & r[Col.is_ok] & ~r[Col.warmup]
+        again = int((flagged & ~r[Col.selected]).sum())
     rerun = (
         f" {again} flagged run(s) were run once more and the repeat stands for them in the statistics." if again else ""
     )

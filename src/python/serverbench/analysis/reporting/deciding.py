@@ -18,6 +18,7 @@ import pandas as pd
 from serverbench import protocol
 from serverbench.analysis.claims import engine, scale
 from serverbench.analysis.reporting import paperscale, thenandnow, verdictrule, vocabulary
+from serverbench.rawdata.columns import Col
 
 DECIDING = ("yes", "no", "unclear")  # a comparison's results that count (the rest only draw)
 COLUMNS = ["id", "piece", "sweep", "verdict", "claim_verdict", "reason", "why", "ratios"]
@@ -48,7 +49,7 @@ def _combined(x: scale.Combined, ev: pd.DataFrame) -> list[str]:
         spread = f" ({verdictrule.spread(x)}{'; ' + note if note else ''})" if x.n > 1 or x.pooled is not None else ""
         return [f"{x.comparison} at {x.config}: {thenandnow.interval(x.ratio, x.lo, x.hi)} {x.result}{spread}"]
     mine = (
-        ev[(ev["comparison"] == x.comparison) & (ev["config"].fillna("").astype(str) == x.config)]
+        ev[(ev[Col.comparison] == x.comparison) & (ev[Col.config].fillna("").astype(str) == x.config)]
         if not ev.empty
         else ev
     )
@@ -78,7 +79,7 @@ def claims(processed_dir: Path | None = None) -> pd.DataFrame:
         c = _read(folder / "claims.csv")
         ev = _read(folder / "claims_evidence.csv")
         for r in c.itertuples():
-            e = ev[(ev["claim"] == r.id) & ev["result"].isin(DECIDING)] if not ev.empty else ev
+            e = ev[(ev[Col.claim] == r.id) & ev[Col.result].isin(DECIDING)] if not ev.empty else ev
             cs = combined.get(r.id)
             ratios = _combined_ratios(cs, piece, e) if cs else "; ".join(_evidence(x) for x in e.itertuples())
             why = r.why if isinstance(r.why, str) else ""
@@ -102,7 +103,7 @@ def claims(processed_dir: Path | None = None) -> pd.DataFrame:
 def ran(processed_dir: Path | None = None) -> pd.DataFrame:
     """claims() restricted to the claims a piece runs the benchmark of (paperscale.verdicts)."""
     v = paperscale.verdicts(processed_dir)
-    v = v[v["verdict"] != paperscale.NOT_RUN][["id", "piece"]].drop_duplicates()  # a row per sweep there
+    v = v[v[Col.verdict] != paperscale.NOT_RUN][["id", "piece"]].drop_duplicates()  # a row per sweep there
     return claims(processed_dir).merge(v, on=["id", "piece"], how="inner")
 
 
@@ -110,12 +111,12 @@ def one_verdict(g: pd.DataFrame) -> tuple[str, str]:
     """(verdict, reason) of a claim judged in several pieces: the one tested verdict when
     the pieces that could test it agree, 'differs between pieces' when they do not, else
     not testable with the reasons of its pieces."""
-    tested = list(dict.fromkeys(g.loc[g["verdict"] != vocabulary.NOT_TESTABLE, "verdict"]))
+    tested = list(dict.fromkeys(g.loc[g[Col.verdict] != vocabulary.NOT_TESTABLE, "verdict"]))
     if len(tested) == 1:
         return tested[0], ""
     if tested:
         return "differs between pieces", ""
-    reasons = list(dict.fromkeys(g["reason"]))
+    reasons = list(dict.fromkeys(g[Col.reason]))
     return vocabulary.NOT_TESTABLE, "; ".join(reasons)
 
 
@@ -128,7 +129,7 @@ def claim_verdict(g: pd.DataFrame) -> tuple[str, str]:
 def _newest_evidence(c: scale.ClaimAtScale, piece: str) -> pd.DataFrame:
     """The deciding evidence rows of c in the newest sweep of `piece` (what its row shows)."""
     mine = [s.evidence for s in c.sweeps if s.piece == piece and s.evidence is not None and not s.evidence.empty]
-    return mine[-1][mine[-1]["result"].isin(DECIDING)] if mine and "result" in mine[-1] else pd.DataFrame()
+    return mine[-1][mine[-1][Col.result].isin(DECIDING)] if mine and Col.result in mine[-1] else pd.DataFrame()
 
 
 def _decided_by(c: scale.ClaimAtScale) -> str:
@@ -180,7 +181,7 @@ def deciding_markdown(processed_dir: Path | None = None) -> str:
             verdict, reason = claim_verdict(g)
             detail = _decided_by(c) if c else ""
             if not detail and verdict == vocabulary.NOT_TESTABLE:
-                detail = "; ".join(dict.fromkeys(w for w in g["why"] if w))
+                detail = "; ".join(dict.fromkeys(w for w in g[Col.why] if w))
             said = f"**{verdict}**" + (f" ({reason})" if reason else "")
             lines.append(f"| {head} | the claim ({len(g)} pieces) | {said} | {detail} |")
         for i, r in enumerate(g.itertuples()):

@@ -41,6 +41,7 @@ from serverbench.analysis.plotting import figstyle  # noqa: E402
 from serverbench.analysis.plotting.figures import save  # noqa: E402
 from serverbench.analysis.reading import csvout  # noqa: E402
 from serverbench.analysis.reading.sweep import Sweep  # noqa: E402
+from serverbench.rawdata.columns import Col
 
 REFERENCE_S = (30.0, 60.0)  # the second half of the paper's 60 s run
 LENGTHS_S = (2.0, 10.0, 20.0)  # shorter runs, each judged by its own second half
@@ -61,8 +62,13 @@ def _ok_runs(sweep: Sweep | Path, benchmark: str) -> list[dict]:
     recs = (sweep if isinstance(sweep, Sweep) else Sweep(Path(sweep))).records
     last: dict[tuple, dict] = {}
     for r in recs:
-        if r.get("benchmark") == benchmark and r.get("status") == "ok" and not r.get("warmup") and not r.get("search"):
-            last[(r["config_id"], r["trial"])] = r
+        if (
+            r.get(Col.benchmark) == benchmark
+            and r.get(Col.status) == "ok"
+            and not r.get(Col.warmup)
+            and not r.get(Col.search)
+        ):
+            last[(r[Col.config_id], r[Col.trial])] = r
     return list(last.values())
 
 
@@ -83,7 +89,7 @@ def throughput_windows(sweep_dir: Sweep | Path, width_s: float = 1.0) -> pd.Data
     rate_per_s (exchanges per second in the window)."""
     rows = []
     for r in _ok_runs(sweep_dir, "throughput"):
-        samples = r["metrics"]["samples"]
+        samples = r[Col.metrics]["samples"]
         end = float(np.asarray(samples, dtype=float)[:-1, 0].max()) if len(samples) > 2 else 0.0
         edges = np.arange(0.0, math.floor(end / width_s) * width_s + 1e-9, width_s)
         if len(edges) < 2:
@@ -92,10 +98,10 @@ def throughput_windows(sweep_dir: Sweep | Path, width_s: float = 1.0) -> pd.Data
         for t, d in zip(edges[1:], np.diff(c)):
             rows.append(
                 {
-                    "language": r["language"],
-                    "pairs": r["params"]["pairs"],
-                    "cores": r["cores"],
-                    "trial": r["trial"],
+                    "language": r[Col.language],
+                    "pairs": r[Col.params][Col.pairs],
+                    "cores": r[Col.cores],
+                    "trial": r[Col.trial],
                     "t_s": t,
                     "rate_per_s": d / width_s,
                 }
@@ -118,17 +124,17 @@ def throughput_lengths(sweep_dir: Sweep | Path) -> pd.DataFrame:
     second half of every shorter length, steady_from_s and within_run_cv."""
     rows = []
     for r in _ok_runs(sweep_dir, "throughput"):
-        samples = r["metrics"]["samples"]
+        samples = r[Col.metrics]["samples"]
         end = float(np.asarray(samples, dtype=float)[:-1, 0].max()) if len(samples) > 2 else 0.0
         if end < REFERENCE_S[1] - 1:
             continue  # not a 60 s run
         ref = _rate(samples, *REFERENCE_S)
         windows = np.diff(_cumulative_at(samples, np.arange(REFERENCE_S[0], REFERENCE_S[1] + 1e-9, 1.0)))
         row = {
-            "language": r["language"],
-            "pairs": r["params"]["pairs"],
-            "cores": r["cores"],
-            "trial": r["trial"],
+            "language": r[Col.language],
+            "pairs": r[Col.params][Col.pairs],
+            "cores": r[Col.cores],
+            "trial": r[Col.trial],
             "reference_rate_per_s": ref,
             "steady_from_s": _steady_from(samples, ref, REFERENCE_S[1]),
             "within_run_cv": float(np.std(windows, ddof=1) / np.mean(windows)),
@@ -146,14 +152,14 @@ def scaling(sweep_dir: Sweep | Path) -> pd.DataFrame:
     rows = []
     for bench, size, metric in (("pingping", "repetitions", "elapsed_s"), ("spawn", "processes", "all_ready_s")):
         for r in _ok_runs(sweep_dir, bench):
-            n = r["params"][size]
+            n = r[Col.params][size]
             rows.append(
                 {
                     "benchmark": bench,
-                    "language": r["language"],
+                    "language": r[Col.language],
                     "size": n,
-                    "trial": r["trial"],
-                    "per_unit_s": r["metrics"][metric] / n,
+                    "trial": r[Col.trial],
+                    "per_unit_s": r[Col.metrics][metric] / n,
                 }
             )
     d = pd.DataFrame(rows)
@@ -161,12 +167,12 @@ def scaling(sweep_dir: Sweep | Path) -> pd.DataFrame:
         return d
     g = d.groupby(["benchmark", "language", "size"])["per_unit_s"]
     out = g.median().rename("median_per_unit_s").to_frame()
-    out["between_round_cv"] = g.std(ddof=1) / g.mean()
-    out["rounds"] = g.size()
+    out[Col.between_round_cv] = g.std(ddof=1) / g.mean()
+    out[Col.rounds] = g.size()
     out = out.reset_index()
-    base = out[out["language"] == BASELINE].set_index(["benchmark", "size"])["median_per_unit_s"]
-    out["ratio_to_akka"] = [
-        m / base.get((b, s), math.nan) for b, s, m in zip(out["benchmark"], out["size"], out["median_per_unit_s"])
+    base = out[out[Col.language] == BASELINE].set_index(["benchmark", "size"])[Col.median_per_unit_s]
+    out[Col.ratio_to_akka] = [
+        m / base.get((b, s), math.nan) for b, s, m in zip(out[Col.benchmark], out["size"], out[Col.median_per_unit_s])
     ]
     return out
 
@@ -181,13 +187,13 @@ def levels(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
     rows = []
     for folder in sweeps(profile, processed_dir):
         runs = pd.read_csv(folder / "runs.csv", low_memory=False)
-        runs = runs[runs["selected"].astype(str).str.lower().eq("true") & runs["status"].eq("ok")]
-        runs = runs[~runs["warmup"].astype(str).str.lower().eq("true")]
+        runs = runs[runs[Col.selected].astype(str).str.lower().eq("true") & runs[Col.status].eq("ok")]
+        runs = runs[~runs[Col.warmup].astype(str).str.lower().eq("true")]
         kind = machine_kind(
             {"cpu_model": runs["host.cpu_model"].iloc[0], "logical_cpus": runs["host.logical_cpus"].iloc[0]}
         )
         for table, config, metric in LEVELS:
-            d = runs[runs["benchmark"].eq(table)]
+            d = runs[runs[Col.benchmark].eq(table)]
             for k, v in config.items():
                 d = d[pd.to_numeric(d.get(k), errors="coerce").eq(v)] if k in d else d.iloc[0:0]
             if metric not in d or d.empty:
@@ -207,9 +213,9 @@ def levels(profile: str = "quick", processed_dir: Path | None = None) -> pd.Data
     out = []
     for (comp, kind), g in d.groupby(["comparison", "machine"]):
         within = float(np.sqrt(np.mean(g["sd_rounds"] ** 2)))
-        between = float(g["median"].std(ddof=1)) if len(g) > 1 else math.nan
-        expected = within / math.sqrt(float(g["rounds"].median()))
-        out.append({"comparison": comp, "machine": kind, "sweeps": len(g), "rounds": int(g["rounds"].median()),
+        between = float(g[Col.median].std(ddof=1)) if len(g) > 1 else math.nan
+        expected = within / math.sqrt(float(g[Col.rounds].median()))
+        out.append({"comparison": comp, "machine": kind, "sweeps": len(g), "rounds": int(g[Col.rounds].median()),
                     "sd_log_within_sweep": within, "sd_log_between_sweeps": between,
                     "between_beyond_rounds": math.sqrt(max(between**2 - expected**2, 0.0))
                     if not math.isnan(between) else math.nan})  # fmt: skip
@@ -228,12 +234,13 @@ def figure(windows: pd.DataFrame, lengths: pd.DataFrame, scale: pd.DataFrame):
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     ax = axes[0, 0]
     if not windows.empty:
-        ref = lengths.set_index(["language", "pairs", "cores", "trial"])["reference_rate_per_s"]
+        ref = lengths.set_index(["language", "pairs", "cores", "trial"])[Col.reference_rate_per_s]
         w = windows.join(ref, on=["language", "pairs", "cores", "trial"])
-        w["rel"] = w["rate_per_s"] / w["reference_rate_per_s"]
+        w["rel"] = w[Col.rate_per_s] / w[Col.reference_rate_per_s]
+        p_min = w[Col.pairs].min()
         for (lang, pairs), g in w.groupby(["language", "pairs"]):
             m = g.groupby("t_s")["rel"].median()
-            ax.plot(m.index, m.values, color=figstyle.color(lang), lw=1, ls="-" if pairs == w["pairs"].min() else "--",
+            ax.plot(m.index, m.values, color=figstyle.color(lang), lw=1, ls="-" if pairs == p_min else "--",
                     label=f"{_label(lang)}, P = {pairs}")  # fmt: skip
     ax.axhspan(1 - STEADY_TOLERANCE, 1 + STEADY_TOLERANCE, color="0.85", zorder=0)
     ax.axvspan(*REFERENCE_S, color="0.93", zorder=0)
@@ -245,7 +252,7 @@ def figure(windows: pd.DataFrame, lengths: pd.DataFrame, scale: pd.DataFrame):
         cols = [f"ratio_{x:g}s_to_60s" for x in LENGTHS_S]
         for (lang, pairs), g in lengths.groupby(["language", "pairs"]):
             ax.plot(LENGTHS_S, [g[c].median() for c in cols], marker=figstyle.marker(lang),
-                    color=figstyle.color(lang), ls="-" if pairs == lengths["pairs"].min() else "--",
+                    color=figstyle.color(lang), ls="-" if pairs == lengths[Col.pairs].min() else "--",
                     label=f"{_label(lang)}, P = {pairs}")  # fmt: skip
     ax.axhspan(1 - STEADY_TOLERANCE, 1 + STEADY_TOLERANCE, color="0.85", zorder=0)
     ax.set(xscale="log", xticks=LENGTHS_S, xticklabels=[f"{x:g}" for x in LENGTHS_S], xlabel="run length L (s)",
@@ -257,10 +264,10 @@ def figure(windows: pd.DataFrame, lengths: pd.DataFrame, scale: pd.DataFrame):
         (axes[1, 0], "pingping", "R (messages, 5 kB)", "time per message (s)", "(c) PingPing: time per message"),
         (axes[1, 1], "spawn", "N (processes)", "time per process (s)", "(d) Spawn: time per process"),
     ):
-        d = scale[scale["benchmark"].eq(bench)] if not scale.empty else scale
+        d = scale[scale[Col.benchmark].eq(bench)] if not scale.empty else scale
         for lang, g in d.groupby("language") if not d.empty else []:
             g = g.sort_values("size")
-            ax.plot(g["size"], g["median_per_unit_s"], marker=figstyle.marker(lang), color=figstyle.color(lang),
+            ax.plot(g["size"], g[Col.median_per_unit_s], marker=figstyle.marker(lang), color=figstyle.color(lang),
                     label=_label(lang))  # fmt: skip
         ax.set(xscale="log", yscale="log", xlabel=xl, ylabel=yl, title=title)
         if not d.empty:
@@ -319,15 +326,15 @@ def markdown(folder: Path | None = None) -> str:
     out += ["| language | P | rounds | steady from (s) | 2 s / 60 s | 10 s / 60 s | 20 s / 60 s | "
             "1 s windows, cv | between rounds, cv |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for (lang, pairs), g in thr.groupby(["language", "pairs"]):
-        cells = [lang, fmt(pairs), fmt(len(g)), fmt(g["steady_from_s"].median())]
+        cells = [lang, fmt(pairs), fmt(len(g)), fmt(g[Col.steady_from_s].median())]
         for length in LENGTHS_S:
             c = g[f"ratio_{length:g}s_to_60s"]
             cells.append(f"{fmt(c.median())} [{fmt(c.min())}, {fmt(c.max())}]")
-        ref = g["reference_rate_per_s"]
-        cells += [fmt(g["within_run_cv"].median()), fmt(ref.std(ddof=1) / ref.mean())]
+        ref = g[Col.reference_rate_per_s]
+        cells += [fmt(g[Col.within_run_cv].median()), fmt(ref.std(ddof=1) / ref.mean())]
         out.append("| " + " | ".join(cells) + " |")
     for bench, unit, size in (("pingping", "per message", "R"), ("spawn", "per process", "N")):
-        d = scale[scale["benchmark"].eq(bench)]
+        d = scale[scale[Col.benchmark].eq(bench)]
         if d.empty:
             continue
         sizes = sorted(d["size"].unique())

@@ -27,6 +27,7 @@ from serverbench.analysis.reporting.layout import (  # noqa: F401  (the report's
     anchor,
     toc,
 )
+from serverbench.rawdata.columns import Col
 
 # ------------------------------------------------------------------ the first screen
 
@@ -61,18 +62,18 @@ def _range(values: Iterable[float]) -> str:
 def _numbers(v) -> str:
     """The deciding ratios of a verdict, by comparison: 'Go/Akka 0.26-0.67, Erlang/Akka 0.71-0.85 (8 rounds)'."""
     ev = v.evidence
-    if ev is None or ev.empty or "result" not in ev.columns:
+    if ev is None or ev.empty or Col.result not in ev.columns:
         return ""
-    ev = ev[ev["result"].isin(_DECIDING)]
+    ev = ev[ev[Col.result].isin(_DECIDING)]
     if v.verdict == results.CONTRADICTED:  # the comparisons against the claim
-        ev = ev[ev["result"] == results.NO]
+        ev = ev[ev[Col.result] == results.NO]
     if ev.empty:
         return ""
-    if "ratio" not in ev.columns or ev["ratio"].isna().all():  # C3: a limit, not a ratio
-        return ", ".join(f"{_label(c)}: {r}" for c, r in zip(ev["comparison"], ev["result"]))
+    if Col.ratio not in ev.columns or ev[Col.ratio].isna().all():  # C3: a limit, not a ratio
+        return ", ".join(f"{_label(c)}: {r}" for c, r in zip(ev[Col.comparison], ev[Col.result]))
     # a comparison without a ratio beside ones with (IM5's count of lost messages) gives its result
     return ", ".join(
-        f"{_label(c)} {_range(g['ratio'])}" if _range(g["ratio"]) else f"{_label(c)}: {', '.join(g['result'])}"
+        f"{_label(c)} {_range(g[Col.ratio])}" if _range(g[Col.ratio]) else f"{_label(c)}: {', '.join(g[Col.result])}"
         for c, g in ev.groupby("comparison", sort=False)
     )
 
@@ -81,8 +82,8 @@ def _short_why(v) -> str:
     """Why an inconclusive or not testable verdict is one, in a few words."""
     if v.verdict == results.INCONCLUSIVE:
         ev = v.evidence
-        n = int((ev["result"] == results.UNCLEAR).sum()) if ev is not None and "result" in ev.columns else 0
-        k = int(ev["result"].isin(_DECIDING).sum()) if n else 0
+        n = int((ev[Col.result] == results.UNCLEAR).sum()) if ev is not None and Col.result in ev.columns else 0
+        k = int(ev[Col.result].isin(_DECIDING).sum()) if n else 0
         reasons = [w for key, w in _WHY if key in (v.why or "")] or ["undecided"]
         return (f"{n} of {k} undecided: " if n else "") + ", ".join(reasons)
     words = str(v.why or v.summary or "").split(";")[0].split()
@@ -95,7 +96,7 @@ def _id_map(col) -> dict[str, str]:
         return {}
     if isinstance(col, pd.DataFrame):
         other = [c for c in col.columns if c != "id"]
-        return {str(i): t for i, t in zip(col["id"], col[other[0]])} if other else {}
+        return {str(i): t for i, t in zip(col[Col.id], col[other[0]])} if other else {}
     return {str(k): t for k, t in dict(col).items()}
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from serverbench import plugins
+from serverbench.rawdata.columns import Col
 
 TITLE = "Reproducing Valkov, Chechina & Trinder (SAC 2018): findings"
 
@@ -117,7 +118,7 @@ def intro(profile: str, info: dict, lead: Iterable[str] = ()) -> str:
     """What the report is about and where its numbers come from; a sub-report names its
     sweep and points to the main report. The main report shows it after its abstract."""
     lead = list(lead)
-    sid = info.get("sweep_id", "?")
+    sid = info.get(Col.sweep_id, "?")
     source = (
         "Every number comes from the sweep's raw log (`data/raw/<sweep>/runs.jsonl`, or `runs.jsonl.gz` once "
         "sealed) through "

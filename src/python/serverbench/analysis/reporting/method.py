@@ -14,6 +14,7 @@ from serverbench import protocol
 from serverbench.analysis.claims import results
 from serverbench.analysis.reporting import vocabulary
 from serverbench.analysis.reporting.cells import is_missing
+from serverbench.rawdata.columns import Col
 
 _DECIDING = (results.YES, results.NO, results.UNCLEAR)
 _EXPONENT_WORDS = {0.5: "halved", 2.0: "doubled"}
@@ -24,7 +25,7 @@ def version_of(V: Iterable | None = None, info: dict | None = None) -> int:
     """The protocol version that judged the sweep: the one in force when its first run
     started (info: its sweep.json), else its verdicts' own, else the newest."""
     if info is not None:
-        return protocol.version_for(info.get("first_started_utc"))
+        return protocol.version_for(info.get(Col.first_started_utc))
     found = sorted({int(v.protocol) for v in V or () if getattr(v, "protocol", None)})
     return found[-1] if found else protocol.newest()
 
@@ -34,8 +35,8 @@ def observed_rounds(V: Iterable | None) -> list[int]:
     return [
         int(r)
         for v in V or ()
-        if v.evidence is not None and "rounds" in v.evidence.columns
-        for r, res in zip(v.evidence["rounds"], v.evidence["result"])
+        if v.evidence is not None and Col.rounds in v.evidence.columns
+        for r, res in zip(v.evidence[Col.rounds], v.evidence[Col.result])
         if res in _DECIDING and not is_missing(r)
     ]
 
@@ -53,7 +54,7 @@ def _designs() -> list[dict]:
     rounds (a case study's design), each with rounds_deciding and rounds_figure_only."""
     p = protocol.load()
     rest = [s for k, s in p.items() if k != "design" and isinstance(s, dict)]
-    return [d for d in [p["design"], *rest] if isinstance(d, dict) and "rounds_deciding" in d]
+    return [d for d in [p[Col.design], *rest] if isinstance(d, dict) and "rounds_deciding" in d]
 
 
 def design_rounds(V=None) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from serverbench import paths
 from serverbench.analysis import claims as claims_mod
 from serverbench.analysis.reading import process
+from serverbench.rawdata.columns import Col
 
 
 class NoSweepError(FileNotFoundError):
@@ -93,7 +94,7 @@ def prepare(sweep_dir, spawn_metric: str = "all_ready_s", force: bool = False) -
     if not force and stamp.exists() and (out / "claims.csv").exists() and stamp.read_text(encoding="utf-8") == fp:
         return process.Processed(out)
     written = process.process_sweep(sweep_dir)
-    out = written["runs"].parent
+    out = written[Col.runs].parent
     P = process.Processed(out)
     claims_mod.write_claims(P, spawn_metric=spawn_metric)
     stamp.write_text(fp, encoding="utf-8")

@@ -26,6 +26,7 @@ from serverbench.analysis.claims.replication import quote
 from serverbench.analysis.plotting import figures
 from serverbench.analysis.reading import cache, process, registry
 from serverbench.analysis.reporting import atscale, rejudge, verdictrule
+from serverbench.rawdata.columns import Col
 
 PROFILE = "paper"
 NOT_RUN = "not run yet"
@@ -112,7 +113,7 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
     beside this report's quick verdict; every sweep of each piece named. Or how to run the
     pieces when none is committed."""
     v = verdicts(processed_dir)
-    ran = v[v["verdict"] != NOT_RUN]
+    ran = v[v[Col.verdict] != NOT_RUN]
     pieces_line = ", ".join(f"`{p}`" for p in dict.fromkeys(v["piece"]))
     if ran.empty:
         return (
@@ -146,16 +147,16 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
         lines += ["", again]
     lines += ["", *atscale.side_by_side(*atscale.both(all_sweeps(processed_dir)))]
     since = atscale.scale_rule_since()
-    early = sorted(set(ran.loc[ran["protocol"] < since, "sweep"]))
+    early = sorted(set(ran.loc[ran[Col.protocol] < since, "sweep"]))
     if early:
-        before = sorted({int(v) for v in ran.loc[ran["protocol"] < since, "protocol"]})
+        before = sorted({int(v) for v in ran.loc[ran[Col.protocol] < since, "protocol"]})
         lines += [
             "",
             f"{len(early)} of these sweeps were recorded under protocol {', '.join(map(str, before))}, before the "
             f"rule that combines sweeps (protocol {since}) was frozen, and enter the verdicts above under rules "
             "frozen after they had been seen ([docs/protocol-deviations.md](docs/protocol-deviations.md)).",
         ]
-    one = [p for p, g in ran.groupby("piece", sort=False) if g["sweep"].nunique() == 1]
+    one = [p for p, g in ran.groupby("piece", sort=False) if g[Col.sweep].nunique() == 1]
     if one:
         lines += [
             "",
@@ -166,13 +167,13 @@ def section(quick: dict[str, str], processed_dir: Path | None = None) -> str:
     lines += ["", "Every sweep of each piece (its own verdicts by the protocol version in force when it ran):", ""]
     for piece, g in ran.groupby("piece", sort=False):
         for sweep, gs in g.groupby("sweep", sort=False):
-            version = gs["protocol"].dropna()
+            version = gs[Col.protocol].dropna()
             judged = f"protocol {int(version.iloc[0])}" if len(version) else "protocol unknown"
             own = "; ".join(f"{r.id} {short.get(r.verdict, r.verdict)}" for r in gs.itertuples())
-            lines.append(f"* `{piece}`: `{sweep}` ({gs['machine'].iloc[0]}; {judged}): {own}")
-    waiting = v[v["verdict"] == NOT_RUN]
+            lines.append(f"* `{piece}`: `{sweep}` ({gs[Col.machine].iloc[0]}; {judged}): {own}")
+    waiting = v[v[Col.verdict] == NOT_RUN]
     if not waiting.empty:
-        groups = waiting.groupby("piece", sort=False)["id"].apply(list)
+        groups = waiting.groupby("piece", sort=False)[Col.id].apply(list)
         lines += [
             "",
             "Not judged at the paper's scale yet (their pieces have no committed sweep): "
@@ -201,16 +202,18 @@ class _Joined(process.Processed):
         infos = [v.info for v in views]
         machines = [_machine(i) for i in infos]
         self.info = dict(infos[0])
-        self.info["tables"] = sorted({t for i in infos for t in i.get("tables") or []})
-        self.info["unrunnable_cores"] = sorted(set.intersection(*(set(i.get("unrunnable_cores") or []) for i in infos)))
+        self.info[Col.tables] = sorted({t for i in infos for t in i.get(Col.tables) or []})
+        self.info[Col.unrunnable_cores] = sorted(
+            set.intersection(*(set(i.get(Col.unrunnable_cores) or []) for i in infos))
+        )
         if len({key for key, _ in machines}) == 1:
-            self.info["sweep_id"] = " and ".join(i.get("sweep_id", "?") for i in infos)
+            self.info[Col.sweep_id] = " and ".join(i.get(Col.sweep_id, "?") for i in infos)
         else:  # the caption says which machine ran which sweep, and that panels are not to be compared
-            self.info["sweep_id"] = " and ".join(
-                f"{i.get('sweep_id', '?')} ({m})" for i, (_, m) in zip(infos, machines)
+            self.info[Col.sweep_id] = " and ".join(
+                f"{i.get(Col.sweep_id, '?')} ({m})" for i, (_, m) in zip(infos, machines)
             )
-            cpus = dict.fromkeys((i.get("host") or {}).get("cpu_model", "?") for i in infos)
-            self.info["host"] = {**infos[0].get("host", {}), "cpu_model": " / ".join(cpus)}
+            cpus = dict.fromkeys((i.get(Col.host) or {}).get(Col.cpu_model, "?") for i in infos)
+            self.info[Col.host] = {**infos[0].get(Col.host, {}), "cpu_model": " / ".join(cpus)}
             self.info["machines_differ"] = True
 
 
@@ -218,10 +221,14 @@ def _machine(info: dict) -> tuple[str, str]:
     """(what tells machines apart, how a caption names it): the recorded fingerprint, CPU
     family/model and name where the sweep recorded them (two instances of "AMD EPYC" can be
     different CPUs), else the CPU name alone."""
-    cpu = (info.get("host") or {}).get("cpu_model", "?")
-    m = (info.get("manifest") or {}).get("machine") or {}
-    model = f" {m['cpu_family']}/{m['cpu_model_number']}" if m.get("cpu_family") and m.get("cpu_model_number") else ""
-    fp = m.get("fingerprint")
+    cpu = (info.get(Col.host) or {}).get(Col.cpu_model, "?")
+    m = (info.get(Col.manifest) or {}).get(Col.machine) or {}
+    model = (
+        f" {m[Col.cpu_family]}/{m[Col.cpu_model_number]}"
+        if m.get(Col.cpu_family) and m.get(Col.cpu_model_number)
+        else ""
+    )
+    fp = m.get(Col.fingerprint)
     return (fp or cpu, f"{cpu}{model}" + (f", machine {fp[:8]}" if fp else ""))
 
 
@@ -314,8 +321,8 @@ def readme_lines(processed_dir: Path | None = None) -> str:
     each claim's verdict from every sweep of its pieces, with how many sweeps agree, each
     piece's sweeps, and the pieces still to run."""
     v = verdicts(processed_dir)
-    ran = v[v["verdict"] != NOT_RUN]
-    missing = sorted(set(v.loc[v["verdict"] == NOT_RUN, "piece"]))
+    ran = v[v[Col.verdict] != NOT_RUN]
+    missing = sorted(set(v.loc[v[Col.verdict] == NOT_RUN, "piece"]))
     how = "`./run_all.sh --profile paper --piece NAME`, one session on one machine each"
     if ran.empty:
         return f"No piece of the `paper` profile (the paper's own parameters) is committed yet ({how})."

@@ -14,6 +14,7 @@ from serverbench.analysis.reporting.render import print_pdf, render_html
 from serverbench.analysis.reporting.reportinfo import REPORT_INFO, report_of  # noqa: F401  (read here before)
 from serverbench.harness.running.fingerprint import cpu_name
 from serverbench.paths import notebooks_dir
+from serverbench.rawdata.columns import Col
 
 FIGURE_NOTEBOOKS = ("fig3_pingping", "fig4_spawn", "fig5_throughput")
 # Notebooks that only a sweep of their own profile feeds (the audit's paper/fair steps).
@@ -31,7 +32,7 @@ def benchmark_notebooks(sweep_id: str) -> tuple[str, ...]:
     ran: set[str] = set()
     for m in sorted((paths.raw_dir() / sweep_id).rglob("manifest.json")):
         try:
-            ran.update(json.loads(m.read_text(encoding="utf-8")).get("benchmarks") or ())
+            ran.update(json.loads(m.read_text(encoding="utf-8")).get(Col.benchmarks) or ())
         except (OSError, ValueError):
             continue  # an unreadable manifest adds nothing; the sweep's own checks name it
     return tuple(b.notebook for b in catalog.benchmarks() if b.notebook and b.id in ran)
@@ -164,7 +165,7 @@ def write_report_info(paper: Path, profile: str, sweep_id: str, pdf: bool) -> Pa
     if claims.is_file():
         import pandas as pd
 
-        for v in pd.read_csv(claims)["verdict"].fillna("").astype(str):
+        for v in pd.read_csv(claims)[Col.verdict].fillna("").astype(str):
             if v and not v.startswith("not testable"):
                 verdicts[v] = verdicts.get(v, 0) + 1
     rel = paths.portable(str(paper.resolve()))
@@ -174,8 +175,8 @@ def write_report_info(paper: Path, profile: str, sweep_id: str, pdf: bool) -> Pa
     doc = {
         "sweep_id": sweep_id,
         "profile": profile,
-        "cpu_model": (info.get("host") or {}).get("cpu_model"),
-        "logical_cpus": (info.get("host") or {}).get("logical_cpus"),
+        "cpu_model": (info.get(Col.host) or {}).get(Col.cpu_model),
+        "logical_cpus": (info.get(Col.host) or {}).get(Col.logical_cpus),
         "verdicts": dict(sorted(verdicts.items())),
         "pdf": bool(pdf),
         "command": " ".join(command),
@@ -196,8 +197,8 @@ def reports_markdown(paper: Path | None = None) -> str:
         link = "report.html" if here == "." else f"{here}/report.html"
         files = f"[{link}]({link})" + (f", [PDF]({link[:-4]}pdf)" if d.get("pdf") else "")
         counts = ", ".join(f"{n} {v}" for v, n in sorted(d["verdicts"].items(), key=lambda x: -x[1])) or "none"
-        machine = f"{cpu_name(d.get('cpu_model'))}, {d.get('logical_cpus')} CPUs"
-        rows.append([files, f"`{d['profile']}`", f"`{d['sweep_id']}`", machine, counts, f"`{d['command']}`"])
+        machine = f"{cpu_name(d.get(Col.cpu_model))}, {d.get(Col.logical_cpus)} CPUs"
+        rows.append([files, f"`{d[Col.profile]}`", f"`{d[Col.sweep_id]}`", machine, counts, f"`{d[Col.command]}`"])
     head = ["report", "profile", "sweep (data/raw/)", "machine", "claims judged there", "rendered again by"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -13,6 +13,7 @@ import pandas as pd
 from serverbench import paths
 from serverbench.analysis.claims import replication
 from serverbench.analysis.reporting import abstract, paperscale, thenandnow, vocabulary
+from serverbench.rawdata.columns import Col
 
 DIMENSIONING = "docs/dimensioning.md"  # what the quick profile's reductions change, measured
 
@@ -31,7 +32,7 @@ def _newest_why(processed_dir: Path | None) -> dict[str, str]:
     if not sweeps:
         return {}
     c = pd.read_csv(sweeps[-1] / "claims.csv")
-    return {str(i): (w if isinstance(w, str) else "") for i, w in zip(c["id"], c["why"])}
+    return {str(i): (w if isinstance(w, str) else "") for i, w in zip(c[Col.id], c[Col.why])}
 
 
 def _paper_scale(processed_dir: Path | None) -> dict[str, str]:
@@ -62,7 +63,7 @@ def _disagreements(rec: pd.DataFrame, paper: dict[str, str], root: Path | None =
     out = []
     opposite = {vocabulary.SUPPORTED: vocabulary.CONTRADICTED, vocabulary.CONTRADICTED: vocabulary.SUPPORTED}
     for cid, at_paper in paper.items():
-        quick = rec.loc[rec["id"] == cid, "verdict"].map(vocabulary.word)
+        quick = rec.loc[rec[Col.id] == cid, "verdict"].map(vocabulary.word)
         other = opposite.get(at_paper)
         k = int((quick == other).sum()) if other else 0
         if k:
@@ -100,15 +101,15 @@ def _scale_numbers(cid: str, root: Path | None) -> str:
         return ""
     unit, letter, key = units[bench]
     scale = pd.read_csv(folder / "dimension_scaling.csv")
-    scale = scale[(scale["benchmark"] == bench) & (scale["language"] != dimension.BASELINE)]
+    scale = scale[(scale[Col.benchmark] == bench) & (scale[Col.language] != dimension.BASELINE)]
     q = pd.read_csv(quick[-1] / "summary.csv")
-    q = q[q["table"] == bench]
+    q = q[q[Col.table] == bench]
     if scale.empty or q.empty or key not in q:
         return ""
     small, large = int(q[key].max()), int(scale["size"].max())
     parts = []
     for lang, g in scale.groupby("language"):
-        at = g.set_index("size")["ratio_to_akka"]
+        at = g.set_index("size")[Col.ratio_to_akka]
         if small in at.index and large in at.index and small != large:
             parts.append(
                 f"{LANGUAGE_LABELS.get(lang, lang)}/Akka {unit} {sig(at[small], 2)} at {letter} = {small:,}, "

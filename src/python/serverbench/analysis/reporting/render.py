@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from serverbench.rawdata.columns import Col
+
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -123,7 +125,7 @@ def render_html(notebook, html_path) -> Path:
     # Cell ids (papermill's injected cell) and pandas Styler table ids are random per
     # execution; numbering them makes the same raw logs render to the same bytes.
     for i, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{i}"
+        cell[Col.id] = f"cell-{i}"
     title = first_heading(nb)
     if title:  # the page's <title>: a sub-report's own subject, not the notebook's fixed one
         nb.metadata["title"] = title

@@ -10,6 +10,7 @@ import pandas as pd
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
 from serverbench.analysis.reporting import cells, vocabulary
+from serverbench.rawdata.columns import Col
 
 # The paper's set-up, as data/reference/README.md and docs/spec.md state it.
 PAPER_SETUP = {
@@ -39,21 +40,21 @@ def machine_rows(i: dict) -> list[tuple[str, str]]:
     """(item, value) describing where a sweep ran, from its recorded environment (its
     sweep.json: the manifest's host and machine, the runs' runtime versions), never from the
     machine rendering the report; what the sweep did not record says so."""
-    h = i.get("host") or {}
-    m = (i.get("manifest") or {}).get("machine") or {}
+    h = i.get(Col.host) or {}
+    m = (i.get(Col.manifest) or {}).get(Col.machine) or {}
     ids = ("cpu_family", "cpu_model_number", "stepping")
     cpu_id = ", ".join(f"{k.replace('_', ' ')} {m[k]}" for k in ids if m.get(k))
-    smt = m.get("threads_per_core") or m.get("smt")
+    smt = m.get(Col.threads_per_core) or m.get("smt")
     rows = [
-        ("CPU", f"{h.get('cpu_model')}" + (f" ({cpu_id}; microcode {m.get('microcode')})" if cpu_id else "")),
-        ("CPU frequency", f"{m['cpu_mhz']} MHz" if m.get("cpu_mhz") else NOT_RECORDED),
+        ("CPU", f"{h.get(Col.cpu_model)}" + (f" ({cpu_id}; microcode {m.get(Col.microcode)})" if cpu_id else "")),
+        ("CPU frequency", f"{m[Col.cpu_mhz]} MHz" if m.get(Col.cpu_mhz) else NOT_RECORDED),
         ("SMT (threads per core)", str(smt) if smt else NOT_RECORDED),
-        ("logical CPUs", str(h.get("logical_cpus"))),
-        ("cores the runs were pinned to", ", ".join(map(str, i.get("cores_measured") or [])) or "?"),
-        ("memory", fmt_bytes(h.get("memory_bytes"))),
-        ("OS / kernel", f"{h.get('os')} / {h.get('kernel')}"),
+        ("logical CPUs", str(h.get(Col.logical_cpus))),
+        ("cores the runs were pinned to", ", ".join(map(str, i.get(Col.cores_measured) or [])) or "?"),
+        ("memory", fmt_bytes(h.get(Col.memory_bytes))),
+        ("OS / kernel", f"{h.get(Col.os)} / {h.get(Col.kernel)}"),
     ]
-    for lang, vs in sorted((i.get("runtime_versions") or {}).items()):
+    for lang, vs in sorted((i.get(Col.runtime_versions) or {}).items()):
         rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)}", ", ".join(vs)))
     return rows
 
@@ -61,20 +62,20 @@ def machine_rows(i: dict) -> list[tuple[str, str]]:
 def machine_table(P: Processed) -> pd.DataFrame:
     i = P.info
     rows = [
-        ("sweep", i.get("sweep_id")),
-        ("profile", i.get("profile")),
-        ("runs (first - last start, UTC)", f"{i.get('first_started_utc')} - {i.get('last_started_utc')}"),
+        ("sweep", i.get(Col.sweep_id)),
+        ("profile", i.get(Col.profile)),
+        ("runs (first - last start, UTC)", f"{i.get(Col.first_started_utc)} - {i.get(Col.last_started_utc)}"),
         *machine_rows(i),
         (
             "memory limit per run",
-            f"{fmt_bytes(i.get('memory_budget_bytes'))} ({_enforced(i.get('memory_enforcement'))})",
+            f"{fmt_bytes(i.get(Col.memory_budget_bytes))} ({_enforced(i.get(Col.memory_enforcement))})",
         ),
     ]
-    man = i.get("runtime_versions_manifest") or {}
+    man = i.get(Col.runtime_versions_manifest) or {}
     for lang, v in sorted(man.items()) if isinstance(man, dict) else []:
-        if lang not in (i.get("runtime_versions") or {}):
+        if lang not in (i.get(Col.runtime_versions) or {}):
             rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)} (--version)", str(v)))
-    clients = i.get("runtime_versions") or {}
+    clients = i.get(Col.runtime_versions) or {}
     for lang, vs in server_runtimes(P.runs).items():  # a socket sweep's subject: its servers
         if sorted(vs) != sorted(clients.get(lang, [])):
             rows.append((f"runtime: {LANGUAGE_LABELS.get(lang, lang)} (server)", ", ".join(vs)))
@@ -93,7 +94,9 @@ def server_runtimes(runs: pd.DataFrame) -> dict[str, list[str]]:
     name, version = "server.record.runtime.name", "server.record.runtime.version"
     if runs is None or runs.empty or {name, version, "server_language"} - set(runs.columns):
         return {}
-    ok = runs[runs["is_ok"].astype(bool) & runs[version].notna()] if "is_ok" in runs else runs[runs[version].notna()]
+    ok = (
+        runs[runs[Col.is_ok].astype(bool) & runs[version].notna()] if Col.is_ok in runs else runs[runs[version].notna()]
+    )
     return {
         str(lang): sorted({f"{n} {v}" for n, v in zip(g[name], g[version])})
         for lang, g in sorted(ok.groupby("server_language"), key=lambda x: str(x[0]))
@@ -125,8 +128,8 @@ def pieces_machine_table(processed_dir=None) -> pd.DataFrame:
 def tables_run(P) -> set[str]:
     """The processed tables this sweep has runs in (its benchmarks, as its runs name them)."""
     r = getattr(P, "runs", None)
-    found = set(r["table"].dropna().astype(str)) if r is not None and not r.empty and "table" in r else set()
-    return found | {str(t) for t in ((getattr(P, "info", None) or {}).get("tables") or ())}
+    found = set(r[Col.table].dropna().astype(str)) if r is not None and not r.empty and Col.table in r else set()
+    return found | {str(t) for t in ((getattr(P, "info", None) or {}).get(Col.tables) or ())}
 
 
 def regime_rows(shown) -> pd.DataFrame:
@@ -155,32 +158,32 @@ def regime_summary(P, shown) -> str:
 def differences_table(P: Processed) -> pd.DataFrame:
     i = P.info
     r = P.runs
-    h = i.get("host", {})
-    nw = r[~r["warmup"]] if not r.empty else r
+    h = i.get(Col.host, {})
+    nw = r[~r[Col.warmup]] if not r.empty else r
 
     def trials(table):
-        d = P.summary[(P.summary["table"] == table)] if not P.summary.empty else P.summary
-        lo, hi = int(d["n_trials"].min()), int(d["n_trials"].max())
+        d = P.summary[(P.summary[Col.table] == table)] if not P.summary.empty else P.summary
+        lo, hi = int(d[Col.n_trials].min()), int(d[Col.n_trials].max())
         return f"{lo}" if lo == hi else f"{lo}-{hi}"
 
-    ran = [t for t in registry.tables() if not P.summary.empty and (P.summary["table"] == t).any()]
-    variants = ", ".join(sorted(nw["variant"].dropna().unique())) if not nw.empty else "?"
-    payloads = ", ".join(sorted(nw["payload"].dropna().unique())) if not nw.empty and "payload" in nw else ""
-    versions = {k: list(v) for k, v in (i.get("runtime_versions") or {}).items()}
+    ran = [t for t in registry.tables() if not P.summary.empty and (P.summary[Col.table] == t).any()]
+    variants = ", ".join(sorted(nw[Col.variant].dropna().unique())) if not nw.empty else "?"
+    payloads = ", ".join(sorted(nw[Col.payload].dropna().unique())) if not nw.empty and Col.payload in nw else ""
+    versions = {k: list(v) for k, v in (i.get(Col.runtime_versions) or {}).items()}
     for lang, vs in server_runtimes(r).items():  # a socket sweep's servers beside its clients
         versions[lang] = sorted({*versions.get(lang, []), *vs})
-    cores = ", ".join(map(str, i.get("cores_measured") or []))
-    cpus = i.get("logical_cpus")
+    cores = ", ".join(map(str, i.get(Col.cores_measured) or []))
+    cpus = i.get(Col.logical_cpus)
     beyond = [c for c in (1, 2, 4, 8, 16, 32) if cpus and c > cpus]
-    unr = ", ".join(map(str, sorted(set(i.get("unrunnable_cores") or []) | set(beyond)))) or "none"
+    unr = ", ".join(map(str, sorted(set(i.get(Col.unrunnable_cores) or []) | set(beyond)))) or "none"
     if cpus:
         unr += f"; the machine has {cpus} logical CPUs"
     rows = [
         (
             "machine",
-            PAPER_SETUP["machine"],
-            f"{h.get('cpu_model')}, {h.get('logical_cpus')} logical CPUs, "
-            f"{fmt_bytes(h.get('memory_bytes'))}, {h.get('os')}",
+            PAPER_SETUP[Col.machine],
+            f"{h.get(Col.cpu_model)}, {h.get(Col.logical_cpus)} logical CPUs, "
+            f"{fmt_bytes(h.get(Col.memory_bytes))}, {h.get(Col.os)}",
         ),
         (
             "runtime versions",
@@ -194,9 +197,9 @@ def differences_table(P: Processed) -> pd.DataFrame:
             + (f", payload {payloads}" if payloads else ""),
         ),
         ("start", "cold start (fresh VM) per run", "fresh OS process per run (cold start), pinned to the cores used"),
-        ("trials per point", PAPER_SETUP["trials"], ", ".join(f"{t} {trials(t)}" for t in ran) or "none"),
+        ("trials per point", PAPER_SETUP[Col.trials], ", ".join(f"{t} {trials(t)}" for t in ran) or "none"),
         *(row for fn in registry.load().setup_rows.values() for row in fn(P, nw)),  # each benchmark's own
-        ("cores", PAPER_SETUP["cores"], f"{cores} (not runnable here: {unr})"),
+        ("cores", PAPER_SETUP[Col.cores], f"{cores} (not runnable here: {unr})"),
     ]
     return pd.DataFrame(rows, columns=["aspect", "paper", "this sweep"])
 
@@ -206,10 +209,10 @@ def failures_table(P: Processed) -> pd.DataFrame:
     if f is None or f.empty:
         return pd.DataFrame(columns=["figure table", "language", "status", "runs", "of which retried ok", "reason"])
     f = f.copy()
-    f["language"] = f["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
-    f["reason"] = [
+    f[Col.language] = f[Col.language].map(lambda x: LANGUAGE_LABELS.get(x, x))
+    f[Col.reason] = [
         r if isinstance(r, str) and r else (e if isinstance(e, str) else "")
-        for r, e in zip(f["example_reason"], f.get("example_stderr", [""] * len(f)))
+        for r, e in zip(f[Col.example_reason], f.get(Col.example_stderr, [""] * len(f)))
     ]
     return f.rename(columns={"table": "figure table", "count": "runs", "retried_ok": "of which retried ok"})[
         ["figure table", "language", "status", "runs", "of which retried ok", "reason"]
@@ -220,7 +223,7 @@ def status_counts(P: Processed) -> pd.DataFrame:
     r = P.runs
     if r.empty:
         return pd.DataFrame()
-    nw = r[~r["warmup"]]
+    nw = r[~r[Col.warmup]]
     t = nw.groupby(["table", "status"]).size().unstack(fill_value=0)
     t["all attempts"] = t.sum(axis=1)
     return t.reset_index()
@@ -231,7 +234,7 @@ def time_table(P: Processed) -> pd.DataFrame:
     if c is None or c.empty:
         return pd.DataFrame()
     c = c.copy()
-    c["language"] = c["language"].map(lambda x: LANGUAGE_LABELS.get(x, x))
+    c[Col.language] = c[Col.language].map(lambda x: LANGUAGE_LABELS.get(x, x))
     cols = {
         "table": "figure table",
         "language": "language",
@@ -277,7 +280,7 @@ def in_words(ct: pd.DataFrame, piece: bool = False) -> pd.DataFrame:
     """The claims table with its verdict columns in the shared vocabulary: 'not testable on
     this machine' becomes 'not testable (<one of the four reasons>)', read from the row's why."""
     ct = ct.copy()
-    why = ct["why"] if "why" in ct.columns else pd.Series([""] * len(ct), index=ct.index)
+    why = ct[Col.why] if Col.why in ct.columns else pd.Series([""] * len(ct), index=ct.index)
     for col in [c for c in VERDICT_COLUMNS if c in ct.columns]:
         ct[col] = [vocabulary.labelled(v, w, piece=piece) for v, w in zip(ct[col], why)]
     return ct
@@ -288,14 +291,14 @@ def headline(claims: pd.DataFrame) -> str:
     report: the claims table's verdicts counted apart by regime (claims.regime)."""
 
     def tally(t: pd.DataFrame) -> str:
-        return ", ".join(f"**{n}** {v}" for v, n in t["verdict"].value_counts().items())
+        return ", ".join(f"**{n}** {v}" for v, n in t[Col.verdict].value_counts().items())
 
     text = f"{len(claims)} claim{'' if len(claims) == 1 else 's'}. "
-    if "regime_kind" not in claims.columns:
+    if Col.regime_kind not in claims.columns:
         return text + "Verdicts: " + tally(claims) + "."
-    at = claims[claims["regime_kind"] == "as the source"]
-    red = claims[claims["regime_kind"] == "reduced"]
-    other = claims[~claims["regime_kind"].isin(["as the source", "reduced"])]
+    at = claims[claims[Col.regime_kind] == "as the source"]
+    red = claims[claims[Col.regime_kind] == "reduced"]
+    other = claims[~claims[Col.regime_kind].isin(["as the source", "reduced"])]
     text += f"Tested at the scale their source measured: {len(at)}" + (f" ({tally(at)})" if len(at) else "")
     text += f". At a reduced scale (see the regime column): {len(red)}" + (f" ({tally(red)})" if len(red) else "")
     text += f". No source regime or no runs here: {len(other)}" + (f" ({tally(other)})" if len(other) else "") + "."

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.errors import UsageError
+from serverbench.rawdata.columns import Col
 
 REPORT_INFO = "report.json"
 
@@ -34,7 +35,7 @@ def report_of(sweep_id: str, paper: Path | None = None) -> Path | None:
     it), or None; a corrupt report.json is a UsageError naming it, as in reports_markdown."""
     paper = Path(paper) if paper else paths.paper_dir()
     for f in sorted(paper.rglob(REPORT_INFO)):
-        if read(f)["sweep_id"] == sweep_id:
+        if read(f)[Col.sweep_id] == sweep_id:
             return f.parent / "report.html"
     return None
 
@@ -43,7 +44,7 @@ def report_of_profile(profile: str, paper: Path | None = None) -> tuple[str, Pat
     """(sweep, report.html) of the committed report of a profile's newest sweep (by sweep
     id), or None when no report of that profile is committed."""
     paper = Path(paper) if paper else paths.paper_dir()
-    found = [(d["sweep_id"], f) for f in paper.rglob(REPORT_INFO) if (d := read(f))["profile"] == profile]
+    found = [(d[Col.sweep_id], f) for f in paper.rglob(REPORT_INFO) if (d := read(f))[Col.profile] == profile]
     if not found:
         return None
     sweep, f = max(found)

@@ -17,6 +17,7 @@ import pandas as pd
 from serverbench.analysis.claims import engine
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.rawdata.columns import Col
 
 # (the paper's language, the 2026 runtime that takes its place, what the column says)
 SUBSTITUTES = (
@@ -40,10 +41,10 @@ class Substituted:
         self.spawn_max_limits = self._swap(P.spawn_max_limits)
 
     def _swap(self, d: pd.DataFrame) -> pd.DataFrame:
-        if d is None or d.empty or "language" not in d.columns:
+        if d is None or d.empty or Col.language not in d.columns:
             return d
-        d = d[d["language"] != self.role].copy()
-        d.loc[d["language"] == self.new, "language"] = self.role
+        d = d[d[Col.language] != self.role].copy()
+        d.loc[d[Col.language] == self.new, "language"] = self.role
         return d
 
     def values(self, table: str, metric: str) -> pd.DataFrame:
@@ -52,7 +53,7 @@ class Substituted:
 
 def languages_in(P: Any) -> set[str]:
     r = P.runs
-    return set(r["language"].dropna().unique()) if r is not None and not r.empty else set()
+    return set(r[Col.language].dropna().unique()) if r is not None and not r.empty else set()
 
 
 def table(P: Any, spawn_metric: str = "all_ready_s") -> pd.DataFrame:

@@ -23,6 +23,7 @@ from serverbench import catalog
 from serverbench.analysis.reading import reference
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.analysis.reporting import paperscale
+from serverbench.rawdata.columns import Col
 
 COLUMNS = [
     "figure",
@@ -80,7 +81,7 @@ def deciding_points(folder: Path) -> dict[tuple[str, tuple], set[str]]:
         ev = pd.read_csv(f)
     except (FileNotFoundError, pd.errors.EmptyDataError):  # a piece none of whose claims had evidence
         return {}
-    ev = ev[ev["config"].notna() & ev["result"].isin(["yes", "no", "unclear"])]
+    ev = ev[ev[Col.config].notna() & ev[Col.result].isin(["yes", "no", "unclear"])]
     out: dict[tuple[str, tuple], set[str]] = {}
     for r in ev.itertuples():
         n, cfg = _numbers(r.config), str(r.config)
@@ -90,7 +91,7 @@ def deciding_points(folder: Path) -> dict[tuple[str, tuple], set[str]]:
             keys = [("pingping", (("message_bytes", n[0] * 1000), ("repetitions", n[1])))]
         elif "cores=" in cfg and len(n) >= 2:  # throughput: 'cores=1, pairs=64', 'cores=2, 1 vs 2 pairs'
             keys = [("throughput", (("cores", n[0]), ("pairs", p))) for p in n[1:]]
-        elif "processes" in cfg or "->" in cfg:  # spawn: 'processes=100,000', '10,000 -> 20,000'
+        elif Col.processes in cfg or "->" in cfg:  # spawn: 'processes=100,000', '10,000 -> 20,000'
             keys = [("spawn", (("processes", p),)) for p in n]
         for lang in langs:
             for k in keys:
@@ -99,14 +100,14 @@ def deciding_points(folder: Path) -> dict[tuple[str, tuple], set[str]]:
 
 
 def _ours(summary: pd.DataFrame, table: str, metric: str, lang: str, keys) -> tuple[float, float, float] | None:
-    d = summary[(summary["table"] == table) & (summary["metric"] == metric) & (summary["language"] == lang)]
+    d = summary[(summary[Col.table] == table) & (summary[Col.metric] == metric) & (summary[Col.language] == lang)]
     for k, v in keys:
         d = d[d[k] == v]
-    d = d[d["n_ok"] > 0]
-    if d.empty or pd.isna(d["median"].iloc[0]):
+    d = d[d[Col.n_ok] > 0]
+    if d.empty or pd.isna(d[Col.median].iloc[0]):
         return None
     r = d.iloc[0]
-    return float(r["median"]), float(r["ci_lo"]), float(r["ci_hi"])
+    return float(r[Col.median]), float(r[Col.ci_lo]), float(r[Col.ci_hi])
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def _rows_at(pc: _Piece, pt: Point, ref: pd.DataFrame, ref_col: str, metric: str
     point's keys), ours (the piece's summary), their ratio and the claims it decides."""
     out = []
     for lang in catalog.paper_languages():  # the paper's three (Fig. 3's Scala actors are not in its sheet)
-        paper = ref[ref["language"] == lang]
+        paper = ref[ref[Col.language] == lang]
         for k, v in pt.keys:
             paper = paper[paper[k] == v]
         ours = _ours(pc.summary, pt.table, metric, lang, pt.keys)
@@ -166,11 +167,11 @@ def claim_order(cid: str) -> tuple:
 def _fig3(pc: _Piece) -> list[dict]:
     ref = reference.fig3()
     s = pc.summary
-    s = s[(s["table"] == "pingping") & (s["metric"] == "elapsed_s") & (s["n_ok"] > 0)]
+    s = s[(s[Col.table] == "pingping") & (s[Col.metric] == "elapsed_s") & (s[Col.n_ok] > 0)]
     rows = []
-    for size in sorted(s["message_bytes"].unique()):
-        common = set(s.loc[s["message_bytes"] == size, "repetitions"]) & set(
-            ref.loc[ref["message_bytes"] == size, "repetitions"]
+    for size in sorted(s[Col.message_bytes].unique()):
+        common = set(s.loc[s[Col.message_bytes] == size, "repetitions"]) & set(
+            ref.loc[ref[Col.message_bytes] == size, "repetitions"]
         )
         if not common:
             continue
@@ -185,10 +186,10 @@ def _fig4(pc: _Piece) -> list[dict]:
     b = reference.fig4b()
     a, _ = reference.fig4a()
     s = pc.summary
-    s = s[(s["table"] == "spawn") & (s["metric"] == "all_ready_s") & (s["n_ok"] > 0)]
-    decided = {dict(k[1])["processes"] for (_, k) in pc.deciding if k[0] == "spawn"}
+    s = s[(s[Col.table] == "spawn") & (s[Col.metric] == "all_ready_s") & (s[Col.n_ok] > 0)]
+    decided = {dict(k[1])[Col.processes] for (_, k) in pc.deciding if k[0] == "spawn"}
     panel_b = sorted(set(FIG4B_HEADLINE_N) | {n for n in decided if n <= 100_000})
-    largest = max(set(s["processes"]) & set(a["processes"]), default=None)
+    largest = max(set(s[Col.processes]) & set(a[Col.processes]), default=None)
     wanted = [("Fig. 4(b)", n, b) for n in panel_b] + ([("Fig. 4(a)", largest, a)] if largest else [])
     rows = []
     for fig, n, ref in wanted:
@@ -200,11 +201,11 @@ def _fig4(pc: _Piece) -> list[dict]:
 def _fig5(pc: _Piece) -> list[dict]:
     ref = reference.fig5_median()
     s = pc.summary
-    s = s[(s["table"] == "throughput") & (s["metric"] == "paper_msgs_per_min") & (s["n_ok"] > 0)]
+    s = s[(s[Col.table] == "throughput") & (s[Col.metric] == "paper_msgs_per_min") & (s[Col.n_ok] > 0)]
     rows = []
-    for cores in sorted(s["cores"].unique()):
+    for cores in sorted(s[Col.cores].unique()):
         decided = {
-            dict(k[1])["pairs"] for (_, k) in pc.deciding if k[0] == "throughput" and dict(k[1])["cores"] == cores
+            dict(k[1])[Col.pairs] for (_, k) in pc.deciding if k[0] == "throughput" and dict(k[1])[Col.cores] == cores
         }
         for pairs in sorted(set(FIG5_HEADLINE_PAIRS) | decided):
             keys = (("cores", int(cores)), ("pairs", int(pairs)))
@@ -230,7 +231,7 @@ def rows(processed_dir: Path | None = None) -> pd.DataFrame:
         older = tuple(pd.read_csv(f / "summary.csv") for f in folders[:-1])
         pc = _Piece(piece, folder, pd.read_csv(folder / "summary.csv"), deciding_points(folder), older)
         for table, fn in _BY_TABLE.items():
-            if (pc.summary["table"] == table).any():
+            if (pc.summary[Col.table] == table).any():
                 out.extend(fn(pc))
     t = pd.DataFrame(out, columns=COLUMNS)
     order = {"Fig. 3": 0, "Fig. 4(b)": 1, "Fig. 4(a)": 2, "Fig. 5": 3}
@@ -273,7 +274,7 @@ def markdown(t: pd.DataFrame | None = None) -> str:
         )
     for fig, g in t.groupby("figure", sort=False):
         unit = g["unit"].iloc[0]
-        sweeps = ", ".join(f"`{s}`" for s in dict.fromkeys(g["sweep"]))
+        sweeps = ", ".join(f"`{s}`" for s in dict.fromkeys(g[Col.sweep]))
         older = g["other_ratios"].fillna("").astype(bool).any()
         head = ["point", "language", "paper", "ours [interval]", "ours / paper [interval]"]
         head += ["older sweeps", "decides"] if older else ["decides"]

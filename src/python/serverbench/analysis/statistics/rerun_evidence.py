@@ -25,6 +25,7 @@ import pandas as pd
 from serverbench import catalog
 from serverbench.analysis.statistics.paired import paired_ratio_ci
 from serverbench.harness.running.interference import OTHER_CPU_LIMIT, STEAL_LIMIT, over_limit
+from serverbench.rawdata.columns import Col
 
 
 def _metric(benchmark: str | None) -> tuple[str | None, bool]:
@@ -43,14 +44,14 @@ CONFIDENCE = 0.95
 def cause(rec: dict) -> str:
     """Why a flagged run was flagged, by the harness's rule: 'steal' (alone), 'other' (other
     processes alone), 'both', or 'neither' (flagged by an earlier rule)."""
-    steal = over_limit(rec.get("cpu_steal_s"), rec.get("steal_share"), STEAL_LIMIT)
-    other = over_limit(rec.get("other_cpu_s"), rec.get("other_cpu_share"), OTHER_CPU_LIMIT)
+    steal = over_limit(rec.get(Col.cpu_steal_s), rec.get(Col.steal_share), STEAL_LIMIT)
+    other = over_limit(rec.get(Col.other_cpu_s), rec.get(Col.other_cpu_share), OTHER_CPU_LIMIT)
     return {(True, False): "steal", (False, True): "other", (True, True): "both"}.get((steal, other), "neither")
 
 
 def _time(rec: dict) -> float | None:
-    key, is_time = _metric(rec.get("benchmark"))
-    v = (rec.get("metrics") or {}).get(key) if key else None
+    key, is_time = _metric(rec.get(Col.benchmark))
+    v = (rec.get(Col.metrics) or {}).get(key) if key else None
     if not isinstance(v, int | float) or v <= 0:
         return None
     return float(v) if is_time else 1.0 / float(v)
@@ -81,16 +82,16 @@ def pairs(raw_dirs) -> pd.DataFrame:
         recs = raw_lines(Path(d))
         by = defaultdict(list)
         for r in recs:
-            by[(r.get("config_id"), r.get("trial"), r.get("warmup"))].append(r)
+            by[(r.get(Col.config_id), r.get(Col.trial), r.get(Col.warmup))].append(r)
         for rs in by.values():
             for a, b in zip(rs, rs[1:]):
-                if not (a.get("interfered") and b.get("rerun_of_interfered")):
+                if not (a.get(Col.interfered) and b.get(Col.rerun_of_interfered)):
                     continue
-                if a.get("status") != "ok" or b.get("status") != "ok":
+                if a.get(Col.status) != "ok" or b.get(Col.status) != "ok":
                     continue
                 ta, tb = _time(a), _time(b)
                 if ta is not None and tb is not None:
-                    rows.append([Path(d).name, a["benchmark"], cause(a), ta, tb])
+                    rows.append([Path(d).name, a[Col.benchmark], cause(a), ta, tb])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -105,7 +106,7 @@ def summary(p: pd.DataFrame, by: tuple[str, ...] = ("cause",)) -> pd.DataFrame:
             {
                 **dict(zip(by, key)),
                 "pairs": len(g),
-                "sweeps": g["sweep"].nunique(),
+                "sweeps": g[Col.sweep].nunique(),
                 "first_over_rerun": ci.ratio,
                 "lo": ci.lo,
                 "hi": ci.hi,

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serverbench import protocol
+from serverbench.rawdata.columns import Col
 
 FLAT, WARMUP, SLOWDOWN, NO_STEADY = "flat", "warm-up", "slow-down", "no steady state"
 CLASSES = (FLAT, WARMUP, SLOWDOWN, NO_STEADY)
@@ -151,8 +152,8 @@ def classify_run(metrics: dict, params: dict, rule: Rule | None = None) -> Class
     (report_every)."""
     rule = rule or Rule.of_protocol()
     samples = metrics.get("samples")
-    if not samples or not metrics.get("elapsed_s"):
+    if not samples or not metrics.get(Col.elapsed_s):
         return Classified(TOO_SHORT, (), 0, float("nan"), float("nan"))
-    x = rates(samples, float(metrics["elapsed_s"]), rule.window_s)
-    every = params.get("report_every") or 0
+    x = rates(samples, float(metrics[Col.elapsed_s]), rule.window_s)
+    every = params.get(Col.report_every) or 0
     return classify(x, rule, float(every) / rule.window_s)

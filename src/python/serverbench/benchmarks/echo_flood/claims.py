@@ -20,6 +20,7 @@ from serverbench.analysis.claims import Claim, Needs, NotTestable
 from serverbench.analysis.claims.compare import judge, judged, per_round, rows_where, values_where
 from serverbench.analysis.claims.engine import NO, UNCLEAR, YES, Comparison, Data
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+from serverbench.benchmarks.echo_flood.columns import Col
 from serverbench.benchmarks.echo_flood.figures import LOADGEN_LIMIT, TABLE
 
 # where the 2010 comparison measured E1-E4 (claims.regime)
@@ -42,19 +43,19 @@ SOURCE_SERVERS = tuple(protocol.claim("E1")["population"])
 
 
 def _flood(d):
-    if "mode" in d:
-        d = d[d["mode"].fillna("flood") == "flood"]
-    if "placement" in d and (d["placement"] == "split").any():
-        d = d[d["placement"] == "split"]
+    if Col.mode in d:
+        d = d[d[Col.mode].fillna("flood") == "flood"]
+    if Col.placement in d and (d[Col.placement] == "split").any():
+        d = d[d[Col.placement] == "split"]
     return d
 
 
 def _largest_n(d, D, servers) -> int:
     """The largest N at which every server in `servers` has runs with this D."""
-    g = d[d["bytes_per_connection"] == D]
+    g = d[d[Col.bytes_per_connection] == D]
     common = None
     for s in servers:
-        ns = set(g.loc[g["server_language"] == s, "connections"])
+        ns = set(g.loc[g[Col.server_language] == s, "connections"])
         common = ns if common is None else common & ns
     if not common:
         raise NotTestable(f"no N at D = {D // 1024} KiB with runs of every one of {', '.join(servers)}")
@@ -114,8 +115,8 @@ def _judged_servers(data: Data, d, a: str, b: str, N: int, D: int, what: str, ci
 def _alike(data) -> list[Comparison]:
     """E1: each source server's growth t(N2)/t(N1) at 32 KiB over the C server's."""
     c = protocol.claim("E1")
-    n1, n2 = c["connections"]
-    D = c["bytes_per_connection"]
+    n1, n2 = c[Col.connections]
+    D = c[Col.bytes_per_connection]
     d = _flood(data.values)
     out = []
     for s in SOURCE_SERVERS:
@@ -136,7 +137,7 @@ def _alike(data) -> list[Comparison]:
 
 def _c_fastest_node_slowest(data) -> list[Comparison]:
     c = protocol.claim("E2")
-    D, least = c["bytes_per_connection"], c["min_connections"]
+    D, least = c[Col.bytes_per_connection], c["min_connections"]
     d = _flood(data.values)
     N = _largest_n(d, D, SOURCE_SERVERS)
     if N < least:
@@ -169,7 +170,7 @@ def _eventlet_twisted(data) -> list[Comparison]:
 
 def _go_near_c(data) -> list[Comparison]:
     d = _flood(data.values)
-    D = protocol.claim("E4")["bytes_per_connection"]
+    D = protocol.claim("E4")[Col.bytes_per_connection]
     N = _largest_n(d, D, ["go", "c"])
     c = _judged_servers(data, d, "go", "c", N, D, "go / c", "E4")
     if N < 32768:

@@ -17,6 +17,7 @@ from serverbench import contract, paths, protocol
 from serverbench.analysis.plotting.figstyle import color
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
+from serverbench.benchmarks.echo_flood.columns import Col
 
 matplotlib.use("Agg")
 
@@ -50,13 +51,13 @@ def reference_saturation() -> pd.DataFrame:
 def runs(P, mode: str = "flood") -> pd.DataFrame:
     """Selected, non-warm-up, ok echo_flood runs of one mode."""
     r = P.runs
-    if r is None or r.empty or "table" not in r or "server_language" not in r:
+    if r is None or r.empty or Col.table not in r or Col.server_language not in r:
         return pd.DataFrame()
-    d = r[(r["table"] == TABLE) & r["selected"] & ~r["warmup"].astype(bool) & r["is_ok"]].copy()
+    d = r[(r[Col.table] == TABLE) & r[Col.selected] & ~r[Col.warmup].astype(bool) & r[Col.is_ok]].copy()
     if d.empty:
         return d
-    if "mode" in d:
-        d = d[d["mode"].fillna("flood") == mode]
+    if Col.mode in d:
+        d = d[d[Col.mode].fillna("flood") == mode]
     return d
 
 
@@ -68,7 +69,7 @@ def per_server(d: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
         return pd.DataFrame(columns=[*cols, "loadgen_cpu_share", "loadgen_bound"])
     keys = ["bytes_per_connection", "connections", "server_language"]
     out = d.groupby(keys)[metric].agg(median="median", min="min", n="count").reset_index()
-    share = pd.to_numeric(d["client_cpu_share"], errors="coerce") if "client_cpu_share" in d else np.nan
+    share = pd.to_numeric(d[Col.client_cpu_share], errors="coerce") if Col.client_cpu_share in d else np.nan
     out["loadgen_cpu_share"] = d.assign(_s=share).groupby(keys)["_s"].median().to_numpy()
     out["loadgen_bound"] = out["loadgen_cpu_share"] >= LOADGEN_LIMIT
     return out
@@ -84,27 +85,29 @@ def fig_echo_flood(P, languages=None, show_reference: bool = True, **_):
     if d.empty:
         return None
     t = per_server(d)
-    ds = sorted(t["bytes_per_connection"].unique())
+    ds = sorted(t[Col.bytes_per_connection].unique())
     fig, axes = plt.subplots(1, len(ds), figsize=(6 * len(ds), 4.5), squeeze=False)
     ref = reference_flood() if show_reference else pd.DataFrame()
-    servers = [x for x in contract.languages() if x in set(t["server_language"])]  # the spec's order
+    servers = [x for x in contract.languages() if x in set(t[Col.server_language])]  # the spec's order
     colors = {s: color(s) for s in servers}  # every figure's colour for a language (figstyle)
     if not ref.empty:
-        ref = ref.assign(server_language=ref["server"].map(reference.echo_server_language))
+        ref = ref.assign(server_language=ref[Col.server].map(reference.echo_server_language))
     for ax, D in zip(axes[0], ds):
         for s in servers:
-            g = t[(t["bytes_per_connection"] == D) & (t["server_language"] == s)].sort_values("connections")
+            g = t[(t[Col.bytes_per_connection] == D) & (t[Col.server_language] == s)].sort_values("connections")
             if languages and s not in languages:
                 continue
-            ax.plot(g["connections"], g["median"], "-", color=colors[s], label=LANGUAGE_LABELS.get(s, s))
+            ax.plot(g[Col.connections], g[Col.median], "-", color=colors[s], label=LANGUAGE_LABELS.get(s, s))
             for bound, face in ((False, colors[s]), (True, "none")):
                 h = g[g["loadgen_bound"] == bound]
-                ax.plot(h["connections"], h["median"], "o", color=colors[s], mfc=face, ls="none")
+                ax.plot(h[Col.connections], h[Col.median], "o", color=colors[s], mfc=face, ls="none")
             if not ref.empty:
-                r = ref[(ref["server_language"] == s) & (ref["bytes_per_connection"] == D)].sort_values("connections")
+                r = ref[(ref[Col.server_language] == s) & (ref[Col.bytes_per_connection] == D)].sort_values(
+                    "connections"
+                )
                 if len(r):
                     ax.plot(
-                        r["connections"],
+                        r[Col.connections],
                         r["seconds_best_of_3"],
                         "--",
                         color=colors[s],
@@ -174,7 +177,7 @@ def saturation_table(P) -> pd.DataFrame:
             row["cpu_over"] = "lifetime"
         if np.isnan(row["rss_peak_MiB"]):
             row["rss_peak_MiB"] = _median(g, "server.peak_rss_bytes") / 2**20
-        delay = g["client_delay_s"] if "client_delay_s" in g else pd.Series(np.nan, index=g.index)
+        delay = g[Col.client_delay_s] if Col.client_delay_s in g else pd.Series(np.nan, index=g.index)
         row["no_delay_echo"] = int(pd.to_numeric(delay, errors="coerce").isna().sum())
         out.append(row)
     return pd.DataFrame(out)

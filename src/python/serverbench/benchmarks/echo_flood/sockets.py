@@ -5,6 +5,7 @@ the saturation probe's fields in its records."""
 from __future__ import annotations
 
 from serverbench import plugins
+from serverbench.benchmarks.echo_flood.columns import Col
 
 # split placement: the client is the load generator, not a language under test, and must not
 # be the bottleneck: it gets every allowed CPU the server does not use (harness.sockets.limits);
@@ -26,9 +27,9 @@ def in_flight_window(connections: int) -> int:
 
 def mismatch(params: dict, client: dict, server: dict) -> str | None:
     """Why the client's and the server's byte counts disagree, or None."""
-    sent, verified = client["bytes_written"], client["bytes_verified"]
-    s_read, s_wrote = server["bytes_read"], server["bytes_written"]
-    if params.get("mode", "flood") != "saturate":
+    sent, verified = client[Col.bytes_written], client[Col.bytes_verified]
+    s_read, s_wrote = server[Col.bytes_read], server[Col.bytes_written]
+    if params.get(Col.mode, "flood") != "saturate":
         # flood: every connection finished, so every byte sent was read, echoed and verified
         if s_read != sent or s_wrote != verified:
             return (
@@ -40,7 +41,7 @@ def mismatch(params: dict, client: dict, server: dict) -> str | None:
     # more than the client wrote, nor echoed more than it read, and must have echoed at
     # least what the client verified; so it may be ahead of the client's verified count by
     # at most the in-flight window (5 chunks per connection + the probe's chunk).
-    window = in_flight_window(int(params.get("connections", 1)))
+    window = in_flight_window(int(params.get(Col.connections, 1)))
     if s_wrote < verified:
         return f"byte accounting: the client verified {verified} bytes but the server says it wrote only {s_wrote}"
     if s_read > sent:

@@ -40,6 +40,7 @@ from serverbench.analysis.claims.engine import (
 from serverbench.benchmarks.im import claims_v5
 from serverbench.benchmarks.im import design as design5
 from serverbench.benchmarks.im import tables as T
+from serverbench.benchmarks.im.columns import Col
 
 AKKA = "scala_akka"
 
@@ -77,23 +78,23 @@ def slos() -> tuple[float, tuple[float, ...]]:
 def grid() -> tuple[float, ...]:
     """The rate search's grid: start x factor^k, k = 0 .. steps - 1."""
     g = design()["rate_grid"]
-    return tuple(float(g["start_per_s"]) * float(g["factor"]) ** k for k in range(int(g["steps"])))
+    return tuple(float(g["start_per_s"]) * float(g[Col.factor]) ** k for k in range(int(g[Col.steps])))
 
 
 def _side(d: pd.DataFrame, server: str, metric: str) -> pd.DataFrame:
-    return T.per_round(d[d["server_language"] == server], metric)
+    return T.per_round(d[d[Col.server_language] == server], metric)
 
 
 def _require(d: pd.DataFrame, servers, what: str) -> pd.DataFrame:
     """d's valid runs, after checking that every server in `servers` has some at a deciding
     configuration: more rounds than a figure-only one gets (the protocol's IM design; counted
     over every run of it, valid or not), as the engine judges no claim on a figure's points."""
-    rounds = d.groupby("server_language")["trial"].nunique() if not d.empty else pd.Series(dtype=int)
+    rounds = d.groupby("server_language")[Col.trial].nunique() if not d.empty else pd.Series(dtype=int)
     few = [label(s) for s in servers if 0 < rounds.get(s, 0) <= int(design()["rounds_figure_only"])]
     if few:
         raise NotTestable(f"{what}: only figure-only rounds for {', '.join(few)}")
     d = T.valid(d)
-    have = set(d["server_language"]) if not d.empty else set()
+    have = set(d[Col.server_language]) if not d.empty else set()
     miss = [label(s) for s in servers if s not in have]
     if miss:
         raise NotTestable(f"no valid {what} runs for {', '.join(miss)}")
@@ -107,7 +108,7 @@ def latency(data: Data) -> list[Comparison]:
     rate, n = rule("IM1", "rate_per_s"), rule("IM1", "clients")
     d = T.latency_part(data.P)
     if not d.empty:
-        d = d[(d["rate_per_s"] == rate) & (d["clients"] == n) & (d["chaos_ms"] == 0)]
+        d = d[(d[Col.rate_per_s] == rate) & (d[Col.clients] == n) & (d["chaos_ms"] == 0)]
     d = _require(d, ("go", "erlang", AKKA), f"latency-part ({rate:,}/s, N = {n:,})")
     return _over_akka(data, "IM1", d, ("go", "erlang"), "latency_p99_s", f"rate={rate:,}/s, N={n:,}")
 
@@ -128,7 +129,7 @@ def _held_text(row) -> str:
     if row is None or pd.isna(row["failed_n"]):
         return f"{n} held, no failure (limit not established)"
     est = "" if row["memory_limited"] else ": limit not established"
-    return f"{n} held, fails at {int(row['failed_n']):,} ({row['failure_status']}{est})"
+    return f"{n} held, fails at {int(row['failed_n']):,} ({row[Col.failure_status]}{est})"
 
 
 def _limit_rule(
@@ -151,7 +152,7 @@ def idle(data: Data) -> list[Comparison]:
     low, high = rule("IM2", "clients")
     held = T.largest_held(data.P).set_index("server_language")
     idle_n = T.runs(data.P, "idle")
-    largest = int(idle_n["clients"].max()) if not idle_n.empty else high  # the idle part's largest N
+    largest = int(idle_n[Col.clients].max()) if not idle_n.empty else high  # the idle part's largest N
     bpc = T.idle_bytes_per_client(data.P, low, high)
     out = []
     for other in ("go", "erlang"):
@@ -195,7 +196,7 @@ def login(data: Data) -> list[Comparison]:
     n = rule("IM3", "clients")
     d = T.runs(data.P, "login")
     if not d.empty:
-        d = d[d["clients"] == n]
+        d = d[d[Col.clients] == n]
     d = _require(d, ("go", "erlang", AKKA), f"login (N = {n:,})")
     return _over_akka(data, "IM3", d, ("erlang", "go"), "login_s", f"N={n:,}")
 
@@ -215,18 +216,18 @@ def rates(P, slo_s: float, steps: pd.DataFrame | None = None) -> dict[str, dict]
 
 def rate_text(r: dict, why: bool = True) -> str:
     """'at least 8,000/s (why)', '11,314/s (fails at ...)', 'none passed (...)' (why=False: without the why)."""
-    if r["rate_per_s"] is None:
+    if r[Col.rate_per_s] is None:
         text = "none passed" if r["established"] else "unknown (censored)"
     else:
-        text = ("" if r["established"] else "at least ") + f"{r['rate_per_s']:,.0f}/s"
-    return f"{text} ({r['why']})" if why else text
+        text = ("" if r["established"] else "at least ") + f"{r[Col.rate_per_s]:,.0f}/s"
+    return f"{text} ({r[Col.why]})" if why else text
 
 
 def rate_decision(g: dict, o: dict, step: float) -> tuple[str, str]:
     """Go's sustainable rate g against another's o (tables.sustainable dicts): yes when
     g >= o, no when o is at least one grid step above g; a censored side (only 'at least')
     keeps a yes or no only if any higher value on that side gives the same result."""
-    gr, orate = g["rate_per_s"], o["rate_per_s"]
+    gr, orate = g[Col.rate_per_s], o[Col.rate_per_s]
     if gr is None and orate is None:
         return UNCLEAR, "neither passed the grid's first step"
     gv = 0.0 if gr is None else gr
@@ -242,7 +243,7 @@ def throughput(data: Data) -> list[Comparison]:
     if design5.is_v5(data.P):
         return claims_v5.throughput(data)
     slo, sensitivity = slos()
-    step = float(design()["rate_grid"]["factor"])
+    step = float(design()["rate_grid"][Col.factor])
     out = []
     steps = T.search_steps(data.P)
     for s_slo, deciding in [(slo, True)] + [(x, False) for x in sensitivity]:
@@ -273,9 +274,9 @@ def _pair_summary(comps: list[Comparison]) -> str:
         return claims_v5.summary(comps)
     parts = []
     for c in comps:
-        if "go" in c.extra or "akka" in c.extra:
+        if "go" in c.extra or Col.akka in c.extra:
             first = "Go" if "go" in c.extra else "Scala/Akka"
-            mine = c.extra.get("go", c.extra.get("akka"))
+            mine = c.extra.get("go", c.extra.get(Col.akka))
             parts.append(f"{c.label} at {c.config}: {first} {mine}; other {c.extra['other']} -> {c.result}")
         else:
             from serverbench.analysis.claims.summaries import fmt_ci
@@ -292,13 +293,13 @@ def chaos(data: Data) -> list[Comparison]:
         return claims_v5.chaos(data)
     (server,) = rule("IM5", "population")
     d = T.valid(T.chaos_stage(data.P))
-    d = d[d["server_language"] == server] if not d.empty else d
+    d = d[d[Col.server_language] == server] if not d.empty else d
     on, off = (d[d["chaos_ms"] > 0], d[d["chaos_ms"] == 0]) if not d.empty else (d, d)
     if on.empty or off.empty:
         raise NotTestable(f"no chaos-stage runs (chaos on and off) for {label(server)}")
     # the rate is this sweep's (resolved from its search): in the evidence, not in the configuration,
     # so that the sweeps of a scale compare the same comparison
-    rate = ", ".join(f"{r:,.0f}/s" for r in sorted(set(on["rate_per_s"])))
+    rate = ", ".join(f"{r:,.0f}/s" for r in sorted(set(on[Col.rate_per_s])))
     where = f"the chaos part's rate, a session killed every {int(on['chaos_ms'].iloc[0]):,} ms"
     kept = judged(
         f"{label(server)} deliveries_per_s with chaos / without",
@@ -338,8 +339,8 @@ def _chaos_summary(comps: list[Comparison]) -> str:
     kept, count = comps
     e = count.extra
     return (
-        f"at {e['rate_per_s']}: {kept.label}: {fmt_ci(kept.ci)} -> {kept.result}; "
-        f"{e['messages_lost']:,} messages lost over {e['rounds']} rounds ({e['rounds_with_loss']} with a loss) "
+        f"at {e[Col.rate_per_s]}: {kept.label}: {fmt_ci(kept.ci)} -> {kept.result}; "
+        f"{e[Col.messages_lost]:,} messages lost over {e[Col.rounds]} rounds ({e[Col.rounds_with_loss]} with a loss) "
         f"-> {count.result}"
     )
 

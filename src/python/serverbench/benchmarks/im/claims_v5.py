@@ -19,6 +19,7 @@ from serverbench.analysis.claims.engine import EVIDENCE_ONLY, NO, UNCLEAR, YES, 
 from serverbench.benchmarks.im import design as D
 from serverbench.benchmarks.im import parts_v5 as PV
 from serverbench.benchmarks.im import tables_v5 as V
+from serverbench.benchmarks.im.columns import Col
 
 AKKA = "scala_akka"
 EPS = 1e-9
@@ -55,7 +56,7 @@ def limit_rule(
 
 def throughput(data: Data) -> list[Comparison]:
     slo, sensitivity = D.slos()
-    ratio, start = float(D.search()["bisect_ratio"]), D.grid()[0]
+    ratio, start = float(D.search()[Col.bisect_ratio]), D.grid()[0]
     r = V.rates(data.P)
     miss = [label(s) for s in ("go", "erlang", AKKA) if s not in r]
     if miss:
@@ -105,7 +106,7 @@ def throughput(data: Data) -> list[Comparison]:
 
 def idle(data: Data) -> list[Comparison]:
     c, mem = D.claim("IM2"), D.im()["memory"]
-    cap, ratio, start = int(c["cap_bytes"]), float(mem["bisect_ratio"]), float(mem["start_clients"])
+    cap, ratio, start = int(c["cap_bytes"]), float(mem[Col.bisect_ratio]), float(mem["start_clients"])
     counts = PV.memory_counts(data.P)
     at = {s: r for (s, b), r in counts.items() if int(b) == cap}
     miss = [label(s) for s in (AKKA, "go", "erlang") if s not in at]
@@ -165,7 +166,7 @@ def chaos(data: Data) -> list[Comparison]:
         {"kept": kept_text, "with": V.rate_text(shaken) + "/s", "without": V.rate_text(plain) + "/s", RULES: D.label()},
     )
     loss = PV.loss_runs(data.P)
-    mine = loss[loss["server_language"] == server] if not loss.empty else loss
+    mine = loss[loss[Col.server_language] == server] if not loss.empty else loss
     target = D.im()["chaos"].get("loss_target", D.im()["chaos"]["target"])
     judged = mine[(mine["pick"] == "random") & (mine["kills_per_s"] == kills)] if not mine.empty else mine
     judged = judged[judged["target"] == target] if not judged.empty else judged
@@ -214,13 +215,14 @@ def summary(comps: list[Comparison]) -> str:
         if c.result == EVIDENCE_ONLY:
             continue
         e = c.extra
-        if "kept" in e:
-            parts.append(f"kept {e['kept']} ({e['with']} / {e['without']}) -> {c.result}")
-        elif "control_lost" in e:
+        if Col.kept in e:
+            parts.append(f"kept {e[Col.kept]} ({e['with']} / {e['without']}) -> {c.result}")
+        elif Col.control_lost in e:
             parts.append(
-                f"{e['messages_lost']:,} lost in {e['runs']} runs (control lost {e['control_lost']:,}) -> {c.result}"
+                f"{e[Col.messages_lost]:,} lost in {e[Col.runs]} runs "
+                f"(control lost {e[Col.control_lost]:,}) -> {c.result}"
             )
         else:
-            first = e.get("go", e.get("akka"))
+            first = e.get("go", e.get(Col.akka))
             parts.append(f"{c.label} {c.config}: {first} vs {e.get('other')} -> {c.result}")
     return "; ".join(parts)

@@ -9,6 +9,8 @@ of 10: 1,000 logins took 55 s); InspIRCd completes registrations on a once-a-sec
 (1,000 in 4.2 s, 19,000 in 107 s at 256 in flight: ~5.6 ms a client). The plan caps a run at
 its timeout."""
 
+from serverbench.benchmarks.im.columns import Col
+
 REGISTER_S = 2e-4  # seconds per client registered (connect, NICK/USER, 001): our servers
 REGISTER_S_BY_SERVER = {"inspircd": 5.6e-3}
 REGISTER_S_PER_N = {"ngircd": 5e-7}  # seconds per client per client already there (grows with N)
@@ -24,12 +26,15 @@ def setup_s(clients: int, server: str) -> float:
 def socket_run_s(task, server: str) -> float:
     """Seconds beyond the server's start-up."""
     p = task.params
-    n = int(p["clients"])
-    mode = p.get("mode", "latency")
+    n = int(p[Col.clients])
+    mode = p.get(Col.mode, "latency")
     if mode == "login":
         return n * STORM_REGISTER_S.get(server, REGISTER_S_BY_SERVER.get(server, REGISTER_S))
     if mode == "idle":
-        return setup_s(n, server) + float(p.get("duration_s", 10))
+        return setup_s(n, server) + float(p.get(Col.duration_s, 10))
     return (
-        setup_s(n, server) + float(p.get("warmup_s", 0)) + float(p.get("duration_s", 10)) + float(p.get("drain_s", 2))
+        setup_s(n, server)
+        + float(p.get(Col.warmup_s, 0))
+        + float(p.get(Col.duration_s, 10))
+        + float(p.get(Col.drain_s, 2))
     )

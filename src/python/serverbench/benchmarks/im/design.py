@@ -13,6 +13,7 @@ protocol 3/4's rules (benchmarks/im/claims.py), whatever version is newest."""
 from __future__ import annotations
 
 from serverbench import protocol
+from serverbench.benchmarks.im.columns import Col
 
 VERSION = 5  # the version whose IM design this module reads
 PHASE = "search.phase"  # the raw field only protocol 5's searches write
@@ -21,9 +22,9 @@ PHASE = "search.phase"  # the raw field only protocol 5's searches write
 def is_v5(P) -> bool:
     """Whether the sweep ran protocol 5's IM design (some IM run has a search phase)."""
     r = P.runs
-    if r.empty or PHASE not in r or "benchmark" not in r:
+    if r.empty or PHASE not in r or Col.benchmark not in r:
         return False
-    return bool(r.loc[r["benchmark"] == "im", PHASE].notna().any())
+    return bool(r.loc[r[Col.benchmark] == "im", PHASE].notna().any())
 
 
 def spec() -> dict:
@@ -35,7 +36,7 @@ def spec() -> dict:
         with protocol.in_force(VERSION):
             return protocol.load()
     d = protocol.draft()
-    if d is None or int(d["protocol"]) != VERSION:
+    if d is None or int(d[Col.protocol]) != VERSION:
         raise KeyError(f"no protocol {VERSION}: neither recorded nor the draft")
     return d
 
@@ -51,13 +52,13 @@ def im() -> dict:
 
 def claim(cid: str) -> dict:
     for c in spec()["claims"]:
-        if c["id"] == cid:
+        if c[Col.id] == cid:
             return c
     raise KeyError(f"protocol {VERSION} has no claim {cid}")
 
 
 def search() -> dict:
-    return im()["search"]
+    return im()[Col.search]
 
 
 def slos() -> tuple[float, tuple[float, ...]]:
@@ -68,13 +69,13 @@ def slos() -> tuple[float, tuple[float, ...]]:
 def grid() -> tuple[float, float]:
     """(the rate grid's start, its top)."""
     g = im()["rate_grid"]
-    return float(g["start_per_s"]), float(g["max_per_s"])
+    return float(g["start_per_s"]), float(g[Col.max_per_s])
 
 
 def kept_region(exponent: float = 1.0) -> tuple[float, float]:
     """IM5 (a): (yes from, no up to): the claim's lower bound [x, k] = x m^k, no one factor below."""
     x, k = claim("IM5")["yes"]["lo"]
-    m = float(spec()["margin"]["factor"]) ** float(exponent)
+    m = float(spec()["margin"][Col.factor]) ** float(exponent)
     yes = float(x) * m ** float(k)
     return yes, yes / m
 

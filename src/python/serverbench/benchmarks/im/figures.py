@@ -22,6 +22,7 @@ from serverbench.benchmarks.im import claims as C
 from serverbench.benchmarks.im import design as D
 from serverbench.benchmarks.im import parts_v5 as PV
 from serverbench.benchmarks.im import tables as T
+from serverbench.benchmarks.im.columns import Col
 
 matplotlib.use("Agg")
 
@@ -53,12 +54,12 @@ def curve(P) -> pd.DataFrame:
             return pd.DataFrame()
         d = d[d["chaos_ms"] == 0]
         d = (
-            d.assign(p99=T.num(d, "latency_p99_s"), p50=T.num(d, "latency_p50_s"), ok=d["is_ok"].astype(bool))
+            d.assign(p99=T.num(d, "latency_p99_s"), p50=T.num(d, "latency_p50_s"), ok=d[Col.is_ok].astype(bool))
             .groupby(["server_language", "rate_per_s", "generator_limited", "ok"], as_index=False)[["p99", "p50"]]
             .median()
         )
         return d
-    return d.assign(p50=T.num(d, "latency_p50_s"), ok=d["is_ok"].astype(bool))[
+    return d.assign(p50=T.num(d, "latency_p50_s"), ok=d[Col.is_ok].astype(bool))[
         ["server_language", "rate_per_s", "p99", "p50", "generator_limited", "ok"]
     ]
 
@@ -98,13 +99,13 @@ def fig_im_latency(P, languages=None, **_):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), sharex=True)
     for ax, col, what in ((axes[0], "p99", "p99"), (axes[1], "p50", "p50 (median)")):
         for s in servers:
-            g = d[d["server_language"] == s].sort_values("rate_per_s")
-            ok = g[g["ok"] & ~g["generator_limited"] & g[col].notna()]
-            ax.plot(ok["rate_per_s"], ok[col] * 1e3, color=color(s), marker=marker(s), ms=5, **_line_style(s))
+            g = d[d[Col.server_language] == s].sort_values("rate_per_s")
+            ok = g[g[Col.ok] & ~g["generator_limited"] & g[col].notna()]
+            ax.plot(ok[Col.rate_per_s], ok[col] * 1e3, color=color(s), marker=marker(s), ms=5, **_line_style(s))
             if _anchor(s):  # the anchors' marks hollow-centred, ours filled
-                ax.plot(ok["rate_per_s"], ok[col] * 1e3, ls="none", marker=marker(s), ms=3, color="white")
+                ax.plot(ok[Col.rate_per_s], ok[col] * 1e3, ls="none", marker=marker(s), ms=3, color="white")
             lim = g[g["generator_limited"] & g[col].notna()]
-            ax.plot(lim["rate_per_s"], lim[col] * 1e3, ls="none", marker="o", ms=7, mfc="none", color=color(s))
+            ax.plot(lim[Col.rate_per_s], lim[col] * 1e3, ls="none", marker="o", ms=7, mfc="none", color=color(s))
         if col == "p99":
             ax.axhline(slo * 1e3, color="0.2", ls="--", lw=1)
             ax.text(
@@ -137,30 +138,30 @@ def fig_im_latency(P, languages=None, **_):
 def _bars(ax, table: pd.DataFrame, value: str, points: pd.DataFrame | None = None, fmt="{:,.0f}") -> None:
     """One bar per server (the median), its rounds as dots; anchors hatched."""
     for i, (_, r) in enumerate(table.iterrows()):
-        s = r["server_language"]
+        s = r[Col.server_language]
         ax.bar(i, r[value], color=color(s), alpha=0.85, hatch="//" if _anchor(s) else None, edgecolor="0.2")
         if points is not None:
-            p = points[points["server_language"] == s]["value"]
+            p = points[points[Col.server_language] == s]["value"]
             ax.plot(np.full(len(p), i), p, "k.", ms=4)
         if pd.notna(r[value]):  # a search that stopped at its ceiling held at least that many
             text = ("≥" if r.get("at_least") is True else "") + fmt.format(r[value])
             ax.annotate(text, (i, r[value]), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(range(len(table)), [_label(s) for s in table["server_language"]], rotation=30, ha="right")
+    ax.set_xticks(range(len(table)), [_label(s) for s in table[Col.server_language]], rotation=30, ha="right")
 
 
 def memory_login(P) -> dict[str, pd.DataFrame]:
     """The per-server numbers the capacity figure and the report show: bytes per idle client
     per round (`bytes`), the largest N held (`held`), login_s per round at each N (`login`)."""
     # protocol 5's IM2 decides by the cap: the idle part's pair is its live bytes' (1,000 and 10,000)
-    low, high = T.idle_pair(P, tuple(protocol.claim("IM2").get("clients", (1000, 10000))))
+    low, high = T.idle_pair(P, tuple(protocol.claim("IM2").get(Col.clients, (1000, 10000))))
     out = {"bytes": T.idle_bytes_per_client(P, low, high), "held": T.largest_held(P), "pair": (low, high)}
     lg = T.valid(T.runs(P, "login"))
     out["login"] = (
         pd.DataFrame(
             {
-                "server_language": lg["server_language"],
-                "clients": lg["clients"],
-                "trial": lg["trial"],
+                "server_language": lg[Col.server_language],
+                "clients": lg[Col.clients],
+                "trial": lg[Col.trial],
                 "value": T.num(lg, "login_s"),
             }
         ).dropna()
@@ -216,7 +217,7 @@ def fig_im_capacity(P, **_):
     for i, (_, r) in enumerate(held.iterrows()):
         if not v5 and pd.notna(r["failed_n"]):
             axes[1].annotate(
-                f"fails at {int(r['failed_n']):,}\n({r['failure_status']})",
+                f"fails at {int(r['failed_n']):,}\n({r[Col.failure_status]})",
                 (i, 0),
                 ha="center",
                 va="bottom",
@@ -229,13 +230,13 @@ def fig_im_capacity(P, **_):
     else:
         axes[1].set_ylabel("largest N of idle clients held")
         axes[1].set_title("idle clients held")
-    n = int(T.pick(lg["clients"], protocol.claim("IM3")["clients"])) if not lg.empty else None
-    at_n = lg[lg["clients"] == n] if n else lg
+    n = int(T.pick(lg[Col.clients], protocol.claim("IM3")[Col.clients])) if not lg.empty else None
+    at_n = lg[lg[Col.clients] == n] if n else lg
     _bars(axes[2], _median_by(at_n, order), "median", at_n, fmt="{:.3g}")
     every = T.runs(P, "login")
-    ran = set(every.loc[every["clients"] == n, "server_language"]) if n and not every.empty else set()
+    ran = set(every.loc[every[Col.clients] == n, "server_language"]) if n and not every.empty else set()
     for i, s in enumerate(order):  # a server whose storms ran and never registered every client
-        if s in ran - set(at_n["server_language"]):
+        if s in ran - set(at_n[Col.server_language]):
             axes[2].annotate("no storm finished", (i, 0), ha="center", va="bottom", fontsize=7, rotation=90)
     axes[2].set_ylabel("seconds to connect and register N clients")
     axes[2].set_title(f"login storm, N = {n:,}" if n else "login storm")
@@ -258,7 +259,7 @@ def chaos_table(P) -> pd.DataFrame:
         rows.append(
             {
                 "server_language": s,
-                "rate_per_s": float(on["rate_per_s"].median()) if len(on) else np.nan,
+                "rate_per_s": float(on[Col.rate_per_s].median()) if len(on) else np.nan,
                 "rounds": int(len(k)),
                 "throughput_kept": float((k["value_on"] / k["value_off"]).median()) if len(k) else np.nan,
                 "messages_lost": int(lost.fillna(0).sum()),
@@ -298,11 +299,11 @@ def fig_im_fanout_chaos(P, **_):
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
     if not fan.empty:
         order = T.servers(fan)
-        sizes = sorted(fan["channel_size"].unique())
+        sizes = sorted(fan[Col.channel_size].unique())
         w = 0.8 / len(sizes)
         for j, k in enumerate(sizes):
             for i, s in enumerate(order):
-                v = fan[(fan["server_language"] == s) & (fan["channel_size"] == k)]["value"]
+                v = fan[(fan[Col.server_language] == s) & (fan[Col.channel_size] == k)]["value"]
                 if len(v):
                     axes[0].bar(
                         i + (j - (len(sizes) - 1) / 2) * w,

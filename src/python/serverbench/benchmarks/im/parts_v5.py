@@ -15,6 +15,7 @@ from serverbench.analysis.reading import csvout
 from serverbench.benchmarks.im import design as D
 from serverbench.benchmarks.im import tables as T
 from serverbench.benchmarks.im import tables_v5 as V
+from serverbench.benchmarks.im.columns import Col
 
 
 def memory_counts(P) -> dict:
@@ -31,12 +32,12 @@ def live_bytes_rounds(P) -> pd.DataFrame:
     d = T.valid(T.runs(P, "idle"))
     if d.empty:
         return pd.DataFrame(columns=cols)
-    low, high = (int(n) for n in sorted(D.claim("IM2").get("clients", (1000, 10000))))
+    low, high = (int(n) for n in sorted(D.claim("IM2").get(Col.clients, (1000, 10000))))
     live = T.num(d, V.F["live_bytes"])
     daemon = T.num(d, "server.record.metrics.messages_routed").isna()  # counters null: a daemon
     d = d.assign(v=live.where(~daemon, T.num(d, T.RSS)))
-    a = d[d["clients"] == high][["server_language", "trial", "v"]]
-    b = d[d["clients"] == low][["server_language", "trial", "v"]]
+    a = d[d[Col.clients] == high][["server_language", "trial", "v"]]
+    b = d[d[Col.clients] == low][["server_language", "trial", "v"]]
     m = a.merge(b, on=["server_language", "trial"], suffixes=("_hi", "_lo"))
     m["value"] = (m["v_hi"] - m["v_lo"]) / (high - low)
     return m.dropna(subset=["value"])[cols].reset_index(drop=True)
@@ -125,13 +126,13 @@ def runs_table(
     two caps' steps of one server would read as one step run twice). With `grid`, also every
     attempt of the im grid's runs (search 'grid <mode>', run = the round; V.grid_attempts)."""
     a = V.attempts(P)
-    a = a[a["search_name"].isin(names)] if not a.empty else a
+    a = a[a[Col.search_name].isin(names)] if not a.empty else a
     g = V.grid_attempts(P) if grid else pd.DataFrame()
     a = pd.concat([x for x in (a, g) if not x.empty], ignore_index=True) if not (a.empty and g.empty) else a
     if a.empty:
         return a
     a = a.assign(cap_mib=lambda d: d.cap_bytes / 2**20)
-    if "channel_size" in a:  # every run records the generator's default; only fan-out uses it
+    if Col.channel_size in a:  # every run records the generator's default; only fan-out uses it
         a = a.assign(channel_size=a.channel_size.where(a.search_name.isin([V.FANOUT_CAPACITY, V.FANOUT])))
     own = [c for c in ("cap_mib", "channel_size") if c in a and a[c].notna().any()]
     a = a.sort_values(["search_name", "row", *own, "step", "run", "attempt_no"], kind="stable")
@@ -181,7 +182,7 @@ def chaos_table(P) -> pd.DataFrame:
         lo, hi = kept_bounds(plain[s], shaken[s])
         row: dict[str, Any] = {"server": V.row_label(s, False), "sustainable": V.rate_text(plain[s])}
         row |= {"with_chaos": V.rate_text(shaken[s]), "kept": lo if lo == hi else np.nan}
-        mine = loss[loss["server_language"] == s] if not loss.empty else loss
+        mine = loss[loss[Col.server_language] == s] if not loss.empty else loss
         chaos = D.im()["chaos"]
         for k in chaos["kills_per_s"]:
             g = mine[(mine["pick"] == "random") & (mine["kills_per_s"] == k)] if not mine.empty else mine
@@ -193,10 +194,10 @@ def chaos_table(P) -> pd.DataFrame:
         sess = sess[sess["kills_per_s"] == chaos["queued_control_kills_per_s"]] if len(sess) else sess  # IM5(b)'s
         row["session_kills_lost"] = int(sess["lost"].sum()) if len(sess) else np.nan
         c = mine[mine["pick"] == "queued"] if not mine.empty else mine
-        row["control_lost"] = int(c["lost"].sum()) if len(c) else np.nan
-        row["control_dropped"] = float(c["dropped"].fillna(0).sum()) if len(c) else np.nan
+        row[Col.control_lost] = int(c["lost"].sum()) if len(c) else np.nan
+        row[Col.control_dropped] = float(c["dropped"].fillna(0).sum()) if len(c) else np.nan
         none = "no valid run" if s in tried else "not run"
-        row["control_tripped"] = ("yes" if row["control_lost"] > 0 else "no: IM5(b) unclear") if len(c) else none
+        row["control_tripped"] = ("yes" if row[Col.control_lost] > 0 else "no: IM5(b) unclear") if len(c) else none
         rows.append(row)
     return _fixed(pd.DataFrame(rows))
 

@@ -22,6 +22,7 @@ from serverbench.benchmarks import im
 from serverbench.benchmarks.im import design as design5
 from serverbench.benchmarks.im import report_v5
 from serverbench.benchmarks.im import tables as T
+from serverbench.benchmarks.im.columns import Col
 from serverbench.benchmarks.im.report_numbers import _numbers, per_server
 
 TITLE = im.TITLE
@@ -76,7 +77,7 @@ def sweep_verdicts(P) -> dict[str, str]:
     f = Path(P.folder) / "claims.csv"
     if f.exists():
         t = pd.read_csv(f)
-        return {str(i): str(v) for i, v in zip(t["id"], t["verdict"])}
+        return {str(i): str(v) for i, v in zip(t[Col.id], t[Col.verdict])}
     from serverbench.analysis.claims import check_all
 
     ids = {a.case for a in ADVICE} | {m for a in ADVICE for m in a.micro}
@@ -130,7 +131,7 @@ def advice_table(P, t: pd.DataFrame) -> pd.DataFrame:
 def section(P) -> list:
     if T.all_runs(P).empty and T.all_runs(P, T.SEARCH_TABLE).empty:
         return committed_section()
-    v = protocol.version_for(P.info.get("first_started_utc"))
+    v = protocol.version_for(P.info.get(Col.first_started_utc))
     t = per_server(P)
     prod = ", ".join(_label(s) for s in T.production())
     intro = INTRO.format(
@@ -204,7 +205,7 @@ def committed_sweeps(processed_dir: Path | None = None) -> list[Path]:
 
     for info in sorted(root.glob("*/sweep.json"), key=age):
         try:
-            prof = json.loads(info.read_text(encoding="utf-8")).get("profile")
+            prof = json.loads(info.read_text(encoding="utf-8")).get(Col.profile)
         except (OSError, ValueError):
             continue
         if prof == PROFILE and (info.parent / "claims.csv").exists():
@@ -226,7 +227,7 @@ def picked(processed_dir: Path | None = None) -> dict[str, tuple[str, str, int |
     ]
 
     def version(t: pd.DataFrame, c: str) -> int | None:
-        v = t.loc[c, "protocol"] if "protocol" in t.columns else None
+        v = t.loc[c, "protocol"] if Col.protocol in t.columns else None
         return int(v) if v is not None and pd.notna(v) else None
 
     out = {}

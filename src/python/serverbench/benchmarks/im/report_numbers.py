@@ -15,6 +15,7 @@ from serverbench.benchmarks.im import design as D
 from serverbench.benchmarks.im import figures as F
 from serverbench.benchmarks.im import tables as T
 from serverbench.benchmarks.im import tables_v5 as V
+from serverbench.benchmarks.im.columns import Col
 
 
 def _label(s: str) -> str:
@@ -22,7 +23,7 @@ def _label(s: str) -> str:
 
 
 def _median(d: pd.DataFrame, s: str, col: str = "value") -> float:
-    v = pd.to_numeric(d.loc[d["server_language"] == s, col], errors="coerce").dropna()
+    v = pd.to_numeric(d.loc[d[Col.server_language] == s, col], errors="coerce").dropna()
     return float(np.median(v)) if len(v) else np.nan
 
 
@@ -33,10 +34,12 @@ def per_server(P) -> pd.DataFrame:
     Where the sweep lacks the protocol's configuration (quick's IM slice) its own largest
     is shown; `attrs["where"]` says which configurations the columns are."""
     part = T.latency_part(P)  # its sizes from every run, its numbers from the valid ones
-    rate = T.pick(part["rate_per_s"] if not part.empty else [], protocol.claim("IM1")["rate_per_s"])
-    n1 = T.pick(part["clients"] if not part.empty else [], protocol.claim("IM1")["clients"])
+    rate = T.pick(part[Col.rate_per_s] if not part.empty else [], protocol.claim("IM1")[Col.rate_per_s])
+    n1 = T.pick(part[Col.clients] if not part.empty else [], protocol.claim("IM1")[Col.clients])
     lat = T.valid(part)
-    lat = lat[(lat["rate_per_s"] == rate) & (lat["clients"] == n1) & (lat["chaos_ms"] == 0)] if not lat.empty else lat
+    lat = (
+        lat[(lat[Col.rate_per_s] == rate) & (lat[Col.clients] == n1) & (lat["chaos_ms"] == 0)] if not lat.empty else lat
+    )
     lat = lat.assign(value=T.num(lat, "latency_p99_s") * 1e3) if not lat.empty else lat
     # a production server run a second time with TCP_NODELAY (protocol 5) is a row of its own,
     # never pooled with its as-shipped runs (their median was a p99 no configuration had)
@@ -46,8 +49,8 @@ def per_server(P) -> pd.DataFrame:
         lat, lat_nd = lat[~on], lat[on]
     m = F.memory_login(P)
     every_login = T.runs(P, "login")
-    n3 = T.pick(every_login["clients"] if not every_login.empty else [], protocol.claim("IM3")["clients"])
-    login = m["login"][m["login"]["clients"] == n3]
+    n3 = T.pick(every_login[Col.clients] if not every_login.empty else [], protocol.claim("IM3")[Col.clients])
+    login = m["login"][m["login"][Col.clients] == n3]
     held = m["held"].set_index("server_language")
     rates = _rate_texts(P)
     live = None  # protocol 5 measures idle memory as live bytes after a forced collection, not RSS
@@ -119,7 +122,7 @@ def _login(every: pd.DataFrame, login: pd.DataFrame, s: str, n: int):
     t = _median(login, s)
     if not np.isnan(t) or every.empty:
         return round(t, 4)  # the column may hold text, which the table's round(4) skips
-    mine = T.valid(every[(every["server_language"] == s) & (every["clients"] == n)])
+    mine = T.valid(every[(every[Col.server_language] == s) & (every[Col.clients] == n)])
     got = T.num(mine, "clients_registered").dropna()
     if got.empty:
         return t
@@ -129,7 +132,9 @@ def _login(every: pd.DataFrame, login: pd.DataFrame, s: str, n: int):
 def _cell(t: pd.DataFrame, server: str, col: str, fmt: str) -> str:
     base = server.removesuffix(V.NODELAY_ROW)  # "<server> nodelay": a production server's TCP_NODELAY row
     r = t[
-        t["server"].isin([V.row_label(base, True)] if base != server else [_label(server), V.row_label(server, False)])
+        t[Col.server].isin(
+            [V.row_label(base, True)] if base != server else [_label(server), V.row_label(server, False)]
+        )
     ]
     if r.empty or col not in r:
         return "not run"
@@ -197,10 +202,10 @@ def _chaos(P) -> pd.DataFrame:
     by_label = {V.row_label(s, False): s for s in V.rates(P, V.CHAOS_RATE)}
     rows = [
         {
-            "server_language": by_label.get(r["server"], r["server"]),
+            "server_language": by_label.get(r[Col.server], r[Col.server]),
             "session_processes": "yes",
             # a censored search leaves kept open (chaos_table's kept is NaN then): not "not run"
-            "throughput_kept": r["kept"] if pd.notna(r["kept"]) else "unknown (a search censored)",
+            "throughput_kept": r[Col.kept] if pd.notna(r[Col.kept]) else "unknown (a search censored)",
             "messages_lost": r["session_kills_lost"],  # IM5(b)'s measure: session kills, not any process's
         }
         for _, r in t.iterrows()

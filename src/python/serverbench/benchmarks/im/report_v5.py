@@ -15,13 +15,14 @@ from serverbench.benchmarks.im import design as D
 from serverbench.benchmarks.im import parts_v5 as PV
 from serverbench.benchmarks.im import tables as T
 from serverbench.benchmarks.im import tables_v5 as V
+from serverbench.benchmarks.im.columns import Col
 
 matplotlib.use("Agg")
 
 
 def blocks(P) -> list:
     slo = D.slos()[0]
-    headroom = D.im()["generator"]["headroom"]
+    headroom = D.im()["generator"][Col.headroom]
     c = D.im()["chaos"]
     cap = V.capacity(P)
     fast = max((r.value or 0 for r in V.rates(P).values()), default=0)
@@ -32,8 +33,8 @@ def blocks(P) -> list:
     )
     searched = bool(V.rates(P) or cap or V.fanout_rates(P))  # a storm piece runs no rate search
     how = (
-        f"replicated rate searches of {D.search()['step_runs']} runs a step, bisected to a ratio of "
-        f"{D.search()['bisect_ratio']}; "
+        f"replicated rate searches of {D.search()[Col.step_runs]} runs a step, bisected to a ratio of "
+        f"{D.search()[Col.bisect_ratio]}; "
         if searched
         else ""
     )
@@ -56,7 +57,7 @@ def blocks(P) -> list:
     parts = (
         (
             "**IM2: idle clients held within each memory cap** (one probe a run, bisected to a ratio of "
-            f"{D.im()['memory']['bisect_ratio']}; 'at least' at {D.im()['memory']['clients_max']:,}), and live bytes "
+            f"{D.im()['memory'][Col.bisect_ratio]}; 'at least' at {D.im()['memory']['clients_max']:,}), and live bytes "
             "per client after a forced full collection ((live bytes at 10,000 - at 1,000) / 9,000, median of "
             "rounds):",
             PV.memory_table(P),
@@ -112,15 +113,15 @@ def fig_im5_search(P, **_):
     fig, ax = plt.subplots(figsize=(9, 5))
     slo = D.slos()[0]
     for row, g in a.groupby("row", sort=False):
-        s = g["server_language"].iloc[0]
+        s = g[Col.server_language].iloc[0]
         ls = ":" if row.endswith(V.NODELAY_ROW) else "--" if s in T.production() else "-"
-        ax.plot(g["rate_per_s"], g["p99"] * 1e3, ".", color=color(s), alpha=0.5, ms=4)
+        ax.plot(g[Col.rate_per_s], g["p99"] * 1e3, ".", color=color(s), alpha=0.5, ms=4)
         m = g.groupby("rate_per_s")["p99"].median().sort_index()
         ax.plot(m.index, m.to_numpy() * 1e3, ls=ls, marker=marker(s), color=color(s), label=g["row_label"].iloc[0])
     ax.axhline(slo * 1e3, color="0.2", ls="--", lw=1)
     cap = V.capacity(P)
     if cap and (value := cap.value):
-        h = float(D.im()["generator"]["headroom"])
+        h = float(D.im()["generator"][Col.headroom])
         ax.axvline(value, color="0.1", lw=1.2)
         ax.axvline(h * value, color="0.4", lw=1, ls=":")
         ax.text(value, 0.98, " capacity", transform=ax.get_xaxis_transform(), va="top", fontsize=8)

@@ -21,10 +21,11 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from serverbench import plugins, protocol
+from serverbench.benchmarks.im.columns import Col
 from serverbench.benchmarks.im.settings import Settings
 
 IM = protocol.designing("im")
-_S, _GRID, _CHAOS, _MEM = IM["search"], IM["rate_grid"], IM["chaos"], IM["memory"]
+_S, _GRID, _CHAOS, _MEM = IM[Col.search], IM["rate_grid"], IM["chaos"], IM["memory"]
 TABLE = "im_rate"  # the profile table ([im_rate]) that holds every IM search's settings
 NAME = "im_rate"  # the rate search's raw search.name
 PARAM = "rate_per_s"
@@ -58,18 +59,18 @@ NAMES = tuple(k.name for k in KINDS.values()) + (FANOUT_CAPACITY_NAME, LOSS_NAME
 DEFAULTS = {
     "kinds": list(KINDS),  # which searches the table makes (a piece sets a subset)
     "start": _GRID["start_per_s"],
-    "factor": _GRID["factor"],
-    "max_per_s": _GRID["max_per_s"],
+    "factor": _GRID[Col.factor],
+    "max_per_s": _GRID[Col.max_per_s],
     "max_steps": 64,  # not a limit here: the grid ends at max_per_s
-    "scout_factor": _GRID["scout_factor"],
-    "step_runs": _S["step_runs"],
-    "bisect_ratio": _S["bisect_ratio"],
+    "scout_factor": _GRID[Col.scout_factor],
+    "step_runs": _S[Col.step_runs],
+    "bisect_ratio": _S[Col.bisect_ratio],
     "slo_s": _S["slo_p99_s"],
     "reruns": 2,  # im.search.reruns: at most twice (three attempts)
     "refine_steps": 0,
     "timeout_bisect_steps": 0,
-    "budget_bytes": IM["memory_budget_bytes"],
-    "headroom": IM["generator"]["headroom"],
+    "budget_bytes": IM[Col.memory_budget_bytes],
+    "headroom": IM["generator"][Col.headroom],
     "chaos_languages": list(OURS),
     "chaos_target": _CHAOS["target"],
     "chaos_pick": _CHAOS["pick"],
@@ -77,13 +78,13 @@ DEFAULTS = {
     "chaos_kills_per_s": list(_CHAOS["kills_per_s"]),
     "chaos_queued_kills_per_s": _CHAOS["queued_control_kills_per_s"],
     "chaos_loss_target": _CHAOS["loss_target"],
-    "chaos_rounds": _CHAOS["rounds"],
+    "chaos_rounds": _CHAOS[Col.rounds],
     "fanout_channel_sizes": list(IM["fanout"]["channel_sizes"]),
     "memory_caps_bytes": list(_MEM["caps_bytes"]),
-    "memory_heap_fraction": _MEM["heap_fraction"],
+    "memory_heap_fraction": _MEM[Col.heap_fraction],
     "memory_start_clients": _MEM["start_clients"],
     "memory_clients_max": _MEM["clients_max"],
-    "memory_bisect_ratio": _MEM["bisect_ratio"],
+    "memory_bisect_ratio": _MEM[Col.bisect_ratio],
     "memory_hold_s": _MEM["hold_s"],
     "memory_timeout_s": 240.0,  # the daemons register 19,000 clients in ~110-180 s
     "memory_settings": False,  # the memory search runs each server as shipped only (no nodelay rows)
@@ -126,7 +127,7 @@ def searches(settings: Mapping | Settings, rows: list[plugins.SocketOptions]) ->
         if kind == "capacity":
             out.append(spec(sink, dict(chaos_off)))
         if kind == "fanout":  # the generator's own fan-out capacity first, judged as capacity
-            cap = KINDS["capacity"]
+            cap = KINDS[Col.capacity]
             for size in s.fanout_channel_sizes:
                 p = {**chaos_off, "mode": "fanout", "channel_size": size}
                 tag = f"/channel_size={size}"
@@ -163,16 +164,16 @@ def chaos_interval_ms(kills_per_s: float) -> int:
 def generator_reason(rec: dict) -> str:
     """The generator's own validity reason of a run (its record's validation.reason), or,
     for a record without one, what the harness's status_reason quotes of it."""
-    said = (rec.get("validation") or {}).get("reason")
+    said = (rec.get(Col.validation) or {}).get(Col.reason)
     if isinstance(said, str):
         return said
-    reason = str(rec.get("status_reason") or "")
+    reason = str(rec.get(Col.status_reason) or "")
     return reason.split("(validation.ok false): ", 1)[-1]
 
 
 def generator_limited(rec: dict) -> bool:
     """An invalid run whose reason starts with 'generator' (the generator limited it)."""
-    return rec.get("status") == "invalid" and generator_reason(rec).startswith(GENERATOR_PREFIX)
+    return rec.get(Col.status) == "invalid" and generator_reason(rec).startswith(GENERATOR_PREFIX)
 
 
 def rerun_reason(rec: dict, kind: str) -> str | None:
@@ -183,7 +184,7 @@ def rerun_reason(rec: dict, kind: str) -> str | None:
     search looks for, so only interference re-runs it (else a failing step costs 9 runs)."""
     if kind != "capacity" and generator_limited(rec):
         return "generator"
-    if rec.get("interfered") is True:
+    if rec.get(Col.interfered) is True:
         return "interfered"
     return None
 
@@ -199,8 +200,8 @@ def judge_run(rec: dict, kind: str, settings: Mapping | Settings) -> tuple[str, 
     """One run (its final attempt) alone: ("pass" | "fail" | "censored", why not). A run
     still generator-limited or interfered after its re-runs censors (the capacity search
     excepted: there a generator-limited run is the failure it looks for)."""
-    status, m, slo_s = rec.get("status"), rec.get("metrics") or {}, Settings.of(settings).slo_s
-    why = f"status {status}: {rec.get('status_reason')}"
+    status, m, slo_s = rec.get(Col.status), rec.get(Col.metrics) or {}, Settings.of(settings).slo_s
+    why = f"status {status}: {rec.get(Col.status_reason)}"
     limited = generator_limited(rec)
     if kind == "capacity" and limited:
         return "fail", why
@@ -213,16 +214,16 @@ def judge_run(rec: dict, kind: str, settings: Mapping | Settings) -> tuple[str, 
     if status != "ok":
         return "fail", why
     if kind == "memory":
-        want, got = rec.get("params", {}).get("clients"), m.get("clients_registered")
+        want, got = rec.get(Col.params, {}).get(Col.clients), m.get(Col.clients_registered)
         if got is not None and want is not None and got < want:
             return "fail", f"{got} of {want} clients registered"
         return "pass", None
-    lost = m.get("messages_lost") or 0
+    lost = m.get(Col.messages_lost) or 0
     if lost > 0 and kind != "chaos" and kind != "capacity":
         return "fail", f"lost {lost} messages"
     if kind == "capacity":
         return "pass", None
-    p99 = m.get("latency_p99_s")
+    p99 = m.get(Col.latency_p99_s)
     if p99 is None:
         return "fail", "no latency measured (nothing delivered)"
     if p99 > slo_s:
@@ -237,7 +238,7 @@ def over_despite_generator(m: dict, slo_s: float) -> str | None:
     more than both is the server's (at saturation the server's bursts make the generator's
     sends and reads late, and such a run would otherwise censor the step). A p99 within it
     stays censored: a slipping generator may have offered less than the rate."""
-    p99, slip, late = m.get("latency_p99_s"), m.get("schedule_slip_max_s"), m.get("read_lateness_max_s")
+    p99, slip, late = m.get(Col.latency_p99_s), m.get(Col.schedule_slip_max_s), m.get(Col.read_lateness_max_s)
     if p99 is None or slip is None or late is None or p99 - slip - late <= slo_s:
         return None
     worst = f"the generator's worst slip {slip:.6g} s and read lateness {late:.6g} s"
@@ -254,7 +255,7 @@ def judge_step(final: list[dict], kind: str, settings: Mapping | Settings) -> di
     s = Settings.of(settings)
     verdicts = [judge_run(r, kind, s) for r in final]
     slo_s = s.slo_s
-    p99s = [(r.get("metrics") or {}).get("latency_p99_s") for r in final]
+    p99s = [(r.get(Col.metrics) or {}).get(Col.latency_p99_s) for r in final]
     med = statistics.median(p99s) if p99s and all(p is not None for p in p99s) else None
     out = {"outcome": "pass", "why_not": None, "median_p99_s": med, "runs": p99s}
     server_fail = [w for v, w in verdicts if v == "fail" and not str(w).startswith("p99 ")]
@@ -323,9 +324,9 @@ def expected_value(kind: str, params: dict, settings: Mapping | Settings, server
     """What the plan expects the search to find (its estimate only): a daemon (no
     processes, small per-client state) holds clients_max idle clients in either cap."""
     if kind == "fanout":
-        return EXPECTED["fanout_deliveries"] / max(1, int(params.get("channel_size", 10)) - 1)
-    if kind == "capacity" and params.get("mode") == "fanout":
-        return EXPECTED["fanout_capacity_deliveries"] / max(1, int(params.get("channel_size", 10)) - 1)
+        return EXPECTED["fanout_deliveries"] / max(1, int(params.get(Col.channel_size, 10)) - 1)
+    if kind == "capacity" and params.get(Col.mode) == "fanout":
+        return EXPECTED["fanout_capacity_deliveries"] / max(1, int(params.get(Col.channel_size, 10)) - 1)
     if kind == "memory":
         most = Settings.of(settings).memory_clients_max
         return most if server not in OURS else min(most, EXPECTED["memory"] * budget / _MEM["caps_bytes"][0])
@@ -334,7 +335,7 @@ def expected_value(kind: str, params: dict, settings: Mapping | Settings, server
 
 def check(settings: dict) -> str | None:
     """Why the [im_rate] table's IM settings are wrong, or None (the harness checks the rest)."""
-    bad = sorted(set(settings["kinds"]) - set(KINDS)) if isinstance(settings["kinds"], list) else ["?"]
+    bad = sorted(set(settings[Col.kinds]) - set(KINDS)) if isinstance(settings[Col.kinds], list) else ["?"]
     if bad:
         return f"{TABLE}.kinds: unknown {', '.join(bad)} (known: {', '.join(KINDS)})"
     for k in ("slo_s", "bisect_ratio", "scout_factor", "max_per_s", "headroom", "memory_hold_s"):
@@ -345,9 +346,9 @@ def check(settings: dict) -> str | None:
         v = settings[k]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             return f"{TABLE}.{k} must be a positive integer, got {v!r}"
-    if settings["bisect_ratio"] <= 1 or settings["memory_bisect_ratio"] <= 1:
+    if settings[Col.bisect_ratio] <= 1 or settings[Col.memory_bisect_ratio] <= 1:
         return f"{TABLE}.bisect_ratio and memory_bisect_ratio must be above 1"
-    langs = settings["chaos_languages"]
+    langs = settings[Col.chaos_languages]
     if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
         return f"{TABLE}.chaos_languages must be a list of languages, got {langs!r}"
     return None
@@ -362,5 +363,5 @@ HOOKS = plugins.SearchHooks(
     fixed_params=True,
     check=check,
     grid_rerun=grid_rerun_reason,
-    grid_reruns=DEFAULTS["reruns"],
+    grid_reruns=DEFAULTS[Col.reruns],
 )

@@ -6,6 +6,7 @@ and InspIRCd's records have null counters: nothing to check)."""
 from __future__ import annotations
 
 from serverbench import plugins
+from serverbench.benchmarks.im.columns import Col
 
 # Registrations in flight before the clock (the generator's --setup-concurrency; not
 # measured, so set per server, and left out of config_id): the flag's default (8) suits
@@ -23,7 +24,7 @@ def client_params(params: dict, server: str) -> dict:
         return {}
     from serverbench import contract
 
-    return {"setup_concurrency": int(contract.cli_contract()["benchmarks"]["im"][SETUP_CONCURRENCY[server]])}
+    return {"setup_concurrency": int(contract.cli_contract()[Col.benchmarks]["im"][SETUP_CONCURRENCY[server]])}
 
 
 def mismatch(params: dict, client: dict, server: dict) -> str | None:
@@ -33,13 +34,13 @@ def mismatch(params: dict, client: dict, server: dict) -> str | None:
     the generator received and at most what the generator could have asked for: one-to-one
     (latency) messages are the sessions' messages_routed, channel copies (fanout) are
     channel_deliveries. Lost messages are not a mismatch (they are the server's result)."""
-    mode = params.get("mode", "latency")
+    mode = params.get(Col.mode, "latency")
     if mode not in ("latency", "fanout"):
         return None
     field = "messages_routed" if mode == "latency" else "channel_deliveries"
     # the warm-up's messages (--warmup-s) passed through the server too
-    got = client["messages_delivered"] + client.get("warmup_messages_delivered", 0)
-    asked = client["deliveries_expected"] + client.get("warmup_deliveries_expected", 0)
+    got = client[Col.messages_delivered] + client.get(Col.warmup_messages_delivered, 0)
+    asked = client[Col.deliveries_expected] + client.get(Col.warmup_deliveries_expected, 0)
     passed = server.get(field)
     if passed is None:  # a production server keeps no counters (src/ircd/launcher.py)
         return None

@@ -16,6 +16,7 @@ import pandas as pd
 
 from serverbench import catalog, contract
 from serverbench.analysis.reading import registry
+from serverbench.benchmarks.im.columns import Col
 
 TABLE = "im"
 SEARCH_TABLE = "im_rate"  # the rate search's steps (raw search.name im_rate)
@@ -95,7 +96,7 @@ def production() -> tuple[str, ...]:
 
 def servers(d: pd.DataFrame) -> list[str]:
     """The servers in d, ours first in the spec's order, then the production ones."""
-    have = set(d["server_language"]) if "server_language" in d else set()
+    have = set(d[Col.server_language]) if Col.server_language in d else set()
     spec = [s for s in contract.languages() if s in have]
     rest = sorted(have - set(spec))
     anchors = set(production())
@@ -115,9 +116,9 @@ def all_runs(P, table: str = TABLE) -> pd.DataFrame:
     """Selected (processing's rule: a grid run re-run by protocol 5's rule is its last attempt),
     non-warm-up runs of an IM table, marked (see mark)."""
     r = P.runs
-    if r is None or r.empty or "table" not in r:
+    if r is None or r.empty or Col.table not in r:
         return pd.DataFrame()
-    d = r[(r["table"] == table) & r["selected"].astype(bool) & ~r["warmup"].astype(bool)].copy()
+    d = r[(r[Col.table] == table) & r[Col.selected].astype(bool) & ~r[Col.warmup].astype(bool)].copy()
     return mark(d) if not d.empty else d
 
 
@@ -127,7 +128,7 @@ def runs(P, mode: str | None = None) -> pd.DataFrame:
     d = all_runs(P)
     if d.empty or mode is None:
         return d
-    return d[d["mode"] == mode]
+    return d[d[Col.mode] == mode]
 
 
 def mark(d: pd.DataFrame) -> pd.DataFrame:
@@ -150,7 +151,7 @@ def valid(d: pd.DataFrame) -> pd.DataFrame:
     limited, never is)."""
     if d.empty:
         return d
-    return d[d["is_ok"].astype(bool) & ~d["generator_limited"]]
+    return d[d[Col.is_ok].astype(bool) & ~d["generator_limited"]]
 
 
 def latency_part(P) -> pd.DataFrame:
@@ -166,7 +167,7 @@ def chaos_stage(P) -> pd.DataFrame:
 
 def per_round(d: pd.DataFrame, value: str) -> pd.DataFrame:
     """(trial, value) of one server's runs at one configuration: a side of a paired comparison."""
-    out = pd.DataFrame({"trial": d["trial"].to_numpy(), "value": num(d, value).to_numpy()})
+    out = pd.DataFrame({"trial": d[Col.trial].to_numpy(), "value": num(d, value).to_numpy()})
     return out[out["value"].notna()]
 
 
@@ -186,7 +187,7 @@ def idle_pair(P, want: tuple[int, int]) -> tuple[int, int]:
     d = runs(P, "idle")
     if d.empty:
         return want
-    rounds = d.groupby("clients")["trial"].nunique()
+    rounds = d.groupby("clients")[Col.trial].nunique()
     if set(want) <= set(rounds.index):
         return want
     best = sorted(rounds.index, key=lambda n: (rounds[n], n))[-2:]
@@ -201,8 +202,8 @@ def idle_bytes_per_client(P, low: int, high: int) -> pd.DataFrame:
     if d.empty:
         return pd.DataFrame(columns=["server_language", "trial", "value"])
     d = d[num(d, "clients_registered") == num(d, "clients")]
-    a = d[d["clients"] == high][["server_language", "trial", RSS]]
-    b = d[d["clients"] == low][["server_language", "trial", RSS]]
+    a = d[d[Col.clients] == high][["server_language", "trial", RSS]]
+    b = d[d[Col.clients] == low][["server_language", "trial", RSS]]
     m = a.merge(b, on=["server_language", "trial"], suffixes=("_high", "_low"))
     m["value"] = (pd.to_numeric(m[f"{RSS}_high"]) - pd.to_numeric(m[f"{RSS}_low"])) / (high - low)
     return m[m["value"].notna()][["server_language", "trial", "value"]]
@@ -218,15 +219,15 @@ def largest_held(P) -> pd.DataFrame:
     d = runs(P, "idle")
     rows = []
     for s, g in d.groupby("server_language") if not d.empty else []:
-        held = g["is_ok"].astype(bool) & ~g["generator_limited"] & (num(g, "clients_registered") == num(g, "clients"))
-        per_n = held.groupby(g["clients"]).all().sort_index()
+        held = g[Col.is_ok].astype(bool) & ~g["generator_limited"] & (num(g, "clients_registered") == num(g, "clients"))
+        per_n = held.groupby(g[Col.clients]).all().sort_index()
         bad = [int(n) for n, ok in per_n.items() if not ok]
         first_bad = min(bad) if bad else None
         ok_ns = [int(n) for n, ok in per_n.items() if ok and (first_bad is None or n < first_bad)]
         status = None
         if first_bad is not None:
-            fb = g[(g["clients"] == first_bad) & ~held]
-            status = str(fb["status"].iloc[0]) if len(fb) else None
+            fb = g[(g[Col.clients] == first_bad) & ~held]
+            status = str(fb[Col.status].iloc[0]) if len(fb) else None
         rows.append(
             {
                 "server_language": s,
@@ -275,16 +276,16 @@ def sustainable(steps: pd.DataFrame, slo_s: float, search_slo_s: float, top_rate
     judged here from the record by the same rule."""
     rate, last = None, None
     for _, s in steps.sort_values("step").iterrows():
-        ok = bool(s["is_ok"]) and s["lost"] == 0 and pd.notna(s["p99"]) and s["p99"] <= search_slo_s
+        ok = bool(s[Col.is_ok]) and s["lost"] == 0 and pd.notna(s["p99"]) and s["p99"] <= search_slo_s
         if s.get("passed") is not None:
             ok = bool(s["passed"])
         censors = bool(s["generator_limited"]) or (not ok and s.get("establishes") is False)
         if censors:
             what = "the generator limited the run" if s["generator_limited"] else _why(s, slo_s)
-            return _limit(rate, False, f"stopped at {s['rate_per_s']:,.0f}/s: {what} (limit not established)")
+            return _limit(rate, False, f"stopped at {s[Col.rate_per_s]:,.0f}/s: {what} (limit not established)")
         if not ok or s["p99"] > slo_s:
-            return _limit(rate, True, f"fails at {s['rate_per_s']:,.0f}/s ({_why(s, slo_s)})")
-        rate, last = float(s["rate_per_s"]), s
+            return _limit(rate, True, f"fails at {s[Col.rate_per_s]:,.0f}/s ({_why(s, slo_s)})")
+        rate, last = float(s[Col.rate_per_s]), s
     if last is None:
         return _limit(None, False, "no search step")
     if rate is not None and rate >= top_rate * (1 - 1e-9):
@@ -297,8 +298,8 @@ def _limit(rate, established: bool, why: str) -> dict:
 
 
 def _why(s, slo_s: float) -> str:
-    if not bool(s["is_ok"]):
-        return f"{s['status']}: {s.get('status_reason') or ''}".strip(": ")
+    if not bool(s[Col.is_ok]):
+        return f"{s[Col.status]}: {s.get(Col.status_reason) or ''}".strip(": ")
     if s["lost"] > 0:
         return f"lost {int(s['lost']):,} messages"
     if isinstance(s.get("why_not"), str) and s["why_not"] and not (pd.notna(s["p99"]) and s["p99"] > slo_s):

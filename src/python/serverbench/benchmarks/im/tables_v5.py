@@ -25,6 +25,7 @@ from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.benchmarks.im import design as D
 from serverbench.benchmarks.im import search as S
 from serverbench.benchmarks.im import tables as T
+from serverbench.benchmarks.im.columns import Col
 
 # the searches' raw names, as the harness records them (benchmarks/im/search.py)
 CAPACITY, RATE, CHAOS_RATE, FANOUT, MEMORY = (
@@ -87,9 +88,9 @@ def attempts(P, name: str | None = None) -> pd.DataFrame:
     r = P.runs
     if r.empty or D.PHASE not in r:
         return pd.DataFrame()
-    d = r[(r["benchmark"] == "im") & r[D.PHASE].notna() & ~r["warmup"].astype(bool)]
+    d = r[(r[Col.benchmark] == "im") & r[D.PHASE].notna() & ~r[Col.warmup].astype(bool)]
     if name is not None:
-        d = d[d["search_name"] == name]
+        d = d[d[Col.search_name] == name]
     return _shaped(d)
 
 
@@ -98,10 +99,10 @@ def grid_attempts(P) -> pd.DataFrame:
     rule (search.grid_rerun_reason: raw `search` with attempt, rerun_reason, rerun_of and final,
     no name), shaped as `attempts`: search_name 'grid <mode>', run its round (the trial)."""
     r = P.runs
-    if r.empty or F["attempt_no"] not in r or "search_name" not in r:
+    if r.empty or F["attempt_no"] not in r or Col.search_name not in r:
         return pd.DataFrame()
-    marked = T.num(r, F["attempt_no"]).notna() & r["search_name"].isna()
-    d = r[(r["benchmark"] == "im") & marked & ~r["warmup"].astype(bool)]
+    marked = T.num(r, F["attempt_no"]).notna() & r[Col.search_name].isna()
+    d = r[(r[Col.benchmark] == "im") & marked & ~r[Col.warmup].astype(bool)]
     if d.empty:
         return d.copy()
     d = _shaped(d.assign(search_name="grid " + T.column(d, "mode").astype(str)))
@@ -115,14 +116,14 @@ def _shaped(d: pd.DataFrame) -> pd.DataFrame:
     d = T.mark(d)
     for short, col in F.items():
         d[short] = T.column(d, col)
-    d["nodelay"] = nodelay(d)
-    d["row"] = [s + (NODELAY_ROW if n else "") for s, n in zip(d["server_language"], d["nodelay"])]
-    d["row_label"] = [row_label(s, n) for s, n in zip(d["server_language"], d["nodelay"])]
+    d[Col.nodelay] = nodelay(d)
+    d["row"] = [s + (NODELAY_ROW if n else "") for s, n in zip(d[Col.server_language], d[Col.nodelay])]
+    d["row_label"] = [row_label(s, n) for s, n in zip(d[Col.server_language], d[Col.nodelay])]
     d["final"] = d["final"].map(_flag)
-    d["step"] = T.num(d, "search_step")
+    d[Col.step] = T.num(d, "search_step")
     d["p99"] = T.num(d, "latency_p99_s")
     d["lost"] = T.num(d, "messages_lost").fillna(0)
-    d["valid"] = d["is_ok"].astype(bool) & ~d["generator_limited"]
+    d["valid"] = d[Col.is_ok].astype(bool) & ~d["generator_limited"]
     for c in ("run", "attempt_no", "cap_bytes", "kills_per_s", "median_p99_s", "dropped", "live_bytes"):
         d[c] = T.num(d, F[c]) if c in F else d[c]
     return d.sort_values(["search_name", "row", "step", "run", "attempt_no"], kind="stable").reset_index(drop=True)
@@ -131,9 +132,9 @@ def _shaped(d: pd.DataFrame) -> pd.DataFrame:
 def _group_keys(d: pd.DataFrame) -> list[str]:
     """One search: its name and row, and its cap (memory) or channel size (fan-out)."""
     keys = ["search_name", "row"]
-    if d["search_name"].eq(MEMORY).any():
+    if d[Col.search_name].eq(MEMORY).any():
         keys.append("cap_bytes")
-    if d["search_name"].isin([FANOUT, FANOUT_CAPACITY]).any():
+    if d[Col.search_name].isin([FANOUT, FANOUT_CAPACITY]).any():
         keys.append("channel_size")
     return keys
 
@@ -150,12 +151,12 @@ def steps(a: pd.DataFrame) -> pd.DataFrame:
         fin = g[g["final"]] if g["final"].any() else g.sort_values("attempt_no").groupby("run").tail(1)
         decided = g[g["outcome"].notna() | g["step_passed"].notna()]
         outcome = _outcome(decided.iloc[-1] if len(decided) else None, fin)
-        param = "clients" if g["search_name"].iloc[0] == MEMORY else "rate_per_s"
+        param = "clients" if g[Col.search_name].iloc[0] == MEMORY else "rate_per_s"
         rows.append(
             {
                 **dict(zip(keys + ["step"], k)),
                 "row_label": g["row_label"].iloc[0],
-                "server_language": g["server_language"].iloc[0],
+                "server_language": g[Col.server_language].iloc[0],
                 "phase": g["phase"].iloc[0],
                 "value": float(T.num(g, param).iloc[0]),
                 "outcome": outcome,
@@ -238,7 +239,7 @@ def results(P, name: str) -> dict[str | tuple, Result]:
     top = float(D.im()["memory"]["clients_max"]) if name == MEMORY else D.grid()[1]
     keys = [k for k in _group_keys(st) if k != "search_name"]
     return {
-        (k[0] if len(keys) == 1 else tuple(k)): replace(result(g, top), server_language=g["server_language"].iloc[0])
+        (k[0] if len(keys) == 1 else tuple(k)): replace(result(g, top), server_language=g[Col.server_language].iloc[0])
         for k, g in st.groupby(keys, dropna=False)
     }
 
@@ -253,7 +254,7 @@ def censor(r: Result, cap: Result | None) -> Result:
     generator may have set it)."""
     if cap is None or cap.value is None or r.value is None or r.bound != "established":
         return r
-    limit = float(D.im()["generator"]["headroom"]) * cap.value
+    limit = float(D.im()["generator"][Col.headroom]) * cap.value
     if r.value >= limit * (1 - 1e-9):
         return replace(r, bound="at_least", why=f"at or above {limit:,.0f}/s, the generator's headroom")
     return r
@@ -291,7 +292,7 @@ def sensitivity_text(value: float, cap: Result | None) -> str:
     """A rate at a sensitivity SLO (search.sensitivity) as the tables write it: 'at least'
     at or above the generator's headroom or at the grid's top, by the rule `censor` and
     `result` apply to the SLO's own rate."""
-    limit = float(D.im()["generator"]["headroom"]) * cap.value if cap and cap.value else float("inf")
+    limit = float(D.im()["generator"][Col.headroom]) * cap.value if cap and cap.value else float("inf")
     at_least = value >= min(limit, D.grid()[1]) * (1 - 1e-9)
     return ("at least " if at_least else "") + f"{value:,.0f}"
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 from serverbench import protocol
 from serverbench.analysis.claims.compare import largest_common, ratio_between_languages
 from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, NotTestable
+from serverbench.rawdata.columns import Col
 
 
 def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
-    size = protocol.claim("C10")["message_bytes"]
-    d = data.values[data.values["message_bytes"] == size]
+    size = protocol.claim("C10")[Col.message_bytes]
+    d = data.values[data.values[Col.message_bytes] == size]
     pts = largest_common(
         d, ("variant", "payload", "cores", "message_bytes"), "repetitions", ("scala_actors", "scala_akka")
     )
@@ -19,7 +20,7 @@ def akka_speedup_over_scala_actors(data: Data) -> list[Comparison]:
         raise NotTestable(f"no {size / 1000:g} kB PingPing measured in both Scala actors and Scala/Akka")
     out = []
     for cfg in pts:
-        where = f"{size / 1000:g} kB x {int(cfg['repetitions']):,}, {int(cfg['cores'])} core(s)"
+        where = f"{size / 1000:g} kB x {int(cfg[Col.repetitions]):,}, {int(cfg[Col.cores])} core(s)"
         c = ratio_between_languages(
             d, "scala_actors", "scala_akka", cfg, data.region("C10"), "Scala actors/Akka time", where
         )

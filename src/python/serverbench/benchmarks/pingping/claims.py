@@ -7,6 +7,7 @@ from __future__ import annotations
 from serverbench.analysis.claims.compare import largest_common, ratio_between_languages
 from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, label
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+from serverbench.rawdata.columns import Col
 
 # where the paper measured C1, C2 and C10 (claims.regime: the verdicts say at which scale they were tested)
 REGIME = define(
@@ -34,10 +35,10 @@ def pingping_ratios_at_largest_repetitions(nums, den, claim_id):
         out = []
         for num in nums:
             pts = largest_common(data.values, PINGPING_GROUP, "repetitions", (num, den))
-            several_cores = len({p.get("cores") for p in pts}) > 1
+            several_cores = len({p.get(Col.cores) for p in pts}) > 1
             for cfg in pts:
-                where = f"{cfg['message_bytes'] / 1000:g} kB x {int(cfg['repetitions']):,}"
-                where += f", {int(cfg['cores'])} core(s)" if several_cores else ""
+                where = f"{cfg[Col.message_bytes] / 1000:g} kB x {int(cfg[Col.repetitions]):,}"
+                where += f", {int(cfg[Col.cores])} core(s)" if several_cores else ""
                 c = ratio_between_languages(
                     data.values, num, den, cfg, data.region(claim_id), f"{label(num)}/{label(den)} time", where
                 )
@@ -49,7 +50,7 @@ def pingping_ratios_at_largest_repetitions(nums, den, claim_id):
 
 
 def _sizes_scope(data: Data) -> str:
-    sizes = sorted(int(s) for s in data.values["message_bytes"].unique())
+    sizes = sorted(int(s) for s in data.values[Col.message_bytes].unique())
     return f"message sizes measured: {', '.join(map(str, sizes))} bytes"
 
 

@@ -21,6 +21,7 @@ from serverbench.analysis.plotting.figstyle import (
 )
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import Processed
+from serverbench.rawdata.columns import Col
 
 FIG3A_LANGUAGES = ("erlang", "java", "scala_actors")  # Fig. 3 (a): Erlang vs Java threads vs Scala actors
 
@@ -32,16 +33,16 @@ def _fig3_panel(ax, s, ref, languages, size, title, hidden_ref: list) -> bool:
     ax.set_title(title)
     drawn = False
     for lang in languages:
-        g = s[(s["language"] == lang) & (s["message_bytes"] == size)] if not s.empty else s
-        g = g[g["median"].notna()] if not g.empty else g
+        g = s[(s[Col.language] == lang) & (s[Col.message_bytes] == size)] if not s.empty else s
+        g = g[g[Col.median].notna()] if not g.empty else g
         if not g.empty:
             drawn = True
-            _plot_measured(ax, g["repetitions"], g["median"], g["ci_lo"], g["ci_hi"], lang, dodge=True)
+            _plot_measured(ax, g[Col.repetitions], g[Col.median], g[Col.ci_lo], g[Col.ci_hi], lang, dodge=True)
         if ref is not None:
-            r = ref[(ref["language"] == lang) & (ref["message_bytes"] == size)]
+            r = ref[(ref[Col.language] == lang) & (ref[Col.message_bytes] == size)]
             if not r.empty:
                 drawn = True
-                hidden_ref.append(_plot_reference(ax, r["repetitions"], r["time_s"], lang, positive_only=True))
+                hidden_ref.append(_plot_reference(ax, r[Col.repetitions], r["time_s"], lang, positive_only=True))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("Repetitions (messages each way)")
@@ -73,14 +74,14 @@ def fig3_pingping(
     paper = catalog.paper_languages()
     main = tuple(x for x in (languages or paper) if x in paper)
     a_langs = tuple(x for x in FIG3A_LANGUAGES if languages is None or x in languages)
-    have = set(s["language"])
+    have = set(s[Col.language])
     ref = reference.fig3() if show_reference else None
     panels = []
     if have & (set(a_langs) - {"erlang"}):
         panels.append(("a", FIG3A_BYTES, a_langs, None))
     for i, size in enumerate(sizes):
-        measured = bool(have & set(main)) and (s["message_bytes"] == size).any()
-        if measured or (ref is not None and (ref["message_bytes"] == size).any()):
+        measured = bool(have & set(main)) and (s[Col.message_bytes] == size).any()
+        if measured or (ref is not None and (ref[Col.message_bytes] == size).any()):
             panels.append(("bcd"[i] if i < 3 else str(i), size, main, ref))
     if not panels:
         return None

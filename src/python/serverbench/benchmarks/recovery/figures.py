@@ -19,6 +19,7 @@ from serverbench.analysis.plotting.figstyle import _style, color, marker
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.analysis.statistics import stats
+from serverbench.benchmarks.recovery.columns import Col
 from serverbench.rawdata import sidecars
 
 matplotlib.use("Agg")
@@ -42,20 +43,20 @@ METRIC = "steady_msgs_per_min"
 def runs(P, fault: str = "worker") -> pd.DataFrame:
     """Selected, measured, ok recovery runs of one fault mode."""
     r = P.runs
-    if r is None or r.empty or "table" not in r or "fault" not in r:
+    if r is None or r.empty or Col.table not in r or "fault" not in r:
         return pd.DataFrame()
-    d = r[(r["table"] == TABLE) & r["selected"] & ~r["warmup"].astype(bool) & r["is_ok"]]
+    d = r[(r[Col.table] == TABLE) & r[Col.selected] & ~r[Col.warmup].astype(bool) & r[Col.is_ok]]
     return d[d["fault"] == fault].copy()
 
 
 def latencies(d: pd.DataFrame) -> pd.DataFrame:
     """One row per restart: language, crashes_per_s, latency_s (every sample kept; a
     long run's are read from its sidecar in the raw folder)."""
-    sweeps = d["sweep_id"] if "sweep_id" in d else [""] * len(d)
+    sweeps = d[Col.sweep_id] if Col.sweep_id in d else [""] * len(d)
     rows = [
         (lang, rate, x)
         for lang, rate, sweep, cell in zip(
-            d.get("language", []), d.get("crashes_per_s", []), sweeps, d.get("restart_latency_s", [])
+            d.get(Col.language, []), d.get(Col.crashes_per_s, []), sweeps, d.get(Col.restart_latency_s, [])
         )
         for x in sidecars.cell_values(cell, "restart_latency_s", paths.raw_dir() / str(sweep))
     ]
@@ -70,8 +71,8 @@ def relative_throughput(P) -> pd.DataFrame:
     if d.empty:
         return pd.DataFrame(columns=cols)
     for key, g in d.groupby(["language", *CONFIG]):
-        base = g[g["crashes_per_s"] == 0][METRIC]
-        for rate, h in g[g["crashes_per_s"] > 0].groupby("crashes_per_s"):
+        base = g[g[Col.crashes_per_s] == 0][METRIC]
+        for rate, h in g[g[Col.crashes_per_s] > 0].groupby("crashes_per_s"):
             ci = stats.ratio_ci(h[METRIC], base)
             out.append((*key, rate, ci.ratio, ci.lo, ci.hi, ci.level, ci.n_num, ci.n_den))
     return pd.DataFrame(out, columns=cols).sort_values(["crashes_per_s", "language"]).reset_index(drop=True)
@@ -104,15 +105,15 @@ def supervision_overhead(P) -> pd.DataFrame:
     d = runs(P)
     r = P.runs
     cols = ["language", "cores", "pairs", "message_bytes", "ratio", "lo", "hi", "level", "n", "n_base"]
-    if d.empty or r is None or "table" not in r:
+    if d.empty or r is None or Col.table not in r:
         return pd.DataFrame(columns=cols)
-    t = r[(r["table"] == "throughput") & r["selected"] & ~r["warmup"].astype(bool) & r["is_ok"]]
-    if "payload" in t:
-        t = t[t["payload"].fillna("copy") == "copy"]
-    t = t[t["variant"] == "fair"]
+    t = r[(r[Col.table] == "throughput") & r[Col.selected] & ~r[Col.warmup].astype(bool) & r[Col.is_ok]]
+    if Col.payload in t:
+        t = t[t[Col.payload].fillna("copy") == "copy"]
+    t = t[t[Col.variant] == "fair"]
     out = []
-    for (lang, c, p, b), g in d[d["crashes_per_s"] == 0].groupby(["language", "cores", "pairs", "message_bytes"]):
-        base = t[(t["language"] == lang) & (t["cores"] == c) & (t["pairs"] == p) & (t["message_bytes"] == b)]
+    for (lang, c, p, b), g in d[d[Col.crashes_per_s] == 0].groupby(["language", "cores", "pairs", "message_bytes"]):
+        base = t[(t[Col.language] == lang) & (t[Col.cores] == c) & (t[Col.pairs] == p) & (t[Col.message_bytes] == b)]
         if base.empty:
             continue
         ci = stats.ratio_ci(g[METRIC], base[METRIC])
@@ -123,42 +124,42 @@ def supervision_overhead(P) -> pd.DataFrame:
 def first_loss(rel: pd.DataFrame, loss: float = LOSS):
     """The smallest lambda at which some language's relative throughput is below `loss`,
     and that language; (None, None) if none is."""
-    below = rel[rel["ratio"] < loss]
+    below = rel[rel[Col.ratio] < loss]
     if below.empty:
         return None, None
-    rate = below["crashes_per_s"].min()
-    return float(rate), ", ".join(sorted(below[below["crashes_per_s"] == rate]["language"]))
+    rate = below[Col.crashes_per_s].min()
+    return float(rate), ", ".join(sorted(below[below[Col.crashes_per_s] == rate][Col.language]))
 
 
 @registry.figure("fig_recovery_throughput", title="Faults: throughput against crash rate", tables=(TABLE,), order=40)
 def fig_recovery_throughput(P, languages=None, show_reference: bool = True, **_):
     rel = relative_throughput(P)
     if languages:
-        rel = rel[rel["language"].isin(languages)]
+        rel = rel[rel[Col.language].isin(languages)]
     if rel.empty:
         return None
     _style()
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    langs = sorted(set(rel["language"]))
+    langs = sorted(set(rel[Col.language]))
     for k, (lang, g) in enumerate(rel.groupby("language")):
         g = g.sort_values("crashes_per_s")
         dodge = 1.06 ** (k - (len(langs) - 1) / 2)  # side by side, so no interval hides another
-        x = np.concatenate([[0.0], g["crashes_per_s"].to_numpy(float) * dodge])  # lambda = 0: 1 by definition
-        y = np.concatenate([[1.0], g["ratio"].to_numpy(float)])
+        x = np.concatenate([[0.0], g[Col.crashes_per_s].to_numpy(float) * dodge])  # lambda = 0: 1 by definition
+        y = np.concatenate([[1.0], g[Col.ratio].to_numpy(float)])
         ax.plot(x, y, color=color(lang), marker=marker(lang), label=LANGUAGE_LABELS.get(lang, lang))
         ax.errorbar(
-            x[1:], y[1:], yerr=[g["ratio"] - g["lo"], g["hi"] - g["ratio"]], color=color(lang), ls="none", capsize=3
+            x[1:], y[1:], yerr=[g[Col.ratio] - g["lo"], g["hi"] - g[Col.ratio]], color=color(lang), ls="none", capsize=3
         )
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.axhline(LOSS, color="grey", lw=0.8, ls=":")
     ax.set_xscale("symlog", linthresh=1.0)  # lambda = 0, the baseline, on the axis beside the rates
-    ax.set_xlim(-0.3, float(rel["crashes_per_s"].max()) * 1.6)  # no negative rates
+    ax.set_xlim(-0.3, float(rel[Col.crashes_per_s].max()) * 1.6)  # no negative rates
     ax.set_xlabel("crashes per second (lambda), injected into workers")
     ax.set_ylabel("throughput relative to lambda = 0")
     c = rel.iloc[0]
     ax.set_title(
-        f"Cost of recovering: {int(c['pairs'])} pairs, {int(c['message_bytes'])} B, {c['duration_s']:g} s, "
-        f"{int(c['cores'])} core(s)\nsteady rate (second half of each run), Hodges-Lehmann ratio of trials, "
+        f"Cost of recovering: {int(c[Col.pairs])} pairs, {int(c[Col.message_bytes])} B, {c[Col.duration_s]:g} s, "
+        f"{int(c[Col.cores])} core(s)\nsteady rate (second half of each run), Hodges-Lehmann ratio of trials, "
         "exact interval (level in the report table)",
         fontsize=9,
     )
@@ -172,7 +173,7 @@ def fig_recovery_throughput(P, languages=None, show_reference: bool = True, **_)
 def fig_recovery_latency(P, languages=None, show_reference: bool = True, **_):
     lat = latencies(runs(P))
     if languages:
-        lat = lat[lat["language"].isin(languages)]
+        lat = lat[lat[Col.language].isin(languages)]
     if lat.empty:
         return None
     _style()

@@ -10,6 +10,7 @@ import pandas as pd
 from serverbench.analysis.reading import registry
 from serverbench.analysis.statistics import stats
 from serverbench.benchmarks.recovery import figures as R
+from serverbench.benchmarks.recovery.columns import Col
 
 TITLE = "Faults: the cost of tolerating them and of recovering"
 
@@ -21,13 +22,13 @@ def fastest_recovery(lat: pd.DataFrame) -> str:
     s = lat.sort_values("median_us").reset_index(drop=True)
     best = s.iloc[0]
     text = (
-        f"Lowest median restart latency: **{best['language']}**, {best['median_us']:.1f} µs "
-        f"[{best['lo_us']:.1f}, {best['hi_us']:.1f}] over {int(best['restarts'])} restarts"
+        f"Lowest median restart latency: **{best[Col.language]}**, {best['median_us']:.1f} µs "
+        f"[{best['lo_us']:.1f}, {best['hi_us']:.1f}] over {int(best[Col.restarts])} restarts"
     )
     if len(s) > 1:
         nxt = s.iloc[1]
         apart = best["hi_us"] < nxt["lo_us"]
-        text += f"; next {nxt['language']} at {nxt['median_us']:.1f} µs [{nxt['lo_us']:.1f}, {nxt['hi_us']:.1f}] " + (
+        text += f"; next {nxt[Col.language]} at {nxt['median_us']:.1f} µs [{nxt['lo_us']:.1f}, {nxt['hi_us']:.1f}] " + (
             "(the intervals do not overlap)." if apart else "(the intervals overlap: not separated by this sweep)."
         )
     return text + " Restarts of one run are not independent, so the intervals are optimistic."
@@ -37,17 +38,17 @@ def least_loss(rel: pd.DataFrame) -> str:
     """Which runtime loses least throughput, at the highest crash rate every language ran."""
     if rel.empty:
         return "No crash rate above 0 was run beside lambda = 0."
-    common = rel.groupby("crashes_per_s")["language"].nunique()
-    rate = common[common == rel["language"].nunique()].index.max()
-    at = rel[rel["crashes_per_s"] == rate].sort_values("ratio", ascending=False)
-    parts = [f"{r['language']} {r['ratio']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]" for _, r in at.iterrows()]
+    common = rel.groupby("crashes_per_s")[Col.language].nunique()
+    rate = common[common == rel[Col.language].nunique()].index.max()
+    at = rel[rel[Col.crashes_per_s] == rate].sort_values("ratio", ascending=False)
+    parts = [f"{r[Col.language]} {r[Col.ratio]:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]" for _, r in at.iterrows()]
     lam, who = R.first_loss(rel)
     first = (
         f" The first rate at which a language's estimate falls below {R.LOSS:.0%} of its fault-free "
         f"throughput: lambda = {lam:g}/s ({who}); there: "
         + "; ".join(
-            f"{r['language']} {r['ratio']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
-            for _, r in rel[rel["crashes_per_s"] == lam].iterrows()
+            f"{r[Col.language]} {r[Col.ratio]:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
+            for _, r in rel[rel[Col.crashes_per_s] == lam].iterrows()
         )
         + "."
         if lam is not None
@@ -55,7 +56,7 @@ def least_loss(rel: pd.DataFrame) -> str:
     )
     return (
         f"At lambda = {rate:g} crashes/s (the highest rate every language ran) the least throughput lost: "
-        f"**{at.iloc[0]['language']}**; throughput relative to lambda = 0: " + "; ".join(parts) + "." + first
+        f"**{at.iloc[0][Col.language]}**; throughput relative to lambda = 0: " + "; ".join(parts) + "." + first
     )
 
 
@@ -87,8 +88,8 @@ def section(P) -> list:
         "pairs and message size; recovery also counts every message and reports every 1,000 exchanges): "
         + (
             "; ".join(
-                f"{r['language']} {r['ratio']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] "
-                f"({int(r['pairs'])} pairs, {int(r['cores'])} cores)"
+                f"{r[Col.language]} {r[Col.ratio]:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] "
+                f"({int(r[Col.pairs])} pairs, {int(r[Col.cores])} cores)"
                 for _, r in sup.iterrows()
             )
             if not sup.empty

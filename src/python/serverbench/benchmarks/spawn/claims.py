@@ -21,6 +21,7 @@ from serverbench.analysis.claims.engine import (
     label,
 )
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+from serverbench.benchmarks.spawn.columns import Col
 
 # Needs.metric: the spawn time the sweep is judged by, the spawn_metric option (this package's OPTIONS)
 SPAWN_METRIC = "{spawn_metric}"
@@ -77,18 +78,18 @@ def _n(x) -> str:
 
 def limit_text(row) -> str:
     """'1,000,000 ok, fails at 2,000,000 (over_memory_budget)' / '..., limit not established'."""
-    s = f"{_n(row['max_ok_processes'])} ok"
-    if pd.isna(row["first_failed_processes"]):
+    s = f"{_n(row[Col.max_ok_processes])} ok"
+    if pd.isna(row[Col.first_failed_processes]):
         return s + ", no failure reached (limit not established)"
-    status = str(row.get("failure_status") or str(row["failure"]).split(":")[0])
-    if bool(row["limit_found"]):
-        return s + f", fails at {_n(row['first_failed_processes'])} ({status})"
-    return s + f", stopped at {_n(row['first_failed_processes'])} ({status}: limit not established)"
+    status = str(row.get(Col.failure_status) or str(row[Col.failure]).split(":")[0])
+    if bool(row[Col.limit_found]):
+        return s + f", fails at {_n(row[Col.first_failed_processes])} ({status})"
+    return s + f", stopped at {_n(row[Col.first_failed_processes])} ({status}: limit not established)"
 
 
 def akka_most_processes(data: Data) -> list[Comparison]:
     lim = data.P.spawn_max_limits
-    if lim is None or lim.empty or "scala_akka" not in set(lim["language"]) or len(set(lim["language"])) < 2:
+    if lim is None or lim.empty or "scala_akka" not in set(lim[Col.language]) or len(set(lim[Col.language])) < 2:
         raise NotTestable("the sweep has no max-processes search for Scala/Akka and at least one other language")
     lim = lim.set_index("language")
     a = lim.loc["scala_akka"]
@@ -97,18 +98,18 @@ def akka_most_processes(data: Data) -> list[Comparison]:
         if lang == "scala_akka":
             continue
         o = lim.loc[lang]
-        an = 0 if pd.isna(a["max_ok_processes"]) else a["max_ok_processes"]
-        on = 0 if pd.isna(o["max_ok_processes"]) else o["max_ok_processes"]
+        an = 0 if pd.isna(a[Col.max_ok_processes]) else a[Col.max_ok_processes]
+        on = 0 if pd.isna(o[Col.max_ok_processes]) else o[Col.max_ok_processes]
         if an > on:
-            r, why = (YES, "") if bool(o["limit_found"]) else (UNCLEAR, f"{label(lang)}'s limit not established")
+            r, why = (YES, "") if bool(o[Col.limit_found]) else (UNCLEAR, f"{label(lang)}'s limit not established")
         elif an < on:
-            r, why = (NO, "") if bool(a["limit_found"]) else (UNCLEAR, "Scala/Akka's limit not established")
+            r, why = (NO, "") if bool(a[Col.limit_found]) else (UNCLEAR, "Scala/Akka's limit not established")
         else:
             r, why = UNCLEAR, "equal largest ok N"
         out.append(
             Comparison(
                 f"Akka vs {label(lang)} max processes",
-                f"budget={_gib(a['budget_bytes'])}",
+                f"budget={_gib(a[Col.budget_bytes])}",
                 "Akka larger",
                 r,
                 None,
@@ -120,16 +121,16 @@ def akka_most_processes(data: Data) -> list[Comparison]:
 
 
 def _akka_summary(comps: list[Comparison]) -> str:
-    seen = [f"Scala/Akka: {comps[0].extra['akka']}"] if comps else []
+    seen = [f"Scala/Akka: {comps[0].extra[Col.akka]}"] if comps else []
     seen += [f"{c.label.split(' vs ')[1].replace(' max processes', '')}: {c.extra['other']}" for c in comps]
     return "; ".join(seen)
 
 
 def _budget_scope(data: Data) -> str:
     lim = data.P.spawn_max_limits
-    if lim is None or lim.empty or not lim["budget_bytes"].notna().any():
+    if lim is None or lim.empty or not lim[Col.budget_bytes].notna().any():
         return ""
-    budget = lim["budget_bytes"].dropna().iloc[0]
+    budget = lim[Col.budget_bytes].dropna().iloc[0]
     s = f"memory budget {_gib(budget)}"
     if budget < PAPER_BUDGET_BYTES:
         s += " (reduced from the paper's 8 GiB machine: limits are smaller than the paper's)"
@@ -150,7 +151,7 @@ def erlang_spawns_fastest(data: Data) -> list[Comparison]:
     """At the largest fixed N all three languages ran (the fixed grid's rounds; a max-
     processes search step has no round to pair): Erlang/Go and Erlang/Akka lower."""
     d = data.values
-    common = [n for n, g in d.groupby("processes") if {"erlang", "go", "scala_akka"} <= set(g["language"])]
+    common = [n for n, g in d.groupby("processes") if {"erlang", "go", "scala_akka"} <= set(g[Col.language])]
     if not common:
         raise NotTestable("no fixed N was measured in Erlang, Go and Scala/Akka")
     n = max(common)
@@ -175,9 +176,9 @@ C4 = Claim(
 
 def erlang_and_go_fastest_to_100k(data: Data) -> list[Comparison]:
     """At the protocol's N (100,000): Erlang and Go each lower than Akka, Erlang and Go similar."""
-    n = protocol.claim("C4b")["processes"]
+    n = protocol.claim("C4b")[Col.processes]
     d = data.values
-    have = set(d.loc[d["processes"] == n, "language"])
+    have = set(d.loc[d[Col.processes] == n, "language"])
     if not {"erlang", "go", "scala_akka"} <= have:
         raise NotTestable(f"no fixed-N spawn runs at N = {n:,} in Erlang, Go and Scala/Akka")
     out = [
@@ -208,7 +209,7 @@ def spawn_growth(data: Data) -> list[Comparison]:
     not higher than similar (smooth), Akka higher (a jump), Akka with its heap growing as
     the paper ran it where the sweep has those runs (the fixed heap's step then beside it,
     not deciding)."""
-    n1, n2 = protocol.claim("C5")["steps"]
+    n1, n2 = protocol.claim("C5")[Col.steps]
     d = data.values
     step = f"{n1:,} -> {n2:,}"
 

@@ -4,7 +4,8 @@ spec/cli.json `cost_factor.spawn`, ~25 for an Akka actor, 3 without one; a port 
 `port_of`, costs what Akka does)."""
 
 from serverbench import catalog
+from serverbench.benchmarks.spawn.columns import Col
 
 
 def run_s(language: str, params: dict) -> float:
-    return params["processes"] * catalog.language(language).cost_factor("spawn", default=3) * 1e-6
+    return params[Col.processes] * catalog.language(language).cost_factor("spawn", default=3) * 1e-6

@@ -25,6 +25,7 @@ from serverbench.analysis.plotting.figstyle import (
 )
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS, Processed
+from serverbench.benchmarks.spawn.columns import Col
 
 # ------------------------------------------------------------------ Figure 4
 
@@ -49,7 +50,7 @@ def fig4_spawn(
     metric = metric or spawn_metric
     paper = catalog.paper_languages()
     languages = tuple(x for x in (languages or paper) if x in paper)
-    if not {"spawn", "spawn_max"} & set(P.info.get("tables") or []):
+    if not {"spawn", "spawn_max"} & set(P.info.get(Col.tables) or []):
         return None
     if metric not in SPAWN_METRICS:
         raise ValueError(f"metric must be one of {sorted(SPAWN_METRICS)}")
@@ -70,18 +71,18 @@ def fig4_spawn(
 
     for lang in languages:
         if steps is not None and not steps.empty:
-            g = steps[(steps["language"] == lang) & (steps["status"] == "ok")]
+            g = steps[(steps[Col.language] == lang) & (steps[Col.status] == "ok")]
             if not g.empty and g[metric].notna().any():
                 any_a = True
                 st = P.stat("spawn_max", metric)
-                st = st[st["language"] == lang]
-                _plot_measured(axa, st["processes"], st["median"], st["ci_lo"], st["ci_hi"], lang, dodge=True)
-        if lim is not None and not lim.empty and lang in set(lim["language"]):
-            row = lim[lim["language"] == lang].iloc[0]
-            failed_at = row["first_failed_processes"]
+                st = st[st[Col.language] == lang]
+                _plot_measured(axa, st[Col.processes], st[Col.median], st[Col.ci_lo], st[Col.ci_hi], lang, dodge=True)
+        if lim is not None and not lim.empty and lang in set(lim[Col.language]):
+            row = lim[lim[Col.language] == lang].iloc[0]
+            failed_at = row[Col.first_failed_processes]
             if pd.notna(failed_at):
                 any_a = True
-                found = bool(row["limit_found"])
+                found = bool(row[Col.limit_found])
                 axa.axvline(failed_at, color=color(lang), ls=":", lw=1)
                 axa.plot(  # above the panel, off its time axis: a failure is not a time
                     [failed_at],
@@ -92,27 +93,27 @@ def fig4_spawn(
                     transform=axa.get_xaxis_transform(),
                     clip_on=False,
                 )
-                status = str(row["failure"]).split(":")[0]
+                status = str(row[Col.failure]).split(":")[0]
                 fail_notes.append(
-                    f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row['max_ok_processes'])}, "
+                    f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row[Col.max_ok_processes])}, "
                     + (
                         f"fails at {int(failed_at):,} ({status})"
                         if found
                         else f"stopped at {int(failed_at):,}\n    ({status}: limit not established)"
                     )
                 )
-            elif pd.notna(row["max_ok_processes"]):
+            elif pd.notna(row[Col.max_ok_processes]):
                 fail_notes.append(
-                    f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row['max_ok_processes'])}, no failure reached"
+                    f"{LANGUAGE_LABELS.get(lang, lang)}: ok to {_num(row[Col.max_ok_processes])}, no failure reached"
                 )
         if ra is not None:
-            r = ra[ra["language"] == lang]
-            _plot_reference(axa, r["processes"], r["time_s"], lang, positive_only=True)
-            f = rfail[rfail["language"] == lang]
+            r = ra[ra[Col.language] == lang]
+            _plot_reference(axa, r[Col.processes], r["time_s"], lang, positive_only=True)
+            f = rfail[rfail[Col.language] == lang]
             for _, fr in f.iterrows():
                 axa.plot(
-                    [fr["processes"]],
-                    [height("fail", fr["processes"], FAIL_STRIP, FAIL_STEP)],
+                    [fr[Col.processes]],
+                    [height("fail", fr[Col.processes], FAIL_STRIP, FAIL_STEP)],
                     marker="x",
                     ms=7,
                     color=color(lang),
@@ -135,8 +136,8 @@ def fig4_spawn(
     if not any_a:
         _panel_note(axa, "no max-processes search in this sweep")
     budget = (
-        lim["budget_bytes"].dropna().iloc[0]
-        if lim is not None and not lim.empty and lim["budget_bytes"].notna().any()
+        lim[Col.budget_bytes].dropna().iloc[0]
+        if lim is not None and not lim.empty and lim[Col.budget_bytes].notna().any()
         else None
     )
     axa.set_title(
@@ -151,18 +152,18 @@ def fig4_spawn(
     axa.set_ylabel("Time to spawn (s)")  # which time: the suptitle (SPAWN_METRICS)
     # (b) fixed N
     s = P.stat("spawn", metric)
-    s = s[(s["language"].isin(languages)) & (s["processes"] <= max_fixed)] if not s.empty else s
+    s = s[(s[Col.language].isin(languages)) & (s[Col.processes] <= max_fixed)] if not s.empty else s
     s, cores = _pick(s, "cores", cores)
     rb = reference.fig4b() if show_reference else None
     any_b = False
     for lang in languages:
-        g = s[s["language"] == lang] if not s.empty else s
-        if not g.empty and g["median"].notna().any():
+        g = s[s[Col.language] == lang] if not s.empty else s
+        if not g.empty and g[Col.median].notna().any():
             any_b = True
-            _plot_measured(axb, g["processes"], g["median"], g["ci_lo"], g["ci_hi"], lang)
+            _plot_measured(axb, g[Col.processes], g[Col.median], g[Col.ci_lo], g[Col.ci_hi], lang)
         if rb is not None:
-            r = rb[rb["language"] == lang]
-            _plot_reference(axb, r["processes"], r["time_s"], lang)
+            r = rb[rb[Col.language] == lang]
+            _plot_reference(axb, r[Col.processes], r["time_s"], lang)
     if not any_b:
         _panel_note(axb, "no fixed-N spawn runs in this sweep")
     axb.set_title(f"(b) Spawn up to {max_fixed:,} processes")

@@ -2,6 +2,7 @@
 runs of spawn under a memory budget, table spawn_max)."""
 
 from serverbench.analysis.reading import registry
+from serverbench.benchmarks.spawn.columns import Col
 
 SPAWN_TABLE = registry.TableSpec(
     "spawn",
@@ -33,12 +34,12 @@ def paper_setup(P, runs) -> list:
     (each only when the sweep ran that part)."""
     from serverbench.analysis.reporting.report import fmt_bytes
 
-    sp = runs[runs["table"] == "spawn"] if not runs.empty else runs
+    sp = runs[runs[Col.table] == "spawn"] if not runs.empty else runs
     lim = P.spawn_max_limits
     rows = []
     if not sp.empty:
-        rows.append(("spawn, Fig. 4 (b) largest N", f"{PAPER_FIXED_MAX:,}", f"{int(sp['processes'].max()):,}"))
-    if lim is not None and not lim.empty and lim["budget_bytes"].notna().any():
-        budget = fmt_bytes(lim["budget_bytes"].dropna().iloc[0])
+        rows.append(("spawn, Fig. 4 (b) largest N", f"{PAPER_FIXED_MAX:,}", f"{int(sp[Col.processes].max()):,}"))
+    if lim is not None and not lim.empty and lim[Col.budget_bytes].notna().any():
+        budget = fmt_bytes(lim[Col.budget_bytes].dropna().iloc[0])
         rows.append(("spawn, Fig. 4 (a) memory", PAPER_MAX_BUDGET, f"budget {budget} per run"))
     return rows

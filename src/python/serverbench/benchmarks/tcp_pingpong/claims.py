@@ -12,6 +12,7 @@ from serverbench.analysis.claims.compare import judged, rows_where
 from serverbench.analysis.claims.engine import EVIDENCE_ONLY, Comparison
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
 from serverbench.benchmarks.tcp_pingpong.figures import TABLE, runs
+from serverbench.rawdata.columns import Col
 
 # where the 2016 write-up measured T1-T3 (claims.regime)
 REGIME_T1 = define(
@@ -31,7 +32,7 @@ METRIC = "reported_us_per_round_trip"
 
 
 def _placements(d):
-    ps = [p for p in ("split", "shared") if p in set(d["placement"])]
+    ps = [p for p in ("split", "shared") if p in set(d[Col.placement])]
     if not ps:
         raise NotTestable("no tcp_pingpong runs with a placement")
     return ps
@@ -85,8 +86,8 @@ def _at_source_placement(make, needs: str, rows=lambda data: data.values):
 def _quarter(data, d, pl):
     """T3: the scala server's own count of bytes read / the bytes its client wrote, per run
     (one sample against 1, by round)."""
-    r = d[(d["placement"] == pl)] if "placement" in d else d
-    if r.empty or (not data.options.point_values and r["trial"].nunique() <= protocol.rounds_figure_only()):
+    r = d[(d[Col.placement] == pl)] if Col.placement in d else d
+    if r.empty or (not data.options.point_values and r[Col.trial].nunique() <= protocol.rounds_figure_only()):
         # a figure-only point never decides (a source's own value is judged as a point)
         return None
     return judged(
@@ -101,7 +102,7 @@ def _scala_k1_runs(data):
     d = runs(data.P)
     if d.empty or "server_read_fraction" not in d:
         raise NotTestable("no tcp_pingpong runs with the server's record")
-    return d[(d["K"] == 1) & (d["server_language"] == "scala") & (d["language"] == "scala")]
+    return d[(d["K"] == 1) & (d[Col.server_language] == "scala") & (d[Col.language] == "scala")]
 
 
 NEEDS = Needs(table=TABLE, metric=METRIC, languages=("go", "scala"))

@@ -14,6 +14,7 @@ import pandas as pd
 
 from serverbench import catalog, paths
 from serverbench.analysis.reading import registry
+from serverbench.rawdata.columns import Col
 
 matplotlib.use("Agg")
 
@@ -46,14 +47,14 @@ def runs(P) -> pd.DataFrame:
     """Selected, non-warm-up, ok tcp_pingpong runs with a `pair` column and the server's
     bytes read as a fraction of the 4 x C x R the client sent (`server_read_fraction`)."""
     r = P.runs
-    if r is None or r.empty or "table" not in r or "server_language" not in r:
+    if r is None or r.empty or Col.table not in r or Col.server_language not in r:
         return pd.DataFrame()
-    d = r[(r["table"] == TABLE) & r["selected"] & ~r["warmup"].astype(bool) & r["is_ok"]].copy()
+    d = r[(r[Col.table] == TABLE) & r[Col.selected] & ~r[Col.warmup].astype(bool) & r[Col.is_ok]].copy()
     if d.empty:
         return d
-    d["pair"] = d["language"] + "/" + d["server_language"]
-    d["K"] = d["read_buffer_bytes"].astype(int)
-    sent = 4.0 * d["connections"] * d["round_trips"]
+    d["pair"] = d[Col.language] + "/" + d[Col.server_language]
+    d["K"] = d[Col.read_buffer_bytes].astype(int)
+    sent = 4.0 * d[Col.connections] * d[Col.round_trips]
     d["server_read_fraction"] = d[SERVER_READ] / sent if SERVER_READ in d else np.nan
     return d
 
@@ -83,7 +84,7 @@ def fig_tcp_pingpong(P, languages=None, show_reference: bool = True, **_):
     if d.empty:
         return None
     rep, tru = per_pair(d, "reported_us_per_round_trip"), per_pair(d, "true_us_per_round_trip")
-    placements = [p for p in ("split", "shared") if p in set(d["placement"])]
+    placements = [p for p in ("split", "shared") if p in set(d[Col.placement])]
     pairs = pair_order(d["pair"].unique())
     ref = reference_pingpong() if show_reference else pd.DataFrame()
     fig, axes = plt.subplots(
@@ -93,14 +94,14 @@ def fig_tcp_pingpong(P, languages=None, show_reference: bool = True, **_):
     for ax, placement in zip(axes[0], placements):
         for K, color, dx in ((4, "tab:blue", -0.15), (1, "tab:red", 0.15)):
             for table, hollow, label in ((rep, False, "reported"), (tru, True, "true")):
-                s = table[(table["placement"] == placement) & (table["K"] == K)]
+                s = table[(table[Col.placement] == placement) & (table["K"] == K)]
                 if s.empty or (K == 4 and hollow):
                     continue  # K = 4: reported == true
                 xs = np.array([x[p] for p in s["pair"]]) + dx
                 ax.errorbar(
                     xs,
-                    s["median"],
-                    yerr=[s["median"] - s["min"], s["max"] - s["median"]],
+                    s[Col.median],
+                    yerr=[s[Col.median] - s["min"], s["max"] - s[Col.median]],
                     fmt="o",
                     color=color,
                     mfc="white" if hollow else color,
@@ -109,13 +110,13 @@ def fig_tcp_pingpong(P, languages=None, show_reference: bool = True, **_):
                 )
         if not ref.empty:
             for _, row in ref.iterrows():
-                pair = f"{row['client']}/{row['server']}"
+                pair = f"{row['client']}/{row[Col.server]}"
                 if pair not in x:
                     continue
                 buggy = (
-                    "original" in str(row["stage"])
+                    "original" in str(row[Col.stage])
                     and row["client"] == "scala"
-                    or ("original" in str(row["stage"]) and row["server"] == "scala")
+                    or ("original" in str(row[Col.stage]) and row[Col.server] == "scala")
                 )
                 ax.scatter(
                     x[pair] + (0.15 if buggy else -0.15),
@@ -140,7 +141,7 @@ def fig_tcp_pingpong(P, languages=None, show_reference: bool = True, **_):
     handles, labels = axes[0][0].get_legend_handles_labels()
     uniq = dict(zip(labels, handles))
     fig.legend(uniq.values(), uniq.keys(), loc="lower center", ncol=2, fontsize=7, frameon=False)
-    c, r = int(d["connections"].iloc[0]), int(d["round_trips"].iloc[0])
+    c, r = int(d[Col.connections].iloc[0]), int(d[Col.round_trips].iloc[0])
     fig.suptitle(f"TCP ping-pong, {c} connections x {r:,} round trips (K = read buffer bytes)", fontsize=10)
     fig.tight_layout(rect=(0, 0.16, 1, 0.95))
     return fig

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from serverbench import plugins
+from serverbench.rawdata.columns import Col
 
 
 def runs_the_original_bug(params: Mapping) -> bool:
     """A read buffer under 4 bytes is the original's bug, run on purpose (variant paper)."""
-    return int(params.get("read_buffer_bytes", 4)) < 4
+    return int(params.get(Col.read_buffer_bytes, 4)) < 4
 
 
 def mismatch(params: dict, client: dict, server: dict) -> str | None:
@@ -18,10 +19,10 @@ def mismatch(params: dict, client: dict, server: dict) -> str | None:
     the original's bug)."""
     if runs_the_original_bug(params):
         return None
-    if server["bytes_read"] != client["bytes_written"] or server["bytes_written"] != client["bytes_read"]:
+    if server[Col.bytes_read] != client[Col.bytes_written] or server[Col.bytes_written] != client[Col.bytes_read]:
         return (
-            f"byte accounting: client wrote {client['bytes_written']} and read {client['bytes_read']}, "
-            f"server read {server['bytes_read']} and wrote {server['bytes_written']}"
+            f"byte accounting: client wrote {client[Col.bytes_written]} and read {client[Col.bytes_read]}, "
+            f"server read {server[Col.bytes_read]} and wrote {server[Col.bytes_written]}"
         )
     return None
 

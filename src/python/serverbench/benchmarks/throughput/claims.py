@@ -19,6 +19,7 @@ from serverbench.analysis.claims.compare import (
 )
 from serverbench.analysis.claims.engine import Claim, Comparison, Data, Needs, NotTestable, label
 from serverbench.analysis.claims.regime import Scale, SourceRegime, define
+from serverbench.benchmarks.throughput.columns import Col
 
 # where the paper measured C6-C12 (claims.regime: the verdicts say at which scale they were tested)
 REGIME_C6 = define(
@@ -43,7 +44,7 @@ SETTINGS = ("variant", "payload", "message_bytes", "duration_s")
 
 def _cores_scope(data: Data) -> str:
     d = data.values
-    cs = sorted(int(c) for c in d["cores"].unique()) if not d.empty and "cores" in d else []
+    cs = sorted(int(c) for c in d[Col.cores].unique()) if not d.empty and Col.cores in d else []
     return f"cores measured: {', '.join(map(str, cs)) or 'none'} (paper: 1-32)"
 
 
@@ -58,7 +59,7 @@ def _grids(d: pd.DataFrame):
 
 
 def _has(g: pd.DataFrame, lang: str, cores, pairs) -> bool:
-    return bool(((g["language"] == lang) & (g["cores"] == cores) & (g["pairs"] == pairs)).any())
+    return bool(((g[Col.language] == lang) & (g[Col.cores] == cores) & (g[Col.pairs] == pairs)).any())
 
 
 def _between_languages(cid: str, num: str, den: str, where) -> Callable[[Data], list[Comparison]]:
@@ -81,7 +82,7 @@ def _between_languages(cid: str, num: str, den: str, where) -> Callable[[Data], 
 
 
 def go_2_to_5x(data: Data) -> list[Comparison]:
-    p, top = protocol.claim("C6")["pairs"], protocol.claim("C6")["max_cores"]
+    p, top = protocol.claim("C6")[Col.pairs], protocol.claim("C6")["max_cores"]
     out = []
     for other in ("erlang", "scala_akka"):
         out += _between_languages("C6", "go", other, lambda c, q: q == p and c <= top)(data)
@@ -102,7 +103,7 @@ def erlang_vs_akka(cid: str):
     def compare(data: Data) -> list[Comparison]:
         out = _between_languages(cid, "erlang", "scala_akka", where)(data)
         if not out:
-            cpus = data.P.info.get("logical_cpus")
+            cpus = data.P.info.get(Col.logical_cpus)
             raise NotTestable(f"no configuration in the region measured in both languages (this machine: {cpus} CPUs)")
         return out
 
@@ -135,7 +136,7 @@ def peak_at_pairs_equal_cores(data: Data) -> list[Comparison]:
     for lang in ("erlang", "go"):
         steps = []
         for s, g in _grids(data.values):
-            for cores in sorted(g["cores"].unique()):
+            for cores in sorted(g[Col.cores].unique()):
                 if not 2 <= cores <= top or not _has(g, lang, cores, cores):
                     continue
                 for p in (cores // 2, cores * 2):
@@ -148,13 +149,13 @@ def peak_at_pairs_equal_cores(data: Data) -> list[Comparison]:
 
 
 def go_no_scaling_beyond_4(data: Data) -> list[Comparison]:
-    p = protocol.claim("C9")["pairs"]
+    p = protocol.claim("C9")[Col.pairs]
     d = data.values
     out = []
     for s, g in _grids(d):
         if not _has(g, "go", 4, p):
             continue
-        for c in sorted(x for x in g["cores"].unique() if x > 4):
+        for c in sorted(x for x in g[Col.cores].unique() if x > 4):
             comp = ratio_between_configs(
                 g,
                 "go",
@@ -167,7 +168,7 @@ def go_no_scaling_beyond_4(data: Data) -> list[Comparison]:
             if comp is not None:
                 out.append(comp)
     if not out:
-        cpus = data.P.info.get("logical_cpus")
+        cpus = data.P.info.get(Col.logical_cpus)
         raise NotTestable(f"needs Go throughput at {p} pairs on 4 and on more than 4 cores (this machine: {cpus} CPUs)")
     return out
 
@@ -176,7 +177,7 @@ def akka_slow_start(data: Data) -> list[Comparison]:
     steps = [
         (s, g, c, 64, 2 * c, "T(64 pairs)/T(2 x cores pairs)")
         for s, g in _grids(data.values)
-        for c in sorted(g["cores"].unique())
+        for c in sorted(g[Col.cores].unique())
         if 2 * c < 64 and _has(g, "scala_akka", c, 64) and _has(g, "scala_akka", c, 2 * c)
     ]
     out = _within_language(data, "C11", "scala_akka", steps)
@@ -190,7 +191,7 @@ def erlang_drop_after_peak(data: Data) -> list[Comparison]:
     steps = [
         (s, g, c, 64, c, "T(64 pairs)/T(pairs = cores)")
         for s, g in _grids(data.values)
-        for c in sorted(g["cores"].unique())
+        for c in sorted(g[Col.cores].unique())
         if 2 <= c <= top and c < 64 and _has(g, "erlang", c, 64) and _has(g, "erlang", c, c)
     ]
     out = _within_language(data, "C12", "erlang", steps)

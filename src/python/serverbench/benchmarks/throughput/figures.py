@@ -23,6 +23,7 @@ from serverbench.analysis.plotting.figstyle import (
 )
 from serverbench.analysis.reading import reference, registry
 from serverbench.analysis.reading.process import Processed
+from serverbench.benchmarks.throughput.columns import Col
 
 # ------------------------------------------------------------------ Figure 5
 
@@ -64,16 +65,16 @@ def _fig5(
 ):
     paper = catalog.paper_languages()
     languages = tuple(x for x in (languages or paper) if x in paper)
-    if "throughput" not in set(P.info.get("tables") or []):
+    if "throughput" not in set(P.info.get(Col.tables) or []):
         return None
     _style()
     s = P.stat("throughput", metric)
-    s = s[s["language"].isin(languages)] if not s.empty else s
+    s = s[s[Col.language].isin(languages)] if not s.empty else s
     s, variant = _pick(s, "variant", variant)
     s, payload = _pick(s, "payload", payload)
     ref = reference.fig5_median(as_plotted=reference_as_plotted) if show_reference else None
-    unrunnable = set(P.info.get("unrunnable_cores") or [])
-    cpus = P.info.get("logical_cpus")
+    unrunnable = set(P.info.get(Col.unrunnable_cores) or [])
+    cpus = P.info.get(Col.logical_cpus)
     ncol = 3
     nrow = int(np.ceil(len(cores) / ncol))
     fig, axes = plt.subplots(nrow, ncol, figsize=(12, 3.3 * nrow + 1.2), squeeze=False)
@@ -83,23 +84,31 @@ def _fig5(
         ax.set_title(f"({'abcdef'[i] if i < 6 else i}) {c} core{'s' if c > 1 else ''}")
         have = drawn_ref = False
         for lang in languages:
-            g = s[(s["language"] == lang) & (s["cores"] == c)] if not s.empty else s
-            if not g.empty and g["median"].notna().any():
+            g = s[(s[Col.language] == lang) & (s[Col.cores] == c)] if not s.empty else s
+            if not g.empty and g[Col.median].notna().any():
                 g = g.sort_values("pairs")
-                scale = _at_cores(g["pairs"], g["median"], c) / g["median"].to_numpy(float) if normalised else 1e-6
+                scale = (
+                    _at_cores(g[Col.pairs], g[Col.median], c) / g[Col.median].to_numpy(float) if normalised else 1e-6
+                )
                 if np.isfinite(scale).any():
                     have = True
-                    all_pairs |= set(g["pairs"].astype(int))
+                    all_pairs |= set(g[Col.pairs].astype(int))
                     _plot_measured(
-                        ax, g["pairs"], g["median"] * scale, g["ci_lo"] * scale, g["ci_hi"] * scale, lang, dodge=True
+                        ax,
+                        g[Col.pairs],
+                        g[Col.median] * scale,
+                        g[Col.ci_lo] * scale,
+                        g[Col.ci_hi] * scale,
+                        lang,
+                        dodge=True,
                     )
             if ref is not None:
-                r = ref[(ref["language"] == lang) & (ref["cores"] == c)].sort_values("pairs")
-                y = _at_cores(r["pairs"], r["msgs_per_min"], c) if normalised else r["msgs_per_min"] / 1e6
+                r = ref[(ref[Col.language] == lang) & (ref[Col.cores] == c)].sort_values("pairs")
+                y = _at_cores(r[Col.pairs], r["msgs_per_min"], c) if normalised else r["msgs_per_min"] / 1e6
                 if not r.empty and np.isfinite(np.asarray(y, dtype=float)).any():
                     drawn_ref = True
-                    all_pairs |= set(r["pairs"].astype(int))
-                    _plot_reference(ax, r["pairs"], y, lang)
+                    all_pairs |= set(r[Col.pairs].astype(int))
+                    _plot_reference(ax, r[Col.pairs], y, lang)
         if not have:
             if c in unrunnable or (cpus and c > cpus):
                 msg = f"not runnable on this machine ({cpus} logical CPUs)"
@@ -129,7 +138,7 @@ def _fig5(
     if normalised:
         title = "Fig. 5, each curve divided by its own value at pairs = cores (the shape, not the speed)"
     fig.suptitle(title, y=0.995)
-    dur = s["duration_s"].dropna().unique() if not s.empty and "duration_s" in s else []
+    dur = s[Col.duration_s].dropna().unique() if not s.empty and Col.duration_s in s else []
     note = f"variant {variant}, payload {payload}" + (
         f", {', '.join(f'{d:g}' for d in dur)} s runs (paper: 60 s)" if len(dur) else ""
     )

@@ -1,6 +1,7 @@
 """The throughput table (Fig. 5): one configuration per core count and pair count."""
 
 from serverbench.analysis.reading import registry
+from serverbench.benchmarks.throughput.columns import Col
 
 THROUGHPUT_TABLE = registry.TableSpec(
     "throughput",
@@ -24,8 +25,8 @@ PAPER_RUN_S = 60.0  # Fig. 5's run length
 @registry.setup_rows
 def paper_setup(P, runs) -> list:
     """The report's row on this sweep's throughput run length against the paper's."""
-    tp = runs[runs["table"] == "throughput"] if not runs.empty else runs
+    tp = runs[runs[Col.table] == "throughput"] if not runs.empty else runs
     if tp.empty:
         return []
-    here = ", ".join(f"{x:g} s" for x in sorted(tp["duration_s"].dropna().unique()))
+    here = ", ".join(f"{x:g} s" for x in sorted(tp[Col.duration_s].dropna().unique()))
     return [("throughput run length", f"{PAPER_RUN_S:g} s", here)]

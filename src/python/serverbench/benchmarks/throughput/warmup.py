@@ -15,6 +15,7 @@ import pandas as pd
 from serverbench import paths
 from serverbench.analysis.reading import cache, registry
 from serverbench.analysis.statistics import warmup
+from serverbench.benchmarks.throughput.columns import Col
 from serverbench.rawdata.sweepfiles import raw_files
 
 BENCHMARK = "throughput"
@@ -27,8 +28,8 @@ def selected_runs(raw_dir: Path) -> list[dict]:
 
     best: dict[tuple, dict] = {}
     for r in raw_lines(Path(raw_dir)):
-        if r.get("benchmark") == BENCHMARK and r.get("status") == "ok" and not r.get("warmup"):
-            best[(r.get("config_id"), r.get("trial"))] = r
+        if r.get(Col.benchmark) == BENCHMARK and r.get(Col.status) == "ok" and not r.get(Col.warmup):
+            best[(r.get(Col.config_id), r.get(Col.trial))] = r
     return list(best.values())
 
 
@@ -48,15 +49,15 @@ def classify_sweep(raw_dir: Path, rule: warmup.Rule | None = None) -> pd.DataFra
 def _rows(raw_dir: Path, rule: warmup.Rule) -> list[list]:
     rows = []
     for r in selected_runs(raw_dir):
-        c = warmup.classify_run(r.get("metrics") or {}, r.get("params") or {}, rule)
-        params = r.get("params") or {}
+        c = warmup.classify_run(r.get(Col.metrics) or {}, r.get(Col.params) or {}, rule)
+        params = r.get(Col.params) or {}
         rows.append(
             [
                 Path(raw_dir).name,
-                r.get("language"),
-                r.get("cores"),
-                params.get("pairs"),
-                r.get("trial"),
+                r.get(Col.language),
+                r.get(Col.cores),
+                params.get(Col.pairs),
+                r.get(Col.trial),
                 c.label,
                 c.steady_share,
                 c.steady_over_whole,
@@ -80,9 +81,9 @@ def shares(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _raw_of(info: dict) -> Path:
-    sid = info.get("sweep_id", "")
+    sid = info.get(Col.sweep_id, "")
     here = paths.raw_dir() / sid
-    return here if here.exists() else Path(info.get("sweep_dir") or here)
+    return here if here.exists() else Path(info.get(Col.sweep_dir) or here)
 
 
 def _paper_pieces() -> list[Path]:
@@ -104,7 +105,7 @@ def warmup_section(P) -> list:
         return []
     runs = pd.concat([classify_sweep(f) for f in folders], ignore_index=True)
     rule = warmup.Rule.of_protocol()
-    short = runs[runs["label"] == warmup.TOO_SHORT]["sweep"].unique().tolist()
+    short = runs[runs["label"] == warmup.TOO_SHORT][Col.sweep].unique().tolist()
     table = shares(runs)
     lead = (
         "Each throughput run classified as Barrett et al. do (OOPSLA 2017; docs/protocol.md section 8): its "

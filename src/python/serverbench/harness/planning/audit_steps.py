@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from serverbench import contract
+from serverbench.rawdata.columns import Col
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Step:
 
 
 def paper_value(knob: Mapping, lang: str) -> str | None:
-    p = knob["paper"]
+    p = knob[Col.paper]
     return p.get(lang) if isinstance(p, dict) else p
 
 
@@ -40,9 +41,9 @@ def knobs(bench: str, lang: str) -> list[Knob]:
     out = []
     for flag, f in contract.flags(bench).items():
         k = f.knob
-        if not k or lang not in k["languages"] or f.param is None:
+        if not k or lang not in k[Col.languages] or f.param is None:
             continue
-        out.append(Knob(flag, f.param, k["fair"], paper_value(k, lang), k.get("doc", "")))
+        out.append(Knob(flag, f.param, k[Col.fair], paper_value(k, lang), k.get("doc", "")))
     return out
 
 

@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 from serverbench.harness.planning.profiles import ProfileError, load_profile, profile_path, table_names
+from serverbench.rawdata.columns import Col
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def pieces(name_or_path) -> dict[str, Piece]:
     for name, spec in table.items():
         if not isinstance(spec, dict) or set(spec) - {"benchmarks", "set"}:
             raise ProfileError(f"{path}: pieces.{name} takes benchmarks = [...] and set = {{...}} only")
-        benchmarks = spec.get("benchmarks")
+        benchmarks = spec.get(Col.benchmarks)
         if not isinstance(benchmarks, list) or not benchmarks or not set(benchmarks) <= set(known):
             raise ProfileError(f"{path}: pieces.{name}.benchmarks must list some of {', '.join(known)}")
         sets = spec.get("set", {})

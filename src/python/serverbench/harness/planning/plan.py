@@ -16,6 +16,7 @@ from serverbench.harness.planning.profiles import ProfileError, param_keys, tabl
 from serverbench.harness.planning.resolved import Profile
 from serverbench.harness.planning.search import Search
 from serverbench.harness.planning.task import Task, config_id, group_id, heap_mb, process_limit
+from serverbench.rawdata.columns import Col
 
 
 @dataclass
@@ -146,27 +147,27 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
         if benchmarks is not None:
             if bench not in benchmarks:
                 continue
-            if "languages" not in b:  # no table in the profile at all
-                raise ProfileError(f"profile {prof['name']!r} has no [{bench}] table")
-        elif not b.get("enabled"):
+            if Col.languages not in b:  # no table in the profile at all
+                raise ProfileError(f"profile {prof[Col.name]!r} has no [{bench}] table")
+        elif not b.get(Col.enabled):
             continue
         langs = [
             lang
-            for lang in b["languages"]
+            for lang in b[Col.languages]
             if (languages is None or lang in languages) and runs_here(lang, bench, variant)
         ]
         cores, skipped = resolve_cores(
-            b["cores"], machine, oversubscribe, b["skip_unavailable_cores"], f"{bench}.cores"
+            b[Col.cores], machine, oversubscribe, b[Col.skip_unavailable_cores], f"{bench}.cores"
         )
         # an also-grid may name its own core counts; they join the table's, in order
         main_cores, also_cores = cores, {}
         for i, extra in enumerate(b.get("also", [])):
-            if "cores" in extra:
+            if Col.cores in extra:
                 also_cores[i], more = resolve_cores(
-                    extra["cores"],
+                    extra[Col.cores],
                     machine,
                     oversubscribe,
-                    extra.get("skip_unavailable_cores", b["skip_unavailable_cores"]),
+                    extra.get(Col.skip_unavailable_cores, b[Col.skip_unavailable_cores]),
                     f"{bench}.also[{i}].cores",
                 )
                 cores = sorted(set(cores) | set(also_cores[i]))
@@ -181,13 +182,13 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
         for lang in langs:
             if lang not in plan.languages:
                 plan.languages.append(lang)
-            table = {**b, **b.get("per_language", {}).get(lang, {})}
+            table = {**b, **b.get(Col.per_language, {}).get(lang, {})}
             tables = [
                 (table, main_cores),
                 *(
                     ({**table, **extra}, also_cores.get(i, main_cores))
                     for i, extra in enumerate(b.get("also", []))
-                    if lang in extra.get("languages", [lang])
+                    if lang in extra.get(Col.languages, [lang])
                 ),
             ]
             for c in cores:
@@ -199,7 +200,7 @@ def make_plan(prof: Profile, languages=None, benchmarks=None, oversubscribe=Fals
                     if c not in t_cores:
                         continue
                     for params in grid(bench, t):
-                        if t.get("steps") == "knobs":  # the audit: fair, paper, single-knob steps
+                        if t.get(Col.steps) == "knobs":  # the audit: fair, paper, single-knob steps
                             for s in audit_steps.steps(bench, lang):
                                 plan.tasks += _trials(bench, lang, s.variant, c, {**params, **s.knobs}, t)
                         else:
@@ -216,13 +217,13 @@ def _searches(lang: str, variant: str, cores: int, table: dict, declared) -> lis
         return [Search(lang, variant, cores, table, declared)]
     if "client" not in contract.language_roles(lang, declared.benchmark):
         return []  # a socket search's language is its client (e.g. IM's load generator)
-    servers = socket_plan.ServerTable.of(table["options"], f"{declared.table}.options")
+    servers = socket_plan.ServerTable.of(table[Col.options], f"{declared.table}.options")
     if declared.replicated:  # IM: the searches its part makes of the table's server rows
         rows = [o for _, o in socket_plan.expand(declared.benchmark, lang, variant, {}, servers)]
         specs = declared.part.searches(table, rows)
         return [Search(lang, variant, cores, table, declared, sp.options, sp) for sp in specs]
     out = []
-    for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get("params", {}), servers):
+    for v, opts in socket_plan.expand(declared.benchmark, lang, variant, table.get(Col.params, {}), servers):
         out.append(Search(lang, v, cores, table, declared, opts))
     return out
 
@@ -230,7 +231,7 @@ def _searches(lang: str, variant: str, cores: int, table: dict, declared) -> lis
 def _settings_grid(lang: str, b: dict) -> list[dict]:
     """Every combination of the runtime settings the table lists for lang
     (settings = { go = { gc = ["greentea", "nogreentea"] } }); [{}] when none."""
-    chosen = b.get("settings", {}).get(lang, {})
+    chosen = b.get(Col.settings, {}).get(lang, {})
     names = sorted(chosen)
     return [dict(zip(names, combo)) for combo in itertools.product(*(chosen[n] for n in names))]
 
@@ -246,18 +247,18 @@ def _trials(bench: str, lang: str, variant: str, cores: int, params: dict, b: di
         cores=cores,
         config_id=config_id(bench, lang, variant, cores, params, settings=settings),
         group_id=group_id(bench, variant, cores, params),
-        timeout_s=b["timeout_s"],
-        memory_budget_bytes=b["memory_budget_bytes"],
-        heap_mb=heap_mb(b["memory_budget_bytes"], b["heap_fraction"]),
-        process_limit=process_limit(bench, params, b["process_limit"]),
-        memory_enforcement=b["memory_enforcement"],
+        timeout_s=b[Col.timeout_s],
+        memory_budget_bytes=b[Col.memory_budget_bytes],
+        heap_mb=heap_mb(b[Col.memory_budget_bytes], b[Col.heap_fraction]),
+        process_limit=process_limit(bench, params, b[Col.process_limit]),
+        memory_enforcement=b[Col.memory_enforcement],
         family=contract.family(bench),
         settings=settings,
     )
-    warm = [first.with_trial(0, warmup=True)] if b["warmup"] else []
-    tasks = warm + [first.with_trial(k) for k in range(1, b["trials"] + 1)]
+    warm = [first.with_trial(0, warmup=True)] if b[Col.warmup] else []
+    tasks = warm + [first.with_trial(k) for k in range(1, b[Col.trials] + 1)]
     if first.family == "socket":  # one task per client x server x placement x settings row
-        return socket_plan.expand_tasks(tasks, b["options"], f"{bench}.options")
+        return socket_plan.expand_tasks(tasks, b[Col.options], f"{bench}.options")
     return tasks
 
 
@@ -326,7 +327,7 @@ def estimate_search_s(s: Search) -> float:
         steps, follow = s.estimated_walk()
         total = sum(n * estimate_task_s(s.run_task(v, 0, "grid", 1, 1)) for v, n in steps)
         return total + sum(estimate_task_s(s.loss_task(f, 0, 1)) for f in follow)
-    total, n, cfg = 0.0, s.settings["start"], s.settings
+    total, n, cfg = 0.0, s.settings[Col.start], s.settings
     for k in range(s.estimated_steps()):
         task = s.task(n, k)
         est = (
@@ -334,10 +335,10 @@ def estimate_search_s(s: Search) -> float:
             if task.family == "socket"
             else estimate_run_s(s.declared.benchmark, s.language, task.params)
         )
-        total += min(cfg["timeout_s"], est)
-        if est >= cfg["timeout_s"]:  # a timeout ends the growth (bisection after it)
-            total += cfg["timeout_s"] * 0.7 if cfg["refine_steps"] else 0
+        total += min(cfg[Col.timeout_s], est)
+        if est >= cfg[Col.timeout_s]:  # a timeout ends the growth (bisection after it)
+            total += cfg[Col.timeout_s] * 0.7 if cfg[Col.refine_steps] else 0
             break
         n = s.value(n, k)
     # the second stage: its runs cost as the last step (its parameters are resolved at run time)
-    return total + s.stage_runs() * (estimate_task_s(s.task(cfg["start"], 0)) if s.stage_runs() else 0.0)
+    return total + s.stage_runs() * (estimate_task_s(s.task(cfg[Col.start], 0)) if s.stage_runs() else 0.0)

@@ -38,6 +38,7 @@ from serverbench.harness.planning.values import languages as _langs
 from serverbench.harness.planning.values import param_values as _param_values
 from serverbench.harness.planning.values import positive_number as _pos_number
 from serverbench.harness.planning.values import runtime_settings as _runtime_settings
+from serverbench.rawdata.columns import Col
 
 GiB = 1024**3
 MiB = 1024**2
@@ -187,7 +188,7 @@ def sweep_seed(prof: Profile, sweep_dir) -> int:
         return int(prof.seed)
     from serverbench.rawdata.sweepfiles import read_manifest
 
-    recorded = read_manifest(sweep_dir).get("seed")
+    recorded = read_manifest(sweep_dir).get(Col.seed)
     if isinstance(recorded, int) and not isinstance(recorded, bool):
         return recorded
     return secrets.randbelow(2**31)
@@ -199,58 +200,58 @@ def resolve(prof: dict, source: str = "<dict>") -> Profile:
         if k not in top:
             raise ProfileError(f"{source}: unknown top-level key {k!r}")
     out = {
-        "name": str(prof.get("name", "custom")),
-        "description": str(prof.get("description", "")),
+        "name": str(prof.get(Col.name, "custom")),
+        "description": str(prof.get(Col.description, "")),
         "source": source,
         # None: the sweep draws its own (sweep_seed), so two sweeps do not share one run order
-        "seed": None if prof.get("seed") is None else _int(prof["seed"], "seed", minimum=0),
-        "variant": prof.get("variant", "fair"),
-        "languages": _langs(prof.get("languages", list(contract.languages())), "languages"),
+        "seed": None if prof.get(Col.seed) is None else _int(prof[Col.seed], "seed", minimum=0),
+        "variant": prof.get(Col.variant, "fair"),
+        "languages": _langs(prof.get(Col.languages, list(contract.languages())), "languages"),
         # an ok run flagged interfered (harness/running/interference.py) is run once more; smoke, a
         # build check and test fixture, keeps one record per task
-        "rerun_interfered": _bool(prof.get("rerun_interfered", True), "rerun_interfered"),
+        "rerun_interfered": _bool(prof.get(Col.rerun_interfered, True), "rerun_interfered"),
     }
     built = contract.implemented_variants()
-    if out["variant"] not in built:
+    if out[Col.variant] not in built:
         raise ProfileError(
-            f"variant {out['variant']!r} is not built (spec/cli.json implemented_variants: {', '.join(built)})"
+            f"variant {out[Col.variant]!r} is not built (spec/cli.json implemented_variants: {', '.join(built)})"
         )
     defaults = dict(DEFAULT_KEYS)
-    for k, v in (prof.get("defaults") or {}).items():
+    for k, v in (prof.get(Col.defaults) or {}).items():
         if k not in DEFAULT_KEYS:
             raise ProfileError(f"{source}: unknown key defaults.{k}; known: {', '.join(sorted(DEFAULT_KEYS))}")
         defaults[k] = v
-    out["defaults"] = _check_settings(defaults, "defaults")
+    out[Col.defaults] = _check_settings(defaults, "defaults")
     for bench in table_names():
         table = prof.get(bench)
         if table is None:
             out[bench] = {"enabled": False}
             continue
-        b = {"enabled": bool(table.get("enabled", True))}
-        b.update(_bench_settings(bench, table, out["defaults"], source))
-        b["languages"] = _langs(table.get("languages", out["languages"]), f"{bench}.languages")
+        b = {"enabled": bool(table.get(Col.enabled, True))}
+        b.update(_bench_settings(bench, table, out[Col.defaults], source))
+        b[Col.languages] = _langs(table.get(Col.languages, out[Col.languages]), f"{bench}.languages")
         # steps = "knobs": the audit's fair, paper and single-knob steps (serverbench.harness.planning.audit_steps)
-        b["steps"] = table.get("steps", "variant")
-        if b["steps"] not in ("variant", "knobs"):
-            raise ProfileError(f'{source}: {bench}.steps must be "variant" or "knobs", got {b["steps"]!r}')
-        per = table.get("per_language") or {}
+        b[Col.steps] = table.get(Col.steps, "variant")
+        if b[Col.steps] not in ("variant", "knobs"):
+            raise ProfileError(f'{source}: {bench}.steps must be "variant" or "knobs", got {b[Col.steps]!r}')
+        per = table.get(Col.per_language) or {}
         if not isinstance(per, dict):
             raise ProfileError(f"{source}: {bench}.per_language must be a table of language tables")
-        b["per_language"] = {}
+        b[Col.per_language] = {}
         for lang, sub in per.items():
             _langs([lang], f"{bench}.per_language")
-            if not isinstance(sub, dict) or "per_language" in sub or "languages" in sub or "enabled" in sub:
+            if not isinstance(sub, dict) or Col.per_language in sub or Col.languages in sub or Col.enabled in sub:
                 raise ProfileError(
                     f"{source}: {bench}.per_language.{lang} must be a table of parameter lists or settings"
                 )
             full = _bench_settings(
                 bench,
                 {**{k: b[k] for k in b if k not in ("enabled", "languages", "per_language")}, **sub},
-                out["defaults"],
+                out[Col.defaults],
                 f"{source}: {bench}.per_language.{lang}",
             )
-            b["per_language"][lang] = {k: full[k] for k in sub}
-        b["also"] = _also(bench, table.get("also") or [], b, out["defaults"], source)
+            b[Col.per_language][lang] = {k: full[k] for k in sub}
+        b["also"] = _also(bench, table.get("also") or [], b, out[Col.defaults], source)
         out[bench] = b
     return Profile.from_dict(out)
 
@@ -271,11 +272,11 @@ def _also(bench: str, also, b: dict, defaults: dict, source: str) -> list[dict]:
         if bad:
             raise ProfileError(f"{source}: {bench}.also[{i}] may not set {', '.join(bad)}")
         sub = dict(sub)
-        langs = _langs(sub.pop("languages"), f"{source}: {bench}.also[{i}].languages") if "languages" in sub else None
-        if langs is not None and set(langs) - set(b["languages"]):
+        langs = _langs(sub.pop("languages"), f"{source}: {bench}.also[{i}].languages") if Col.languages in sub else None
+        if langs is not None and set(langs) - set(b[Col.languages]):
             raise ProfileError(
-                f"{source}: {bench}.also[{i}].languages: {', '.join(sorted(set(langs) - set(b['languages'])))} "
-                f"not among {bench}'s languages ({', '.join(b['languages'])})"
+                f"{source}: {bench}.also[{i}].languages: {', '.join(sorted(set(langs) - set(b[Col.languages])))} "
+                f"not among {bench}'s languages ({', '.join(b[Col.languages])})"
             )
         base = {k: b[k] for k in b if k not in ("enabled", "languages", "per_language", "also")}
         try:
@@ -310,21 +311,21 @@ def _bench_settings(bench: str, table: dict, defaults: dict, source: str) -> dic
 
 def _check_settings(s: dict, where: str) -> dict:
     s = dict(s)
-    s["trials"] = _int(protocol.trials(s["trials"]), f"{where}.trials", minimum=1)
-    if not isinstance(s["warmup"], bool):
-        raise ProfileError(f"{where}.warmup must be true or false, got {s['warmup']!r}")
-    s["timeout_s"] = _pos_number(s["timeout_s"], f"{where}.timeout_s")
-    s["memory_budget_bytes"] = _bytes(s["memory_budget_bytes"], f"{where}.memory_budget_bytes", allow_none=True)
-    hf = s["heap_fraction"]
+    s[Col.trials] = _int(protocol.trials(s[Col.trials]), f"{where}.trials", minimum=1)
+    if not isinstance(s[Col.warmup], bool):
+        raise ProfileError(f"{where}.warmup must be true or false, got {s[Col.warmup]!r}")
+    s[Col.timeout_s] = _pos_number(s[Col.timeout_s], f"{where}.timeout_s")
+    s[Col.memory_budget_bytes] = _bytes(s[Col.memory_budget_bytes], f"{where}.memory_budget_bytes", allow_none=True)
+    hf = s[Col.heap_fraction]
     if isinstance(hf, bool) or not isinstance(hf, (int, float)) or not 0 < hf <= 1:
         raise ProfileError(f"{where}.heap_fraction must be a number in (0, 1], got {hf!r}")
-    s["process_limit"] = _int(s["process_limit"], f"{where}.process_limit", minimum=1024)
-    if s["memory_enforcement"] not in ("auto", "cgroup", "watchdog", "none"):
+    s[Col.process_limit] = _int(s[Col.process_limit], f"{where}.process_limit", minimum=1024)
+    if s[Col.memory_enforcement] not in ("auto", "cgroup", "watchdog", "none"):
         raise ProfileError(f"{where}.memory_enforcement must be auto, cgroup, watchdog or none")
-    s["watchdog_interval_s"] = _pos_number(s["watchdog_interval_s"], f"{where}.watchdog_interval_s")
-    if not isinstance(s["skip_unavailable_cores"], bool):
+    s[Col.watchdog_interval_s] = _pos_number(s[Col.watchdog_interval_s], f"{where}.watchdog_interval_s")
+    if not isinstance(s[Col.skip_unavailable_cores], bool):
         raise ProfileError(f"{where}.skip_unavailable_cores must be true or false")
-    cores = s["cores"]
+    cores = s[Col.cores]
     if not isinstance(cores, list):
         cores = [cores]
     if not cores:
@@ -332,8 +333,8 @@ def _check_settings(s: dict, where: str) -> dict:
     for c in cores:
         if c != "max" and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
             raise ProfileError(f'{where}.cores: {c!r} is not a positive core count (or "max")')
-    s["cores"] = cores
-    if not isinstance(s["options"], dict):
+    s[Col.cores] = cores
+    if not isinstance(s[Col.options], dict):
         raise ProfileError(f"{where}.options must be a table")
-    s["settings"] = _runtime_settings(s["settings"], f"{where}.settings")
+    s[Col.settings] = _runtime_settings(s[Col.settings], f"{where}.settings")
     return s

@@ -26,6 +26,7 @@ from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.planning.values import bytes_value as _bytes
 from serverbench.harness.planning.values import int_value as _int
 from serverbench.harness.planning.values import param_values as _param_values
+from serverbench.rawdata.columns import Col
 
 GiB = 1024**3
 # The settings of a search table beyond a benchmark table's, with the harness's defaults (a
@@ -39,7 +40,7 @@ SETTINGS = {
     "host_floor_bytes": GiB,
     "timeout_bisect_steps": 3,
 }
-HOST_FLOOR_BYTES = SETTINGS["host_floor_bytes"]  # the MemAvailable a run keeps, unless it says otherwise
+HOST_FLOOR_BYTES = SETTINGS[Col.host_floor_bytes]  # the MemAvailable a run keeps, unless it says otherwise
 
 
 @dataclass(frozen=True)
@@ -78,14 +79,14 @@ class Declared:
         """A benchmark whose DEFAULTS name search kinds (IM) declares replicated searches:
         its part gives searches(), grid(), judge_run(), judge_step(), rerun_reason(),
         loss_runs(), expected_value() and NAMES (harness.running.replicated)."""
-        return "kinds" in self.defaults
+        return Col.kinds in self.defaults
 
     def judge(self, rec: dict, settings: Mapping) -> tuple[bool, str | None, bool]:
         """(passed, why not, establishes a limit) of one step's record."""
-        status = rec.get("status")
+        status = rec.get(Col.status)
         ok = status == "ok"
         # a timeout establishes no limit (running.searching bisects it further)
-        return ok, None if ok else f"status {status}: {rec.get('status_reason')}", status not in ("ok", "timeout")
+        return ok, None if ok else f"status {status}: {rec.get(Col.status_reason)}", status not in ("ok", "timeout")
 
 
 def _declared() -> tuple[Declared, ...]:
@@ -146,18 +147,18 @@ def check_settings(table: str, given: dict, b: dict) -> dict:
         if len(values) != 1:
             raise ProfileError(f"{table}.{k}: a search runs at one value of it, got {values!r}")
         fixed[k] = values[0]
-    b["params"] = fixed
-    b["start"] = _int(b["start"], f"{table}.start", minimum=1)
-    b["max_steps"] = _int(b["max_steps"], f"{table}.max_steps", minimum=1)
-    b["refine_steps"] = _int(b["refine_steps"], f"{table}.refine_steps", minimum=0)
-    b["timeout_bisect_steps"] = _int(b["timeout_bisect_steps"], f"{table}.timeout_bisect_steps", minimum=0)
-    b["budget_bytes"] = _bytes(b["budget_bytes"], f"{table}.budget_bytes")
-    b["host_floor_bytes"] = _bytes(b["host_floor_bytes"], f"{table}.host_floor_bytes")
-    factor = b["factor"]
+    b[Col.params] = fixed
+    b[Col.start] = _int(b[Col.start], f"{table}.start", minimum=1)
+    b[Col.max_steps] = _int(b[Col.max_steps], f"{table}.max_steps", minimum=1)
+    b[Col.refine_steps] = _int(b[Col.refine_steps], f"{table}.refine_steps", minimum=0)
+    b[Col.timeout_bisect_steps] = _int(b[Col.timeout_bisect_steps], f"{table}.timeout_bisect_steps", minimum=0)
+    b[Col.budget_bytes] = _bytes(b[Col.budget_bytes], f"{table}.budget_bytes")
+    b[Col.host_floor_bytes] = _bytes(b[Col.host_floor_bytes], f"{table}.host_floor_bytes")
+    factor = b[Col.factor]
     if not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor <= 1:
         raise ProfileError(f"{table}.factor must be a number above 1, got {factor!r}")
-    b["factor"] = float(factor)
-    b["memory_budget_bytes"] = b["budget_bytes"]
+    b[Col.factor] = float(factor)
+    b[Col.memory_budget_bytes] = b[Col.budget_bytes]
     why = d.hooks.check(b) if d.hooks.check is not None else None
     if why:
         raise ProfileError(why)
@@ -190,7 +191,7 @@ class Search:
     @property
     def budget(self) -> int:
         own = self.spec.budget_bytes if self.spec else None
-        return self.settings["budget_bytes"] if own is None else own
+        return self.settings[Col.budget_bytes] if own is None else own
 
     @property
     def name(self) -> str:
@@ -226,8 +227,8 @@ class Search:
     def _task(self, table: str, params: dict, trial: int, **extra) -> Task:
         d, s, sp = self.declared, self.settings, self.spec
         # a memory-cap search sets its own time limit and heap fraction; else the table's
-        timeout_s = s["timeout_s"] if sp is None or sp.timeout_s is None else sp.timeout_s
-        fraction = s["heap_fraction"] if sp is None or sp.heap_fraction is None else sp.heap_fraction
+        timeout_s = s[Col.timeout_s] if sp is None or sp.timeout_s is None else sp.timeout_s
+        fraction = s[Col.heap_fraction] if sp is None or sp.heap_fraction is None else sp.heap_fraction
         # what the step measures: without the round and the limits the harness sets (as a socket task's ids)
         ident = socket_plan.measured_params({k: v for k, v in params.items() if k != d.round_param})
         return Task(
@@ -242,17 +243,17 @@ class Search:
             timeout_s=timeout_s,
             memory_budget_bytes=self.budget,
             heap_mb=heap_mb(self.budget, fraction),  # a memory-cap search: -Xmx = fraction x cap
-            process_limit=process_limit(d.benchmark, params, s["process_limit"]),
-            memory_enforcement=s["memory_enforcement"],
+            process_limit=process_limit(d.benchmark, params, s[Col.process_limit]),
+            memory_enforcement=s[Col.memory_enforcement],
             family=contract.family(d.benchmark),
             options=self.options,
-            host_floor_bytes=s["host_floor_bytes"],
+            host_floor_bytes=s[Col.host_floor_bytes],
             **extra,
         )
 
     def task(self, n, step: int) -> Task:
         d = self.declared
-        params = {**self.settings.get("params", {}), d.param: n}
+        params = {**self.settings.get(Col.params, {}), d.param: n}
         if d.round_param:
             params[d.round_param] = 1
         return self._task(d.table, params, 1, search={"name": d.name, "step": step, "budget_bytes": self.budget})
@@ -260,7 +261,7 @@ class Search:
     def run_task(self, value, step: int, phase: str, run: int, attempt: int) -> Task:
         """One attempt of run `run` (1-based; its round) of a replicated search's step."""
         assert self.spec is not None, "only a replicated search runs replicated steps"
-        params = {**self.settings.get("params", {}), **self.spec.params, self.spec.param: value}
+        params = {**self.settings.get(Col.params, {}), **self.spec.params, self.spec.param: value}
         if self.declared.round_param:
             params[self.declared.round_param] = run
         search = {"name": self.name, "step": step, "phase": phase, "run": run, "attempt": attempt}
@@ -268,7 +269,7 @@ class Search:
 
     def loss_task(self, follow: plugins.FollowUp, index: int, attempt: int) -> Task:
         """A follow-up run of a replicated search (IM: a chaos loss run), resolved from its result."""
-        params = {**self.settings.get("params", {}), **(self.spec.params if self.spec else {}), **follow.params}
+        params = {**self.settings.get(Col.params, {}), **(self.spec.params if self.spec else {}), **follow.params}
         if self.declared.round_param:
             params[self.declared.round_param] = follow.run
         name = follow.resolved_from["rule"]
@@ -278,7 +279,7 @@ class Search:
     def _rtask(self, params: dict, run: int, search: dict, table: str | None = None, **extra) -> Task:
         search = {**search, "budget_bytes": self.budget}
         if self.options and self.options.server_settings:
-            search["server_settings"] = dict(self.options.server_settings)
+            search[Col.server_settings] = dict(self.options.server_settings)
         if self.options and self.options.server_cap:
             search["cap_bytes"] = self.budget
         return self._task(table or self.name, params, run, search=search, **extra)
@@ -294,7 +295,7 @@ class Search:
         steps: list[tuple] = []
 
         def step(v, phase, runs):
-            steps.append((v, runs or self.settings["step_runs"]))
+            steps.append((v, runs or self.settings[Col.step_runs]))
             return walks.PASS if v <= expect else walks.FAIL
 
         result = walks.walk(self, step)
@@ -314,8 +315,8 @@ class Search:
         """The value of the step after a passing step n (the `step`-th, 0-based)."""
         s, cap = self.settings, self.cap
         if self.declared.geometric:
-            return min(cap, round(s["start"] * s["factor"] ** (step + 1)))
-        return min(cap, max(n + 1, math.ceil(n * s["factor"])))
+            return min(cap, round(s[Col.start] * s[Col.factor] ** (step + 1)))
+        return min(cap, max(n + 1, math.ceil(n * s[Col.factor])))
 
     @property
     def cap(self):
@@ -328,5 +329,5 @@ class Search:
         if self.kind:
             return self.estimated_runs()[0]
         # expect failure near budget / the declared bytes per unit, for a progress estimate only
-        guess = max(1, math.ceil(math.log(max(2.0, self.budget / unit / s["start"])) / math.log(s["factor"])) + 1)
-        return min(s["max_steps"], guess) + s["refine_steps"]
+        guess = max(1, math.ceil(math.log(max(2.0, self.budget / unit / s[Col.start])) / math.log(s[Col.factor])) + 1)
+        return min(s[Col.max_steps], guess) + s[Col.refine_steps]

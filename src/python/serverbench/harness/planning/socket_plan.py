@@ -12,6 +12,7 @@ from serverbench import catalog, contract
 from serverbench.harness.planning.task import Task, config_id, group_id
 from serverbench.harness.planning.values import ProfileError, languages, runtime_settings
 from serverbench.plugins import PLACEMENTS, SocketOptions
+from serverbench.rawdata.columns import Col
 
 
 @dataclass(frozen=True)
@@ -38,18 +39,18 @@ class ServerTable:
         unknown = sorted(set(options) - set(known))
         if unknown:
             raise ProfileError(f"{where}: unknown option {', '.join(unknown)}; known: {', '.join(known)}")
-        servers = options.get("server_languages")
-        placements = _strings(options.get("placements") or cls.placements)
+        servers = options.get(Col.server_languages)
+        placements = _strings(options.get(Col.placements) or cls.placements)
         bad = [p for p in placements if p not in PLACEMENTS]
         if bad:
             raise ProfileError(f"{where}.placements: {bad[0]!r} is not one of {', '.join(PLACEMENTS)}")
-        pairs = options.get("original_buffer_pairs")
+        pairs = options.get(Col.original_buffer_pairs)
         for pair in _strings(pairs or ()):  # a pair named wrongly would silently run nothing
             halves = pair.split("/")
             if len(halves) != 2:
                 raise ProfileError(f"{where}.original_buffer_pairs: {pair!r} is not client/server (e.g. go/go)")
             languages(halves, f"{where}.original_buffer_pairs")
-        settings = runtime_settings(options.get("server_settings") or {}, f"{where}.server_settings")
+        settings = runtime_settings(options.get(Col.server_settings) or {}, f"{where}.server_settings")
         return cls(
             None if servers is None else tuple(languages(_strings(servers), f"{where}.server_languages")),
             placements,
@@ -71,7 +72,7 @@ def expand(
     benchmark's server, in every placement and every combination of its settings."""
     out = []
     for server in table.server_languages or (client,):
-        if "server" not in contract.language_roles(server, bench):
+        if Col.server not in contract.language_roles(server, bench):
             continue
         v = variant
         bug = catalog.benchmark(bench).socket_hooks.runs_the_original_bug

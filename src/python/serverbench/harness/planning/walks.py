@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from serverbench.rawdata.columns import Col
+
 PASS, FAIL, CENSORED = "pass", "fail", "censored"
 
 
@@ -96,9 +98,15 @@ def walk(s, step) -> dict:
     """The walk of this search's kind, with step(value, phase, runs)."""
     cfg = s.settings
     if s.kind == "memory":
-        return doubling_walk(cfg["memory_start_clients"], cfg["memory_clients_max"], cfg["memory_bisect_ratio"], step)
+        return doubling_walk(
+            cfg[Col.memory_start_clients], cfg[Col.memory_clients_max], cfg[Col.memory_bisect_ratio], step
+        )
     part = s.declared.part
-    runs = cfg["step_runs"]
+    runs = cfg[Col.step_runs]
     return rate_walk(
-        part.grid(cfg), cfg["scout_factor"], cfg["factor"], cfg["bisect_ratio"], lambda v, ph, n: step(v, ph, n or runs)
+        part.grid(cfg),
+        cfg[Col.scout_factor],
+        cfg[Col.factor],
+        cfg[Col.bisect_ratio],
+        lambda v, ph, n: step(v, ph, n or runs),
     )

@@ -12,6 +12,7 @@ from serverbench import catalog, contract, jdks
 from serverbench.harness.planning.plan import Plan
 from serverbench.harness.planning.values import ProfileError
 from serverbench.harness.running import environment
+from serverbench.rawdata.columns import Col
 
 MEMAVAILABLE_FRACTION = 0.75  # the largest budget, as a share of MemAvailable
 
@@ -62,11 +63,11 @@ def check_plan(plan: Plan, commands: dict, enforcement: str) -> None:
         from serverbench.harness.sockets import limits as sockets_limits
 
         try:
-            sockets_limits.check_connections(max(int(t.params.get("connections", 1)) for t in sockets))
+            sockets_limits.check_connections(max(int(t.params.get(Col.connections, 1)) for t in sockets))
         except sockets_limits.SocketLimitError as e:
             raise ProfileError(str(e)) from None
     wants_cgroup = [t.config_id for t in plan.tasks if t.memory_enforcement == "cgroup"] + [
-        s.key for s in plan.searches if s.settings["memory_enforcement"] == "cgroup"
+        s.key for s in plan.searches if s.settings[Col.memory_enforcement] == "cgroup"
     ]
     if wants_cgroup and enforcement != "cgroup":
         raise ProfileError(f"memory_enforcement = 'cgroup' asked but not possible on this machine ({enforcement})")

@@ -14,6 +14,7 @@ from serverbench import paths
 from serverbench.harness.planning import search
 from serverbench.harness.planning.values import ProfileError
 from serverbench.rawdata import records, sidecars, sweepfiles
+from serverbench.rawdata.columns import Col
 
 MANIFEST_NAME = sweepfiles.MANIFEST_NAME
 SESSIONS_NAME = sweepfiles.SESSIONS_NAME
@@ -69,8 +70,8 @@ class RawLog:
                 metrics=None,
                 validation=None,
                 runtime=None,
-                status="invalid" if rec.get("status") == "ok" else rec.get("status"),
-                status_reason=f"harness could not form a valid record ({err}); was: {rec.get('status_reason')}",
+                status="invalid" if rec.get(Col.status) == "ok" else rec.get(Col.status),
+                status_reason=f"harness could not form a valid record ({err}); was: {rec.get(Col.status_reason)}",
             )
             if records.raw_errors(fallback):
                 raise RuntimeError(f"harness bug: record would not validate: {err}")
@@ -167,7 +168,9 @@ def lock(path: Path):
 
 def done_keys(lines: list) -> set:
     """(config_id, trial, warmup) of every ok run: what a resumed sweep skips."""
-    return {(r.get("config_id"), r.get("trial"), bool(r.get("warmup"))) for r in lines if r.get("status") == "ok"}
+    return {
+        (r.get(Col.config_id), r.get(Col.trial), bool(r.get(Col.warmup))) for r in lines if r.get(Col.status) == "ok"
+    }
 
 
 def search_steps(lines: list) -> dict:
@@ -175,7 +178,7 @@ def search_steps(lines: list) -> dict:
     out: dict[str, list] = {}
     known = search.names()
     for r in lines:
-        step = isinstance(r.get("search"), dict) and r["search"].get("name") in known
-        if step or isinstance(r.get("resolved_from"), dict):
-            out.setdefault(r["config_id"], []).append(r)
+        step = isinstance(r.get(Col.search), dict) and r[Col.search].get(Col.name) in known
+        if step or isinstance(r.get(Col.resolved_from), dict):
+            out.setdefault(r[Col.config_id], []).append(r)
     return out

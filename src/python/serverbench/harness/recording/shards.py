@@ -22,6 +22,7 @@ from serverbench.harness.planning.plan import Plan
 from serverbench.harness.planning.profiles import ProfileError
 from serverbench.harness.recording import rawlog
 from serverbench.rawdata import sweepfiles
+from serverbench.rawdata.columns import Col
 
 LAYOUT_NAME = "shards.json"
 SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -116,11 +117,11 @@ def check(sweep_dir: Path, plan: Plan, shard: Shard | None) -> dict | None:
         return want
     if (count := have["shards"]) != shard.count:
         raise ProfileError(f"--shard {shard}: sweep {sid!r} is split into {count} shards, not {shard.count}")
-    if have["profile"] != want["profile"]:
+    if have[Col.profile] != want[Col.profile]:
         raise ProfileError(
-            f"--shard {shard}: sweep {sid!r} was planned from profile {have['profile']!r}, not {want['profile']!r}"
+            f"--shard {shard}: sweep {sid!r} was planned from profile {have[Col.profile]!r}, not {want[Col.profile]!r}"
         )
-    if have["fingerprint"] != want["fingerprint"]:
+    if have[Col.fingerprint] != want[Col.fingerprint]:
         raise ProfileError(
             f"--shard {shard}: sweep {sid!r} was planned from another plan (its --set overrides, "
             '--languages/--benchmarks or the CPU count behind cores "max" differ)'
@@ -164,7 +165,7 @@ def shard_progress(sweep_dir, job) -> list:
     out = []
     for i in range(job.shards):
         sub = shard_plan(plan, lay, Shard(i, job.shards))
-        lines = rawlog.read_lines(sweep_dir / rawlog.names(i)["runs"])
+        lines = rawlog.read_lines(sweep_dir / rawlog.names(i)[Col.runs])
         done = rawlog.done_keys(lines)
         seen = rawlog.search_steps(lines)
         n_done = sum(1 for t in sub.tasks if t.key in done) + sum(1 for s in sub.searches if search_done(s, seen))
@@ -173,7 +174,7 @@ def shard_progress(sweep_dir, job) -> list:
                 shard=i,
                 planned=len(sub.tasks) + len(sub.searches),
                 done=n_done,
-                statuses=dict(Counter(r.get("status") for r in lines)),
+                statuses=dict(Counter(r.get(Col.status) for r in lines)),
             )
         )
     return out

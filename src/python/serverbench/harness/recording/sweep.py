@@ -38,6 +38,7 @@ from serverbench.harness.running.replicated import grid_rule, run_attempts, run_
 from serverbench.harness.running.searching import run_search
 from serverbench.harness.sockets.run import SOCKET
 from serverbench.rawdata import records, sweepfiles
+from serverbench.rawdata.columns import Col
 
 SWEEP_ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # The benchmark families beyond the Launcher's own "process" (spec/cli.json benchmarks.<id>.family)
@@ -91,7 +92,7 @@ def run_sweep(
         if not commands[lang]:
             raise ProfileError(f"commands: empty command for {lang!r}")
     plan = make_plan(prof, languages, benchmarks, oversubscribe)
-    wants = {t.memory_enforcement for t in plan.tasks} | {s.settings["memory_enforcement"] for s in plan.searches}
+    wants = {t.memory_enforcement for t in plan.tasks} | {s.settings[Col.memory_enforcement] for s in plan.searches}
     try:
         mode, cg_parent, how = limits.detect_enforcement("cgroup" if "cgroup" in wants else "auto")
     except RuntimeError as e:
@@ -99,7 +100,7 @@ def run_sweep(
     checks.check_plan(plan, commands, mode)
     limits.check_budgets(plan, commands, mode, cg_parent)
     if sweep_id is None:
-        sweep_id = f"{prof['name']}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+        sweep_id = f"{prof[Col.name]}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     if not re.match(SWEEP_ID_RE, sweep_id):
         raise ProfileError(f"sweep id {sweep_id!r} must match {SWEEP_ID_RE}")
     sweep_dir = (Path(raw_root) if raw_root is not None else paths.raw_dir()) / sweep_id
@@ -123,7 +124,7 @@ def run_sweep(
             commands=commands,
             enforcement=mode,
             cgroup_parent=cg_parent,
-            watchdog_interval_s=prof.defaults["watchdog_interval_s"],
+            watchdog_interval_s=prof.defaults[Col.watchdog_interval_s],
             families=FAMILIES,
         )
         cgroups.cleanup_stale(cg_parent)
@@ -157,7 +158,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
         )
     done = rawlog.done_keys(lines)
     # a grid run's last attempt in the log, for a benchmark whose grid runs follow its own re-run rule
-    grid_last = {(r.get("config_id"), r.get("trial"), bool(r.get("warmup"))): r for r in lines if _grid_marked(r)}
+    grid_last = {(r.get(Col.config_id), r.get(Col.trial), bool(r.get(Col.warmup))): r for r in lines if _grid_marked(r)}
     seen = rawlog.search_steps(lines)
     work = schedule(plan, done, prof.seed)
     session_no = sum(1 for s in read_lines(sessions_path) if s.get("event") == "start") + 1
@@ -184,7 +185,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
                 "how": run.enforcement_how,
             },
             "runtime_versions": versions,
-            "git": man["git"],
+            "git": man[Col.git],
             "not_runnable": plan.not_runnable,
             "already_ok": len(done),
             "repaired_torn_line": log.repaired_torn_line,
@@ -197,15 +198,15 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     bar = _progress(run.progress, sum(_runs_of(w) for w in work))
 
     def execute(task, finish=None) -> dict:
-        if task.search is not None and "attempt" in task.search:
+        if task.search is not None and Col.attempt in task.search:
             return once(task, finish)  # a replicated search's attempt: its runner re-runs by its own rule
         if task.search is None and (rule := grid_rule(task.benchmark)) is not None:
             before = grid_last.get(task.key)  # the benchmark's own rule (IM's: protocol 5's im.search.reruns)
-            if (before or {}).get("search", {}).get("final"):
+            if (before or {}).get(Col.search, {}).get("final"):
                 return before  # decided by its rule in an earlier session: its last attempt is the run's
             return run_attempts(lambda fin: once(task, fin), rule, before)
         rec = once(task, finish)
-        if rec.get("status") == "ok" and rec.get("interfered") and prof.rerun_interfered:
+        if rec.get(Col.status) == "ok" and rec.get(Col.interfered) and prof.rerun_interfered:
             rec = once(task, finish, rerun=True)  # once more; the later ok attempt is the one selected
         return rec
 
@@ -213,13 +214,13 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
         t0 = time.perf_counter()
         rec, _ = launcher.run(task)
         if rerun:
-            rec["rerun_of_interfered"] = True
+            rec[Col.rerun_of_interfered] = True
         if finish is not None:  # a search step's verdict (running.searching.judged)
             finish(rec)
         rec = log.append(rec)
-        if rec.get("wall_s") is not None and rec["status"] != "failed_to_start":
-            overheads.append(time.perf_counter() - t0 - rec["wall_s"])
-        stats[rec["status"]] += 1
+        if rec.get(Col.wall_s) is not None and rec[Col.status] != "failed_to_start":
+            overheads.append(time.perf_counter() - t0 - rec[Col.wall_s])
+        stats[rec[Col.status]] += 1
         if bar is not None:
             bar.update(1)
             bar.set_postfix_str(_postfix(stats, rec), refresh=False)
@@ -235,7 +236,7 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
                 tick = (lambda: bar.update(1)) if bar is not None else None
                 runner = run_replicated if w.kind else run_search
                 searches.append(runner(w, seen, execute, tick))
-                _fix_total(bar, w, searches[-1]["steps"] + len(searches[-1]["stage"]))
+                _fix_total(bar, w, searches[-1][Col.steps] + len(searches[-1][Col.stage]))
             else:
                 execute(w)
     except KeyboardInterrupt:
@@ -268,8 +269,8 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
 
 def _grid_marked(r: dict) -> bool:
     """A grid run's attempt marked by its benchmark's re-run rule (running.replicated.run_attempts)."""
-    got = r.get("search")
-    return isinstance(got, dict) and "final" in got and not got.get("name")
+    got = r.get(Col.search)
+    return isinstance(got, dict) and "final" in got and not got.get(Col.name)
 
 
 def _raise_interrupt(signum, frame):
@@ -284,7 +285,7 @@ def _summary(xs: list) -> dict:
 
 def _postfix(stats: Counter, rec: dict) -> str:
     bad = sum(v for k, v in stats.items() if k != "ok")
-    return f"ok={stats['ok']} failed={bad} last={rec['language']}/{rec['benchmark']}:{rec['status']}"
+    return f"ok={stats[Col.ok]} failed={bad} last={rec[Col.language]}/{rec[Col.benchmark]}:{rec[Col.status]}"
 
 
 def _progress(enabled: bool, total: int):
@@ -319,9 +320,9 @@ def latest_sweep(profile=None, raw_root=None) -> Path | None:
         man = sweepfiles.read_manifest(d)  # {} for a folder without a readable manifest
         if not man:
             continue
-        if profile is not None and man.get("profile", {}).get("name") != profile:
+        if profile is not None and man.get(Col.profile, {}).get(Col.name) != profile:
             continue
-        key = (man.get("created_utc", ""), (d / rawlog.MANIFEST_NAME).stat().st_mtime, d.name)
+        key = (man.get(Col.created_utc, ""), (d / rawlog.MANIFEST_NAME).stat().st_mtime, d.name)
         if best is None or key > best[0]:
             best = (key, d)
     return best[1] if best else None
@@ -329,5 +330,5 @@ def latest_sweep(profile=None, raw_root=None) -> Path | None:
 
 def last_session(sweep_dir: Path, shard: int | None = None) -> dict | None:
     """The last 'end' line of a sweep's (or a shard's) sessions file."""
-    ends = [s for s in read_lines(Path(sweep_dir) / rawlog.names(shard)["sessions"]) if s.get("event") == "end"]
+    ends = [s for s in read_lines(Path(sweep_dir) / rawlog.names(shard)[Col.sessions]) if s.get("event") == "end"]
     return ends[-1] if ends else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from serverbench import contract
 from serverbench.rawdata import records
+from serverbench.rawdata.columns import Col
 
 STDERR_TAIL_CHARS = 4000
 STDOUT_TAIL_CHARS = 2000
@@ -49,9 +50,9 @@ def signame(sig: int) -> str:
 
 
 def _set(rec: dict, status: str, reason: str | None, out_path: str | None) -> None:
-    rec["status"], rec["status_reason"] = status, reason
+    rec[Col.status], rec[Col.status_reason] = status, reason
     if out_path is not None:
-        rec["stdout_tail"] = tail(out_path, STDOUT_TAIL_CHARS)
+        rec[Col.stdout_tail] = tail(out_path, STDOUT_TAIL_CHARS)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Seen:
 def classify(rec: dict, task, out_path: str, err_path: str, seen: Seen) -> None:
     """Set rec's status, status_reason, stdout_tail and native part."""
     stderr_tail = tail(err_path, STDERR_TAIL_CHARS)
-    code, sig = rec["exit_code"], rec["signal"]
+    code, sig = rec[Col.exit_code], rec[Col.signal]
     budget = task.memory_budget_bytes
     reason = seen.reason
     if reason == "timeout":
@@ -140,24 +141,28 @@ def accept_record(rec: dict, task, native: dict, code: int | None, out_path: str
     """A parsed native record: is it about the run asked for, and did it validate?"""
     bad = mismatch(native, task)
     if bad:
-        rec["runtime"] = native.get("runtime")
+        rec[Col.runtime] = native.get(Col.runtime)
         return _set(rec, "invalid", f"record is not about the run asked for: {bad}", out_path)
-    rec["metrics"], rec["validation"], rec["runtime"] = native["metrics"], native["validation"], native["runtime"]
-    if native.get("knobs") is not None:
-        rec["knobs"] = native["knobs"]
+    rec[Col.metrics], rec[Col.validation], rec[Col.runtime] = (
+        native[Col.metrics],
+        native[Col.validation],
+        native[Col.runtime],
+    )
+    if native.get(Col.knobs) is not None:
+        rec[Col.knobs] = native[Col.knobs]
     # which runtime settings really ran (e.g. Go's gc, fixed when the binary was built)
     wrong = contract.settings_mismatch(task.language, getattr(task, "settings", {}), native)
     if wrong:
         return _set(rec, "invalid", f"runtime settings: {wrong}", None)
-    reported = native["runtime"].get("schedulers")
+    reported = native[Col.runtime].get(Col.schedulers)
     # knob dispatcher=default (paper variant): Akka's own sizing on purpose (min 8 threads)
-    if reported != task.cores and (native.get("knobs") or {}).get("dispatcher") != "default":
+    if reported != task.cores and (native.get(Col.knobs) or {}).get(Col.dispatcher) != "default":
         return _set(rec, "invalid", f"runtime reports {reported} schedulers, the harness asked for {task.cores}", None)
-    ok = bool(native["validation"].get("ok"))
+    ok = bool(native[Col.validation].get(Col.ok))
     if ok and code == 0:
         return _set(rec, "ok", None, None)
     if not ok:
-        said = native["validation"].get("reason")
+        said = native[Col.validation].get(Col.reason)
         return _set(
             rec,
             "invalid",
@@ -222,7 +227,7 @@ def mismatch(native: dict, task) -> str | None:
     for key, want in (("benchmark", task.benchmark), ("language", task.language), ("variant", task.variant)):
         if native.get(key) != want:
             return f"{key} is {native.get(key)!r}, asked {want!r}"
-    got, want = native.get("params", {}), task.record_params
+    got, want = native.get(Col.params, {}), task.record_params
     if set(got) != set(want):
         return f"params keys {sorted(got)} differ from {sorted(want)}"
     for k, v in want.items():

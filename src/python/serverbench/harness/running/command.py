@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from serverbench import catalog, jdks
+from serverbench.rawdata.columns import Col
 
 # Inherited variables that would change how a runtime behaves behind the harness's back.
 STRIPPED_ENV = (
@@ -41,9 +42,9 @@ def command_prefix(lang: str, subst: dict, override: list[str] | None = None) ->
     env = {k: fill(v, subst) for k, v in spec.env}
     if override is not None:
         env.update(
-            SERVERBENCH_CORES=subst["cores"],
+            SERVERBENCH_CORES=subst[Col.cores],
             SERVERBENCH_HEAP_MB=subst["heap_mb"],
-            SERVERBENCH_PROCESS_LIMIT=subst["process_limit"],
+            SERVERBENCH_PROCESS_LIMIT=subst[Col.process_limit],
         )
     return prefix, env
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from serverbench import __version__, contract, paths
 from serverbench.harness.running import fingerprint, host, limits
 from serverbench.harness.running.host import mem_available  # noqa: F401  (re-exported: callers use environment.mem_available)
+from serverbench.rawdata.columns import Col
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -124,7 +125,7 @@ def git_info(root: Path | None = None) -> dict:
     root = root or paths.code_root()
     out = {"commit": None, "dirty": None}
     try:
-        out["commit"] = subprocess.run(
+        out[Col.commit] = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20, check=True
         ).stdout.strip()
         st = subprocess.run(
@@ -144,7 +145,7 @@ def git_info(root: Path | None = None) -> dict:
             timeout=20,
             check=True,
         ).stdout
-        out["dirty"] = bool(st.strip())
+        out[Col.dirty] = bool(st.strip())
     except (OSError, subprocess.SubprocessError):
         pass
     return out

@@ -16,6 +16,8 @@ import statistics
 import time
 from pathlib import Path
 
+from serverbench.rawdata.columns import Col
+
 CALIBRATION_REPEATS = 5
 CALIBRATION_LOOP = 2_000_000  # ~0.1-0.3 s of pure-Python integer work per repeat on the 2-core VM
 STABLE_KEYS = ("cpu_model", "cpu_family", "cpu_model_number", "stepping", "microcode", "kernel_release",
@@ -85,16 +87,16 @@ def kind(m: dict | None) -> str | None:
     """A kind of machine as the data can show it: CPU name, family/model/stepping, logical
     CPUs and memory rounded to GiB (two boots of one VM type report memory a few KiB apart
     and another kernel build; neither makes another kind). None without a CPU family."""
-    if not m or not m.get("cpu_family") or not m.get("cpu_model_number"):
+    if not m or not m.get(Col.cpu_family) or not m.get(Col.cpu_model_number):
         return None
-    cpu = cpu_name(m.get("cpu_model"))
-    out = f"{cpu} {m['cpu_family']}/{m['cpu_model_number']}" + (
-        f" stepping {m['stepping']}" if m.get("stepping") else ""
+    cpu = cpu_name(m.get(Col.cpu_model))
+    out = f"{cpu} {m[Col.cpu_family]}/{m[Col.cpu_model_number]}" + (
+        f" stepping {m[Col.stepping]}" if m.get(Col.stepping) else ""
     )
-    if m.get("logical_cpus"):
-        out += f", {int(m['logical_cpus'])} CPUs"
-    if m.get("memory_bytes"):
-        out += f", {round(int(m['memory_bytes']) / 2**30)} GiB"
+    if m.get(Col.logical_cpus):
+        out += f", {int(m[Col.logical_cpus])} CPUs"
+    if m.get(Col.memory_bytes):
+        out += f", {round(int(m[Col.memory_bytes]) / 2**30)} GiB"
     return out
 
 
@@ -122,8 +124,8 @@ def machine(calibration: bool = True) -> dict:
         "cpu_model": info.get("model name"),
         "cpu_family": info.get("cpu family"),
         "cpu_model_number": info.get("model"),
-        "stepping": info.get("stepping"),
-        "microcode": info.get("microcode"),
+        "stepping": info.get(Col.stepping),
+        "microcode": info.get(Col.microcode),
         "kernel_release": uname.release,
         "kernel_build": uname.version,
         "memory_bytes": _memory_bytes(),
@@ -132,9 +134,9 @@ def machine(calibration: bool = True) -> dict:
         "threads_per_core": _threads_per_core(),
         "boot_id": _boot_id(),  # not in the fingerprint: tells one boot (an instance) from another
     }
-    m["fingerprint"] = fingerprint(m)
+    m[Col.fingerprint] = fingerprint(m)
     if calibration:
-        m["calibration"] = calibrate()
+        m[Col.calibration] = calibrate()
     return m
 
 
@@ -148,7 +150,7 @@ def of_sweep(sweep_dir: Path) -> dict | None:
     """The `machine` object a sweep's manifest recorded (None for sweeps before it existed)."""
     from serverbench.rawdata.sweepfiles import read_manifest
 
-    return read_manifest(sweep_dir).get("machine")
+    return read_manifest(sweep_dir).get(Col.machine)
 
 
 def other_machine(sweep_dir: Path) -> str | None:
@@ -156,15 +158,15 @@ def other_machine(sweep_dir: Path) -> str | None:
     fingerprint), so that its comparisons and curves would mix machines; None when it is
     new, recorded no fingerprint, or was started on this machine."""
     had = of_sweep(sweep_dir)
-    if not had or not had.get("fingerprint"):
+    if not had or not had.get(Col.fingerprint):
         return None
     here = machine(calibration=False)
-    if had["fingerprint"] == here["fingerprint"]:
+    if had[Col.fingerprint] == here[Col.fingerprint]:
         return None
     return (
-        f"sweep {Path(sweep_dir).name} was started on another machine (fingerprint {had['fingerprint']}, "
-        f"{had.get('cpu_model')}, {had.get('logical_cpus')} CPUs); this one is {here['fingerprint']} "
-        f"({here.get('cpu_model')}, {here.get('logical_cpus')} CPUs). Resuming it here would mix machines "
+        f"sweep {Path(sweep_dir).name} was started on another machine (fingerprint {had[Col.fingerprint]}, "
+        f"{had.get(Col.cpu_model)}, {had.get(Col.logical_cpus)} CPUs); this one is {here[Col.fingerprint]} "
+        f"({here.get(Col.cpu_model)}, {here.get(Col.logical_cpus)} CPUs). Resuming it here would mix machines "
         "within one sweep's comparisons: start a new sweep (another --sweep-id), e.g. one piece of the "
         "profile per machine"
     )
@@ -174,17 +176,17 @@ def compare(sweep_dirs: list[Path]) -> str:
     """One sentence: same machine (fingerprints match), or which differ and the
     calibration ratio to the first sweep; or that the sweeps predate fingerprints."""
     ms = [(Path(d).name, of_sweep(d)) for d in sweep_dirs]
-    known = [(n, m) for n, m in ms if m and m.get("fingerprint")]
+    known = [(n, m) for n, m in ms if m and m.get(Col.fingerprint)]
     if len(known) < len(ms):
-        missing = ", ".join(n for n, m in ms if not (m and m.get("fingerprint")))
+        missing = ", ".join(n for n, m in ms if not (m and m.get(Col.fingerprint)))
         return f"Not known to be the same machine: {missing} recorded no machine fingerprint."
-    prints = {m["fingerprint"] for _, m in known}
+    prints = {m[Col.fingerprint] for _, m in known}
     if len(prints) == 1:
         return f"Same machine: every sweep's fingerprint is {prints.pop()}."
-    base = known[0][1].get("calibration", {}).get("loop_s")
+    base = known[0][1].get(Col.calibration, {}).get(Col.loop_s)
     parts = []
     for n, m in known:
-        c = m.get("calibration", {}).get("loop_s")
+        c = m.get(Col.calibration, {}).get(Col.loop_s)
         ratio = f"{c / base:.2f}x the first's calibration time" if c and base else "no calibration"
-        parts.append(f"{n}: {m['fingerprint']} ({ratio})")
+        parts.append(f"{n}: {m[Col.fingerprint]} ({ratio})")
     return "Different machines (fingerprints differ): " + "; ".join(parts) + "."

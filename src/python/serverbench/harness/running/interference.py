@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from serverbench import protocol
 from serverbench.harness.running import environment
 from serverbench.harness.running.environment import CLK_TCK
+from serverbench.rawdata.columns import Col
 
 # The limits are the protocol's (spec/protocol.json "reruns"): other processes took more than
 # 10 % of the run's CPU time, or the hypervisor stole more than 5 % of it (steal alone re-runs a
@@ -76,7 +77,7 @@ def own_cpu_s(rec: dict) -> float | None:
     """User + system CPU seconds of the run's own processes (wait4 rusage, which includes
     their threads and reaped children): the process; for a socket run its client plus its
     server (rec['server']). None when nothing of the run was measured."""
-    parts = [rec] + ([rec["server"]] if isinstance(rec.get("server"), dict) else [])
+    parts = [rec] + ([rec[Col.server]] if isinstance(rec.get(Col.server), dict) else [])
     times = [p.get(k) for p in parts for k in ("user_cpu_s", "system_cpu_s")]
     if all(t is None for t in times):
         return None
@@ -101,13 +102,13 @@ def fields(
     """The raw record's interference fields for a finished run. window_s: the measured
     window's wall seconds (default rec['wall_s'], a process run's); harness_s: the harness's
     own CPU seconds on the run's CPUs during it (a socket run's, when it could not leave them)."""
-    wall = window_s if window_s is not None else rec.get("wall_s")
+    wall = window_s if window_s is not None else rec.get(Col.wall_s)
     own = own_cpu_s(rec)
     other = share = None
     if busy_before is not None and busy_after is not None and wall and own is not None:
         other = max(0.0, (busy_after - busy_before) / CLK_TCK - own - harness_s)
         share = min(1.0, other / (wall * max(len(cpus), 1)))
-    steal, steal_s = rec.get("steal_share"), rec.get("cpu_steal_s")
+    steal, steal_s = rec.get(Col.steal_share), rec.get(Col.cpu_steal_s)
     if steal is not None and steal_s is None and wall:  # not given: its share of the window
         steal_s = steal * wall * max(len(cpus), 1)
     flagged = None

@@ -27,6 +27,7 @@ from serverbench import contract
 from serverbench.harness.planning.resolved import thaw
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import cgroups, classify, command, environment, interference, jvm, limits, pinned
+from serverbench.rawdata.columns import Col
 
 
 @dataclass(frozen=True)
@@ -159,11 +160,11 @@ class Launcher:
             "major_page_faults": None,
         }
         if task.search is None:
-            del rec["search"]
+            del rec[Col.search]
         if task.resolved_from is not None:
-            rec["resolved_from"] = thaw(task.resolved_from)
+            rec[Col.resolved_from] = thaw(task.resolved_from)
         if task.settings:
-            rec["settings"] = thaw(task.settings)
+            rec[Col.settings] = thaw(task.settings)
         return rec
 
     def check_affinity(self, pid: int, cpus: list[int]) -> None:
@@ -226,11 +227,11 @@ def run_process(lau: Launcher, task: Task) -> dict:
                 argv, lau.child_env(set_env), cpus, stdout=fout, stderr=ferr, cgroup_procs=cg.procs_path if cg else None
             )
         except (OSError, subprocess.SubprocessError) as e:
-            rec["wall_s"] = time.perf_counter() - t0
-            rec["status_reason"] = f"could not start {argv[0]!r}: {e}"
+            rec[Col.wall_s] = time.perf_counter() - t0
+            rec[Col.status_reason] = f"could not start {argv[0]!r}: {e}"
             if cg:
                 cg.remove()
-            rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
+            rec[Col.stderr_tail] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
             return rec
         pid = proc.pid
         lau.check_affinity(pid, cpus)
@@ -260,11 +261,11 @@ def run_process(lau: Launcher, task: Task) -> dict:
     )
     oom_kills = cg.oom_events() if cg else 0
     cg_peak = cg.peak() if cg else None
-    rec["peak_rss_bytes"] = _peak_rss(int(ru.ru_maxrss) * 1024, own_rss, mon, cg_peak)
+    rec[Col.peak_rss_bytes] = _peak_rss(int(ru.ru_maxrss) * 1024, own_rss, mon, cg_peak)
     if os.WIFEXITED(status):
-        rec["exit_code"] = os.WEXITSTATUS(status)
+        rec[Col.exit_code] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
-        rec["signal"] = os.WTERMSIG(status)
+        rec[Col.signal] = os.WTERMSIG(status)
     if cg:
         cg.remove()
     classify.classify(
@@ -274,7 +275,7 @@ def run_process(lau: Launcher, task: Task) -> dict:
         err_path,
         classify.Seen(mon.reason, mon.peak_rss, oom_kills, cg_peak, task.host_floor_bytes, mon.detail),
     )
-    rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
+    rec[Col.stderr_tail] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
     return rec
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from serverbench import catalog, plugins
 from serverbench.harness.planning import walks
 from serverbench.harness.planning.search import Search
+from serverbench.rawdata.columns import Col
 
 PASS, FAIL, CENSORED = walks.PASS, walks.FAIL, walks.CENSORED
 
@@ -51,28 +52,28 @@ def run_attempts(run_once: Callable, rule: plugins.SearchHooks, before: dict | N
     harness's own re-run does (rerun_of_interfered). run_once(finish) runs ONE attempt and
     returns its record as logged (finish completes it before it is written); `before` is the
     run's last attempt already in the log (a resumed sweep): an unfinished chain goes on from it."""
-    got = (before or {}).get("search") or {}
+    got = (before or {}).get(Col.search) or {}
     going_on = got.get("final") is False
-    attempt, prev = (got["attempt"] + 1, got.get("rerun_reason")) if going_on else (1, None)
-    flagged = going_on and (before or {}).get("interfered") is True
+    attempt, prev = (got[Col.attempt] + 1, got.get("rerun_reason")) if going_on else (1, None)
+    flagged = going_on and (before or {}).get(Col.interfered) is True
     while True:
 
         def finish(r, attempt=attempt, prev=prev, flagged=flagged):
-            r["search"] = marks(rule.grid_rerun(r), attempt, prev, rule.grid_reruns)
+            r[Col.search] = marks(rule.grid_rerun(r), attempt, prev, rule.grid_reruns)
             if flagged:
-                r["rerun_of_interfered"] = True
+                r[Col.rerun_of_interfered] = True
 
         rec = run_once(finish)
-        got = rec["search"]
+        got = rec[Col.search]
         if got["final"]:
             return rec
-        attempt, prev, flagged = attempt + 1, got["rerun_reason"], rec.get("interfered") is True
+        attempt, prev, flagged = attempt + 1, got["rerun_reason"], rec.get(Col.interfered) is True
 
 
 def _prior(seen: dict, task) -> dict | None:
     want = {k: task.search[k] for k in ("name", "step", "run", "attempt")}
     for r in seen.get(task.config_id, []):
-        got = r.get("search") or {}
+        got = r.get(Col.search) or {}
         if all(got.get(k) == v for k, v in want.items()):
             return r
     return None
@@ -89,19 +90,19 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
     def attempt_run(task_of, run: int, before: list[dict], last_of_step: bool, judge_step: bool = True) -> dict:
         nonlocal run_count
         rec, prev_reason = {}, None
-        for attempt in range(1, cfg["reruns"] + 2):
+        for attempt in range(1, cfg[Col.reruns] + 2):
             task = task_of(run, attempt)
 
             def finish(r, attempt=attempt, prev=prev_reason):
-                marked = marks(part.rerun_reason(r, s.kind), attempt, prev, cfg["reruns"])
+                marked = marks(part.rerun_reason(r, s.kind), attempt, prev, cfg[Col.reruns])
                 final = marked["final"]
                 verdict, why_not = part.judge_run(r, s.kind, cfg)
-                r["search"] = {**r["search"], **marked, "run_verdict": verdict, "why_not": why_not}
+                r[Col.search] = {**r[Col.search], **marked, "run_verdict": verdict, "why_not": why_not}
                 if final and last_of_step and judge_step:
                     v = part.judge_step([*before, r], s.kind, cfg)
                     ok = v["outcome"] == PASS
-                    r["search"].update(passed=ok, establishes=v["outcome"] == FAIL, step_verdict=v)
-                    r["search"]["why_not"] = v["why_not"]
+                    r[Col.search].update(passed=ok, establishes=v["outcome"] == FAIL, step_verdict=v)
+                    r[Col.search]["why_not"] = v["why_not"]
 
             rec = _prior(seen, task)
             if rec is not None:
@@ -111,11 +112,11 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
                 rec = execute(task, finish)
                 seen.setdefault(task.config_id, []).append(rec)
             run_count += 1
-            got = rec.get("search") or {}
+            got = rec.get(Col.search) or {}
             if got.get("final", True):
                 return rec
             prev_reason = got.get("rerun_reason")
-            reruns.append({"config_id": task.config_id, "step": got.get("step"), "run": run, "reason": prev_reason})
+            reruns.append({"config_id": task.config_id, "step": got.get(Col.step), "run": run, "reason": prev_reason})
         return rec
 
     def step(value, phase: str, runs: int) -> str:
@@ -126,7 +127,7 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
         for run in range(1, runs + 1):
             rec = attempt_run(lambda r, a: s.run_task(value, k, phase, r, a), run, final, run == runs)
             final.append(rec)
-        got = final[-1].get("search") or {}
+        got = final[-1].get(Col.search) or {}
         verdict = got.get("step_verdict") or part.judge_step(final, s.kind, cfg)
         return verdict["outcome"]
 
@@ -139,7 +140,7 @@ def run_replicated(s: Search, seen: dict, execute, skipped_step=None) -> dict:
             return s.loss_task(run, i, a)
 
         rec = attempt_run(task_of, run.run, [], False, judge_step=False)
-        loss.append({"config_id": rec.get("config_id"), "trial": rec.get("trial"), "status": rec.get("status")})
+        loss.append({"config_id": rec.get(Col.config_id), "trial": rec.get(Col.trial), "status": rec.get(Col.status)})
     return {
         "key": s.key,
         "name": s.name,

@@ -15,6 +15,7 @@ import time
 from serverbench.harness.planning.search import Search
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import environment
+from serverbench.rawdata.columns import Col
 
 FLOOR_WAIT_S = 30.0  # how long a step waits for the host's memory to come back
 
@@ -39,7 +40,7 @@ def host_has_room(task: Task, wait_s: float | None = None, setting: str = "host_
 def _verdict(s: Search, rec: dict) -> tuple[bool, bool]:
     """(passed, establishes) of a step's record: as recorded, else judged now (a log
     written before the verdicts were recorded)."""
-    got = rec.get("search") or {}
+    got = rec.get(Col.search) or {}
     if "passed" in got:
         return bool(got["passed"]), bool(got.get("establishes"))
     passed, _, establishes = s.declared.judge(rec, s.settings)
@@ -82,11 +83,11 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
         step += 1
         records.append(rec)
         passed, establishes[n] = _verdict(s, rec)
-        last_status[n] = rec.get("status")
+        last_status[n] = rec.get(Col.status)
         return passed
 
-    lo, hi, n, grown = None, None, cfg["start"], 0
-    while step < cfg["max_steps"]:
+    lo, hi, n, grown = None, None, cfg[Col.start], 0
+    while step < cfg[Col.max_steps]:
         ok = attempt(n)
         if ok is None:
             break
@@ -99,13 +100,13 @@ def run_search(s: Search, seen: dict, execute, skipped_step=None, check_host: bo
         else:
             hi = n
             break
-    extra = cfg["refine_steps"]
+    extra = cfg[Col.refine_steps]
     while hi is not None and refused is None:
         timed_out = last_status.get(hi) == "timeout"
         if extra <= 0:
-            if not timed_out or cfg["timeout_bisect_steps"] <= 0:
+            if not timed_out or cfg[Col.timeout_bisect_steps] <= 0:
                 break
-            cfg = {**cfg, "timeout_bisect_steps": cfg["timeout_bisect_steps"] - 1}
+            cfg = {**cfg, "timeout_bisect_steps": cfg[Col.timeout_bisect_steps] - 1}
         else:
             extra -= 1
         low = lo or 0

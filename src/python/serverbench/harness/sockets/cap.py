@@ -10,6 +10,7 @@ import os
 
 from serverbench.harness.planning.task import Task
 from serverbench.harness.running import cgroups
+from serverbench.rawdata.columns import Col
 
 
 def server_cap(lau, task: Task, rec: dict, tag: str):
@@ -21,7 +22,7 @@ def server_cap(lau, task: Task, rec: dict, tag: str):
     cg = None
     if lau.enforcement == "cgroup":
         cg = cgroups.create(lau.cgroup_parent, f"{cgroups.PREFIX}{os.getpid()}-server-{tag}", task.memory_budget_bytes)
-    rec["memory_enforcement"] = "cgroup" if cg else "watchdog"
+    rec[Col.memory_enforcement] = "cgroup" if cg else "watchdog"
     return cg
 
 
@@ -30,11 +31,11 @@ def over_cap(rec: dict, task: Task, oom_kills: int) -> None:
     RSS passed the cap where no cgroup held it) is over_memory_budget."""
     if not (task.options and task.options.server_cap) or not task.memory_budget_bytes:
         return
-    peak = rec.get("server_rss_peak_bytes")
+    peak = rec.get(Col.server_rss_peak_bytes)
     if oom_kills:
         why = f"the server was killed by the kernel at its memory cap of {task.memory_budget_bytes} bytes"
-    elif rec.get("memory_enforcement") == "watchdog" and peak and peak > task.memory_budget_bytes:
+    elif rec.get(Col.memory_enforcement) == "watchdog" and peak and peak > task.memory_budget_bytes:
         why = f"the server's peak RSS {peak} bytes passed its cap of {task.memory_budget_bytes} bytes"
     else:
         return
-    rec["status"], rec["status_reason"] = "over_memory_budget", why
+    rec[Col.status], rec[Col.status_reason] = "over_memory_budget", why

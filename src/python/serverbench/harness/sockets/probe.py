@@ -45,6 +45,7 @@ from serverbench import catalog
 from serverbench.harness.running import host
 from serverbench.harness.running.environment import CLK_TCK
 from serverbench.harness.sockets import procfs
+from serverbench.rawdata.columns import Col
 
 INTERVAL_S = 0.1  # how often peaks and the guard are sampled
 SETTLE_FRACTION, SETTLE_MAX_S = 0.2, 1.0  # the window starts min(0.2 x duration_s, 1 s) after the client
@@ -220,20 +221,20 @@ class Probe:
         """The saturation fields of the raw record (FIELDS; null when not measured)."""
         out: dict = dict.fromkeys(FIELDS)
         if self.whole_rss:
-            out["server_rss_peak_bytes"] = self._rss_peak
+            out[Col.server_rss_peak_bytes] = self._rss_peak
         a, b = self._first, self._last
         if a is None or b is None or b.t <= a.t:
             return out
         dt = b.t - a.t
-        out["saturation_window_s"] = round(dt, 6)
+        out[Col.saturation_window_s] = round(dt, 6)
         if a.cpu and b.cpu:
-            out["server_cpu_user_pct"] = 100.0 * (b.cpu[0] - a.cpu[0]) / CLK_TCK / dt
-            out["server_cpu_system_pct"] = 100.0 * (b.cpu[1] - a.cpu[1]) / CLK_TCK / dt
+            out[Col.server_cpu_user_pct] = 100.0 * (b.cpu[0] - a.cpu[0]) / CLK_TCK / dt
+            out[Col.server_cpu_system_pct] = 100.0 * (b.cpu[1] - a.cpu[1]) / CLK_TCK / dt
         if a.ctx and b.ctx:
-            out["server_ctx_switches_per_s"] = max(0, b.ctx[0] - a.ctx[0]) / dt
-            out["server_threads"] = b.ctx[1]
+            out[Col.server_ctx_switches_per_s] = max(0, b.ctx[0] - a.ctx[0]) / dt
+            out[Col.server_threads] = b.ctx[1]
         if a.host_ctxt is not None and b.host_ctxt is not None:
-            out["host_ctx_switches_per_s"] = (b.host_ctxt - a.host_ctxt) / dt
+            out[Col.host_ctx_switches_per_s] = (b.host_ctxt - a.host_ctxt) / dt
         out.update(self._peaks)
         return out
 
@@ -250,11 +251,11 @@ def for_task(task, server_pid: int) -> Probe:
     p = task.params
     hooks = catalog.benchmark(task.benchmark).socket_hooks
     mode = hooks.probe_mode
-    saturate = mode is not None and p.get("mode") == mode
-    large = int(p.get("connections", 0)) >= GUARD_MIN_CONNECTIONS
+    saturate = mode is not None and p.get(Col.mode) == mode
+    large = int(p.get(Col.connections, 0)) >= GUARD_MIN_CONNECTIONS
     return Probe(
         server_pid,
-        float(p["duration_s"]) if saturate else None,
+        float(p[Col.duration_s]) if saturate else None,
         host_floor_bytes(task) if large else None,
         hooks.probe_peak_rss,
     )
@@ -267,5 +268,5 @@ def apply(rec: dict, task, probe: Probe) -> None:
     if has_probe_fields(task):
         rec.update(probe.fields())
     if probe.stopped:
-        rec["status"] = "over_memory_budget"
-        rec["status_reason"] = f"stopped by the harness (client killed, server stopped): {probe.stopped}"
+        rec[Col.status] = "over_memory_budget"
+        rec[Col.status_reason] = f"stopped by the harness (client killed, server stopped): {probe.stopped}"

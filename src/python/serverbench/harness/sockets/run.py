@@ -57,6 +57,7 @@ from serverbench.harness.sockets.limits import (  # noqa: F401  (re-exported: th
 )
 from serverbench.harness.sockets.server import STOP_WAIT_S, TERM_WAIT_S, Server  # noqa: F401  (re-exported)
 from serverbench.plugins import SocketOptions
+from serverbench.rawdata.columns import Col
 
 LISTEN_WAIT_S = 30.0  # longest wait for the listening line (JVM start-up on a busy host)
 CLIENT_MARGIN_S = 5.0  # the client's own --timeout-s is this much below the run's timeout
@@ -73,10 +74,10 @@ def role_params(bench: str, role: str, params: dict) -> dict:
 def client_params(task: Task, client_cpus: list[int] | None = None) -> dict:
     p = role_params(task.benchmark, "client", dict(task.params))
     if contract.flag_of(task.benchmark, "client_timeout_s", "client"):  # it gives up (and reports) just before the kill
-        p["client_timeout_s"] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
+        p[Col.client_timeout_s] = max(1.0, task.timeout_s - CLIENT_MARGIN_S)
     threads = contract.flag_of(task.benchmark, "client_threads", "client")
     if threads is not None and threads.max is not None:  # the load generator: one worker thread per CPU it is pinned to
-        p["client_threads"] = max(1, min(len(client_cpus or ()), int(threads.max)))
+        p[Col.client_threads] = max(1, min(len(client_cpus or ()), int(threads.max)))
     per_server = catalog.benchmark(task.benchmark).socket_hooks.client_params
     if per_server is not None:  # what the benchmark sets per server (IM: its setup concurrency)
         p.update(per_server(p, task.server_language))
@@ -87,7 +88,7 @@ def server_params(task: Task) -> dict:
     p = role_params(task.benchmark, "server", dict(task.params))
     # a server that outlives its client ends by itself soon after the run
     if contract.flag_of(task.benchmark, "idle_timeout_s", "server"):
-        p["idle_timeout_s"] = float(task.timeout_s + STOP_WAIT_S)  # never before the client could be done
+        p[Col.idle_timeout_s] = float(task.timeout_s + STOP_WAIT_S)  # never before the client could be done
     return p
 
 
@@ -136,9 +137,9 @@ def run_socket_task(lau, task: Task) -> dict:
     refused: str | None = None
     try:
         server_cpus, client_cpus = placement_cpus(lau.allowed_cpus, task.cores, placement, task.benchmark)
-        if "connections" in task.params:
-            check_connections(int(task.params["connections"]))
-            check_memory_floors(int(task.params["connections"]), sockets_probe.host_floor_bytes(task))
+        if Col.connections in task.params:
+            check_connections(int(task.params[Col.connections]))
+            check_memory_floors(int(task.params[Col.connections]), sockets_probe.host_floor_bytes(task))
     except SocketLimitError as e:
         refused, server_cpus, client_cpus = f"refused: {e}", [], []
     cparams, sparams = client_params(task, client_cpus), server_params(task)
@@ -164,10 +165,10 @@ def run_socket_task(lau, task: Task) -> dict:
         **(dict.fromkeys(sockets_probe.FIELDS) if sockets_probe.has_probe_fields(task) else {}),
     )
     if refused:
-        rec["status_reason"] = refused
+        rec[Col.status_reason] = refused
         return rec
     rec.update(pinned_cpus=client_cpus, client_cpus=client_cpus, server_cpus=server_cpus)
-    rec["server"]["pinned_cpus"] = server_cpus
+    rec[Col.server][Col.pinned_cpus] = server_cpus
     tag = f"{lau.next_serial()}"
     s_err = os.path.join(lau.tmpdir, f"server-stderr-{tag}")
     c_out, c_err = os.path.join(lau.tmpdir, f"client-stdout-{tag}"), os.path.join(lau.tmpdir, f"client-stderr-{tag}")
@@ -176,7 +177,7 @@ def run_socket_task(lau, task: Task) -> dict:
     try:
         srv = Server(sargv, lau.child_env(senv), server_cpus, s_err, cap.procs_path if cap else None)
     except (OSError, subprocess.SubprocessError) as e:
-        rec["status_reason"] = f"could not start the server {sargv[0]!r}: {e}"
+        rec[Col.status_reason] = f"could not start the server {sargv[0]!r}: {e}"
         if cap:
             cap.remove()
         return rec
@@ -186,20 +187,20 @@ def run_socket_task(lau, task: Task) -> dict:
         if port is None:
             srv.stop()
             _fill_server(rec, srv, None, None)
-            rec["status"] = (
+            rec[Col.status] = (
                 "crashed"
-                if rec["server"]["exit_code"] not in (None, 0) or rec["server"]["signal"]
+                if rec[Col.server][Col.exit_code] not in (None, 0) or rec[Col.server][Col.signal]
                 else "failed_to_start"
             )
-            rec["status_reason"] = f"server: {why}"
-            rec["stderr_tail"] = ""
+            rec[Col.status_reason] = f"server: {why}"
+            rec[Col.stderr_tail] = ""
             return rec
         cargv, cenv = command(lau, task, task.language, "client", {**cparams, "port": port}, ccores)
         rec.update(command=cargv, env=cenv)
         left = task.timeout_s - (time.perf_counter() - t_start)
         host = contract.socket_host()
         # the load generator's runtime reports its --threads as its schedulers (classify checks them)
-        ctask = replace(task, params={**cparams, "host": host}, cores=int(cparams.get("client_threads", task.cores)))
+        ctask = replace(task, params={**cparams, "host": host}, cores=int(cparams.get(Col.client_threads, task.cores)))
         probe = sockets_probe.for_task(task, srv.proc.pid)
         _run_client(lau, rec, ctask, cargv, lau.child_env(cenv), client_cpus, c_out, c_err, max(1.0, left), probe)
         sockets_probe.apply(rec, task, probe)
@@ -245,17 +246,17 @@ def _wait_listening(srv: Server, bench: str, lang: str, wait_s: float) -> tuple[
         ev = json.loads(line)
         ok = (
             ev.get("event") == "listening"
-            and ev.get("benchmark") == bench
-            and ev.get("language") == lang
+            and ev.get(Col.benchmark) == bench
+            and ev.get(Col.language) == lang
             and ev.get("address") == "127.0.0.1"
-            and isinstance(ev.get("port"), int)
-            and 0 < ev["port"] < 65536
+            and isinstance(ev.get(Col.port), int)
+            and 0 < ev[Col.port] < 65536
         )
     except (json.JSONDecodeError, AttributeError):
         ok = False
     if not ok:
         return None, f"first stdout line is not the listening line: {line[:200]!r}"
-    return ev["port"], ""
+    return ev[Col.port], ""
 
 
 def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s, probe) -> None:
@@ -264,7 +265,7 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
         try:
             proc = pinned.start(argv, env, cpus, stdout=fout, stderr=ferr, raise_nofile=True)
         except (OSError, subprocess.SubprocessError) as e:
-            rec["status_reason"] = f"could not start the client {argv[0]!r}: {e}"
+            rec[Col.status_reason] = f"could not start the client {argv[0]!r}: {e}"
             return
         lau.check_affinity(proc.pid, cpus)
         mon = limits.Monitor(proc.pid, t0 + timeout_s, None, lau.watchdog_interval_s)
@@ -280,12 +281,12 @@ def _run_client(lau, rec, ctask, argv, env, cpus, out_path, err_path, timeout_s,
         major_page_faults=int(ru.ru_majflt),
     )
     if os.WIFEXITED(status):
-        rec["exit_code"] = os.WEXITSTATUS(status)
+        rec[Col.exit_code] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
-        rec["signal"] = os.WTERMSIG(status)
+        rec[Col.signal] = os.WTERMSIG(status)
     classify.classify(rec, replace(ctask, timeout_s=timeout_s), out_path, err_path, classify.Seen(mon.reason))
-    rec["stderr_tail"] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
-    rec["params"] = {k: v for k, v in ctask.params.items() if k != "host"}
+    rec[Col.stderr_tail] = classify.tail(err_path, classify.STDERR_TAIL_CHARS)
+    rec[Col.params] = {k: v for k, v in ctask.params.items() if k != "host"}
 
 
 def _exit_text(status) -> str:
@@ -305,7 +306,7 @@ def _fill_server(rec: dict, srv: Server, action: str | None, crashed_before_stop
     """The server part of the raw record from the reaped server."""
     import json
 
-    s = rec["server"]
+    s = rec[Col.server]
     st, ru = srv.status, srv.rusage
     s.update(
         wall_s=srv.wall_s,
@@ -315,9 +316,9 @@ def _fill_server(rec: dict, srv: Server, action: str | None, crashed_before_stop
         stderr_tail=classify.tail(srv.err_path, classify.STDERR_TAIL_CHARS),
     )
     if os.WIFEXITED(st):
-        s["exit_code"] = os.WEXITSTATUS(st)
+        s[Col.exit_code] = os.WEXITSTATUS(st)
     else:
-        s["signal"] = os.WTERMSIG(st)
+        s[Col.signal] = os.WTERMSIG(st)
     body = srv.buf.decode("utf-8", "replace").strip()
     native = None
     if body:
@@ -329,50 +330,53 @@ def _fill_server(rec: dict, srv: Server, action: str | None, crashed_before_stop
 
     problem = records.native_errors(native) if native is not None else "no record on stdout"
     if crashed_before_stop:
-        s["status"], s["status_reason"] = "crashed", "the server exited during the run (" + _exit_text(st) + ")"
+        s[Col.status], s[Col.status_reason] = "crashed", "the server exited during the run (" + _exit_text(st) + ")"
     elif action is not None:
-        s["status"], s["status_reason"] = "crashed", f"the harness stopped it: {action}"
-    elif s["signal"] is not None or s["exit_code"] != 0:
-        s["status"], s["status_reason"] = "crashed", _exit_text(st)
+        s[Col.status], s[Col.status_reason] = "crashed", f"the harness stopped it: {action}"
+    elif s[Col.signal] is not None or s[Col.exit_code] != 0:
+        s[Col.status], s[Col.status_reason] = "crashed", _exit_text(st)
     elif problem:
-        s["status"], s["status_reason"] = "invalid", f"server record: {problem}"
+        s[Col.status], s[Col.status_reason] = "invalid", f"server record: {problem}"
     else:
-        s["record"] = native
-        s["port"] = native["metrics"].get("port")
-        ok = bool(native["validation"]["ok"])
-        s["status"] = "ok" if ok else "invalid"
-        s["status_reason"] = None if ok else f"server validation failed: {native['validation'].get('reason')}"
-    if s["record"] is None and native is not None and not problem:
-        s["record"] = native
+        s[Col.record] = native
+        s[Col.port] = native[Col.metrics].get(Col.port)
+        ok = bool(native[Col.validation][Col.ok])
+        s[Col.status] = "ok" if ok else "invalid"
+        s[Col.status_reason] = None if ok else f"server validation failed: {native[Col.validation].get(Col.reason)}"
+    if s[Col.record] is None and native is not None and not problem:
+        s[Col.record] = native
 
 
 def _overall_status(rec: dict, task: Task) -> None:
     """The run's status from both sides; cross-check the byte accounting."""
-    s = rec["server"]
-    status, server_status = rec["status"], s["status"]
+    s = rec[Col.server]
+    status, server_status = rec[Col.status], s[Col.status]
 
     def server_said() -> str:  # only when the server's side is the reason: it has one then
-        return f"server ({s['language']}): {s['status_reason']}"
+        return f"server ({s[Col.language]}): {s[Col.status_reason]}"
 
     if server_status == "crashed" and status in ("ok", "invalid"):
-        rec["status"], rec["status_reason"] = "crashed", server_said()
+        rec[Col.status], rec[Col.status_reason] = "crashed", server_said()
         return
-    said = str((rec.get("validation") or {}).get("reason") or "")
+    said = str((rec.get(Col.validation) or {}).get(Col.reason) or "")
     if status == "invalid" and said.startswith(CLIENT_TIMED_OUT):
         # the client stopped itself at its own limit (the run's timeout - CLIENT_MARGIN_S) so as
         # to report how far it got: that is the run's timeout, not wrong work
-        rec["status"], rec["status_reason"] = "timeout", f"client: {said} (the run's limit less {CLIENT_MARGIN_S:g} s)"
+        rec[Col.status], rec[Col.status_reason] = (
+            "timeout",
+            f"client: {said} (the run's limit less {CLIENT_MARGIN_S:g} s)",
+        )
         return
     if status != "ok":
         if status == "crashed" and server_status == "crashed":
-            rec["status_reason"] = f"{rec['status_reason']}; {server_said()}"
+            rec[Col.status_reason] = f"{rec[Col.status_reason]}; {server_said()}"
         return
     if server_status != "ok":
-        rec["status"], rec["status_reason"] = "invalid", server_said()
+        rec[Col.status], rec[Col.status_reason] = "invalid", server_said()
         return
-    why = sockets_bytes.mismatch(task.benchmark, task.params, rec["metrics"], s["record"]["metrics"])
+    why = sockets_bytes.mismatch(task.benchmark, task.params, rec[Col.metrics], s[Col.record][Col.metrics])
     if why:  # the server's own counters against the client's (sockets_bytes: which tolerance, why)
-        rec["status"], rec["status_reason"] = "invalid", why
+        rec[Col.status], rec[Col.status_reason] = "invalid", why
 
 
 # The socket family's runner and its CPUs (the recording wing hands it to the Launcher).

@@ -25,6 +25,7 @@ from serverbench import catalog, contract
 from serverbench.harness.running import command, pinned
 from serverbench.harness.running.host import killpg
 from serverbench.harness.sockets.server import STOP_WAIT_S
+from serverbench.rawdata.columns import Col
 
 
 def register(subparsers) -> None:
@@ -64,7 +65,7 @@ def _usage(msg):
 
 
 def server_argv(benchmark: str, lang: str, port: int, sets: dict, variant: str) -> tuple[list[str], dict]:
-    if benchmark not in catalog.language(lang).benchmarks or "server" not in contract.language_roles(lang, benchmark):
+    if benchmark not in catalog.language(lang).benchmarks or Col.server not in contract.language_roles(lang, benchmark):
         raise _usage(f"{lang} does not implement the {benchmark} server")
     cores = len(os.sched_getaffinity(0))
     subst = {"exe": str(contract.executable(lang)), "cores": str(cores), "heap_mb": "1024", "process_limit": "1048576"}
@@ -102,8 +103,8 @@ def _cmd_serve(args, stdout, stderr) -> int:
     # A served server waits for the user, not for the harness: its idle timeout is the
     # longest the contract allows unless --set gives one.
     idle = contract.flag_of(args.benchmark, "idle_timeout_s", "server")
-    if idle is not None and idle.max is not None and "idle_timeout_s" not in sets:
-        sets["idle_timeout_s"] = idle.max
+    if idle is not None and idle.max is not None and Col.idle_timeout_s not in sets:
+        sets[Col.idle_timeout_s] = idle.max
     argv, env = server_argv(args.benchmark, args.server, args.port, sets, args.variant)
     cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else sorted(os.sched_getaffinity(0))
     # SIGTERM is passed on to the server (its record then says so); SIGINT gets its default
@@ -129,7 +130,7 @@ def _cmd_serve(args, stdout, stderr) -> int:
         try:
             import json
 
-            port = json.loads(first)["port"]
+            port = json.loads(first)[Col.port]
             print(
                 f"serving {args.benchmark} ({args.server}) on 127.0.0.1:{port}; type 'stop' or press Ctrl-C to stop it",
                 file=stderr,
