@@ -29,6 +29,30 @@ def test_saved_figures_are_byte_identical(tmp_path):
     assert b"/CreationDate" not in a["pdf"].read_bytes()
 
 
+def _log_axis_figure(nudge: float):
+    fig, ax = plt.subplots()
+    ax.set_yscale("log")
+    ax.scatter([0.2, 1.7, 2.9], [0.731, 1.0625, 3.3 * (1 + nudge)])
+    return fig
+
+
+def test_a_figures_pdf_does_not_carry_a_cpus_last_bits(tmp_path):
+    """Two CPUs can differ in a drawn value's last bits (a log axis's transform); the PDF is
+    written at a stated precision, so both write the same bytes. Control: matplotlib's own
+    10 decimals show the nudge."""
+    nudge = 3e-12  # a few ulps of a log-scale transform, what moved a marker between two CPUs
+    a, b = (_log_axis_figure(n) for n in (0.0, nudge))
+    assert (
+        figures.save(a, "f", tmp_path / "a")["pdf"].read_bytes()
+        == figures.save(b, "f", tmp_path / "b")["pdf"].read_bytes()
+    )
+    a.savefig(tmp_path / "raw-a.pdf", metadata={"CreationDate": None})
+    b.savefig(tmp_path / "raw-b.pdf", metadata={"CreationDate": None})
+    assert (tmp_path / "raw-a.pdf").read_bytes() != (tmp_path / "raw-b.pdf").read_bytes()
+    plt.close(a)
+    plt.close(b)
+
+
 def _executed_notebook(path, seed):
     # What an execution leaves behind: a random cell id and a Styler table with a random uuid.
     html = pd.DataFrame({"x": [1, 2]}).style.set_uuid(f"{seed:05x}").to_html()

@@ -5,14 +5,42 @@ in its benchmark's package (serverbench/benchmarks/<id>/figures.py). draw(name, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from serverbench import catalog, paths
 from serverbench.analysis.plotting.figstyle import COLORS, MARKERS, SPAWN_METRICS, color, marker  # noqa: F401
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import Processed
+
+PDF_DECIMALS = 3  # of a PDF point (1/72 inch): 1/72,000 inch, far below what a printer draws
+
+
+@contextmanager
+def _pdf_at_precision() -> Iterator[None]:
+    """While a PDF is written, its numbers at PDF_DECIMALS decimals instead of matplotlib's 10:
+    a drawn value passes through log scales and transforms whose last bits differ between CPUs
+    (a log axis on an Intel Xeon and an AMD EPYC moved a marker in the 10th decimal), and a
+    committed figure must not change with the CPU that re-renders it (as csvout for tables).
+    matplotlib has no setting for it, so its one number writer is wrapped for the call."""
+    from matplotlib.backends import backend_pdf
+
+    exact = backend_pdf.pdfRepr
+
+    def rounded(obj):
+        if isinstance(obj, (float, np.floating)) and np.isfinite(obj):
+            obj = round(float(obj), PDF_DECIMALS) + 0.0  # + 0.0: no "-0" from a rounded tiny negative
+        return exact(obj)
+
+    backend_pdf.pdfRepr = rounded
+    try:
+        yield
+    finally:
+        backend_pdf.pdfRepr = exact
 
 
 def save(fig, name: str, out_dir=None) -> dict:
@@ -23,7 +51,11 @@ def save(fig, name: str, out_dir=None) -> dict:
         p = out / f"{name}.{ext}"
         # No creation date: the same raw logs give byte-identical figures.
         meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
-        fig.savefig(p, bbox_inches="tight", metadata=meta)
+        if ext == "pdf":
+            with _pdf_at_precision():
+                fig.savefig(p, bbox_inches="tight", metadata=meta)
+        else:
+            fig.savefig(p, bbox_inches="tight", metadata=meta)
         written[ext] = p
     return written
 
