@@ -142,3 +142,29 @@ def test_the_cli_runs_numpy_on_the_kernels_of_every_cpu():
     if not control:
         pytest.skip("this CPU has no AVX-512: numpy uses its AVX2 kernels anyway")
     assert _avx512_kernels(entry=True) == ""
+
+
+def _printed(when: str) -> bytes:
+    """A PDF as a printer leaves it: stamped with the moment it printed."""
+    import datetime
+    import io
+
+    stamp = datetime.datetime.strptime(when, "%Y%m%d%H%M%S").replace(tzinfo=datetime.UTC)
+    fig = _figure()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf", metadata={"Title": "report", "CreationDate": stamp, "ModDate": stamp})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def test_a_printed_report_does_not_carry_the_moment_it_was_printed(tmp_path):
+    import io
+
+    from pypdf import PdfReader
+
+    a, b = _printed("20261205073827"), _printed("20261205091602")
+    assert a != b  # control: the stamp is all that differs
+    fixed = render.without_print_date(a)
+    assert fixed == render.without_print_date(b) and len(fixed) == len(a)
+    meta = PdfReader(io.BytesIO(fixed)).metadata  # the cross-reference table still holds
+    assert meta.title == "report" and meta["/CreationDate"].startswith("D:19800101000000")

@@ -47,7 +47,20 @@ def print_pdf(html_path, pdf_path, timeout_s: float = 120.0) -> Path:
     if r.returncode != 0 or not pdf_path.exists():
         tail = (r.stderr or "").strip().splitlines()[-3:]
         raise RuntimeError(f"chromium could not print {html_path.name} (exit {r.returncode}): {' | '.join(tail)}")
+    pdf_path.write_bytes(without_print_date(pdf_path.read_bytes()))
     return pdf_path
+
+
+PRINT_DATE = b"19800101000000"  # the ZIP epoch, as reproducible builds date what has no date of its own
+
+
+def without_print_date(pdf: bytes) -> bytes:
+    """The PDF with its /CreationDate and /ModDate at PRINT_DATE: chromium stamps the moment
+    it printed, the one thing that made the same HTML print to different bytes. The digits
+    are replaced in place (same length), so the cross-reference offsets stay right."""
+    import re
+
+    return re.sub(rb"(/(?:CreationDate|ModDate) \(D:)\d{14}", lambda m: m.group(1) + PRINT_DATE, pdf)
 
 
 def _number_styler_ids(html: str) -> str:
