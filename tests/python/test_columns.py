@@ -1,5 +1,5 @@
 """Every name in rawdata.columns.Col, and in each benchmark package's own Col beside it, is a
-field of the raw record's JSON Schema, a column of a committed processed table or a field of a
+field of the raw or native record's JSON Schema, a column of a committed processed table or a field of a
 committed sweep.json, spelt as its attribute: the namespaces cannot drift from the data they
 name."""
 
@@ -52,7 +52,9 @@ def _processed_names() -> set[str]:
 def unknown_names(namespace: type) -> list[str]:
     """Attributes of `namespace` whose value is not their own name, or that name no raw field,
     no processed column and no sweep.json field."""
-    known = _schema_fields(json.loads((ROOT / "spec" / "raw-record.schema.json").read_text()), set())
+    known: set[str] = set()
+    for schema in ("raw-record", "native-record"):  # the native one: each benchmark's params and metrics
+        _schema_fields(json.loads((ROOT / "spec" / f"{schema}.schema.json").read_text()), known)
     known |= _processed_names()
     names = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
     return sorted(k for k, v in names.items() if v != k or v not in known)

@@ -3,13 +3,14 @@
 Raw records (spec/raw-record.schema.json), the processed tables (runs.csv, summary.csv,
 ratios.csv, claims.csv, ... under data/processed/) and a sweep's description (sweep.json: its
 profile, host and manifest) are read by field name in the harness, the analysis, the
-benchmarks' packages and the docs generators. Each name is declared here once,
-as an attribute of `Col` whose value is the name itself, and read as ``rec[Col.status]`` or
+benchmarks' packages and the docs generators. Each name is declared here once, as an attribute
+of `Col` whose value is the name itself, and read as ``rec[Col.status]`` or
 ``df[Col.language]``: a misspelt name is an AttributeError that mypy reports, a renamed field
 is one edit, and every place that reads a field is found by its attribute.
-tests/python/test_columns.py holds each name to the contract: a property of the raw record's
-JSON Schema, a column of a committed processed table or a field of a committed sweep.json.
-A name only one benchmark's package reads is declared there (benchmarks/<id>/columns.py).
+tests/python/test_columns.py holds each name to the contract: a property of the raw or native
+record's JSON Schema, a column of a committed processed table or a field of a committed
+sweep.json. A name only one benchmark's package reads is declared there
+(benchmarks/<id>/columns.py).
 
 Why a class of constants (not an Enum): the values are the plain `str` that pandas and json
 use as keys, so a column written through `Col` has exactly the name the raw log has.

@@ -1,9 +1,4 @@
-"""The spawn benchmark's own field and column names, beside the ones the harness and the
-analysis share (rawdata.columns, whose rules hold here: each value is its attribute's name, a
-field of the raw record, a column of a processed table or a field of
-sweep.json; tests/python/test_columns.py)."""
-
-from __future__ import annotations
+"""The spawn package's own field and column names (the rules: rawdata.columns)."""
 
 from typing import Final
 
@@ -11,8 +6,6 @@ from serverbench.rawdata import columns
 
 
 class Col(columns.Col):
-    """rawdata.columns.Col and the names only this benchmark's package reads."""
-
     failure: Final = "failure"
     first_failed_processes: Final = "first_failed_processes"
     limit_found: Final = "limit_found"
