@@ -328,7 +328,7 @@ def test_stability_refuses_too_few_repeats(tmp_path):
 def test_contract_lists_come_from_cli_json():
     assert "java" in contract.languages() and contract.implements("java", "pingping")
     assert not contract.implements("java", "spawn")
-    assert rawlog.names(3)["runs"] == "runs.3.jsonl" and rawlog.names(None)["runs"] == "runs.jsonl"
+    assert rawlog.names(3).runs == "runs.3.jsonl" and rawlog.names(None).runs == "runs.jsonl"
 
 
 # --- the max-processes search: timeouts bisected, host floor, JVM fail-fast ------------------

@@ -59,6 +59,13 @@ def test_a_damaged_sealed_log_is_named_not_read_in_part(tmp_path):
         records.load_records([d], skip_bad=True)
     code, _, err = _validate(d)
     assert code != 0 and "runs.jsonl.gz" in err and "cannot be decompressed" in err and "Traceback" not in err
+    # the harness's reader (status, resume checks) names it too, and the explorer's list still
+    # shows the sweep, with a warning that names it
+    with pytest.raises(records.RawLogError, match="runs.jsonl.gz.*cannot be decompressed"):
+        rawlog.read_lines(d / "runs.jsonl")
+    with pytest.warns(UserWarning, match="s: .*runs.jsonl.gz.*cannot be decompressed"):
+        listed = explore.list_sweeps(tmp_path)
+    assert list(listed["sweep_id"]) == ["s"]
 
 
 def test_a_half_finished_seal_is_refused_until_sealed_again(tmp_path):

@@ -192,7 +192,7 @@ def print_session(sweep_dir, shard, stdout) -> None:
     index = shard.index if shard else None
     s = last_session(sweep_dir, index) or {}
     counts = s.get(Col.status_counts, {})
-    total = Counter(r.get(Col.status) for r in read_lines(sweep_dir / rawlog.names(index)[Col.runs]))
+    total = Counter(r.get(Col.status) for r in read_lines(sweep_dir / rawlog.names(index).runs))
     oh = s.get("harness_overhead_s") or {}
     print(
         f"this session: {s.get(Col.runs, 0)} run(s) in {s.get(Col.elapsed_s, 0):.1f} s: "

@@ -17,6 +17,7 @@ its `_render_traceback_` makes Jupyter show only that sentence.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,14 +181,16 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
         statuses: dict = {}
         benchmarks = set()
         for log in sweepfiles.sweep_logs(folder):
-            with sweepfiles.open_raw(log) as f:
-                for line in f:
+            try:
+                for _, line in records.iter_raw_lines(log):
                     try:
                         r = json.loads(line)
                     except ValueError:
                         continue
                     statuses[r.get(Col.status)] = statuses.get(r.get(Col.status), 0) + 1
                     benchmarks.add(r.get(Col.benchmark))
+            except records.RawLogError as e:  # the lines before the damage are counted; the rest named
+                warnings.warn(f"{sid}: {e}", stacklevel=2)
         host = m.get(Col.host) or {}
         rows.append(
             {
@@ -199,7 +202,7 @@ def list_sweeps(raw_root=None) -> pd.DataFrame:
                 "machine": (m.get(Col.machine) or {}).get(Col.fingerprint),  # same value: same machine
                 "benchmarks": ",".join(sorted(b for b in benchmarks if b)),
                 "runs": sum(statuses.values()),
-                "ok": statuses.get(Col.ok, 0),
+                "ok": statuses.get("ok", 0),
             }
         )
     return pd.DataFrame(

@@ -72,7 +72,7 @@ def expand(
     benchmark's server, in every placement and every combination of its settings."""
     out = []
     for server in table.server_languages or (client,):
-        if Col.server not in contract.language_roles(server, bench):
+        if "server" not in contract.language_roles(server, bench):
             continue
         v = variant
         bug = catalog.benchmark(bench).socket_hooks.runs_the_original_bug

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from serverbench import paths
@@ -20,17 +21,22 @@ MANIFEST_NAME = sweepfiles.MANIFEST_NAME
 SESSIONS_NAME = sweepfiles.SESSIONS_NAME
 
 
-def names(shard_index: int | None) -> dict:
+@dataclass(frozen=True, slots=True)
+class SweepFiles:
+    """The file names of a sweep, or of one shard of it (names())."""
+
+    runs: str
+    sessions: str
+    manifest: str
+    lock: str
+
+
+def names(shard_index: int | None) -> SweepFiles:
     """The file names of a sweep (shard None) or of one shard of it."""
     if shard_index is None:
-        return {"runs": sweepfiles.RAW_LOG_NAME, "sessions": SESSIONS_NAME, "manifest": MANIFEST_NAME, "lock": ".lock"}
+        return SweepFiles(sweepfiles.RAW_LOG_NAME, SESSIONS_NAME, MANIFEST_NAME, ".lock")
     i = shard_index
-    return {
-        "runs": f"runs.{i}.jsonl",
-        "sessions": f"sessions.{i}.jsonl",
-        "manifest": f"manifest.{i}.json",
-        "lock": f".lock.{i}",
-    }
+    return SweepFiles(f"runs.{i}.jsonl", f"sessions.{i}.jsonl", f"manifest.{i}.json", f".lock.{i}")
 
 
 class RawLog:
@@ -93,20 +99,19 @@ def read_lines(path: Path, bad: list | None = None) -> list[dict]:
         path = path.with_name(path.name + sweepfiles.SEALED_SUFFIX)
     if not path.exists():
         return out
-    with sweepfiles.open_raw(path) as f:
-        for no, raw in enumerate(f, start=1):
-            try:
-                if not raw.endswith(b"\n"):
-                    raise ValueError("no newline")
-                # Strict UTF-8 as the loader reads it (json.loads of bytes also takes a BOM or
-                # lone surrogates): a run counts as done only if the analysis can read its line.
-                rec = json.loads(raw.decode("utf-8"))
-                if not isinstance(rec, dict):
-                    raise ValueError("not an object")
-                out.append(rec)
-            except (ValueError, UnicodeDecodeError):  # JSONDecodeError is a ValueError
-                if bad is not None and raw.strip():
-                    bad.append(no)
+    for no, raw in records.iter_raw_lines(path):  # a damaged sealed log: RawLogError naming it
+        try:
+            if not raw.endswith(b"\n"):
+                raise ValueError("no newline")
+            # Strict UTF-8 as the loader reads it (json.loads of bytes also takes a BOM or
+            # lone surrogates): a run counts as done only if the analysis can read its line.
+            rec = json.loads(raw.decode("utf-8"))
+            if not isinstance(rec, dict):
+                raise ValueError("not an object")
+            out.append(rec)
+        except (ValueError, UnicodeDecodeError):  # JSONDecodeError is a ValueError
+            if bad is not None and raw.strip():
+                bad.append(no)
     return out
 
 

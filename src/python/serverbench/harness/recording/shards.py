@@ -165,7 +165,7 @@ def shard_progress(sweep_dir, job) -> list:
     out = []
     for i in range(job.shards):
         sub = shard_plan(plan, lay, Shard(i, job.shards))
-        lines = rawlog.read_lines(sweep_dir / rawlog.names(i)[Col.runs])
+        lines = rawlog.read_lines(sweep_dir / rawlog.names(i).runs)
         done = rawlog.done_keys(lines)
         seen = rawlog.search_steps(lines)
         n_done = sum(1 for t in sub.tasks if t.key in done) + sum(1 for s in sub.searches if search_done(s, seen))

@@ -61,8 +61,9 @@ class SweepRun:
     enforcement_how: str
     progress: bool
 
-    def path(self, kind: str) -> Path:
-        return self.sweep_dir / rawlog.names(self.shard.index if self.shard else None)[kind]
+    @property
+    def files(self) -> rawlog.SweepFiles:
+        return rawlog.names(self.shard.index if self.shard else None)
 
 
 def run_sweep(
@@ -113,7 +114,7 @@ def run_sweep(
         plan = shards.shard_plan(plan, lay, shard)
     run = SweepRun(sweep_id, sweep_dir, plan, str(profile), overrides or {}, oversubscribe, shard, how, progress)
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    lockf = rawlog.lock(run.path("lock"))
+    lockf = rawlog.lock(run.sweep_dir / run.files.lock)
     try:
         if lay is not None and not rawlog.write_once(sweep_dir / shards.LAYOUT_NAME, lay):
             shards.check(sweep_dir, make_plan(prof, languages, benchmarks, oversubscribe), shard)  # lost a race
@@ -142,9 +143,9 @@ def _execute(run: SweepRun, launcher: Launcher) -> None:
     man = environment.manifest(run, launcher, versions, prof)
     rawlog.write_once(run.sweep_dir / rawlog.MANIFEST_NAME, man)
     if run.shard is not None:
-        rawlog.write_once(run.path("manifest"), man)
+        rawlog.write_once(run.sweep_dir / run.files.manifest, man)
     records.raw_errors({}), records.native_errors({})  # build the validators before the first timed run
-    runs_path, sessions_path = run.path("runs"), run.path("sessions")
+    runs_path, sessions_path = run.sweep_dir / run.files.runs, run.sweep_dir / run.files.sessions
     log = rawlog.RawLog(runs_path)
     bad_lines: list[int] = []
     lines = read_lines(runs_path, bad_lines)
@@ -285,7 +286,7 @@ def _summary(xs: list) -> dict:
 
 def _postfix(stats: Counter, rec: dict) -> str:
     bad = sum(v for k, v in stats.items() if k != "ok")
-    return f"ok={stats[Col.ok]} failed={bad} last={rec[Col.language]}/{rec[Col.benchmark]}:{rec[Col.status]}"
+    return f"ok={stats['ok']} failed={bad} last={rec[Col.language]}/{rec[Col.benchmark]}:{rec[Col.status]}"
 
 
 def _progress(enabled: bool, total: int):
@@ -330,5 +331,5 @@ def latest_sweep(profile=None, raw_root=None) -> Path | None:
 
 def last_session(sweep_dir: Path, shard: int | None = None) -> dict | None:
     """The last 'end' line of a sweep's (or a shard's) sessions file."""
-    ends = [s for s in read_lines(Path(sweep_dir) / rawlog.names(shard)[Col.sessions]) if s.get("event") == "end"]
+    ends = [s for s in read_lines(Path(sweep_dir) / rawlog.names(shard).sessions) if s.get("event") == "end"]
     return ends[-1] if ends else None

@@ -65,7 +65,7 @@ def _usage(msg):
 
 
 def server_argv(benchmark: str, lang: str, port: int, sets: dict, variant: str) -> tuple[list[str], dict]:
-    if benchmark not in catalog.language(lang).benchmarks or Col.server not in contract.language_roles(lang, benchmark):
+    if benchmark not in catalog.language(lang).benchmarks or "server" not in contract.language_roles(lang, benchmark):
         raise _usage(f"{lang} does not implement the {benchmark} server")
     cores = len(os.sched_getaffinity(0))
     subst = {"exe": str(contract.executable(lang)), "cores": str(cores), "heap_mb": "1024", "process_limit": "1048576"}
