@@ -168,3 +168,54 @@ def test_string_keyed_lookups_only_go_down():
 def test_the_string_key_count_sees_both_forms(tmp_path):
     (tmp_path / "m.py").write_text('a = d["k"]\nb = d.get("k", 1)\nc = d[0]\ne = o.get(k)\n', encoding="utf-8")
     assert string_keys(tmp_path) == 2
+
+
+def option_names_in_code(root: Path, names: set[str]) -> list[str]:
+    """module:line of every parameter, keyword, variable or string constant outside a
+    docstring that spells one of `names` in the modules under `root` but outside benchmarks/."""
+    hits = []
+    for f in sorted(root.rglob("*.py")):
+        if "benchmarks" in f.relative_to(root).parts:
+            continue
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for n in ast.walk(tree):
+            spelt = (
+                n.arg
+                if isinstance(n, (ast.arg, ast.keyword))
+                else n.id
+                if isinstance(n, ast.Name)
+                else n.value
+                if isinstance(n, ast.Constant) and id(n) not in docs
+                else None
+            )
+            if spelt in names:
+                hits.append(f"{f.relative_to(root)}:{n.lineno}")
+    return hits
+
+
+def test_no_generic_module_names_a_benchmarks_option():
+    """A benchmark's options (spawn's spawn_metric) reach the generic stages as one typed
+    value (claims.Options), never a parameter of their own: only the benchmark's package
+    and the notebooks' papermill parameters spell them."""
+    from serverbench import catalog
+
+    names = {o.name for o in catalog.options()}
+    assert names, "no benchmark declares an option: the check would see nothing"
+    assert option_names_in_code(PKG, names) == []
+
+
+def test_the_option_check_sees_a_parameter_a_keyword_and_a_key(tmp_path):
+    (tmp_path / "m.py").write_text(
+        '"""spawn_metric in a docstring is prose."""\n'
+        'def f(spawn_metric="x"):\n    return g(spawn_metric=1), {"spawn_metric": 2}\n',
+        encoding="utf-8",
+    )
+    assert option_names_in_code(tmp_path, {"spawn_metric"}) == ["m.py:2", "m.py:3", "m.py:3"]

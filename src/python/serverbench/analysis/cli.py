@@ -68,12 +68,15 @@ def _cmd_process(args, stdout, stderr) -> int:
 
 
 def _cmd_figures(args, stdout, stderr) -> int:
+    from serverbench.analysis.claims import Options
     from serverbench.analysis.plotting import figures
     from serverbench.analysis.reporting import sections
 
     P = _processed(args)
-    chosen = _chosen(args)
-    out = figures.draw_all(P, args.out_figures, show_reference=not args.no_reference, reg=sections.analysis(), **chosen)
+    opts = Options.of(**_chosen(args))
+    out = figures.draw_all(
+        P, args.out_figures, show_reference=not args.no_reference, options=opts, reg=sections.analysis()
+    )
     for key, d in out.items():
         for ext, p in d.items():
             print(f"{key} {ext}: {p}", file=stdout)
@@ -96,6 +99,7 @@ def _cmd_claims(args, stdout, stderr) -> int:
 
 
 def _cmd_notebooks(args, stdout, stderr) -> int:
+    from serverbench.analysis.claims import Options
     from serverbench.analysis.reporting import pipeline
 
     langs = [x for x in args.languages.split(",") if x] if args.languages else None
@@ -122,7 +126,7 @@ def _cmd_notebooks(args, stdout, stderr) -> int:
             show_reference=not args.no_reference,
             out_paper=args.paper_dir,
             kernel_name=args.kernel,
-            **_chosen(args),
+            options=Options.of(**_chosen(args)),
             log=lambda m: print(m, file=stderr, flush=True),
             pdf=not args.no_pdf,
         )

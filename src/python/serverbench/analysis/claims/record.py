@@ -23,6 +23,7 @@ import pandas as pd
 
 from serverbench import paths, protocol
 from serverbench.analysis.claims import effects, engine, results
+from serverbench.analysis.claims.options import Options
 from serverbench.analysis.reading import csvout
 from serverbench.rawdata.columns import Col
 
@@ -143,7 +144,7 @@ def effects_table(profile: str = "quick", processed_dir: Path | None = None, rec
     return effects.table(sweeps(profile, processed_dir), about)
 
 
-def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.DataFrame:
+def of_raw_sweeps(dirs: list[Path], options: Options | None = None) -> pd.DataFrame:
     """The record (COLUMNS) of raw sweep folders, each judged from its own raw log in a
     temporary folder by the protocol version in force when it started (nothing under
     data/processed is written): the stability command's repeats, which are not processed
@@ -160,7 +161,7 @@ def of_raw_sweeps(dirs: list[Path], spawn_metric: str = "all_ready_s") -> pd.Dat
             P = process.Processed(Path(tmp))
             _, design = design_of(P.info.get(Col.first_started_utc))
             machine = kind_of(P.info)
-            for v in claims.check_all(P, spawn_metric=spawn_metric):
+            for v in claims.check_all(P, options):
                 rows.append([Path(d).name, machine, design, design == CONFIRMATION, v.protocol, v.id, v.verdict])
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from serverbench import catalog, paths
+from serverbench.analysis.claims.options import Options
 from serverbench.analysis.plotting.figstyle import COLORS, MARKERS, SPAWN_METRICS, color, marker  # noqa: F401
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import Processed
@@ -77,21 +78,23 @@ def draw(
     P: Processed,
     languages=None,
     show_reference: bool = True,
-    spawn_metric: str = "all_ready_s",
+    options: Options | None = None,
     out_dir=None,
     save_files: bool = True,
     reg: registry.Registry | None = None,
-    **options,
+    **figure_args,
 ):
     """Draw the registered figure `name` (e.g. "fig3_pingping") and save it (PNG + PDF);
-    options go to the figure function (e.g. cores=[1, 2] for Fig. 5). Returns the Figure,
+    the benchmarks' options (None: their defaults; spawn's metric) and figure_args (e.g.
+    cores=[1, 2] for Fig. 5) go to the figure function by name. Returns the Figure,
     or None when the sweep has nothing for it (nothing is saved, and a stale file of that
     name is removed)."""
     # a paper's short name (fig3) names the figure its benchmark's package answers it with
     spec = registered(reg).get(catalog.figure_names().get(name, name))
     if spec is None:
         raise KeyError(f"no figure {name!r}; registered: {', '.join(f.name for f in ordered(reg))}")
-    fig = spec.draw(P, languages=languages, show_reference=show_reference, spawn_metric=spawn_metric, **options)
+    chosen = dict((options or Options.of()).chosen)
+    fig = spec.draw(P, languages=languages, show_reference=show_reference, **chosen, **figure_args)
     out = Path(out_dir) if out_dir else paths.figures_dir()
     if save_files:
         if fig is None:
@@ -107,13 +110,13 @@ def draw_all(
     out_dir=None,
     show_reference=True,
     languages=None,
-    spawn_metric="all_ready_s",
+    options: Options | None = None,
     reg: registry.Registry | None = None,
 ) -> dict:
     """Every figure of `reg` (registered()): {name: {"png": path, "pdf": path}} for those drawn."""
     out = {}
     for spec in ordered(reg):
-        fig = draw(spec.name, P, languages, show_reference, spawn_metric, out_dir, reg=reg)
+        fig = draw(spec.name, P, languages, show_reference, options, out_dir, reg=reg)
         if fig is not None:
             d = Path(out_dir) if out_dir else paths.figures_dir()
             out[spec.name] = {ext: d / f"{spec.name}.{ext}" for ext in ("png", "pdf")}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from serverbench import paths
 from serverbench.analysis import claims as claims_mod
+from serverbench.analysis.claims.options import Options
 from serverbench.analysis.reading import process
 from serverbench.rawdata.columns import Col
 
@@ -53,12 +54,12 @@ def ran_a_piece(profile: str, sweep_dir: Path) -> bool:
     return profile == paperscale.PROFILE or any(a == "--piece" or str(a).startswith("--piece=") for a in argv)
 
 
-def _fingerprint(sweep_dir: Path, spawn_metric: str) -> str:
+def _fingerprint(sweep_dir: Path, options: Options) -> str:
     """What the processed tables and verdicts were made from: the raw files' names and
-    contents, the spawn metric, and the code and data that turn them into tables and
+    contents, the benchmarks' options, and the code and data that turn them into tables and
     verdicts (the package's source, spec/, data/reference/). No paths or times, so it is
     the same in every checkout."""
-    h = hashlib.sha256(spawn_metric.encode())
+    h = hashlib.sha256("\0".join(value for _, value in options.chosen).encode())
     for p in sorted(q for q in Path(sweep_dir).iterdir() if q.is_file() and not q.name.startswith(".")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
@@ -83,20 +84,21 @@ def _code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def prepare(sweep_dir, spawn_metric: str = "all_ready_s", force: bool = False) -> process.Processed:
+def prepare(sweep_dir, options: Options | None = None, force: bool = False) -> process.Processed:
     """Process the sweep into data/processed/<sweep-id>/ (tables and claims) and load them.
     Skips both when they were made from the same raw files by the same code (stamp
     .processed_from, untracked): a render's four notebooks process and judge a sweep once."""
     sweep_dir = Path(sweep_dir)
     out = paths.processed_dir() / sweep_dir.name
     stamp = out / ".processed_from"
-    fp = _fingerprint(sweep_dir, spawn_metric)
+    options = options or Options.of()
+    fp = _fingerprint(sweep_dir, options)
     if not force and stamp.exists() and (out / "claims.csv").exists() and stamp.read_text(encoding="utf-8") == fp:
         return process.Processed(out)
     written = process.process_sweep(sweep_dir)
     out = written[Col.runs].parent
     P = process.Processed(out)
-    claims_mod.write_claims(P, spawn_metric=spawn_metric)
+    claims_mod.write_claims(P, options=options)
     stamp.write_text(fp, encoding="utf-8")
     return P
 
@@ -105,15 +107,16 @@ def load(
     profile: str = "quick",
     sweep_id: str | None = None,
     raw_folder: str | None = None,
-    spawn_metric: str = "all_ready_s",
+    options: Options | None = None,
 ) -> process.Processed:
-    """resolve_sweep + prepare: the processed tables of the sweep a notebook analyses."""
-    return prepare(resolve_sweep(profile, sweep_id, raw_folder), spawn_metric=spawn_metric)
+    """resolve_sweep + prepare: the processed tables of the sweep a notebook analyses, judged
+    with the benchmarks' options (None: their defaults)."""
+    return prepare(resolve_sweep(profile, sweep_id, raw_folder), options=options)
 
 
-def claims_table(P: process.Processed, ids, spawn_metric: str = "all_ready_s"):
+def claims_table(P: process.Processed, ids, options: Options | None = None):
     """The claims table restricted to some ids (for a figure notebook)."""
-    V = claims_mod.check_all(P, spawn_metric=spawn_metric, ids=set(ids))  # only the figure's claims
+    V = claims_mod.check_all(P, options, ids=set(ids))  # only the figure's claims
     return claims_mod.claims_table(V)[["id", "claim", "verdict", "why", "numbers"]]
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from serverbench import catalog, paths
+from serverbench.analysis.claims.options import Options
 from serverbench.analysis.reporting import reportinfo
 from serverbench.analysis.reporting.render import print_pdf, render_html
 from serverbench.analysis.reporting.reportinfo import REPORT_INFO, report_of  # noqa: F401  (read here before)
@@ -76,7 +77,7 @@ def run_notebooks(
     show_reference: bool = True,
     out_paper=None,
     kernel_name: str | None = None,
-    spawn_metric: str = "all_ready_s",
+    options: Options | None = None,
     log=None,
     pdf: bool = True,
 ) -> dict:
@@ -109,7 +110,7 @@ def run_notebooks(
         "languages": list(languages) if languages else None,
         "show_reference": bool(show_reference),
         "paper_dir": str(paper),
-        "spawn_metric": spawn_metric,
+        **dict((options or Options.of()).chosen),  # each benchmark option, a parameter by its name
     }
     out: dict = {"sweep_id": sweep_id, "timings_s": {}}
     out["removed_stale"] = remove_figures(paper / "figures")

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from serverbench.analysis.claims import engine
+from serverbench.analysis.claims.options import Options
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import LANGUAGE_LABELS
 from serverbench.rawdata.columns import Col
@@ -56,12 +57,12 @@ def languages_in(P: Any) -> set[str]:
     return set(r[Col.language].dropna().unique()) if r is not None and not r.empty else set()
 
 
-def table(P: Any, spawn_metric: str = "all_ready_s") -> pd.DataFrame:
+def table(P: Any, options: Options | None = None) -> pd.DataFrame:
     """One row per paper claim: the verdict with the paper's runtimes, then one column per
     2026 runtime this sweep ran, and the runtime changes that move the verdict."""
     have = languages_in(P)
     subs = [s for s in SUBSTITUTES if s[1] in have]
-    opts = {"spawn_metric": spawn_metric}
+    opts = options or Options.of()
     paper_claims = [c for c in engine.all_claims() if c.id.startswith("C")]
     base = {c.id: engine.evaluate(c, P, opts).verdict for c in paper_claims}
     cols = {}

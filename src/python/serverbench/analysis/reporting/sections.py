@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from serverbench.analysis.auditing import audit_figures, audit_report
+from serverbench.analysis.claims.options import Options
 from serverbench.analysis.plotting import figures
 from serverbench.analysis.reading import registry
 from serverbench.analysis.reading.process import Processed
@@ -97,7 +98,7 @@ PAPER_FIGURE = re.compile(r"^fig\d")  # the paper's numbered figures (fig3_..., 
 
 
 def show_figures(
-    P: Processed, profile: str, extra, figdir, languages=None, show_reference=True, spawn_metric="all_ready_s"
+    P: Processed, profile: str, extra, figdir, languages=None, show_reference=True, options: Options | None = None
 ) -> None:
     """The Figures section (its heading only when a figure is drawn, layout.CODE_HEADINGS):
     figures_shown, each drawn here if its notebook did not, captioned by its title; then the
@@ -110,7 +111,7 @@ def show_figures(
     for spec in figures_shown(P, profile, extra):
         png = Path(figdir) / f"{spec.name}.png"
         if not png.exists():  # its notebook was not run: the same function draws it here
-            fig = figures.draw(spec.name, P, languages, show_reference, spawn_metric, out_dir=figdir, reg=analysis())
+            fig = figures.draw(spec.name, P, languages, show_reference, options, out_dir=figdir, reg=analysis())
             if fig is not None:
                 figures.plt.close(fig)
         if png.exists():
