@@ -170,6 +170,18 @@ def test_the_string_key_count_sees_both_forms(tmp_path):
     assert string_keys(tmp_path) == 2
 
 
+def docstring_ids(tree: ast.AST) -> set[int]:
+    """id() of every docstring constant in the tree (module, class and function docstrings)."""
+    return {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+
+
 def option_names_in_code(root: Path, names: set[str]) -> list[str]:
     """module:line of every parameter, keyword, variable or string constant outside a
     docstring that spells one of `names` in the modules under `root` but outside benchmarks/."""
@@ -178,14 +190,7 @@ def option_names_in_code(root: Path, names: set[str]) -> list[str]:
         if "benchmarks" in f.relative_to(root).parts:
             continue
         tree = ast.parse(f.read_text(encoding="utf-8"))
-        docs = {
-            id(n.body[0].value)
-            for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and n.body
-            and isinstance(n.body[0], ast.Expr)
-            and isinstance(n.body[0].value, ast.Constant)
-        }
+        docs = docstring_ids(tree)
         for n in ast.walk(tree):
             spelt = (
                 n.arg

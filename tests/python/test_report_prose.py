@@ -24,6 +24,7 @@ from serverbench import paths, protocol
 from serverbench.analysis import claims
 from serverbench.analysis.reading import registry, synthetic
 from serverbench.analysis.reporting import findings, layout, opening, report, runtimes_report, sections
+from test_generic_stages import docstring_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "src" / "python" / "serverbench"
@@ -96,14 +97,7 @@ def test_the_rounds_are_the_sweeps_own(tmp_path):
 
 def _prose(tree) -> list[ast.Constant]:
     """The string constants of a module that a report may print: not its docstrings."""
-    docs = {
-        id(n.body[0].value)
-        for n in ast.walk(tree)
-        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        and n.body
-        and isinstance(n.body[0], ast.Expr)
-        and isinstance(n.body[0].value, ast.Constant)
-    }
+    docs = docstring_ids(tree)
     return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
 
 
