@@ -838,3 +838,19 @@ def test_the_options_are_one_frozen_value_checked_against_the_benchmarks_options
         claims.Options.of(colour="red")
     with pytest.raises(TypeError, match="give a benchmark's option by name"):
         claims.check_all(None, "spawn_call_s")  # type: ignore[arg-type]
+    assert claims.Options.coerce(None) == claims.Options.of()
+    with pytest.raises(TypeError, match=r"not 'spawn_call_s'.*Options.of\(spawn_metric="):
+        claims.Options.coerce("spawn_call_s")  # type: ignore[arg-type]  (a bare metric, as before Options)
+
+
+def test_a_figure_or_a_notebook_given_a_bare_metric_says_how_to_give_it(tmp_path):
+    """The analysis's entry points took spawn_metric as a string before they took Options:
+    an old call fails at once with the way to write it, before anything is drawn or written."""
+    from serverbench.analysis.plotting import figures
+    from serverbench.analysis.reporting import notebook
+
+    with pytest.raises(TypeError, match="Options.of"):
+        figures.draw("fig4_spawn", None, None, True, "spawn_call_s", out_dir=tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Options.of"):
+        notebook.prepare(tmp_path, "spawn_call_s")  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []

@@ -43,9 +43,16 @@ class Options:
 
     @classmethod
     def coerce(cls, options: Options | Mapping[str, Any] | None) -> Options:
-        """An Options as given, or built from a mapping of Options.of's arguments."""
+        """An Options as given, or built from a mapping of Options.of's arguments (None: the
+        defaults). Anything else (a bare metric name, as the analysis took before it took
+        Options) is a TypeError saying how to give it."""
         if isinstance(options, Options):
             return options
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(
+                f"options must be claims.Options or a mapping of option names, not {options!r}: "
+                "e.g. Options.of(spawn_metric='spawn_call_s')"
+            )
         return cls.of(**dict(options or {}))
 
     def value(self, name: str) -> str:

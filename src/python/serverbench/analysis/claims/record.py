@@ -161,7 +161,7 @@ def of_raw_sweeps(dirs: list[Path], options: Options | None = None) -> pd.DataFr
             P = process.Processed(Path(tmp))
             _, design = design_of(P.info.get(Col.first_started_utc))
             machine = kind_of(P.info)
-            for v in claims.check_all(P, options):
+            for v in claims.check_all(P, Options.coerce(options)):
                 rows.append([Path(d).name, machine, design, design == CONFIRMATION, v.protocol, v.id, v.verdict])
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -93,7 +93,7 @@ def draw(
     spec = registered(reg).get(catalog.figure_names().get(name, name))
     if spec is None:
         raise KeyError(f"no figure {name!r}; registered: {', '.join(f.name for f in ordered(reg))}")
-    chosen = dict((options or Options.of()).chosen)
+    chosen = dict(Options.coerce(options).chosen)
     fig = spec.draw(P, languages=languages, show_reference=show_reference, **chosen, **figure_args)
     out = Path(out_dir) if out_dir else paths.figures_dir()
     if save_files:

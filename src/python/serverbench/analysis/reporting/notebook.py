@@ -91,7 +91,7 @@ def prepare(sweep_dir, options: Options | None = None, force: bool = False) -> p
     sweep_dir = Path(sweep_dir)
     out = paths.processed_dir() / sweep_dir.name
     stamp = out / ".processed_from"
-    options = options or Options.of()
+    options = Options.coerce(options)
     fp = _fingerprint(sweep_dir, options)
     if not force and stamp.exists() and (out / "claims.csv").exists() and stamp.read_text(encoding="utf-8") == fp:
         return process.Processed(out)
@@ -116,7 +116,7 @@ def load(
 
 def claims_table(P: process.Processed, ids, options: Options | None = None):
     """The claims table restricted to some ids (for a figure notebook)."""
-    V = claims_mod.check_all(P, options, ids=set(ids))  # only the figure's claims
+    V = claims_mod.check_all(P, Options.coerce(options), ids=set(ids))  # only the figure's claims
     return claims_mod.claims_table(V)[["id", "claim", "verdict", "why", "numbers"]]
 
 

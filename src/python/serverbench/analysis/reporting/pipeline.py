@@ -110,7 +110,7 @@ def run_notebooks(
         "languages": list(languages) if languages else None,
         "show_reference": bool(show_reference),
         "paper_dir": str(paper),
-        **dict((options or Options.of()).chosen),  # each benchmark option, a parameter by its name
+        **dict(Options.coerce(options).chosen),  # each benchmark option, a parameter by its name
     }
     out: dict = {"sweep_id": sweep_id, "timings_s": {}}
     out["removed_stale"] = remove_figures(paper / "figures")

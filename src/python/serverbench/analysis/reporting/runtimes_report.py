@@ -62,7 +62,7 @@ def table(P: Any, options: Options | None = None) -> pd.DataFrame:
     2026 runtime this sweep ran, and the runtime changes that move the verdict."""
     have = languages_in(P)
     subs = [s for s in SUBSTITUTES if s[1] in have]
-    opts = options or Options.of()
+    opts = Options.coerce(options)
     paper_claims = [c for c in engine.all_claims() if c.id.startswith("C")]
     base = {c.id: engine.evaluate(c, P, opts).verdict for c in paper_claims}
     cols = {}
